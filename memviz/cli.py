@@ -1,0 +1,234 @@
+"""Command line: `memviz estimate`, `memviz presets`, `memviz formats`, `memviz gpus`,
+`memviz training`. With no arguments `memviz` starts the desktop app.
+
+Bad input exits with status 2 and one line on stderr that names the problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from memviz.core.arch import Architecture, from_config_path
+from memviz.core.errors import InputError
+from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
+from memviz.core.units import GiB, Unit, format_bytes
+
+
+def _add_model_source(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--preset", help="bundled preset key (see 'memviz presets')")
+    src.add_argument("--config", help="a config.json file or a model folder holding one")
+
+
+def _architecture(args: argparse.Namespace) -> Architecture:
+    from memviz.core.presets import get_preset
+
+    if args.preset:
+        return get_preset(args.preset).architecture()
+    return from_config_path(args.config)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="memviz", description="How much memory an LLM needs at inference time.")
+    sub = p.add_subparsers(dest="command")
+
+    e = sub.add_parser("estimate", help="estimate device memory for one scenario")
+    _add_model_source(e)
+    e.add_argument("--weights", default="bf16", help="weight format (see 'memviz formats'), default bf16")
+    e.add_argument("--kv", default="bf16", help="KV cache format, default bf16")
+    e.add_argument("--context", type=int, default=4096, help="tokens kept per sequence (prompt + generated)")
+    e.add_argument("--batch", type=int, default=1, help="concurrent sequences")
+    e.add_argument("--sequences", help="comma-separated per-sequence token counts (overrides --context/--batch)")
+    e.add_argument("--engine", default="transformers", help="transformers | vllm | llamacpp")
+    e.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    e.add_argument("--tp", type=int, default=1, help="tensor-parallel degree (vllm)")
+    e.add_argument("--pp", type=int, default=1, help="pipeline stages (layers split over GPUs)")
+    e.add_argument("--gpu", help="GPU from the catalogue (see 'memviz gpus'): adds the fit")
+    e.add_argument("--gpu-layers", type=int, help="layers kept on the GPU, the rest offloaded to host RAM")
+    e.add_argument("--kv-offload", action="store_true", help="keep the KV cache in host RAM (llama.cpp --no-kv-offload)")
+    e.add_argument("--attention", choices=["sdpa", "eager", "flash"], help="attention kernel (engine default)")
+    e.add_argument("--prefill-chunk", type=int, help="prefill chunk / micro-batch tokens (engine default)")
+    e.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vLLM pre-allocation share")
+    e.add_argument("--overhead-mib", type=float, help="runtime overhead in MiB (engine default otherwise)")
+    e.add_argument("--unit", default="GiB", choices=["GiB", "GB"])
+    e.add_argument("--json", action="store_true", help="print one JSON object")
+
+    sub.add_parser("presets", help="list bundled model presets")
+    sub.add_parser("formats", help="list weight and KV cache formats")
+    sub.add_parser("gpus", help="list the GPU catalogue")
+
+    t = sub.add_parser("training", help="training-time activations (Korthikanti et al.) next to inference")
+    _add_model_source(t)
+    t.add_argument("--seq", type=int, default=2048)
+    t.add_argument("--batch", type=int, default=1)
+    return p
+
+
+def _scenario(args: argparse.Namespace) -> Scenario:
+    seqs: tuple[int, ...] = ()
+    if args.sequences:
+        try:
+            seqs = tuple(int(x) for x in args.sequences.split(",") if x.strip())
+        except ValueError:
+            raise InputError(f"--sequences must be comma-separated integers, got {args.sequences!r}") from None
+    overhead = None if args.overhead_mib is None else int(args.overhead_mib * 2**20)
+    return Scenario(
+        weight_format=args.weights, kv_format=args.kv, context_tokens=args.context, batch=args.batch,
+        sequence_tokens=seqs, engine=args.engine, device=args.device, tp=args.tp, pp=args.pp, gpu=args.gpu,
+        gpu_layers=args.gpu_layers, kv_offload=args.kv_offload, attention=args.attention,
+        prefill_chunk_tokens=args.prefill_chunk, gpu_memory_utilization=args.gpu_memory_utilization,
+        runtime_overhead_bytes=overhead,
+    )
+
+
+def estimate_json(est: Estimate) -> dict[str, Any]:
+    """The JSON contract of `memviz estimate --json` (scripts depend on it)."""
+    from memviz.core.fit import capacity_bytes, fits, max_batch, max_context
+    from memviz.core.gpus import get_gpu
+    from memviz.core.speed import speed_bounds
+
+    a, sc = est.architecture, est.scenario
+    out: dict[str, Any] = {
+        "model": a.name,
+        "parameters": est.parameters,
+        "active_parameters": est.active_parameters,
+        "bytes": {**est.bytes, "total": est.total},
+        "kv_bytes_per_token": est.kv_bytes_per_token,
+        "kv_cache_required": est.kv_cache_required,
+        "components": [
+            {"name": c.name, "bytes": c.bytes, "provenance": c.provenance, "formula": c.formula, "source": c.source}
+            for c in est.components
+        ],
+        "devices": [{"device": d.device, **{c: getattr(d, c) for c in COMPONENTS}, "total": d.total} for d in est.devices],
+        "host": {**{c: getattr(est.host, c) for c in COMPONENTS}, "total": est.host.total},
+        "scenario": sc.to_dict(),
+        "notes": list(est.notes),
+    }
+    if sc.gpu:
+        gpu = get_gpu(sc.gpu)
+        speed = speed_bounds(est, gpu)
+        out["fit"] = {
+            "gpu": gpu.key, "capacity_bytes": int(capacity_bytes(gpu, sc)), "device_memory_bytes": gpu.memory_bytes,
+            "fits": fits(a, sc, gpu), "max_context": max_context(a, sc, gpu), "max_batch": max_batch(a, sc, gpu),
+        }
+        out["speed_bounds"] = {
+            "decode_step_s_min": speed.decode_step_s_min, "decode_tokens_per_s_max": speed.decode_tokens_per_s_max,
+            "prefill_s_min": speed.prefill_s_min, "note": "roofline lower bounds on time, not predictions",
+        }
+    return out
+
+
+def _print_table(data: dict[str, Any], unit: Unit) -> None:
+    print(f"{data['model']}: {data['parameters']:,d} parameters ({data['active_parameters']:,d} active per token)")
+    sc = data["scenario"]
+    print(f"{sc['engine']}, weights {sc['weight_format']}, KV {sc['kv_format']}, context {sc['context_tokens']:,d} x "
+          f"batch {sc['batch']}; KV {data['kv_bytes_per_token']:,d} bytes per token")
+    print(f"{'component':<12} {unit.value:>12} {'bytes':>18}  provenance")
+    for c in data["components"]:
+        print(f"{c['name']:<12} {format_bytes(c['bytes'], unit):>12} {c['bytes']:>18,d}  {c['provenance']}")
+    total = data["bytes"]["total"]
+    print(f"{'total':<12} {format_bytes(total, unit):>12} {total:>18,d}  (busiest device of {len(data['devices'])})")
+    if data["host"]["total"]:
+        print(f"{'host RAM':<12} {format_bytes(data['host']['total'], unit):>12} {data['host']['total']:>18,d}")
+    if "fit" in data:
+        f = data["fit"]
+        verdict = "fits" if f["fits"] else "does NOT fit"
+        print(f"{f['gpu']}: {verdict} in {format_bytes(f['capacity_bytes'], unit)} usable; "
+              f"largest context {f['max_context']:,d} tokens, largest batch {f['max_batch']:,d}")
+    for note in data["notes"]:
+        print(f"note: {note}")
+
+
+def _cmd_estimate(args: argparse.Namespace) -> int:
+    data = estimate_json(estimate(_architecture(args), _scenario(args)))
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        _print_table(data, Unit(args.unit))
+    return 0
+
+
+def _cmd_presets() -> int:
+    from memviz.core.inventory import parameter_count
+    from memviz.core.presets import all_presets
+
+    for key, p in all_presets().items():
+        print(f"{key:<20} {p.name:<34} {parameter_count(p.architecture()) / 1e9:8.2f} B params  {p.repo}")
+    return 0
+
+
+def _cmd_formats() -> int:
+    from memviz.core.formats import KV_FORMATS, weight_formats
+
+    print("weight formats (bits per element of a 4096x4096 matrix, overhead included):")
+    for key, f in weight_formats().items():
+        bits = f.matrix.bits_per_element if f.matrix else None
+        print(f"  {key:<12} {'' if bits is None else f'{bits:6.3f}':>6}  {f.description}")
+    print("KV cache formats (bytes per 128-value head vector):")
+    for key, k in KV_FORMATS.items():
+        print(f"  {key:<12} {k.bytes_per_vector(128):6.1f}  {k.description}")
+    return 0
+
+
+def _cmd_gpus() -> int:
+    from memviz.core.gpus import GPUS
+
+    for g in GPUS.values():
+        print(f"{g.key:<14} {g.describe():<44} {g.bandwidth_bytes_per_s / 1e12:5.2f} TB/s  ({g.memory_source})")
+    return 0
+
+
+def _cmd_training(args: argparse.Namespace) -> int:
+    from memviz.core.activations import (
+        TRAINING_VARIANTS,
+        training_activation_bytes,
+        training_activation_bytes_per_layer,
+    )
+
+    a = _architecture(args)
+    print(f"{a.name}: Korthikanti et al. stored activations, s={args.seq}, b={args.batch}, h={a.hidden_size}, "
+          f"a={a.num_heads}, L={a.num_layers} (16-bit)")
+    for v in TRAINING_VARIANTS:
+        per = training_activation_bytes_per_layer(a, args.seq, args.batch, v)
+        tot = training_activation_bytes(a, args.seq, args.batch, v)
+        print(f"  {v:<10} per layer {per / GiB:8.3f} GiB   all layers {tot / GiB:9.3f} GiB")
+    inf = estimate(a, Scenario(context_tokens=args.seq, batch=args.batch, attention="eager"))
+    print(f"  inference (transformers, eager, prefill of {args.seq} tokens): workspace "
+          f"{inf.bytes['activations'] / GiB:.3f} GiB — buffers are reused layer to layer, nothing is kept for a backward pass")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        return _launch_gui()
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "estimate":
+            return _cmd_estimate(args)
+        if args.command == "presets":
+            return _cmd_presets()
+        if args.command == "formats":
+            return _cmd_formats()
+        if args.command == "gpus":
+            return _cmd_gpus()
+        if args.command == "training":
+            return _cmd_training(args)
+    except InputError as exc:
+        print(f"memviz: error: {exc}", file=sys.stderr)
+        return 2
+    _parser().print_help()
+    return 2
+
+
+def _launch_gui() -> int:
+    try:
+        from memviz.gui.app import run
+    except ImportError:
+        print("memviz: the desktop app is not part of this build yet; use 'memviz estimate --help' "
+              "(the CLI covers estimates, presets, formats and GPUs)", file=sys.stderr)
+        return 2
+    return run()

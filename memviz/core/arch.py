@@ -1,0 +1,371 @@
+"""The architecture of a decoder-only model, read from a Hugging Face `config.json`.
+
+Every field that changes memory is kept, per layer where models differ per layer
+(sliding-window vs full attention, dense vs MoE blocks). The field meanings follow
+the `transformers` configuration classes of each `model_type`; the quirks handled
+here are cited where they are applied.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from memviz.core.errors import InputError
+
+FULL = "full"
+SLIDING = "sliding"
+
+#: model_types whose config fields memviz reads with their own quirks.
+KNOWN_MODEL_TYPES = (
+    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
+    "gemma3_text", "gemma3", "phi3", "gpt2", "gpt_neox", "opt", "falcon", "deepseek_v2", "deepseek_v3", "gpt_oss",
+)
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """Memory-relevant shape of a decoder-only transformer.
+
+    Lengths are element counts. `layer_types[i]` is FULL or SLIDING; `moe_layers[i]`
+    says whether layer i has routed experts. MLA models (DeepSeek-V2/V3) set
+    `kv_lora_rank` and cache one latent vector per token per layer instead of K and V.
+    """
+
+    name: str
+    model_type: str
+    vocab_size: int
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    v_head_dim: int
+    intermediate_size: int
+    layer_types: tuple[str, ...]
+    sliding_window: int | None = None
+    max_position_embeddings: int = 0
+    tie_word_embeddings: bool = False
+    # block layout
+    mlp_gated: bool = True  # gate+up+down (SwiGLU/GeGLU) vs up+down (GELU MLP)
+    norm_bias: bool = False  # LayerNorm (weight+bias) vs RMSNorm (weight only)
+    norms_per_layer: int = 2
+    qkv_bias: bool = False
+    out_bias: bool = False
+    mlp_bias: bool = False
+    qk_norm: bool = False
+    learned_positions: int = 0  # rows of a learned position embedding (GPT-2, OPT)
+    attention_sinks: bool = False  # gpt-oss: one learned logit per head
+    # mixture of experts
+    num_experts: int = 0
+    experts_per_token: int = 0
+    moe_intermediate_size: int = 0
+    shared_expert_intermediate_size: int = 0
+    shared_expert_gate: bool = False
+    router_bias: bool = False
+    expert_bias: bool = False
+    router_score_bias: bool = False  # DeepSeek-V3 e_score_correction_bias
+    moe_layers: tuple[bool, ...] = ()
+    # multi-head latent attention
+    q_lora_rank: int | None = None
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    source: str = ""
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        checks = {
+            "vocab_size": self.vocab_size, "hidden_size": self.hidden_size, "num_layers": self.num_layers,
+            "num_heads": self.num_heads, "num_kv_heads": self.num_kv_heads, "head_dim": self.head_dim,
+            "v_head_dim": self.v_head_dim, "intermediate_size": self.intermediate_size,
+        }
+        for key, value in checks.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise InputError(f"{key} must be a positive integer, got {value!r}")
+        if self.num_heads % self.num_kv_heads:
+            raise InputError(
+                f"num_attention_heads ({self.num_heads}) must be a multiple of num_key_value_heads ({self.num_kv_heads})"
+            )
+        if len(self.layer_types) != self.num_layers or any(t not in (FULL, SLIDING) for t in self.layer_types):
+            raise InputError(f"layer_types must list {self.num_layers} entries of '{FULL}' or '{SLIDING}'")
+        if SLIDING in self.layer_types and not (self.sliding_window and self.sliding_window > 0):
+            raise InputError("sliding-window layers need a positive sliding_window")
+        if self.num_experts:
+            if not 0 < self.experts_per_token <= self.num_experts:
+                raise InputError(f"experts per token must be in 1..{self.num_experts}, got {self.experts_per_token}")
+            if self.moe_intermediate_size <= 0:
+                raise InputError("MoE models need a positive moe_intermediate_size")
+            if len(self.moe_layers) != self.num_layers:
+                raise InputError(f"moe_layers must list {self.num_layers} entries")
+        if self.kv_lora_rank is not None and (self.kv_lora_rank <= 0 or self.qk_rope_head_dim <= 0):
+            raise InputError("MLA models need positive kv_lora_rank and qk_rope_head_dim")
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank is not None
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 0
+
+    def with_changes(self, **changes: Any) -> Architecture:
+        """A copy with fields changed and re-validated (layer lists follow `num_layers`)."""
+        if "num_layers" in changes:
+            n = changes["num_layers"]
+            if isinstance(n, int) and n > 0:
+                changes.setdefault("layer_types", _resize(self.layer_types, n))
+                if self.moe_layers:
+                    changes.setdefault("moe_layers", _resize(self.moe_layers, n))
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["layer_types"] = list(self.layer_types)
+        d["moe_layers"] = list(self.moe_layers)
+        d["warnings"] = list(self.warnings)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Architecture:
+        """Inverse of `to_dict` (used by sessions); unknown keys are an error."""
+        names = {f.name for f in fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise InputError(f"unknown architecture fields: {', '.join(sorted(unknown))}")
+        d = dict(data)
+        for key in ("layer_types", "moe_layers", "warnings"):
+            if key in d:
+                d[key] = tuple(d[key])
+        return cls(**d)
+
+
+def _resize(values: tuple, n: int) -> tuple:
+    """Repeat a per-layer pattern to length n (keeps interleave patterns)."""
+    if not values:
+        return values
+    return tuple(values[i % len(values)] for i in range(n))
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """Read a `config.json` file, or the one inside a model folder."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "config.json"
+    if not p.exists():
+        raise InputError(f"no config.json at {p}")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{p} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{p} does not hold a JSON object")
+    return data
+
+
+def _get(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
+    """First present, non-null value among `keys` (configs name the same thing differently)."""
+    for key in keys:
+        if cfg.get(key) is not None:
+            return cfg[key]
+    return default
+
+
+def _require(cfg: dict[str, Any], *keys: str) -> Any:
+    value = _get(cfg, *keys)
+    if value is None:
+        raise InputError(f"config is missing {' / '.join(keys)}")
+    return value
+
+
+def _int(value: Any, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise InputError(f"{key} must be an integer, got {value!r}")
+    return int(value)
+
+
+def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: int | None) -> tuple[str, ...]:
+    """Per-layer attention kind.
+
+    Sources: an explicit `layer_types` list (transformers >= 4.53 writes it for gemma2/3,
+    gpt_oss, qwen2...); Gemma-2 alternates sliding/full starting with sliding
+    (`Gemma2Config`); Gemma-3 makes every `sliding_window_pattern`-th layer full
+    (`Gemma3TextConfig`, default 6); Mistral/Mixtral/Phi-3 apply `sliding_window`
+    to every layer when it is set; Qwen2-family configs use it only when
+    `use_sliding_window` is true, for layers >= `max_window_layers`.
+    """
+    explicit = cfg.get("layer_types")
+    if explicit:
+        if len(explicit) != n_layers:
+            raise InputError(f"layer_types has {len(explicit)} entries for {n_layers} layers")
+        return tuple(SLIDING if "sliding" in str(t) else FULL for t in explicit)
+    if not window:
+        return (FULL,) * n_layers
+    if model_type == "gemma2":
+        return tuple(SLIDING if i % 2 == 0 else FULL for i in range(n_layers))
+    if model_type == "gemma3_text":
+        pattern = _int(cfg.get("sliding_window_pattern", 6), "sliding_window_pattern")
+        return tuple(FULL if (i + 1) % pattern == 0 else SLIDING for i in range(n_layers))
+    if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
+        if not cfg.get("use_sliding_window"):
+            return (FULL,) * n_layers
+        start = _int(cfg.get("max_window_layers", n_layers), "max_window_layers")
+        return tuple(SLIDING if i >= start else FULL for i in range(n_layers))
+    if model_type in ("mistral", "mixtral", "phi3", "gpt_oss"):
+        return (SLIDING,) * n_layers
+    return (FULL,) * n_layers
+
+
+def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "") -> Architecture:
+    """Build an Architecture from a Hugging Face config dict.
+
+    Rules common to all types (transformers' own defaults): an explicit `head_dim`
+    wins over hidden/heads; a missing `num_key_value_heads` means MHA; MoE models
+    count all experts. Multimodal wrappers (gemma3) are read from `text_config`.
+    An unknown `model_type` with the standard Llama-style fields still works and
+    the assumptions made are listed in `warnings`.
+    """
+    if not isinstance(cfg, dict):
+        raise InputError("config must be a JSON object")
+    if "text_config" in cfg and isinstance(cfg["text_config"], dict):
+        inner = dict(cfg["text_config"])
+        inner.setdefault("model_type", f"{cfg.get('model_type', 'unknown')}_text")
+        for key in ("tie_word_embeddings", "torch_dtype"):
+            if key in cfg and key not in inner:
+                inner[key] = cfg[key]
+        cfg = inner
+    model_type = str(cfg.get("model_type") or "unknown")
+    warnings: list[str] = []
+    if model_type not in KNOWN_MODEL_TYPES:
+        warnings.append(
+            f"model_type '{model_type}' is not one memviz knows; read as a Llama-style decoder "
+            "(RMSNorm, gated MLP, no biases, untied unless tie_word_embeddings is set)"
+        )
+
+    hidden = _int(_require(cfg, "hidden_size", "n_embd", "d_model"), "hidden_size")
+    n_layers = _int(_require(cfg, "num_hidden_layers", "n_layer", "num_layers"), "num_hidden_layers")
+    n_heads = _int(_require(cfg, "num_attention_heads", "n_head", "num_heads"), "num_attention_heads")
+    vocab = _int(_require(cfg, "vocab_size"), "vocab_size")
+    if n_heads <= 0 or hidden <= 0:
+        raise InputError("hidden_size and num_attention_heads must be positive")
+    kv_heads = _get(cfg, "num_key_value_heads", "num_kv_heads", "n_head_kv")
+    if kv_heads is None:
+        if model_type == "falcon":
+            # FalconConfig: multi_query (default True) gives one KV head; the new decoder uses num_kv_heads.
+            kv_heads = 1 if cfg.get("multi_query", True) and not cfg.get("new_decoder_architecture") else n_heads
+        else:
+            kv_heads = n_heads
+            if model_type not in KNOWN_MODEL_TYPES:
+                warnings.append("num_key_value_heads absent: assumed multi-head attention (KV heads = attention heads)")
+    kv_heads = _int(kv_heads, "num_key_value_heads")
+    head_dim = _get(cfg, "head_dim")
+    if head_dim is None:
+        if hidden % n_heads:
+            raise InputError(f"hidden_size {hidden} is not divisible by num_attention_heads {n_heads}; set head_dim")
+        head_dim = hidden // n_heads
+    head_dim = _int(head_dim, "head_dim")
+    window = _get(cfg, "sliding_window")
+    window = _int(window, "sliding_window") if window else None
+
+    kw: dict[str, Any] = dict(
+        name=name or str(cfg.get("_name_or_path") or model_type),
+        model_type=model_type,
+        vocab_size=vocab,
+        hidden_size=hidden,
+        num_layers=n_layers,
+        num_heads=n_heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        v_head_dim=head_dim,
+        intermediate_size=_int(_get(cfg, "intermediate_size", "n_inner", "ffn_dim", default=4 * hidden), "intermediate_size"),
+        max_position_embeddings=_int(_get(cfg, "max_position_embeddings", "n_positions", default=0), "max_position_embeddings"),
+        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        qkv_bias=bool(_get(cfg, "attention_bias", default=False)),
+        out_bias=bool(_get(cfg, "attention_bias", default=False)),
+        mlp_bias=bool(cfg.get("mlp_bias", False)),
+        sliding_window=window,
+        source=source,
+    )
+    if model_type not in KNOWN_MODEL_TYPES and "tie_word_embeddings" not in cfg:
+        warnings.append("tie_word_embeddings absent: assumed an untied lm_head")
+
+    if model_type in ("qwen2", "qwen2_moe"):
+        kw.update(qkv_bias=True, out_bias=False)  # Qwen2Attention: q/k/v bias, o_proj without
+    if model_type in ("qwen3", "qwen3_moe", "gemma3_text"):
+        kw.update(qk_norm=True)
+    if model_type in ("gemma", "gemma2", "gemma3_text"):
+        kw.update(tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))  # GemmaConfig default ties
+        if model_type != "gemma":
+            kw.update(norms_per_layer=4)  # pre/post attention and pre/post feed-forward norms
+    if model_type == "phi3":
+        pass  # fused qkv_proj / gate_up_proj hold the same elements as split ones
+    if model_type == "gpt2":
+        kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
+                  tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+                  learned_positions=_int(_get(cfg, "n_positions", default=1024), "n_positions"))
+    if model_type == "gpt_neox":
+        kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
+                  tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)))
+    if model_type == "opt":
+        if _get(cfg, "word_embed_proj_dim", default=hidden) != hidden:
+            raise InputError("OPT models with word_embed_proj_dim != hidden_size (opt-350m) are not supported")
+        bias = bool(cfg.get("enable_bias", True))
+        kw.update(mlp_gated=False, norm_bias=True, qkv_bias=bias, out_bias=bias, mlp_bias=bias,
+                  tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+                  learned_positions=kw["max_position_embeddings"] + 2)  # OPTLearnedPositionalEmbedding offset 2
+    if model_type == "falcon":
+        bias = bool(cfg.get("bias", False))
+        parallel_single_norm = cfg.get("parallel_attn", True) and not cfg.get("new_decoder_architecture", False)
+        kw.update(mlp_gated=False, norm_bias=True, qkv_bias=bias, out_bias=bias, mlp_bias=bias,
+                  norms_per_layer=1 if parallel_single_norm else 2,
+                  intermediate_size=_int(_get(cfg, "ffn_hidden_size", default=4 * hidden), "ffn_hidden_size"),
+                  tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
+    if model_type == "gpt_oss":
+        kw.update(qkv_bias=True, out_bias=True, attention_sinks=True, router_bias=True, expert_bias=True)
+
+    # mixture of experts
+    n_experts = _get(cfg, "num_local_experts", "num_experts", "n_routed_experts", default=0) or 0
+    if n_experts:
+        n_experts = _int(n_experts, "num_experts")
+        topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token"), "num_experts_per_tok")
+        moe_inter = _int(_get(cfg, "moe_intermediate_size", "intermediate_size"), "moe_intermediate_size")
+        first_dense = _int(cfg.get("first_k_dense_replace", 0) or 0, "first_k_dense_replace")
+        freq = _int(_get(cfg, "moe_layer_freq", "decoder_sparse_step", default=1), "moe_layer_freq")
+        dense_only = set(cfg.get("mlp_only_layers") or [])
+        if model_type in ("qwen2_moe", "qwen3_moe"):
+            # Qwen2MoeDecoderLayer: sparse when not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
+            moe = tuple(i not in dense_only and (i + 1) % freq == 0 for i in range(n_layers))
+        else:
+            moe = tuple(i >= first_dense and i % freq == 0 for i in range(n_layers))
+        shared = 0
+        if model_type == "qwen2_moe":
+            shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
+        elif model_type in ("deepseek_v2", "deepseek_v3"):
+            shared = moe_inter * _int(cfg.get("n_shared_experts", 0) or 0, "n_shared_experts")
+        kw.update(num_experts=n_experts, experts_per_token=topk, moe_intermediate_size=moe_inter,
+                  shared_expert_intermediate_size=shared, shared_expert_gate=model_type == "qwen2_moe" and shared > 0,
+                  router_score_bias=model_type == "deepseek_v3", moe_layers=moe)
+
+    # multi-head latent attention (DeepSeek-V2/V3)
+    if cfg.get("kv_lora_rank"):
+        rope = _int(_require(cfg, "qk_rope_head_dim"), "qk_rope_head_dim")
+        nope = _int(_require(cfg, "qk_nope_head_dim"), "qk_nope_head_dim")
+        q_lora = cfg.get("q_lora_rank")
+        kw.update(kv_lora_rank=_int(cfg["kv_lora_rank"], "kv_lora_rank"), qk_rope_head_dim=rope, qk_nope_head_dim=nope,
+                  q_lora_rank=_int(q_lora, "q_lora_rank") if q_lora else None,
+                  head_dim=nope + rope, v_head_dim=_int(_require(cfg, "v_head_dim"), "v_head_dim"),
+                  num_kv_heads=n_heads)
+
+    kw["layer_types"] = _layer_types(cfg, model_type, n_layers, window)
+    if SLIDING not in kw["layer_types"]:
+        kw["sliding_window"] = None
+    kw["warnings"] = tuple(warnings)
+    return Architecture(**kw)
+
+
+def from_config_path(path: str | Path) -> Architecture:
+    """Architecture from a `config.json` file or a model folder holding one."""
+    p = Path(path)
+    return from_hf_config(load_config(p), name=(p if p.is_dir() else p.parent).name or None, source=str(p))

@@ -1,0 +1,87 @@
+"""Inference engines and the rules each applies to the same model.
+
+Each engine changes different terms of the estimate:
+
+- transformers (HF `generate`): the whole prompt is one forward (no chunking);
+  logits only for the last position (`logits_to_keep=1` in generate); DynamicCache
+  grows by `torch.cat`, so a decode step briefly holds one layer's cache twice;
+  sliding layers keep `window - 1` tokens (`DynamicSlidingWindowLayer`); MLA
+  models cache per-head K/V (`DeepseekV3Attention`); PyTorch's caching allocator
+  keeps freed blocks reserved.
+- vLLM: pages of 16 tokens (`--block-size` default); chunked prefill of up to
+  `max_num_batched_tokens` (8192) tokens; MLA caches the latent, replicated on
+  every tensor-parallel rank; at start-up it reserves `gpu_memory_utilization` x
+  capacity and hands all that weights, activations and overhead leave to the KV
+  pool (`gpu_worker.determine_available_memory`).
+- llama.cpp: one unified cache of n_ctx = context x sequences cells, padded to
+  256 with flash attention on (32 otherwise); the compute buffer is sized for a
+  micro-batch of n_ubatch = 512 tokens with logits for all of them (graph
+  reserve); the token embedding stays in host memory, the output (logits)
+  buffer is host memory; `-ngl` puts the last N layers on the GPU
+  (`i_gpu_start = n_layer - ngl`) and the output layer only when ngl > n_layer;
+  SWA layers keep min(n_ctx, PAD(window x n_seq + n_ubatch, 256)) cells (iSWA cache).
+
+The overhead figures are assumed constants (provenance "constant"), editable per
+scenario: transformers 512 MiB (CUDA context + cuBLAS/cuDNN handles, lazily loaded
+kernels; measure with `memviz probe`), vLLM 1 GiB (context, NCCL/cuBLAS, CUDA
+graphs), llama.cpp 250 MiB (gguf-parser's `--platform-footprint` VRAM default).
+On the CPU the transformers runtime is the torch import, about 510 MiB of RSS
+(measured on this project's 2-vCPU Linux machine, see shared notes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memviz.core.errors import InputError
+from memviz.core.units import MiB
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    description: str
+    block_tokens: int
+    window_slack: int
+    latent_mla: bool
+    prefill_chunk_tokens: int | None  # None: the whole prompt in one forward
+    logits_for_whole_step: bool  # logits for every token of a prefill step (llama.cpp reserve)
+    runtime_bytes_cuda: int
+    runtime_bytes_cpu: int
+    allocator_fraction: float  # caching-allocator reserve on top of KV + activations
+    preallocates_kv_pool: bool
+    context_padding: int = 1
+    supports_tp: bool = False
+    supports_offload: bool = False
+    attention_default: str = "sdpa"
+
+
+ENGINES: dict[str, Engine] = {
+    "transformers": Engine(
+        "transformers", "Hugging Face transformers generate() with DynamicCache",
+        block_tokens=0, window_slack=-1, latent_mla=False, prefill_chunk_tokens=None, logits_for_whole_step=False,
+        runtime_bytes_cuda=512 * MiB, runtime_bytes_cpu=510 * MiB, allocator_fraction=0.05,
+        preallocates_kv_pool=False, supports_offload=True,
+    ),
+    "vllm": Engine(
+        "vllm", "vLLM (V1 engine): paged KV pool, chunked prefill, CUDA graphs",
+        block_tokens=16, window_slack=0, latent_mla=True, prefill_chunk_tokens=8192, logits_for_whole_step=False,
+        runtime_bytes_cuda=1024 * MiB, runtime_bytes_cpu=1024 * MiB, allocator_fraction=0.0,
+        preallocates_kv_pool=True, supports_tp=True, attention_default="flash",
+    ),
+    "llamacpp": Engine(
+        "llamacpp", "llama.cpp / llama-server with a GGUF file",
+        block_tokens=0, window_slack=0, latent_mla=True, prefill_chunk_tokens=512, logits_for_whole_step=True,
+        runtime_bytes_cuda=250 * MiB, runtime_bytes_cpu=150 * MiB, allocator_fraction=0.0,
+        preallocates_kv_pool=False, context_padding=256, supports_offload=True, attention_default="flash",
+    ),
+}
+
+
+def get_engine(name: str) -> Engine:
+    key = name.strip().lower().replace(".", "").replace("-", "").replace("_", "")
+    aliases = {"hf": "transformers", "llamacpp": "llamacpp", "llama": "llamacpp", "ollama": "llamacpp"}
+    key = aliases.get(key, key)
+    if key not in ENGINES:
+        raise InputError(f"unknown engine {name!r}; known: {', '.join(ENGINES)}")
+    return ENGINES[key]

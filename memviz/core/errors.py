@@ -1,0 +1,9 @@
+"""The one exception type the core raises for bad user input."""
+
+
+class InputError(ValueError):
+    """Bad user input: a missing file, malformed JSON, an impossible number.
+
+    The message is one line that names the problem; the CLI prints it and exits
+    with status 2, the GUI shows it at the field or import that caused it.
+    """

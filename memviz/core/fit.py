@@ -1,0 +1,121 @@
+"""Sweeps and fit solvers on top of `device_arrays`.
+
+A sweep evaluates one scenario at many contexts (or batches) at once with numpy.
+The solvers answer "does it fit": the largest context for a batch, the largest
+batch for a context, the fewest GPUs. Memory grows monotonically with context and
+batch, so the largest fitting value is found by bisection on integers. For vLLM
+the fit compares the KV cache *required* against the pool it would reserve.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from memviz.core.arch import Architecture
+from memviz.core.engines import get_engine
+from memviz.core.estimate import COMPONENTS, Scenario, device_arrays
+from memviz.core.gpus import GPU
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Component arrays of the busiest device at each point of `x`."""
+
+    axis: str  # "context" or "batch"
+    x: np.ndarray
+    weights: np.ndarray
+    kv_cache: np.ndarray
+    activations: np.ndarray
+    overhead: np.ndarray
+
+    @property
+    def total(self) -> np.ndarray:
+        return self.weights + self.kv_cache + self.activations + self.overhead
+
+
+def _needed(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray) -> np.ndarray:
+    """Bytes the busiest device needs (vLLM: required KV, not the reserved pool)."""
+    gpus, _ = device_arrays(a, sc, context, batch)
+    return np.max([d.weights + d.kv_required + d.activations + d.overhead for d in gpus], axis=0)
+
+
+def sweep(a: Architecture, sc: Scenario, values: np.ndarray, axis: str = "context") -> Sweep:
+    """Evaluate `sc` at every context (axis="context") or batch (axis="batch") in `values`."""
+    values = np.asarray(values, dtype=np.int64)
+    if axis == "context":
+        context, batch = values, np.full(values.shape, sc.batch)
+    elif axis == "batch":
+        context, batch = np.full(values.shape, sc.context_tokens), values
+    else:
+        raise ValueError(f"axis must be 'context' or 'batch', got {axis!r}")
+    base = sc.with_changes(sequence_tokens=())
+    gpus, _ = device_arrays(a, base, context, batch)
+    totals = np.stack([d.total for d in gpus])
+    pick = np.argmax(totals, axis=0)
+    comp = {c: np.choose(pick, [getattr(d, c) for d in gpus]) for c in COMPONENTS}
+    return Sweep(axis=axis, x=values, **comp)
+
+
+def capacity_bytes(gpu: GPU, sc: Scenario) -> float:
+    """Usable bytes per device: vLLM only uses `gpu_memory_utilization` of it."""
+    engine = get_engine(sc.engine)
+    return gpu.memory_bytes * (sc.gpu_memory_utilization if engine.preallocates_kv_pool else 1.0)
+
+
+def fits(a: Architecture, sc: Scenario, gpu: GPU) -> bool:
+    return bool(_needed(a, sc, np.asarray(sc.context_tokens), np.asarray(sc.batch)) <= capacity_bytes(gpu, sc))
+
+
+def _largest(ok, hi: int) -> int:
+    """Largest n in [1, hi] with ok(n) true (ok monotone decreasing); 0 if none."""
+    if not ok(1):
+        return 0
+    lo = 1
+    if ok(hi):
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
+def max_context(a: Architecture, sc: Scenario, gpu: GPU, limit: int | None = None) -> int:
+    """Largest context per sequence (at the scenario's batch) that fits; 0 if none.
+
+    Capped at `limit` (default: the model's max_position_embeddings, or 2**24)."""
+    cap = capacity_bytes(gpu, sc)
+    base = sc.with_changes(sequence_tokens=())
+    hi = limit or a.max_position_embeddings or 1 << 24
+    return _largest(lambda n: bool(_needed(a, base, np.asarray(n), np.asarray(sc.batch)) <= cap), hi)
+
+
+def max_batch(a: Architecture, sc: Scenario, gpu: GPU, limit: int = 1 << 16) -> int:
+    """Largest number of concurrent sequences (at the scenario's context) that fits; 0 if none."""
+    cap = capacity_bytes(gpu, sc)
+    base = sc.with_changes(sequence_tokens=())
+    return _largest(lambda n: bool(_needed(a, base, np.asarray(sc.context_tokens), np.asarray(n)) <= cap), limit)
+
+
+def min_gpus(a: Architecture, sc: Scenario, gpu: GPU, most: int = 64) -> Scenario | None:
+    """The scenario split over the fewest GPUs that fits, or None within `most`.
+
+    vLLM splits by tensor parallelism (TP of 1, 2, 4 or 8 dividing the attention
+    heads, times pipeline stages); the other engines split layers (pipeline)."""
+    engine = get_engine(sc.engine)
+    candidates: list[tuple[int, int]] = []
+    for n in range(1, most + 1):
+        if engine.supports_tp:
+            candidates += [(tp, n // tp) for tp in (1, 2, 4, 8) if n % tp == 0 and a.num_heads % tp == 0]
+        else:
+            candidates.append((1, n))
+    seen = set()
+    for tp, pp in sorted(candidates, key=lambda c: (c[0] * c[1], -c[0])):
+        if (tp, pp) in seen or pp > a.num_layers:
+            continue
+        seen.add((tp, pp))
+        trial = sc.with_changes(tp=tp, pp=pp, gpu=gpu.key)
+        if fits(a, trial, gpu):
+            return trial
+    return None

@@ -1,0 +1,276 @@
+"""Storage formats for weights and for the KV cache, with their real overheads.
+
+One `Storage` formula covers every format: packed elements plus the scales,
+zero points, block headers and index tensors each format stores next to them,
+
+    bytes = ceil(numel * elem_bits / 8)
+          + rows * ceil(cols / group) * group_bytes       (per-group scales / ggml blocks)
+          + rows * row_bytes                              (per-output-channel scales)
+          + matrices * cols * col_bytes                   (GPTQ g_idx)
+          + matrices * ceil(rows/b)*ceil(cols/b) * block2d_bytes   (2-D block scales)
+          + ceil(numel / flat) * flat_bytes (+ nested stats)      (bitsandbytes blocks)
+          + matrices * tensor_bytes                       (per-tensor scales)
+
+with `cols` the input dimension of a linear layer (the GGUF `ne0`, the axis GPTQ
+groups run along) and `rows` the product of the other dimensions. Sources:
+ggml block sizes from ggml's type traits (`ggml.c` `type_traits`, mirrored by
+`gguf.GGML_QUANT_SIZES`); GPTQ/AWQ tensor layouts from AutoGPTQ/AutoAWQ
+checkpoints (`qweight`, `qzeros`, `scales`, `g_idx`); bitsandbytes
+`functional.quantize_4bit` (blocksize 64, fp32 absmax; nested: 8-bit absmax
+in blocks of 256 with one fp32 scale each); LLM.int8 `Int8Params` (int8 +
+fp32 row scale `SCB`); OCP Microscaling spec v1.0 (MXFP4: 32 fp4 values share
+one E8M0 byte); NVIDIA NVFP4 (16 fp4 values share one E4M3 byte, plus an fp32
+tensor scale); DeepSeek-V3 FP8 (128x128 blocks, fp32 `weight_scale_inv`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from math import ceil, prod
+
+from memviz.core.arch import Architecture
+from memviz.core.errors import InputError
+from memviz.core.gguf_mixes import GGUF_MIXES, gguf_tensor_type
+from memviz.core.inventory import Role, Tensor, build_inventory
+
+
+@dataclass(frozen=True)
+class Storage:
+    """How the elements of one tensor are laid out in memory (see module docstring)."""
+
+    name: str
+    elem_bits: float = 0.0
+    group: int = 0
+    group_bytes: float = 0.0
+    row_bytes: float = 0.0
+    col_bytes: float = 0.0
+    block2d: int = 0
+    block2d_bytes: float = 0.0
+    flat: int = 0
+    flat_bytes: float = 0.0
+    nested_flat: int = 0  # bitsandbytes double quantization: fp32 scale per `nested_flat` blocks
+    tensor_bytes: float = 0.0
+
+    def nbytes(self, shape: tuple[int, ...]) -> int:
+        numel = prod(shape)
+        cols = shape[-1]
+        rows = numel // cols if cols else 0
+        matrices = prod(shape[:-2]) if len(shape) > 2 else 1
+        total = numel * self.elem_bits / 8
+        if self.group:
+            total += rows * ceil(cols / self.group) * self.group_bytes
+        total += rows * self.row_bytes + matrices * cols * self.col_bytes + matrices * self.tensor_bytes
+        if self.block2d:
+            r = rows // matrices
+            total += matrices * ceil(r / self.block2d) * ceil(cols / self.block2d) * self.block2d_bytes
+        if self.flat:
+            blocks = ceil(numel / self.flat)
+            total += blocks * self.flat_bytes
+            if self.nested_flat:
+                total += ceil(blocks / self.nested_flat) * 4
+        return ceil(total)
+
+    @property
+    def bits_per_element(self) -> float:
+        """Effective bits per element of a large (4096 x 4096) matrix, overheads included."""
+        return self.nbytes((4096, 4096)) * 8 / 4096**2
+
+
+def dense(name: str, bits: float) -> Storage:
+    return Storage(name, elem_bits=bits)
+
+
+def ggml(name: str, block: int, type_size: int) -> Storage:
+    """A ggml type: `type_size` bytes hold `block` consecutive elements of a row."""
+    return Storage(name, group=block, group_bytes=type_size) if block > 1 else Storage(name, elem_bits=8 * type_size)
+
+
+#: ggml types: (elements per block, bytes per block), from ggml's type traits.
+GGML_TYPES: dict[str, tuple[int, int]] = {
+    "F32": (1, 4), "F16": (1, 2), "BF16": (1, 2), "F64": (1, 8), "I8": (1, 1), "I16": (1, 2), "I32": (1, 4), "I64": (1, 8),
+    "Q4_0": (32, 18), "Q4_1": (32, 20), "Q5_0": (32, 22), "Q5_1": (32, 24), "Q8_0": (32, 34), "Q8_1": (32, 36),
+    "Q2_K": (256, 84), "Q3_K": (256, 110), "Q4_K": (256, 144), "Q5_K": (256, 176), "Q6_K": (256, 210), "Q8_K": (256, 292),
+    "IQ2_XXS": (256, 66), "IQ2_XS": (256, 74), "IQ2_S": (256, 82), "IQ3_XXS": (256, 98), "IQ3_S": (256, 110),
+    "IQ1_S": (256, 50), "IQ1_M": (256, 56), "IQ4_NL": (32, 18), "IQ4_XS": (256, 136),
+    "TQ1_0": (256, 54), "TQ2_0": (256, 66), "MXFP4": (32, 17),
+}
+
+
+def ggml_storage(type_name: str) -> Storage:
+    try:
+        block, size = GGML_TYPES[type_name.upper()]
+    except KeyError:
+        raise InputError(f"unknown ggml type {type_name!r}") from None
+    return ggml(type_name.upper(), block, size)
+
+
+BF16 = dense("bf16", 16)
+F32 = dense("fp32", 32)
+
+#: Storage of quantized weight matrices for the non-GGUF formats.
+MATRIX_STORAGE: dict[str, Storage] = {
+    "fp32": F32,
+    "bf16": BF16,
+    "fp16": dense("fp16", 16),
+    # vLLM/llm-compressor FP8 e4m3: per-tensor weight scale + static input scale (fp32 each)
+    "fp8": Storage("fp8", elem_bits=8, tensor_bytes=8),
+    "fp8-channel": Storage("fp8-channel", elem_bits=8, row_bytes=4),
+    "fp8-block": Storage("fp8-block", elem_bits=8, block2d=128, block2d_bytes=4),
+    "int8": Storage("int8", elem_bits=8, row_bytes=4),  # per-output-channel fp32 scale (W8A8)
+    "llm-int8": Storage("llm-int8", elem_bits=8, row_bytes=4),  # bitsandbytes Int8Params + SCB
+    # GPTQ: qweight int32[K/8, N], scales fp16[K/g, N], qzeros int32[K/g, N/8], g_idx int32[K]
+    "gptq-int4": Storage("gptq-int4", elem_bits=4, group=128, group_bytes=2.5, col_bytes=4),
+    # AWQ: qweight int32[K, N/8], qzeros int32[K/g, N/8], scales fp16[K/g, N]
+    "awq-int4": Storage("awq-int4", elem_bits=4, group=128, group_bytes=2.5),
+    "bnb-nf4": Storage("bnb-nf4", elem_bits=4, flat=64, flat_bytes=4),
+    "bnb-nf4-dq": Storage("bnb-nf4-dq", elem_bits=4, flat=64, flat_bytes=1, nested_flat=256),
+    "bnb-fp4": Storage("bnb-fp4", elem_bits=4, flat=64, flat_bytes=4),
+    "mxfp4": Storage("mxfp4", elem_bits=4, group=32, group_bytes=1),
+    "nvfp4": Storage("nvfp4", elem_bits=4, group=16, group_bytes=1, tensor_bytes=4),
+}
+
+_DESCRIPTIONS = {
+    "fp32": "32-bit float everywhere",
+    "bf16": "bfloat16 everywhere (the usual checkpoint)",
+    "fp16": "float16 everywhere",
+    "fp8": "FP8 e4m3 linear layers, per-tensor scales; embeddings/LM head 16-bit",
+    "fp8-channel": "FP8 e4m3 linear layers, per-channel fp32 scales",
+    "fp8-block": "FP8 e4m3 with 128x128 block scales (DeepSeek-V3 checkpoints)",
+    "int8": "INT8 linear layers, per-channel fp32 scales (W8A8)",
+    "llm-int8": "bitsandbytes LLM.int8 (int8 + fp32 row scale)",
+    "gptq-int4": "GPTQ 4-bit, group 128, fp16 scales, packed zeros, g_idx",
+    "awq-int4": "AWQ 4-bit, group 128, fp16 scales, packed zeros",
+    "bnb-nf4": "bitsandbytes NF4, block 64, fp32 absmax",
+    "bnb-nf4-dq": "bitsandbytes NF4 with double quantization (8-bit absmax)",
+    "bnb-fp4": "bitsandbytes FP4, block 64, fp32 absmax",
+    "mxfp4": "OCP MXFP4: 32 fp4 values + one E8M0 scale (gpt-oss experts)",
+    "nvfp4": "NVIDIA NVFP4: 16 fp4 values + one E4M3 scale, fp32 tensor scale",
+}
+
+QUANTIZED_ROLES = frozenset({Role.ATTENTION, Role.MLP, Role.EXPERT})
+SIXTEEN_BIT_ROLES = frozenset({Role.EMBEDDING, Role.POSITION, Role.LM_HEAD})
+
+
+@dataclass(frozen=True)
+class WeightFormat:
+    """A weight format and its precision policy: which tensors it quantizes.
+
+    Non-GGUF formats quantize the weight matrices of attention, MLP and expert
+    layers; embeddings and the LM head stay at 16 bit unless `quantize_embeddings`
+    (the seed's point, and what GPTQ/AWQ/bitsandbytes/vLLM FP8 do by default);
+    norms, biases and routers are never shrunk. GGUF file mixes choose a ggml type
+    per tensor by llama.cpp's rules (`gguf_mixes`).
+    """
+
+    name: str
+    description: str
+    matrix: Storage | None = None
+    gguf_mix: str | None = None
+    quantize_embeddings: bool = False
+    roles: frozenset[Role] = QUANTIZED_ROLES
+    other: Storage = field(default=BF16)
+
+    def storage_for(self, t: Tensor, a: Architecture) -> Storage:
+        if self.gguf_mix is not None:
+            return ggml_storage(gguf_tensor_type(self.gguf_mix, t, a))
+        assert self.matrix is not None
+        if self.matrix.elem_bits >= 16 and not self.matrix.group:
+            return self.matrix  # plain float formats store every tensor that way
+        if t.is_matrix and (t.role in self.roles or (self.quantize_embeddings and t.role in SIXTEEN_BIT_ROLES)):
+            return self.matrix
+        return self.other
+
+
+def weight_formats() -> dict[str, WeightFormat]:
+    """Every weight format by name: the non-GGUF formats and the GGUF file mixes."""
+    out = {k: WeightFormat(k, _DESCRIPTIONS[k], matrix=s) for k, s in MATRIX_STORAGE.items()}
+    out["mxfp4-moe"] = WeightFormat(
+        "mxfp4-moe", "MXFP4 experts only, attention/router/embeddings bf16 (gpt-oss checkpoints)",
+        matrix=MATRIX_STORAGE["mxfp4"], roles=frozenset({Role.EXPERT}),
+    )
+    for mix, desc in GGUF_MIXES.items():
+        out[mix] = WeightFormat(mix, desc, gguf_mix=mix)
+    return out
+
+
+def get_weight_format(name: str) -> WeightFormat:
+    formats = _weight_formats_cached()
+    key = name.strip()
+    for candidate in (key, key.lower(), key.upper()):
+        if candidate in formats:
+            return formats[candidate]
+    raise InputError(f"unknown weight format {name!r}; known: {', '.join(formats)}")
+
+
+@lru_cache(maxsize=1)
+def _weight_formats_cached() -> dict[str, WeightFormat]:
+    return weight_formats()
+
+
+@lru_cache(maxsize=1024)
+def tensor_bytes(a: Architecture, fmt: WeightFormat) -> tuple[tuple[Tensor, str, int], ...]:
+    """(tensor, storage name, bytes) for every tensor of `a` stored in `fmt`."""
+    rows = []
+    for t in build_inventory(a):
+        s = fmt.storage_for(t, a)
+        rows.append((t, s.name, s.nbytes(t.shape)))
+    return tuple(rows)
+
+
+def weight_bytes(a: Architecture, fmt: WeightFormat) -> int:
+    """Exact bytes of all weights of `a` in `fmt` (sum over the tensor inventory)."""
+    return sum(b for _, _, b in tensor_bytes(a, fmt))
+
+
+def raw_weight_bytes(parameters: int, bits: float) -> float:
+    """The seed's raw arithmetic: parameters x bits / 8, no scales or metadata."""
+    return parameters * bits / 8
+
+
+# --- KV cache formats -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KVFormat:
+    """Storage of cached keys/values. `group` elements of one token's head vector share
+    `group_bytes` of scale/zero data (0 = no per-group data). Sources: vLLM fp8 KV
+    (one scale per layer, negligible); vLLM int8 per-token-head fp32 scales
+    (`kv_cache_interface.py`); HF `QuantizedCache` int4 (quanto, q_group_size 64,
+    fp16 scale + fp16 zero point per group); llama.cpp `--cache-type-k/v q8_0|q4_0`
+    (ggml blocks of 32)."""
+
+    name: str
+    elem_bits: float
+    group: int = 0
+    group_bytes: float = 0.0
+    vector_bytes: float = 0.0  # fixed bytes per cached head vector (per-token-head scale)
+    description: str = ""
+
+    def bytes_per_vector(self, elements: int) -> float:
+        """Bytes to store one cached head vector of `elements` values (one token, one layer)."""
+        total = elements * self.elem_bits / 8 + self.vector_bytes
+        if self.group:
+            total += ceil(elements / self.group) * self.group_bytes
+        return total
+
+
+KV_FORMATS: dict[str, KVFormat] = {
+    "fp32": KVFormat("fp32", 32, description="32-bit float"),
+    "bf16": KVFormat("bf16", 16, description="bfloat16 (default of bf16 models)"),
+    "fp16": KVFormat("fp16", 16, description="float16 (llama.cpp default f16)"),
+    "fp8": KVFormat("fp8", 8, description="FP8 e4m3/e5m2 with per-layer scales (vLLM --kv-cache-dtype fp8)"),
+    "int8": KVFormat("int8", 8, vector_bytes=4, description="INT8 with one fp32 scale per token and head"),
+    "int4": KVFormat("int4", 4, group=64, group_bytes=4, description="INT4, fp16 scale + zero per 64 values (HF QuantizedCache)"),
+    "q8_0": KVFormat("q8_0", 8, group=32, group_bytes=2, description="llama.cpp q8_0 blocks (34 bytes / 32 values)"),
+    "q4_0": KVFormat("q4_0", 4, group=32, group_bytes=2, description="llama.cpp q4_0 blocks (18 bytes / 32 values)"),
+}
+
+
+def get_kv_format(name: str) -> KVFormat:
+    key = name.strip().lower()
+    aliases = {"f16": "fp16", "f32": "fp32", "float16": "fp16", "bfloat16": "bf16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
+    key = aliases.get(key, key)
+    if key not in KV_FORMATS:
+        raise InputError(f"unknown KV cache format {name!r}; known: {', '.join(KV_FORMATS)}")
+    return KV_FORMATS[key]

@@ -1,0 +1,59 @@
+"""GPU catalogue: memory in bytes (the GiB/GB distinction kept), bandwidth and FLOP/s.
+
+`memory_bytes` is the total the driver reports (nvidia-smi "MiB" x 2**20) where
+known, else the datasheet capacity in its own unit; `label` is the marketing
+name, whose "GB" is often neither. Bandwidth and dense BF16 tensor FLOP/s
+(no sparsity) are the vendors' datasheet figures; speed bounds built on them are
+lower bounds on time, never predictions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memviz.core.errors import InputError
+from memviz.core.units import GB, GiB, MiB
+
+
+@dataclass(frozen=True)
+class GPU:
+    key: str
+    label: str
+    memory_bytes: int
+    bandwidth_bytes_per_s: float
+    bf16_flops: float
+    memory_source: str
+
+    def describe(self) -> str:
+        return f"{self.label}: {self.memory_bytes / GiB:.2f} GiB = {self.memory_bytes / GB:.2f} GB"
+
+
+_SMI = "nvidia-smi total"
+GPUS: dict[str, GPU] = {g.key: g for g in (
+    GPU("rtx3060-12g", "RTX 3060 12GB", 12288 * MiB, 360e9, 51e12, _SMI),
+    GPU("rtx4060ti-16g", "RTX 4060 Ti 16GB", 16380 * MiB, 288e9, 88e12, _SMI),
+    GPU("rtx4080", "RTX 4080 16GB", 16376 * MiB, 717e9, 195e12, _SMI),
+    GPU("rtx3090", "RTX 3090 24GB", 24576 * MiB, 936e9, 142e12, _SMI),
+    GPU("rtx4090", "RTX 4090 24GB", 24564 * MiB, 1008e9, 330e12, _SMI),
+    GPU("rtx5090", "RTX 5090 32GB", 32607 * MiB, 1792e9, 419e12, _SMI),
+    GPU("l4", "L4 24GB", 23034 * MiB, 300e9, 121e12, _SMI),
+    GPU("a10g", "A10G 24GB", 23028 * MiB, 600e9, 125e12, _SMI),
+    GPU("rtx-a6000", "RTX A6000 48GB", 49140 * MiB, 768e9, 155e12, _SMI),
+    GPU("l40s", "L40S 48GB", 46068 * MiB, 864e9, 362e12, _SMI),
+    GPU("a100-40g", "A100 40GB", 40960 * MiB, 1555e9, 312e12, _SMI),
+    GPU("a100-80g", "A100 80GB", 81920 * MiB, 2039e9, 312e12, _SMI),
+    GPU("h100-80g", "H100 SXM 80GB", 81559 * MiB, 3350e9, 989e12, _SMI),
+    GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI + " (seen on a lent H200 here)"),
+    GPU("b200", "B200 180GB", 180 * GB, 8000e9, 2250e12, "datasheet, decimal GB"),
+    GPU("mi300x", "MI300X 192GB", 192 * GiB, 5300e9, 1307e12, "datasheet, 192 GiB HBM3"),
+)}
+
+
+def get_gpu(key: str) -> GPU:
+    k = key.strip().lower()
+    if k in GPUS:
+        return GPUS[k]
+    matches = [g for g in GPUS if k in g or k in GPUS[g].label.lower()]
+    if len(matches) == 1:
+        return GPUS[matches[0]]
+    raise InputError(f"unknown GPU {key!r}; known: {', '.join(GPUS)}")

@@ -1,0 +1,171 @@
+"""Per-tensor inventory of a model: every weight with its name, shape and role.
+
+Weights are counted by summing this inventory, not by a closed formula, so a
+format can treat each tensor as the engines do (embeddings and LM head kept at
+16 bit, norms and routers never quantized, GGUF mixes choosing a type per
+tensor). Names follow the Hugging Face checkpoints; shapes follow
+`torch.nn.Linear` ([out_features, in_features]). Experts are stacked into one
+3-D tensor [experts, out, in] per projection, as transformers >= 5 and vLLM
+hold them, which keeps the inventory small for 256-expert models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from functools import lru_cache
+from math import prod
+
+from memviz.core.arch import Architecture
+
+
+class Role(str, Enum):
+    EMBEDDING = "embedding"
+    POSITION = "position_embedding"
+    ATTENTION = "attention"
+    MLP = "mlp"
+    EXPERT = "expert"
+    ROUTER = "router"
+    NORM = "norm"
+    LM_HEAD = "lm_head"
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One weight tensor. `layer` is None for tensors outside the decoder blocks."""
+
+    name: str
+    shape: tuple[int, ...]
+    role: Role
+    layer: int | None = None
+    kind: str = ""  # short projection kind: q, k, v, o, gate, up, down, ... (used by GGUF mixes)
+
+    @property
+    def numel(self) -> int:
+        return prod(self.shape)
+
+    @property
+    def is_matrix(self) -> bool:
+        """Quantizers only touch weight matrices (>= 2-D), never vectors."""
+        return len(self.shape) >= 2
+
+
+def _linear(out: list[Tensor], name: str, n_out: int, n_in: int, role: Role, layer: int | None, kind: str,
+            bias: bool = False) -> None:
+    out.append(Tensor(f"{name}.weight", (n_out, n_in), role, layer, kind))
+    if bias:
+        out.append(Tensor(f"{name}.bias", (n_out,), role, layer, kind + "_bias"))
+
+
+def _norm(out: list[Tensor], a: Architecture, name: str, size: int, layer: int | None) -> None:
+    out.append(Tensor(f"{name}.weight", (size,), Role.NORM, layer, "norm"))
+    if a.norm_bias:
+        out.append(Tensor(f"{name}.bias", (size,), Role.NORM, layer, "norm_bias"))
+
+
+def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
+    h, role = a.hidden_size, Role.ATTENTION
+    if a.is_mla:
+        # DeepseekV3Attention: q via a low-rank pair (or one q_proj when q_lora_rank is null),
+        # kv_a_proj_with_mqa -> [kv_lora_rank + rope], kv_b_proj -> heads * (nope + v).
+        if a.q_lora_rank:
+            _linear(out, f"{p}.q_a_proj", a.q_lora_rank, h, role, i, "q_a")
+            _norm(out, a, f"{p}.q_a_layernorm", a.q_lora_rank, i)
+            _linear(out, f"{p}.q_b_proj", a.num_heads * a.head_dim, a.q_lora_rank, role, i, "q_b")
+        else:
+            _linear(out, f"{p}.q_proj", a.num_heads * a.head_dim, h, role, i, "q")
+        _linear(out, f"{p}.kv_a_proj_with_mqa", a.kv_lora_rank + a.qk_rope_head_dim, h, role, i, "kv_a")
+        _norm(out, a, f"{p}.kv_a_layernorm", a.kv_lora_rank, i)
+        _linear(out, f"{p}.kv_b_proj", a.num_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, role, i, "kv_b")
+        _linear(out, f"{p}.o_proj", h, a.num_heads * a.v_head_dim, role, i, "o")
+        return
+    q, kv = a.num_heads * a.head_dim, a.num_kv_heads * a.head_dim
+    _linear(out, f"{p}.q_proj", q, h, role, i, "q", a.qkv_bias)
+    _linear(out, f"{p}.k_proj", kv, h, role, i, "k", a.qkv_bias)
+    _linear(out, f"{p}.v_proj", a.num_kv_heads * a.v_head_dim, h, role, i, "v", a.qkv_bias)
+    _linear(out, f"{p}.o_proj", h, a.num_heads * a.v_head_dim, role, i, "o", a.out_bias)
+    if a.qk_norm:
+        _norm(out, a, f"{p}.q_norm", a.head_dim, i)
+        _norm(out, a, f"{p}.k_norm", a.head_dim, i)
+    if a.attention_sinks:
+        out.append(Tensor(f"{p}.sinks", (a.num_heads,), Role.ATTENTION, i, "sinks"))
+
+
+def _dense_mlp(out: list[Tensor], a: Architecture, p: str, i: int, inter: int, role: Role = Role.MLP) -> None:
+    h = a.hidden_size
+    if a.mlp_gated:
+        _linear(out, f"{p}.gate_proj", inter, h, role, i, "gate", a.mlp_bias)
+        _linear(out, f"{p}.up_proj", inter, h, role, i, "up", a.mlp_bias)
+    else:
+        _linear(out, f"{p}.up_proj", inter, h, role, i, "up", a.mlp_bias)
+    _linear(out, f"{p}.down_proj", h, inter, role, i, "down", a.mlp_bias)
+
+
+def _moe(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
+    h, e, inter = a.hidden_size, a.num_experts, a.moe_intermediate_size
+    out.append(Tensor(f"{p}.router.weight", (e, h), Role.ROUTER, i, "router"))
+    if a.router_bias:
+        out.append(Tensor(f"{p}.router.bias", (e,), Role.ROUTER, i, "router_bias"))
+    if a.router_score_bias:
+        out.append(Tensor(f"{p}.router.e_score_correction_bias", (e,), Role.ROUTER, i, "router_bias"))
+    out.append(Tensor(f"{p}.experts.gate_proj", (e, inter, h), Role.EXPERT, i, "gate_exps"))
+    out.append(Tensor(f"{p}.experts.up_proj", (e, inter, h), Role.EXPERT, i, "up_exps"))
+    out.append(Tensor(f"{p}.experts.down_proj", (e, h, inter), Role.EXPERT, i, "down_exps"))
+    if a.expert_bias:
+        out.append(Tensor(f"{p}.experts.gate_up_proj_bias", (e, 2 * inter), Role.EXPERT, i, "exps_bias"))
+        out.append(Tensor(f"{p}.experts.down_proj_bias", (e, h), Role.EXPERT, i, "exps_bias"))
+    if a.shared_expert_intermediate_size:
+        _dense_mlp(out, a, f"{p}.shared_expert", i, a.shared_expert_intermediate_size)
+    if a.shared_expert_gate:
+        out.append(Tensor(f"{p}.shared_expert_gate.weight", (1, h), Role.ROUTER, i, "router"))
+
+
+@lru_cache(maxsize=256)
+def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
+    """All weight tensors of `a`. Tied embeddings appear once (as the embedding)."""
+    out: list[Tensor] = []
+    out.append(Tensor("model.embed_tokens.weight", (a.vocab_size, a.hidden_size), Role.EMBEDDING, None, "token_embd"))
+    if a.learned_positions:
+        out.append(Tensor("model.embed_positions.weight", (a.learned_positions, a.hidden_size), Role.POSITION, None, "pos_embd"))
+    for i in range(a.num_layers):
+        p = f"model.layers.{i}"
+        for n in range(a.norms_per_layer):
+            _norm(out, a, f"{p}.norm{n}", a.hidden_size, i)
+        _attention(out, a, f"{p}.self_attn", i)
+        if a.moe_layers and a.moe_layers[i]:
+            _moe(out, a, f"{p}.mlp", i)
+        else:
+            _dense_mlp(out, a, f"{p}.mlp", i, a.intermediate_size)
+    _norm(out, a, "model.norm", a.hidden_size, None)
+    if not a.tie_word_embeddings:
+        out.append(Tensor("lm_head.weight", (a.vocab_size, a.hidden_size), Role.LM_HEAD, None, "output"))
+    return tuple(out)
+
+
+def parameter_count(a: Architecture) -> int:
+    """Total parameters (all experts counted; tied embeddings once)."""
+    return sum(t.numel for t in build_inventory(a))
+
+
+def active_fraction(t: Tensor, a: Architecture) -> float:
+    """Share of a tensor read from memory per decoded token.
+
+    Routed experts: top-k of E. The input embedding of an untied model: only the
+    looked-up rows, counted as 0 (a tied embedding is read in full as the LM head).
+    Everything else: all of it.
+    """
+    if t.role is Role.EXPERT and a.num_experts:
+        return a.experts_per_token / a.num_experts
+    if t.role in (Role.EMBEDDING, Role.POSITION) and not (t.role is Role.EMBEDDING and a.tie_word_embeddings):
+        return 0.0
+    return 1.0
+
+
+def active_parameter_count(a: Architecture) -> int:
+    """Parameters read per decoded token (see `active_fraction`).
+
+    This matches how DeepSeek (36.6B for V3) and OpenAI (3.6B for gpt-oss-20b)
+    count active parameters; Mistral's 12.9B for Mixtral-8x7B and Qwen's 3.3B for
+    Qwen3-30B-A3B also count the input embedding matrix.
+    """
+    return round(sum(t.numel * active_fraction(t, a) for t in build_inventory(a)))
