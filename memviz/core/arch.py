@@ -73,7 +73,7 @@ class Architecture:
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
-    source: str = ""
+    source: str = field(default="", compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:

@@ -1,0 +1,43 @@
+import pytest
+
+from memviz.core.activations import inference_workspace, training_activation_bytes, training_activation_bytes_per_layer
+from memviz.core.presets import get_preset
+from memviz.core.units import GiB
+
+LLAMA70 = get_preset("llama-3.1-70b").architecture()  # LLaMA-3.3-70B has the same shape
+
+
+def test_seed_llama_70b_training_example():
+    # Korthikanti et al.: s*b*h*(34 + 5*a*s/h), s=2048, b=1, h=8192, a=64 -> 114 * s*b*h per layer
+    per = training_activation_bytes_per_layer(LLAMA70, 2048, 1)
+    assert per == 2048 * 8192 * 114 == 1_912_602_624
+    assert training_activation_bytes(LLAMA70, 2048, 1) / GiB == 142.5
+    assert training_activation_bytes(LLAMA70, 2048, 1, "flash") / GiB == 42.5
+    assert training_activation_bytes(LLAMA70, 2048, 1, "full") / GiB == 2.5
+    with pytest.raises(ValueError):
+        training_activation_bytes(LLAMA70, 2048, 1, "magic")
+
+
+def test_eager_attention_is_quadratic_and_sdpa_is_not():
+    a = get_preset("llama-3.1-8b").architecture()
+    e1 = inference_workspace(a, 1024, 1024, 1, "eager", 2, 1, 6).attention
+    e2 = inference_workspace(a, 2048, 2048, 1, "eager", 2, 1, 6).attention
+    s1 = inference_workspace(a, 1024, 1024, 1, "sdpa", 2, 1, 6).attention
+    s2 = inference_workspace(a, 2048, 2048, 1, "sdpa", 2, 1, 6).attention
+    assert e2 / e1 > 3.5 and s2 / s1 == pytest.approx(2)
+    # eager scores: B*a*n*T*(2 + 4) bytes
+    assert e1 >= 32 * 1024 * 1024 * 6
+
+
+def test_inference_workspace_is_one_layer_not_all_layers():
+    a = LLAMA70
+    ws = inference_workspace(a, 2048, 2048, 1, "sdpa", 2, 1, 6)
+    # largest transient: the MLP (3 x n x I x 2 bytes) plus the residual/projections
+    assert ws.mlp == 3 * 2048 * 28672 * 2
+    assert ws.peak < training_activation_bytes_per_layer(a, 2048, 1) * 2
+
+
+def test_moe_routes_top_k_experts():
+    a = get_preset("mixtral-8x7b").architecture()
+    ws = inference_workspace(a, 100, 100, 1, "sdpa", 2, 0, 6)
+    assert ws.mlp == 100 * 2 * 3 * 14336 * 2 + 100 * 8 * 4

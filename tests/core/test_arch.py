@@ -1,0 +1,104 @@
+import json
+
+import pytest
+
+from memviz.core.arch import FULL, SLIDING, from_config_path, from_hf_config
+from memviz.core.errors import InputError
+from memviz.core.presets import get_preset
+
+
+def test_explicit_head_dim_wins_over_hidden_over_heads():
+    a = get_preset("gemma-7b").architecture()  # 3072 / 16 = 192, but head_dim is 256
+    assert a.head_dim == 256
+    q3 = get_preset("qwen3-8b").architecture()
+    assert q3.head_dim == 128 and q3.qk_norm
+
+
+def test_missing_kv_heads_means_mha():
+    a = get_preset("pythia-1.4b").architecture()
+    assert a.num_kv_heads == a.num_heads == 16
+
+
+def test_falcon_multi_query_has_one_kv_head():
+    assert get_preset("falcon-7b").architecture().num_kv_heads == 1
+
+
+def test_gemma2_alternates_sliding_and_full():
+    a = get_preset("gemma-2-9b").architecture()
+    assert a.layer_types[:4] == (SLIDING, FULL, SLIDING, FULL)
+    assert a.sliding_window == 4096
+
+
+def test_gemma3_nested_text_config_and_five_to_one_pattern():
+    a = get_preset("gemma-3-27b").architecture()
+    assert a.num_layers == 62 and a.hidden_size == 5376
+    assert a.layer_types[:6] == (SLIDING,) * 5 + (FULL,)
+    assert a.layer_types.count(FULL) == 10
+
+
+def test_gpt_oss_layer_types_are_kept_per_layer():
+    a = get_preset("gpt-oss-20b").architecture()
+    assert a.layer_types[:2] == (SLIDING, FULL) and a.sliding_window == 128
+
+
+def test_mistral_v01_slides_everywhere_and_qwen_without_use_sliding_window_does_not():
+    assert set(get_preset("mistral-7b-v0.1").architecture().layer_types) == {SLIDING}
+    q = get_preset("qwen2.5-7b").architecture()
+    assert set(q.layer_types) == {FULL} and q.sliding_window is None
+
+
+def test_deepseek_v3_mla_moe_and_dense_first_layers():
+    a = get_preset("deepseek-v3").architecture()
+    assert a.is_mla and a.kv_lora_rank == 512 and a.qk_rope_head_dim == 64
+    assert a.moe_layers[:4] == (False, False, False, True)
+    assert a.num_experts == 256 and a.experts_per_token == 8
+
+
+def test_unknown_model_type_works_with_warning():
+    cfg = {"model_type": "brandnew", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+           "intermediate_size": 4096, "vocab_size": 1000}
+    a = from_hf_config(cfg)
+    assert a.num_kv_heads == 8
+    assert any("brandnew" in w for w in a.warnings)
+    assert any("multi-head" in w for w in a.warnings)
+
+
+def test_config_path_file_and_folder(tmp_path):
+    cfg = get_preset("llama-3.2-1b").config
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    assert from_config_path(tmp_path) == from_config_path(tmp_path / "config.json")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        (json.dumps({"model_type": "llama", "hidden_size": 64}), "missing"),
+        (json.dumps({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 0, "num_attention_heads": 4,
+                     "vocab_size": 10}), "positive"),
+        (json.dumps({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                     "num_key_value_heads": 3, "vocab_size": 10}), "multiple"),
+        (json.dumps({"model_type": "llama", "hidden_size": "big", "num_hidden_layers": 2, "num_attention_heads": 4,
+                     "vocab_size": 10}), "integer"),
+    ],
+)
+def test_bad_configs_raise_input_error(tmp_path, content, message):
+    f = tmp_path / "config.json"
+    f.write_text(content)
+    with pytest.raises(InputError, match=message):
+        from_config_path(f)
+
+
+def test_missing_file_is_input_error(tmp_path):
+    with pytest.raises(InputError, match="no config.json"):
+        from_config_path(tmp_path / "absent")
+
+
+def test_round_trip_and_with_changes():
+    a = get_preset("gemma-2-9b").architecture()
+    assert type(a).from_dict(a.to_dict()) == a
+    b = a.with_changes(num_layers=4)
+    assert b.layer_types == (SLIDING, FULL, SLIDING, FULL)
+    with pytest.raises(InputError):
+        a.with_changes(num_kv_heads=5)

@@ -1,0 +1,139 @@
+import numpy as np
+import pytest
+
+from memviz.core.errors import InputError
+from memviz.core.estimate import COMPONENTS, Scenario, device_arrays, estimate
+from memviz.core.formats import get_weight_format, weight_bytes
+from memviz.core.presets import get_preset
+from memviz.core.units import GiB, MiB
+
+LLAMA8 = get_preset("llama-3.1-8b").architecture()
+SEED = get_preset("seed-hypothetical").architecture()
+
+
+def test_components_sum_to_total_and_carry_provenance():
+    e = estimate(LLAMA8, Scenario(context_tokens=8192, batch=2))
+    assert e.total == sum(e.bytes[c] for c in COMPONENTS)
+    prov = {c.name: c.provenance for c in e.components}
+    assert prov == {"weights": "exact", "kv_cache": "formula", "activations": "formula", "overhead": "constant"}
+    assert e.bytes["weights"] == 16060522496
+
+
+@pytest.mark.parametrize("engine", ["transformers", "vllm", "llamacpp"])
+def test_seed_kv_table_in_every_engine(engine):
+    e = estimate(SEED, Scenario(context_tokens=32768, batch=4, engine=engine, kv_format="bf16"))
+    assert e.kv_bytes_per_token == 131072
+    assert e.bytes["kv_cache"] == 16 * GiB
+
+
+def test_engines_apply_their_own_rules_to_the_same_model():
+    a = get_preset("deepseek-v2-lite").architecture()
+    hf = estimate(a, Scenario(engine="transformers", context_tokens=4096))
+    vllm = estimate(a, Scenario(engine="vllm", context_tokens=4096))
+    # expanded per-head K/V (16 x (192 + 128) values) vs the MLA latent (512 + 64), per token and layer
+    assert hf.bytes["kv_cache"] == 27 * 16 * 320 * 2 * 4096 and vllm.bytes["kv_cache"] == 27 * 576 * 2 * 4096
+    mistral = get_preset("mistral-7b-v0.1").architecture()
+    hf_m = estimate(mistral, Scenario(engine="transformers", context_tokens=10000)).bytes["kv_cache"]
+    vl_m = estimate(mistral, Scenario(engine="vllm", context_tokens=10000)).bytes["kv_cache"]
+    assert hf_m == 32 * 8 * 128 * 2 * 2 * 4095 and vl_m == 32 * 8 * 128 * 2 * 2 * 4096
+
+
+def test_llamacpp_pads_context_keeps_embedding_on_host_and_output_buffer():
+    e = estimate(LLAMA8, Scenario(engine="llamacpp", weight_format="Q4_K_M", kv_format="fp16", context_tokens=1000))
+    assert e.bytes["kv_cache"] == 1024 * 131072  # n_ctx padded to 256 with flash attention
+    fmt = get_weight_format("Q4_K_M")
+    embed = 128256 * 4096 // 256 * 144
+    assert e.bytes["weights"] == weight_bytes(LLAMA8, fmt) - embed
+    assert e.host.weights == embed and e.host.activations == 128256 * 4
+
+
+def test_llamacpp_gpu_layers_offload_last_layers():
+    full = estimate(LLAMA8, Scenario(engine="llamacpp", weight_format="Q8_0"))
+    half = estimate(LLAMA8, Scenario(engine="llamacpp", weight_format="Q8_0", gpu_layers=16))
+    assert half.bytes["weights"] < full.bytes["weights"] / 2  # output layer also leaves the GPU
+    assert half.bytes["kv_cache"] == full.bytes["kv_cache"] / 2
+    assert half.host.weights + half.bytes["weights"] == full.host.weights + full.bytes["weights"]
+    no_kv = estimate(LLAMA8, Scenario(engine="llamacpp", weight_format="Q8_0", kv_offload=True))
+    assert no_kv.bytes["kv_cache"] == 0 and no_kv.host.kv_cache == full.bytes["kv_cache"]
+
+
+def test_transformers_cpu_offload_keeps_kv_on_gpu_and_streams_a_layer():
+    full = estimate(LLAMA8, Scenario())
+    off = estimate(LLAMA8, Scenario(gpu_layers=8))
+    assert off.bytes["kv_cache"] == full.bytes["kv_cache"]
+    assert off.host.weights > 0 and off.bytes["activations"] > full.bytes["activations"]
+
+
+def test_tensor_parallel_splits_weights_and_kv_per_device():
+    a = get_preset("llama-3.1-70b").architecture()
+    one = estimate(a, Scenario(engine="vllm", context_tokens=8192))
+    four = estimate(a, Scenario(engine="vllm", context_tokens=8192, tp=4))
+    assert len(four.devices) == 4
+    assert four.bytes["kv_cache"] == one.bytes["kv_cache"] / 4
+    assert four.bytes["weights"] == pytest.approx(one.bytes["weights"] / 4, rel=1e-4)
+
+
+def test_pipeline_parallel_splits_layers():
+    a = get_preset("llama-3.1-70b").architecture()
+    e = estimate(a, Scenario(engine="vllm", pp=2, context_tokens=8192))
+    assert len(e.devices) == 2
+    assert sum(d.kv_cache for d in e.devices) == estimate(a, Scenario(engine="vllm", context_tokens=8192)).bytes["kv_cache"]
+
+
+def test_vllm_pool_takes_what_is_left():
+    sc = Scenario(engine="vllm", gpu="h100-80g", gpu_memory_utilization=0.9)
+    e = estimate(LLAMA8, sc)
+    assert e.total == pytest.approx(0.9 * 81559 * MiB, abs=4)
+    assert e.kv_cache_required < e.bytes["kv_cache"]
+
+
+def test_overhead_is_editable():
+    e = estimate(LLAMA8, Scenario(runtime_overhead_bytes=0, allocator_fraction=0))
+    assert e.bytes["overhead"] == 0
+    assert estimate(LLAMA8, Scenario()).bytes["overhead"] >= 512 * MiB
+
+
+def test_per_sequence_lengths():
+    e = estimate(SEED, Scenario(sequence_tokens=(1000, 3000), engine="vllm"))
+    assert e.bytes["kv_cache"] == (1008 + 3008) * 131072  # each rounded up to 16-token pages
+
+
+def test_device_arrays_match_estimate():
+    sc = Scenario(context_tokens=4096)
+    gpus, _ = device_arrays(LLAMA8, sc, np.array([4096, 8192]), np.array([1, 1]))
+    assert int(np.ceil(gpus[0].total[0])) == pytest.approx(estimate(LLAMA8, sc).total, abs=4)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"context_tokens": 0}, {"batch": -1}, {"tp": 0}, {"weight_format": "int3"}, {"kv_format": "x"}, {"engine": "trt"},
+     {"tp": 2, "engine": "transformers"}, {"gpu_layers": 3, "engine": "vllm"}, {"gpu": "gtx-ultra"},
+     {"gpu_memory_utilization": 1.5}, {"attention": "magic"}, {"sequence_tokens": (5, 0)}, {"device": "tpu"}],
+)
+def test_bad_scenarios_raise_input_error(kwargs):
+    with pytest.raises(InputError):
+        Scenario(**kwargs)
+
+
+def test_scenario_round_trip():
+    sc = Scenario(name="a", sequence_tokens=(3, 4), engine="vllm", tp=2)
+    assert Scenario.from_dict(sc.to_dict()) == sc
+    with pytest.raises(InputError):
+        Scenario.from_dict({"nonsense": 1})
+
+
+def test_every_preset_every_engine_estimates():
+    from memviz.core.presets import all_presets
+
+    for key, p in all_presets().items():
+        a = p.architecture()
+        for engine, fmt in (("transformers", "bf16"), ("vllm", "fp8"), ("llamacpp", "Q4_K_M")):
+            e = estimate(a, Scenario(engine=engine, weight_format=fmt))
+            assert all(v >= 0 for v in e.bytes.values()), (key, engine)
+            assert e.total > e.bytes["weights"] > 0
+
+
+def test_cpu_device_uses_torch_import_overhead():
+    e = estimate(LLAMA8, Scenario(device="cpu"))
+    assert e.devices[0].device == "CPU0" and e.bytes["overhead"] > 500 * MiB
+    assert e.bytes["weights"] / GiB == pytest.approx(14.96, abs=0.01)

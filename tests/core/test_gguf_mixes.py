@@ -1,0 +1,50 @@
+"""GGUF mixes against llama.cpp's own table (tools/quantize/quantize.cpp, Llama-3-8B sizes in GiB)."""
+
+import pytest
+
+from memviz.core.formats import get_weight_format, tensor_bytes, weight_bytes
+from memviz.core.gguf_mixes import gguf_tensor_type, use_more_bits
+from memviz.core.inventory import build_inventory
+from memviz.core.presets import get_preset
+from memviz.core.units import GiB
+
+LLAMA3_8B = get_preset("llama-3.1-8b").architecture()  # same shapes as Llama-3-8B
+
+
+@pytest.mark.parametrize(
+    ("mix", "gib"),
+    [("Q2_K", 2.96), ("Q3_K_M", 3.74), ("Q4_0", 4.34), ("Q4_K_S", 4.37), ("Q4_K_M", 4.58), ("Q5_K_M", 5.33),
+     ("Q6_K", 6.14), ("Q8_0", 7.96)],
+)
+def test_mix_sizes_match_llama_cpp_table(mix, gib):
+    got = weight_bytes(LLAMA3_8B, get_weight_format(mix)) / GiB
+    assert got == pytest.approx(gib, rel=0.005)
+
+
+def test_q4_k_m_per_tensor_choices():
+    types = {t.name: s for t, s, _ in tensor_bytes(LLAMA3_8B, get_weight_format("Q4_K_M"))}
+    assert types["lm_head.weight"] == "Q6_K"
+    assert types["model.embed_tokens.weight"] == "Q4_K"
+    assert types["model.layers.0.self_attn.v_proj.weight"] == "Q6_K"  # first eighth
+    assert types["model.layers.5.self_attn.v_proj.weight"] == "Q4_K"
+    assert types["model.layers.0.norm0.weight"] == "F32"
+
+
+def test_use_more_bits_pattern():
+    assert [i for i in range(32) if use_more_bits(i, 32)] == [0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31]
+
+
+def test_row_length_not_multiple_of_256_falls_back():
+    a = get_preset("qwen2.5-0.5b").architecture()  # hidden 896 = 3.5 x 256
+    t = next(t for t in build_inventory(a) if t.name == "model.layers.3.mlp.gate_proj.weight")
+    assert gguf_tensor_type("Q4_K_M", t, a) == "Q5_0"
+    emb = next(t for t in build_inventory(a) if t.name == "model.embed_tokens.weight")
+    assert gguf_tensor_type("Q4_K_M", emb, a) == "Q8_0"  # tied output, row not a multiple of 256
+
+
+def test_mixtral_keeps_attn_v_and_k_at_q8_0():
+    a = get_preset("mixtral-8x7b").architecture()
+    types = {t.name: s for t, s, _ in tensor_bytes(a, get_weight_format("Q4_K_M"))}
+    assert types["model.layers.7.self_attn.v_proj.weight"] == "Q8_0"
+    assert types["model.layers.7.self_attn.k_proj.weight"] == "Q8_0"
+    assert types["model.layers.7.mlp.router.weight"] == "F32"

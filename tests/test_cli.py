@@ -1,0 +1,76 @@
+"""The `memviz estimate` CLI contract, run as a real subprocess."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from memviz.core.presets import get_preset
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "memviz", *args], capture_output=True, text=True)
+
+
+def test_estimate_json_contract():
+    r = run("estimate", "--preset", "seed-hypothetical", "--context", "32768", "--batch", "4", "--json", "--gpu", "h100-80g")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert isinstance(d["parameters"], int) and d["kv_bytes_per_token"] == 131072
+    assert set(d["bytes"]) == {"weights", "kv_cache", "activations", "overhead", "total"}
+    assert d["bytes"]["kv_cache"] == 16 * 2**30
+    assert d["bytes"]["total"] == sum(d["bytes"][k] for k in ("weights", "kv_cache", "activations", "overhead"))
+    f = d["fit"]
+    assert f["capacity_bytes"] == 81559 * 2**20 and isinstance(f["fits"], bool) and f["max_context"] > 32768
+
+
+def test_human_output_prints_units():
+    r = run("estimate", "--preset", "llama-3.1-8b", "--weights", "Q4_K_M", "--engine", "llamacpp")
+    assert r.returncode == 0 and "GiB" in r.stdout and "weights" in r.stdout
+    r = run("estimate", "--preset", "llama-3.1-8b", "--unit", "GB")
+    assert " GB" in r.stdout
+
+
+def test_config_file_and_folder(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(get_preset("qwen3-8b").config))
+    a = json.loads(run("estimate", "--config", str(tmp_path), "--json").stdout)
+    b = json.loads(run("estimate", "--config", str(tmp_path / "config.json"), "--json").stdout)
+    assert a["bytes"] == b["bytes"] and a["parameters"] == 8190735360
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--config", "/definitely/missing"], "no config.json"),
+        (["--preset", "nope"], "unknown preset"),
+        (["--preset", "gpt2", "--context", "0"], "context_tokens"),
+        (["--preset", "gpt2", "--batch", "-3"], "batch"),
+        (["--preset", "gpt2", "--weights", "int3"], "unknown weight format"),
+        (["--preset", "gpt2", "--kv", "int3"], "unknown KV"),
+        (["--preset", "gpt2", "--engine", "trt"], "unknown engine"),
+        (["--preset", "gpt2", "--gpu", "voodoo"], "unknown GPU"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(args, needle):
+    r = run("estimate", *args)
+    assert r.returncode == 2
+    assert needle in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_malformed_and_incomplete_config(tmp_path):
+    bad = tmp_path / "config.json"
+    bad.write_text("{oops")
+    r = run("estimate", "--config", str(bad))
+    assert r.returncode == 2 and "not valid JSON" in r.stderr
+    bad.write_text(json.dumps({"model_type": "llama", "hidden_size": 64}))
+    r = run("estimate", "--config", str(bad))
+    assert r.returncode == 2 and "missing" in r.stderr
+
+
+def test_listings_and_training():
+    assert "llama-3.1-405b" in run("presets").stdout
+    assert "Q4_K_M" in run("formats").stdout
+    assert "GiB" in run("gpus").stdout
+    t = run("training", "--preset", "llama-3.1-70b", "--seq", "2048")
+    assert "142.500 GiB" in t.stdout
