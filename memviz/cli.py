@@ -51,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--kv-offload", action="store_true", help="keep the KV cache in host RAM (llama.cpp --no-kv-offload)")
     e.add_argument("--attention", choices=["sdpa", "eager", "flash"], help="attention kernel (engine default)")
     e.add_argument("--prefill-chunk", type=int, help="prefill chunk / micro-batch tokens (engine default)")
+    e.add_argument("--logits-all", action="store_true", help="transformers: logits for every prompt token (plain forward)")
     e.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vLLM pre-allocation share")
     e.add_argument("--overhead-mib", type=float, help="runtime overhead in MiB (engine default otherwise)")
     e.add_argument("--unit", default="GiB", choices=["GiB", "GB"])
@@ -79,8 +80,8 @@ def _scenario(args: argparse.Namespace) -> Scenario:
         weight_format=args.weights, kv_format=args.kv, context_tokens=args.context, batch=args.batch,
         sequence_tokens=seqs, engine=args.engine, device=args.device, tp=args.tp, pp=args.pp, gpu=args.gpu,
         gpu_layers=args.gpu_layers, kv_offload=args.kv_offload, attention=args.attention,
-        prefill_chunk_tokens=args.prefill_chunk, gpu_memory_utilization=args.gpu_memory_utilization,
-        runtime_overhead_bytes=overhead,
+        prefill_chunk_tokens=args.prefill_chunk, logits_all_tokens=args.logits_all,
+        gpu_memory_utilization=args.gpu_memory_utilization, runtime_overhead_bytes=overhead,
     )
 
 
