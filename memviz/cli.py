@@ -57,6 +57,20 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--unit", default="GiB", choices=["GiB", "GB"])
     e.add_argument("--json", action="store_true", help="print one JSON object")
 
+    x = sub.add_parser("export", help="write a compare/sweep chart (PNG, SVG, PDF) or its data (CSV, JSON, Markdown)")
+    _add_model_source(x)
+    x.add_argument("--weights", default="bf16", help="comma-separated weight formats: one scenario each")
+    x.add_argument("--kv", default="bf16", help="KV cache format")
+    x.add_argument("--context", type=int, default=4096)
+    x.add_argument("--batch", type=int, default=1)
+    x.add_argument("--engine", default="auto", help="transformers | vllm | llamacpp | auto (GGUF mixes -> llamacpp)")
+    x.add_argument("--gpu", default="", help="comma-separated GPUs for capacity lines")
+    x.add_argument("--chart", choices=["compare", "sweep"], default="compare")
+    x.add_argument("--unit", default="GiB", choices=["GiB", "GB"])
+    x.add_argument("--width", type=int, default=1800, help="PNG width in pixels")
+    x.add_argument("--log-x", action="store_true", help="sweep: logarithmic context axis")
+    x.add_argument("--out", required=True, help="FILE.png|.svg|.pdf|.csv|.json|.md")
+
     sub.add_parser("presets", help="list bundled model presets")
     sub.add_parser("formats", help="list weight and KV cache formats")
     sub.add_parser("gpus", help="list the GPU catalogue")
@@ -152,6 +166,41 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from memviz.core import report
+    from memviz.core.gguf_mixes import GGUF_MIXES
+    from memviz.core.gpus import get_gpu
+    from memviz.core.session import Session
+
+    a = _architecture(args)
+    scenarios = []
+    for fmt in (f.strip() for f in args.weights.split(",") if f.strip()):
+        engine = args.engine
+        if engine == "auto":
+            engine = "llamacpp" if fmt.upper() in GGUF_MIXES and fmt.upper() not in ("F16", "BF16") else "transformers"
+        scenarios.append(Scenario(weight_format=fmt, kv_format=args.kv, context_tokens=args.context, batch=args.batch,
+                                  engine=engine))
+    if not scenarios:
+        raise InputError("--weights names no format")
+    gpus = tuple(get_gpu(g).key for g in args.gpu.split(",") if g.strip())
+    session = Session(architecture=a, scenarios=tuple(scenarios), gpus=gpus, unit=Unit(args.unit))
+    out = Path(args.out)
+    if out.suffix.lower() in report.DATA_SUFFIXES:
+        report.write(session, out)
+    elif out.suffix.lower() in (".png", ".svg", ".pdf"):
+        if args.width < 200:
+            raise InputError("--width must be at least 200 pixels")
+        from memviz.gui.headless import render
+
+        render(session, args.chart, out, args.width, args.log_x)
+    else:
+        raise InputError(f"unknown output type {out.suffix or '(none)'}; use .png .svg .pdf .csv .json .md")
+    print(out)
+    return 0
+
+
 def _cmd_presets() -> int:
     from memviz.core.inventory import parameter_count
     from memviz.core.presets import all_presets
@@ -210,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "estimate":
             return _cmd_estimate(args)
+        if args.command == "export":
+            return _cmd_export(args)
         if args.command == "presets":
             return _cmd_presets()
         if args.command == "formats":
@@ -221,15 +272,14 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"memviz: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        print(f"memviz: error: {exc.strerror or exc}: {exc.filename or ''}", file=sys.stderr)
+        return 2
     _parser().print_help()
     return 2
 
 
 def _launch_gui() -> int:
-    try:
-        from memviz.gui.app import run
-    except ImportError:
-        print("memviz: the desktop app is not part of this build yet; use 'memviz estimate --help' "
-              "(the CLI covers estimates, presets, formats and GPUs)", file=sys.stderr)
-        return 2
+    from memviz.gui.app import run
+
     return run()

@@ -113,6 +113,11 @@ class Architecture:
 
     def with_changes(self, **changes: Any) -> Architecture:
         """A copy with fields changed and re-validated (layer lists follow `num_layers`)."""
+        if changes.get("num_experts") and not self.num_experts:
+            # turning a dense model into MoE: every layer routed, sensible defaults for the rest
+            changes.setdefault("moe_layers", (True,) * changes.get("num_layers", self.num_layers))
+            changes.setdefault("experts_per_token", self.experts_per_token or min(2, changes["num_experts"]))
+            changes.setdefault("moe_intermediate_size", self.moe_intermediate_size or self.intermediate_size)
         if "num_layers" in changes:
             n = changes["num_layers"]
             if isinstance(n, int) and n > 0:

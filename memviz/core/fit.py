@@ -15,7 +15,7 @@ import numpy as np
 
 from memviz.core.arch import Architecture
 from memviz.core.engines import get_engine
-from memviz.core.estimate import COMPONENTS, Scenario, device_arrays
+from memviz.core.estimate import COMPONENTS, Estimate, Scenario, device_arrays
 from memviz.core.gpus import GPU
 
 
@@ -29,10 +29,21 @@ class Sweep:
     kv_cache: np.ndarray
     activations: np.ndarray
     overhead: np.ndarray
+    kv_required: np.ndarray
 
     @property
     def total(self) -> np.ndarray:
         return self.weights + self.kv_cache + self.activations + self.overhead
+
+    @property
+    def needed(self) -> np.ndarray:
+        """What must fit (vLLM: the KV required, not the pool it reserves)."""
+        return self.total - self.kv_cache + self.kv_required
+
+    def largest_fitting(self, capacity: float) -> int:
+        """Largest x of the sweep grid whose need fits in `capacity` (0 if none)."""
+        ok = self.x[self.needed <= capacity]
+        return int(ok.max()) if ok.size else 0
 
 
 def _needed(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray) -> np.ndarray:
@@ -54,7 +65,7 @@ def sweep(a: Architecture, sc: Scenario, values: np.ndarray, axis: str = "contex
     gpus, _ = device_arrays(a, base, context, batch)
     totals = np.stack([d.total for d in gpus])
     pick = np.argmax(totals, axis=0)
-    comp = {c: np.choose(pick, [getattr(d, c) for d in gpus]) for c in COMPONENTS}
+    comp = {c: np.choose(pick, [getattr(d, c) for d in gpus]) for c in (*COMPONENTS, "kv_required")}
     return Sweep(axis=axis, x=values, **comp)
 
 
@@ -62,6 +73,15 @@ def capacity_bytes(gpu: GPU, sc: Scenario) -> float:
     """Usable bytes per device: vLLM only uses `gpu_memory_utilization` of it."""
     engine = get_engine(sc.engine)
     return gpu.memory_bytes * (sc.gpu_memory_utilization if engine.preallocates_kv_pool else 1.0)
+
+
+def needed_bytes(est: Estimate) -> int:
+    """Bytes the busiest device needs: the total with vLLM's reserved pool replaced by the KV required."""
+    return est.total - est.bytes["kv_cache"] + est.kv_cache_required
+
+
+def estimate_fits(est: Estimate, gpu: GPU) -> bool:
+    return needed_bytes(est) <= capacity_bytes(gpu, est.scenario)
 
 
 def fits(a: Architecture, sc: Scenario, gpu: GPU) -> bool:

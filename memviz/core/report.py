@@ -1,0 +1,93 @@
+"""The numbers behind a chart, as rows and as CSV / JSON / Markdown text.
+
+One row per scenario: its settings, the four components and the total in bytes
+(the busiest device), and for each GPU whether it fits. Exports write bytes (exact
+integers) plus the chosen display unit, so a reader never has to guess GiB vs GB.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from memviz.core.arch import Architecture
+from memviz.core.errors import InputError
+from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
+from memviz.core.fit import estimate_fits
+from memviz.core.gpus import get_gpu
+from memviz.core.session import Session
+from memviz.core.units import Unit, to_unit
+
+DATA_SUFFIXES = (".csv", ".json", ".md")
+SETTINGS = ("name", "weight_format", "kv_format", "context_tokens", "batch", "engine", "tp", "pp")
+
+
+def scenario_label(sc: Scenario) -> str:
+    """A short label for a scenario: its name, or weights · KV · context×batch."""
+    if sc.name:
+        return sc.name
+    ctx = f"{sc.context_tokens // 1024}K" if sc.context_tokens % 1024 == 0 else f"{sc.context_tokens:,}"
+    return f"{sc.weight_format} · KV {sc.kv_format} · {ctx}×{sc.batch}"
+
+
+def estimates(a: Architecture, scenarios: tuple[Scenario, ...] | list[Scenario]) -> list[Estimate]:
+    return [estimate(a, sc) for sc in scenarios]
+
+
+def rows(a: Architecture, scenarios: list[Scenario] | tuple[Scenario, ...], gpus: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    out = []
+    for sc, est in zip(scenarios, estimates(a, scenarios), strict=True):
+        row: dict[str, Any] = {"label": scenario_label(sc)}
+        row.update({k: getattr(sc, k) for k in SETTINGS})
+        row.update({f"{c}_bytes": est.bytes[c] for c in COMPONENTS})
+        row["total_bytes"] = est.total
+        row["host_bytes"] = est.host.total
+        for g in gpus:
+            row[f"fits_{g}"] = estimate_fits(est, get_gpu(g))
+        out.append(row)
+    return out
+
+
+def to_csv(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB) -> str:
+    data = rows(a, scenarios, gpus)
+    buf = io.StringIO()
+    if not data:
+        return ""
+    fieldnames = list(data[0]) + [f"total_{unit.value}"]
+    w = csv.DictWriter(buf, fieldnames=fieldnames, lineterminator="\n")
+    w.writeheader()
+    for r in data:
+        w.writerow({**r, f"total_{unit.value}": f"{to_unit(r['total_bytes'], unit):.4f}"})
+    return buf.getvalue()
+
+
+def to_json(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB) -> str:
+    return json.dumps({"model": a.name, "unit": unit.value, "bytes_unit": "bytes", "gpus": list(gpus),
+                       "scenarios": rows(a, scenarios, gpus)}, indent=2)
+
+
+def to_markdown(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB) -> str:
+    data = rows(a, scenarios, gpus)
+    u = unit.value
+    head = ["scenario", "engine", *(f"{c} ({u})" for c in COMPONENTS), f"total ({u})", *(f"fits {g}" for g in gpus)]
+    lines = [f"**{a.name}** — memory per device, {u} ({'2^30' if unit is Unit.GiB else '10^9'} bytes)", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in data:
+        cells = [r["label"], r["engine"], *(f"{to_unit(r[f'{c}_bytes'], unit):.2f}" for c in COMPONENTS),
+                 f"{to_unit(r['total_bytes'], unit):.2f}", *("yes" if r[f"fits_{g}"] else "no" for g in gpus)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write(session: Session, path: str | Path) -> Path:
+    """Write the numbers behind the charts as CSV, JSON or Markdown, chosen by the file suffix."""
+    p = Path(path)
+    writers = {".csv": to_csv, ".json": to_json, ".md": to_markdown}
+    if p.suffix.lower() not in writers:
+        raise InputError(f"cannot export data as {p.suffix or 'a file without suffix'}; use {', '.join(DATA_SUFFIXES)}")
+    p.write_text(writers[p.suffix.lower()](session.architecture, session.scenarios, session.gpus, session.unit),
+                 encoding="utf-8")
+    return p

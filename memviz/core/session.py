@@ -1,0 +1,135 @@
+"""The session document (a model, its edits, the scenarios, the GPUs) and its undo history.
+
+A session is an immutable snapshot; every edit makes a new one, so undo/redo is a
+stack of snapshots (glue's CommandStack idea without command objects). On disk it
+is versioned JSON: `{"format": "memviz-session", "format_version": 1, ...}`; each
+version has its own loader so older files keep opening.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from memviz.core.arch import Architecture
+from memviz.core.errors import InputError
+from memviz.core.estimate import Scenario
+from memviz.core.units import Unit
+
+FORMAT = "memviz-session"
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Session:
+    architecture: Architecture
+    scenarios: tuple[Scenario, ...]
+    preset: str | None = None  # the preset the model came from, if any
+    gpus: tuple[str, ...] = ("rtx4090", "h100-80g")
+    unit: Unit = Unit.GiB
+    runs: tuple[dict[str, Any], ...] = field(default=())  # measured runs (probe results), kept as data
+
+    def with_changes(self, **changes: Any) -> Session:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "preset": self.preset,
+            "architecture": self.architecture.to_dict(),
+            "scenarios": [s.to_dict() for s in self.scenarios],
+            "gpus": list(self.gpus),
+            "unit": self.unit.value,
+            "runs": list(self.runs),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Session:
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise InputError("not a memviz session (missing \"format\": \"memviz-session\")")
+        version = data.get("format_version")
+        loader = _LOADERS.get(version)
+        if loader is None:
+            raise InputError(f"session format_version {version!r} is not supported (this memviz reads {sorted(_LOADERS)})")
+        return loader(data)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Session:
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(f"no session file at {p}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{p} is not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+
+def _load_v1(data: dict[str, Any]) -> Session:
+    try:
+        return Session(
+            architecture=Architecture.from_dict(data["architecture"]),
+            scenarios=tuple(Scenario.from_dict(s) for s in data["scenarios"]),
+            preset=data.get("preset"),
+            gpus=tuple(data.get("gpus", ())),
+            unit=Unit(data.get("unit", "GiB")),
+            runs=tuple(data.get("runs", ())),
+        )
+    except KeyError as exc:
+        raise InputError(f"session is missing {exc.args[0]!r}") from None
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"session is malformed: {exc}") from None
+
+
+_LOADERS = {1: _load_v1}
+
+
+class History:
+    """Undo/redo over session snapshots (at most `limit` undo steps)."""
+
+    def __init__(self, initial: Session, limit: int = 100) -> None:
+        self._undo: list[Session] = []
+        self._redo: list[Session] = []
+        self._current = initial
+        self._limit = limit
+
+    @property
+    def current(self) -> Session:
+        return self._current
+
+    def push(self, session: Session) -> None:
+        if session == self._current:
+            return
+        self._undo.append(self._current)
+        del self._undo[: -self._limit]
+        self._redo.clear()
+        self._current = session
+
+    def reset(self, session: Session) -> None:
+        self._undo.clear()
+        self._redo.clear()
+        self._current = session
+
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    def undo(self) -> Session:
+        if self._undo:
+            self._redo.append(self._current)
+            self._current = self._undo.pop()
+        return self._current
+
+    def redo(self) -> Session:
+        if self._redo:
+            self._undo.append(self._current)
+            self._current = self._redo.pop()
+        return self._current

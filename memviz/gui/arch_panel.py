@@ -1,0 +1,208 @@
+"""Architecture panel: searchable presets, editable fields with validation, imports, derived facts.
+
+An edit is validated by building the new Architecture in the core; an invalid
+value is marked at its field with the reason and the session (and the last
+valid estimate on screen) stays as it was.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from memviz.core.arch import SLIDING, Architecture
+from memviz.core.errors import InputError
+from memviz.core.formats import get_kv_format
+from memviz.core.inventory import active_parameter_count, parameter_count
+from memviz.core.kv import KVLayout, kv_bytes_per_token
+from memviz.core.presets import all_presets
+
+#: (field, label, unit shown next to it); all are integers, optional ones may be empty.
+FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("num_layers", "Layers (L)", ""),
+    ("hidden_size", "Hidden size", "elements"),
+    ("num_heads", "Attention heads", ""),
+    ("num_kv_heads", "KV heads (Hkv)", ""),
+    ("head_dim", "Head dim (D)", "elements"),
+    ("v_head_dim", "V head dim", "elements"),
+    ("intermediate_size", "MLP intermediate", "elements"),
+    ("vocab_size", "Vocabulary", "tokens"),
+    ("max_position_embeddings", "Max context", "tokens"),
+    ("sliding_window", "Sliding window", "tokens"),
+    ("num_experts", "Experts (E)", ""),
+    ("experts_per_token", "Experts per token", ""),
+    ("moe_intermediate_size", "Expert intermediate", "elements"),
+    ("kv_lora_rank", "MLA kv_lora_rank", "elements"),
+    ("qk_rope_head_dim", "MLA rope head dim", "elements"),
+)
+OPTIONAL = {"sliding_window", "kv_lora_rank"}
+ERROR_STYLE = "QLineEdit { border: 2px solid #D55E00; }"
+
+
+def derived_facts(a: Architecture) -> str:
+    """Read-only facts: parameters, KV bytes per token, attention kinds per layer group."""
+    kinds = Counter(a.layer_types)
+    groups = ", ".join(
+        f"{n} × {'sliding (' + format(a.sliding_window, ',') + ' tokens)' if k == SLIDING else 'full'}" for k, n in kinds.items()
+    )
+    kv = kv_bytes_per_token(a, get_kv_format("bf16"), KVLayout(latent_mla=True))
+    kv_hf = kv_bytes_per_token(a, get_kv_format("bf16"))
+    lines = [
+        f"Parameters: {parameter_count(a):,d}",
+        f"Active per token: {active_parameter_count(a):,d}",
+        f"KV per token (bf16, all layers): {kv:,.0f} bytes" + (f" latent; {kv_hf:,.0f} expanded" if a.is_mla else ""),
+        f"Attention layers: {groups}",
+    ]
+    if a.is_moe:
+        lines.append(f"MoE: {a.num_experts} experts, top-{a.experts_per_token}, {sum(a.moe_layers)} MoE layers")
+    lines += [f"⚠ {w}" for w in a.warnings]
+    return "\n".join(lines)
+
+
+class ArchitecturePanel(QWidget):
+    """Emits `sig_preset(key)`, `sig_changed(Architecture)` for a valid edit, and import requests."""
+
+    sig_preset = Signal(str)
+    sig_changed = Signal(object)
+    sig_import_config = Signal()
+    sig_import_folder = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._arch: Architecture | None = None
+        layout = QVBoxLayout(self)
+
+        presets = QGroupBox("Presets")
+        pl = QVBoxLayout(presets)
+        self.search = QLineEdit(placeholderText="Search presets…")
+        self.search.setClearButtonEnabled(True)
+        self.preset_list = QListWidget()
+        self.preset_list.setMinimumHeight(120)
+        for key, p in all_presets().items():
+            item = QListWidgetItem(p.name)
+            item.setData(Qt.ItemDataRole.UserRole, key)
+            item.setToolTip(f"{p.source}\n{p.note}".strip())
+            self.preset_list.addItem(item)
+        self.search.textChanged.connect(self._filter)
+        self.preset_list.itemActivated.connect(self._pick)
+        self.preset_list.itemClicked.connect(self._pick)
+        pl.addWidget(self.search)
+        pl.addWidget(self.preset_list)
+        buttons = QHBoxLayout()
+        self.import_config_button = QPushButton("Import config.json…")
+        self.import_folder_button = QPushButton("Import model folder…")
+        self.import_config_button.clicked.connect(self.sig_import_config)
+        self.import_folder_button.clicked.connect(self.sig_import_folder)
+        buttons.addWidget(self.import_config_button)
+        buttons.addWidget(self.import_folder_button)
+        pl.addLayout(buttons)
+        layout.addWidget(presets)
+
+        fields = QGroupBox("Architecture")
+        form = QFormLayout(fields)
+        self.name_edit = QLineEdit()
+        self.name_edit.editingFinished.connect(lambda: self._commit("name", self.name_edit.text().strip() or "model"))
+        form.addRow("Name", self.name_edit)
+        self.edits: dict[str, QLineEdit] = {}
+        for key, label, unit in FIELDS:
+            edit = QLineEdit()
+            edit.setAlignment(Qt.AlignmentFlag.AlignRight)
+            edit.editingFinished.connect(lambda k=key: self._edited(k))
+            row = QHBoxLayout()
+            row.addWidget(edit)
+            if unit:
+                row.addWidget(QLabel(unit))
+            form.addRow(label, row)
+            self.edits[key] = edit
+        self.tied = QCheckBox("Tied input/output embeddings")
+        self.tied.toggled.connect(lambda v: self._commit("tie_word_embeddings", bool(v)))
+        form.addRow(self.tied)
+        self.error_label = QLabel()
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #D55E00")
+        form.addRow(self.error_label)
+        layout.addWidget(fields)
+
+        facts = QGroupBox("Derived (read-only)")
+        fl = QVBoxLayout(facts)
+        self.facts = QLabel()
+        self.facts.setWordWrap(True)
+        self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        fl.addWidget(self.facts)
+        layout.addWidget(facts)
+        layout.addStretch(1)
+
+    def _filter(self, text: str) -> None:
+        t = text.strip().lower()
+        for i in range(self.preset_list.count()):
+            item = self.preset_list.item(i)
+            key = item.data(Qt.ItemDataRole.UserRole)
+            item.setHidden(bool(t) and t not in item.text().lower() and t not in key)
+
+    def _pick(self, item: QListWidgetItem) -> None:
+        self.sig_preset.emit(item.data(Qt.ItemDataRole.UserRole))
+
+    def set_architecture(self, a: Architecture) -> None:
+        """Show `a` (after a preset, an import, undo/redo); clears field errors."""
+        self._arch = a
+        self.name_edit.setText(a.name)
+        for key, edit in self.edits.items():
+            value = getattr(a, key)
+            edit.blockSignals(True)
+            edit.setText("" if value is None else str(value))
+            edit.setStyleSheet("")
+            edit.setToolTip("")
+            edit.blockSignals(False)
+        self.tied.blockSignals(True)
+        self.tied.setChecked(a.tie_word_embeddings)
+        self.tied.blockSignals(False)
+        self.error_label.clear()
+        self.facts.setText(derived_facts(a))
+
+    def _edited(self, key: str) -> None:
+        text = self.edits[key].text().strip().replace(",", "").replace("_", "")
+        if key in OPTIONAL and text == "":
+            self._commit(key, None)
+            return
+        try:
+            value = int(text)
+        except ValueError:
+            self._mark(key, f"{text!r} is not a whole number")
+            return
+        self._commit(key, value)
+
+    def _commit(self, key: str, value) -> None:
+        if self._arch is None or getattr(self._arch, key) == value:
+            return
+        try:
+            new = self._arch.with_changes(**{key: value})
+        except InputError as exc:
+            self._mark(key, str(exc))
+            return
+        for edit in self.edits.values():
+            edit.setStyleSheet("")
+            edit.setToolTip("")
+        self.error_label.clear()
+        self.sig_changed.emit(new)
+
+    def _mark(self, key: str, reason: str) -> None:
+        edit = self.edits.get(key)
+        label = dict((k, lbl) for k, lbl, _ in FIELDS).get(key, key)
+        if edit is not None:
+            edit.setStyleSheet(ERROR_STYLE)
+            edit.setToolTip(reason)
+        self.error_label.setText(f"{label}: {reason} — the last valid estimate stays on screen.")

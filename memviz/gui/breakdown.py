@@ -1,0 +1,87 @@
+"""Breakdown view: the numbers behind the selected scenario, with formula and inputs; copyable."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+from memviz.core.estimate import Estimate
+from memviz.core.fit import max_batch, max_context
+from memviz.core.formats import get_weight_format, tensor_bytes
+from memviz.core.gpus import get_gpu
+from memviz.core.units import Unit, format_bytes
+
+HEADERS = ("Item", "Bytes", "Size", "Provenance", "Formula / inputs", "Source")
+
+
+def breakdown_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str, str]]:
+    """Rows: the four components, per-device and host usage, then weights per tensor group."""
+    a, sc = est.architecture, est.scenario
+    inputs = (f"L={a.num_layers}, Hkv={a.num_kv_heads}, D={a.head_dim}, context={sc.context_tokens:,}, "
+              f"sequences={sc.sequences}, KV={sc.kv_format}, engine={sc.engine}")
+    out = []
+    for c in est.components:
+        detail = c.formula + (f" [{inputs}]" if c.name == "kv_cache" else "")
+        out.append((c.name, f"{c.bytes:,d}", format_bytes(c.bytes, unit, 3), c.provenance, detail, c.source))
+    out.append(("total (busiest device)", f"{est.total:,d}", format_bytes(est.total, unit, 3), "", "sum of the four", ""))
+    if est.kv_cache_required != est.bytes["kv_cache"]:
+        out.append(("KV required by the sequences", f"{est.kv_cache_required:,d}", format_bytes(est.kv_cache_required, unit, 3),
+                    "formula", "what the sequences need of the reserved pool", ""))
+    if len(est.devices) > 1:
+        for d in est.devices:
+            out.append((f"device {d.device}", f"{d.total:,d}", format_bytes(d.total, unit, 3), "", "weights+KV+act+overhead", ""))
+    if est.host.total:
+        out.append(("host RAM", f"{est.host.total:,d}", format_bytes(est.host.total, unit, 3), "formula",
+                    "offloaded weights / KV, output buffer", ""))
+    groups: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for t, storage, nbytes in tensor_bytes(a, get_weight_format(sc.weight_format)):
+        g = groups[(t.role.value, storage)]
+        g[0] += 1
+        g[1] += t.numel
+        g[2] += nbytes
+    for (role, storage), (count, numel, nbytes) in sorted(groups.items(), key=lambda kv: -kv[1][2]):
+        out.append((f"weights: {role} ({storage})", f"{nbytes:,d}", format_bytes(nbytes, unit, 3), "exact",
+                    f"{count} tensors, {numel:,d} parameters, {nbytes * 8 / numel:.3f} bits each", "tensor inventory"))
+    if sc.gpu:
+        gpu = get_gpu(sc.gpu)
+        out.append((f"largest context on {gpu.label}", f"{max_context(a, sc, gpu):,d} tokens", "", "formula",
+                    f"at {sc.batch} sequences", "bisection on the estimate"))
+        out.append((f"largest batch on {gpu.label}", f"{max_batch(a, sc, gpu):,d}", "", "formula",
+                    f"at {sc.context_tokens:,} tokens", "bisection on the estimate"))
+    return out
+
+
+class BreakdownView(QWidget):
+    def __init__(self) -> None:
+        super().__init__()
+        layout = QVBoxLayout(self)
+        top = QHBoxLayout()
+        self.caption = QLabel()
+        self.copy_button = QPushButton("Copy table")
+        self.copy_button.clicked.connect(self.copy)
+        top.addWidget(self.caption, 1)
+        top.addWidget(self.copy_button)
+        layout.addLayout(top)
+        self.table = QTableWidget(0, len(HEADERS))
+        self.table.setHorizontalHeaderLabels(HEADERS)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        layout.addWidget(self.table)
+        self.rows: list[tuple[str, ...]] = []
+
+    def show_estimate(self, est: Estimate | None, label: str, unit: Unit) -> None:
+        self.rows = breakdown_rows(est, unit) if est is not None else []
+        self.caption.setText(f"<b>{label}</b> — every number with its provenance" if est is not None else "No scenario")
+        self.table.setRowCount(len(self.rows))
+        for r, row in enumerate(self.rows):
+            for c, text in enumerate(row):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                self.table.setItem(r, c, item)
+        self.table.resizeColumnsToContents()
+
+    def as_tsv(self) -> str:
+        return "\n".join("\t".join(r) for r in [HEADERS, *self.rows])
+
+    def copy(self) -> None:
+        QApplication.clipboard().setText(self.as_tsv())

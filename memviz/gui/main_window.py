@@ -1,0 +1,407 @@
+"""The main window: architecture panel, scenario table, compare / sweep / breakdown views.
+
+Every user edit produces a new Session snapshot pushed onto the undo history;
+the views re-render from the current snapshot. Errors (bad files, invalid
+values) are shown in the window and never change the session.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QTabWidget,
+    QToolBar,
+    QToolButton,
+)
+
+from memviz.core import report
+from memviz.core.arch import Architecture, from_config_path
+from memviz.core.errors import InputError
+from memviz.core.estimate import Scenario
+from memviz.core.gpus import GPUS
+from memviz.core.presets import get_preset
+from memviz.core.report import scenario_label
+from memviz.core.session import History, Session
+from memviz.core.units import Unit
+from memviz.gui import model, settings
+from memviz.gui.arch_panel import ArchitecturePanel
+from memviz.gui.breakdown import BreakdownView
+from memviz.gui.charts import CompareChart, SweepChart
+from memviz.gui.export import export_chart
+from memviz.gui.scenario_table import ScenarioTable, compare_quantizations
+
+
+def default_session() -> Session:
+    preset = get_preset("llama-3.1-8b")
+    return Session(architecture=preset.architecture(), preset=preset.key,
+                   scenarios=compare_quantizations(Scenario(context_tokens=8192)),
+                   gpus=tuple(settings.read("gpus")), unit=Unit(settings.read("unit")))
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, session: Session | None = None) -> None:
+        super().__init__()
+        self.setWindowTitle("memviz")
+        self.history = History(session or default_session())
+        self.path: Path | None = None
+        self._saved: Session | None = self.history.current
+        self._shown_arch: Architecture | None = None
+        self.last_refresh_ms = 0.0
+        self.estimates: list = []
+        self.confirm_discard = self._ask_discard  # replaced in tests
+
+        self.compare = CompareChart()
+        self.sweep = SweepChart()
+        self.breakdown = BreakdownView()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.compare, "Compare")
+        self.tabs.addTab(self.sweep, "Sweep")
+        self.tabs.addTab(self.breakdown, "Breakdown")
+        self._stale: set = set()
+        self.tabs.currentChanged.connect(lambda _i: self._refresh_visible())
+        self.setCentralWidget(self.tabs)
+
+        self.arch_panel = ArchitecturePanel()
+        scroll = QScrollArea()
+        scroll.setWidget(self.arch_panel)
+        scroll.setWidgetResizable(True)
+        dock = QDockWidget("Model", self)
+        dock.setObjectName("model_dock")
+        dock.setWidget(scroll)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+        self.table = ScenarioTable()
+        tdock = QDockWidget("Scenarios", self)
+        tdock.setObjectName("scenario_dock")
+        tdock.setWidget(self.table)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, tdock)
+
+        self.banner = QLabel()
+        self.banner.setStyleSheet("color: #D55E00")
+        self.statusBar().addPermanentWidget(self.banner, 1)
+
+        self.arch_panel.sig_preset.connect(self.load_preset)
+        self.arch_panel.sig_changed.connect(lambda a: self.apply(self.session.with_changes(architecture=a, preset=None)))
+        self.arch_panel.sig_import_config.connect(self._import_config_dialog)
+        self.arch_panel.sig_import_folder.connect(self._import_folder_dialog)
+        self.table.sig_changed.connect(lambda scs: self.apply(self.session.with_changes(scenarios=scs)))
+        self.table.sig_selected.connect(lambda _row: (self._stale.add(self.breakdown), self._refresh_visible()))
+        self.table.sig_compare_quantizations.connect(self.compare_quantizations)
+
+        self._build_actions()
+        geometry = settings.read_bytes("geometry")
+        if geometry:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1500, 950)
+        state = settings.read_bytes("window_state")
+        if state:
+            self.restoreState(state)
+        self.refresh()
+
+    # --- state -------------------------------------------------------------------
+    @property
+    def session(self) -> Session:
+        return self.history.current
+
+    @property
+    def dirty(self) -> bool:
+        return self.session != self._saved
+
+    def apply(self, session: Session) -> None:
+        """Make `session` current (undoable) and redraw."""
+        self.history.push(session)
+        self.refresh()
+
+    def refresh(self) -> None:
+        t0 = time.perf_counter()
+        s = self.session
+        if s.architecture != self._shown_arch:
+            self.arch_panel.set_architecture(s.architecture)
+            self._shown_arch = s.architecture
+        if self.table.scenarios != s.scenarios:
+            self.table.set_scenarios(s.scenarios)
+        self.estimates = model.compute_estimates(s)
+        caps = model.capacities(s)
+        self.compare.set_bars(model.bars(s, self.estimates), caps, s.unit, model.title(s))
+        self._stale = {self.sweep, self.breakdown}
+        self._refresh_visible()
+        for unit, action in self.unit_actions.items():
+            action.setChecked(unit is s.unit)
+        for key, action in self.gpu_actions.items():
+            action.setChecked(key in s.gpus)
+        self.undo_action.setEnabled(self.history.can_undo())
+        self.redo_action.setEnabled(self.history.can_redo())
+        name = self.path.name if self.path else "untitled"
+        self.setWindowTitle(f"memviz — {name}{' *' if self.dirty else ''}")
+        self.last_refresh_ms = (time.perf_counter() - t0) * 1e3
+
+    def _refresh_visible(self) -> None:
+        """Redraw the sweep or breakdown only when shown (the compare view is always current)."""
+        current = self.tabs.currentWidget()
+        if current in self._stale:
+            self._stale.discard(current)
+            if current is self.sweep:
+                s, axis = self.session, self.axis_box.currentText()
+                self.sweep.set_series(model.series(s, axis), model.capacities(s), s.unit, axis, self.log_box.isChecked(),
+                                      model.title(s))
+            else:
+                self._refresh_breakdown()
+
+    def _refresh_breakdown(self) -> None:
+        row = self.table.selected_row()
+        est = self.estimates[row] if 0 <= row < len(self.estimates) else None
+        self.breakdown.show_estimate(est, scenario_label(est.scenario) if est else "", self.session.unit)
+
+    def report_error(self, message: str) -> None:
+        self.banner.setText(message)
+        self.statusBar().showMessage(message, 15000)
+
+    # --- actions -----------------------------------------------------------------
+    def _action(self, text: str, slot, shortcut=None, menu=None) -> QAction:
+        a = QAction(text, self)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        a.triggered.connect(slot)
+        if menu is not None:
+            menu.addAction(a)
+        return a
+
+    def _build_actions(self) -> None:
+        mb = self.menuBar()
+        f = mb.addMenu("&File")
+        self._action("&New session", self.new_session, QKeySequence.StandardKey.New, f)
+        self._action("&Open session…", self._open_dialog, QKeySequence.StandardKey.Open, f)
+        self.recent_menu = f.addMenu("Open &recent")
+        self._action("&Save session", self.save, QKeySequence.StandardKey.Save, f)
+        self._action("Save session &as…", self._save_as_dialog, QKeySequence.StandardKey.SaveAs, f)
+        f.addSeparator()
+        self._action("Import config.json…", self._import_config_dialog, "Ctrl+I", f)
+        self._action("Import model folder…", self._import_folder_dialog, None, f)
+        f.addSeparator()
+        self._action("&Export chart (PNG, SVG, PDF)…", self._export_chart_dialog, "Ctrl+E", f)
+        self._action("Export &data (CSV, JSON, Markdown)…", self._export_data_dialog, "Ctrl+Shift+E", f)
+        f.addSeparator()
+        self._action("&Quit", self.close, QKeySequence.StandardKey.Quit, f)
+
+        e = mb.addMenu("&Edit")
+        self.undo_action = self._action("&Undo", self.undo, QKeySequence.StandardKey.Undo, e)
+        self.redo_action = self._action("&Redo", self.redo, QKeySequence.StandardKey.Redo, e)
+        e.addSeparator()
+        self._action("Copy chart", self.copy_chart, "Ctrl+Shift+C", e)
+        self._action("Copy table (Markdown)", self.copy_table, "Ctrl+Alt+C", e)
+
+        sc = mb.addMenu("&Scenarios")
+        self._action("&Add scenario", self.table.add, "Ctrl+T", sc)
+        self._action("&Duplicate scenario", self.table.duplicate, "Ctrl+D", sc)
+        self._action("De&lete scenario", self.table.delete, "Ctrl+Backspace", sc)
+        self._action("&Compare quantizations", self.compare_quantizations, "Ctrl+Q, Ctrl+C", sc)
+
+        view = mb.addMenu("&View")
+        tb = QToolBar("View")
+        tb.setObjectName("view_toolbar")
+        self.addToolBar(tb)
+        group = QActionGroup(self)
+        self.unit_actions: dict[Unit, QAction] = {}
+        for unit, key in ((Unit.GiB, "Ctrl+1"), (Unit.GB, "Ctrl+2")):
+            a = self._action(f"Units: {unit.value}", lambda _=False, u=unit: self.set_unit(u), key, view)
+            a.setCheckable(True)
+            group.addAction(a)
+            tb.addAction(a)
+            self.unit_actions[unit] = a
+        tb.addSeparator()
+        gpu_button = QToolButton()
+        gpu_button.setText("GPU capacity lines")
+        gpu_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        gpu_menu = view.addMenu("GPU capacity lines")
+        self.gpu_actions: dict[str, QAction] = {}
+        for key, gpu in GPUS.items():
+            a = QAction(gpu.describe(), self)
+            a.setCheckable(True)
+            a.triggered.connect(lambda checked, k=key: self.toggle_gpu(k, checked))
+            gpu_menu.addAction(a)
+            self.gpu_actions[key] = a
+        gpu_button.setMenu(gpu_menu)
+        tb.addWidget(gpu_button)
+        tb.addSeparator()
+        tb.addWidget(QLabel(" Sweep over "))
+        self.axis_box = QComboBox()
+        self.axis_box.addItems(["context", "batch"])
+        self.axis_box.setCurrentText(settings.read("sweep_axis"))
+        self.axis_box.currentTextChanged.connect(lambda v: (settings.write("sweep_axis", v), self.refresh()))
+        tb.addWidget(self.axis_box)
+        self.log_box = QCheckBox("log x")
+        self.log_box.setChecked(bool(settings.read("log_x")))
+        self.log_box.toggled.connect(lambda v: (settings.write("log_x", v), self.refresh()))
+        tb.addWidget(self.log_box)
+        self._update_recent_menu()
+
+    def set_unit(self, unit: Unit) -> None:
+        settings.write("unit", unit.value)
+        self.apply(self.session.with_changes(unit=unit))
+
+    def toggle_gpu(self, key: str, on: bool) -> None:
+        gpus = tuple(g for g in self.session.gpus if g != key) + ((key,) if on else ())
+        settings.write("gpus", list(gpus))
+        self.apply(self.session.with_changes(gpus=gpus))
+
+    def undo(self) -> None:
+        self.history.undo()
+        self.refresh()
+
+    def redo(self) -> None:
+        self.history.redo()
+        self.refresh()
+
+    def compare_quantizations(self) -> None:
+        base = self.session.scenarios[self.table.selected_row()] if self.session.scenarios else Scenario()
+        self.apply(self.session.with_changes(scenarios=compare_quantizations(base)))
+
+    def load_preset(self, key: str) -> None:
+        try:
+            p = get_preset(key)
+            self.apply(self.session.with_changes(architecture=p.architecture(), preset=p.key))
+        except InputError as exc:
+            self.report_error(str(exc))
+
+    def import_config(self, path: str | Path) -> bool:
+        """Load an architecture from a config.json or model folder; on error the session is untouched."""
+        try:
+            a = from_config_path(path)
+        except InputError as exc:
+            self.report_error(f"Import failed ({path}): {exc}")
+            return False
+        self.apply(self.session.with_changes(architecture=a, preset=None))
+        self.banner.clear()
+        return True
+
+    # --- files -------------------------------------------------------------------
+    def _ask_discard(self) -> bool:
+        if not self.dirty:
+            return True
+        answer = QMessageBox.question(self, "Unsaved changes", "Discard the unsaved changes of this session?",
+                                      QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel)
+        return answer == QMessageBox.StandardButton.Discard
+
+    def new_session(self) -> None:
+        if self.confirm_discard():
+            self.history.reset(default_session())
+            self.path, self._saved = None, self.session
+            self.refresh()
+
+    def open_session(self, path: str | Path) -> bool:
+        if not self.confirm_discard():
+            return False
+        try:
+            s = Session.load(path)
+        except InputError as exc:
+            self.report_error(f"Could not open {path}: {exc}")
+            return False
+        self.history.reset(s)
+        self.path, self._saved = Path(path), s
+        self._update_recent_menu(settings.add_recent(str(path)))
+        self.refresh()
+        return True
+
+    def save_as(self, path: str | Path) -> None:
+        self.session.save(path)
+        self.path, self._saved = Path(path), self.session
+        self._update_recent_menu(settings.add_recent(str(path)))
+        self.refresh()
+
+    def save(self) -> None:
+        if self.path is None:
+            self._save_as_dialog()
+        else:
+            self.save_as(self.path)
+
+    def current_chart(self):
+        return self.sweep if self.tabs.currentWidget() is self.sweep else self.compare
+
+    def export_current_chart(self, path: str | Path, width_px: int | None = None) -> Path:
+        return export_chart(self.current_chart(), path, width_px or int(settings.read("export_width")))
+
+    def copy_chart(self) -> None:
+        from pyqtgraph.exporters import ImageExporter
+
+        exporter = ImageExporter(self.current_chart().layout_item)
+        exporter.parameters()["width"] = int(settings.read("export_width"))
+        QApplication.clipboard().setImage(exporter.export(toBytes=True))
+
+    def copy_table(self) -> None:
+        s = self.session
+        QApplication.clipboard().setText(report.to_markdown(s.architecture, s.scenarios, s.gpus, s.unit))
+
+    def _update_recent_menu(self, recent: list[str] | None = None) -> None:
+        self.recent_menu.clear()
+        for p in recent if recent is not None else settings.read("recent_files"):
+            self._action(p, lambda _=False, path=p: self.open_session(path), None, self.recent_menu)
+
+    def _file_dialog(self, save: bool, caption: str, filters: str) -> str:
+        fn = QFileDialog.getSaveFileName if save else QFileDialog.getOpenFileName
+        path, _ = fn(self, caption, str(self.path.parent if self.path else Path.home()), filters)
+        return path
+
+    def _open_dialog(self) -> None:
+        path = self._file_dialog(False, "Open session", "memviz sessions (*.memviz.json *.json)")
+        if path:
+            self.open_session(path)
+
+    def _save_as_dialog(self) -> None:
+        path = self._file_dialog(True, "Save session", "memviz sessions (*.memviz.json)")
+        if path:
+            self.save_as(path if path.endswith(".json") else path + ".memviz.json")
+
+    def _import_config_dialog(self) -> None:
+        path = self._file_dialog(False, "Import config.json", "Hugging Face config (*.json)")
+        if path:
+            self.import_config(path)
+
+    def _import_folder_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Import model folder")
+        if path:
+            self.import_config(path)
+
+    def _export_chart_dialog(self) -> None:
+        path = self._file_dialog(True, "Export chart", "PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)")
+        if path:
+            try:
+                self.statusBar().showMessage(f"Exported {self.export_current_chart(path)}", 8000)
+            except InputError as exc:
+                self.report_error(str(exc))
+
+    def _export_data_dialog(self) -> None:
+        path = self._file_dialog(True, "Export data", "CSV (*.csv);;JSON (*.json);;Markdown (*.md)")
+        if path:
+            try:
+                self.statusBar().showMessage(f"Exported {report.write(self.session, path)}", 8000)
+            except (InputError, OSError) as exc:
+                self.report_error(str(exc))
+
+    # --- Qt events ---------------------------------------------------------------
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self.compare.apply_theme()
+            self.sweep.apply_theme()
+            self.refresh()
+        super().changeEvent(event)
+
+    def closeEvent(self, event) -> None:
+        if not self.confirm_discard():
+            event.ignore()
+            return
+        settings.write_bytes("geometry", bytes(self.saveGeometry()))
+        settings.write_bytes("window_state", bytes(self.saveState()))
+        event.accept()

@@ -1,0 +1,62 @@
+"""Turn a session into what the charts draw: bars, series and capacity lines.
+
+Pure computation on top of `memviz.core` (no widgets), shared by the window and
+the headless `memviz export`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memviz.core.estimate import Estimate, estimate
+from memviz.core.fit import capacity_bytes, estimate_fits, sweep
+from memviz.core.gpus import get_gpu
+from memviz.core.report import scenario_label
+from memviz.core.session import Session
+from memviz.gui.charts import Bar, Series
+
+SWEEP_POINTS = 384
+
+
+def capacities(session: Session) -> list[tuple[str, int]]:
+    return [(get_gpu(g).label, get_gpu(g).memory_bytes) for g in session.gpus]
+
+
+def bars(session: Session, estimates: list[Estimate]) -> list[Bar]:
+    out = []
+    for est in estimates:
+        sc = est.scenario
+        fits = {get_gpu(g).label: estimate_fits(est, get_gpu(g)) for g in session.gpus}
+        measured = next((r["measured"] for r in session.runs if r.get("scenario") == sc.to_dict()), None)
+        out.append(Bar(label=scenario_label(sc), bytes=dict(est.bytes),
+                       provenance={c.name: c.provenance for c in est.components}, fits=fits, measured=measured))
+    return out
+
+
+def compute_estimates(session: Session) -> list[Estimate]:
+    return [estimate(session.architecture, sc) for sc in session.scenarios]
+
+
+def sweep_grid(session: Session, axis: str) -> np.ndarray:
+    """Geometric grid: contexts from 256 to the model's max (at least 2x the largest scenario), or batches 1..256."""
+    if axis == "batch":
+        return np.unique(np.geomspace(1, 256, SWEEP_POINTS).astype(np.int64))
+    largest = max([sc.context_tokens for sc in session.scenarios] or [4096])
+    hi = max(session.architecture.max_position_embeddings or 0, 2 * largest, 8192)
+    return np.unique(np.geomspace(256, hi, SWEEP_POINTS).astype(np.int64))
+
+
+def series(session: Session, axis: str) -> list[Series]:
+    x = sweep_grid(session, axis)
+    out = []
+    for sc in session.scenarios:
+        s = sweep(session.architecture, sc, x, axis)
+        fits = {get_gpu(g).label: s.largest_fitting(capacity_bytes(get_gpu(g), sc)) for g in session.gpus}
+        out.append(Series(label=scenario_label(sc), x=x, total_bytes=s.total, largest_fit=fits))
+    return out
+
+
+def title(session: Session) -> str:
+    a = session.architecture
+    return f"{a.name} — memory per device ({session.unit.value})"
+

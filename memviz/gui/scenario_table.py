@@ -1,0 +1,163 @@
+"""The scenario table: one row per deployment scenario of the current model.
+
+Cells edit a scenario field through combo boxes and spin boxes; every edit emits
+the whole new tuple of scenarios, validated by the core's Scenario. An invalid
+combination (e.g. TP with transformers) is refused with the reason and the table
+returns to the last valid state.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from memviz.core.engines import ENGINES
+from memviz.core.errors import InputError
+from memviz.core.estimate import Scenario
+from memviz.core.formats import KV_FORMATS, weight_formats
+from memviz.core.gpus import GPUS
+
+COLUMNS = ("name", "weight_format", "kv_format", "context_tokens", "batch", "engine", "tp", "pp", "gpu")
+HEADERS = ("Name", "Weights", "KV cache", "Context (tokens)", "Sequences", "Engine", "TP", "PP", "GPU (vLLM pool)")
+
+#: the "compare quantizations" action: (weights, engine) pairs of the common formats
+COMMON_QUANTIZATIONS = (
+    ("bf16", "vllm"), ("fp8", "vllm"), ("int8", "vllm"), ("awq-int4", "vllm"), ("gptq-int4", "vllm"),
+    ("bnb-nf4", "transformers"), ("Q8_0", "llamacpp"), ("Q4_K_M", "llamacpp"),
+)
+
+
+def compare_quantizations(base: Scenario) -> tuple[Scenario, ...]:
+    """The common formats on the base scenario's context and batch, each in its usual engine."""
+    out = []
+    for fmt, engine in COMMON_QUANTIZATIONS:
+        kv = "fp16" if engine == "llamacpp" else "bf16"
+        out.append(base.with_changes(name="", weight_format=fmt, engine=engine, kv_format=kv, tp=1, gpu_layers=None,
+                                     kv_offload=False, attention=None))
+    return tuple(out)
+
+
+class ScenarioTable(QWidget):
+    sig_changed = Signal(object)  # tuple[Scenario, ...]
+    sig_selected = Signal(int)
+    sig_compare_quantizations = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._scenarios: tuple[Scenario, ...] = ()
+        layout = QVBoxLayout(self)
+        bar = QHBoxLayout()
+        self.add_button = QPushButton("Add")
+        self.duplicate_button = QPushButton("Duplicate")
+        self.delete_button = QPushButton("Delete")
+        self.compare_button = QPushButton("Compare quantizations")
+        self.add_button.clicked.connect(self.add)
+        self.duplicate_button.clicked.connect(self.duplicate)
+        self.delete_button.clicked.connect(self.delete)
+        self.compare_button.clicked.connect(self.sig_compare_quantizations)
+        for b in (self.add_button, self.duplicate_button, self.delete_button, self.compare_button):
+            bar.addWidget(b)
+        bar.addStretch(1)
+        self.message = QLabel()
+        self.message.setStyleSheet("color: #D55E00")
+        bar.addWidget(self.message)
+        layout.addLayout(bar)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(HEADERS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.itemChanged.connect(self._name_edited)
+        self.table.currentCellChanged.connect(lambda row, *_: self.sig_selected.emit(row))
+        layout.addWidget(self.table)
+
+    @property
+    def scenarios(self) -> tuple[Scenario, ...]:
+        return self._scenarios
+
+    def selected_row(self) -> int:
+        row = self.table.currentRow()
+        return row if 0 <= row < len(self._scenarios) else len(self._scenarios) - 1
+
+    def set_scenarios(self, scenarios: tuple[Scenario, ...]) -> None:
+        keep = self.table.currentRow()
+        self._scenarios = scenarios
+        self.table.blockSignals(True)
+        self.table.setRowCount(len(scenarios))
+        for r, sc in enumerate(scenarios):
+            self.table.setItem(r, 0, QTableWidgetItem(sc.name))
+            self._combo(r, 1, list(weight_formats()), sc.weight_format)
+            self._combo(r, 2, list(KV_FORMATS), sc.kv_format)
+            self._spin(r, 3, sc.context_tokens, 1, 10_000_000, 1024)
+            self._spin(r, 4, sc.batch, 1, 100_000, 1)
+            self._combo(r, 5, list(ENGINES), sc.engine)
+            self._spin(r, 6, sc.tp, 1, 64, 1)
+            self._spin(r, 7, sc.pp, 1, 64, 1)
+            self._combo(r, 8, ["—", *GPUS], sc.gpu or "—")
+        self.table.blockSignals(False)
+        if scenarios:
+            self.table.setCurrentCell(min(max(keep, 0), len(scenarios) - 1), 0)
+        self.message.clear()
+
+    def _combo(self, row: int, col: int, options: list[str], value: str) -> None:
+        box = QComboBox()
+        box.addItems(options)
+        box.setCurrentText(value)
+        box.currentTextChanged.connect(lambda text, r=row, c=col: self._edit(r, COLUMNS[c], None if text == "—" else text))
+        self.table.setCellWidget(row, col, box)
+
+    def _spin(self, row: int, col: int, value: int, lo: int, hi: int, step: int) -> None:
+        box = QSpinBox()
+        box.setRange(lo, hi)
+        box.setSingleStep(step)
+        box.setGroupSeparatorShown(True)
+        box.setValue(value)
+        box.setKeyboardTracking(False)
+        box.valueChanged.connect(lambda v, r=row, c=col: self._edit(r, COLUMNS[c], int(v)))
+        self.table.setCellWidget(row, col, box)
+
+    def _name_edited(self, item: QTableWidgetItem) -> None:
+        if item.column() == 0:
+            self._edit(item.row(), "name", item.text().strip())
+
+    def _edit(self, row: int, key: str, value) -> None:
+        if not 0 <= row < len(self._scenarios):
+            return
+        try:
+            new = self._scenarios[row].with_changes(**{key: value})
+        except InputError as exc:
+            self.message.setText(f"Row {row + 1}: {exc}")
+            self.set_scenarios(self._scenarios)
+            self.message.setText(f"Row {row + 1}: {exc}")
+            return
+        self.message.clear()
+        self.sig_changed.emit(self._scenarios[:row] + (new,) + self._scenarios[row + 1 :])
+
+    def add(self) -> None:
+        base = self._scenarios[self.selected_row()] if self._scenarios else Scenario()
+        self.sig_changed.emit(self._scenarios + (base.with_changes(name=""),))
+
+    def duplicate(self) -> None:
+        if self._scenarios:
+            sc = self._scenarios[self.selected_row()]
+            self.sig_changed.emit(self._scenarios + (sc.with_changes(name=f"{sc.name} copy" if sc.name else ""),))
+
+    def delete(self) -> None:
+        if len(self._scenarios) > 1:
+            r = self.selected_row()
+            self.sig_changed.emit(self._scenarios[:r] + self._scenarios[r + 1 :])
+        else:
+            self.message.setText("A session keeps at least one scenario.")

@@ -1,0 +1,232 @@
+"""Drive the real window offscreen: presets, scenarios, validation, units, undo, imports, exports, sessions."""
+
+import csv
+import json
+import xml.dom.minidom
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage
+
+from memviz.core.estimate import COMPONENTS, estimate
+from memviz.core.presets import get_preset
+from memviz.core.session import Session
+from memviz.core.units import GB, GiB, Unit
+from memviz.gui.main_window import MainWindow
+
+
+@pytest.fixture
+def win(qtbot):
+    w = MainWindow()
+    w.confirm_discard = lambda: True
+    qtbot.addWidget(w)
+    w.resize(1500, 950)
+    w.show()
+    return w
+
+
+def _bytes_of_chart(w, unit_bytes):
+    heights = w.compare.bar_heights()
+    return [{c: heights[c][i] * unit_bytes for c in COMPONENTS} for i in range(len(w.session.scenarios))]
+
+
+def test_drawn_bars_equal_core_bytes(win):
+    drawn = _bytes_of_chart(win, GiB)
+    for sc, bar in zip(win.session.scenarios, drawn, strict=True):
+        est = estimate(win.session.architecture, sc)
+        for c in COMPONENTS:
+            assert bar[c] == pytest.approx(est.bytes[c], abs=1)
+
+
+def test_pick_preset_from_the_list(win, qtbot):
+    win.arch_panel.search.setText("qwen3-30")
+    visible = [win.arch_panel.preset_list.item(i) for i in range(win.arch_panel.preset_list.count())
+               if not win.arch_panel.preset_list.item(i).isHidden()]
+    assert [i.text() for i in visible] == ["Qwen3-30B-A3B"]
+    win.arch_panel.preset_list.itemClicked.emit(visible[0])
+    assert win.session.architecture == get_preset("qwen3-30b-a3b").architecture()
+    assert "30,532,122,624" in win.arch_panel.facts.text()
+
+
+def test_change_format_in_table_redraws(win):
+    combo = win.table.table.cellWidget(0, 1)
+    combo.setCurrentText("Q4_K_M")
+    sc = win.session.scenarios[0]
+    assert sc.weight_format == "Q4_K_M"
+    expected = estimate(win.session.architecture, sc).bytes["weights"]
+    assert win.compare.bar_heights()["weights"][0] * GiB == pytest.approx(expected, abs=1)
+    assert win.last_refresh_ms > 0
+
+
+def test_add_duplicate_delete_and_compare_quantizations(win):
+    n = len(win.session.scenarios)
+    win.table.add()
+    win.table.duplicate()
+    assert len(win.session.scenarios) == n + 2
+    win.table.table.setCurrentCell(0, 0)
+    win.table.delete()
+    assert len(win.session.scenarios) == n + 1
+    win.table.table.item(0, 0).setText("my scenario")
+    assert win.session.scenarios[0].name == "my scenario"
+    win.compare_quantizations()
+    assert [s.weight_format for s in win.session.scenarios][:3] == ["bf16", "fp8", "int8"]
+
+
+def test_invalid_field_is_marked_and_estimate_kept(win):
+    before = win.session
+    edit = win.arch_panel.edits["num_kv_heads"]
+    edit.setText("5")
+    edit.editingFinished.emit()
+    assert win.session is before
+    assert "multiple" in win.arch_panel.error_label.text()
+    assert "border" in edit.styleSheet() and edit.toolTip()
+    edit.setText("abc")
+    edit.editingFinished.emit()
+    assert "whole number" in win.arch_panel.error_label.text() and win.session is before
+    edit.setText("4")
+    edit.editingFinished.emit()
+    assert win.session.architecture.num_kv_heads == 4 and win.arch_panel.error_label.text() == ""
+
+
+def test_invalid_scenario_combination_is_refused(win):
+    before = win.session
+    win.table.table.cellWidget(0, 5).setCurrentText("transformers")
+    after_engine = win.session
+    win.table.table.cellWidget(0, 6).setValue(2)  # TP with transformers
+    assert win.session is after_engine and after_engine is not before
+    assert "tensor parallelism" in win.table.message.text()
+
+
+def test_units_switch_everywhere(win):
+    gib = win.compare.bar_heights()["weights"][0]
+    win.set_unit(Unit.GB)
+    assert win.compare.bar_heights()["weights"][0] == pytest.approx(gib * GiB / GB)
+    assert "(GB)" in win.compare.plot_item.getAxis("left").labelText
+    win.set_unit(Unit.GiB)
+
+
+def test_undo_redo(win):
+    first = win.session
+    win.load_preset("gpt2")
+    assert win.session.architecture.model_type == "gpt2" and win.dirty
+    win.undo()
+    assert win.session == first
+    win.redo()
+    assert win.session.architecture.model_type == "gpt2"
+
+
+def test_tooltip_has_bytes_and_provenance(win):
+    tip = win.compare.tooltip_for(0, "weights")
+    assert f"{win.session and estimate(win.session.architecture, win.session.scenarios[0]).bytes['weights']:,d}" in tip
+    assert "exact" in tip and "GiB" in tip and "GB" in tip
+
+
+def test_gpu_lines_and_fit_marks(win):
+    win.toggle_gpu("rtx3060-12g", True)
+    assert "rtx3060-12g" in win.session.gpus
+    assert any(not ok for b in win.compare.bars for ok in b.fits.values())
+
+
+def test_sweep_view(win, qtbot):
+    win.tabs.setCurrentWidget(win.sweep)
+    assert len(win.sweep.curves) == len(win.session.scenarios)
+    s = win.sweep.series[0]
+    assert s.x.min() >= 256 and s.x.max() >= 131072
+    win.log_box.setChecked(True)
+    assert win.sweep.plot_item.ctrl.logXCheck.isChecked()
+
+
+def test_breakdown_lists_components_and_copies(win, qtbot):
+    win.tabs.setCurrentWidget(win.breakdown)
+    names = [r[0] for r in win.breakdown.rows]
+    assert names[:4] == list(COMPONENTS)
+    assert any(n.startswith("weights: mlp") for n in names)
+    win.breakdown.copy()
+    from PySide6.QtWidgets import QApplication
+
+    assert QApplication.clipboard().text().startswith("Item\tBytes")
+
+
+def test_import_config_good_and_bad(win, tmp_path):
+    good = tmp_path / "good"
+    good.mkdir()
+    (good / "config.json").write_text(json.dumps(get_preset("phi-3-mini-4k").config))
+    assert win.import_config(good)
+    assert win.session.architecture.model_type == "phi3"
+    before = win.session
+    bad = tmp_path / "bad.json"
+    bad.write_text("{ nope")
+    assert not win.import_config(bad)
+    assert win.session is before and "not valid JSON" in win.banner.text()
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg", ".pdf"])
+def test_chart_export(win, tmp_path, suffix):
+    out = win.export_current_chart(tmp_path / f"chart{suffix}", width_px=1600)
+    data = out.read_bytes()
+    if suffix == ".png":
+        img = QImage(str(out))
+        assert img.width() == 1600 and img.height() > 500
+    elif suffix == ".svg":
+        doc = xml.dom.minidom.parseString(data)
+        assert doc.documentElement.tagName == "svg"
+        assert b"#0072b2" in data.lower()  # the weights colour: the bars are in the file
+        assert b"Llama-3.1-8B" in data
+    else:
+        assert data.startswith(b"%PDF") and len(data) > 2000
+
+
+def test_data_export_csv_equals_core(win, tmp_path):
+    from memviz.core import report
+
+    out = report.write(win.session, tmp_path / "data.csv")
+    rows = list(csv.DictReader(out.read_text().splitlines()))
+    for row, sc in zip(rows, win.session.scenarios, strict=True):
+        est = estimate(win.session.architecture, sc)
+        assert int(row["total_bytes"]) == est.total
+        assert int(row["kv_cache_bytes"]) == est.bytes["kv_cache"]
+    md = report.write(win.session, tmp_path / "data.md").read_text()
+    assert md.count("\n|") == len(win.session.scenarios) + 2
+    js = json.loads(report.write(win.session, tmp_path / "data.json").read_text())
+    assert js["unit"] == "GiB" and len(js["scenarios"]) == len(win.session.scenarios)
+
+
+def test_session_round_trip_reopens_identically(win, qtbot, tmp_path):
+    win.load_preset("gemma-2-9b")
+    win.table.add()
+    win.table.table.cellWidget(1, 2).setCurrentText("fp8")
+    win.set_unit(Unit.GB)
+    path = tmp_path / "s.memviz.json"
+    win.save_as(path)
+    assert not win.dirty and "s.memviz.json" in win.windowTitle()
+    other = MainWindow()
+    other.confirm_discard = lambda: True
+    qtbot.addWidget(other)
+    assert other.open_session(path)
+    assert other.session == win.session
+    assert other.compare.bar_heights() == win.compare.bar_heights()
+    assert Session.load(path) == win.session
+
+
+def test_open_bad_session_keeps_current(win, tmp_path):
+    before = win.session
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "memviz-session", "format_version": 99}))
+    assert not win.open_session(bad)
+    assert win.session is before and "format_version" in win.banner.text()
+
+
+def test_unsaved_changes_prompt_can_cancel(win):
+    win.load_preset("gpt2")
+    win.confirm_discard = lambda: False
+    before = win.session
+    win.new_session()
+    assert win.session is before
+
+
+def test_keyboard_shortcuts(win, qtbot):
+    n = len(win.session.scenarios)
+    qtbot.keyClick(win, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
+    assert len(win.session.scenarios) == n + 1
+    qtbot.keyClick(win, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert len(win.session.scenarios) == n
