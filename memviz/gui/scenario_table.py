@@ -93,38 +93,55 @@ class ScenarioTable(QWidget):
         return row if 0 <= row < len(self._scenarios) else len(self._scenarios) - 1
 
     def set_scenarios(self, scenarios: tuple[Scenario, ...]) -> None:
+        """Show `scenarios`; existing cell widgets are updated in place (rebuilding them is slow)."""
         keep = self.table.currentRow()
         self._scenarios = scenarios
         self.table.blockSignals(True)
+        old_rows = self.table.rowCount()
         self.table.setRowCount(len(scenarios))
         for r, sc in enumerate(scenarios):
-            self.table.setItem(r, 0, QTableWidgetItem(sc.name))
-            self._combo(r, 1, list(weight_formats()), sc.weight_format)
-            self._combo(r, 2, list(KV_FORMATS), sc.kv_format)
-            self._spin(r, 3, sc.context_tokens, 1, 10_000_000, 1024)
-            self._spin(r, 4, sc.batch, 1, 100_000, 1)
-            self._combo(r, 5, list(ENGINES), sc.engine)
-            self._spin(r, 6, sc.tp, 1, 64, 1)
-            self._spin(r, 7, sc.pp, 1, 64, 1)
-            self._combo(r, 8, ["—", *GPUS], sc.gpu or "—")
+            if r >= old_rows:
+                self._build_row(r)
+            values = {"name": sc.name, "gpu": sc.gpu or "—"}
+            for c, key in enumerate(COLUMNS):
+                value = values.get(key, getattr(sc, key))
+                widget = self.table.cellWidget(r, c)
+                if c == 0:
+                    self.table.item(r, 0).setText(value)
+                    continue
+                widget.blockSignals(True)
+                if isinstance(widget, QComboBox):
+                    widget.setCurrentText(str(value))
+                else:
+                    widget.setValue(int(value))
+                widget.blockSignals(False)
         self.table.blockSignals(False)
         if scenarios:
             self.table.setCurrentCell(min(max(keep, 0), len(scenarios) - 1), 0)
         self.message.clear()
 
-    def _combo(self, row: int, col: int, options: list[str], value: str) -> None:
+    def _build_row(self, r: int) -> None:
+        self.table.setItem(r, 0, QTableWidgetItem(""))
+        self._combo(r, 1, list(weight_formats()))
+        self._combo(r, 2, list(KV_FORMATS))
+        self._spin(r, 3, 1, 10_000_000, 1024)
+        self._spin(r, 4, 1, 100_000, 1)
+        self._combo(r, 5, list(ENGINES))
+        self._spin(r, 6, 1, 64, 1)
+        self._spin(r, 7, 1, 64, 1)
+        self._combo(r, 8, ["—", *GPUS])
+
+    def _combo(self, row: int, col: int, options: list[str]) -> None:
         box = QComboBox()
         box.addItems(options)
-        box.setCurrentText(value)
         box.currentTextChanged.connect(lambda text, r=row, c=col: self._edit(r, COLUMNS[c], None if text == "—" else text))
         self.table.setCellWidget(row, col, box)
 
-    def _spin(self, row: int, col: int, value: int, lo: int, hi: int, step: int) -> None:
+    def _spin(self, row: int, col: int, lo: int, hi: int, step: int) -> None:
         box = QSpinBox()
         box.setRange(lo, hi)
         box.setSingleStep(step)
         box.setGroupSeparatorShown(True)
-        box.setValue(value)
         box.setKeyboardTracking(False)
         box.valueChanged.connect(lambda v, r=row, c=col: self._edit(r, COLUMNS[c], int(v)))
         self.table.setCellWidget(row, col, box)
