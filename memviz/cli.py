@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from math import prod
 from typing import Any
 
 from memviz.core.arch import Architecture, from_config_path
@@ -21,6 +22,8 @@ def _add_model_source(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--preset", help="bundled preset key (see 'memviz presets')")
     src.add_argument("--config", help="a config.json file or a model folder holding one")
+    src.add_argument("--safetensors", help="a .safetensors file, its index, or a model folder: exact stored sizes")
+    src.add_argument("--gguf", help="a .gguf file: architecture and exact stored sizes from its metadata")
 
 
 def _architecture(args: argparse.Namespace) -> Architecture:
@@ -28,7 +31,22 @@ def _architecture(args: argparse.Namespace) -> Architecture:
 
     if args.preset:
         return get_preset(args.preset).architecture()
+    if args.safetensors:
+        from memviz.core.importers.safetensors_file import read_safetensors
+
+        return read_safetensors(args.safetensors)
+    if args.gguf:
+        from memviz.core.importers.gguf_file import read_gguf
+
+        return read_gguf(args.gguf)
     return from_config_path(args.config)
+
+
+def _default_weights(args: argparse.Namespace) -> str:
+    """Imported files default to their stored tensors; presets and configs to bf16."""
+    if args.weights:
+        return args.weights
+    return "stored" if (args.safetensors or args.gguf) else "bf16"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("estimate", help="estimate device memory for one scenario")
     _add_model_source(e)
-    e.add_argument("--weights", default="bf16", help="weight format (see 'memviz formats'), default bf16")
+    e.add_argument("--weights", help="weight format (see 'memviz formats'); default bf16, or 'stored' for imported files")
     e.add_argument("--kv", default="bf16", help="KV cache format, default bf16")
     e.add_argument("--context", type=int, default=4096, help="tokens kept per sequence (prompt + generated)")
     e.add_argument("--batch", type=int, default=1, help="concurrent sequences")
@@ -59,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
 
     x = sub.add_parser("export", help="write a compare/sweep chart (PNG, SVG, PDF) or its data (CSV, JSON, Markdown)")
     _add_model_source(x)
-    x.add_argument("--weights", default="bf16", help="comma-separated weight formats: one scenario each")
+    x.add_argument("--weights", help="comma-separated weight formats, one scenario each (default bf16 / stored)")
     x.add_argument("--kv", default="bf16", help="KV cache format")
     x.add_argument("--context", type=int, default=4096)
     x.add_argument("--batch", type=int, default=1)
@@ -70,6 +88,13 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--width", type=int, default=1800, help="PNG width in pixels")
     x.add_argument("--log-x", action="store_true", help="sweep: logarithmic context axis")
     x.add_argument("--out", required=True, help="FILE.png|.svg|.pdf|.csv|.json|.md")
+
+    i = sub.add_parser("inspect", help="architecture, tensor counts by type and role, and exact bytes of a model file")
+    i.add_argument("path", help="config.json, .safetensors (or index / folder) or .gguf")
+    i.add_argument("--json", action="store_true")
+
+    g = sub.add_parser("log", help="parse a llama.cpp / ollama / vLLM log into measured memory components")
+    g.add_argument("path", help="a log file ('-' for standard input)")
 
     sub.add_parser("presets", help="list bundled model presets")
     sub.add_parser("formats", help="list weight and KV cache formats")
@@ -91,7 +116,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
             raise InputError(f"--sequences must be comma-separated integers, got {args.sequences!r}") from None
     overhead = None if args.overhead_mib is None else int(args.overhead_mib * 2**20)
     return Scenario(
-        weight_format=args.weights, kv_format=args.kv, context_tokens=args.context, batch=args.batch,
+        weight_format=_default_weights(args), kv_format=args.kv, context_tokens=args.context, batch=args.batch,
         sequence_tokens=seqs, engine=args.engine, device=args.device, tp=args.tp, pp=args.pp, gpu=args.gpu,
         gpu_layers=args.gpu_layers, kv_offload=args.kv_offload, attention=args.attention,
         prefill_chunk_tokens=args.prefill_chunk, logits_all_tokens=args.logits_all,
@@ -176,7 +201,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     a = _architecture(args)
     scenarios = []
-    for fmt in (f.strip() for f in args.weights.split(",") if f.strip()):
+    for fmt in (f.strip() for f in _default_weights(args).split(",") if f.strip()):
         engine = args.engine
         if engine == "auto":
             engine = "llamacpp" if fmt.upper() in GGUF_MIXES and fmt.upper() not in ("F16", "BF16") else "transformers"
@@ -198,6 +223,66 @@ def _cmd_export(args: argparse.Namespace) -> int:
     else:
         raise InputError(f"unknown output type {out.suffix or '(none)'}; use .png .svg .pdf .csv .json .md")
     print(out)
+    return 0
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from memviz.core.importers import import_path
+    from memviz.core.inventory import active_parameter_count, parameter_count
+
+    a = import_path(args.path)
+    counts: Counter = Counter()
+    sizes: Counter = Counter()
+    for t in a.stored:
+        counts[(t.storage, t.role)] += 1
+        sizes[(t.storage, t.role)] += t.nbytes
+    arch = {k: v for k, v in a.to_dict().items() if k not in ("stored", "layer_types", "moe_layers")}
+    data = {
+        "architecture": arch,
+        "layer_types": dict(Counter(a.layer_types)),
+        "parameters_from_config": parameter_count(a),
+        "active_parameters": active_parameter_count(a),
+        "stored_tensors": len(a.stored),
+        "stored_elements": sum(prod(t.shape) for t in a.stored),
+        "stored_bytes": sum(t.nbytes for t in a.stored),
+        "by_type_and_role": [{"type": st, "role": r, "tensors": counts[(st, r)], "bytes": sizes[(st, r)]}
+                             for st, r in sorted(counts, key=lambda k: -sizes[k])],
+    }
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"{a.name} ({a.model_type}): {a.num_layers} layers, hidden {a.hidden_size}, heads {a.num_heads}/"
+          f"{a.num_kv_heads} KV, head dim {a.head_dim}, vocab {a.vocab_size:,d}; layers {data['layer_types']}")
+    if a.is_moe:
+        print(f"MoE: {a.num_experts} experts, top-{a.experts_per_token}, expert intermediate {a.moe_intermediate_size}")
+    if a.is_mla:
+        print(f"MLA: kv_lora_rank {a.kv_lora_rank}, rope dim {a.qk_rope_head_dim}")
+    print(f"parameters (from the architecture): {data['parameters_from_config']:,d}")
+    if a.stored:
+        print(f"stored: {data['stored_tensors']:,d} tensors, {data['stored_elements']:,d} elements, "
+              f"{data['stored_bytes']:,d} bytes ({format_bytes(data['stored_bytes'])})")
+        print(f"{'type':<10} {'role':<20} {'tensors':>8} {'bytes':>18}")
+        for row in data["by_type_and_role"]:
+            print(f"{row['type']:<10} {row['role']:<20} {row['tensors']:>8,d} {row['bytes']:>18,d}")
+    for w in a.warnings:
+        print(f"note: {w}")
+    return 0
+
+
+def _cmd_log(args: argparse.Namespace) -> int:
+    from memviz.core.importers.logs import parse_log
+
+    if args.path == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            with open(args.path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read(64 * 2**20)
+        except OSError as exc:
+            raise InputError(f"cannot read {args.path}: {exc.strerror}") from None
+    print(json.dumps(parse_log(text).to_dict(), indent=2))
     return 0
 
 
@@ -261,6 +346,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_estimate(args)
         if args.command == "export":
             return _cmd_export(args)
+        if args.command == "inspect":
+            return _cmd_inspect(args)
+        if args.command == "log":
+            return _cmd_log(args)
         if args.command == "presets":
             return _cmd_presets()
         if args.command == "formats":

@@ -74,3 +74,40 @@ def test_listings_and_training():
     assert "GiB" in run("gpus").stdout
     t = run("training", "--preset", "llama-3.1-70b", "--seq", "2048")
     assert "142.500 GiB" in t.stdout
+
+
+def test_estimate_and_inspect_imported_files(tmp_path):
+    from tests.core.importers.files import write_gguf_model, write_safetensors_model
+
+    tensors = write_safetensors_model(tmp_path / "st")
+    d = json.loads(run("estimate", "--safetensors", str(tmp_path / "st"), "--json").stdout)
+    assert d["bytes"]["weights"] == sum(a.nbytes for a in tensors.values())
+    expected = write_gguf_model(tmp_path / "m.gguf")
+    d = json.loads(run("estimate", "--gguf", str(tmp_path / "m.gguf"), "--engine", "llamacpp", "--json").stdout)
+    assert d["bytes"]["weights"] + d["host"]["weights"] == sum(b for _, b in expected.values())
+    r = run("inspect", str(tmp_path / "m.gguf"), "--json")
+    i = json.loads(r.stdout)
+    assert i["stored_bytes"] == sum(b for _, b in expected.values())
+    assert {row["type"] for row in i["by_type_and_role"]} == {"Q8_0", "Q4_0", "Q4_K", "F16", "F32"}
+    assert "Q4_K" in run("inspect", str(tmp_path / "m.gguf")).stdout
+
+
+def test_log_command(tmp_path):
+    r = run("log", "tests/data/logs/vllm_llama3_8b_pr10511.log")
+    d = json.loads(r.stdout)
+    assert d["engine"] == "vllm" and set(d["bytes"]) == {"weights", "kv_cache", "activations", "overhead", "total"}
+    bad = tmp_path / "x.log"
+    bad.write_text("nothing")
+    r = run("log", str(bad))
+    assert r.returncode == 2 and "no llama.cpp" in r.stderr
+
+
+def test_bad_model_files_exit_2(tmp_path):
+    f = tmp_path / "broken.gguf"
+    f.write_bytes(b"GGUF" + b"\xff" * 30)
+    r = run("estimate", "--gguf", str(f))
+    assert r.returncode == 2 and "broken.gguf" in r.stderr and "Traceback" not in r.stderr
+    g = tmp_path / "x.safetensors"
+    g.write_bytes(b"\x05")
+    r = run("inspect", str(g))
+    assert r.returncode == 2 and "truncated" in r.stderr

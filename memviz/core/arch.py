@@ -26,6 +26,18 @@ KNOWN_MODEL_TYPES = (
 
 
 @dataclass(frozen=True)
+class StoredTensor:
+    """A tensor as a model file stores it: exact bytes and storage type (from its header)."""
+
+    name: str
+    shape: tuple[int, ...]
+    role: str  # an inventory Role value
+    layer: int | None
+    storage: str  # safetensors dtype or ggml type name
+    nbytes: int
+
+
+@dataclass(frozen=True)
 class Architecture:
     """Memory-relevant shape of a decoder-only transformer.
 
@@ -73,6 +85,7 @@ class Architecture:
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
+    stored: tuple[StoredTensor, ...] = ()  # tensors of an imported file (weight format "stored")
     source: str = field(default="", compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
@@ -131,6 +144,7 @@ class Architecture:
         d["layer_types"] = list(self.layer_types)
         d["moe_layers"] = list(self.moe_layers)
         d["warnings"] = list(self.warnings)
+        d["stored"] = [[t.name, list(t.shape), t.role, t.layer, t.storage, t.nbytes] for t in self.stored]
         return d
 
     @classmethod
@@ -144,6 +158,7 @@ class Architecture:
         for key in ("layer_types", "moe_layers", "warnings"):
             if key in d:
                 d[key] = tuple(d[key])
+        d["stored"] = tuple(StoredTensor(n, tuple(sh), r, layer, st, nb) for n, sh, r, layer, st, nb in d.get("stored", ()))
         return cls(**d)
 
 
@@ -195,8 +210,8 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
     """Per-layer attention kind.
 
     Sources: an explicit `layer_types` list (transformers >= 4.53 writes it for gemma2/3,
-    gpt_oss, qwen2...); Gemma-2 alternates sliding/full starting with sliding
-    (`Gemma2Config`); Gemma-3 makes every `sliding_window_pattern`-th layer full
+    gpt_oss, qwen2...); Gemma-2 and gpt-oss alternate sliding/full starting with
+    sliding (`Gemma2Config`, `GptOssConfig`); Gemma-3 makes every `sliding_window_pattern`-th layer full
     (`Gemma3TextConfig`, default 6); Mistral/Mixtral/Phi-3 apply `sliding_window`
     to every layer when it is set; Qwen2-family configs use it only when
     `use_sliding_window` is true, for layers >= `max_window_layers`.
@@ -218,7 +233,9 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
             return (FULL,) * n_layers
         start = _int(cfg.get("max_window_layers", n_layers), "max_window_layers")
         return tuple(SLIDING if i >= start else FULL for i in range(n_layers))
-    if model_type in ("mistral", "mixtral", "phi3", "gpt_oss"):
+    if model_type == "gpt_oss":  # GptOssConfig default: sliding, full, sliding, ...
+        return tuple(SLIDING if i % 2 == 0 else FULL for i in range(n_layers))
+    if model_type in ("mistral", "mixtral", "phi3"):
         return (SLIDING,) * n_layers
     return (FULL,) * n_layers
 

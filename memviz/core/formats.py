@@ -185,6 +185,7 @@ class WeightFormat:
 def weight_formats() -> dict[str, WeightFormat]:
     """Every weight format by name: the non-GGUF formats and the GGUF file mixes."""
     out = {k: WeightFormat(k, _DESCRIPTIONS[k], matrix=s) for k, s in MATRIX_STORAGE.items()}
+    out[STORED] = WeightFormat(STORED, "exactly as stored in the imported file (safetensors / GGUF tensor sizes)")
     out["mxfp4-moe"] = WeightFormat(
         "mxfp4-moe", "MXFP4 experts only, attention/router/embeddings bf16 (gpt-oss checkpoints)",
         matrix=MATRIX_STORAGE["mxfp4"], roles=frozenset({Role.EXPERT}),
@@ -208,9 +209,18 @@ def _weight_formats_cached() -> dict[str, WeightFormat]:
     return weight_formats()
 
 
+STORED = "stored"
+
+
 @lru_cache(maxsize=1024)
 def tensor_bytes(a: Architecture, fmt: WeightFormat) -> tuple[tuple[Tensor, str, int], ...]:
-    """(tensor, storage name, bytes) for every tensor of `a` stored in `fmt`."""
+    """(tensor, storage name, bytes) for every tensor of `a` stored in `fmt`.
+
+    The "stored" format takes the exact bytes of an imported file's tensors."""
+    if fmt.name == STORED:
+        if not a.stored:
+            raise InputError("weight format 'stored' needs a model imported from a safetensors or GGUF file")
+        return tuple((Tensor(t.name, t.shape, Role(t.role), t.layer, t.storage), t.storage, t.nbytes) for t in a.stored)
     rows = []
     for t in build_inventory(a):
         s = fmt.storage_for(t, a)

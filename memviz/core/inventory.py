@@ -28,6 +28,7 @@ class Role(str, Enum):
     ROUTER = "router"
     NORM = "norm"
     LM_HEAD = "lm_head"
+    OTHER = "other"  # a stored tensor memviz cannot place (counted, never quantized)
 
 
 @dataclass(frozen=True)

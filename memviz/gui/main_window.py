@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from memviz.core import report
-from memviz.core.arch import Architecture, from_config_path
+from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.gpus import GPUS
@@ -41,6 +41,7 @@ from memviz.gui.arch_panel import ArchitecturePanel
 from memviz.gui.breakdown import BreakdownView
 from memviz.gui.charts import CompareChart, SweepChart
 from memviz.gui.export import export_chart
+from memviz.gui.log_view import LogView
 from memviz.gui.scenario_table import ScenarioTable, compare_quantizations
 
 
@@ -70,6 +71,9 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.compare, "Compare")
         self.tabs.addTab(self.sweep, "Sweep")
         self.tabs.addTab(self.breakdown, "Breakdown")
+        self.log_view = LogView()
+        self.tabs.addTab(self.log_view, "Engine log")
+        self.log_view.sig_measured.connect(self.attach_log)
         self._stale: set = set()
         self.tabs.currentChanged.connect(lambda _i: self._refresh_visible())
         self.setCentralWidget(self.tabs)
@@ -93,11 +97,12 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.banner, 1)
 
         self.arch_panel.sig_preset.connect(self.load_preset)
-        self.arch_panel.sig_changed.connect(lambda a: self.apply(self.session.with_changes(architecture=a, preset=None)))
+        self.arch_panel.sig_changed.connect(lambda a: self.set_architecture(a, None))
         self.arch_panel.sig_import_config.connect(self._import_config_dialog)
         self.arch_panel.sig_import_folder.connect(self._import_folder_dialog)
         self.table.sig_changed.connect(lambda scs: self.apply(self.session.with_changes(scenarios=scs)))
-        self.table.sig_selected.connect(lambda _row: (self._stale.add(self.breakdown), self._refresh_visible()))
+        self.table.sig_selected.connect(lambda _row: (self._stale.update({self.breakdown, self.log_view}),
+                                                      self._refresh_visible()))
         self.table.sig_compare_quantizations.connect(self.compare_quantizations)
 
         self._build_actions()
@@ -120,23 +125,42 @@ class MainWindow(QMainWindow):
     def dirty(self) -> bool:
         return self.session != self._saved
 
-    def apply(self, session: Session) -> None:
-        """Make `session` current (undoable) and redraw."""
-        self.history.push(session)
-        self.refresh()
-
-    def refresh(self) -> None:
+    def apply(self, session: Session) -> bool:
+        """Make `session` current (undoable) and redraw; a session the core rejects is not applied."""
         t0 = time.perf_counter()
+        try:
+            estimates = model.compute_estimates(session)
+        except InputError as exc:
+            self.report_error(str(exc))
+            self.table.set_scenarios(self.session.scenarios)
+            return False
+        self.history.push(session)
+        self.refresh(estimates, t0)
+        return True
+
+    def set_architecture(self, a: Architecture, preset: str | None) -> None:
+        """Switch the model; scenarios on the imported file's own tensors fall back to bf16 without one."""
+        scenarios = tuple(sc.with_changes(weight_format="bf16") if sc.weight_format == "stored" and not a.stored else sc
+                          for sc in self.session.scenarios)
+        if a.stored and not any(sc.weight_format == "stored" for sc in scenarios):
+            gguf = any(t.storage.startswith(("Q", "IQ", "TQ")) for t in a.stored)
+            base = scenarios[0] if scenarios else Scenario()
+            scenarios = (base.with_changes(name="as stored in the file", weight_format="stored",
+                                           engine="llamacpp" if gguf else base.engine, tp=1),) + scenarios
+        self.apply(self.session.with_changes(architecture=a, preset=preset, scenarios=scenarios))
+
+    def refresh(self, estimates=None, t0: float | None = None) -> None:
+        t0 = time.perf_counter() if t0 is None else t0
         s = self.session
         if s.architecture != self._shown_arch:
             self.arch_panel.set_architecture(s.architecture)
             self._shown_arch = s.architecture
         if self.table.scenarios != s.scenarios:
             self.table.set_scenarios(s.scenarios)
-        self.estimates = model.compute_estimates(s)
+        self.estimates = estimates if estimates is not None else model.compute_estimates(s)
         caps = model.capacities(s)
         self.compare.set_bars(model.bars(s, self.estimates), caps, s.unit, model.title(s))
-        self._stale = {self.sweep, self.breakdown}
+        self._stale = {self.sweep, self.breakdown, self.log_view}
         self._refresh_visible()
         for unit, action in self.unit_actions.items():
             action.setChecked(unit is s.unit)
@@ -157,12 +181,18 @@ class MainWindow(QMainWindow):
                 s, axis = self.session, self.axis_box.currentText()
                 self.sweep.set_series(model.series(s, axis), model.capacities(s), s.unit, axis, self.log_box.isChecked(),
                                       model.title(s))
+            elif current is self.log_view:
+                est = self._selected_estimate()
+                self.log_view.show_comparison(est, scenario_label(est.scenario) if est else "", self.session.unit)
             else:
                 self._refresh_breakdown()
 
-    def _refresh_breakdown(self) -> None:
+    def _selected_estimate(self):
         row = self.table.selected_row()
-        est = self.estimates[row] if 0 <= row < len(self.estimates) else None
+        return self.estimates[row] if 0 <= row < len(self.estimates) else None
+
+    def _refresh_breakdown(self) -> None:
+        est = self._selected_estimate()
         self.breakdown.show_estimate(est, scenario_label(est.scenario) if est else "", self.session.unit)
 
     def report_error(self, message: str) -> None:
@@ -188,8 +218,11 @@ class MainWindow(QMainWindow):
         self._action("&Save session", self.save, QKeySequence.StandardKey.Save, f)
         self._action("Save session &as…", self._save_as_dialog, QKeySequence.StandardKey.SaveAs, f)
         f.addSeparator()
-        self._action("Import config.json…", self._import_config_dialog, "Ctrl+I", f)
+        self._action("Import config / safetensors / GGUF file…", self._import_config_dialog, "Ctrl+I", f)
         self._action("Import model folder…", self._import_folder_dialog, None, f)
+        self._action("Pick from the Hugging Face cache…", lambda: self.pick_from_cache(), None, f)
+        self._action("Fetch config.json by model id (network)…", self.fetch_config_by_id, None, f)
+        self._action("Open engine log…", self._open_log_dialog, "Ctrl+L", f)
         f.addSeparator()
         self._action("&Export chart (PNG, SVG, PDF)…", self._export_chart_dialog, "Ctrl+E", f)
         self._action("Export &data (CSV, JSON, Markdown)…", self._export_data_dialog, "Ctrl+Shift+E", f)
@@ -272,20 +305,70 @@ class MainWindow(QMainWindow):
     def load_preset(self, key: str) -> None:
         try:
             p = get_preset(key)
-            self.apply(self.session.with_changes(architecture=p.architecture(), preset=p.key))
         except InputError as exc:
             self.report_error(str(exc))
+            return
+        self.set_architecture(p.architecture(), p.key)
 
     def import_config(self, path: str | Path) -> bool:
-        """Load an architecture from a config.json or model folder; on error the session is untouched."""
+        """Load a model from a config.json, a safetensors file/index/folder or a GGUF file;
+        on error the session is untouched and the message names the file."""
+        from memviz.core.importers import import_path
+
         try:
-            a = from_config_path(path)
+            a = import_path(path)
         except InputError as exc:
             self.report_error(f"Import failed ({path}): {exc}")
             return False
-        self.apply(self.session.with_changes(architecture=a, preset=None))
+        self.set_architecture(a, None)
         self.banner.clear()
         return True
+
+    def attach_log(self, measurement) -> None:
+        """Keep a parsed engine log as a measured run of the selected scenario (drawn next to its bar)."""
+        est = self._selected_estimate()
+        if est is None:
+            return
+        run = {"source": f"{measurement.engine} log", "scenario": est.scenario.to_dict(),
+               "measured": {k: v for k, v in measurement.bytes.items() if k != "total"}}
+        runs = tuple(r for r in self.session.runs if r.get("scenario") != run["scenario"]) + (run,)
+        self.apply(self.session.with_changes(runs=runs))
+        self.log_view.show_comparison(est, scenario_label(est.scenario), self.session.unit)
+
+    def open_log(self, path: str | Path) -> None:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                self.log_view.text.setPlainText(fh.read(64 * 2**20))
+        except OSError as exc:
+            self.report_error(f"Could not read {path}: {exc.strerror}")
+            return
+        self.tabs.setCurrentWidget(self.log_view)
+        self.log_view.parse()
+
+    def pick_from_cache(self, cache_dir: str | Path | None = None) -> None:
+        from memviz.gui.cache_dialog import CacheDialog
+
+        try:
+            dialog = CacheDialog(self, cache_dir)
+        except InputError as exc:
+            self.report_error(str(exc))
+            return
+        if dialog.exec() and dialog.selected() is not None:
+            self.import_config(dialog.selected().snapshot)
+
+    def fetch_config_by_id(self) -> None:
+        """NETWORK ACCESS, on explicit request only: download one config.json from the Hub."""
+        from PySide6.QtWidgets import QInputDialog
+
+        from memviz.core.importers.hf_cache import fetch_config
+
+        repo, ok = QInputDialog.getText(self, "Fetch config.json (network access)",
+                                        "This downloads config.json from the Hugging Face Hub.\nModel id:")
+        if ok and repo.strip():
+            try:
+                self.import_config(fetch_config(repo.strip()))
+            except InputError as exc:
+                self.report_error(str(exc))
 
     # --- files -------------------------------------------------------------------
     def _ask_discard(self) -> bool:
@@ -365,9 +448,16 @@ class MainWindow(QMainWindow):
             self.save_as(path if path.endswith(".json") else path + ".memviz.json")
 
     def _import_config_dialog(self) -> None:
-        path = self._file_dialog(False, "Import config.json", "Hugging Face config (*.json)")
+        path = self._file_dialog(False, "Import model file",
+                                 "Model files (*.json *.safetensors *.gguf);;config.json (*.json);;safetensors (*.safetensors);;"
+                                 "GGUF (*.gguf)")
         if path:
             self.import_config(path)
+
+    def _open_log_dialog(self) -> None:
+        path = self._file_dialog(False, "Open engine log", "Logs (*.log *.txt);;All files (*)")
+        if path:
+            self.open_log(path)
 
     def _import_folder_dialog(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Import model folder")

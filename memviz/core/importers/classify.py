@@ -1,0 +1,38 @@
+"""Roles and layer indices of stored tensors, from their names.
+
+Hugging Face names (`model.layers.3.self_attn.q_proj.weight`,
+`model.layers.3.mlp.experts.7.down_proj.qweight`) and GGUF names
+(`blk.3.attn_q.weight`, `blk.3.ffn_down_exps.weight`, `token_embd.weight`,
+`output.weight`) as written by transformers and llama.cpp's converter.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memviz.core.inventory import Role
+
+_LAYER = re.compile(r"(?:^|\.)(?:layers|h|blk|block|blocks|decoder\.layers)\.(\d+)\.")
+_RULES: tuple[tuple[Role, re.Pattern], ...] = (
+    (Role.POSITION, re.compile(r"(wpe|embed_positions|position_embd|pos_embd)")),
+    (Role.EMBEDDING, re.compile(r"(embed_tokens|wte|word_embeddings|embed_in|tok_embeddings|token_embd)")),
+    (Role.LM_HEAD, re.compile(r"(^|\.)(lm_head|embed_out)\.|^output\.weight$")),
+    (Role.ROUTER, re.compile(r"(ffn_gate_inp|\.router\.|shared_expert_gate|\.mlp\.gate\.|block_sparse_moe\.gate\.|"
+                             r"e_score_correction|exp_probs_b)")),
+    (Role.EXPERT, re.compile(r"(\.experts\.|_exps\.|_exps$)")),
+    (Role.NORM, re.compile(r"(norm|ln_\d|ln_f|layernorm)")),
+    (Role.ATTENTION, re.compile(r"(self_attn|attention|\.attn\.|attn_|\.sinks)")),
+    (Role.MLP, re.compile(r"(\.mlp\.|feed_forward|ffn_|shared_expert|dense_h_to_4h|dense_4h_to_h|\.fc\d\.)")),
+)
+
+
+def layer_of(name: str) -> int | None:
+    m = _LAYER.search(name)
+    return int(m.group(1)) if m else None
+
+
+def role_of(name: str) -> Role:
+    for role, pattern in _RULES:
+        if pattern.search(name):
+            return role
+    return Role.OTHER

@@ -1,0 +1,154 @@
+"""Architecture and exact tensor sizes from a GGUF file, with the `gguf` package's reader.
+
+`gguf.GGUFReader` (maintained with llama.cpp) memory-maps the file and parses
+the header, the metadata key/values and the tensor infos; tensor data is never
+touched. Metadata keys follow llama.cpp's `gguf-py/gguf/constants.py`:
+`{arch}.block_count`, `{arch}.embedding_length`, `{arch}.feed_forward_length`,
+`{arch}.attention.head_count[_kv]` (scalars or per-layer arrays),
+`{arch}.attention.key_length` / `value_length`, `{arch}.attention.sliding_window`,
+`{arch}.expert_count` / `expert_used_count` / `expert_feed_forward_length`,
+`{arch}.attention.kv_lora_rank`, `{arch}.context_length`. Each tensor's stored
+bytes are the reader's `n_bytes` (ggml type traits x shape).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memviz.core.arch import Architecture, StoredTensor, from_hf_config
+from memviz.core.errors import InputError
+from memviz.core.importers.classify import layer_of, role_of
+
+#: GGUF general.architecture -> transformers model_type
+ARCH_TO_MODEL_TYPE = {
+    "llama": "llama", "mistral": "mistral", "qwen2": "qwen2", "qwen2moe": "qwen2_moe", "qwen3": "qwen3",
+    "qwen3moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "gemma3": "gemma3_text", "phi3": "phi3",
+    "gpt2": "gpt2", "gptneox": "gpt_neox", "falcon": "falcon", "deepseek2": "deepseek_v3", "gpt-oss": "gpt_oss",
+}
+MAX_TENSORS = 1_000_000
+
+
+def _fields(reader) -> dict[str, Any]:
+    out = {}
+    for key, field in reader.fields.items():
+        if key.startswith("tokenizer.ggml.") and key not in ("tokenizer.ggml.tokens",):
+            continue
+        try:
+            out[key] = field.contents() if key != "tokenizer.ggml.tokens" else len(field.data)
+        except Exception:  # a field the reader cannot decode is not needed for memory
+            continue
+    return out
+
+
+def _scalar(values: Any, key: str, warnings: list[str]) -> int | None:
+    """A metadata value that may be a per-layer array: its maximum (with a note if layers differ)."""
+    if values is None:
+        return None
+    if isinstance(values, (list, tuple)):
+        nums = [int(v) for v in values]
+        if not nums:
+            return None
+        if len(set(nums)) > 1:
+            warnings.append(f"{key} differs per layer ({min(nums)}..{max(nums)}); memviz uses the largest")
+        return max(nums)
+    return int(values)
+
+
+def config_from_gguf(meta: dict[str, Any], tensor_names: set[str]) -> tuple[dict[str, Any], list[str]]:
+    """An HF-style config dict built from GGUF metadata, and notes on what was assumed."""
+    warnings: list[str] = []
+    arch = meta.get("general.architecture")
+    if not isinstance(arch, str):
+        raise InputError("GGUF metadata has no general.architecture")
+
+    def get(suffix: str) -> Any:
+        return meta.get(f"{arch}.{suffix}")
+
+    model_type = ARCH_TO_MODEL_TYPE.get(arch, arch)
+    n_experts = _scalar(get("expert_count"), "expert_count", warnings) or 0
+    if arch == "llama" and n_experts:
+        model_type = "mixtral"
+    cfg: dict[str, Any] = {
+        "model_type": model_type,
+        "num_hidden_layers": _scalar(get("block_count"), "block_count", warnings),
+        "hidden_size": _scalar(get("embedding_length"), "embedding_length", warnings),
+        "num_attention_heads": _scalar(get("attention.head_count"), "head_count", warnings),
+        "num_key_value_heads": _scalar(get("attention.head_count_kv"), "head_count_kv", warnings),
+        "intermediate_size": _scalar(get("feed_forward_length"), "feed_forward_length", warnings),
+        "max_position_embeddings": _scalar(get("context_length"), "context_length", warnings) or 0,
+        "vocab_size": _scalar(get("vocab_size"), "vocab_size", warnings) or meta.get("tokenizer.ggml.tokens"),
+        "tie_word_embeddings": "output.weight" not in tensor_names,
+    }
+    key_length = _scalar(get("attention.key_length"), "key_length", warnings)
+    value_length = _scalar(get("attention.value_length"), "value_length", warnings)
+    if key_length:
+        cfg["head_dim"] = key_length
+    window = _scalar(get("attention.sliding_window"), "sliding_window", warnings)
+    if window:
+        cfg["sliding_window"] = window
+        if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
+            cfg["use_sliding_window"] = True
+    if n_experts:
+        cfg["num_experts"] = n_experts
+        cfg["num_experts_per_tok"] = _scalar(get("expert_used_count"), "expert_used_count", warnings)
+        cfg["moe_intermediate_size"] = _scalar(get("expert_feed_forward_length"), "expert_feed_forward_length", warnings) \
+            or cfg["intermediate_size"]
+        shared = _scalar(get("expert_shared_feed_forward_length"), "expert_shared_feed_forward_length", warnings)
+        if shared:
+            cfg["shared_expert_intermediate_size"] = shared
+        cfg["n_shared_experts"] = _scalar(get("expert_shared_count"), "expert_shared_count", warnings) or 0
+        cfg["first_k_dense_replace"] = _scalar(get("leading_dense_block_count"), "leading_dense_block_count", warnings) or 0
+    kv_lora = _scalar(get("attention.kv_lora_rank"), "kv_lora_rank", warnings)
+    if kv_lora:
+        rope = _scalar(get("rope.dimension_count"), "rope.dimension_count", warnings) or 64
+        k_mla = _scalar(get("attention.key_length_mla"), "key_length_mla", warnings) or key_length
+        v_mla = _scalar(get("attention.value_length_mla"), "value_length_mla", warnings) or value_length
+        cfg.update(kv_lora_rank=kv_lora, qk_rope_head_dim=rope, qk_nope_head_dim=(k_mla or rope) - rope,
+                   v_head_dim=v_mla, q_lora_rank=_scalar(get("attention.q_lora_rank"), "q_lora_rank", warnings))
+        cfg.pop("head_dim", None)
+    missing = [k for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size") if not cfg.get(k)]
+    if missing:
+        raise InputError(f"GGUF metadata for '{arch}' lacks {', '.join(missing)}")
+    if arch not in ARCH_TO_MODEL_TYPE:
+        warnings.append(f"GGUF architecture '{arch}' is read with the generic rules")
+    cfg["_value_length"] = value_length
+    return cfg, warnings
+
+
+def read_gguf(path: str | Path) -> Architecture:
+    """Architecture and stored tensors of a GGUF file (memory-mapped; data never read)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"no GGUF file at {p}")
+    with p.open("rb") as fh:
+        magic = fh.read(4)
+    if magic != b"GGUF":
+        raise InputError(f"{p}: not a GGUF file (magic {magic!r}, expected b'GGUF')")
+    try:
+        import gguf
+    except ImportError:  # pragma: no cover - a declared dependency
+        raise InputError("reading GGUF files needs the 'gguf' package (pip install gguf)") from None
+    try:
+        reader = gguf.GGUFReader(str(p), "r")
+        meta = _fields(reader)
+        tensors = reader.tensors
+        if len(tensors) > MAX_TENSORS:
+            raise InputError(f"{p}: {len(tensors):,d} tensors is more than a model file holds")
+        stored = []
+        for t in tensors:
+            shape = tuple(int(x) for x in reversed(list(t.shape)))  # ggml ne0 first -> [out, in]
+            stored.append(StoredTensor(t.name, shape, role_of(t.name).value, layer_of(t.name), t.tensor_type.name,
+                                       int(t.n_bytes)))
+    except InputError:
+        raise
+    except Exception as exc:  # the reader raises ValueError, KeyError, IndexError... on corrupt files
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"{p}: cannot read GGUF ({type(exc).__name__}: {msg})") from None
+    cfg, warnings = config_from_gguf(meta, {t.name for t in stored})
+    value_length = cfg.pop("_value_length")
+    name = meta.get("general.name") if isinstance(meta.get("general.name"), str) else p.stem
+    arch = from_hf_config(cfg, name=name, source=str(p))
+    if value_length and not arch.is_mla and value_length != arch.head_dim:
+        arch = arch.with_changes(v_head_dim=value_length)
+    return arch.with_changes(stored=tuple(stored), warnings=tuple([*arch.warnings, *warnings]))

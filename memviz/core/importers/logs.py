@@ -1,0 +1,160 @@
+"""Engine logs as measured memory, in the estimate's four components.
+
+llama.cpp / ollama (llama-server) print, per backend buffer:
+  `<dev> model buffer size = X MiB` (weights; older builds: `<dev> buffer size`),
+  `<dev> KV buffer size = X MiB`, `<dev> RS buffer size = X MiB` (recurrent state),
+  `<dev> compute buffer size = X MiB`, `<dev> output buffer size = X MiB`,
+and since PR #15860 a memory breakdown per device:
+  `- CUDA0 (RTX 4090): total = free + (self = model + context + compute) + unaccounted` (MiB).
+Devices named CPU*, *_Host or Host are host memory; the others are accelerators.
+
+vLLM prints its start-up profile (`worker.py` / `gpu_worker.py`):
+  `model weights take X GiB`, `non_torch_memory [takes] X GiB`,
+  `PyTorch activation peak memory [takes] X GiB`, `the rest of the memory reserved
+  for KV Cache is X GiB` / `available_kv_cache_memory X GiB` / `Available KV cache
+  memory: X GiB`, `Model loading took X GiB`, `GPU KV cache size: N tokens`.
+
+Components a log does not state are None, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from memviz.core.errors import InputError
+from memviz.core.units import GB, MB, GiB, KiB, MiB
+
+COMPONENT_KEYS = ("weights", "kv_cache", "activations", "overhead")
+_UNITS = {"b": 1, "kib": KiB, "mib": MiB, "gib": GiB, "mb": MB, "gb": GB}
+_NUM = r"([0-9][0-9,]*\.?[0-9]*)"
+
+
+@dataclass
+class LogMeasurement:
+    engine: str
+    bytes: dict[str, int | None]  # weights, kv_cache, activations, overhead, total (accelerators)
+    host_bytes: dict[str, int | None]
+    devices: dict[str, dict[str, int]] = field(default_factory=dict)
+    details: dict[str, float] = field(default_factory=dict)
+    lines_matched: int = 0
+
+    def to_dict(self) -> dict:
+        return {"engine": self.engine, "bytes": self.bytes, "host_bytes": self.host_bytes, "devices": self.devices,
+                "details": self.details, "lines_matched": self.lines_matched}
+
+
+def _num(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _is_host(device: str) -> bool:
+    d = device.lower()
+    return d.startswith("cpu") or d.endswith("_host") or d == "host"
+
+
+_LCPP_BUFFER = re.compile(
+    r"(?P<dev>[A-Za-z][\w]*?)\s+(?P<kind>model |KV |RS |compute |output )?buffer size\s*=\s*" + _NUM + r"\s*MiB")
+_LCPP_BREAKDOWN_DEV = re.compile(r"-\s*(?P<dev>[A-Za-z][\w]*)")
+_LCPP_BREAKDOWN_SELF = re.compile(r"(?P<self>-?\d+)\s*=\s*(?P<model>-?\d+)\s*\+\s*(?P<ctx>-?\d+)\s*\+\s*(?P<compute>-?\d+)"
+                                  r"(?:\s*\)\s*\+\s*(?P<unacc>-?\d+))?")
+_LCPP_KIND = {"model ": "weights", None: "weights", "KV ": "kv_cache", "RS ": "kv_cache", "compute ": "activations",
+              "output ": "activations"}
+
+
+def _parse_llamacpp(text: str) -> LogMeasurement | None:
+    devices: dict[str, dict[str, int]] = {}
+    matched = 0
+    breakdown: dict[str, dict[str, int]] = {}
+    for line in text.splitlines():
+        if "memory breakdown" in line and "total" in line:
+            continue
+        dev = _LCPP_BREAKDOWN_DEV.search(line) if "breakdown" in line else None
+        m = _LCPP_BREAKDOWN_SELF.search(line) if dev else None
+        if m:
+            d = breakdown.setdefault(dev.group("dev"), {})
+            d.update(weights=int(m.group("model")) * MiB, kv_cache=int(m.group("ctx")) * MiB,
+                     activations=int(m.group("compute")) * MiB)
+            # "unaccounted" = total - free - self: driver/context memory, but also other programs' use and,
+            # when negative, a device that reported more free memory than it had; only a plausible value is kept
+            unacc = m.group("unacc")
+            if unacc is not None and int(unacc) >= 0 and not _is_host(dev.group("dev")):
+                d["overhead"] = int(unacc) * MiB
+            matched += 1
+            continue
+        m = _LCPP_BUFFER.search(line)
+        if m and m.group("dev").lower() not in ("ctx", "ggml"):
+            comp = _LCPP_KIND[m.group("kind")]
+            d = devices.setdefault(m.group("dev"), {})
+            d[comp] = d.get(comp, 0) + round(_num(m.group(3)) * MiB)
+            matched += 1
+    if not matched:
+        return None
+    per_device = breakdown or devices  # the breakdown is llama.cpp's final accounting
+    accel = {k: v for k, v in per_device.items() if not _is_host(k)}
+    host = {k: v for k, v in per_device.items() if _is_host(k)}
+    return LogMeasurement("llamacpp", _totals(accel), _totals(host), per_device, {}, matched)
+
+
+def _totals(devices: dict[str, dict[str, int]]) -> dict[str, int | None]:
+    out: dict[str, int | None] = {}
+    for c in COMPONENT_KEYS:
+        vals = [d[c] for d in devices.values() if c in d]
+        out[c] = sum(vals) if vals else None
+    known = [v for v in out.values() if v is not None]
+    out["total"] = sum(known) if known else None
+    return out
+
+
+_VLLM = {
+    "weights": [r"model weights take\s+" + _NUM + r"\s*(GiB|GB|MiB)", r"Model loading took\s+" + _NUM + r"\s*(GiB|GB|MiB)",
+                r"Loading model weights took\s+" + _NUM + r"\s*(GiB|GB|MiB|MB)"],
+    "overhead": [r"non_torch_memory(?:\s+takes)?\s+" + _NUM + r"\s*(GiB|GB|MiB)"],
+    "activations": [r"PyTorch activation peak memory(?:\s+takes)?\s+" + _NUM + r"\s*(GiB|GB|MiB)"],
+    "kv_cache": [r"the rest of the memory reserved for KV Cache is\s+" + _NUM + r"\s*(GiB|GB|MiB)",
+                 r"available_kv_cache_memory\s+" + _NUM + r"\s*(GiB|GB|MiB)",
+                 r"Available KV cache memory:\s*" + _NUM + r"\s*(GiB|GB|MiB)"],
+}
+_VLLM_DETAILS = {
+    "kv_cache_tokens": r"GPU KV cache size:\s*" + _NUM + r"\s*tokens",
+    "gpu_blocks": r"# GPU blocks:\s*" + _NUM,
+    "max_concurrency": r"Maximum concurrency for\s*[\d,]+\s*tokens per request:\s*" + _NUM + "x",
+    "gpu_memory_utilization": r"gpu_memory_utilization\s*\(?\s*" + _NUM,
+    "total_gpu_memory_gib": r"total_gpu_memory\s*\(?\s*" + _NUM + r"\s*GiB",
+}
+
+
+def _parse_vllm(text: str) -> LogMeasurement | None:
+    values: dict[str, int | None] = dict.fromkeys(COMPONENT_KEYS)
+    matched = 0
+    for comp, patterns in _VLLM.items():
+        for pat in patterns:
+            m = re.search(pat, text)
+            if m:
+                values[comp] = round(_num(m.group(1)) * _UNITS[m.group(2).lower()])
+                matched += 1
+                break
+    details = {}
+    for key, pat in _VLLM_DETAILS.items():
+        m = re.search(pat, text)
+        if m:
+            details[key] = _num(m.group(1))
+            matched += 1
+    if not any(v is not None for v in values.values()):
+        return None
+    known = [v for v in values.values() if v is not None]
+    values["total"] = sum(known)
+    ranks = len(set(re.findall(r"\(\w*Worker\w* pid=(\d+)\)", text))) or 1
+    details["ranks_seen"] = ranks
+    return LogMeasurement("vllm", values, dict.fromkeys([*COMPONENT_KEYS, "total"]), {}, details, matched)
+
+
+def parse_log(text: str) -> LogMeasurement:
+    """Measured components from a llama.cpp/ollama or vLLM log (values per device; vLLM: per rank)."""
+    if not text or not text.strip():
+        raise InputError("the log is empty")
+    result = _parse_vllm(text) if re.search(r"vllm|vLLM|KV Cache is|Model loading took|worker\.py", text) else None
+    result = result or _parse_llamacpp(text) or _parse_vllm(text)
+    if result is None:
+        raise InputError("no llama.cpp/ollama buffer-size lines or vLLM memory-profiling lines found in the log")
+    return result

@@ -1,0 +1,93 @@
+"""Engine log view: paste or open a llama.cpp / ollama / vLLM log, see it as a measured stack
+next to the estimate of the selected scenario, with the difference per component."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from memviz.core.errors import InputError
+from memviz.core.estimate import COMPONENTS, Estimate
+from memviz.core.importers.logs import LogMeasurement, parse_log
+from memviz.core.units import Unit, format_bytes
+
+HEADERS = ("Component", "Measured (log)", "Estimate", "Estimate − measured", "Error")
+
+
+def comparison_rows(measured: LogMeasurement, est: Estimate | None, unit: Unit) -> list[tuple[str, ...]]:
+    rows = []
+    for c in (*COMPONENTS, "total"):
+        m = measured.bytes.get(c)
+        e = (est.total if c == "total" else est.bytes[c]) if est is not None else None
+        diff = e - m if (m is not None and e is not None) else None
+        rows.append((
+            c,
+            format_bytes(m, unit, 3) if m is not None else "not in log",
+            format_bytes(e, unit, 3) if e is not None else "—",
+            format_bytes(diff, unit, 3) if diff is not None else "—",
+            f"{diff / m * 100:+.1f} %" if diff is not None and m else "—",
+        ))
+    return rows
+
+
+class LogView(QWidget):
+    sig_measured = Signal(object)  # LogMeasurement, to attach to the selected scenario
+
+    def __init__(self) -> None:
+        super().__init__()
+        layout = QVBoxLayout(self)
+        top = QHBoxLayout()
+        self.parse_button = QPushButton("Parse log")
+        self.parse_button.clicked.connect(self.parse)
+        top.addWidget(QLabel("Paste a llama.cpp / ollama / vLLM start-up log, or use File → Open engine log…"), 1)
+        top.addWidget(self.parse_button)
+        layout.addLayout(top)
+        split = QSplitter()
+        self.text = QPlainTextEdit()
+        self.text.setPlaceholderText("llm_load_tensors: CUDA0 model buffer size = ... MiB\n"
+                                     "… or vLLM: model weights take … GiB; non_torch_memory takes …")
+        split.addWidget(self.text)
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.table = QTableWidget(0, len(HEADERS))
+        self.table.setHorizontalHeaderLabels(HEADERS)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        rl.addWidget(self.status)
+        rl.addWidget(self.table)
+        split.addWidget(right)
+        layout.addWidget(split)
+        self.measurement: LogMeasurement | None = None
+
+    def parse(self) -> LogMeasurement | None:
+        try:
+            self.measurement = parse_log(self.text.toPlainText())
+        except InputError as exc:
+            self.status.setText(f"<span style='color:#D55E00'>{exc}</span>")
+            return None
+        self.sig_measured.emit(self.measurement)
+        return self.measurement
+
+    def show_comparison(self, est: Estimate | None, label: str, unit: Unit) -> None:
+        m = self.measurement
+        if m is None:
+            return
+        rows = comparison_rows(m, est, unit)
+        self.status.setText(f"<b>{m.engine}</b> log, {m.lines_matched} lines recognised; compared with <b>{label}</b>"
+                            + (f"; details: {m.details}" if m.details else ""))
+        self.table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            for c, text in enumerate(row):
+                self.table.setItem(r, c, QTableWidgetItem(text))
+        self.table.resizeColumnsToContents()

@@ -1,0 +1,43 @@
+import pytest
+
+from memviz.core.arch import FULL
+from memviz.core.errors import InputError
+from memviz.core.estimate import Scenario, estimate
+from memviz.core.importers.gguf_file import read_gguf
+
+from .files import write_gguf_model
+
+
+def test_architecture_and_exact_bytes(tmp_path):
+    path = tmp_path / "tiny.gguf"
+    expected = write_gguf_model(path)
+    a = read_gguf(path)
+    assert (a.model_type, a.num_layers, a.hidden_size, a.num_heads, a.num_kv_heads, a.head_dim) == ("llama", 2, 256, 4, 2, 64)
+    assert (a.intermediate_size, a.vocab_size, a.max_position_embeddings) == (512, 1000, 4096)
+    assert not a.tie_word_embeddings and set(a.layer_types) == {FULL} and a.name == "tiny-llama-test"
+    stored = {t.name: (t.storage, t.nbytes) for t in a.stored}
+    assert stored == expected
+    e = estimate(a, Scenario(weight_format="stored", engine="llamacpp"))
+    total = sum(b for _, b in expected.values())
+    assert e.bytes["weights"] + e.host.weights == total  # token_embd stays in host memory
+    assert e.host.weights == expected["token_embd.weight"][1]
+    shapes = {t.name: t.shape for t in a.stored}
+    assert shapes["blk.0.ffn_down.weight"] == (256, 512)  # [out, in]
+    roles = {t.name: t.role for t in a.stored}
+    assert roles["output.weight"] == "lm_head" and roles["blk.1.attn_v.weight"] == "attention"
+
+
+def test_not_gguf_and_corrupt(tmp_path):
+    bad = tmp_path / "x.gguf"
+    bad.write_bytes(b"GGML" + b"\0" * 100)
+    with pytest.raises(InputError, match="magic"):
+        read_gguf(bad)
+    path = tmp_path / "tiny.gguf"
+    write_gguf_model(path)
+    raw = path.read_bytes()
+    bad.write_bytes(raw[:4] + (99).to_bytes(4, "little") + raw[8:])  # unsupported version
+    with pytest.raises(InputError):
+        read_gguf(bad)
+    bad.write_bytes(raw[:200])
+    with pytest.raises(InputError):
+        read_gguf(bad)
