@@ -96,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("log", help="parse a llama.cpp / ollama / vLLM log into measured memory components")
     g.add_argument("path", help="a log file ('-' for standard input)")
 
+    sub.add_parser("probe", help="measure a real model in this process (JSON lines; see 'memviz probe --help')")
     sub.add_parser("presets", help="list bundled model presets")
     sub.add_parser("formats", help="list weight and KV cache formats")
     sub.add_parser("gpus", help="list the GPU catalogue")
@@ -340,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
         return _launch_gui()
+    if argv[0] == "probe":  # the measuring process: its own options and JSON-lines output
+        from memviz.probe.runner import main as probe_main
+
+        return probe_main(argv[1:])
     args = _parser().parse_args(argv)
     try:
         if args.command == "estimate":

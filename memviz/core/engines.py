@@ -5,7 +5,9 @@ Each engine changes different terms of the estimate:
 - transformers (HF `generate`): the whole prompt is one forward (no chunking);
   logits only for the last position (`logits_to_keep=1` in generate); DynamicCache
   grows by `torch.cat`, so a decode step briefly holds one layer's cache twice;
-  sliding layers keep `window - 1` tokens (`DynamicSlidingWindowLayer`); MLA
+  sliding layers (`DynamicSlidingWindowLayer`) keep the last `window - 1` tokens
+  as a view of the `window`-token tensor just concatenated, so they hold `window`
+  tokens of memory (measured by the probe: exact); MLA
   models cache per-head K/V (`DeepseekV3Attention`); PyTorch's caching allocator
   keeps freed blocks reserved.
 - vLLM: pages of 16 tokens (`--block-size` default); chunked prefill of up to
@@ -25,8 +27,11 @@ The overhead figures are assumed constants (provenance "constant"), editable per
 scenario: transformers 512 MiB (CUDA context + cuBLAS/cuDNN handles, lazily loaded
 kernels; measure with `memviz probe`), vLLM 1 GiB (context, NCCL/cuBLAS, CUDA
 graphs), llama.cpp 250 MiB (gguf-parser's `--platform-footprint` VRAM default).
-On the CPU the transformers runtime is the torch import, about 510 MiB of RSS
-(measured on this project's 2-vCPU Linux machine, see shared notes).
+On the CPU the transformers runtime is the interpreter plus the torch and
+transformers imports and the modules loaded while building a model: 385 MiB of
+RSS measured by `memviz probe` (torch 2.13 CPU, transformers 5.24, 2-vCPU Linux);
+the allocator fraction models PyTorch's CUDA caching allocator and is not applied
+on the CPU.
 """
 
 from __future__ import annotations
@@ -42,10 +47,8 @@ class Engine:
     name: str
     description: str
     block_tokens: int
-    window_slack: int
     latent_mla: bool
     prefill_chunk_tokens: int | None  # None: the whole prompt in one forward
-    logits_for_whole_step: bool  # logits for every token of a prefill step (llama.cpp reserve)
     runtime_bytes_cuda: int
     runtime_bytes_cpu: int
     allocator_fraction: float  # caching-allocator reserve on top of KV + activations
@@ -59,19 +62,19 @@ class Engine:
 ENGINES: dict[str, Engine] = {
     "transformers": Engine(
         "transformers", "Hugging Face transformers generate() with DynamicCache",
-        block_tokens=0, window_slack=-1, latent_mla=False, prefill_chunk_tokens=None, logits_for_whole_step=False,
-        runtime_bytes_cuda=512 * MiB, runtime_bytes_cpu=510 * MiB, allocator_fraction=0.05,
+        block_tokens=0, latent_mla=False, prefill_chunk_tokens=None,
+        runtime_bytes_cuda=512 * MiB, runtime_bytes_cpu=385 * MiB, allocator_fraction=0.05,
         preallocates_kv_pool=False, supports_offload=True,
     ),
     "vllm": Engine(
         "vllm", "vLLM (V1 engine): paged KV pool, chunked prefill, CUDA graphs",
-        block_tokens=16, window_slack=0, latent_mla=True, prefill_chunk_tokens=8192, logits_for_whole_step=False,
+        block_tokens=16, latent_mla=True, prefill_chunk_tokens=8192,
         runtime_bytes_cuda=1024 * MiB, runtime_bytes_cpu=1024 * MiB, allocator_fraction=0.0,
         preallocates_kv_pool=True, supports_tp=True, attention_default="flash",
     ),
     "llamacpp": Engine(
         "llamacpp", "llama.cpp / llama-server with a GGUF file",
-        block_tokens=0, window_slack=0, latent_mla=True, prefill_chunk_tokens=512, logits_for_whole_step=True,
+        block_tokens=0, latent_mla=True, prefill_chunk_tokens=512,
         runtime_bytes_cuda=250 * MiB, runtime_bytes_cpu=150 * MiB, allocator_fraction=0.0,
         preallocates_kv_pool=False, context_padding=256, supports_offload=True, attention_default="flash",
     ),

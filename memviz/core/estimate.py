@@ -222,8 +222,7 @@ def device_arrays(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.
     zeros = np.zeros(context.shape)
     gpu_layers, embed_on_gpu, output_on_gpu = _gpu_layer_set(a, sc, engine)
     stages = _stages(a, sc.pp)
-    layout = KVLayout(latent_mla=engine.latent_mla, block_tokens=engine.block_tokens, window_slack=engine.window_slack,
-                      kv_heads_divisor=sc.tp)
+    layout = KVLayout(latent_mla=engine.latent_mla, block_tokens=engine.block_tokens, kv_heads_divisor=sc.tp)
     # ggml computes its graph in F32; PyTorch engines in the 16-bit compute dtype (fp32 for fp32 weights)
     act_bytes = 4 if wf.name == "fp32" or engine.name == "llamacpp" else 2
     logits_bytes = 4 if engine.name == "llamacpp" else act_bytes + 4
@@ -298,7 +297,8 @@ def device_arrays(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.
     runtime = sc.runtime_overhead_bytes
     if runtime is None:
         runtime = engine.runtime_bytes_cpu if sc.device == "cpu" else engine.runtime_bytes_cuda
-    alloc = engine.allocator_fraction if sc.allocator_fraction is None else sc.allocator_fraction
+    alloc = engine.allocator_fraction if sc.device == "cuda" else 0.0
+    alloc = alloc if sc.allocator_fraction is None else sc.allocator_fraction
 
     label = "CPU" if sc.device == "cpu" else "GPU"
     out: list[Arrays] = []

@@ -34,15 +34,12 @@ class KVLayout:
     `latent_mla`: store MLA's compressed latent (vLLM, llama.cpp) rather than the
     per-head K/V that transformers' DeepseekV3Attention caches.
     `block_tokens`: page size; each sequence is rounded up to whole pages (0 = none).
-    `window_slack`: tokens kept beyond the window on sliding layers (transformers'
-    DynamicSlidingWindowLayer keeps window - 1 after a step: slack -1).
     `kv_heads_divisor`: tensor-parallel degree; each device keeps max(Hkv/TP, 1)
     heads (MLA latents are replicated on every rank).
     """
 
     latent_mla: bool = False
     block_tokens: int = 0
-    window_slack: int = 0
     kv_heads_divisor: int = 1
 
 
@@ -90,7 +87,7 @@ def kv_cache_bytes(
     full = paged(lengths, layout.block_tokens)
     total = n_full * per_layer * full
     if n_slide:
-        kept = np.minimum(lengths, a.sliding_window + layout.window_slack) if sliding_tokens is None else sliding_tokens
+        kept = np.minimum(lengths, a.sliding_window) if sliding_tokens is None else sliding_tokens
         slide = paged(kept, layout.block_tokens)
         total = total + n_slide * per_layer * slide
     if isinstance(sequence_tokens, list):

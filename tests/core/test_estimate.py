@@ -35,7 +35,8 @@ def test_engines_apply_their_own_rules_to_the_same_model():
     mistral = get_preset("mistral-7b-v0.1").architecture()
     hf_m = estimate(mistral, Scenario(engine="transformers", context_tokens=10000)).bytes["kv_cache"]
     vl_m = estimate(mistral, Scenario(engine="vllm", context_tokens=10000)).bytes["kv_cache"]
-    assert hf_m == 32 * 8 * 128 * 2 * 2 * 4095 and vl_m == 32 * 8 * 128 * 2 * 2 * 4096
+    # both hold the 4,096-token window (transformers: a window-1 view of a window-token tensor)
+    assert hf_m == vl_m == 32 * 8 * 128 * 2 * 2 * 4096
 
 
 def test_llamacpp_pads_context_keeps_embedding_on_host_and_output_buffer():
@@ -133,7 +134,7 @@ def test_every_preset_every_engine_estimates():
             assert e.total > e.bytes["weights"] > 0
 
 
-def test_cpu_device_uses_torch_import_overhead():
+def test_cpu_device_uses_the_measured_runtime_overhead():
     e = estimate(LLAMA8, Scenario(device="cpu"))
-    assert e.devices[0].device == "CPU0" and e.bytes["overhead"] > 500 * MiB
+    assert e.devices[0].device == "CPU0" and e.bytes["overhead"] == 385 * MiB  # no allocator reserve on the CPU
     assert e.bytes["weights"] / GiB == pytest.approx(14.96, abs=0.01)

@@ -32,8 +32,6 @@ def test_paged_rounds_each_sequence_up_to_blocks():
 def test_sliding_layers_keep_their_window():
     a = get_preset("mistral-7b-v0.1").architecture()  # every layer slides, window 4096
     assert kv_cache_bytes(a, BF16, [32768]) == kv_cache_bytes(a, BF16, [4096])
-    # transformers keeps window - 1 tokens
-    assert kv_cache_bytes(a, BF16, [32768], KVLayout(window_slack=-1)) == kv_cache_bytes(a, BF16, [4095])
 
 
 def test_gemma2_half_of_layers_slide():
