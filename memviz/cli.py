@@ -97,6 +97,10 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("path", help="a log file ('-' for standard input)")
 
     sub.add_parser("probe", help="measure a real model in this process (JSON lines; see 'memviz probe --help')")
+    r = sub.add_parser("runs", help="list, export or delete stored probe runs (calibration data)")
+    r.add_argument("action", choices=["list", "export", "delete"])
+    r.add_argument("target", nargs="?", help="export: output .json; delete: run id")
+
     sub.add_parser("presets", help="list bundled model presets")
     sub.add_parser("formats", help="list weight and KV cache formats")
     sub.add_parser("gpus", help="list the GPU catalogue")
@@ -287,6 +291,33 @@ def _cmd_log(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_runs(args: argparse.Namespace) -> int:
+    from memviz.core import calibration as cal
+
+    if args.action == "list":
+        runs = cal.load_runs()
+        print(f"{len(runs)} stored runs in {cal.runs_dir()}")
+        for r in runs:
+            m, e = r.measured, r.estimate
+            err = (e["peak"] - m["peak"]) / m["peak"] * 100 if m.get("peak") else float("nan")
+            print(f"{r.id}  {r.machine.get('device_name')} ({r.machine.get('device')}) {r.settings.get('model')} "
+                  f"{r.machine.get('dtype')} B={r.settings.get('batch')}: peak {format_bytes(m['peak'])} measured, "
+                  f"estimate {err:+.1f} %")
+        for kind in ("cpu", "cuda"):
+            o, band = cal.calibrated_overhead(runs, kind), cal.residual_band(runs, kind)
+            if o is not None:
+                print(f"calibrated {kind} overhead {format_bytes(o)}; peak estimate within ±{band * 100:.1f} %")
+        return 0
+    if not args.target:
+        raise InputError(f"'memviz runs {args.action}' needs a {'file' if args.action == 'export' else 'run id'}")
+    if args.action == "export":
+        print(cal.export_runs(args.target))
+    else:
+        cal.delete_run(args.target)
+        print(f"deleted {args.target}")
+    return 0
+
+
 def _cmd_presets() -> int:
     from memviz.core.inventory import parameter_count
     from memviz.core.presets import all_presets
@@ -355,6 +386,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_inspect(args)
         if args.command == "log":
             return _cmd_log(args)
+        if args.command == "runs":
+            return _cmd_runs(args)
         if args.command == "presets":
             return _cmd_presets()
         if args.command == "formats":

@@ -42,6 +42,7 @@ from memviz.gui.breakdown import BreakdownView
 from memviz.gui.charts import CompareChart, SweepChart
 from memviz.gui.export import export_chart
 from memviz.gui.log_view import LogView
+from memviz.gui.measure_tab import MeasureTab
 from memviz.gui.scenario_table import ScenarioTable, compare_quantizations
 
 
@@ -50,6 +51,22 @@ def default_session() -> Session:
     return Session(architecture=preset.architecture(), preset=preset.key,
                    scenarios=compare_quantizations(Scenario(context_tokens=8192)),
                    gpus=tuple(settings.read("gpus")), unit=Unit(settings.read("unit")))
+
+
+def probe_source(session: Session) -> tuple[list[str], str]:
+    """What the probe can run for the session's model: a preset or a config/model path, else nothing."""
+    a = session.architecture
+    if session.preset:
+        return ["--preset", session.preset], f"preset {session.preset} (random-initialised weights, no download)"
+    path = Path(a.source) if a.source and not a.source.startswith("preset ") else None
+    if path is not None and path.is_file() and path.suffix.lower() == ".json" and not path.name.endswith(".index.json"):
+        return ["--config", str(path)], f"{path} (random-initialised weights)"
+    if path is not None and path.exists() and path.suffix.lower() != ".gguf":
+        folder = path if path.is_dir() else path.parent
+        if (folder / "config.json").exists():
+            return ["--config", str(folder / "config.json")], f"{folder / 'config.json'} (random-initialised weights)"
+    return [], ("the current model has no preset or config.json the probe can build "
+                "(GGUF and hand-edited models): give a model folder")
 
 
 class MainWindow(QMainWindow):
@@ -74,6 +91,9 @@ class MainWindow(QMainWindow):
         self.log_view = LogView()
         self.tabs.addTab(self.log_view, "Engine log")
         self.log_view.sig_measured.connect(self.attach_log)
+        self.measure = MeasureTab()
+        self.tabs.addTab(self.measure, "Measure")
+        self.measure.sig_run_finished.connect(self.attach_probe_run)
         self._stale: set = set()
         self.tabs.currentChanged.connect(lambda _i: self._refresh_visible())
         self.setCentralWidget(self.tabs)
@@ -155,6 +175,7 @@ class MainWindow(QMainWindow):
         if s.architecture != self._shown_arch:
             self.arch_panel.set_architecture(s.architecture)
             self._shown_arch = s.architecture
+            self.measure.set_source(*probe_source(s))
         if self.table.scenarios != s.scenarios:
             self.table.set_scenarios(s.scenarios)
         self.estimates = estimates if estimates is not None else model.compute_estimates(s)
@@ -335,6 +356,16 @@ class MainWindow(QMainWindow):
         self.apply(self.session.with_changes(runs=runs))
         self.log_view.show_comparison(est, scenario_label(est.scenario), self.session.unit)
 
+    def attach_probe_run(self, result: dict, scenario: Scenario) -> None:
+        """Show a finished probe run next to the estimate of the same settings (adding that scenario if needed)."""
+        same = [sc for sc in self.session.scenarios if sc.with_changes(name="") == scenario.with_changes(name="")]
+        scenarios = self.session.scenarios if same else self.session.scenarios + (scenario,)
+        target = same[0] if same else scenario
+        run = {"source": "probe", "scenario": target.to_dict(), "measured": result["measured"],
+               "timings": result.get("timings"), "stored_run": result.get("stored_run")}
+        runs = tuple(r for r in self.session.runs if r.get("scenario") != run["scenario"]) + (run,)
+        self.apply(self.session.with_changes(scenarios=scenarios, runs=runs))
+
     def open_log(self, path: str | Path) -> None:
         try:
             with open(path, encoding="utf-8", errors="replace") as fh:
@@ -492,6 +523,7 @@ class MainWindow(QMainWindow):
         if not self.confirm_discard():
             event.ignore()
             return
+        self.measure.client.wait_for_end()
         settings.write_bytes("geometry", bytes(self.saveGeometry()))
         settings.write_bytes("window_state", bytes(self.saveState()))
         event.accept()

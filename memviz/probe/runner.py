@@ -68,6 +68,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-pickle", action="store_true", help="allow .bin weights (loaded with weights_only=True)")
     p.add_argument("--json", action="store_true", help="accepted for symmetry; output is always JSON lines")
     p.add_argument("--sample-interval", type=float, default=0.25, help="seconds between memory samples")
+    p.add_argument("--no-store", action="store_true", help="do not keep this run for calibration")
     return p
 
 
@@ -226,17 +227,18 @@ def run(args) -> int:
         name = platform.processor() or platform.machine()
         total_mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else None
     runtime_rss = cpu.rss()
-    emit("env", device=device, device_name=name, torch=torch.__version__, transformers=transformers.__version__,
-         python=platform.python_version(), platform=platform.platform(), threads=torch.get_num_threads(),
-         driver=(nvml.driver() if nvml else None), allocator_conf=os.environ.get("PYTORCH_ALLOC_CONF")
-         or os.environ.get("PYTORCH_CUDA_ALLOC_CONF"), memory_total=total_mem, peak_resettable=cpu.resettable,
-         dtype=args.dtype, quant=args.quant, attn=args.attn, cache=args.cache, batch=args.batch,
-         prompt=args.prompt, new=args.new, engine="transformers")
+    env = dict(device=device, device_name=name, torch=torch.__version__, transformers=transformers.__version__,
+               python=platform.python_version(), platform=platform.platform(), threads=torch.get_num_threads(),
+               driver=(nvml.driver() if nvml else None), allocator_conf=os.environ.get("PYTORCH_ALLOC_CONF")
+               or os.environ.get("PYTORCH_CUDA_ALLOC_CONF"), memory_total=total_mem, peak_resettable=cpu.resettable,
+               dtype=args.dtype, quant=args.quant, attn=args.attn, cache=args.cache, batch=args.batch,
+               prompt=args.prompt, new=args.new, engine="transformers")
+    emit("env", **env)
     emit("phase", name="runtime", t_s=round(time.perf_counter() - T0, 3), bytes={"rss": runtime_rss})
 
     sampler = Sampler(meter, args.sample_interval)
     sampler.start()
-    state: dict[str, Any] = {"phase": "load", "runtime_rss": runtime_rss, "baseline_rss": baseline_rss}
+    state: dict[str, Any] = {"phase": "load", "runtime_rss": runtime_rss, "baseline_rss": baseline_rss, "env": env}
     measured: dict[str, int | None] = dict.fromkeys(COMPONENTS)
     context_tokens = args.prompt + args.new - 1  # the last generated token is never written to the cache
     try:
@@ -365,8 +367,17 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
                "total_s": time.perf_counter() - t_run}
     est = _estimate(arch, args, device, context_tokens)
     error_pct = {k: ((est[k] - measured[k]) / measured[k] * 100 if measured[k] else None) for k in COMPONENTS}
-    emit("result", partial=False, measured=measured, timings=timings, estimate=est, error_pct=error_pct,
-         context_tokens=context_tokens, details=extra, model=arch.name)
+    result = dict(partial=False, measured=measured, timings=timings, estimate=est, error_pct=error_pct,
+                  context_tokens=context_tokens, details=extra, model=arch.name)
+    if not args.no_store:
+        from memviz.core.calibration import save_run
+
+        try:
+            result["stored_run"] = save_run(state["env"], result).id
+        except OSError as exc:  # a read-only data folder must not lose the measurement
+            result["stored_run"] = None
+            print(f"memviz probe: could not store the run: {exc}", file=sys.stderr)
+    emit("result", **result)
     return EXIT_OK
 
 

@@ -1,0 +1,126 @@
+"""Stored probe runs and what they teach the estimator.
+
+Every finished probe run is kept as one JSON file in the user's data folder
+(`$MEMVIZ_DATA_DIR`, else `$XDG_DATA_HOME/memviz`, `~/.local/share/memviz`,
+`~/Library/Application Support/memviz` or `%APPDATA%/memviz`), keyed by the
+machine that made it: device name, device kind, driver, torch and transformers
+versions, dtype, engine. From the runs of one machine:
+
+- `calibrated_overhead`: the median measured overhead (interpreter, libraries,
+  CUDA context, allocator reserve) replaces the engine's assumed constant;
+- `residual_band`: the largest relative error of the estimated peak against the
+  measured peak, drawn as a ± band around estimates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memviz.core.errors import InputError
+
+KEY_FIELDS = ("device", "device_name", "driver", "torch", "transformers", "dtype", "engine")
+
+
+def data_dir() -> Path:
+    if os.environ.get("MEMVIZ_DATA_DIR"):
+        return Path(os.environ["MEMVIZ_DATA_DIR"])
+    system = platform.system()
+    if system == "Darwin":
+        return Path.home() / "Library" / "Application Support" / "memviz"
+    if system == "Windows":
+        return Path(os.environ.get("APPDATA", Path.home())) / "memviz"
+    return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "memviz"
+
+
+def runs_dir() -> Path:
+    return data_dir() / "runs"
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    id: str
+    created: float
+    machine: dict[str, Any]
+    settings: dict[str, Any]
+    measured: dict[str, int | None]
+    estimate: dict[str, int]
+    timings: dict[str, float | None]
+
+    @property
+    def device_kind(self) -> str:
+        return "cpu" if str(self.machine.get("device", "cpu")).startswith("cpu") else "cuda"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "created": self.created, "machine": self.machine, "settings": self.settings,
+                "measured": self.measured, "estimate": self.estimate, "timings": self.timings}
+
+
+def save_run(env: dict[str, Any], result: dict[str, Any], folder: Path | None = None) -> StoredRun:
+    """Store a finished (non-partial) probe run; `env` and `result` are the probe's messages."""
+    if result.get("partial"):
+        raise InputError("partial (out-of-memory) runs are not stored for calibration")
+    run = StoredRun(
+        id=time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6], created=time.time(),
+        machine={k: env.get(k) for k in KEY_FIELDS},
+        settings={k: env.get(k) for k in ("batch", "prompt", "new", "attn", "cache", "quant", "threads")}
+        | {"model": result.get("model"), "context_tokens": result.get("context_tokens")},
+        measured=result["measured"], estimate=result["estimate"], timings=result.get("timings", {}),
+    )
+    folder = folder or runs_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{run.id}.json").write_text(json.dumps(run.to_dict(), indent=2), encoding="utf-8")
+    return run
+
+
+def load_runs(folder: Path | None = None) -> list[StoredRun]:
+    """All stored runs, oldest first; unreadable files are skipped."""
+    folder = folder or runs_dir()
+    out = []
+    for f in sorted(folder.glob("*.json")) if folder.exists() else []:
+        try:
+            d = json.loads(f.read_text(encoding="utf-8"))
+            out.append(StoredRun(d["id"], d["created"], d["machine"], d["settings"], d["measured"], d["estimate"],
+                                 d.get("timings", {})))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return sorted(out, key=lambda r: r.created)
+
+
+def delete_run(run_id: str, folder: Path | None = None) -> None:
+    f = (folder or runs_dir()) / f"{run_id}.json"
+    if not f.exists() or "/" in run_id or "\\" in run_id:
+        raise InputError(f"no stored run {run_id!r}")
+    f.unlink()
+
+
+def export_runs(path: str | Path, folder: Path | None = None) -> Path:
+    p = Path(path)
+    p.write_text(json.dumps([r.to_dict() for r in load_runs(folder)], indent=2), encoding="utf-8")
+    return p
+
+
+def _matching(runs: list[StoredRun], device_kind: str, engine: str = "transformers") -> list[StoredRun]:
+    return [r for r in runs if r.device_kind == device_kind and r.machine.get("engine", "transformers") == engine
+            and r.measured.get("overhead") is not None]
+
+
+def calibrated_overhead(runs: list[StoredRun], device_kind: str, engine: str = "transformers") -> int | None:
+    """Median measured overhead of this machine's runs on `device_kind`, or None without runs."""
+    m = _matching(runs, device_kind, engine)
+    return int(statistics.median(r.measured["overhead"] for r in m)) if m else None
+
+
+def residual_band(runs: list[StoredRun], device_kind: str, engine: str = "transformers") -> float | None:
+    """Largest |estimated peak − measured peak| / measured peak over the matching runs (a fraction)."""
+    m = [r for r in _matching(runs, device_kind, engine) if r.measured.get("peak")]
+    if not m:
+        return None
+    return max(abs(r.estimate["peak"] - r.measured["peak"]) / r.measured["peak"] for r in m)

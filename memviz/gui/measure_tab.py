@@ -1,0 +1,205 @@
+"""The Measure tab: run the probe on the current model, watch its memory timeline, keep the result.
+
+A finished run is attached to a scenario with the same settings (added if the
+session has none), so the compare view shows the measured stack next to the
+estimated bar, and its error per component appears in the tooltip and the
+breakdown. Runs are also stored for calibration by the probe itself.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from memviz.core.estimate import Scenario
+from memviz.core.units import Unit, format_bytes
+from memviz.gui import settings
+from memviz.gui.palette import chart_colors
+from memviz.gui.probe_client import ProbeClient, State
+
+
+def scenario_for_run(args: dict, device: str) -> Scenario:
+    """The estimate scenario matching a probe run (context = prompt + new − 1 cached tokens)."""
+    weights = {"none": args["dtype"], "bnb-int8": "llm-int8", "bnb-nf4": "bnb-nf4"}[args["quant"]]
+    return Scenario(name=f"measured {args['dtype']} B={args['batch']}", weight_format=weights, kv_format=args["dtype"],
+                    context_tokens=args["prompt"] + args["new"] - 1, batch=args["batch"], engine="transformers",
+                    device="cpu" if device.startswith("cpu") else "cuda", attention=args["attn"])
+
+
+class MeasureTab(QWidget):
+    sig_run_finished = Signal(object, object)  # (result dict, Scenario)
+
+    def __init__(self, silence_timeout_s: float = 600.0) -> None:
+        super().__init__()
+        self.client = ProbeClient(self, silence_timeout_s)
+        self.source_args: list[str] = []
+        self.samples: list[tuple[float, float]] = []
+        layout = QHBoxLayout(self)
+        split = QSplitter()
+        layout.addWidget(split)
+
+        form_box = QGroupBox("Probe")
+        form = QFormLayout(form_box)
+        self.source_label = QLabel()
+        self.source_label.setWordWrap(True)
+        form.addRow("Model", self.source_label)
+        folder_row = QHBoxLayout()
+        self.folder_edit = QLineEdit(placeholderText="optional: a local model folder with weights")
+        browse = QPushButton("…")
+        browse.clicked.connect(self._browse)
+        folder_row.addWidget(self.folder_edit)
+        folder_row.addWidget(browse)
+        form.addRow("Model folder", folder_row)
+        self.dtype = QComboBox()
+        self.dtype.addItems(["bf16", "fp16", "fp32"])
+        self.quant = QComboBox()
+        self.quant.addItems(["none", "bnb-int8", "bnb-nf4"])
+        self.device = QComboBox()
+        self.device.addItems(["auto", "cpu", "cuda", "cuda:1"])
+        self.batch, self.prompt, self.new = QSpinBox(), QSpinBox(), QSpinBox()
+        for box, (lo, hi, val) in ((self.batch, (1, 4096, 1)), (self.prompt, (1, 1_000_000, 512)), (self.new, (1, 100_000, 32))):
+            box.setRange(lo, hi)
+            box.setValue(val)
+            box.setGroupSeparatorShown(True)
+        self.attn = QComboBox()
+        self.attn.addItems(["sdpa", "eager"])
+        self.cache = QComboBox()
+        self.cache.addItems(["dynamic", "static"])
+        self.interpreter = QLineEdit(settings.read("probe_python") or sys.executable)
+        self.interpreter.setToolTip("The Python that runs the probe (needs torch and transformers); default: this app's")
+        self.interpreter.editingFinished.connect(lambda: settings.write("probe_python", self.interpreter.text().strip()))
+        for label, w in (("dtype", self.dtype), ("Quantization", self.quant), ("Device", self.device),
+                         ("Sequences", self.batch), ("Prompt tokens", self.prompt), ("New tokens", self.new),
+                         ("Attention", self.attn), ("Cache", self.cache), ("Probe Python", self.interpreter)):
+            form.addRow(label, w)
+        self.run_button = QPushButton("Run")
+        self.run_button.clicked.connect(self.toggle)
+        form.addRow(self.run_button)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.phase_label = QLabel("idle")
+        form.addRow(self.progress)
+        form.addRow(self.phase_label)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        form.addRow(self.summary)
+        split.addWidget(form_box)
+
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        bg, fg = chart_colors()
+        self.timeline = pg.PlotWidget(background=bg)
+        self.timeline.setLabel("left", "Process memory (GiB)")
+        self.timeline.setLabel("bottom", "time (s)")
+        self.timeline.showGrid(x=True, y=True, alpha=0.25)
+        self.curve = self.timeline.plot([], [], pen=pg.mkPen("#0072B2", width=2))
+        rl.addWidget(self.timeline, 2)
+        self.log = QPlainTextEdit()
+        self.log.setReadOnly(True)
+        self.log.setMaximumBlockCount(5000)
+        rl.addWidget(self.log, 1)
+        split.addWidget(right)
+
+        self.client.sig_message.connect(self._message)
+        self.client.sig_log.connect(self.log.appendPlainText)
+        self.client.sig_result.connect(self._result)
+        self.client.sig_failed.connect(self._failed)
+        self.client.sig_finished.connect(self._finished)
+        self._args: dict = {}
+
+    def set_source(self, args: list[str], description: str) -> None:
+        """The model the probe runs when no folder is given: ['--preset', key] or ['--config', path]."""
+        self.source_args = args
+        self.source_label.setText(description)
+
+    def _browse(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Model folder (config.json + safetensors)")
+        if path:
+            self.folder_edit.setText(path)
+
+    def arguments(self) -> list[str]:
+        source = ["--model", self.folder_edit.text().strip()] if self.folder_edit.text().strip() else self.source_args
+        return ["-m", "memviz.probe", *source, "--dtype", self.dtype.currentText(), "--quant", self.quant.currentText(),
+                "--device", self.device.currentText(), "--batch", str(self.batch.value()), "--prompt",
+                str(self.prompt.value()), "--new", str(self.new.value()), "--attn", self.attn.currentText(),
+                "--cache", self.cache.currentText()]
+
+    def toggle(self) -> None:
+        if self.client.state is State.IDLE:
+            self.start()
+        else:
+            self.client.cancel()
+
+    def start(self) -> bool:
+        if not self.source_args and not self.folder_edit.text().strip():
+            self.summary.setText("Pick a preset, import a config, or give a model folder to measure.")
+            return False
+        self._args = {"dtype": self.dtype.currentText(), "quant": self.quant.currentText(), "batch": self.batch.value(),
+                      "prompt": self.prompt.value(), "new": self.new.value(), "attn": self.attn.currentText()}
+        self.samples = []
+        self.curve.setData([], [])
+        self.log.clear()
+        self.summary.clear()
+        self.progress.setValue(0)
+        self.phase_label.setText("starting…")
+        self.run_button.setText("Stop")
+        return self.client.start(self.interpreter.text().strip() or sys.executable, self.arguments())
+
+    def _message(self, msg) -> None:
+        d = msg.data
+        if msg.event == "sample":
+            value = d.get("rss") or d.get("nvml_process_used") or d.get("reserved") or 0
+            self.samples.append((d["t_s"], value / 2**30))
+            xs, ys = zip(*self.samples, strict=True)
+            self.curve.setData(list(xs), list(ys))
+        elif msg.event == "phase":
+            self.phase_label.setText(f"phase: {d['name']}")
+            self.progress.setValue({"baseline": 5, "runtime": 20, "load": 50, "warmup": 60, "prefill": 75,
+                                    "decode": 100}.get(d["name"], self.progress.value()))
+        elif msg.event == "progress" and d.get("phase") == "decode":
+            self.progress.setValue(75 + int(25 * d["fraction"]))
+        elif msg.event == "env":
+            self.log.appendPlainText(f"device {d['device']} ({d['device_name']}), torch {d['torch']}, "
+                                     f"transformers {d['transformers']}, {d['threads']} threads")
+
+    def _result(self, result: dict) -> None:
+        m, e = result["measured"], result["estimate"]
+        lines = [f"{'PARTIAL (' + result.get('message', '') + ')' if result.get('partial') else 'Finished'}:"]
+        for k in ("weights", "kv_cache", "activations", "overhead", "peak"):
+            if m.get(k) is not None:
+                err = (e[k] - m[k]) / m[k] * 100 if m[k] else float("nan")
+                lines.append(f"{k}: {format_bytes(m[k], Unit.GiB, 3)} measured, estimate {err:+.1f} %")
+        t = result.get("timings") or {}
+        if t.get("ttft_s") is not None:
+            lines.append(f"TTFT {t['ttft_s'] * 1e3:.0f} ms, decode {t['decode_tokens_per_s'] or 0:.1f} tokens/s")
+        self.summary.setText("\n".join(lines))
+        if not result.get("partial"):
+            device = (self.client.env_message or {}).get("device", "cpu")
+            self.sig_run_finished.emit(result, scenario_for_run(self._args, device))
+
+    def _failed(self, reason: str, details: str) -> None:
+        self.summary.setText(f"<span style='color:#D55E00'>{reason}</span>")
+        if details:
+            self.log.appendPlainText(details)
+
+    def _finished(self) -> None:
+        self.run_button.setText("Run")
+        self.phase_label.setText("idle")

@@ -1,0 +1,38 @@
+import pytest
+
+from memviz.core import calibration as cal
+from memviz.core.errors import InputError
+
+ENV = {"device": "cpu", "device_name": "x86_64", "driver": None, "torch": "2.13", "transformers": "5.24", "dtype": "fp32",
+       "engine": "transformers", "batch": 2, "prompt": 128, "new": 8}
+
+
+def result(overhead, peak, est_peak):
+    return {"partial": False, "measured": {"weights": 1, "kv_cache": 1, "activations": 1, "overhead": overhead, "peak": peak},
+            "estimate": {"weights": 1, "kv_cache": 1, "activations": 1, "overhead": 1, "peak": est_peak}, "timings": {},
+            "model": "m", "context_tokens": 135}
+
+
+def test_store_list_calibrate_export_delete(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMVIZ_DATA_DIR", str(tmp_path))
+    a = cal.save_run(ENV, result(400, 1000, 950))
+    cal.save_run(ENV, result(420, 1000, 1080))
+    cal.save_run(ENV, result(410, 1000, 1000))
+    runs = cal.load_runs()
+    assert len(runs) == 3 and runs[0].machine["torch"] == "2.13"
+    assert cal.calibrated_overhead(runs, "cpu") == 410
+    assert cal.residual_band(runs, "cpu") == pytest.approx(0.08)
+    assert cal.calibrated_overhead(runs, "cuda") is None and cal.residual_band(runs, "cuda") is None
+    out = cal.export_runs(tmp_path / "all.json")
+    assert out.read_text().count('"id"') == 3
+    cal.delete_run(a.id)
+    assert len(cal.load_runs()) == 2
+    with pytest.raises(InputError):
+        cal.delete_run("../etc")
+    (tmp_path / "runs" / "broken.json").write_text("{")
+    assert len(cal.load_runs()) == 2
+
+
+def test_partial_runs_are_not_stored(tmp_path):
+    with pytest.raises(InputError):
+        cal.save_run(ENV, {**result(1, 2, 3), "partial": True}, tmp_path)

@@ -1,0 +1,36 @@
+"""A scripted stand-in for the probe, for client tests: python fake_probe.py MODE."""
+
+import json
+import sys
+import time
+
+
+def say(event, **data):
+    print(json.dumps({"v": 1, "event": event, **data}), flush=True)
+
+
+mode = sys.argv[1]
+say("start", pid=0, argv=sys.argv)
+if mode == "ok":
+    say("env", device="cpu", device_name="fake", torch="0", transformers="0", threads=1)
+    for name in ("baseline", "runtime", "load", "warmup", "prefill", "decode"):
+        say("phase", name=name, t_s=0.1, bytes={})
+        say("sample", t_s=0.1, rss=100 * 2**20)
+    m = {"weights": 100, "kv_cache": 10, "activations": 5, "overhead": 50, "peak": 165}
+    say("result", partial=False, measured=m, estimate=m, timings={"ttft_s": 0.1, "decode_tokens_per_s": 5.0}, model="fake")
+elif mode == "crash":
+    print("Fatal Python error: Segmentation fault", file=sys.stderr, flush=True)
+    sys.exit(139)
+elif mode == "hang":
+    time.sleep(600)
+elif mode == "oom":
+    say("result", partial=True, phase_failed="prefill", measured={"weights": 100}, estimate={}, timings={},
+        message="out of memory during prefill")
+    sys.exit(3)
+elif mode == "garbage":
+    print("\x00\x01 not json at all {{{", flush=True)
+    print('{"v": 9, "event": "result"}', flush=True)
+    sys.exit(0)
+elif mode == "bad_input":
+    say("error", kind="bad_input", message="the probe needs torch and transformers", phase="setup")
+    sys.exit(2)
