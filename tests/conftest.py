@@ -7,7 +7,8 @@ import pytest  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def _fresh_settings(tmp_path, monkeypatch):
-    """Never read or write the developer's preferences."""
+    """Never read or write the developer's preferences or stored probe runs."""
+    monkeypatch.setenv("MEMVIZ_DATA_DIR", str(tmp_path / "memviz-data"))
     try:
         from memviz.gui import settings
     except ImportError:  # GUI dependencies absent: core tests still run

@@ -28,6 +28,7 @@ class Bar:
     provenance: dict[str, str]
     fits: dict[str, bool] = field(default_factory=dict)
     measured: dict[str, int] | None = None
+    band: float | None = None  # ± fraction of the total, from stored probe runs' residuals
 
     @property
     def total(self) -> int:
@@ -139,6 +140,12 @@ class CompareChart(_Chart):
             self._add(t)
             if b.measured:
                 self._measured_marker(i, b.measured)
+        banded = [(i, b) for i, b in enumerate(bars) if b.band]
+        if banded:
+            self._add(pg.ErrorBarItem(x=np.array([i for i, _ in banded], dtype=float),
+                                      y=np.array([bottom[i] for i, _ in banded]),
+                                      height=np.array([2 * b.band * bottom[i] for i, b in banded]),
+                                      beam=0.18, pen=pg.mkPen(self._fg, width=1.5)))
         for line in self._capacity_lines(capacities, unit):
             self._add(line)
         self.plot_item.getAxis("bottom").setTicks([[(i, _wrap(b.label)) for i, b in enumerate(bars)]])
@@ -170,6 +177,8 @@ class CompareChart(_Chart):
             err = (n - m) / m * 100 if m else float("nan")
             lines.append(f"measured: {format_bytes(m, self.unit, 3)} (estimate error {err:+.1f} %)")
         lines.append(f"total: {format_bytes(b.total, self.unit, 3)}")
+        if b.band:
+            lines.append(f"± {b.band * 100:.1f} % (largest peak error of this machine's stored probe runs)")
         return "<br>".join(lines)
 
     def _hover(self, pos: QPointF) -> None:

@@ -94,6 +94,7 @@ class MainWindow(QMainWindow):
         self.measure = MeasureTab()
         self.tabs.addTab(self.measure, "Measure")
         self.measure.sig_run_finished.connect(self.attach_probe_run)
+        self.reload_calibration()
         self._stale: set = set()
         self.tabs.currentChanged.connect(lambda _i: self._refresh_visible())
         self.setCentralWidget(self.tabs)
@@ -180,7 +181,7 @@ class MainWindow(QMainWindow):
             self.table.set_scenarios(s.scenarios)
         self.estimates = estimates if estimates is not None else model.compute_estimates(s)
         caps = model.capacities(s)
-        self.compare.set_bars(model.bars(s, self.estimates), caps, s.unit, model.title(s))
+        self.compare.set_bars(model.bars(s, self.estimates, self.bands), caps, s.unit, model.title(s))
         self._stale = {self.sweep, self.breakdown, self.log_view}
         self._refresh_visible()
         for unit, action in self.unit_actions.items():
@@ -262,6 +263,7 @@ class MainWindow(QMainWindow):
         self._action("&Duplicate scenario", self.table.duplicate, "Ctrl+D", sc)
         self._action("De&lete scenario", self.table.delete, "Ctrl+Backspace", sc)
         self._action("&Compare quantizations", self.compare_quantizations, "Ctrl+Q, Ctrl+C", sc)
+        self._action("Use &calibrated overhead (stored probe runs)", self.apply_calibrated_overhead, None, sc)
 
         view = mb.addMenu("&View")
         tb = QToolBar("View")
@@ -356,6 +358,25 @@ class MainWindow(QMainWindow):
         self.apply(self.session.with_changes(runs=runs))
         self.log_view.show_comparison(est, scenario_label(est.scenario), self.session.unit)
 
+    def reload_calibration(self) -> None:
+        """Read the stored probe runs (once, not on every redraw): ± bands and calibrated overheads."""
+        from memviz.core import calibration
+
+        runs = calibration.load_runs()
+        self.bands = {kind: calibration.residual_band(runs, kind) for kind in ("cpu", "cuda")}
+        self.calibrated = {kind: calibration.calibrated_overhead(runs, kind) for kind in ("cpu", "cuda")}
+
+    def apply_calibrated_overhead(self) -> None:
+        """Set each transformers scenario's runtime overhead to the calibrated value of its device (undoable)."""
+        scenarios = tuple(
+            sc.with_changes(runtime_overhead_bytes=self.calibrated[sc.device], allocator_fraction=0.0)
+            if sc.engine == "transformers" and self.calibrated.get(sc.device) is not None else sc
+            for sc in self.session.scenarios)
+        if scenarios == self.session.scenarios:
+            self.report_error("No stored probe runs match these scenarios' devices: run the probe first (Measure tab).")
+            return
+        self.apply(self.session.with_changes(scenarios=scenarios))
+
     def attach_probe_run(self, result: dict, scenario: Scenario) -> None:
         """Show a finished probe run next to the estimate of the same settings (adding that scenario if needed)."""
         same = [sc for sc in self.session.scenarios if sc.with_changes(name="") == scenario.with_changes(name="")]
@@ -364,6 +385,7 @@ class MainWindow(QMainWindow):
         run = {"source": "probe", "scenario": target.to_dict(), "measured": result["measured"],
                "timings": result.get("timings"), "stored_run": result.get("stored_run")}
         runs = tuple(r for r in self.session.runs if r.get("scenario") != run["scenario"]) + (run,)
+        self.reload_calibration()
         self.apply(self.session.with_changes(scenarios=scenarios, runs=runs))
 
     def open_log(self, path: str | Path) -> None:

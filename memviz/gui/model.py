@@ -22,14 +22,17 @@ def capacities(session: Session) -> list[tuple[str, int]]:
     return [(get_gpu(g).label, get_gpu(g).memory_bytes) for g in session.gpus]
 
 
-def bars(session: Session, estimates: list[Estimate]) -> list[Bar]:
+def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | None] | None = None) -> list[Bar]:
+    """Chart bars; `bands` maps a device kind ("cpu"/"cuda") to its ± fraction (transformers runs only)."""
     out = []
+    bands = bands or {}
     for est in estimates:
         sc = est.scenario
         fits = {get_gpu(g).label: estimate_fits(est, get_gpu(g)) for g in session.gpus}
         measured = next((r["measured"] for r in session.runs if r.get("scenario") == sc.to_dict()), None)
+        band = bands.get(sc.device) if sc.engine == "transformers" else None
         out.append(Bar(label=scenario_label(sc), bytes=dict(est.bytes),
-                       provenance={c.name: c.provenance for c in est.components}, fits=fits, measured=measured))
+                       provenance={c.name: c.provenance for c in est.components}, fits=fits, measured=measured, band=band))
     return out
 
 

@@ -136,5 +136,5 @@ def test_every_preset_every_engine_estimates():
 
 def test_cpu_device_uses_the_measured_runtime_overhead():
     e = estimate(LLAMA8, Scenario(device="cpu"))
-    assert e.devices[0].device == "CPU0" and e.bytes["overhead"] == 385 * MiB  # no allocator reserve on the CPU
+    assert e.devices[0].device == "CPU0" and e.bytes["overhead"] == 425 * MiB  # no allocator reserve on the CPU
     assert e.bytes["weights"] / GiB == pytest.approx(14.96, abs=0.01)

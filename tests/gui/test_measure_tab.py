@@ -6,13 +6,12 @@ import pytest
 
 from memviz.gui.main_window import MainWindow
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
-
 CONFIG = Path(__file__).parents[1] / "data" / "probe" / "llama_gqa.json"
 
 
 def test_real_probe_run_overlays_the_estimate(qtbot, tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
     monkeypatch.setenv("MEMVIZ_DATA_DIR", str(tmp_path))
     w = MainWindow()
     w.confirm_discard = lambda: True
@@ -37,3 +36,20 @@ def test_real_probe_run_overlays_the_estimate(qtbot, tmp_path, monkeypatch):
     assert w.compare.bars[i].measured["kv_cache"] == result["measured"]["kv_cache"]
     assert "estimate error" in w.compare.tooltip_for(i, "weights")
     assert list(tmp_path.glob("runs/*.json"))
+
+
+def test_stored_runs_give_bands_and_calibrated_overhead(qtbot):
+    from memviz.core import calibration
+    from memviz.core.estimate import Scenario
+    from tests.core.test_calibration import ENV, result
+
+    calibration.save_run(ENV, result(400 * 2**20, 1000, 1100))
+    w = MainWindow()
+    w.confirm_discard = lambda: True
+    qtbot.addWidget(w)
+    w.apply(w.session.with_changes(scenarios=(Scenario(device="cpu"), Scenario(engine="vllm"))))
+    assert w.compare.bars[0].band == pytest.approx(0.1) and w.compare.bars[1].band is None
+    assert "± 10.0 %" in w.compare.tooltip_for(0, "weights")
+    w.apply_calibrated_overhead()
+    assert w.session.scenarios[0].runtime_overhead_bytes == 400 * 2**20
+    assert w.session.scenarios[1].runtime_overhead_bytes is None
