@@ -9,11 +9,11 @@ here are cited where they are applied.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from memviz.core.errors import InputError
+from memviz.core.errors import InputError, reject_unknown_fields
 
 FULL = "full"
 SLIDING = "sliding"
@@ -150,10 +150,7 @@ class Architecture:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Architecture:
         """Inverse of `to_dict` (used by sessions); unknown keys are an error."""
-        names = {f.name for f in fields(cls)}
-        unknown = set(data) - names
-        if unknown:
-            raise InputError(f"unknown architecture fields: {', '.join(sorted(unknown))}")
+        reject_unknown_fields(cls, data, "architecture")
         d = dict(data)
         for key in ("layer_types", "moe_layers", "warnings"):
             if key in d:

@@ -14,7 +14,7 @@ and `memviz.core.sweep` (thousands of points) share one implementation.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ import numpy as np
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import Architecture
 from memviz.core.engines import Engine, get_engine
-from memviz.core.errors import InputError
+from memviz.core.errors import InputError, reject_unknown_fields
 from memviz.core.formats import get_kv_format, get_weight_format, tensor_bytes
 from memviz.core.gpus import get_gpu
 from memviz.core.inventory import Role, active_fraction, active_parameter_count, parameter_count
@@ -114,10 +114,7 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Scenario:
-        names = {f.name for f in fields(cls)}
-        unknown = set(data) - names
-        if unknown:
-            raise InputError(f"unknown scenario fields: {', '.join(sorted(unknown))}")
+        reject_unknown_fields(cls, data, "scenario")
         d = dict(data)
         d["sequence_tokens"] = tuple(d.get("sequence_tokens", ()))
         return cls(**d)
@@ -186,6 +183,11 @@ class Arrays:
     @property
     def total(self) -> np.ndarray:
         return self.weights + self.kv_cache + self.activations + self.overhead
+
+    @property
+    def needed(self) -> np.ndarray:
+        """What must fit (vLLM: the KV the sequences require, not the pool it reserves)."""
+        return self.total - self.kv_cache + self.kv_required
 
 
 def _stages(a: Architecture, pp: int) -> list[range]:

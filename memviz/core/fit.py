@@ -15,30 +15,16 @@ import numpy as np
 
 from memviz.core.arch import Architecture
 from memviz.core.engines import get_engine
-from memviz.core.estimate import COMPONENTS, Estimate, Scenario, device_arrays
+from memviz.core.estimate import COMPONENTS, Arrays, Estimate, Scenario, device_arrays
 from memviz.core.gpus import GPU
 
 
-@dataclass(frozen=True)
-class Sweep:
-    """Component arrays of the busiest device at each point of `x`."""
+@dataclass
+class Sweep(Arrays):
+    """Component arrays of the busiest device at each point of `x` along `axis` ("context" or "batch")."""
 
-    axis: str  # "context" or "batch"
-    x: np.ndarray
-    weights: np.ndarray
-    kv_cache: np.ndarray
-    activations: np.ndarray
-    overhead: np.ndarray
-    kv_required: np.ndarray
-
-    @property
-    def total(self) -> np.ndarray:
-        return self.weights + self.kv_cache + self.activations + self.overhead
-
-    @property
-    def needed(self) -> np.ndarray:
-        """What must fit (vLLM: the KV required, not the pool it reserves)."""
-        return self.total - self.kv_cache + self.kv_required
+    axis: str = "context"
+    x: np.ndarray | None = None
 
     def largest_fitting(self, capacity: float) -> int:
         """Largest x of the sweep grid whose need fits in `capacity` (0 if none)."""
@@ -49,7 +35,7 @@ class Sweep:
 def _needed(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray) -> np.ndarray:
     """Bytes the busiest device needs (vLLM: required KV, not the reserved pool)."""
     gpus, _ = device_arrays(a, sc, context, batch)
-    return np.max([d.weights + d.kv_required + d.activations + d.overhead for d in gpus], axis=0)
+    return np.max([d.needed for d in gpus], axis=0)
 
 
 def sweep(a: Architecture, sc: Scenario, values: np.ndarray, axis: str = "context") -> Sweep:
@@ -66,7 +52,7 @@ def sweep(a: Architecture, sc: Scenario, values: np.ndarray, axis: str = "contex
     totals = np.stack([d.total for d in gpus])
     pick = np.argmax(totals, axis=0)
     comp = {c: np.choose(pick, [getattr(d, c) for d in gpus]) for c in (*COMPONENTS, "kv_required")}
-    return Sweep(axis=axis, x=values, **comp)
+    return Sweep(device="busiest", axis=axis, x=values, **comp)
 
 
 def capacity_bytes(gpu: GPU, sc: Scenario) -> float:

@@ -148,6 +148,7 @@ _DESCRIPTIONS = {
     "nvfp4": "NVIDIA NVFP4: 16 fp4 values + one E4M3 scale, fp32 tensor scale",
 }
 
+STORED = "stored"  # the weight format of an imported file: its tensors' exact sizes
 QUANTIZED_ROLES = frozenset({Role.ATTENTION, Role.MLP, Role.EXPERT})
 SIXTEEN_BIT_ROLES = frozenset({Role.EMBEDDING, Role.POSITION, Role.LM_HEAD})
 
@@ -207,9 +208,6 @@ def get_weight_format(name: str) -> WeightFormat:
 @lru_cache(maxsize=1)
 def _weight_formats_cached() -> dict[str, WeightFormat]:
     return weight_formats()
-
-
-STORED = "stored"
 
 
 @lru_cache(maxsize=1024)
