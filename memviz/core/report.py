@@ -37,7 +37,9 @@ def estimates(a: Architecture, scenarios: tuple[Scenario, ...] | list[Scenario])
     return [estimate(a, sc) for sc in scenarios]
 
 
-def rows(a: Architecture, scenarios: list[Scenario] | tuple[Scenario, ...], gpus: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+def rows(a: Architecture, scenarios: list[Scenario] | tuple[Scenario, ...], gpus: tuple[str, ...] = (),
+         runs: tuple[dict[str, Any], ...] = ()) -> list[dict[str, Any]]:
+    """One row per scenario; a measured run (probe or engine log) of the same scenario adds measured_* columns."""
     out = []
     for sc, est in zip(scenarios, estimates(a, scenarios), strict=True):
         row: dict[str, Any] = {"label": scenario_label(sc)}
@@ -47,12 +49,15 @@ def rows(a: Architecture, scenarios: list[Scenario] | tuple[Scenario, ...], gpus
         row["host_bytes"] = est.host.total
         for g in gpus:
             row[f"fits_{g}"] = estimate_fits(est, get_gpu(g))
+        measured = next((r["measured"] for r in runs if r.get("scenario") == sc.to_dict()), None)
+        for c in (*COMPONENTS, "peak"):
+            row[f"measured_{c}_bytes"] = (measured or {}).get(c)
         out.append(row)
     return out
 
 
-def to_csv(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB) -> str:
-    data = rows(a, scenarios, gpus)
+def to_csv(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs=()) -> str:
+    data = rows(a, scenarios, gpus, runs)
     buf = io.StringIO()
     if not data:
         return ""
@@ -64,20 +69,25 @@ def to_csv(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB) -> str:
     return buf.getvalue()
 
 
-def to_json(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB) -> str:
+def to_json(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs=()) -> str:
     return json.dumps({"model": a.name, "unit": unit.value, "bytes_unit": "bytes", "gpus": list(gpus),
-                       "scenarios": rows(a, scenarios, gpus)}, indent=2)
+                       "scenarios": rows(a, scenarios, gpus, runs), "runs": list(runs)}, indent=2)
 
 
-def to_markdown(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB) -> str:
-    data = rows(a, scenarios, gpus)
+def to_markdown(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs=()) -> str:
+    data = rows(a, scenarios, gpus, runs)
     u = unit.value
-    head = ["scenario", "engine", *(f"{c} ({u})" for c in COMPONENTS), f"total ({u})", *(f"fits {g}" for g in gpus)]
+    measured = any(r["measured_peak_bytes"] is not None for r in data)
+    head = ["scenario", "engine", *(f"{c} ({u})" for c in COMPONENTS), f"total ({u})", *(f"fits {g}" for g in gpus),
+            *([f"measured peak ({u})"] if measured else [])]
     lines = [f"**{a.name}** — memory per device, {u} ({'2^30' if unit is Unit.GiB else '10^9'} bytes)", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in data:
         cells = [r["label"], r["engine"], *(f"{to_unit(r[f'{c}_bytes'], unit):.2f}" for c in COMPONENTS),
                  f"{to_unit(r['total_bytes'], unit):.2f}", *("yes" if r[f"fits_{g}"] else "no" for g in gpus)]
+        if measured:
+            peak = r["measured_peak_bytes"]
+            cells.append(f"{to_unit(peak, unit):.2f}" if peak is not None else "—")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -88,6 +98,6 @@ def write(session: Session, path: str | Path) -> Path:
     writers = {".csv": to_csv, ".json": to_json, ".md": to_markdown}
     if p.suffix.lower() not in writers:
         raise InputError(f"cannot export data as {p.suffix or 'a file without suffix'}; use {', '.join(DATA_SUFFIXES)}")
-    p.write_text(writers[p.suffix.lower()](session.architecture, session.scenarios, session.gpus, session.unit),
-                 encoding="utf-8")
+    p.write_text(writers[p.suffix.lower()](session.architecture, session.scenarios, session.gpus, session.unit,
+                                           session.runs), encoding="utf-8")
     return p

@@ -186,6 +186,9 @@ def run(args) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     cfg_dict, arch, model_dir = _source(args)
+    if arch.learned_positions and args.prompt + args.new > arch.max_position_embeddings:
+        raise BadInput(f"{arch.name} has learned positions for {arch.max_position_embeddings} tokens: "
+                       f"--prompt + --new ({args.prompt + args.new}) must not exceed it")
 
     from memviz.probe.memory import NVML, CPUMeter, CUDAMeter
 

@@ -77,3 +77,14 @@ def test_engine_log_overlays_measured_stack(win, qtbot):
     assert bar.measured == run["measured"]
     assert "measured" in win.compare.tooltip_for(win.table.selected_row(), "weights")
     assert win.log_view.table.rowCount() == 5 and "%" in win.log_view.table.item(0, 4).text()
+
+
+def test_measured_runs_are_exported_with_the_data(win, tmp_path):
+    import csv
+
+    from memviz.core import report
+
+    win.open_log("tests/data/logs/vllm_llama3_8b_pr10511.log")
+    rows = list(csv.DictReader(report.write(win.session, tmp_path / "d.csv").read_text().splitlines()))
+    measured = [r for r in rows if r["measured_weights_bytes"]]
+    assert len(measured) == 1 and int(measured[0]["measured_weights_bytes"]) == round(14.96 * GiB)

@@ -65,3 +65,8 @@ def test_bad_input_exit_2_one_line(args, needle):
     err = [m for m in msgs if m["event"] == "error"]
     assert len(err) == 1 and needle in err[0]["message"]
     assert "Traceback" not in r.stderr
+
+
+def test_learned_positions_limit_is_bad_input():
+    r, msgs = probe("--preset", "gpt2", "--prompt", "1020", "--new", "8")
+    assert r.returncode == 2 and "learned positions for 1024" in msgs[-1]["message"]
