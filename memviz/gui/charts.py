@@ -80,14 +80,23 @@ class _Chart(pg.GraphicsLayoutWidget):
         self.plot_item.clear()
         self.legend.clear()
 
-    def _capacity_lines(self, capacities: list[tuple[str, int]], unit: Unit) -> list[pg.InfiniteLine]:
-        """Dashed horizontal lines; their labels go in the legend so they never cover data."""
+    def _capacity_lines(self, capacities: list[tuple[str, int]], unit: Unit, top: float) -> list[pg.InfiniteLine]:
+        """Dashed horizontal lines; their labels go in the legend so they never cover data.
+        Lines above `top` (the visible range) are listed in the legend as such."""
         lines = []
         for i, (label, cap) in enumerate(capacities):
             pen = pg.mkPen(CAPACITY_COLORS[i % len(CAPACITY_COLORS)], width=2, style=Qt.PenStyle.DashLine)
             lines.append(pg.InfiniteLine(pos=to_unit(cap, unit), angle=0, movable=False, pen=pen))
-            self.legend.addItem(pg.PlotDataItem(pen=pen), f"{label} capacity: {format_bytes(cap, unit)}")
+            where = " (above the visible range)" if to_unit(cap, unit) > top else ""
+            self.legend.addItem(pg.PlotDataItem(pen=pen), f"{label} capacity: {format_bytes(cap, unit)}{where}")
         return lines
+
+
+def visible_top(data_max: float, capacities: list[float]) -> float:
+    """Top of the y range: the data and the capacity lines near it. A capacity far above the
+    data (more than 3x) would squash the bars to a sliver, so it is left above the range."""
+    near = [c for c in capacities if c <= 3 * data_max] if data_max > 0 else capacities
+    return max([data_max, *near]) or 1.0
 
 
 class CompareChart(_Chart):
@@ -128,7 +137,7 @@ class CompareChart(_Chart):
             h = np.array([to_unit(b.bytes[c], unit) for b in bars])
             self.items[c].setOpts(x=x, y0=bottom.copy(), height=h, pen=pg.mkPen(self._fg, width=0.5))
             bottom += h
-        top = max([0.0, *bottom, *(to_unit(cap, unit) for _, cap in capacities)])
+        top = visible_top(float(max(bottom, default=0.0)), [to_unit(cap, unit) for _, cap in capacities])
         for i, b in enumerate(bars):
             over = [g for g, ok in b.fits.items() if not ok]
             html = f'<div style="text-align:center; color:{self._fg}; font-weight:600">{format_bytes(b.total, unit)}</div>'
@@ -136,7 +145,7 @@ class CompareChart(_Chart):
                 html += f'<div style="text-align:center; color:{OVER_CAPACITY}">✗ exceeds {", ".join(over)}</div>'
             t = pg.TextItem(html=html, anchor=(0.5, 1.0))
             t.setTextWidth(230)
-            t.setPos(i, bottom[i] + top * 0.01)
+            t.setPos(i, bottom[i] * (1 + (b.band or 0)) + top * 0.01)
             self._add(t)
             if b.measured:
                 self._measured_marker(i, b.measured)
@@ -146,7 +155,7 @@ class CompareChart(_Chart):
                                       y=np.array([bottom[i] for i, _ in banded]),
                                       height=np.array([2 * b.band * bottom[i] for i, b in banded]),
                                       beam=0.18, pen=pg.mkPen(self._fg, width=1.5)))
-        for line in self._capacity_lines(capacities, unit):
+        for line in self._capacity_lines(capacities, unit, top * 1.12):
             self._add(line)
         self.plot_item.getAxis("bottom").setTicks([[(i, _wrap(b.label)) for i, b in enumerate(bars)]])
         self.plot_item.setXRange(-0.6, max(len(bars) - 0.4, 0.6), padding=0)
@@ -240,11 +249,11 @@ class SweepChart(_Chart):
                     spots.append({"pos": (np.log10(x_fit) if log_x else x_fit, y), "brush": color})
         if spots:
             self.plot_item.addItem(pg.ScatterPlotItem(spots=spots, symbol="o", size=10, pen=pg.mkPen(self._fg, width=1)))
-        for line in self._capacity_lines(capacities, unit):
+        data_max = max([0.0, *(float(s.total_bytes.max()) / unit.bytes for s in series if s.total_bytes.size)])
+        ymax = visible_top(data_max, [to_unit(c, unit) for _, c in capacities])
+        for line in self._capacity_lines(capacities, unit, ymax * 1.1):
             self.plot_item.addItem(line)
-        ymax = max([0.0, *(float(s.total_bytes.max()) / unit.bytes for s in series if s.total_bytes.size),
-                    *(to_unit(c, unit) for _, c in capacities)])
-        self.plot_item.setYRange(0, ymax * 1.1 if ymax else 1, padding=0)
+        self.plot_item.setYRange(0, ymax * 1.1, padding=0)
         self.plot_item.enableAutoRange(axis="x")
         xs = np.concatenate([s.x for s in series]) if series else np.array([1])
         self.plot_item.getAxis("bottom").setTicks([_x_ticks(int(xs.min()), int(xs.max()), log_x)] if xs.size else None)

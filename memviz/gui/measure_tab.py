@@ -108,6 +108,7 @@ class MeasureTab(QWidget):
         bg, fg = chart_colors()
         self.timeline = pg.PlotWidget(background=bg)
         self.timeline.setLabel("left", "Process memory (GiB)")
+        self.timeline.getAxis("left").enableAutoSIPrefix(False)
         self.timeline.setLabel("bottom", "time (s)")
         self.timeline.showGrid(x=True, y=True, alpha=0.25)
         self.curve = self.timeline.plot([], [], pen=pg.mkPen("#0072B2", width=2))
