@@ -138,7 +138,10 @@ class MeasureTab(QWidget):
 
     def arguments(self) -> list[str]:
         source = ["--model", self.folder_edit.text().strip()] if self.folder_edit.text().strip() else self.source_args
-        return ["-m", "memviz.probe", *source, "--dtype", self.dtype.currentText(), "--quant", self.quant.currentText(),
+        python = self.interpreter.text().strip() or sys.executable
+        # a frozen app runs its own `probe` subcommand; a Python interpreter runs the module
+        entry = ["probe"] if getattr(sys, "frozen", False) and python == sys.executable else ["-m", "memviz.probe"]
+        return [*entry, *source, "--dtype", self.dtype.currentText(), "--quant", self.quant.currentText(),
                 "--device", self.device.currentText(), "--batch", str(self.batch.value()), "--prompt",
                 str(self.prompt.value()), "--new", str(self.new.value()), "--attn", self.attn.currentText(),
                 "--cache", self.cache.currentText()]

@@ -143,6 +143,10 @@ class ProbeClient(QObject):
                 self.sig_failed.emit("the probe was stopped", self._stderr[-4000:])
             elif status == QProcess.ExitStatus.CrashExit:
                 self.sig_failed.emit("the probe crashed", self._stderr[-4000:])
+            elif "No module named 'memviz'" in self._stderr or "No module named memviz" in self._stderr:
+                python = self.process.program()
+                self.sig_failed.emit(f"the probe's Python ({python}) does not have memviz: install it there with "
+                                     f"'{python} -m pip install memviz[probe]'", self._stderr[-4000:])
             else:
                 reason = {EXIT_BAD_INPUT: "bad input", EXIT_OOM: "out of memory"}.get(code, f"exit status {code}")
                 self.sig_failed.emit(f"the probe ended without a result ({reason})", self._stderr[-4000:])

@@ -63,3 +63,9 @@ def test_missing_interpreter(client, qtbot):
     with qtbot.waitSignal(client.sig_failed, timeout=10_000) as got:
         client.start("/definitely/not/python", ["-m", "memviz.probe"])
     assert "could not start" in got.args[0]
+
+
+def test_interpreter_without_memviz_is_explained(client, qtbot, tmp_path):
+    with qtbot.waitSignal(client.sig_failed, timeout=20_000) as got:
+        client.start(sys.executable, ["-I", "-S", "-m", "memviz.probe"])  # isolated: site-packages and cwd not on the path
+    assert "does not have memviz" in got.args[0] and "pip install" in got.args[0]
