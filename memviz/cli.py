@@ -15,7 +15,7 @@ from typing import Any
 from memviz.core.arch import Architecture, from_config_path
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
-from memviz.core.units import GiB, Unit, format_bytes
+from memviz.core.units import GiB, Unit, format_bytes, parse_bytes
 
 
 def _add_model_source(p: argparse.ArgumentParser) -> None:
@@ -71,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--prefill-chunk", type=int, help="prefill chunk / micro-batch tokens (engine default)")
     e.add_argument("--logits-all", action="store_true", help="transformers: logits for every prompt token (plain forward)")
     e.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vLLM pre-allocation share")
-    e.add_argument("--overhead-mib", type=float, help="runtime overhead in MiB (engine default otherwise)")
+    e.add_argument("--overhead", help="runtime overhead, e.g. 800MiB or 1GB (engine default otherwise)")
     e.add_argument("--unit", default="GiB", choices=["GiB", "GB"])
     e.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -119,7 +119,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
             seqs = tuple(int(x) for x in args.sequences.split(",") if x.strip())
         except ValueError:
             raise InputError(f"--sequences must be comma-separated integers, got {args.sequences!r}") from None
-    overhead = None if args.overhead_mib is None else int(args.overhead_mib * 2**20)
+    overhead = None if args.overhead is None else parse_bytes(args.overhead)
     return Scenario(
         weight_format=_default_weights(args), kv_format=args.kv, context_tokens=args.context, batch=args.batch,
         sequence_tokens=seqs, engine=args.engine, device=args.device, tp=args.tp, pp=args.pp, gpu=args.gpu,
@@ -131,7 +131,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
 
 def estimate_json(est: Estimate) -> dict[str, Any]:
     """The JSON contract of `memviz estimate --json` (scripts depend on it)."""
-    from memviz.core.fit import capacity_bytes, fits, max_batch, max_context
+    from memviz.core.fit import capacity_bytes, fits, max_batch, max_context, min_gpus
     from memviz.core.gpus import get_gpu
     from memviz.core.speed import speed_bounds
 
@@ -159,6 +159,8 @@ def estimate_json(est: Estimate) -> dict[str, Any]:
             "gpu": gpu.key, "capacity_bytes": int(capacity_bytes(gpu, sc)), "device_memory_bytes": gpu.memory_bytes,
             "fits": fits(a, sc, gpu), "max_context": max_context(a, sc, gpu), "max_batch": max_batch(a, sc, gpu),
         }
+        fewest = min_gpus(a, sc, gpu)
+        out["fit"]["fewest_gpus"] = {"count": fewest.tp * fewest.pp, "tp": fewest.tp, "pp": fewest.pp} if fewest else None
         out["speed_bounds"] = {
             "decode_step_s_min": speed.decode_step_s_min, "decode_tokens_per_s_max": speed.decode_tokens_per_s_max,
             "prefill_s_min": speed.prefill_s_min, "note": "roofline lower bounds on time, not predictions",
@@ -183,6 +185,9 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         verdict = "fits" if f["fits"] else "does NOT fit"
         print(f"{f['gpu']}: {verdict} in {format_bytes(f['capacity_bytes'], unit)} usable; "
               f"largest context {f['max_context']:,d} tokens, largest batch {f['max_batch']:,d}")
+        if f["fewest_gpus"]:
+            g = f["fewest_gpus"]
+            print(f"fewest {f['gpu']} GPUs for this scenario: {g['count']} (TP {g['tp']} x PP {g['pp']})")
     for note in data["notes"]:
         print(f"note: {note}")
 

@@ -111,3 +111,11 @@ def test_bad_model_files_exit_2(tmp_path):
     g.write_bytes(b"\x05")
     r = run("inspect", str(g))
     assert r.returncode == 2 and "truncated" in r.stderr
+
+
+def test_fewest_gpus_and_overhead_size():
+    d = json.loads(run("estimate", "--preset", "llama-3.1-405b", "--weights", "fp8", "--engine", "vllm", "--context", "8192",
+                       "--gpu", "h100-80g", "--overhead", "1GiB", "--json").stdout)
+    assert d["fit"]["fewest_gpus"] == {"count": 6, "tp": 2, "pp": 3} and d["bytes"]["overhead"] == 2**30
+    r = run("estimate", "--preset", "gpt2", "--overhead", "lots")
+    assert r.returncode == 2 and "memory size" in r.stderr

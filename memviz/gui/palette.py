@@ -27,7 +27,3 @@ def chart_colors() -> tuple[str, str]:
     fg: QColor = pal.color(QPalette.ColorRole.Text)
     return bg.name(), fg.name()
 
-
-def is_dark() -> bool:
-    bg, _ = chart_colors()
-    return QColor(bg).lightness() < 128

@@ -7,7 +7,6 @@ drive a separate CUDA environment). Stop = terminate, then kill after 3 s.
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
@@ -156,6 +155,3 @@ class ProbeClient(QObject):
         self.state = State.IDLE
         self.sig_finished.emit()
 
-
-def default_interpreter() -> str:
-    return sys.executable
