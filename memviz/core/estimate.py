@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from memviz.core.activations import inference_workspace
-from memviz.core.arch import Architecture
+from memviz.core.arch import FULL, Architecture
 from memviz.core.engines import Engine, get_engine
 from memviz.core.errors import InputError, reject_unknown_fields
 from memviz.core.formats import get_kv_format, get_weight_format, tensor_bytes
@@ -289,9 +289,9 @@ def device_arrays(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.
     ws_no_logits = inference_workspace(a, step, kv_t, b, attention, act_bytes, 0, logits_bytes, sc.tp)
     decode_copy = zeros
     if engine.name == "transformers":
-        # DynamicCache.update concatenates: one layer's K/V exist twice during a decode step
-        decode_copy = (batch * kv_cache_bytes(a, kvf, longest, layout, range(1))) if not seqs_given else np.asarray(
-            kv_cache_bytes(a, kvf, list(sc.sequence_tokens), layout, range(1)))
+        # DynamicCache.update concatenates: the largest layer's K/V (a full-attention one) exist twice in a step
+        biggest = next((i for i, kind in enumerate(a.layer_types) if kind == FULL), 0)
+        decode_copy = kv_for(range(biggest, biggest + 1))
     streamed = max((largest_layer[i] for i in largest_layer if i not in gpu_layers), default=0.0)
     if engine.name != "transformers":
         streamed = 0.0

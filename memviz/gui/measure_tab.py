@@ -36,14 +36,6 @@ from memviz.gui.palette import chart_colors
 from memviz.gui.probe_client import ProbeClient, State
 
 
-def scenario_for_run(args: dict, device: str) -> Scenario:
-    """The estimate scenario matching a probe run (context = prompt + new − 1 cached tokens)."""
-    weights = {"none": args["dtype"], "bnb-int8": "llm-int8", "bnb-nf4": "bnb-nf4"}[args["quant"]]
-    return Scenario(name=f"measured {args['dtype']} B={args['batch']}", weight_format=weights, kv_format=args["dtype"],
-                    context_tokens=args["prompt"] + args["new"] - 1, batch=args["batch"], engine="transformers",
-                    device="cpu" if device.startswith("cpu") else "cuda", attention=args["attn"])
-
-
 class MeasureTab(QWidget):
     sig_run_finished = Signal(object, object)  # (result dict, Scenario)
 
@@ -124,7 +116,6 @@ class MeasureTab(QWidget):
         self.client.sig_result.connect(self._result)
         self.client.sig_failed.connect(self._failed)
         self.client.sig_finished.connect(self._finished)
-        self._args: dict = {}
 
     def set_source(self, args: list[str], description: str) -> None:
         """The model the probe runs when no folder is given: ['--preset', key] or ['--config', path]."""
@@ -156,8 +147,6 @@ class MeasureTab(QWidget):
         if not self.source_args and not self.folder_edit.text().strip():
             self.summary.setText("Pick a preset, import a config, or give a model folder to measure.")
             return False
-        self._args = {"dtype": self.dtype.currentText(), "quant": self.quant.currentText(), "batch": self.batch.value(),
-                      "prompt": self.prompt.value(), "new": self.new.value(), "attn": self.attn.currentText()}
         self.samples = []
         self.curve.setData([], [])
         self.log.clear()
@@ -195,9 +184,9 @@ class MeasureTab(QWidget):
         if t.get("ttft_s") is not None:
             lines.append(f"TTFT {t['ttft_s'] * 1e3:.0f} ms, decode {t['decode_tokens_per_s'] or 0:.1f} tokens/s")
         self.summary.setText("\n".join(lines))
-        if not result.get("partial"):
-            device = (self.client.env_message or {}).get("device", "cpu")
-            self.sig_run_finished.emit(result, scenario_for_run(self._args, device))
+        if not result.get("partial"):  # the probe reports the scenario its own estimate used
+            sc = Scenario.from_dict(result["scenario"])
+            self.sig_run_finished.emit(result, sc.with_changes(name=f"measured {sc.weight_format} B={sc.batch}"))
 
     def _failed(self, reason: str, details: str) -> None:
         self.summary.setText(f"<span style='color:#D55E00'>{reason}</span>")

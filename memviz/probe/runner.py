@@ -117,8 +117,8 @@ def _hf_config(cfg: dict[str, Any]):
         raise BadInput(f"transformers cannot build a '{model_type}' config: {exc}") from None
 
 
-def _estimate(arch, args, device: str, context_tokens: int) -> dict[str, int]:
-    """memviz's own estimate for the same model and settings, in the result's shape."""
+def _estimate(arch, args, device: str, context_tokens: int) -> tuple[dict[str, int], dict[str, Any]]:
+    """memviz's own estimate for the same model and settings, in the result's shape, and its scenario."""
     from memviz.core.estimate import Scenario, estimate
 
     weights = {"none": args.dtype, "bnb-int8": "llm-int8", "bnb-nf4": "bnb-nf4"}[args.quant]
@@ -127,7 +127,7 @@ def _estimate(arch, args, device: str, context_tokens: int) -> dict[str, int]:
     sc = Scenario(weight_format=weights, kv_format=args.dtype, context_tokens=context_tokens, batch=args.batch,
                   engine="transformers", device="cpu" if device == "cpu" else "cuda", attention=args.attn)
     e = estimate(arch, sc)
-    return {**e.bytes, "peak": e.total}
+    return {**e.bytes, "peak": e.total}, sc.to_dict()
 
 
 # --- measuring helpers -----------------------------------------------------------------
@@ -248,9 +248,9 @@ def run(args) -> int:
         return _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cfg, model_dir, dtype, device,
                         on_cuda, meter, cpu, state, measured, arch, context_tokens)
     except (torch.cuda.OutOfMemoryError, MemoryError) as exc:
-        est = _estimate(arch, args, device, context_tokens)
+        est, scenario = _estimate(arch, args, device, context_tokens)
         emit("result", partial=True, phase_failed=state["phase"], measured=measured, timings={}, estimate=est,
-             error_pct={}, message=f"out of memory during {state['phase']}: {str(exc).splitlines()[0]}")
+             scenario=scenario, error_pct={}, message=f"out of memory during {state['phase']}: {str(exc).splitlines()[0]}")
         return EXIT_OOM
     finally:
         sampler.stop_event.set()
@@ -368,9 +368,9 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
                  "load_growth": load_delta}
     timings = {"ttft_s": ttft, "decode_tokens_per_s": args.batch * steps / decode_s if steps and decode_s > 0 else None,
                "total_s": time.perf_counter() - t_run}
-    est = _estimate(arch, args, device, context_tokens)
+    est, scenario = _estimate(arch, args, device, context_tokens)
     error_pct = {k: ((est[k] - measured[k]) / measured[k] * 100 if measured[k] else None) for k in COMPONENTS}
-    result = dict(partial=False, measured=measured, timings=timings, estimate=est, error_pct=error_pct,
+    result = dict(partial=False, measured=measured, timings=timings, estimate=est, scenario=scenario, error_pct=error_pct,
                   context_tokens=context_tokens, details=extra, model=arch.name)
     if not args.no_store:
         from memviz.core.calibration import save_run
