@@ -11,8 +11,18 @@ compute buffer from the largest layer's graph). The pieces:
   softmax to fp32), plus K/V repeated to all heads (`repeat_kv`);
   SDPA/flash: tiled, no score matrix and native GQA (transformers' `use_gqa_in_sdpa`
   when no mask is needed, flash kernels, ggml) — only the output remains;
-- MLP: gated MLPs hold act(gate), up and their product (3 x n x I); plain MLPs 2 x n x I;
-  MoE layers route each token to top-k experts and keep fp32 router logits;
+- MLP: gated MLPs hold act(gate), up and their product (3 x n x I); plain MLPs
+  their input and output (2 x n x I). Activations written as Python expressions
+  in transformers (`activations.py`: NewGELU `gelu_new`, FastGELU, QuickGELU, the
+  `*_python` variants) keep 1-3 more n x I temporaries alive in PyTorch's eager
+  mode (GPT-2: 4 x n x I at `0.5 * input * (...)`, counted by the probe's live-
+  tensor tests); fused kernels (F.gelu, F.silu; vLLM's and ggml's activations)
+  keep none;
+- MoE: each token goes to top-k experts, S = n x k rows and fp32 router logits.
+  vLLM's `fused_moe` holds S x (2I + I + H) (intermediate_cache1..3), ggml the
+  same (gate and up, their GLU, the down output); transformers' grouped experts
+  (`integrations/moe.py`, `grouped_mm_experts_forward`) hold the gathered input
+  S x H, the fused gate_up output S x 2I, act(gate) and the product: S x (H + 4I);
 - logits: rows x vocab in the compute dtype plus an fp32 copy (transformers'
   generate keeps only the last position; a plain forward computes all).
 
@@ -28,6 +38,10 @@ import numpy as np
 
 from memviz.core.arch import Architecture
 from memviz.core.kv import ArrayLike
+
+# n x I temporaries beyond input and output that transformers' Python-written activations hold at their peak
+# (transformers/activations.py; e.g. gelu_new: input, 0.5*input, pow(input, 3), 0.044715*pow live together).
+COMPOSED_ACT_TEMPORARIES = {"gelu_new": 2, "gelu_python_tanh": 2, "gelu_python": 2, "gelu_fast": 3, "quick_gelu": 1}
 
 
 @dataclass(frozen=True)
@@ -54,6 +68,7 @@ def inference_workspace(
     logits_rows: ArrayLike,
     logits_bytes: float,
     tp: int = 1,
+    eager_modules: bool = False,
 ) -> Workspace:
     """Workspace of a forward step that processes `step_tokens` new tokens per
     sequence for `batch` sequences attending to `kv_tokens` cached tokens.
@@ -62,7 +77,8 @@ def inference_workspace(
     B x n for a full forward), `logits_bytes` the bytes per logit held at the
     peak (compute dtype + fp32 copy for PyTorch engines, 4 for ggml's F32 graph).
     Under tensor parallelism heads, intermediate size and vocabulary are split
-    over `tp` ranks (Megatron-LM layout).
+    over `tp` ranks (Megatron-LM layout). `eager_modules` is transformers'
+    PyTorch eager mode: Python-written activations and its grouped experts layout.
     """
     n, t, b = step_tokens, kv_tokens, batch
     heads = a.num_heads / tp
@@ -74,11 +90,16 @@ def inference_workspace(
     out = b * n * heads * a.v_head_dim * act_bytes
     scores = b * heads * n * t * (act_bytes + 4) if attention == "eager" else 0
     attn = scores + repeated_kv + out
-    mult = 3 if a.mlp_gated else 2
-    dense = b * n * mult * (a.intermediate_size / tp) * act_bytes
+    extra = COMPOSED_ACT_TEMPORARIES.get(a.hidden_act, 0) if eager_modules else 0
+    # widths in units of the intermediate size: gated = max(gate + act(gate) + temporaries, act(gate) + up + product)
+    dense_units = max(2 + extra, 3) if a.mlp_gated else 2 + extra
+    dense = b * n * dense_units * (a.intermediate_size / tp) * act_bytes
     if a.is_moe:
-        routed = b * n * a.experts_per_token * mult * (a.moe_intermediate_size / tp) * act_bytes
-        shared = b * n * mult * (a.shared_expert_intermediate_size / tp) * act_bytes
+        # gated experts: the fused gate_up output (2) stays alive under act(gate) and the product in transformers
+        routed_units = (max(3 + extra, 4) if eager_modules else 3) if a.mlp_gated else 2 + extra
+        rows = b * n * a.experts_per_token
+        routed = rows * (routed_units * (a.moe_intermediate_size / tp) + a.hidden_size) * act_bytes
+        shared = b * n * dense_units * (a.shared_expert_intermediate_size / tp) * act_bytes
         router = b * n * a.num_experts * 4
         moe = routed + shared + router
         mlp = np.maximum(dense, moe) if not all(a.moe_layers) else moe

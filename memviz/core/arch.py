@@ -62,6 +62,7 @@ class Architecture:
     tie_word_embeddings: bool = False
     # block layout
     mlp_gated: bool = True  # gate+up+down (SwiGLU/GeGLU) vs up+down (GELU MLP)
+    hidden_act: str = "silu"  # the MLP's activation, a transformers ACT2FN name
     norm_bias: bool = False  # LayerNorm (weight+bias) vs RMSNorm (weight only)
     norms_per_layer: int = 2
     qkv_bias: bool = False
@@ -180,6 +181,11 @@ def load_config(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(f"{p} does not hold a JSON object")
     return data
+
+
+# activation when a config omits it: the transformers config classes' defaults
+_DEFAULT_ACT = {"gpt2": "gelu_new", "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu", "gemma": "gelu_pytorch_tanh",
+                "gemma2": "gelu_pytorch_tanh", "gemma3_text": "gelu_pytorch_tanh"}
 
 
 def _get(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
@@ -304,6 +310,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         qkv_bias=bool(_get(cfg, "attention_bias", default=False)),
         out_bias=bool(_get(cfg, "attention_bias", default=False)),
         mlp_bias=bool(cfg.get("mlp_bias", False)),
+        hidden_act=str(_get(cfg, "hidden_activation", "hidden_act", "activation_function", "activation",
+                            default=_DEFAULT_ACT.get(model_type, "silu"))),
         sliding_window=window,
         source=source,
     )

@@ -15,12 +15,13 @@ and `memviz.core.sweep` (thousands of points) share one implementation.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from memviz.core.activations import inference_workspace
-from memviz.core.arch import FULL, Architecture
+from memviz.core.arch import FULL, SLIDING, Architecture
 from memviz.core.engines import Engine, get_engine
 from memviz.core.errors import InputError, reject_unknown_fields
 from memviz.core.formats import get_kv_format, get_weight_format, tensor_bytes
@@ -261,17 +262,26 @@ def device_arrays(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.
         def kv_for(layers: range) -> np.ndarray:
             return kv_cache_bytes(a, kvf, n_ctx, layout, layers, sliding_tokens=swa)
     else:
-        def kv_for(layers: range) -> np.ndarray:
+        def kv_for(layers: range, prompt_held: bool = False) -> np.ndarray:
+            """`prompt_held`: sliding layers holding the whole prompt, as in transformers right after prefill."""
             if seqs_given:
-                return np.asarray(kv_cache_bytes(a, kvf, list(sc.sequence_tokens), layout, layers))
-            return batch * kv_cache_bytes(a, kvf, context, layout, layers)
+                seqs = list(sc.sequence_tokens)
+                held = np.asarray(seqs) if prompt_held else None
+                return np.asarray(kv_cache_bytes(a, kvf, seqs, layout, layers, sliding_tokens=held))
+            return batch * kv_cache_bytes(a, kvf, context, layout, layers, sliding_tokens=context if prompt_held else None)
 
     kv_on_gpu_all = engine.name == "transformers"  # accelerate offload runs layers on the GPU: cache stays there
-    stage_kv, host_kv = [], zeros.copy()
+    # transformers' DynamicSlidingWindowLayer keeps its window as a view of the prompt-long tensor it built at
+    # prefill, so until the first decode step replaces it every sliding layer holds the whole prompt's K/V
+    # (cache_utils.py; the probe sees it as prefill transient)
+    holds_prompt = engine.name == "transformers" and SLIDING in a.layer_types
+    stage_kv, stage_held, host_kv = [], [], zeros.copy()
     for r in stages:
         on = [i for i in r if (i in gpu_layers or kv_on_gpu_all)] if not sc.kv_offload else []
         off = [i for i in r if i not in on]
         stage_kv.append(_sum_layers(kv_for, on, zeros))
+        held = _sum_layers(partial(kv_for, prompt_held=True), on, zeros) if holds_prompt else stage_kv[-1]
+        stage_held.append(held - stage_kv[-1])
         host_kv = host_kv + _sum_layers(kv_for, off, zeros) * sc.tp
 
     # activations: prefill workspace of the largest layer (+ decode transient)
@@ -285,8 +295,9 @@ def device_arrays(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.
     else:
         step, kv_t, b = longest, longest, batch
         rows = batch * longest if sc.logits_all_tokens else batch
-    ws = inference_workspace(a, step, kv_t, b, attention, act_bytes, rows, logits_bytes, sc.tp)
-    ws_no_logits = inference_workspace(a, step, kv_t, b, attention, act_bytes, 0, logits_bytes, sc.tp)
+    eager = engine.name == "transformers"
+    ws = inference_workspace(a, step, kv_t, b, attention, act_bytes, rows, logits_bytes, sc.tp, eager)
+    ws_no_logits = inference_workspace(a, step, kv_t, b, attention, act_bytes, 0, logits_bytes, sc.tp, eager)
     decode_copy = zeros
     if engine.name == "transformers":
         # DynamicCache.update concatenates: the largest layer's K/V (a full-attention one) exist twice in a step
@@ -308,7 +319,7 @@ def device_arrays(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.
     for s, r in enumerate(stages):
         last = s == sc.pp - 1
         work = (ws.peak if last else ws_no_logits.peak) + streamed * (s == 0)
-        act = np.maximum(work, decode_copy) if engine.name == "transformers" else work
+        act = np.maximum(work, decode_copy) + stage_held[s] if engine.name == "transformers" else work
         act = act * (1 if len(r) else 0) + zeros
         kv = stage_kv[s]
         overhead = runtime + alloc * (kv + act)
@@ -350,7 +361,9 @@ _SOURCES = {
                 "memviz.core.formats (ggml type traits, GPTQ/AWQ/bitsandbytes layouts)"),
     "kv_cache": ("formula", "sum over layers and sequences of 2 x Hkv x D x tokens_kept x S (+ scales, pages)",
                  "seed 000 formula, generalised in memviz.core.kv"),
-    "activations": ("formula", "peak transient of the largest layer: hidden + max(attention, MLP, logits)",
+    "activations": ("formula", "peak transient of the largest layer: hidden + max(attention, MLP, logits); "
+                    "transformers: at least the decode step's cache copy, plus the prompt-long K/V sliding layers "
+                    "hold after prefill",
                     "memviz.core.activations (llm-analysis, llama.cpp graph reserve)"),
     "overhead": ("constant", "engine runtime constant + allocator fraction x (KV + activations)",
                  "memviz.core.engines (assumed, editable)"),

@@ -39,5 +39,22 @@ def test_inference_workspace_is_one_layer_not_all_layers():
 
 def test_moe_routes_top_k_experts():
     a = get_preset("mixtral-8x7b").architecture()
-    ws = inference_workspace(a, 100, 100, 1, "sdpa", 2, 0, 6)
-    assert ws.mlp == 100 * 2 * 3 * 14336 * 2 + 100 * 8 * 4
+    rows, router = 100 * 2, 100 * 8 * 4  # top-2 of 8, fp32 router logits
+    fused = inference_workspace(a, 100, 100, 1, "sdpa", 2, 0, 6)
+    # vLLM fused_moe: intermediate_cache1 (2I) + cache2 (I) + cache3 (H) per routed row
+    assert fused.mlp == rows * (3 * 14336 + 4096) * 2 + router
+    # transformers grouped experts: gathered input (H) + gate_up (2I) + act(gate) (I) + product (I)
+    eager = inference_workspace(a, 100, 100, 1, "sdpa", 2, 0, 6, eager_modules=True)
+    assert eager.mlp == rows * (4 * 14336 + 4096) * 2 + router
+
+
+def test_python_written_activations_hold_temporaries_in_eager_mode_only():
+    gpt2 = get_preset("gpt2").architecture()
+    assert gpt2.hidden_act == "gelu_new"  # GPT2Config's default when config.json omits it
+    fused = inference_workspace(gpt2, 100, 100, 1, "sdpa", 4, 0, 8)
+    eager = inference_workspace(gpt2, 100, 100, 1, "sdpa", 4, 0, 8, eager_modules=True)
+    # c_fc output + gelu output vs input, 0.5*input, pow(input, 3), 0.044715*pow(...) alive together
+    assert fused.mlp == 100 * 2 * 3072 * 4 and eager.mlp == 100 * 4 * 3072 * 4
+    llama = get_preset("llama-3.1-8b").architecture()
+    assert (inference_workspace(llama, 100, 100, 1, "sdpa", 2, 0, 6, eager_modules=True).mlp
+            == inference_workspace(llama, 100, 100, 1, "sdpa", 2, 0, 6).mlp == 3 * 100 * 14336 * 2)

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from memviz.core.arch import SLIDING
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Scenario, device_arrays, estimate
 from memviz.core.formats import get_weight_format, weight_bytes
@@ -138,3 +139,17 @@ def test_cpu_device_uses_the_measured_runtime_overhead():
     e = estimate(LLAMA8, Scenario(device="cpu"))
     assert e.devices[0].device == "CPU0" and e.bytes["overhead"] == 425 * MiB  # no allocator reserve on the CPU
     assert e.bytes["weights"] / GiB == pytest.approx(14.96, abs=0.01)
+
+
+def test_transformers_sliding_layers_hold_the_prompt_after_prefill():
+    a = get_preset("gemma-2-9b").architecture()
+    sliding = sum(kind == SLIDING for kind in a.layer_types)
+    assert sliding == 21 and a.sliding_window == 4096
+    wide = a.with_changes(sliding_window=16384)  # a window as long as the context: nothing held beyond it
+    sc = Scenario(context_tokens=16384, batch=2)
+    held = estimate(a, sc).bytes["activations"] - estimate(wide, sc).bytes["activations"]
+    per_token_layer = 2 * 8 * 256 * 2  # K and V, 8 KV heads x 256 dims, bf16
+    assert held == 2 * sliding * per_token_layer * (16384 - 4096)
+    # engines that do not keep the prefill tensor (vLLM pages, llama.cpp's iSWA cells) hold nothing extra
+    vllm = sc.with_changes(engine="vllm")
+    assert estimate(a, vllm).bytes["activations"] == estimate(wide, vllm).bytes["activations"]
