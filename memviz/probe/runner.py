@@ -8,7 +8,10 @@ storages after generation; activations = the peak above the steady state during
 prefill and decode, minus the KV cache; overhead = what the peak holds beyond
 those three (interpreter, libraries, CUDA context, allocator reserve). Equal-
 length synthetic prompts, generation forced to the full length, one warm-up
-forward before timing; CUDA timings are synchronised.
+forward before timing; CUDA timings are synchronised. bitsandbytes (--quant)
+quantizes while loading: a --config/--preset source is first written as a
+random-initialised safetensors checkpoint to a temporary folder, then loaded
+like downloaded weights (CUDA, or the CPU backend of bitsandbytes >= 0.48).
 
 Security: nothing is downloaded (HF_HUB_OFFLINE, local_files_only); code from a
 model folder runs only with --trust-remote-code; weights load from safetensors
@@ -19,9 +22,12 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
+import json
 import os
 import platform
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -101,7 +107,7 @@ def _source(args) -> tuple[dict[str, Any], Any, str | None]:
         raise BadInput(str(exc)) from None
 
 
-def _hf_config(cfg: dict[str, Any]):
+def hf_config(cfg: dict[str, Any]):
     from transformers import AutoConfig
 
     cfg = dict(cfg)
@@ -145,6 +151,48 @@ def storage_bytes(tensors) -> int:
             seen.add(key)
             total += s.nbytes()
     return total
+
+
+def random_checkpoint(cfg: dict[str, Any], dtype, folder: str, trust_remote_code: bool) -> str:
+    """Write a random-initialised safetensors checkpoint of `cfg` to `folder` in a child process
+    (memviz.probe.checkpoint), so that bitsandbytes quantizes it while loading exactly as it does
+    downloaded weights, and this process's memory holds nothing of the random model."""
+    import subprocess
+
+    config_path = Path(folder) / "source-config.json"
+    config_path.write_text(json.dumps(cfg), encoding="utf-8")
+    cmd = [sys.executable, "-m", "memviz.probe.checkpoint", str(config_path), str(dtype).removeprefix("torch."), folder]
+    r = subprocess.run(cmd + (["--trust-remote-code"] if trust_remote_code else []), capture_output=True, text=True)
+    if r.returncode:
+        tail = (r.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"writing the random checkpoint for --quant failed: {tail}")
+    return folder
+
+
+def weight_tensors(model):
+    """Parameters and buffers, plus the quantization state bitsandbytes keeps beside them and not as
+    either: NF4 blocks' absmax and code (`Params4bit.quant_state`), LLM.int8 row scales (`Int8Params.SCB`)."""
+    for p in model.parameters():
+        yield p
+        qs = getattr(p, "quant_state", None)
+        for state in (qs, getattr(qs, "state2", None)):
+            if state is not None:
+                yield state.absmax
+                yield state.code
+        yield getattr(p, "SCB", None)
+    yield from model.buffers()
+
+
+def tensor_bytes(tensors) -> int:
+    """Bytes the tensors themselves address (a view counts its own elements, not its storage)."""
+    return sum(t.numel() * t.element_size() for t in tensors if t is not None)
+
+
+def cache_keyword(model) -> str:
+    """The forward argument that takes the cache (transformers 5.2x renamed `past_key_values` to `cache`)."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
 def cache_tensors(cache):
@@ -212,10 +260,13 @@ def run(args) -> int:
         torch.set_num_threads(args.threads)
     device = _device(args, torch)
     on_cuda = device.startswith("cuda")
-    if args.quant != "none" and not on_cuda:
-        raise BadInput("bitsandbytes quantization (--quant) needs a CUDA device")
+    if args.quant != "none":
+        missing = [m for m in ("bitsandbytes", "accelerate") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise BadInput(f"--quant {args.quant} needs {' and '.join(missing)} in {sys.executable}; install with: "
+                           f"{sys.executable} -m pip install {' '.join(missing)}")
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
-    hf_cfg = _hf_config(cfg_dict) if model_dir is None else None
+    hf_cfg = hf_config(cfg_dict) if model_dir is None else None
 
     if on_cuda:
         index = torch.device(device).index or 0
@@ -244,7 +295,12 @@ def run(args) -> int:
     state: dict[str, Any] = {"phase": "load", "runtime_rss": runtime_rss, "baseline_rss": baseline_rss, "env": env}
     measured: dict[str, int | None] = dict.fromkeys(COMPONENTS)
     context_tokens = args.prompt + args.new - 1  # the last generated token is never written to the cache
+    scratch = tempfile.TemporaryDirectory(prefix="memviz-probe-") if args.quant != "none" and not model_dir else None
     try:
+        if scratch is not None:
+            state["phase"] = "checkpoint"
+            model_dir = random_checkpoint(cfg_dict, dtype, scratch.name, args.trust_remote_code)
+            emit("phase", name="checkpoint", t_s=round(time.perf_counter() - T0, 3), bytes={"rss": cpu.rss()})
         return _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cfg, model_dir, dtype, device,
                         on_cuda, meter, cpu, state, measured, arch, context_tokens)
     except (torch.cuda.OutOfMemoryError, MemoryError) as exc:
@@ -254,6 +310,8 @@ def run(args) -> int:
         return EXIT_OOM
     finally:
         sampler.stop_event.set()
+        if scratch is not None:
+            scratch.cleanup()
 
 
 def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cfg, model_dir, dtype, device, on_cuda,
@@ -277,13 +335,11 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
         with torch.device(device):
             model = AutoModelForCausalLM.from_config(hf_cfg, dtype=dtype, attn_implementation=args.attn,
                                                      trust_remote_code=args.trust_remote_code)
-        if quant_cfg is not None:
-            raise BadInput("--quant needs --model (bitsandbytes quantizes weights while loading them)")
     model.eval()
     gc.collect()
     if on_cuda:
         torch.cuda.synchronize()
-    weights = storage_bytes([*model.parameters(), *model.buffers()])
+    weights = storage_bytes(weight_tensors(model))
     load_delta = (meter.allocated() if on_cuda else cpu.rss()) - alloc_before
     load_peak = meter.peak_reserved() if on_cuda else cpu.peak()
     measured["weights"] = weights
@@ -302,9 +358,7 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
     emit("phase", name="warmup", t_s=round(time.perf_counter() - T0, 3), bytes=meter.sample())
     nontorch = (meter.process_used() - meter.reserved()) if on_cuda else None
 
-    import inspect
-
-    cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    cache_kw = cache_keyword(model)
     if args.cache == "static":
         cache = StaticCache(config=model.config, max_cache_len=args.prompt + args.new)
     else:
@@ -321,11 +375,15 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
         tok_cpu = tok.cpu()  # host sync: the first token exists
     ttft = time.perf_counter() - t0
     kv_prefill = storage_bytes(cache_tensors(cache))
+    # sliding layers keep their window as a view of the prompt-long tensor until the first decode step:
+    # the cache proper is what the views address, the rest of their storage is prefill transient
+    kv_prefill_kept = tensor_bytes(cache_tensors(cache))
     peak_prefill = meter.peak_allocated() if on_cuda else cpu.peak()
     reserved_prefill = meter.peak_reserved() if on_cuda else None
-    act_prefill = peak_prefill - base - kv_prefill
+    act_prefill = peak_prefill - base - kv_prefill_kept
     emit("phase", name="prefill", t_s=round(time.perf_counter() - T0, 3),
-         bytes={"peak": peak_prefill, "kv_cache": kv_prefill, "activations": act_prefill}, ttft_s=ttft)
+         bytes={"peak": peak_prefill, "kv_cache": kv_prefill_kept, "kv_storage": kv_prefill,
+                "activations": act_prefill}, ttft_s=ttft)
     emit("progress", phase="prefill", fraction=1.0)
 
     state["phase"] = "decode"

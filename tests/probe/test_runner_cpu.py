@@ -56,7 +56,6 @@ def test_preset_source_and_no_store(tmp_path):
     [(["--preset", "nope"], "unknown preset"), (["--config", "/missing.json"], "no config.json"),
      (["--config", str(DATA / "gpt2.json"), "--batch", "0"], "--batch"),
      (["--config", str(DATA / "gpt2.json"), "--device", "cuda"], "CUDA"),
-     (["--config", str(DATA / "gpt2.json"), "--quant", "bnb-nf4", "--device", "cpu"], "CUDA"),
      (["--dtype", "fp32"], "required")],
 )
 def test_bad_input_exit_2_one_line(args, needle):
@@ -70,3 +69,36 @@ def test_bad_input_exit_2_one_line(args, needle):
 def test_learned_positions_limit_is_bad_input():
     r, msgs = probe("--preset", "gpt2", "--prompt", "1020", "--new", "8")
     assert r.returncode == 2 and "learned positions for 1024" in msgs[-1]["message"]
+
+
+@pytest.mark.parametrize(("quant", "weight_format"), [("bnb-nf4", "bnb-nf4"), ("bnb-int8", "llm-int8")])
+def test_bitsandbytes_quantized_load_from_a_config(quant, weight_format, tmp_path):
+    """--quant on a config: a random checkpoint written by a child process, quantized while loading; the
+    weights (with bitsandbytes' absmax/code/SCB state) against the core's bitsandbytes storage layouts."""
+    pytest.importorskip("bitsandbytes")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    r, msgs = probe("--config", str(DATA / "llama_gqa.json"), "--quant", quant, "--device", "cpu", "--batch", "2",
+                    "--prompt", "64", "--new", "4", "--no-store",
+                    env_extra={"MEMVIZ_DATA_DIR": str(tmp_path), "TMPDIR": str(scratch)})
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "checkpoint" in [m["name"] for m in msgs if m["event"] == "phase"]
+    res = next(m for m in msgs if m["event"] == "result")
+    m, e = res["measured"], res["estimate"]
+    assert res["scenario"]["weight_format"] == weight_format
+    assert abs(m["weights"] - e["weights"]) <= 1e-4 * m["weights"]  # NF4: 72,330,240 vs 72,328,192 B
+    assert m["kv_cache"] == e["kv_cache"]
+    assert not list(scratch.iterdir())  # the temporary checkpoint is gone
+
+
+def test_quant_without_bitsandbytes_is_bad_input(monkeypatch, capsys):
+    import importlib.util
+
+    from memviz.probe import runner
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "bitsandbytes" else real(name, *a))
+    code = runner.main(["--config", str(DATA / "gpt2.json"), "--quant", "bnb-nf4", "--device", "cpu"])
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 2 and out[-1]["event"] == "error"
+    assert "needs bitsandbytes" in out[-1]["message"] and "pip install bitsandbytes" in out[-1]["message"]
