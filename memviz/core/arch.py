@@ -183,6 +183,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
     return data
 
 
+MAX_LAYERS = 4096  # 30x the deepest published LLM (Llama-3.1-405B: 126 layers)
+
 # activation when a config omits it: the transformers config classes' defaults
 _DEFAULT_ACT = {"gpt2": "gelu_new", "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu", "gemma": "gelu_pytorch_tanh",
                 "gemma2": "gelu_pytorch_tanh", "gemma3_text": "gelu_pytorch_tanh"}
@@ -271,6 +273,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
 
     hidden = _int(_require(cfg, "hidden_size", "n_embd", "d_model"), "hidden_size")
     n_layers = _int(_require(cfg, "num_hidden_layers", "n_layer", "num_layers"), "num_hidden_layers")
+    if not 0 < n_layers <= MAX_LAYERS:  # per-layer tuples follow: a corrupt header must not allocate without bound
+        raise InputError(f"num_hidden_layers must be a positive integer up to {MAX_LAYERS:,}, got {n_layers:,}")
     n_heads = _int(_require(cfg, "num_attention_heads", "n_head", "num_heads"), "num_attention_heads")
     vocab = _int(_require(cfg, "vocab_size"), "vocab_size")
     if n_heads <= 0 or hidden <= 0:

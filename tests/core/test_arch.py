@@ -77,6 +77,8 @@ def test_config_path_file_and_folder(tmp_path):
         (json.dumps({"model_type": "llama", "hidden_size": 64}), "missing"),
         (json.dumps({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 0, "num_attention_heads": 4,
                      "vocab_size": 10}), "positive"),
+        (json.dumps({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 10**12, "num_attention_heads": 4,
+                     "vocab_size": 10}), "up to 4,096"),  # a corrupt GGUF block_count once exhausted memory here
         (json.dumps({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
                      "num_key_value_heads": 3, "vocab_size": 10}), "multiple"),
         (json.dumps({"model_type": "llama", "hidden_size": "big", "num_hidden_layers": 2, "num_attention_heads": 4,
