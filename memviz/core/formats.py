@@ -183,9 +183,17 @@ class WeightFormat:
         return self.other
 
 
+#: bitsandbytes quantizes nn.Linear modules while loading (transformers' `replace_with_bnb_linear`);
+#: transformers >= 5 holds MoE experts as fused 3-D parameters (`MixtralExperts.gate_up_proj`), which it
+#: leaves in the compute dtype — measured by the probe: Mixtral NF4 experts stay bf16.
+BITSANDBYTES = frozenset({"llm-int8", "bnb-nf4", "bnb-nf4-dq", "bnb-fp4"})
+
+
 def weight_formats() -> dict[str, WeightFormat]:
     """Every weight format by name: the non-GGUF formats and the GGUF file mixes."""
-    out = {k: WeightFormat(k, _DESCRIPTIONS[k], matrix=s) for k, s in MATRIX_STORAGE.items()}
+    out = {k: WeightFormat(k, _DESCRIPTIONS[k] + ("; MoE experts stay 16-bit" if k in BITSANDBYTES else ""), matrix=s,
+                           roles=QUANTIZED_ROLES - {Role.EXPERT} if k in BITSANDBYTES else QUANTIZED_ROLES)
+           for k, s in MATRIX_STORAGE.items()}
     out[STORED] = WeightFormat(STORED, "exactly as stored in the imported file (safetensors / GGUF tensor sizes)")
     out["mxfp4-moe"] = WeightFormat(
         "mxfp4-moe", "MXFP4 experts only, attention/router/embeddings bf16 (gpt-oss checkpoints)",
