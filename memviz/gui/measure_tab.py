@@ -65,7 +65,8 @@ class MeasureTab(QWidget):
         self.quant = QComboBox()
         self.quant.addItems(["none", "bnb-int8", "bnb-nf4"])
         self.device = QComboBox()
-        self.device.addItems(["auto", "cpu", "cuda", "cuda:1"])
+        self.device.addItems(["auto", "cpu", "cuda", "cuda:1", "cuda:0,1"])
+        self.device.setEditable(True)  # any cuda:N or cuda:N,M,... (several GPUs: a pipeline split)
         self.batch, self.prompt, self.new = QSpinBox(), QSpinBox(), QSpinBox()
         for box, (lo, hi, val) in ((self.batch, (1, 4096, 1)), (self.prompt, (1, 1_000_000, 512)), (self.new, (1, 100_000, 32))):
             box.setRange(lo, hi)
@@ -180,6 +181,11 @@ class MeasureTab(QWidget):
             if m.get(k) is not None:
                 err = (e[k] - m[k]) / m[k] * 100 if m[k] else float("nan")
                 lines.append(f"{k}: {format_bytes(m[k], Unit.GiB, 3)} measured, estimate {err:+.1f} %")
+        estimated = {u["device"]: u for u in e.get("per_device", [])}
+        for u in result.get("per_device", []):  # a model spread over several GPUs
+            est = estimated.get(u["device"], {}).get("peak")
+            versus = f", estimate {(est - u['peak']) / u['peak'] * 100:+.1f} %" if est and u["peak"] else ""
+            lines.append(f"{u['device']}: peak {format_bytes(u['peak'], Unit.GiB, 3)} measured{versus}")
         t = result.get("timings") or {}
         if t.get("ttft_s") is not None:
             lines.append(f"TTFT {t['ttft_s'] * 1e3:.0f} ms, decode {t['decode_tokens_per_s'] or 0:.1f} tokens/s")

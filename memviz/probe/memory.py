@@ -82,6 +82,20 @@ class CPUMeter:
     def sample(self) -> dict[str, int]:
         return {"rss": self.rss()}
 
+    # the CUDAMeter interface: on the CPU everything the process holds is its resident set
+    def allocated(self) -> int:
+        return self.rss()
+
+    reserved = process_used = allocated
+
+    def peak_allocated(self) -> int:
+        return self.peak()
+
+    peak_reserved = peak_allocated
+
+    def synchronize(self) -> None:
+        """Nothing to wait for: CPU ops have finished when they return."""
+
 
 class NVML:
     """Per-process and whole-device used memory from NVML (None where unavailable)."""
@@ -144,6 +158,9 @@ class CUDAMeter:
 
     def peak_reserved(self) -> int:
         return int(self.torch.cuda.max_memory_reserved(self.index))
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize(self.index)
 
     def reset_peak(self) -> None:
         self.torch.cuda.synchronize(self.index)

@@ -12,6 +12,9 @@ forward before timing; CUDA timings are synchronised. bitsandbytes (--quant)
 quantizes while loading: a --config/--preset source is first written as a
 random-initialised safetensors checkpoint to a temporary folder, then loaded
 like downloaded weights (CUDA, or the CPU backend of bitsandbytes >= 0.48).
+Several GPUs (--device cuda:0,1): accelerate's balanced device map places whole
+layers (a pipeline split, the estimate's pp), each GPU is measured on its own and
+the result names the busiest one, with every device's stack in `per_device`.
 
 Security: nothing is downloaded (HF_HUB_OFFLINE, local_files_only); code from a
 model folder runs only with --trust-remote-code; weights load from safetensors
@@ -63,7 +66,8 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("--model", help="local model folder with weights (from_pretrained, local files only)")
     p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
     p.add_argument("--quant", default="none", choices=["none", "bnb-int8", "bnb-nf4"])
-    p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
+    p.add_argument("--device", default="auto",
+                   help="auto | cpu | cuda | cuda:N | cuda:N,M,... (whole layers spread over those GPUs)")
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--prompt", type=int, default=128, help="prompt tokens per sequence")
     p.add_argument("--new", type=int, default=16, help="new tokens generated per sequence")
@@ -123,17 +127,23 @@ def hf_config(cfg: dict[str, Any]):
         raise BadInput(f"transformers cannot build a '{model_type}' config: {exc}") from None
 
 
-def _estimate(arch, args, device: str, context_tokens: int) -> tuple[dict[str, int], dict[str, Any]]:
-    """memviz's own estimate for the same model and settings, in the result's shape, and its scenario."""
+def _estimate(arch, args, devices: list[str], context_tokens: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """memviz's own estimate for the same model and settings, in the result's shape (the busiest device;
+    with several GPUs also each one's, as a pipeline split of whole layers), and its scenario."""
     from memviz.core.estimate import Scenario, estimate
 
     weights = {"none": args.dtype, "bnb-int8": "llm-int8", "bnb-nf4": "bnb-nf4"}[args.quant]
     if args.model and arch.stored and args.quant == "none":
         weights = "stored"
     sc = Scenario(weight_format=weights, kv_format=args.dtype, context_tokens=context_tokens, batch=args.batch,
-                  engine="transformers", device="cpu" if device == "cpu" else "cuda", attention=args.attn)
+                  engine="transformers", device="cpu" if devices == ["cpu"] else "cuda", attention=args.attn,
+                  pp=len(devices))
     e = estimate(arch, sc)
-    return {**e.bytes, "peak": e.total}, sc.to_dict()
+    out: dict[str, Any] = {**e.bytes, "peak": e.total}
+    if len(devices) > 1:
+        out["per_device"] = [{"device": d, "weights": u.weights, "kv_cache": u.kv_cache, "activations": u.activations,
+                              "overhead": u.overhead, "peak": u.total} for d, u in zip(devices, e.devices, strict=True)]
+    return out, sc.to_dict()
 
 
 # --- measuring helpers -----------------------------------------------------------------
@@ -214,14 +224,41 @@ class Sampler(threading.Thread):
                 return
 
 
-def _device(args, torch) -> str:
-    if args.device == "auto":
-        return "cuda:0" if torch.cuda.is_available() else "cpu"
-    if args.device.startswith("cuda") and not torch.cuda.is_available():
-        raise BadInput("CUDA was requested but torch sees no CUDA device")
-    if args.device != "cpu" and not args.device.startswith("cuda"):
-        raise BadInput(f"unknown device {args.device!r} (auto, cpu, cuda, cuda:N)")
-    return "cuda:0" if args.device == "cuda" else args.device
+def requested_devices(spec: str) -> list[str]:
+    """Devices named by --device, before torch is imported: [] for auto, ["cpu"], or CUDA devices
+    ("cuda" = "cuda:0"; "cuda:0,1" spreads the model's layers over GPUs 0 and 1)."""
+    if spec == "auto":
+        return []
+    if spec == "cpu":
+        return ["cpu"]
+    if spec == "cuda":
+        return ["cuda:0"]
+    if spec.startswith("cuda:"):
+        parts = spec[5:].split(",")
+        if all(p.strip().isdigit() for p in parts) and len({int(p) for p in parts}) == len(parts):
+            return [f"cuda:{int(p)}" for p in parts]
+    raise BadInput(f"unknown device {spec!r} (auto, cpu, cuda, cuda:N, cuda:N,M,...)")
+
+
+def _devices(requested: list[str], torch) -> list[str]:
+    if not requested:
+        return ["cuda:0"] if torch.cuda.is_available() else ["cpu"]
+    if requested[0].startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise BadInput("CUDA was requested but torch sees no CUDA device")
+        count = torch.cuda.device_count()
+        if any(int(d[5:]) >= count for d in requested):
+            raise BadInput(f"torch sees {count} CUDA device(s): {', '.join(requested)} requested")
+    return requested
+
+
+def by_device(tensors) -> dict[str, list]:
+    """Tensors grouped by the device they live on ("cpu", "cuda:0", ...)."""
+    out: dict[str, list] = {}
+    for t in tensors:
+        if t is not None:
+            out.setdefault(str(t.device), []).append(t)
+    return out
 
 
 # --- the run ---------------------------------------------------------------------------
@@ -231,6 +268,7 @@ def run(args) -> int:
     for key in ("batch", "prompt", "new"):
         if getattr(args, key) <= 0:
             raise BadInput(f"--{key} must be positive")
+    requested = requested_devices(args.device)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     cfg_dict, arch, model_dir = _source(args)
@@ -243,11 +281,13 @@ def run(args) -> int:
     cpu = CPUMeter()
     cpu.reset_peak()
     baseline_rss = cpu.rss()
-    nvml_index = int(args.device.split(":")[1]) if args.device.startswith("cuda:") else 0
-    nvml = NVML(nvml_index) if args.device != "cpu" else None
-    device_used_before = nvml.device_used() if nvml else None
+    # NVML baselines before any CUDA context exists ("auto" may become cuda:0)
+    cuda_indices = [int(d[5:]) for d in requested if d.startswith("cuda")] or ([0] if not requested else [])
+    nvml = {i: NVML(i) for i in cuda_indices}
+    used_before = {i: n.device_used() for i, n in nvml.items()}
     emit("phase", name="baseline", t_s=round(time.perf_counter() - T0, 3),
-         bytes={"rss": baseline_rss, "device_used_other_processes": device_used_before})
+         bytes={"rss": baseline_rss, "device_used_other_processes": used_before.get(cuda_indices[0])
+                if cuda_indices else None})
 
     try:
         import torch
@@ -258,53 +298,61 @@ def run(args) -> int:
                        f"({exc}); install them with: {sys.executable} -m pip install torch transformers") from None
     if args.threads:
         torch.set_num_threads(args.threads)
-    device = _device(args, torch)
-    on_cuda = device.startswith("cuda")
-    if args.quant != "none":
-        missing = [m for m in ("bitsandbytes", "accelerate") if importlib.util.find_spec(m) is None]
-        if missing:
-            raise BadInput(f"--quant {args.quant} needs {' and '.join(missing)} in {sys.executable}; install with: "
-                           f"{sys.executable} -m pip install {' '.join(missing)}")
+    devices = _devices(requested, torch)
+    on_cuda = devices[0].startswith("cuda")
+    needs = ["bitsandbytes", "accelerate"] if args.quant != "none" else ["accelerate"] if len(devices) > 1 else []
+    missing = [m for m in needs if importlib.util.find_spec(m) is None]
+    if missing:
+        why = f"--quant {args.quant}" if args.quant != "none" else "spreading a model over several GPUs"
+        raise BadInput(f"{why} needs {' and '.join(missing)} in {sys.executable}; install with: "
+                       f"{sys.executable} -m pip install {' '.join(missing)}")
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
     hf_cfg = hf_config(cfg_dict) if model_dir is None else None
 
     if on_cuda:
-        index = torch.device(device).index or 0
-        torch.cuda.set_device(index)
-        torch.zeros(1, device=device)
-        torch.cuda.synchronize()
-        meter = CUDAMeter(torch, index, nvml or NVML(index), device_used_before)
-        name = torch.cuda.get_device_name(index)
-        total_mem = torch.cuda.get_device_properties(index).total_memory
+        meters = {}
+        for d in devices:
+            index = int(d[5:])
+            torch.zeros(1, device=d)  # the CUDA context on every device used
+            torch.cuda.synchronize(index)
+            meters[d] = CUDAMeter(torch, index, nvml.get(index) or NVML(index), used_before.get(index))
+        torch.cuda.set_device(int(devices[0][5:]))
+        name = torch.cuda.get_device_name(int(devices[0][5:]))
+        total_mem = torch.cuda.get_device_properties(int(devices[0][5:])).total_memory
     else:
-        meter = cpu
+        meters = {"cpu": cpu}
         name = platform.processor() or platform.machine()
         total_mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else None
+    first_nvml = nvml.get(int(devices[0][5:])) if on_cuda else None
     runtime_rss = cpu.rss()
-    env = dict(device=device, device_name=name, torch=torch.__version__, transformers=transformers.__version__,
-               python=platform.python_version(), platform=platform.platform(), threads=torch.get_num_threads(),
-               driver=(nvml.driver() if nvml else None), allocator_conf=os.environ.get("PYTORCH_ALLOC_CONF")
-               or os.environ.get("PYTORCH_CUDA_ALLOC_CONF"), memory_total=total_mem, peak_resettable=cpu.resettable,
-               dtype=args.dtype, quant=args.quant, attn=args.attn, cache=args.cache, batch=args.batch,
-               prompt=args.prompt, new=args.new, engine="transformers")
+    env = dict(device=",".join(devices), devices=devices, device_name=name, torch=torch.__version__,
+               transformers=transformers.__version__, python=platform.python_version(), platform=platform.platform(),
+               threads=torch.get_num_threads(), driver=(first_nvml.driver() if first_nvml else None),
+               allocator_conf=os.environ.get("PYTORCH_ALLOC_CONF") or os.environ.get("PYTORCH_CUDA_ALLOC_CONF"),
+               memory_total=total_mem, peak_resettable=cpu.resettable, dtype=args.dtype, quant=args.quant,
+               attn=args.attn, cache=args.cache, batch=args.batch, prompt=args.prompt, new=args.new,
+               engine="transformers")
     emit("env", **env)
     emit("phase", name="runtime", t_s=round(time.perf_counter() - T0, 3), bytes={"rss": runtime_rss})
 
-    sampler = Sampler(meter, args.sample_interval)
+    group = MeterGroup(meters, on_cuda)
+    sampler = Sampler(group, args.sample_interval)
     sampler.start()
     state: dict[str, Any] = {"phase": "load", "runtime_rss": runtime_rss, "baseline_rss": baseline_rss, "env": env}
     measured: dict[str, int | None] = dict.fromkeys(COMPONENTS)
     context_tokens = args.prompt + args.new - 1  # the last generated token is never written to the cache
-    scratch = tempfile.TemporaryDirectory(prefix="memviz-probe-") if args.quant != "none" and not model_dir else None
+    # bitsandbytes quantizes while loading, and a spread model is placed while loading: both need a checkpoint
+    checkpoint = not model_dir and (args.quant != "none" or len(devices) > 1)
+    scratch = tempfile.TemporaryDirectory(prefix="memviz-probe-") if checkpoint else None
     try:
         if scratch is not None:
             state["phase"] = "checkpoint"
             model_dir = random_checkpoint(cfg_dict, dtype, scratch.name, args.trust_remote_code)
             emit("phase", name="checkpoint", t_s=round(time.perf_counter() - T0, 3), bytes={"rss": cpu.rss()})
-        return _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cfg, model_dir, dtype, device,
-                        on_cuda, meter, cpu, state, measured, arch, context_tokens)
+        return _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cfg, model_dir, dtype, devices,
+                        group, cpu, state, measured, arch, context_tokens)
     except (torch.cuda.OutOfMemoryError, MemoryError) as exc:
-        est, scenario = _estimate(arch, args, device, context_tokens)
+        est, scenario = _estimate(arch, args, devices, context_tokens)
         emit("result", partial=True, phase_failed=state["phase"], measured=measured, timings={}, estimate=est,
              scenario=scenario, error_pct={}, message=f"out of memory during {state['phase']}: {str(exc).splitlines()[0]}")
         return EXIT_OOM
@@ -314,12 +362,68 @@ def run(args) -> int:
             scratch.cleanup()
 
 
-def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cfg, model_dir, dtype, device, on_cuda,
-             meter, cpu, state, measured, arch, context_tokens) -> int:
+class MeterGroup:
+    """The meters of the devices a model occupies, read together; values are dicts keyed by device."""
+
+    def __init__(self, meters: dict[str, Any], on_cuda: bool) -> None:
+        self.meters, self.on_cuda = meters, on_cuda
+
+    def _each(self, method: str) -> dict[str, int]:
+        return {d: getattr(m, method)() for d, m in self.meters.items()}
+
+    def reset_peak(self) -> None:
+        for m in self.meters.values():
+            m.reset_peak()
+
+    def synchronize(self) -> None:
+        for m in self.meters.values():
+            m.synchronize()
+
+    def allocated(self) -> dict[str, int]:
+        return self._each("allocated")
+
+    def reserved(self) -> dict[str, int]:
+        return self._each("reserved")
+
+    def peak_allocated(self) -> dict[str, int]:
+        return self._each("peak_allocated")
+
+    def peak_reserved(self) -> dict[str, int]:
+        return self._each("peak_reserved")
+
+    def process_used(self) -> dict[str, int]:
+        return self._each("process_used")
+
+    def sample(self) -> dict[str, Any]:
+        """One device: its meter's sample; several: the sum per key, and each device's own."""
+        samples = {d: m.sample() for d, m in self.meters.items()}
+        if len(samples) == 1:
+            return next(iter(samples.values()))
+        keys = set.intersection(*(set(v) for v in samples.values()))
+        return {**{k: sum(v[k] for v in samples.values()) for k in keys}, "per_device": samples}
+
+
+def _sub(a: dict[str, int], *others: dict[str, int]) -> dict[str, int]:
+    return {d: a[d] - sum(o.get(d, 0) for o in others) for d in a}
+
+
+def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cfg, model_dir, dtype, devices, group,
+             cpu, state, measured, arch, context_tokens) -> int:
     t_run = time.perf_counter()
+    on_cuda = group.on_cuda
+    first = devices[0]
+
+    def storage_per_device(tensors) -> dict[str, int]:
+        groups = by_device(tensors)
+        return {d: storage_bytes(groups.get(d, [])) for d in devices}
+
+    def tensor_bytes_per_device(tensors) -> dict[str, int]:
+        groups = by_device(tensors)
+        return {d: tensor_bytes(groups.get(d, [])) for d in devices}
+
     gc.collect()
-    meter.reset_peak()
-    alloc_before = meter.allocated() if on_cuda else cpu.rss()
+    group.reset_peak()
+    alloc_before = group.allocated()
     quant_cfg = None
     if args.quant != "none":
         from transformers import BitsAndBytesConfig
@@ -327,36 +431,38 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
         quant_cfg = (BitsAndBytesConfig(load_in_8bit=True) if args.quant == "bnb-int8" else
                      BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=dtype))
     if model_dir is not None:
+        placement: dict[str, Any] = {"device_map": first}
+        if len(devices) > 1:  # accelerate's balanced split of whole layers over the chosen GPUs, nothing offloaded
+            placement = {"device_map": "auto",
+                         "max_memory": {int(d[5:]): torch.cuda.get_device_properties(d).total_memory for d in devices}}
         model = AutoModelForCausalLM.from_pretrained(
-            model_dir, local_files_only=True, dtype=dtype, attn_implementation=args.attn, device_map=device,
+            model_dir, local_files_only=True, dtype=dtype, attn_implementation=args.attn,
             trust_remote_code=args.trust_remote_code, use_safetensors=None if args.allow_pickle else True,
-            quantization_config=quant_cfg)
+            quantization_config=quant_cfg, **placement)
     else:
-        with torch.device(device):
+        with torch.device(first):
             model = AutoModelForCausalLM.from_config(hf_cfg, dtype=dtype, attn_implementation=args.attn,
                                                      trust_remote_code=args.trust_remote_code)
     model.eval()
     gc.collect()
-    if on_cuda:
-        torch.cuda.synchronize()
-    weights = storage_bytes(weight_tensors(model))
-    load_delta = (meter.allocated() if on_cuda else cpu.rss()) - alloc_before
-    load_peak = meter.peak_reserved() if on_cuda else cpu.peak()
-    measured["weights"] = weights
+    group.synchronize()
+    weights = storage_per_device(weight_tensors(model))
+    load_delta = _sub(group.allocated(), alloc_before)
+    load_peak = group.peak_reserved()
     emit("phase", name="load", t_s=round(time.perf_counter() - T0, 3),
-         bytes={"weights_storage": weights, "growth": load_delta, "peak": load_peak})
+         bytes={"weights_storage": sum(weights.values()), "growth": sum(load_delta.values()),
+                "peak": max(load_peak.values()), **({"per_device_weights": weights} if len(devices) > 1 else {})})
 
     vocab = model.config.get_text_config().vocab_size
     gen = torch.Generator().manual_seed(0)
-    ids = torch.randint(3, vocab, (args.batch, args.prompt), generator=gen).to(device)
+    ids = torch.randint(3, vocab, (args.batch, args.prompt), generator=gen).to(first)
     state["phase"] = "warmup"
     with torch.inference_mode():
         model(input_ids=ids[:1, :8], use_cache=False, logits_to_keep=1)
-    if on_cuda:
-        torch.cuda.synchronize()
+    group.synchronize()
     gc.collect()
-    emit("phase", name="warmup", t_s=round(time.perf_counter() - T0, 3), bytes=meter.sample())
-    nontorch = (meter.process_used() - meter.reserved()) if on_cuda else None
+    emit("phase", name="warmup", t_s=round(time.perf_counter() - T0, 3), bytes=group.sample())
+    nontorch = _sub(group.process_used(), group.reserved()) if on_cuda else None
 
     cache_kw = cache_keyword(model)
     if args.cache == "static":
@@ -365,8 +471,8 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
         cache = DynamicCache(config=model.config)
     state["phase"] = "prefill"
     gc.collect()
-    meter.reset_peak()
-    base = meter.allocated() if on_cuda else cpu.rss()
+    group.reset_peak()
+    base = group.allocated()
     t0 = time.perf_counter()
     with torch.inference_mode():
         out = model(input_ids=ids, **{cache_kw: cache}, use_cache=True, logits_to_keep=1)
@@ -374,29 +480,29 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
         del out
         tok_cpu = tok.cpu()  # host sync: the first token exists
     ttft = time.perf_counter() - t0
-    kv_prefill = storage_bytes(cache_tensors(cache))
+    kv_prefill = storage_per_device(cache_tensors(cache))
     # sliding layers keep their window as a view of the prompt-long tensor until the first decode step:
     # the cache proper is what the views address, the rest of their storage is prefill transient
-    kv_prefill_kept = tensor_bytes(cache_tensors(cache))
-    peak_prefill = meter.peak_allocated() if on_cuda else cpu.peak()
-    reserved_prefill = meter.peak_reserved() if on_cuda else None
-    act_prefill = peak_prefill - base - kv_prefill_kept
+    kv_prefill_kept = tensor_bytes_per_device(cache_tensors(cache))
+    peak_prefill = group.peak_allocated()
+    reserved_prefill = group.peak_reserved()
+    act_prefill = _sub(peak_prefill, base, kv_prefill_kept)
     emit("phase", name="prefill", t_s=round(time.perf_counter() - T0, 3),
-         bytes={"peak": peak_prefill, "kv_cache": kv_prefill_kept, "kv_storage": kv_prefill,
-                "activations": act_prefill}, ttft_s=ttft)
+         bytes={"peak": max(peak_prefill.values()), "kv_cache": sum(kv_prefill_kept.values()),
+                "kv_storage": sum(kv_prefill.values()), "activations": max(act_prefill.values())}, ttft_s=ttft)
     emit("progress", phase="prefill", fraction=1.0)
 
     state["phase"] = "decode"
     gc.collect()
-    meter.reset_peak()
-    d0 = meter.allocated() if on_cuda else cpu.rss()
+    group.reset_peak()
+    d0 = group.allocated()
     t1 = time.perf_counter()
     steps = args.new - 1
     with torch.inference_mode():
         for i in range(steps):
-            position = torch.full((1,), args.prompt + i, dtype=torch.long, device=device)
+            position = torch.full((1,), args.prompt + i, dtype=torch.long, device=first)
             out = model(input_ids=tok, **{cache_kw: cache}, cache_position=position, use_cache=True, logits_to_keep=1)
-            tok = out.logits[:, -1].argmax(-1, keepdim=True)
+            tok = out.logits[:, -1].argmax(-1, keepdim=True).to(first)
             del out
             if (i + 1) % max(1, steps // 10) == 0:
                 tok_cpu = tok.cpu()
@@ -404,32 +510,40 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
         tok_cpu = tok.cpu()
     decode_s = time.perf_counter() - t1
     del tok_cpu
-    kv_final = storage_bytes(cache_tensors(cache))
-    peak_decode = meter.peak_allocated() if on_cuda else cpu.peak()
-    act_decode = peak_decode - d0 - (kv_final - kv_prefill)
+    kv_final = storage_per_device(cache_tensors(cache))
+    peak_decode = group.peak_allocated()
+    reserved_decode = group.peak_reserved()
+    act_decode = {d: peak_decode[d] - d0[d] - (kv_final[d] - kv_prefill[d]) for d in devices}
     emit("phase", name="decode", t_s=round(time.perf_counter() - T0, 3),
-         bytes={"peak": peak_decode, "kv_cache": kv_final, "activations": act_decode}, decode_s=decode_s)
+         bytes={"peak": max(peak_decode.values()), "kv_cache": sum(kv_final.values()),
+                "activations": max(act_decode.values())}, decode_s=decode_s)
 
-    measured["kv_cache"] = kv_final
-    measured["activations"] = max(act_prefill, act_decode, 0)
+    per_device = []
+    for d in devices:
+        act = max(act_prefill[d], act_decode[d], 0)
+        if on_cuda:  # the process's device memory at its peak: non-torch + what the caching allocator reserved
+            peak = (nontorch[d] or 0) + max(reserved_prefill[d], reserved_decode[d], load_peak[d])
+        else:
+            peak = max(load_peak[d], peak_prefill[d], peak_decode[d])
+        per_device.append({"device": d, "weights": weights[d], "kv_cache": kv_final[d], "activations": act,
+                           "overhead": peak - weights[d] - kv_final[d] - act, "peak": peak})
+    busiest = max(per_device, key=lambda u: u["peak"])
+    measured.update({k: busiest[k] for k in COMPONENTS})
     if on_cuda:
-        frag = max(reserved_prefill or 0, meter.peak_reserved()) - max(peak_prefill, peak_decode)
-        peak = (nontorch or 0) + max(reserved_prefill or 0, meter.peak_reserved(), load_peak)
-        measured["peak"] = peak
-        measured["overhead"] = peak - weights - kv_final - measured["activations"]
-        extra = {"nontorch": nontorch, "fragmentation": frag}
+        b = busiest["device"]
+        extra = {"nontorch": nontorch[b],
+                 "fragmentation": max(reserved_prefill[b], reserved_decode[b]) - max(peak_prefill[b], peak_decode[b])}
     else:
-        peak = max(load_peak, peak_prefill, peak_decode)
-        measured["peak"] = peak
-        measured["overhead"] = peak - weights - kv_final - measured["activations"]
         extra = {"rss_baseline": state["baseline_rss"], "rss_after_imports": state["runtime_rss"],
-                 "load_growth": load_delta}
+                 "load_growth": load_delta["cpu"]}
     timings = {"ttft_s": ttft, "decode_tokens_per_s": args.batch * steps / decode_s if steps and decode_s > 0 else None,
                "total_s": time.perf_counter() - t_run}
-    est, scenario = _estimate(arch, args, device, context_tokens)
+    est, scenario = _estimate(arch, args, devices, context_tokens)
     error_pct = {k: ((est[k] - measured[k]) / measured[k] * 100 if measured[k] else None) for k in COMPONENTS}
     result = dict(partial=False, measured=measured, timings=timings, estimate=est, scenario=scenario, error_pct=error_pct,
                   context_tokens=context_tokens, details=extra, model=arch.name)
+    if len(devices) > 1:
+        result["per_device"] = per_device
     if not args.no_store:
         from memviz.core.calibration import save_run
 

@@ -53,3 +53,27 @@ def test_stored_runs_give_bands_and_calibrated_overhead(qtbot):
     w.apply_calibrated_overhead()
     assert w.session.scenarios[0].runtime_overhead_bytes == 400 * 2**20
     assert w.session.scenarios[1].runtime_overhead_bytes is None
+
+
+def test_a_run_spread_over_two_gpus_lists_each_device(qtbot):
+    """A two-GPU result (shape of memviz.probe.runner's) names each device's measured peak and its estimate."""
+    import argparse
+
+    from memviz.core.presets import get_preset
+    from memviz.probe.runner import _estimate
+
+    args = argparse.Namespace(quant="none", dtype="bf16", model=None, batch=2, attn="sdpa")
+    estimate, scenario = _estimate(get_preset("llama-3.2-1b").architecture(), args, ["cuda:0", "cuda:1"], 1000)
+    per_device = [{**{k: round(u[k] * 1.1) for k in ("weights", "kv_cache", "activations", "overhead", "peak")},
+                   "device": u["device"]} for u in estimate["per_device"]]
+    busiest = max(per_device, key=lambda u: u["peak"])
+    result = dict(partial=False, measured={k: busiest[k] for k in busiest if k != "device"}, estimate=estimate,
+                  scenario=scenario, per_device=per_device, timings={}, model="Llama-3.2-1B")
+    w = MainWindow()
+    w.confirm_discard = lambda: True
+    qtbot.addWidget(w)
+    with qtbot.waitSignal(w.measure.sig_run_finished) as got:
+        w.measure._result(result)
+    text = w.measure.summary.text()
+    assert "cuda:0: peak" in text and "cuda:1: peak" in text and text.count("estimate -9.1 %") >= 2
+    assert got.args[1].pp == 2
