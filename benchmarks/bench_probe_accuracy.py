@@ -5,6 +5,7 @@ tiny models of four families, on the CPU unless --device says otherwise) and
 writes, per run, measured bytes and the estimate's error per component.
 
 Run: python benchmarks/bench_probe_accuracy.py [--device cpu|cuda] [--out table.md] [--configs a.json,b.json]
+     [--quants none,bnb-nf4,bnb-int8] (bitsandbytes rows load in the model's dtype, quantized while loading)
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from memviz.core.arch import from_config_path
+from memviz.core.calibration import calibrated_overhead, load_runs
+from memviz.core.estimate import Scenario, estimate
+from memviz.core.presets import get_preset
 
 DATA = Path(__file__).parents[1] / "tests" / "data" / "probe"
 KEYS = ("weights", "kv_cache", "activations", "overhead", "peak")
@@ -42,31 +48,43 @@ def main() -> None:
     p.add_argument("--batches", default="1,4")
     p.add_argument("--prompts", default="128,1024")
     p.add_argument("--new", default="16")
+    p.add_argument("--quants", default="none")
     p.add_argument("--out", default="")
     a = p.parse_args()
-    rows = ["| model | dtype | B | prompt | weights (MiB) | w err | KV (MiB) | KV err | act (MiB) | act err | "
-            "overhead (MiB) | ovh err | peak (MiB) | peak est (MiB) | peak err | TTFT (s) | decode tok/s |",
-            "|" + "---|" * 17]
+    rows = ["| model | dtype | quant | B | prompt | weights (MiB) | w err | KV (MiB) | KV err | act (MiB) | act err | "
+            "overhead (MiB) | ovh err | peak (MiB) | peak est (MiB) | peak err | peak err, calibrated | TTFT (s) | "
+            "decode tok/s |", "|" + "---|" * 19]
     data_dir = tempfile.mkdtemp()
-    for cfg, dtype, batch, prompt in itertools.product(a.configs.split(","), a.dtypes.split(","), a.batches.split(","),
-                                                       a.prompts.split(",")):
+    done = []
+    for cfg, dtype, quant, batch, prompt in itertools.product(a.configs.split(","), a.dtypes.split(","),
+                                                              a.quants.split(","), a.batches.split(","), a.prompts.split(",")):
         name = Path(cfg).stem
-        print(f"{name} {dtype} B={batch} prompt={prompt}", file=sys.stderr, flush=True)
+        print(f"{name} {dtype} {quant} B={batch} prompt={prompt}", file=sys.stderr, flush=True)
         src = ["--preset", cfg] if not cfg.endswith(".json") else ["--config", cfg]
-        res = run_probe([*src, "--dtype", dtype, "--device", a.device, "--batch", batch, "--prompt", prompt, "--new", a.new],
-                        data_dir)
+        res = run_probe([*src, "--dtype", dtype, "--device", a.device, "--batch", batch, "--prompt", prompt,
+                         "--new", a.new, "--quant", quant], data_dir)
+        done.append((cfg, f"| {name} | {dtype} | {quant} | {batch} | {prompt} |", res))
+    # what the app's "use calibrated overhead" does: the median measured overhead of this machine's stored runs
+    device_kind = "cpu" if a.device == "cpu" else "cuda"
+    overhead = calibrated_overhead(load_runs(Path(data_dir) / "runs"), device_kind)
+    for cfg, label, res in done:
         if res is None:
-            rows.append(f"| {name} | {dtype} | {batch} | {prompt} | failed |" + " |" * 12)
+            rows.append(f"{label} failed |" + " |" * 13)
             continue
         m, e, t = res["measured"], res["estimate"], res["timings"]
+        arch = from_config_path(cfg) if cfg.endswith(".json") else get_preset(cfg).architecture()
+        calibrated = estimate(arch, Scenario.from_dict(res["scenario"]).with_changes(runtime_overhead_bytes=overhead))
 
         def err(k, m=m, e=e):
             return f"{(e[k] - m[k]) / m[k] * 100:+.1f} %" if m[k] else "—"
 
-        rows.append(f"| {name} | {dtype} | {batch} | {prompt} | {m['weights'] / 2**20:.1f} | {err('weights')} | "
+        rows.append(f"{label} {m['weights'] / 2**20:.1f} | {err('weights')} | "
                     f"{m['kv_cache'] / 2**20:.2f} | {err('kv_cache')} | {m['activations'] / 2**20:.1f} | {err('activations')} | "
                     f"{m['overhead'] / 2**20:.0f} | {err('overhead')} | {m['peak'] / 2**20:.0f} | {e['peak'] / 2**20:.0f} | "
-                    f"{err('peak')} | {t['ttft_s']:.3f} | {t['decode_tokens_per_s'] or 0:.0f} |")
+                    f"{err('peak')} | {(calibrated.total - m['peak']) / m['peak'] * 100:+.1f} % | {t['ttft_s']:.3f} | "
+                    f"{t['decode_tokens_per_s'] or 0:.0f} |")
+    rows.append(f"\nCalibrated overhead (median of the {sum(r is not None for *_, r in done)} runs): "
+                f"{(overhead or 0) / 2**20:.0f} MiB.")
     table = "\n".join(rows) + "\n"
     print(table)
     if a.out:

@@ -30,8 +30,9 @@ graphs), llama.cpp 250 MiB (gguf-parser's `--platform-footprint` VRAM default).
 On the CPU the transformers runtime is the interpreter plus the torch and
 transformers imports and the modules loaded while building a model: 425 MiB of
 RSS measured by `memviz probe` in a fresh virtual environment with torch 2.13 CPU
-and transformers 5.24 on 2-vCPU Linux (385-405 MiB in a system Python with fewer
-packages: the figure depends on the environment, which calibration absorbs);
+and transformers 5.24 on 2-vCPU Linux. The figure depends on the environment: the
+same virtual environment on the same VM measured 353-436 MiB within one day, a
+system Python 385-411 MiB; calibration (stored runs) replaces it per machine;
 the allocator fraction models PyTorch's CUDA caching allocator and is not applied
 on the CPU.
 """
