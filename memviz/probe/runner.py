@@ -127,7 +127,7 @@ def hf_config(cfg: dict[str, Any]):
         raise BadInput(f"transformers cannot build a '{model_type}' config: {exc}") from None
 
 
-def _estimate(arch, args, devices: list[str], context_tokens: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def estimate_result(arch, args, devices: list[str], context_tokens: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """memviz's own estimate for the same model and settings, in the result's shape (the busiest device;
     with several GPUs also each one's, as a pipeline split of whole layers), and its scenario."""
     from memviz.core.estimate import Scenario, estimate
@@ -193,7 +193,7 @@ def weight_tensors(model):
     yield from model.buffers()
 
 
-def tensor_bytes(tensors) -> int:
+def addressed_bytes(tensors) -> int:
     """Bytes the tensors themselves address (a view counts its own elements, not its storage)."""
     return sum(t.numel() * t.element_size() for t in tensors if t is not None)
 
@@ -352,7 +352,7 @@ def run(args) -> int:
         return _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cfg, model_dir, dtype, devices,
                         group, cpu, state, measured, arch, context_tokens)
     except (torch.cuda.OutOfMemoryError, MemoryError) as exc:
-        est, scenario = _estimate(arch, args, devices, context_tokens)
+        est, scenario = estimate_result(arch, args, devices, context_tokens)
         emit("result", partial=True, phase_failed=state["phase"], measured=measured, timings={}, estimate=est,
              scenario=scenario, error_pct={}, message=f"out of memory during {state['phase']}: {str(exc).splitlines()[0]}")
         return EXIT_OOM
@@ -417,9 +417,9 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
         groups = by_device(tensors)
         return {d: storage_bytes(groups.get(d, [])) for d in devices}
 
-    def tensor_bytes_per_device(tensors) -> dict[str, int]:
+    def addressed_bytes_per_device(tensors) -> dict[str, int]:
         groups = by_device(tensors)
-        return {d: tensor_bytes(groups.get(d, [])) for d in devices}
+        return {d: addressed_bytes(groups.get(d, [])) for d in devices}
 
     gc.collect()
     group.reset_peak()
@@ -483,7 +483,7 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
     kv_prefill = storage_per_device(cache_tensors(cache))
     # sliding layers keep their window as a view of the prompt-long tensor until the first decode step:
     # the cache proper is what the views address, the rest of their storage is prefill transient
-    kv_prefill_kept = tensor_bytes_per_device(cache_tensors(cache))
+    kv_prefill_kept = addressed_bytes_per_device(cache_tensors(cache))
     peak_prefill = group.peak_allocated()
     reserved_prefill = group.peak_reserved()
     act_prefill = _sub(peak_prefill, base, kv_prefill_kept)
@@ -538,7 +538,7 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
                  "load_growth": load_delta["cpu"]}
     timings = {"ttft_s": ttft, "decode_tokens_per_s": args.batch * steps / decode_s if steps and decode_s > 0 else None,
                "total_s": time.perf_counter() - t_run}
-    est, scenario = _estimate(arch, args, devices, context_tokens)
+    est, scenario = estimate_result(arch, args, devices, context_tokens)
     error_pct = {k: ((est[k] - measured[k]) / measured[k] * 100 if measured[k] else None) for k in COMPONENTS}
     result = dict(partial=False, measured=measured, timings=timings, estimate=est, scenario=scenario, error_pct=error_pct,
                   context_tokens=context_tokens, details=extra, model=arch.name)

@@ -5,7 +5,7 @@ import argparse
 
 import pytest
 
-from memviz.probe.runner import BadInput, MeterGroup, _estimate, by_device, requested_devices
+from memviz.probe.runner import BadInput, MeterGroup, by_device, estimate_result, requested_devices
 
 
 @pytest.mark.parametrize(("spec", "devices"), [("auto", []), ("cpu", ["cpu"]), ("cuda", ["cuda:0"]),
@@ -53,8 +53,8 @@ def test_by_device_groups_tensors():
 
 def test_spread_model_estimate_is_per_device():
     args = argparse.Namespace(quant="none", dtype="bf16", model=None, batch=2, attn="sdpa")
-    one, _ = _estimate(_llama(), args, ["cuda:0"], 1000)
-    two, scenario = _estimate(_llama(), args, ["cuda:0", "cuda:1"], 1000)
+    one, _ = estimate_result(_llama(), args, ["cuda:0"], 1000)
+    two, scenario = estimate_result(_llama(), args, ["cuda:0", "cuda:1"], 1000)
     assert scenario["pp"] == 2 and "per_device" not in one
     per = two["per_device"]
     assert [d["device"] for d in per] == ["cuda:0", "cuda:1"]

@@ -12,7 +12,7 @@ pytest.importorskip("transformers")
 
 from memviz.core.arch import from_hf_config, load_config  # noqa: E402
 from memviz.core.estimate import Scenario, estimate  # noqa: E402
-from memviz.probe.runner import cache_keyword, cache_tensors, hf_config, tensor_bytes  # noqa: E402
+from memviz.probe.runner import addressed_bytes, cache_keyword, cache_tensors, hf_config  # noqa: E402
 from tests.probe.live_tensors import LiveTensors  # noqa: E402
 
 DATA = Path(__file__).parents[1] / "data" / "probe"
@@ -29,7 +29,7 @@ def test_prefill_activations_match_live_tensors(family, batch, prompt):
     cache = DynamicCache(config=model.config)
     with torch.inference_mode(), LiveTensors() as live:
         model(input_ids=ids, **{cache_keyword(model): cache}, use_cache=True, logits_to_keep=1)
-    measured = live.peak_bytes - tensor_bytes(cache_tensors(cache))  # the cache proper is not a transient
+    measured = live.peak_bytes - addressed_bytes(cache_tensors(cache))  # the cache proper is not a transient
 
     sc = Scenario(weight_format="fp32", kv_format="fp32", context_tokens=prompt, batch=batch, device="cpu",
                   engine="transformers", attention="sdpa")
