@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from memviz.core.arch import from_config_path
-from memviz.core.calibration import calibrated_overhead, load_runs
+from memviz.core.calibration import calibrated_overhead, load_runs, scenario_calibration_key
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.presets import get_preset
 
@@ -65,15 +65,19 @@ def main() -> None:
                          "--new", a.new, "--quant", quant], data_dir)
         done.append((cfg, f"| {name} | {dtype} | {quant} | {batch} | {prompt} |", res))
     # what the app's "use calibrated overhead" does: the median measured overhead of this machine's stored runs
-    device_kind = "cpu" if a.device == "cpu" else "cuda"
-    overhead = calibrated_overhead(load_runs(Path(data_dir) / "runs"), device_kind)
+    # of the scenario's group (device kind; bitsandbytes or not)
+    stored = load_runs(Path(data_dir) / "runs")
+    overheads = set()
     for cfg, label, res in done:
         if res is None:
             rows.append(f"{label} failed |" + " |" * 13)
             continue
         m, e, t = res["measured"], res["estimate"], res["timings"]
         arch = from_config_path(cfg) if cfg.endswith(".json") else get_preset(cfg).architecture()
-        calibrated = estimate(arch, Scenario.from_dict(res["scenario"]).with_changes(runtime_overhead_bytes=overhead))
+        scenario = Scenario.from_dict(res["scenario"])
+        overhead = calibrated_overhead(stored, scenario_calibration_key(scenario))
+        overheads.add(f"{scenario_calibration_key(scenario)} {overhead / 2**20:.0f} MiB")
+        calibrated = estimate(arch, scenario.with_changes(runtime_overhead_bytes=overhead))
 
         def err(k, m=m, e=e):
             return f"{(e[k] - m[k]) / m[k] * 100:+.1f} %" if m[k] else "—"
@@ -83,8 +87,7 @@ def main() -> None:
                     f"{m['overhead'] / 2**20:.0f} | {err('overhead')} | {m['peak'] / 2**20:.0f} | {e['peak'] / 2**20:.0f} | "
                     f"{err('peak')} | {(calibrated.total - m['peak']) / m['peak'] * 100:+.1f} % | {t['ttft_s']:.3f} | "
                     f"{t['decode_tokens_per_s'] or 0:.0f} |")
-    rows.append(f"\nCalibrated overhead (median of the {sum(r is not None for *_, r in done)} runs): "
-                f"{(overhead or 0) / 2**20:.0f} MiB.")
+    rows.append(f"\nCalibrated overhead (median of the stored runs of each group): {', '.join(sorted(overheads))}.")
     table = "\n".join(rows) + "\n"
     print(table)
     if a.out:

@@ -308,10 +308,10 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             print(f"{r.id}  {r.machine.get('device_name')} ({r.machine.get('device')}) {r.settings.get('model')} "
                   f"{r.machine.get('dtype')} B={r.settings.get('batch')}: peak {format_bytes(m['peak'])} measured, "
                   f"estimate {err:+.1f} %")
-        for kind in ("cpu", "cuda"):
-            o, band = cal.calibrated_overhead(runs, kind), cal.residual_band(runs, kind)
+        for key in cal.CALIBRATION_KEYS:
+            o, band = cal.calibrated_overhead(runs, key), cal.residual_band(runs, key)
             if o is not None:
-                print(f"calibrated {kind} overhead {format_bytes(o)}; peak estimate within ±{band * 100:.1f} %")
+                print(f"calibrated {key} overhead {format_bytes(o)}; peak estimate within ±{band * 100:.1f} %")
         return 0
     if not args.target:
         raise InputError(f"'memviz runs {args.action}' needs a {'file' if args.action == 'export' else 'run id'}")

@@ -10,6 +10,10 @@ versions, dtype, engine. From the runs of one machine:
   CUDA context, allocator reserve) replaces the engine's assumed constant;
 - `residual_band`: the largest relative error of the estimated peak against the
   measured peak, drawn as a ± band around estimates.
+
+Runs calibrate scenarios of their group (`calibration_key`): the device kind, and
+whether bitsandbytes quantized the weights while loading — its and accelerate's
+imports add 55-95 MiB of runtime on the CPU (docs/accuracy-cpu.md).
 """
 
 from __future__ import annotations
@@ -22,11 +26,26 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memviz.core.errors import InputError
+from memviz.core.formats import BITSANDBYTES
+
+if TYPE_CHECKING:
+    from memviz.core.estimate import Scenario
 
 KEY_FIELDS = ("device", "device_name", "driver", "torch", "transformers", "dtype", "engine")
+CALIBRATION_KEYS = ("cpu", "cuda", "cpu+bitsandbytes", "cuda+bitsandbytes")
+
+
+def calibration_key(device_kind: str, bitsandbytes: bool) -> str:
+    """The group of runs that calibrates a scenario on `device_kind` ("cpu"/"cuda")."""
+    return f"{device_kind}+bitsandbytes" if bitsandbytes else device_kind
+
+
+def scenario_calibration_key(sc: Scenario) -> str:
+    """`calibration_key` of a scenario: its device and whether its weight format is bitsandbytes'."""
+    return calibration_key(sc.device, sc.weight_format in BITSANDBYTES)
 
 
 def data_dir() -> Path:
@@ -57,6 +76,10 @@ class StoredRun:
     @property
     def device_kind(self) -> str:
         return "cpu" if str(self.machine.get("device", "cpu")).startswith("cpu") else "cuda"
+
+    @property
+    def key(self) -> str:
+        return calibration_key(self.device_kind, self.settings.get("quant", "none") not in (None, "none"))
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "created": self.created, "machine": self.machine, "settings": self.settings,
@@ -107,20 +130,20 @@ def export_runs(path: str | Path, folder: Path | None = None) -> Path:
     return p
 
 
-def _matching(runs: list[StoredRun], device_kind: str, engine: str = "transformers") -> list[StoredRun]:
-    return [r for r in runs if r.device_kind == device_kind and r.machine.get("engine", "transformers") == engine
+def _matching(runs: list[StoredRun], key: str, engine: str = "transformers") -> list[StoredRun]:
+    return [r for r in runs if r.key == key and r.machine.get("engine", "transformers") == engine
             and r.measured.get("overhead") is not None]
 
 
-def calibrated_overhead(runs: list[StoredRun], device_kind: str, engine: str = "transformers") -> int | None:
-    """Median measured overhead of this machine's runs on `device_kind`, or None without runs."""
-    m = _matching(runs, device_kind, engine)
+def calibrated_overhead(runs: list[StoredRun], key: str, engine: str = "transformers") -> int | None:
+    """Median measured overhead of this machine's runs of group `key` (`calibration_key`), or None without runs."""
+    m = _matching(runs, key, engine)
     return int(statistics.median(r.measured["overhead"] for r in m)) if m else None
 
 
-def residual_band(runs: list[StoredRun], device_kind: str, engine: str = "transformers") -> float | None:
+def residual_band(runs: list[StoredRun], key: str, engine: str = "transformers") -> float | None:
     """Largest |estimated peak − measured peak| / measured peak over the matching runs (a fraction)."""
-    m = [r for r in _matching(runs, device_kind, engine) if r.measured.get("peak")]
+    m = [r for r in _matching(runs, key, engine) if r.measured.get("peak")]
     if not m:
         return None
     return max(abs(r.estimate["peak"] - r.measured["peak"]) / r.measured["peak"] for r in m)

@@ -363,15 +363,18 @@ class MainWindow(QMainWindow):
         from memviz.core import calibration
 
         runs = calibration.load_runs()
-        self.bands = {kind: calibration.residual_band(runs, kind) for kind in ("cpu", "cuda")}
-        self.calibrated = {kind: calibration.calibrated_overhead(runs, kind) for kind in ("cpu", "cuda")}
+        self.bands = {key: calibration.residual_band(runs, key) for key in calibration.CALIBRATION_KEYS}
+        self.calibrated = {key: calibration.calibrated_overhead(runs, key) for key in calibration.CALIBRATION_KEYS}
 
     def apply_calibrated_overhead(self) -> None:
-        """Set each transformers scenario's runtime overhead to the calibrated value of its device (undoable)."""
-        scenarios = tuple(
-            sc.with_changes(runtime_overhead_bytes=self.calibrated[sc.device], allocator_fraction=0.0)
-            if sc.engine == "transformers" and self.calibrated.get(sc.device) is not None else sc
-            for sc in self.session.scenarios)
+        """Set each transformers scenario's runtime overhead to the calibrated value of its group (undoable)."""
+        from memviz.core.calibration import scenario_calibration_key
+
+        def calibrated(sc: Scenario) -> int | None:
+            return self.calibrated.get(scenario_calibration_key(sc)) if sc.engine == "transformers" else None
+
+        scenarios = tuple(sc.with_changes(runtime_overhead_bytes=calibrated(sc), allocator_fraction=0.0)
+                          if calibrated(sc) is not None else sc for sc in self.session.scenarios)
         if scenarios == self.session.scenarios:
             self.report_error("No stored probe runs match these scenarios' devices: run the probe first (Measure tab).")
             return

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from memviz.core.calibration import scenario_calibration_key
 from memviz.core.estimate import Estimate, estimate
 from memviz.core.fit import capacity_bytes, estimate_fits, sweep
 from memviz.core.gpus import get_gpu
@@ -23,14 +24,15 @@ def capacities(session: Session) -> list[tuple[str, int]]:
 
 
 def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | None] | None = None) -> list[Bar]:
-    """Chart bars; `bands` maps a device kind ("cpu"/"cuda") to its ± fraction (transformers runs only)."""
+    """Chart bars; `bands` maps a calibration key ("cpu", "cuda+bitsandbytes"...) to its ± fraction
+    (transformers runs only)."""
     out = []
     bands = bands or {}
     for est in estimates:
         sc = est.scenario
         fits = {get_gpu(g).label: estimate_fits(est, get_gpu(g)) for g in session.gpus}
         measured = next((r["measured"] for r in session.runs if r.get("scenario") == sc.to_dict()), None)
-        band = bands.get(sc.device) if sc.engine == "transformers" else None
+        band = bands.get(scenario_calibration_key(sc)) if sc.engine == "transformers" else None
         out.append(Bar(label=scenario_label(sc), bytes=dict(est.bytes),
                        provenance={c.name: c.provenance for c in est.components}, fits=fits, measured=measured, band=band))
     return out

@@ -36,3 +36,17 @@ def test_store_list_calibrate_export_delete(tmp_path, monkeypatch):
 def test_partial_runs_are_not_stored(tmp_path):
     with pytest.raises(InputError):
         cal.save_run(ENV, {**result(1, 2, 3), "partial": True}, tmp_path)
+
+
+def test_bitsandbytes_runs_calibrate_bitsandbytes_scenarios_only(tmp_path):
+    from memviz.core.estimate import Scenario
+
+    cal.save_run(ENV, result(350, 1000, 1000), tmp_path)
+    cal.save_run({**ENV, "quant": "bnb-nf4"}, result(430, 1000, 900), tmp_path)
+    runs = cal.load_runs(tmp_path)
+    assert cal.calibrated_overhead(runs, "cpu") == 350
+    assert cal.calibrated_overhead(runs, "cpu+bitsandbytes") == 430
+    assert cal.residual_band(runs, "cpu+bitsandbytes") == pytest.approx(0.1)
+    assert cal.scenario_calibration_key(Scenario(device="cpu", weight_format="bnb-nf4")) == "cpu+bitsandbytes"
+    assert cal.scenario_calibration_key(Scenario(device="cuda", weight_format="llm-int8")) == "cuda+bitsandbytes"
+    assert cal.scenario_calibration_key(Scenario(device="cpu", weight_format="gptq-int4")) == "cpu"
