@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QVBoxLayout,
@@ -93,7 +94,12 @@ class MeasureTab(QWidget):
         form.addRow(self.phase_label)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
-        form.addRow(self.summary)
+        summary_area = QScrollArea()  # a run over several GPUs adds a line per device: scroll, never clip
+        summary_area.setWidgetResizable(True)
+        summary_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        summary_area.setWidget(self.summary)
+        summary_area.setMinimumHeight(8 * self.fontMetrics().lineSpacing())
+        form.addRow(summary_area)
         split.addWidget(form_box)
 
         right = QWidget()
@@ -105,6 +111,10 @@ class MeasureTab(QWidget):
         self.timeline.setLabel("bottom", "time (s)")
         self.timeline.showGrid(x=True, y=True, alpha=0.25)
         self.curve = self.timeline.plot([], [], pen=pg.mkPen("#0072B2", width=2))
+        self.empty_hint = pg.TextItem("Run the probe: its process memory appears here, load → prefill → decode",
+                                      color=fg, anchor=(0.5, 0.5))
+        self.empty_hint.setPos(0.5, 0.5)
+        self.timeline.addItem(self.empty_hint)
         rl.addWidget(self.timeline, 2)
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
@@ -149,6 +159,7 @@ class MeasureTab(QWidget):
             self.summary.setText("Pick a preset, import a config, or give a model folder to measure.")
             return False
         self.samples = []
+        self.empty_hint.setVisible(True)
         self.curve.setData([], [])
         self.log.clear()
         self.summary.clear()
@@ -162,6 +173,7 @@ class MeasureTab(QWidget):
         if msg.event == "sample":
             value = d.get("rss") or d.get("nvml_process_used") or d.get("reserved") or 0
             self.samples.append((d["t_s"], value / 2**30))
+            self.empty_hint.setVisible(False)
             xs, ys = zip(*self.samples, strict=True)
             self.curve.setData(list(xs), list(ys))
         elif msg.event == "phase":
