@@ -413,13 +413,10 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
     on_cuda = group.on_cuda
     first = devices[0]
 
-    def storage_per_device(tensors) -> dict[str, int]:
+    def per_device(count, tensors) -> dict[str, int]:
+        """`count` (storage_bytes or addressed_bytes) of the tensors on each device."""
         groups = by_device(tensors)
-        return {d: storage_bytes(groups.get(d, [])) for d in devices}
-
-    def addressed_bytes_per_device(tensors) -> dict[str, int]:
-        groups = by_device(tensors)
-        return {d: addressed_bytes(groups.get(d, [])) for d in devices}
+        return {d: count(groups.get(d, [])) for d in devices}
 
     gc.collect()
     group.reset_peak()
@@ -446,7 +443,7 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
     model.eval()
     gc.collect()
     group.synchronize()
-    weights = storage_per_device(weight_tensors(model))
+    weights = per_device(storage_bytes, weight_tensors(model))
     load_delta = _sub(group.allocated(), alloc_before)
     load_peak = group.peak_reserved()
     emit("phase", name="load", t_s=round(time.perf_counter() - T0, 3),
@@ -480,10 +477,10 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
         del out
         tok_cpu = tok.cpu()  # host sync: the first token exists
     ttft = time.perf_counter() - t0
-    kv_prefill = storage_per_device(cache_tensors(cache))
+    kv_prefill = per_device(storage_bytes, cache_tensors(cache))
     # sliding layers keep their window as a view of the prompt-long tensor until the first decode step:
     # the cache proper is what the views address, the rest of their storage is prefill transient
-    kv_prefill_kept = addressed_bytes_per_device(cache_tensors(cache))
+    kv_prefill_kept = per_device(addressed_bytes, cache_tensors(cache))
     peak_prefill = group.peak_allocated()
     reserved_prefill = group.peak_reserved()
     act_prefill = _sub(peak_prefill, base, kv_prefill_kept)
@@ -510,7 +507,7 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
         tok_cpu = tok.cpu()
     decode_s = time.perf_counter() - t1
     del tok_cpu
-    kv_final = storage_per_device(cache_tensors(cache))
+    kv_final = per_device(storage_bytes, cache_tensors(cache))
     peak_decode = group.peak_allocated()
     reserved_decode = group.peak_reserved()
     act_decode = {d: peak_decode[d] - d0[d] - (kv_final[d] - kv_prefill[d]) for d in devices}
