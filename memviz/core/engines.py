@@ -34,7 +34,9 @@ and transformers 5.24 on 2-vCPU Linux. The figure depends on the environment: th
 same virtual environment on the same VM measured 353-436 MiB within one day, a
 system Python 385-411 MiB; calibration (stored runs) replaces it per machine;
 the allocator fraction models PyTorch's CUDA caching allocator and is not applied
-on the CPU.
+on the CPU. Loading through bitsandbytes imports it and accelerate on top: +63 MiB
+of CPU runtime (median overhead of 16 bitsandbytes runs, 415 MiB, against 32 plain
+runs, 352 MiB, same VM and venv; docs/accuracy-cpu.md).
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ from dataclasses import dataclass
 
 from memviz.core.errors import InputError
 from memviz.core.units import MiB
+
+BITSANDBYTES_RUNTIME_BYTES_CPU = 63 * MiB
 
 
 @dataclass(frozen=True)

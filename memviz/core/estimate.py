@@ -22,9 +22,9 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import FULL, SLIDING, Architecture
-from memviz.core.engines import Engine, get_engine
+from memviz.core.engines import BITSANDBYTES_RUNTIME_BYTES_CPU, Engine, get_engine
 from memviz.core.errors import InputError, reject_unknown_fields
-from memviz.core.formats import get_kv_format, get_weight_format, tensor_bytes
+from memviz.core.formats import BITSANDBYTES, get_kv_format, get_weight_format, tensor_bytes
 from memviz.core.gpus import get_gpu
 from memviz.core.inventory import Role, active_fraction, active_parameter_count, parameter_count
 from memviz.core.kv import KVLayout, kv_bytes_per_token, kv_cache_bytes, paged
@@ -310,6 +310,8 @@ def device_arrays(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.
     runtime = sc.runtime_overhead_bytes
     if runtime is None:
         runtime = engine.runtime_bytes_cpu if sc.device == "cpu" else engine.runtime_bytes_cuda
+        if sc.device == "cpu" and engine.name == "transformers" and wf.name in BITSANDBYTES:
+            runtime += BITSANDBYTES_RUNTIME_BYTES_CPU
     alloc = engine.allocator_fraction if sc.device == "cuda" else 0.0
     alloc = alloc if sc.allocator_fraction is None else sc.allocator_fraction
 

@@ -153,3 +153,12 @@ def test_transformers_sliding_layers_hold_the_prompt_after_prefill():
     # engines that do not keep the prefill tensor (vLLM pages, llama.cpp's iSWA cells) hold nothing extra
     vllm = sc.with_changes(engine="vllm")
     assert estimate(a, vllm).bytes["activations"] == estimate(wide, vllm).bytes["activations"]
+
+
+def test_bitsandbytes_imports_add_cpu_runtime_only():
+    def overhead(device, weights):
+        return estimate(LLAMA8, Scenario(device=device, weight_format=weights)).bytes["overhead"]
+
+    assert overhead("cpu", "bnb-nf4") - overhead("cpu", "bf16") == 63 * MiB
+    assert overhead("cpu", "gptq-int4") == overhead("cpu", "bf16")
+    assert overhead("cuda", "bnb-nf4") == overhead("cuda", "bf16")  # host imports are not device memory
