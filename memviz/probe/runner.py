@@ -240,6 +240,11 @@ def requested_devices(spec: str) -> list[str]:
     raise BadInput(f"unknown device {spec!r} (auto, cpu, cuda, cuda:N, cuda:N,M,...)")
 
 
+def cuda_index(device: str) -> int:
+    """The N of "cuda:N" (devices come from `requested_devices`, always with an index)."""
+    return int(device.removeprefix("cuda:"))
+
+
 def _devices(requested: list[str], torch) -> list[str]:
     if not requested:
         return ["cuda:0"] if torch.cuda.is_available() else ["cpu"]
@@ -247,7 +252,7 @@ def _devices(requested: list[str], torch) -> list[str]:
         if not torch.cuda.is_available():
             raise BadInput("CUDA was requested but torch sees no CUDA device")
         count = torch.cuda.device_count()
-        if any(int(d[5:]) >= count for d in requested):
+        if any(cuda_index(d) >= count for d in requested):
             raise BadInput(f"torch sees {count} CUDA device(s): {', '.join(requested)} requested")
     return requested
 
@@ -282,7 +287,7 @@ def run(args) -> int:
     cpu.reset_peak()
     baseline_rss = cpu.rss()
     # NVML baselines before any CUDA context exists ("auto" may become cuda:0)
-    cuda_indices = [int(d[5:]) for d in requested if d.startswith("cuda")] or ([0] if not requested else [])
+    cuda_indices = [cuda_index(d) for d in requested if d.startswith("cuda")] or ([0] if not requested else [])
     nvml = {i: NVML(i) for i in cuda_indices}
     used_before = {i: n.device_used() for i, n in nvml.items()}
     emit("phase", name="baseline", t_s=round(time.perf_counter() - T0, 3),
@@ -312,22 +317,24 @@ def run(args) -> int:
     if on_cuda:
         meters = {}
         for d in devices:
-            index = int(d[5:])
+            index = cuda_index(d)
             torch.zeros(1, device=d)  # the CUDA context on every device used
             torch.cuda.synchronize(index)
             meters[d] = CUDAMeter(torch, index, nvml.get(index) or NVML(index), used_before.get(index))
-        torch.cuda.set_device(int(devices[0][5:]))
-        name = torch.cuda.get_device_name(int(devices[0][5:]))
-        total_mem = torch.cuda.get_device_properties(int(devices[0][5:])).total_memory
+        first = meters[devices[0]]
+        torch.cuda.set_device(first.index)
+        name = torch.cuda.get_device_name(first.index)
+        total_mem = torch.cuda.get_device_properties(first.index).total_memory
+        driver = first.nvml.driver()
     else:
         meters = {"cpu": cpu}
         name = platform.processor() or platform.machine()
         total_mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else None
-    first_nvml = nvml.get(int(devices[0][5:])) if on_cuda else None
+        driver = None
     runtime_rss = cpu.rss()
     env = dict(device=",".join(devices), devices=devices, device_name=name, torch=torch.__version__,
                transformers=transformers.__version__, python=platform.python_version(), platform=platform.platform(),
-               threads=torch.get_num_threads(), driver=(first_nvml.driver() if first_nvml else None),
+               threads=torch.get_num_threads(), driver=driver,
                allocator_conf=os.environ.get("PYTORCH_ALLOC_CONF") or os.environ.get("PYTORCH_CUDA_ALLOC_CONF"),
                memory_total=total_mem, peak_resettable=cpu.resettable, dtype=args.dtype, quant=args.quant,
                attn=args.attn, cache=args.cache, batch=args.batch, prompt=args.prompt, new=args.new,
@@ -431,7 +438,7 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
         placement: dict[str, Any] = {"device_map": first}
         if len(devices) > 1:  # accelerate's balanced split of whole layers over the chosen GPUs, nothing offloaded
             placement = {"device_map": "auto",
-                         "max_memory": {int(d[5:]): torch.cuda.get_device_properties(d).total_memory for d in devices}}
+                         "max_memory": {cuda_index(d): torch.cuda.get_device_properties(d).total_memory for d in devices}}
         model = AutoModelForCausalLM.from_pretrained(
             model_dir, local_files_only=True, dtype=dtype, attn_implementation=args.attn,
             trust_remote_code=args.trust_remote_code, use_safetensors=None if args.allow_pickle else True,
