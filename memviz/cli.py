@@ -60,7 +60,10 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--context", type=int, default=4096, help="tokens kept per sequence (prompt + generated)")
     e.add_argument("--batch", type=int, default=1, help="concurrent sequences")
     e.add_argument("--sequences", help="comma-separated per-sequence token counts (overrides --context/--batch)")
-    e.add_argument("--engine", default="transformers", help="transformers | vllm | llamacpp")
+    e.add_argument("--engine", default="auto",
+                   help="transformers | vllm | llamacpp | ollama | auto (GGUF mixes -> llamacpp, else transformers)")
+    e.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="an engine option, e.g. max_num_seqs=64 (vllm) or n_ubatch=256 (llamacpp); see 'memviz engines'")
     e.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     e.add_argument("--tp", type=int, default=1, help="tensor-parallel degree (vllm)")
     e.add_argument("--pp", type=int, default=1, help="pipeline stages (layers split over GPUs)")
@@ -81,7 +84,8 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--kv", default="bf16", help="KV cache format")
     x.add_argument("--context", type=int, default=4096)
     x.add_argument("--batch", type=int, default=1)
-    x.add_argument("--engine", default="auto", help="transformers | vllm | llamacpp | auto (GGUF mixes -> llamacpp)")
+    x.add_argument("--engine", default="auto",
+                   help="transformers | vllm | llamacpp | ollama | auto (GGUF mixes -> llamacpp, else transformers)")
     x.add_argument("--gpu", default="", help="comma-separated GPUs for capacity lines")
     x.add_argument("--chart", choices=["compare", "sweep"], default="compare")
     x.add_argument("--unit", default="GiB", choices=["GiB", "GB"])
@@ -104,12 +108,29 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("presets", help="list bundled model presets")
     sub.add_parser("formats", help="list weight and KV cache formats")
     sub.add_parser("gpus", help="list the GPU catalogue")
+    sub.add_parser("engines", help="list the engines, the versions they follow and their options")
 
     t = sub.add_parser("training", help="training-time activations (Korthikanti et al.) next to inference")
     _add_model_source(t)
     t.add_argument("--seq", type=int, default=2048)
     t.add_argument("--batch", type=int, default=1)
     return p
+
+
+def _engine_options(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"--option takes NAME=VALUE, got {pair!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _engine_name(args: argparse.Namespace, weight_format: str) -> str:
+    from memviz.core.engines import default_engine
+
+    return default_engine(weight_format) if args.engine == "auto" else args.engine
 
 
 def _scenario(args: argparse.Namespace) -> Scenario:
@@ -122,7 +143,8 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     overhead = None if args.overhead is None else parse_bytes(args.overhead)
     return Scenario(
         weight_format=_default_weights(args), kv_format=args.kv, context_tokens=args.context, batch=args.batch,
-        sequence_tokens=seqs, engine=args.engine, device=args.device, tp=args.tp, pp=args.pp, gpu=args.gpu,
+        sequence_tokens=seqs, engine=_engine_name(args, _default_weights(args)), device=args.device, tp=args.tp,
+        pp=args.pp, gpu=args.gpu, options=tuple(sorted(_engine_options(args.option).items())),
         gpu_layers=args.gpu_layers, kv_offload=args.kv_offload, attention=args.attention,
         prefill_chunk_tokens=args.prefill_chunk, logits_all_tokens=args.logits_all,
         gpu_memory_utilization=args.gpu_memory_utilization, runtime_overhead_bytes=overhead,
@@ -131,6 +153,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
 
 def estimate_json(est: Estimate) -> dict[str, Any]:
     """The JSON contract of `memviz estimate --json` (scripts depend on it)."""
+    from memviz.core.engines import get_engine
     from memviz.core.fit import capacity_bytes, fits, max_batch, max_context, min_gpus
     from memviz.core.gpus import get_gpu
     from memviz.core.speed import speed_bounds
@@ -150,6 +173,8 @@ def estimate_json(est: Estimate) -> dict[str, Any]:
         "devices": [{"device": d.device, **{c: getattr(d, c) for c in COMPONENTS}, "total": d.total} for d in est.devices],
         "host": {**{c: getattr(est.host, c) for c in COMPONENTS}, "total": est.host.total},
         "scenario": sc.to_dict(),
+        "engine": {"name": sc.engine, "follows": get_engine(sc.engine).version, **est.engine_facts},
+        "launch_command": est.launch_command(),
         "notes": list(est.notes),
     }
     if sc.gpu:
@@ -188,12 +213,34 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         if f["fewest_gpus"]:
             g = f["fewest_gpus"]
             print(f"fewest {f['gpu']} GPUs for this scenario: {g['count']} (TP {g['tp']} x PP {g['pp']})")
+    facts = data["engine"]
+    if "kv_pool_tokens" in facts:
+        print(f"vLLM KV cache: {format_bytes(facts['kv_pool_bytes'], unit)} ({facts['kv_blocks']:,d} blocks of "
+              f"{facts['block_size']}); GPU KV cache size: {facts['kv_pool_tokens']:,d} tokens; maximum concurrency "
+              f"for {facts['max_model_len']:,d} tokens per request: {facts['max_concurrency']:.2f}x")
     for note in data["notes"]:
         print(f"note: {note}")
+    print(f"launch ({facts['follows']}):")
+    for line in data["launch_command"].splitlines():
+        print(f"  {line}")
+
+
+def _fewest_hint(a: Architecture, sc: Scenario) -> str:
+    from memviz.core.fit import min_gpus
+    from memviz.core.gpus import get_gpu
+
+    if not sc.gpu:
+        return ""
+    fewest = min_gpus(a, sc, get_gpu(sc.gpu))
+    return f"; fewest {sc.gpu} GPUs that fit: {fewest.tp * fewest.pp} (--tp {fewest.tp} --pp {fewest.pp})" if fewest else ""
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
-    data = estimate_json(estimate(_architecture(args), _scenario(args)))
+    a, sc = _architecture(args), _scenario(args)
+    est = estimate(a, sc)
+    if "refusal" in est.engine_facts:
+        raise InputError(est.engine_facts["refusal"] + _fewest_hint(a, sc))
+    data = estimate_json(est)
     if args.json:
         print(json.dumps(data, indent=2))
     else:
@@ -205,16 +252,13 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from memviz.core import report
-    from memviz.core.gguf_mixes import GGUF_MIXES
     from memviz.core.gpus import get_gpu
     from memviz.core.session import Session
 
     a = _architecture(args)
     scenarios = []
     for fmt in (f.strip() for f in _default_weights(args).split(",") if f.strip()):
-        engine = args.engine
-        if engine == "auto":
-            engine = "llamacpp" if fmt.upper() in GGUF_MIXES and fmt.upper() not in ("F16", "BF16") else "transformers"
+        engine = _engine_name(args, fmt)
         scenarios.append(Scenario(weight_format=fmt, kv_format=args.kv, context_tokens=args.context, batch=args.batch,
                                   engine=engine))
     if not scenarios:
@@ -353,6 +397,18 @@ def _cmd_gpus() -> int:
     return 0
 
 
+def _cmd_engines() -> int:
+    from memviz.core.engines import ENGINES
+
+    for e in ENGINES.values():
+        print(f"{e.name:<13} {e.label}\n{'':<13} follows {e.version}: {e.source}")
+        for o in e.options:
+            default = "derived" if o.default is None else o.default
+            choices = f" ({'|'.join(map(str, o.choices))})" if o.choices else ""
+            print(f"{'':<15}-o {o.name}=<{o.kind.__name__}>{choices}  default {default}: {o.help}")
+    return 0
+
+
 def _cmd_training(args: argparse.Namespace) -> int:
     from memviz.core.activations import (
         TRAINING_VARIANTS,
@@ -399,6 +455,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_formats()
         if args.command == "gpus":
             return _cmd_gpus()
+        if args.command == "engines":
+            return _cmd_engines()
         if args.command == "training":
             return _cmd_training(args)
     except InputError as exc:

@@ -114,8 +114,11 @@ def test_bad_model_files_exit_2(tmp_path):
 
 
 def test_fewest_gpus_and_overhead_size():
-    d = json.loads(run("estimate", "--preset", "llama-3.1-405b", "--weights", "fp8", "--engine", "vllm", "--context", "8192",
-                       "--gpu", "h100-80g", "--overhead", "1GiB", "--json").stdout)
+    args = ("estimate", "--preset", "llama-3.1-405b", "--weights", "fp8", "--engine", "vllm", "--context", "8192",
+            "--gpu", "h100-80g", "--overhead", "1GiB")
+    r = run(*args)  # one H100 cannot hold 405B in FP8: vLLM would refuse to start, and the line says what would fit
+    assert r.returncode == 2 and "vLLM refuses to start" in r.stderr and "(--tp 2 --pp 3)" in r.stderr
+    d = json.loads(run(*args, "--tp", "2", "--pp", "3", "--json").stdout)
     assert d["fit"]["fewest_gpus"] == {"count": 6, "tp": 2, "pp": 3} and d["bytes"]["overhead"] == 2**30
     r = run("estimate", "--preset", "gpt2", "--overhead", "lots")
     assert r.returncode == 2 and "memory size" in r.stderr

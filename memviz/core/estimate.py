@@ -20,14 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from memviz.core.activations import inference_workspace
-from memviz.core.arch import FULL, SLIDING, Architecture
-from memviz.core.engines import BITSANDBYTES_RUNTIME_BYTES_CPU, Engine, get_engine
+from memviz.core.arch import Architecture
+from memviz.core.engines import Inputs, Placement, get_engine
 from memviz.core.errors import InputError, reject_unknown_fields
-from memviz.core.formats import BITSANDBYTES, get_kv_format, get_weight_format, tensor_bytes
+from memviz.core.formats import get_kv_format, get_weight_format, tensor_bytes
 from memviz.core.gpus import get_gpu
 from memviz.core.inventory import Role, active_fraction, active_parameter_count, parameter_count
-from memviz.core.kv import KVLayout, kv_bytes_per_token, kv_cache_bytes, paged
+from memviz.core.kv import KVLayout, kv_bytes_per_token
 
 COMPONENTS = ("weights", "kv_cache", "activations", "overhead")
 ATTENTION_IMPLS = ("sdpa", "eager", "flash")
@@ -42,7 +41,9 @@ class Scenario:
     `sequence_tokens` (per-sequence lengths, summed for the KV cache) overrides
     `context_tokens` x `batch`. `gpu_layers` keeps that many layers on the GPU and
     the rest in host memory (None: all). `runtime_overhead_bytes` and
-    `allocator_fraction` override the engine's assumed constants.
+    `allocator_fraction` override the engine's assumed constants. `options` are the
+    engine's own settings (`memviz.core.engines`, each engine's `options`) as
+    sorted (name, value) pairs; the engine validates them.
     """
 
     name: str = ""
@@ -64,6 +65,7 @@ class Scenario:
     gpu_memory_utilization: float = 0.9
     runtime_overhead_bytes: int | None = None
     allocator_fraction: float | None = None
+    options: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         for key in ("context_tokens", "batch", "tp", "pp"):
@@ -90,12 +92,15 @@ class Scenario:
         get_weight_format(self.weight_format)
         get_kv_format(self.kv_format)
         engine = get_engine(self.engine)
+        object.__setattr__(self, "engine", engine.name)
+        parsed = engine.resolve(dict(self.options))
+        object.__setattr__(self, "options", tuple(sorted((k, parsed[k]) for k, _ in self.options)))
         if self.gpu is not None:
             get_gpu(self.gpu)
         if self.tp > 1 and not engine.supports_tp:
             raise InputError(f"tensor parallelism is modelled for vllm only, not {engine.name} (use pp to split layers)")
         if (self.gpu_layers is not None or self.kv_offload) and not engine.supports_offload:
-            raise InputError(f"offloading (gpu_layers / kv_offload) is modelled for transformers and llamacpp, not {engine.name}")
+            raise InputError(f"offloading (gpu_layers / kv_offload) is modelled for transformers and llama.cpp, not {engine.name}")
 
     @property
     def sequences(self) -> int:
@@ -105,12 +110,22 @@ class Scenario:
     def longest_sequence(self) -> int:
         return max(self.sequence_tokens) if self.sequence_tokens else self.context_tokens
 
+    @property
+    def engine_options(self) -> dict[str, Any]:
+        """Every option of the scenario's engine: the set ones and the defaults."""
+        return get_engine(self.engine).resolve(dict(self.options))
+
     def with_changes(self, **changes: Any) -> Scenario:
+        if "options" in changes and isinstance(changes["options"], dict):
+            changes["options"] = tuple(sorted(changes["options"].items()))
+        if "engine" in changes and changes["engine"] != self.engine and "options" not in changes:
+            changes["options"] = ()  # options belong to the engine they were set for
         return Scenario(**{**asdict(self), **changes})
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["sequence_tokens"] = list(self.sequence_tokens)
+        d["options"] = dict(self.options)
         return d
 
     @classmethod
@@ -118,6 +133,10 @@ class Scenario:
         reject_unknown_fields(cls, data, "scenario")
         d = dict(data)
         d["sequence_tokens"] = tuple(d.get("sequence_tokens", ()))
+        options = d.get("options", {})
+        if not isinstance(options, dict):
+            raise InputError("scenario options must be an object of name: value")
+        d["options"] = tuple(sorted(options.items()))
         return cls(**d)
 
 
@@ -157,6 +176,12 @@ class Estimate:
     kv_bytes_per_token: int
     kv_cache_required: int
     notes: tuple[str, ...] = field(default=())
+    engine_facts: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def launch_command(self, model: str | None = None) -> str:
+        """The command that runs this scenario in its engine (`model`: a path or repository id)."""
+        return get_engine(self.scenario.engine).launch_command(self.architecture, self.scenario,
+                                                               model or self.architecture.name)
 
     @property
     def bytes(self) -> dict[str, int]:
@@ -198,147 +223,85 @@ def _stages(a: Architecture, pp: int) -> list[range]:
     return [range(edges[i], edges[i + 1]) for i in range(pp)]
 
 
-def _gpu_layer_set(a: Architecture, sc: Scenario, engine: Engine) -> tuple[set[int], bool, bool]:
-    """(layers on the GPU, embedding on GPU, output layer on GPU) under offloading rules."""
-    L = a.num_layers
-    if sc.device == "cpu":
-        return set(range(L)), True, True
-    if engine.name == "llamacpp":
-        ngl = L + 1 if sc.gpu_layers is None else min(sc.gpu_layers, L + 1)
-        return set(range(L - min(ngl, L), L)), False, ngl > L
-    g = L if sc.gpu_layers is None else min(sc.gpu_layers, L)
-    return set(range(g)), True, g == L
+def inputs(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray) -> Inputs:
+    """The scenario at contexts `context` and batches `batch` (broadcast together), checked by its engine."""
+    engine = get_engine(sc.engine)
+    options = engine.resolve(dict(sc.options))
+    engine.check(a, sc, options)
+    context, batch = np.broadcast_arrays(np.asarray(context, dtype=np.int64), np.asarray(batch, dtype=np.int64))
+    seqs_given = bool(sc.sequence_tokens) and context.shape == () and context == sc.context_tokens and batch == sc.batch
+    return Inputs(a, sc, get_weight_format(sc.weight_format), get_kv_format(sc.kv_format), options,
+                  sc.attention or engine.attention_default, context, batch, bool(seqs_given))
 
 
-def _pad(x: np.ndarray, multiple: int) -> np.ndarray:
-    return paged(x, multiple) if multiple > 1 else x
+def _weights(x: Inputs, placement: Placement, stages: list[range]) -> tuple[list[float], float, float]:
+    """(weights per pipeline stage on one device, weights in host memory, largest offloaded layer)."""
+    a, sc = x.a, x.sc
+    stage_of = {i: s for s, r in enumerate(stages) for i in r}
+    stage_w, host_w = [0.0] * sc.pp, 0.0
+    layer_bytes: dict[int, float] = {}
+    for t, _, nbytes in tensor_bytes(a, x.wf):
+        share = nbytes / sc.tp if t.role in _SPLIT_ROLES else nbytes
+        if t.layer is not None and t.layer < a.num_layers:
+            on_gpu, stage = t.layer in placement.gpu_layers, stage_of[t.layer]
+            if t.role is Role.EXPERT and t.layer in placement.host_expert_layers:
+                on_gpu = False
+            layer_bytes[t.layer] = layer_bytes.get(t.layer, 0) + nbytes
+        elif t.role in (Role.EMBEDDING, Role.POSITION):
+            on_gpu, stage = placement.embed_on_gpu, 0
+            if t.role is Role.EMBEDDING and placement.tied_output_copy:
+                host_w += nbytes  # a tied embedding loaded twice: input on the host,
+                on_gpu, stage = True, sc.pp - 1  # and a duplicate as the GPU output layer
+        else:
+            on_gpu, stage = placement.output_on_gpu, sc.pp - 1
+        if on_gpu:
+            stage_w[stage] += share
+        else:
+            host_w += nbytes
+    streamed = max((b for i, b in layer_bytes.items() if i not in placement.gpu_layers), default=0.0)
+    return stage_w, host_w, streamed
 
 
 def device_arrays(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray) -> tuple[list[Arrays], Arrays]:
     """Per-GPU and host component arrays for contexts `context` and batches `batch`
     (broadcast together). Per-sequence lengths in `sc.sequence_tokens` are honoured
-    when `context`/`batch` are the scenario's own scalars."""
+    when `context`/`batch` are the scenario's own scalars. Every engine-specific rule
+    comes from the scenario's engine (`memviz.core.engines`)."""
     engine = get_engine(sc.engine)
-    wf, kvf = get_weight_format(sc.weight_format), get_kv_format(sc.kv_format)
-    attention = sc.attention or engine.attention_default
-    context, batch = np.broadcast_arrays(np.asarray(context, dtype=np.int64), np.asarray(batch, dtype=np.int64))
-    zeros = np.zeros(context.shape)
-    gpu_layers, embed_on_gpu, output_on_gpu = _gpu_layer_set(a, sc, engine)
+    x = inputs(a, sc, context, batch)
+    zeros = x.zeros
+    placement = engine.placement(x)
     stages = _stages(a, sc.pp)
-    layout = KVLayout(latent_mla=engine.latent_mla, block_tokens=engine.block_tokens, kv_heads_divisor=sc.tp)
-    # ggml computes its graph in F32; PyTorch engines in the 16-bit compute dtype (fp32 for fp32 weights)
-    act_bytes = 4 if wf.name == "fp32" or engine.name == "llamacpp" else 2
-    logits_bytes = 4 if engine.name == "llamacpp" else act_bytes + 4
-
-    # weights: per stage on the GPU, the rest on the host
-    stage_w = [0.0] * sc.pp
-    host_w = 0.0
-    largest_layer: dict[int, float] = {}
-    for t, _, nbytes in tensor_bytes(a, wf):
-        share = nbytes / sc.tp if t.role in _SPLIT_ROLES else nbytes
-        if t.layer is not None:
-            on_gpu, stage = t.layer in gpu_layers, next(s for s, r in enumerate(stages) if t.layer in r)
-            largest_layer[t.layer] = largest_layer.get(t.layer, 0) + nbytes
-        elif t.role in (Role.EMBEDDING, Role.POSITION):
-            on_gpu, stage = embed_on_gpu, 0
-            if t.role is Role.EMBEDDING and a.tie_word_embeddings and output_on_gpu and not embed_on_gpu:
-                host_w += nbytes  # llama.cpp loads a tied embedding twice: input on the host,
-                on_gpu, stage = True, sc.pp - 1  # and a duplicate as the GPU output layer
-        else:
-            on_gpu, stage = output_on_gpu, sc.pp - 1
-        if on_gpu:
-            stage_w[stage] += share
-        else:
-            host_w += nbytes
-
-    # KV cache
-    seqs_given = bool(sc.sequence_tokens) and context.shape == () and context == sc.context_tokens and batch == sc.batch
-    if engine.name == "llamacpp":
-        n_ubatch = sc.prefill_chunk_tokens or engine.prefill_chunk_tokens
-        total_tokens = np.asarray(sum(sc.sequence_tokens)) if seqs_given else context * batch
-        n_ctx = _pad(total_tokens, engine.context_padding if attention == "flash" else 32)
-        swa = np.minimum(n_ctx, _pad(np.asarray((a.sliding_window or 0) * batch + n_ubatch), 256))
-
-        def kv_for(layers: range) -> np.ndarray:
-            return kv_cache_bytes(a, kvf, n_ctx, layout, layers, sliding_tokens=swa)
-    else:
-        def kv_for(layers: range, prompt_held: bool = False) -> np.ndarray:
-            """`prompt_held`: sliding layers holding the whole prompt, as in transformers right after prefill."""
-            if seqs_given:
-                seqs = list(sc.sequence_tokens)
-                held = np.asarray(seqs) if prompt_held else None
-                return np.asarray(kv_cache_bytes(a, kvf, seqs, layout, layers, sliding_tokens=held))
-            return batch * kv_cache_bytes(a, kvf, context, layout, layers, sliding_tokens=context if prompt_held else None)
-
-    kv_on_gpu_all = engine.name == "transformers"  # accelerate offload runs layers on the GPU: cache stays there
-    # transformers' DynamicSlidingWindowLayer keeps its window as a view of the prompt-long tensor it built at
-    # prefill, so until the first decode step replaces it every sliding layer holds the whole prompt's K/V
-    # (cache_utils.py; the probe sees it as prefill transient)
-    holds_prompt = engine.name == "transformers" and SLIDING in a.layer_types
-    stage_kv, stage_held, host_kv = [], [], zeros.copy()
-    for r in stages:
-        on = [i for i in r if (i in gpu_layers or kv_on_gpu_all)] if not sc.kv_offload else []
-        off = [i for i in r if i not in on]
-        stage_kv.append(_sum_layers(kv_for, on, zeros))
-        held = _sum_layers(partial(kv_for, prompt_held=True), on, zeros) if holds_prompt else stage_kv[-1]
-        stage_held.append(held - stage_kv[-1])
-        host_kv = host_kv + _sum_layers(kv_for, off, zeros) * sc.tp
-
-    # activations: prefill workspace of the largest layer (+ decode transient)
-    chunk = sc.prefill_chunk_tokens or engine.prefill_chunk_tokens
-    longest = np.asarray(sc.longest_sequence) if seqs_given else context
-    if engine.name == "llamacpp":
-        step, kv_t, b, rows = np.minimum(n_ctx, chunk), n_ctx, np.ones_like(batch), np.minimum(n_ctx, chunk)
-    elif chunk:
-        step, kv_t, b = np.minimum(longest * batch, chunk), longest, np.ones_like(batch)
-        rows = batch
-    else:
-        step, kv_t, b = longest, longest, batch
-        rows = batch * longest if sc.logits_all_tokens else batch
-    eager = engine.name == "transformers"
-    ws = inference_workspace(a, step, kv_t, b, attention, act_bytes, rows, logits_bytes, sc.tp, eager)
-    ws_no_logits = inference_workspace(a, step, kv_t, b, attention, act_bytes, 0, logits_bytes, sc.tp, eager)
-    decode_copy = zeros
-    if engine.name == "transformers":
-        # DynamicCache.update concatenates: the largest layer's K/V (a full-attention one) exist twice in a step
-        biggest = next((i for i, kind in enumerate(a.layer_types) if kind == FULL), 0)
-        decode_copy = kv_for(range(biggest, biggest + 1))
-    streamed = max((largest_layer[i] for i in largest_layer if i not in gpu_layers), default=0.0)
+    stage_w, host_w, streamed = _weights(x, placement, stages)
     if engine.name != "transformers":
-        streamed = 0.0
+        streamed = 0.0  # only accelerate streams offloaded layers through the GPU
 
-    runtime = sc.runtime_overhead_bytes
-    if runtime is None:
-        runtime = engine.runtime_bytes_cpu if sc.device == "cpu" else engine.runtime_bytes_cuda
-        if sc.device == "cpu" and engine.name == "transformers" and wf.name in BITSANDBYTES:
-            runtime += BITSANDBYTES_RUNTIME_BYTES_CPU
-    alloc = engine.allocator_fraction if sc.device == "cuda" else 0.0
-    alloc = alloc if sc.allocator_fraction is None else sc.allocator_fraction
+    host_kv = zeros.copy()
+    stage_kv, stage_held = [], []
+    for r in stages:
+        on = [i for i in r if i in placement.kv_gpu_layers]
+        off = [i for i in r if i not in placement.kv_gpu_layers]
+        stage_kv.append(_sum_layers(partial(engine.kv_bytes, x), on, zeros))
+        stage_held.append(_sum_layers(partial(engine.kv_transient, x), on, zeros))
+        host_kv = host_kv + _sum_layers(partial(engine.kv_bytes, x), off, zeros) * sc.tp
 
+    runtime = engine.runtime_bytes(x) if sc.runtime_overhead_bytes is None else sc.runtime_overhead_bytes
+    alloc = engine.allocator_fraction(x) if sc.allocator_fraction is None else sc.allocator_fraction
+    gpu = get_gpu(sc.gpu) if sc.gpu and sc.device == "cuda" else None
     label = "CPU" if sc.device == "cpu" else "GPU"
     out: list[Arrays] = []
-    n_dev = 0
     for s, r in enumerate(stages):
         last = s == sc.pp - 1
-        work = (ws.peak if last else ws_no_logits.peak) + streamed * (s == 0)
-        act = np.maximum(work, decode_copy) + stage_held[s] if engine.name == "transformers" else work
+        act = engine.activations(x, last, streamed if s == 0 else 0.0) + stage_held[s]
         act = act * (1 if len(r) else 0) + zeros
-        kv = stage_kv[s]
-        overhead = runtime + alloc * (kv + act)
-        w = np.full(context.shape, stage_w[s])
-        kv_required = kv
-        if engine.preallocates_kv_pool and sc.gpu and sc.device == "cuda":
-            budget = sc.gpu_memory_utilization * get_gpu(sc.gpu).memory_bytes
-            pool = budget - (w + act + overhead)
-            kv = np.maximum(kv_required, pool)
+        kv_required = stage_kv[s]
+        overhead = runtime + alloc * (kv_required + act) + zeros
+        w = stage_w[s] + zeros
+        pool = engine.kv_pool(x, gpu, w + act + overhead) if gpu is not None else None
+        kv = kv_required if pool is None else np.maximum(kv_required, pool)
         for _ in range(sc.tp):
-            out.append(Arrays(f"{label}{n_dev}", w, kv, act, overhead + zeros, kv_required))
-            n_dev += 1
-
-    output_buffer = zeros
-    if engine.name == "llamacpp":
-        output_buffer = batch * a.vocab_size * 4.0  # host-side logits buffer for n_seq outputs
-    host = Arrays("host", np.full(context.shape, host_w), host_kv, output_buffer + zeros, zeros, host_kv)
+            out.append(Arrays(f"{label}{len(out)}", w, kv, act, overhead, kv_required))
+    host = Arrays("host", host_w + zeros, host_kv, engine.host_buffers(x) + zeros, zeros, host_kv)
     return out, host
 
 
@@ -359,35 +322,38 @@ def _sum_layers(kv_for, layers: list[int], zeros: np.ndarray) -> np.ndarray:
 
 
 _SOURCES = {
-    "weights": ("exact", "sum over the tensor inventory of each tensor's bytes in its storage format",
+    "weights": ("exact", "sum over the tensor inventory of each tensor's bytes in its storage format, "
+                "placed where the engine keeps it",
                 "memviz.core.formats (ggml type traits, GPTQ/AWQ/bitsandbytes layouts)"),
-    "kv_cache": ("formula", "sum over layers and sequences of 2 x Hkv x D x tokens_kept x S (+ scales, pages)",
+    "kv_cache": ("formula", "sum over layers and sequences of 2 x Hkv x D x tokens_kept x S (+ scales, pages), "
+                 "tokens kept as the engine allocates them",
                  "seed 000 formula, generalised in memviz.core.kv"),
-    "activations": ("formula", "peak transient of the largest layer: hidden + max(attention, MLP, logits); "
-                    "transformers: at least the decode step's cache copy, plus the prompt-long K/V sliding layers "
-                    "hold after prefill",
-                    "memviz.core.activations (llm-analysis, llama.cpp graph reserve)"),
-    "overhead": ("constant", "engine runtime constant + allocator fraction x (KV + activations)",
-                 "memviz.core.engines (assumed, editable)"),
+    "activations": ("formula", "the engine's transient peak: its largest layer's workspace (prefill chunk, "
+                    "profile run or graph reserve)", ""),
+    "overhead": ("constant", "engine runtime constant + allocator fraction x (KV + activations)", ""),
 }
 
 
 def estimate(a: Architecture, sc: Scenario) -> Estimate:
     """Estimate device memory for architecture `a` deployed as `sc`."""
-    gpus, host = device_arrays(a, sc, np.asarray(sc.context_tokens), np.asarray(sc.batch))
+    engine = get_engine(sc.engine)
+    x = inputs(a, sc, np.asarray(sc.context_tokens), np.asarray(sc.batch))
+    gpus, host = device_arrays(a, sc, x.context, x.batch)
     devices = tuple(DeviceUsage(d.device, *(int(np.ceil(getattr(d, c))) for c in COMPONENTS)) for d in gpus)
     busiest_i = max(range(len(devices)), key=lambda i: devices[i].total)
     busiest = devices[busiest_i]
-    engine = get_engine(sc.engine)
-    kv_formula = _SOURCES["kv_cache"][1]
-    if engine.preallocates_kv_pool and sc.gpu:
-        kv_formula += (f"; vLLM reserves gpu_memory_utilization ({sc.gpu_memory_utilization}) x capacity"
-                       " and the KV pool takes the rest")
+    gpu = get_gpu(sc.gpu) if sc.gpu and sc.device == "cuda" else None
+    non_kv = busiest.weights + busiest.activations + busiest.overhead
+    pool = None if gpu is None else engine.kv_pool(x, gpu, np.asarray(float(non_kv)))
+    pool = None if pool is None else float(pool)
+    facts = engine.facts(x, gpu, pool)
     components = []
     for name in COMPONENTS:
         prov, formula, source = _SOURCES[name]
-        if name == "kv_cache":
-            formula = kv_formula
+        source = source or f"{engine.version}: {engine.source}"
+        if name == "kv_cache" and pool is not None:
+            formula += (f"; {engine.name} reserves gpu_memory_utilization ({sc.gpu_memory_utilization}) x the GPU's "
+                        "CUDA total and the KV pool takes the rest in whole blocks")
         if name == "overhead" and sc.runtime_overhead_bytes is not None:
             source = "user-set runtime overhead"
         components.append(Component(name, getattr(busiest, name), prov, formula, source))
@@ -401,7 +367,7 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
         architecture=a, scenario=sc, components=tuple(components), devices=devices, host=host_usage,
         parameters=parameter_count(a), active_parameters=active_parameter_count(a),
         kv_bytes_per_token=int(np.ceil(kv_bytes_per_token(a, kvf, layout))),
-        kv_cache_required=int(np.ceil(gpus[busiest_i].kv_required)), notes=tuple(notes),
+        kv_cache_required=int(np.ceil(gpus[busiest_i].kv_required)), notes=tuple(notes), engine_facts=facts,
     )
 
 

@@ -56,9 +56,8 @@ def sweep(a: Architecture, sc: Scenario, values: np.ndarray, axis: str = "contex
 
 
 def capacity_bytes(gpu: GPU, sc: Scenario) -> float:
-    """Usable bytes per device: vLLM only uses `gpu_memory_utilization` of it."""
-    engine = get_engine(sc.engine)
-    return gpu.memory_bytes * (sc.gpu_memory_utilization if engine.preallocates_kv_pool else 1.0)
+    """Usable bytes per device, as the engine budgets them (vLLM: gpu_memory_utilization x the CUDA total)."""
+    return get_engine(sc.engine).usable_bytes(gpu, sc)
 
 
 def needed_bytes(est: Estimate) -> int:

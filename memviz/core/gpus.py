@@ -2,7 +2,9 @@
 
 `memory_bytes` is the total the driver reports (nvidia-smi "MiB" x 2**20) where
 known, else the datasheet capacity in its own unit; `label` is the marketing
-name, whose "GB" is often neither. Bandwidth and dense BF16 tensor FLOP/s
+name, whose "GB" is often neither. `cuda_total` is the smaller total CUDA itself
+reports (`cudaMemGetInfo`, which vLLM multiplies by gpu_memory_utilization), taken
+from published vLLM start-up logs ("total_gpu_memory (79.22GiB)", printed to 0.01 GiB). Bandwidth and dense BF16 tensor FLOP/s
 (no sparsity) are the vendors' datasheet figures; speed bounds built on them are
 lower bounds on time, never predictions.
 """
@@ -23,6 +25,12 @@ class GPU:
     bandwidth_bytes_per_s: float
     bf16_flops: float
     memory_source: str
+    cuda_total: int | None = None  # torch.cuda.mem_get_info()[1], where a published engine log gives it
+
+    @property
+    def cuda_total_bytes(self) -> int:
+        """What CUDA reports as total (vLLM budgets from it): measured where known, else the driver total."""
+        return self.cuda_total or self.memory_bytes
 
     def describe(self) -> str:
         return f"{self.label}: {self.memory_bytes / GiB:.2f} GiB = {self.memory_bytes / GB:.2f} GB"
@@ -40,10 +48,10 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("a10g", "A10G 24GB", 23028 * MiB, 600e9, 125e12, _SMI),
     GPU("rtx-a6000", "RTX A6000 48GB", 49140 * MiB, 768e9, 155e12, _SMI),
     GPU("l40s", "L40S 48GB", 46068 * MiB, 864e9, 362e12, _SMI),
-    GPU("a100-40g", "A100 40GB", 40960 * MiB, 1555e9, 312e12, _SMI),
+    GPU("a100-40g", "A100 40GB", 40960 * MiB, 1555e9, 312e12, _SMI, round(39.49 * GiB)),  # vLLM logs: 39.49 GiB
     GPU("a100-80g", "A100 80GB", 81920 * MiB, 2039e9, 312e12, _SMI),
-    GPU("h100-80g", "H100 SXM 80GB", 81559 * MiB, 3350e9, 989e12, _SMI),
-    GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI + " (seen on a lent H200 here)"),
+    GPU("h100-80g", "H100 SXM 80GB", 81559 * MiB, 3350e9, 989e12, _SMI, round(79.22 * GiB)),  # vllm PR #10511
+    GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI),
     GPU("b200", "B200 180GB", 180 * GB, 8000e9, 2250e12, "datasheet, decimal GB"),
     GPU("mi300x", "MI300X 192GB", 192 * GiB, 5300e9, 1307e12, "datasheet, 192 GiB HBM3"),
 )}

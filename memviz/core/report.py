@@ -52,12 +52,18 @@ def rows(a: Architecture, scenarios: list[Scenario] | tuple[Scenario, ...], gpus
         measured = next((r["measured"] for r in runs if r.get("scenario") == sc.to_dict()), None)
         for c in (*COMPONENTS, "peak"):
             row[f"measured_{c}_bytes"] = (measured or {}).get(c)
+        row["engine_options"] = dict(sc.options)
+        row["engine_facts"] = est.engine_facts
+        row["launch_command"] = est.launch_command()
         out.append(row)
     return out
 
 
+_NOT_IN_CSV = ("engine_options", "engine_facts", "launch_command")  # nested or multi-line: JSON and Markdown carry them
+
+
 def to_csv(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs=()) -> str:
-    data = rows(a, scenarios, gpus, runs)
+    data = [{k: v for k, v in r.items() if k not in _NOT_IN_CSV} for r in rows(a, scenarios, gpus, runs)]
     buf = io.StringIO()
     if not data:
         return ""
@@ -89,6 +95,10 @@ def to_markdown(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs
             peak = r["measured_peak_bytes"]
             cells.append(f"{to_unit(peak, unit):.2f}" if peak is not None else "—")
         lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Launch commands (each reproduces its scenario in its engine):", ""]
+    for r in data:
+        lines += [f"- {r['label']} ({r['engine']}):", "", "  ```", *(f"  {x}" for x in r["launch_command"].splitlines()),
+                  "  ```"]
     return "\n".join(lines) + "\n"
 
 

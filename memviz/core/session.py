@@ -2,7 +2,7 @@
 
 A session is an immutable snapshot; every edit makes a new one, so undo/redo is a
 stack of snapshots (glue's CommandStack idea without command objects). On disk it
-is versioned JSON: `{"format": "memviz-session", "format_version": 1, ...}`; each
+is versioned JSON: `{"format": "memviz-session", "format_version": 2, ...}`; each
 version has its own loader so older files keep opening.
 """
 
@@ -19,7 +19,7 @@ from memviz.core.estimate import Scenario
 from memviz.core.units import Unit
 
 FORMAT = "memviz-session"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: scenarios carry their engine's options (version 1 files open with the defaults)
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def _load_v1(data: dict[str, Any]) -> Session:
         raise InputError(f"session is malformed: {exc}") from None
 
 
-_LOADERS = {1: _load_v1}
+_LOADERS = {1: _load_v1, 2: _load_v1}  # a version-1 scenario is a version-2 scenario without options
 
 
 class History:

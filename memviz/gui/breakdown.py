@@ -4,8 +4,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
+from memviz.core.engines import get_engine
 from memviz.core.estimate import Estimate
 from memviz.core.fit import max_batch, max_context
 from memviz.core.formats import get_weight_format, tensor_bytes
@@ -43,12 +54,29 @@ def breakdown_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, 
     for (role, storage), (count, numel, nbytes) in sorted(groups.items(), key=lambda kv: -kv[1][2]):
         out.append((f"weights: {role} ({storage})", f"{nbytes:,d}", format_bytes(nbytes, unit, 3), "exact",
                     f"{count} tensors, {numel:,d} parameters, {nbytes * 8 / numel:.3f} bits each", "tensor inventory"))
+    out += engine_rows(est, unit)
     if sc.gpu:
         gpu = get_gpu(sc.gpu)
         out.append((f"largest context on {gpu.label}", f"{max_context(a, sc, gpu):,d} tokens", "", "formula",
                     f"at {sc.batch} sequences", "bisection on the estimate"))
         out.append((f"largest batch on {gpu.label}", f"{max_batch(a, sc, gpu):,d}", "", "formula",
                     f"at {sc.context_tokens:,} tokens", "bisection on the estimate"))
+    return out
+
+
+def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str, str]]:
+    """What the engine itself would report (vLLM's pool in tokens), its refusal if any, and the launch command."""
+    sc, facts = est.scenario, est.engine_facts
+    engine = get_engine(sc.engine)
+    out = []
+    if "refusal" in facts:
+        out.append(("engine refuses this scenario", "", "", "formula", facts["refusal"], engine.version))
+    if "kv_pool_tokens" in facts:
+        out.append(("GPU KV cache size", f"{facts['kv_pool_tokens']:,d} tokens", format_bytes(facts["kv_pool_bytes"], unit, 3),
+                    "formula", f"{facts['kv_blocks']:,d} blocks of {facts['block_size']} tokens", engine.version))
+        out.append(("maximum concurrency", f"{facts['max_concurrency']:.2f}x", "", "formula",
+                    f"requests of max_model_len {facts['max_model_len']:,d} the pool holds at once", engine.version))
+    out.append(("launch command", "", "", "", est.launch_command().replace("\n", " ; "), engine.version))
     return out
 
 
@@ -66,7 +94,13 @@ class BreakdownView(QWidget):
         self.table = QTableWidget(0, len(HEADERS))
         self.table.setHorizontalHeaderLabels(HEADERS)
         self.table.horizontalHeader().setStretchLastSection(True)
-        layout.addWidget(self.table)
+        layout.addWidget(self.table, 1)
+        self.launch = QPlainTextEdit()
+        self.launch.setReadOnly(True)
+        self.launch.setMaximumHeight(90)
+        self.launch.setPlaceholderText("The command that runs the selected scenario in its engine")
+        layout.addWidget(QLabel("Launch command (reproduces this scenario):"))
+        layout.addWidget(self.launch)
         self.rows: list[tuple[str, ...]] = []
 
     def show_estimate(self, est: Estimate | None, label: str, unit: Unit) -> None:
@@ -79,6 +113,7 @@ class BreakdownView(QWidget):
                 item.setToolTip(text)
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
+        self.launch.setPlainText(est.launch_command() if est is not None else "")
 
     def as_tsv(self) -> str:
         return "\n".join("\t".join(r) for r in [HEADERS, *self.rows])

@@ -29,8 +29,35 @@ from memviz.core.estimate import Scenario
 from memviz.core.formats import KV_FORMATS, weight_formats
 from memviz.core.gpus import GPUS
 
-COLUMNS = ("name", "weight_format", "kv_format", "context_tokens", "batch", "engine", "tp", "pp", "gpu")
-HEADERS = ("Name", "Weights", "KV cache", "Context (tokens)", "Sequences", "Engine", "TP", "PP", "GPU (vLLM pool)")
+COLUMNS = ("name", "weight_format", "kv_format", "context_tokens", "batch", "engine", "tp", "pp", "gpu", "options")
+HEADERS = ("Name", "Weights", "KV cache", "Context (tokens)", "Sequences", "Engine", "TP", "PP", "GPU (vLLM pool)",
+           "Engine options")
+TEXT_COLUMNS = (0, COLUMNS.index("options"))
+
+
+def format_options(options: tuple[tuple[str, object], ...]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in options)
+
+
+def parse_options(text: str) -> dict[str, str]:
+    """'name=value, name=value' as typed in the table; the engine checks names and values."""
+    out = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"engine options are name=value pairs separated by commas, got {part!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def options_help(engine: str) -> str:
+    e = ENGINES[engine]
+    lines = [f"{e.label} — follows {e.version}", "Type name=value pairs separated by commas:"]
+    for o in e.options:
+        lines.append(f"  {o.name} ({o.kind.__name__}, default {'derived' if o.default is None else o.default}): {o.help}")
+    return "\n".join(lines)
 
 #: the "compare quantizations" action: (weights, engine) pairs of the common formats
 COMMON_QUANTIZATIONS = (
@@ -102,12 +129,14 @@ class ScenarioTable(QWidget):
         for r, sc in enumerate(scenarios):
             if r >= old_rows:
                 self._build_row(r)
-            values = {"name": sc.name, "gpu": sc.gpu or "—"}
+            values = {"name": sc.name, "gpu": sc.gpu or "—", "options": format_options(sc.options)}
             for c, key in enumerate(COLUMNS):
                 value = values.get(key, getattr(sc, key))
                 widget = self.table.cellWidget(r, c)
-                if c == 0:
-                    self.table.item(r, 0).setText(value)
+                if c in TEXT_COLUMNS:
+                    self.table.item(r, c).setText(value)
+                    if key == "options":
+                        self.table.item(r, c).setToolTip(options_help(sc.engine))
                     continue
                 widget.blockSignals(True)
                 if isinstance(widget, QComboBox):
@@ -130,6 +159,7 @@ class ScenarioTable(QWidget):
         self._spin(r, 6, 1, 64, 1)
         self._spin(r, 7, 1, 64, 1)
         self._combo(r, 8, ["—", *GPUS])
+        self.table.setItem(r, COLUMNS.index("options"), QTableWidgetItem(""))
 
     def _combo(self, row: int, col: int, options: list[str]) -> None:
         box = QComboBox()
@@ -149,6 +179,14 @@ class ScenarioTable(QWidget):
     def _name_edited(self, item: QTableWidgetItem) -> None:
         if item.column() == 0:
             self._edit(item.row(), "name", item.text().strip())
+        elif item.column() == COLUMNS.index("options"):
+            try:
+                options = parse_options(item.text())
+            except InputError as exc:
+                self.set_scenarios(self._scenarios)
+                self.message.setText(f"Row {item.row() + 1}: {exc}")
+                return
+            self._edit(item.row(), "options", options)
 
     def _edit(self, row: int, key: str, value) -> None:
         if not 0 <= row < len(self._scenarios):

@@ -19,7 +19,7 @@ def test_round_trip_through_a_file(tmp_path):
     s = make()
     s.save(tmp_path / "s.json")
     assert Session.load(tmp_path / "s.json") == s
-    assert json.loads((tmp_path / "s.json").read_text())["format_version"] == 1
+    assert json.loads((tmp_path / "s.json").read_text())["format_version"] == 2
 
 
 @pytest.mark.parametrize(

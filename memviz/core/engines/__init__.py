@@ -1,0 +1,32 @@
+"""Inference engines, one module each; `get_engine` finds one by name."""
+
+from __future__ import annotations
+
+from memviz.core.engines.base import Engine, Inputs, Option, Placement
+from memviz.core.engines.llamacpp import LlamaCpp
+from memviz.core.engines.ollama import Ollama
+from memviz.core.engines.transformers import Transformers
+from memviz.core.engines.vllm import VLLM
+from memviz.core.errors import InputError
+from memviz.core.gguf_mixes import GGUF_MIXES
+
+ENGINES: dict[str, Engine] = {e.name: e for e in (Transformers(), VLLM(), LlamaCpp(), Ollama())}
+_ALIASES = {"hf": "transformers", "llama": "llamacpp", "llamaserver": "llamacpp"}
+
+__all__ = ["ENGINES", "Engine", "Inputs", "Option", "Placement", "default_engine", "get_engine"]
+
+
+def get_engine(name: str) -> Engine:
+    key = name.strip().lower().replace(".", "").replace("-", "").replace("_", "")
+    key = _ALIASES.get(key, key)
+    if key not in ENGINES:
+        raise InputError(f"unknown engine {name!r}; known: {', '.join(ENGINES)}")
+    return ENGINES[key]
+
+
+def default_engine(weight_format: str) -> str:
+    """The engine that runs a format as stored: GGUF mixes in llama.cpp, the rest in transformers.
+
+    transformers would dequantize a GGUF file to 16 bits on load, so it is never the default for one."""
+    fmt = weight_format.strip().upper()
+    return "llamacpp" if fmt in GGUF_MIXES and fmt not in ("F16", "BF16", "F32") else "transformers"

@@ -1,0 +1,213 @@
+"""What every engine model answers, and the inputs the estimate hands it.
+
+An engine decides where each tensor lives, how its KV cache is sized, how large
+its transient workspace is, what its runtime costs, which part of a GPU it may
+use and how it would be launched. `memviz.core.estimate` assembles these answers
+into the four components without knowing which engine it asks; adding an engine
+means adding one module next to this one and registering it in `__init__`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from memviz.core.arch import FULL, Architecture
+from memviz.core.errors import InputError
+from memviz.core.formats import KVFormat, WeightFormat
+from memviz.core.kv import KVLayout, kv_cache_bytes
+
+if TYPE_CHECKING:
+    from memviz.core.estimate import Scenario
+    from memviz.core.gpus import GPU
+
+
+@dataclass(frozen=True)
+class Option:
+    """One engine option: its type, default (None: derived, see `help`) and limits."""
+
+    name: str
+    kind: type
+    default: Any
+    help: str
+    choices: tuple[Any, ...] = ()
+    minimum: float | None = None
+
+    def parse(self, value: Any) -> Any:
+        """`value` converted to the option's type, or InputError naming the option."""
+        if value is None:
+            return None
+        try:
+            if self.kind is bool:
+                if isinstance(value, str):
+                    if value.lower() not in ("true", "false", "1", "0", "on", "off", "yes", "no"):
+                        raise ValueError(value)
+                    value = value.lower() in ("true", "1", "on", "yes")
+                elif not isinstance(value, (bool, np.bool_, int)):
+                    raise ValueError(value)
+                out: Any = bool(value)
+            elif self.kind is int:
+                if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                    raise ValueError(value)
+                out = int(value)
+            elif self.kind is float:
+                if isinstance(value, bool):
+                    raise ValueError(value)
+                out = float(value)
+                if not np.isfinite(out):
+                    raise ValueError(value)
+            else:
+                out = str(value)
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"option {self.name} must be {self.kind.__name__}, got {value!r}") from None
+        if self.choices and out not in self.choices:
+            raise InputError(f"option {self.name} must be one of {', '.join(map(str, self.choices))}, got {out!r}")
+        if self.minimum is not None and out < self.minimum:
+            raise InputError(f"option {self.name} must be >= {self.minimum:g}, got {out!r}")
+        return out
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the engine keeps tensors when a GPU is used.
+
+    `gpu_layers`: layers whose weights are on a GPU; `kv_gpu_layers`: layers whose
+    KV cache is; `tied_output_copy`: a tied embedding loaded twice (host input,
+    GPU output layer); `host_expert_layers`: layers whose routed experts stay in
+    host memory although the layer runs on the GPU (llama.cpp `--n-cpu-moe`).
+    """
+
+    gpu_layers: frozenset[int]
+    kv_gpu_layers: frozenset[int]
+    embed_on_gpu: bool
+    output_on_gpu: bool
+    tied_output_copy: bool = False
+    host_expert_layers: frozenset[int] = frozenset()
+
+
+@dataclass
+class Inputs:
+    """One scenario evaluated at arrays of contexts and batches (broadcast together)."""
+
+    a: Architecture
+    sc: Scenario
+    wf: WeightFormat
+    kvf: KVFormat
+    options: dict[str, Any]
+    attention: str
+    context: np.ndarray
+    batch: np.ndarray
+    seqs_given: bool  # the scenario's own per-sequence lengths apply
+    zeros: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.zeros = np.zeros(self.context.shape)
+
+    @property
+    def longest(self) -> np.ndarray:
+        return np.asarray(self.sc.longest_sequence) if self.seqs_given else self.context
+
+    @property
+    def total_tokens(self) -> np.ndarray:
+        return np.asarray(sum(self.sc.sequence_tokens)) if self.seqs_given else self.context * self.batch
+
+
+class Engine:
+    """Base engine: whole-prompt prefill, per-sequence caches, everything on one device.
+
+    Subclasses override what their engine does differently; each cites the code it follows.
+    """
+
+    name = ""
+    label = ""
+    version = ""
+    source = ""
+    options: tuple[Option, ...] = ()
+    attention_default = "sdpa"
+    latent_mla = False
+    supports_tp = False
+    supports_offload = False
+
+    # --- options -------------------------------------------------------------------
+    def option(self, name: str) -> Option:
+        for o in self.options:
+            if o.name == name:
+                return o
+        known = ", ".join(o.name for o in self.options) or "none"
+        raise InputError(f"{self.name} has no option {name!r}; its options: {known}")
+
+    def resolve(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """Every option of this engine: the given ones parsed and checked, the rest at their defaults."""
+        out = {o.name: o.default for o in self.options}
+        for key, value in raw.items():
+            out[key] = self.option(key).parse(value)
+        return out
+
+    def check(self, a: Architecture, sc: Scenario, options: dict[str, Any]) -> None:
+        """Raise InputError for a combination the engine refuses."""
+        if sc.tp > 1 and not self.supports_tp:
+            raise InputError(f"tensor parallelism is modelled for vllm only, not {self.name} (use pp to split layers)")
+        if (sc.gpu_layers is not None or sc.kv_offload) and not self.supports_offload:
+            raise InputError(f"offloading (gpu_layers / kv_offload) is not modelled for {self.name}")
+        if sc.pp > a.num_layers:
+            raise InputError(f"pp ({sc.pp}) cannot exceed the model's {a.num_layers} layers")
+
+    # --- placement and KV --------------------------------------------------------------
+    def placement(self, x: Inputs) -> Placement:
+        a, sc = x.a, x.sc
+        every = frozenset(range(a.num_layers))
+        if sc.device == "cpu":
+            return Placement(every, every, True, True)
+        g = a.num_layers if sc.gpu_layers is None else min(sc.gpu_layers, a.num_layers)
+        layers = frozenset(range(g))
+        return Placement(layers, frozenset() if sc.kv_offload else layers, True, g == a.num_layers)
+
+    def kv_layout(self, x: Inputs) -> KVLayout:
+        return KVLayout(latent_mla=self.latent_mla, kv_heads_divisor=x.sc.tp)
+
+    def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
+        """KV bytes of `layers` on one device for all sequences."""
+        layout = self.kv_layout(x)
+        if x.seqs_given:
+            return np.asarray(kv_cache_bytes(x.a, x.kvf, list(x.sc.sequence_tokens), layout, layers))
+        return x.batch * kv_cache_bytes(x.a, x.kvf, x.context, layout, layers)
+
+    def kv_transient(self, x: Inputs, layers: range) -> np.ndarray:
+        """KV bytes held on top of `kv_bytes` while the prompt is processed (0 for most engines)."""
+        return x.zeros
+
+    # --- workspace, runtime, budget --------------------------------------------------
+    def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float) -> np.ndarray:
+        raise NotImplementedError
+
+    def runtime_bytes(self, x: Inputs) -> float:
+        raise NotImplementedError
+
+    def allocator_fraction(self, x: Inputs) -> float:
+        return 0.0
+
+    def host_buffers(self, x: Inputs) -> np.ndarray:
+        """Host memory the engine allocates besides offloaded weights and KV (output buffers)."""
+        return x.zeros
+
+    def usable_bytes(self, gpu: GPU, sc: Scenario) -> float:
+        """Bytes of one GPU this engine may fill (the whole device unless it reserves a share)."""
+        return float(gpu.memory_bytes)
+
+    def kv_pool(self, x: Inputs, gpu: GPU, non_kv: np.ndarray) -> np.ndarray | None:
+        """The KV pool the engine pre-allocates on a GPU (None: it allocates what sequences need)."""
+        return None
+
+    def facts(self, x: Inputs, gpu: GPU | None, pool_bytes: float | None) -> dict[str, Any]:
+        """Engine-specific figures to report next to the components (vLLM's token pool, ...)."""
+        return {}
+
+    def launch_command(self, a: Architecture, sc: Scenario, model: str) -> str:
+        raise NotImplementedError
+
+    # --- shared helpers ------------------------------------------------------------------
+    @staticmethod
+    def first_full_layer(a: Architecture) -> int:
+        return next((i for i, kind in enumerate(a.layer_types) if kind == FULL), 0)

@@ -1,0 +1,186 @@
+"""llama.cpp (llama-server / libllama) as llama.cpp 0c1e570 sizes its buffers,
+the revision vendored by llama-cpp-python 0.3.36.
+
+Context (`src/llama-context.cpp`, `llama_context::llama_context`):
+- n_ctx = context x parallel sequences, padded to 256 (`GGML_PAD(n_ctx, 256)`);
+  without a unified cache each of the n_seq_max streams gets
+  n_ctx_seq = PAD(n_ctx / n_seq_max, 256) cells and n_ctx = n_ctx_seq x n_seq_max;
+- n_batch = min(n_ctx, n_batch), n_ubatch = min(n_batch, n_ubatch);
+- a quantized V cache needs flash attention: `llama_init_from_model` refuses it
+  with flash attention off and turns flash attention on when it is "auto".
+KV (`src/llama-kv-cache-iswa.cpp`): full layers keep n_ctx cells; sliding layers
+PAD(min(n_ctx, n_swa x (unified ? n_seq_max : 1) + n_ubatch), 256), or n_ctx with
+`swa_full`. The cache of a layer follows its weights (`-ngl`) unless
+`--no-kv-offload` keeps every layer's cache in host memory. MLA models cache the
+latent (`llama-model.cpp`, deepseek2).
+Compute buffer (`llama_context::sched_reserve`: the worst-case graph of n_ubatch
+tokens against every cell, one output row per token; `ggml/src/ggml-alloc.c`
+reuses a tensor's memory once its last consumer ran and computes SOFT_MAX in
+place): the largest of
+- output: logits n_ubatch x vocab plus two n_ubatch x hidden rows, f32;
+- feed-forward: gate, up and their GLU (3 x n_ubatch x I; routed experts
+  n_ubatch x top-k rows) plus 3 x n_ubatch x hidden, with the attention mask;
+- attention without flash attention: one f32 score matrix
+  n_kv x n_ubatch x heads per stream (no copy for GQA, softmax in place), the f32
+  mask n_kv x n_ubatch, and 5.5 x n_ubatch x hidden of projections;
+with flash attention the mask is f16 and no score matrix exists. The constants
+3 and 5.5 x hidden are what ggml-alloc reported for real models loaded in that
+build on this project's CPU (docs/engines.md); the rest is tensor shapes.
+Output buffer (`llama_context::output_reserve`): vocab x max(1, n_seq_max) f32
+logits in host memory. Placement: `-ngl N` offloads the last N repeating layers
+(`i_gpu_start = n_layer - ngl`) and the output layer when N > n_layer; the token
+embedding stays in host memory (a tied embedding is loaded twice, host input and
+GPU output). `--n-cpu-moe N` keeps the routed experts of the first N layers in
+host memory.
+
+Runtime constant: 250 MiB per GPU (CUDA context and cuBLAS workspace: gguf-parser's
+`--platform-footprint` default), 150 MiB on a CPU-only run (process, libraries).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from memviz.core.arch import SLIDING, Architecture
+from memviz.core.engines.base import Engine, Inputs, Option, Placement
+from memviz.core.errors import InputError
+from memviz.core.kv import KVLayout, kv_cache_bytes
+from memviz.core.units import MiB
+
+CONTEXT_PAD = 256
+RUNTIME_BYTES_CUDA = 250 * MiB
+RUNTIME_BYTES_CPU = 150 * MiB
+QUANTIZED_KV = frozenset({"q8_0", "q4_0"})
+CACHE_TYPES = {"fp16": "f16", "bf16": "bf16", "fp32": "f32", "q8_0": "q8_0", "q4_0": "q4_0"}
+FFN_UNITS_HIDDEN = 3.0   # ggml-alloc: n_ubatch x hidden rows alive beside the feed-forward's three n x I tensors
+ATTN_UNITS_HIDDEN = 5.5  # ... and beside the score matrix without flash attention
+
+
+def pad(x: Any, multiple: int) -> Any:
+    return -(-np.asarray(x) // multiple) * multiple
+
+
+class LlamaCpp(Engine):
+    name = "llamacpp"
+    label = "llama.cpp / llama-server with a GGUF file"
+    version = "llama.cpp 0c1e570 (llama-cpp-python 0.3.36)"
+    source = ("ggml-org/llama.cpp 0c1e570: src/llama-context.cpp (n_ctx padding, sched_reserve, output_reserve), "
+              "src/llama-kv-cache-iswa.cpp, ggml/src/ggml-alloc.c")
+    options = (
+        Option("n_ubatch", int, 512, "physical batch (-ub)", minimum=1),
+        Option("n_batch", int, 2048, "logical batch (-b)", minimum=1),
+        Option("flash_attn", str, "auto", "flash attention (-fa)", choices=("auto", "on", "off")),
+        Option("kv_unified", bool, False, "one KV buffer shared by all sequences (-kvu; off when -np is given)"),
+        Option("swa_full", bool, False, "full-size cache for sliding-window layers (--swa-full)"),
+        Option("n_cpu_moe", int, 0, "layers whose routed experts stay in host memory (--n-cpu-moe)", minimum=0),
+    )
+    attention_default = "flash"
+    latent_mla = True
+    supports_offload = True
+
+    # --- resolved settings --------------------------------------------------------------
+    def flash(self, sc: Any, options: dict[str, Any]) -> bool:
+        """Flash attention as llama.cpp resolves it: "auto" turns it on (every ggml backend has the op)."""
+        return not (options["flash_attn"] == "off" or sc.attention == "eager")
+
+    def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
+        super().check(a, sc, options)
+        if sc.kv_format not in CACHE_TYPES:
+            raise InputError(f"llama.cpp has no cache type {sc.kv_format!r}; it takes {', '.join(CACHE_TYPES)}")
+        if sc.kv_format in QUANTIZED_KV and not self.flash(sc, options):
+            raise InputError(f"llama.cpp refuses a quantized V cache ({sc.kv_format}) without flash attention")
+        if options["n_cpu_moe"] and not a.is_moe:
+            raise InputError("n_cpu_moe needs a mixture-of-experts model")
+
+    def cells(self, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(n_ctx cells of a full layer, cells of a sliding layer, n_ubatch), all devices together."""
+        o, seqs = x.options, x.batch if not x.seqs_given else np.asarray(x.sc.sequences)
+        n_ctx = pad(x.total_tokens, CONTEXT_PAD)
+        if not o["kv_unified"]:
+            n_ctx = pad(-(-n_ctx // seqs), CONTEXT_PAD) * seqs
+        n_batch = np.minimum(n_ctx, o["n_batch"])
+        n_ubatch = np.minimum(n_batch, o["n_ubatch"])
+        if o["swa_full"] or SLIDING not in x.a.layer_types:
+            return n_ctx, n_ctx, n_ubatch
+        window = x.a.sliding_window * (seqs if o["kv_unified"] else 1) + n_ubatch
+        swa = pad(np.minimum(n_ctx, window), CONTEXT_PAD)
+        if not o["kv_unified"]:
+            swa = pad(np.minimum(n_ctx // seqs, x.a.sliding_window + n_ubatch), CONTEXT_PAD) * seqs
+        return n_ctx, swa, n_ubatch
+
+    # --- the model of the engine --------------------------------------------------------
+    def placement(self, x: Inputs) -> Placement:
+        a, sc = x.a, x.sc
+        every = frozenset(range(a.num_layers))
+        experts = frozenset(range(min(x.options["n_cpu_moe"], a.num_layers)))
+        if sc.device == "cpu":
+            return Placement(every, every, True, True)
+        ngl = a.num_layers + 1 if sc.gpu_layers is None else min(sc.gpu_layers, a.num_layers + 1)
+        layers = frozenset(range(a.num_layers - min(ngl, a.num_layers), a.num_layers))
+        out_on_gpu = ngl > a.num_layers
+        return Placement(layers, frozenset() if sc.kv_offload else layers, False, out_on_gpu,
+                         tied_output_copy=a.tie_word_embeddings and out_on_gpu, host_expert_layers=experts & layers)
+
+    def kv_layout(self, x: Inputs) -> KVLayout:
+        return KVLayout(latent_mla=True, kv_heads_divisor=1)
+
+    def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
+        n_ctx, swa, _ = self.cells(x)
+        return np.asarray(kv_cache_bytes(x.a, x.kvf, n_ctx, self.kv_layout(x), layers, sliding_tokens=swa)) + x.zeros
+
+    def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float) -> np.ndarray:
+        """The compute buffer of the device holding these layers (graph reserve, f32)."""
+        a, o = x.a, x.options
+        n_ctx, _, n = self.cells(x)
+        streams = 1 if o["kv_unified"] else (x.batch if not x.seqs_given else x.sc.sequences)
+        n_kv = n_ctx // streams
+        h = a.hidden_size
+        if a.is_moe and all(a.moe_layers):
+            ffn_rows = n * a.experts_per_token * 3 * a.moe_intermediate_size + n * a.num_experts
+            ffn_rows = ffn_rows + 3 * n * a.shared_expert_intermediate_size
+        else:
+            ffn_rows = 3 * n * a.intermediate_size
+        ffn = 4 * (ffn_rows + FFN_UNITS_HIDDEN * n * h)
+        if self.flash(x.sc, o):
+            mask = 2 * n_kv * n
+            attn = 4 * n * (h + a.num_heads * a.v_head_dim + 2 * a.num_kv_heads * a.head_dim) + mask
+        else:
+            mask = 4 * n_kv * n
+            attn = 4 * n_kv * n * a.num_heads + mask + 4 * ATTN_UNITS_HIDDEN * n * h
+        peak = np.maximum(ffn + mask, attn)
+        if last_stage:
+            peak = np.maximum(peak, 4 * n * (a.vocab_size + 2 * h))
+        return peak + x.zeros
+
+    def runtime_bytes(self, x: Inputs) -> float:
+        return RUNTIME_BYTES_CUDA if x.sc.device == "cuda" else RUNTIME_BYTES_CPU
+
+    def host_buffers(self, x: Inputs) -> np.ndarray:
+        seqs = x.batch if not x.seqs_given else np.asarray(x.sc.sequences)
+        return 4.0 * x.a.vocab_size * np.maximum(seqs, 1) + x.zeros
+
+    def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
+        o = self.resolve(dict(sc.options))
+        args = ["llama-server", "-m", model, "-c", str(sc.longest_sequence * sc.sequences), "-np", str(sc.sequences)]
+        if sc.device == "cpu":
+            args += ["-ngl", "0"]
+        else:
+            args += ["-ngl", "999" if sc.gpu_layers is None else str(sc.gpu_layers)]
+        args += ["-fa", "on" if self.flash(sc, o) else "off"]
+        if sc.kv_format != "fp16":
+            args += ["-ctk", CACHE_TYPES[sc.kv_format], "-ctv", CACHE_TYPES[sc.kv_format]]
+        if sc.kv_offload:
+            args.append("--no-kv-offload")
+        if o["kv_unified"]:
+            args.append("-kvu")
+        if o["swa_full"]:
+            args.append("--swa-full")
+        if o["n_cpu_moe"]:
+            args += ["--n-cpu-moe", str(o["n_cpu_moe"])]
+        if o["n_ubatch"] != 512:
+            args += ["-ub", str(o["n_ubatch"])]
+        if o["n_batch"] != 2048:
+            args += ["-b", str(o["n_batch"])]
+        return " ".join(args)

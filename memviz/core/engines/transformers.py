@@ -1,0 +1,113 @@
+"""Hugging Face transformers: `generate()` with a DynamicCache, PyTorch eager modules.
+
+Follows transformers 5.x (`src/transformers/cache_utils.py`, `generation/utils.py`,
+`integrations/`), checked by `memviz probe` against real runs:
+
+- the whole prompt is one forward (no chunking) and `generate` keeps only the last
+  position's logits (`logits_to_keep=1`); `--logits-all` models a plain forward;
+- `DynamicCache.update` concatenates, so a decode step briefly holds the largest
+  (full-attention) layer's cache twice;
+- `DynamicSlidingWindowLayer` keeps its window as a view of the prompt-long tensor
+  built at prefill, so until the first decode step every sliding layer holds the
+  whole prompt's K/V (the probe sees it as prefill transient);
+- MLA models cache per-head K/V (`DeepseekV3Attention`), not the latent;
+- accelerate offload (`device_map` with CPU layers) streams each offloaded layer's
+  weights to the GPU when it runs, while the cache stays on the GPU.
+
+Runtime constants (provenance "constant", editable per scenario): 512 MiB on CUDA
+(CUDA context, cuBLAS/cuDNN handles, lazily loaded kernels; measure with
+`memviz probe`); on the CPU 425 MiB of RSS, the interpreter plus the torch and
+transformers imports and the modules loaded while building a model, measured by
+`memviz probe` in a fresh virtual environment (torch 2.13 CPU, transformers 5.24,
+2-vCPU Linux; the same venv measured 353-436 MiB within one day, so stored runs
+calibrate it per machine). Loading through bitsandbytes imports it and accelerate
+on top: +63 MiB of CPU runtime (median overhead of 16 bitsandbytes runs, 415 MiB,
+against 32 plain runs, 352 MiB; docs/accuracy-cpu.md). The allocator reserve (5 %
+of KV + activations) models PyTorch's CUDA caching allocator; it is not applied on
+the CPU.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from memviz.core.activations import inference_workspace
+from memviz.core.arch import SLIDING, Architecture
+from memviz.core.engines.base import Engine, Inputs, Option
+from memviz.core.formats import BITSANDBYTES
+from memviz.core.kv import kv_cache_bytes
+from memviz.core.units import MiB
+
+RUNTIME_BYTES_CUDA = 512 * MiB
+RUNTIME_BYTES_CPU = 425 * MiB
+BITSANDBYTES_RUNTIME_BYTES_CPU = 63 * MiB
+ALLOCATOR_FRACTION_CUDA = 0.05
+
+
+class Transformers(Engine):
+    name = "transformers"
+    label = "Hugging Face transformers generate() with DynamicCache"
+    version = "transformers 5.x"
+    source = "huggingface/transformers src/transformers/cache_utils.py, generation/utils.py (5.x)"
+    options = (
+        Option("trust_remote_code", bool, False, "run code shipped with the model (launch command only)"),
+    )
+    supports_offload = True
+
+    def placement(self, x: Inputs):
+        p = super().placement(x)
+        every = frozenset(range(x.a.num_layers))
+        # accelerate runs offloaded layers on the GPU, so their cache stays there too
+        kv = frozenset() if x.sc.kv_offload else every
+        return type(p)(p.gpu_layers, kv if x.sc.device == "cuda" else every, p.embed_on_gpu, p.output_on_gpu)
+
+    def kv_transient(self, x: Inputs, layers: range) -> np.ndarray:
+        if SLIDING not in x.a.layer_types:
+            return x.zeros
+        layout = self.kv_layout(x)
+        if x.seqs_given:
+            seqs = list(x.sc.sequence_tokens)
+            held = kv_cache_bytes(x.a, x.kvf, seqs, layout, layers, sliding_tokens=np.asarray(seqs))
+        else:
+            held = x.batch * kv_cache_bytes(x.a, x.kvf, x.context, layout, layers, sliding_tokens=x.context)
+        return np.asarray(held) - self.kv_bytes(x, layers)
+
+    def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float) -> np.ndarray:
+        a, sc = x.a, x.sc
+        act_bytes = 4 if x.wf.name == "fp32" else 2
+        chunk = sc.prefill_chunk_tokens
+        if chunk:
+            step, b, rows = np.minimum(x.longest * x.batch, chunk), np.ones_like(x.batch), x.batch
+        else:
+            step, b = x.longest, x.batch
+            rows = x.batch * x.longest if sc.logits_all_tokens else x.batch
+        ws = inference_workspace(a, step, x.longest, b, x.attention, act_bytes, rows if last_stage else 0,
+                                 act_bytes + 4, sc.tp, eager_modules=True)
+        biggest = self.first_full_layer(a)
+        decode_copy = self.kv_bytes(x, range(biggest, biggest + 1))
+        return np.maximum(ws.peak + streamed_layer_bytes, decode_copy)
+
+    def runtime_bytes(self, x: Inputs) -> float:
+        if x.sc.device == "cuda":
+            return RUNTIME_BYTES_CUDA
+        extra = BITSANDBYTES_RUNTIME_BYTES_CPU if x.wf.name in BITSANDBYTES else 0
+        return RUNTIME_BYTES_CPU + extra
+
+    def allocator_fraction(self, x: Inputs) -> float:
+        return ALLOCATOR_FRACTION_CUDA if x.sc.device == "cuda" else 0.0
+
+    def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
+        opts = self.resolve(dict(sc.options))
+        attn = sc.attention or self.attention_default
+        impl = {"flash": "flash_attention_2"}.get(attn, attn)
+        dtype = "float32" if sc.weight_format == "fp32" else "bfloat16"
+        device_map = '"cpu"' if sc.device == "cpu" else '"auto"'
+        lines = [
+            "from transformers import AutoModelForCausalLM",
+            f'model = AutoModelForCausalLM.from_pretrained("{model}", dtype="{dtype}", device_map={device_map},',
+            f'    attn_implementation="{impl}", trust_remote_code={opts["trust_remote_code"]})',
+            f"# generate() over {sc.sequences} sequence(s) of up to {sc.longest_sequence:,d} tokens",
+        ]
+        return "\n".join(lines)

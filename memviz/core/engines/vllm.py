@@ -1,0 +1,211 @@
+"""vLLM (V1 engine) as vLLM 0.33.0 sizes its KV pool at start-up.
+
+`vllm/v1/worker/gpu_worker.py` `Worker.determine_available_memory` with
+`vllm/utils/mem_utils.py` `memory_profiling` and `vllm/v1/worker/utils.py`
+`request_memory`:
+
+    requested = ceil(gpu_memory_utilization x total)        total: torch.cuda.mem_get_info, not the datasheet
+    KV pool   = requested - weights - torch peak increase of the profile run
+                          - non-torch increase - CUDA-graph estimate (unless enforce_eager)
+
+- profile run (`gpu_model_runner.py` `profile_run`, `_dummy_run(max_num_tokens)`,
+  `_dummy_sampler_run`): one forward of `max_num_batched_tokens` tokens spread over
+  min(max_num_seqs, tokens) dummy requests (flash attention: no score matrix; fused
+  MoE: S x (2I + I + H) rows), then the sampler on one row per request: the logits
+  in the model dtype, their fp32 copy (`Sampler.forward`), softmax probabilities
+  and the exponential noise of `random_sample` (`topk_topp_sampler.py`):
+  2 + 4 + 4 + 4 bytes per vocabulary entry and request; the forward's hidden
+  states (tokens x hidden) stay alive through it.
+- defaults (`vllm/engine/arg_utils.py` `get_batch_defaults`, `vllm serve`):
+  max_num_batched_tokens 2048 and max_num_seqs 256 below 70 GiB or on A100,
+  8192 / 1024 from 70 GiB, 16384 / 1024 from 160 GiB; block_size 16; chunked
+  prefill on (off: a whole max_model_len prompt is one step).
+- KV blocks (`vllm/v1/core/kv_cache_utils.py`): whole blocks of block_size tokens
+  over all layers; "GPU KV cache size: N tokens" = blocks x block_size; "Maximum
+  concurrency" = blocks / blocks one max_model_len request needs; a pool that
+  cannot hold one such request is an error (`check_enough_kv_cache_memory`).
+  MLA models cache the latent, replicated on every tensor-parallel rank; KV heads
+  are split over TP ranks (replicated when fewer heads than ranks).
+
+Constants (provenance "constant"): non-torch memory inside the budget (cuBLAS
+workspaces, attention-backend buffers) 64 MiB on one GPU, plus NCCL and custom
+all-reduce buffers of 256 MiB per GPU of the TP x PP group when it has more than
+one (published profiles: 0.01-0.08 GiB on one GPU, 2.10 GiB at TP 8); CUDA-graph
+memory 0.5 GiB (`profile_cudagraph_memory`, on by default since v0.21; published
+captures took 0.18-0.55 GiB on one GPU). The CUDA context is created before vLLM's
+baseline snapshot and lies outside the budget.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+from typing import Any
+
+import numpy as np
+
+from memviz.core.activations import inference_workspace
+from memviz.core.arch import Architecture
+from memviz.core.engines.base import Engine, Inputs, Option
+from memviz.core.errors import InputError
+from memviz.core.kv import KVLayout, kv_cache_bytes
+from memviz.core.units import GiB, MiB
+
+NON_TORCH_BYTES = 64 * MiB
+NCCL_BYTES_PER_GPU = 256 * MiB
+CUDA_GRAPH_BYTES = 512 * MiB
+SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
+KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8"}
+
+
+def batch_defaults(gpu_total_bytes: float | None, gpu_label: str = "") -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) of `vllm serve` on a GPU of that size."""
+    if gpu_total_bytes is not None and gpu_total_bytes >= 160 * GiB:
+        return 16384, 1024
+    if gpu_total_bytes is not None and gpu_total_bytes >= 70 * GiB and "a100" not in gpu_label.lower():
+        return 8192, 1024
+    return 2048, 256
+
+
+class VLLM(Engine):
+    name = "vllm"
+    label = "vLLM (V1 engine): paged KV pool, chunked prefill, CUDA graphs"
+    version = "vLLM 0.33.0"
+    source = ("vllm-project/vllm 0.33.0: vllm/v1/worker/gpu_worker.py determine_available_memory, "
+              "vllm/utils/mem_utils.py memory_profiling, vllm/v1/core/kv_cache_utils.py")
+    options = (
+        Option("max_model_len", int, None, "longest request (default: the scenario's context)", minimum=1),
+        Option("max_num_seqs", int, None, "concurrent requests scheduled (default by GPU size)", minimum=1),
+        Option("max_num_batched_tokens", int, None, "tokens per scheduler step (default by GPU size)", minimum=1),
+        Option("enable_chunked_prefill", bool, True, "split long prompts over steps"),
+        Option("enforce_eager", bool, False, "no CUDA graphs"),
+        Option("block_size", int, 16, "tokens per KV block", choices=(1, 8, 16, 32, 64, 128)),
+        Option("cpu_offload_gb", float, 0.0, "GiB of weights per GPU kept in host memory", minimum=0),
+    )
+    attention_default = "flash"
+    latent_mla = True
+    supports_tp = True
+
+    # --- options resolved against the model, the GPU and the scenario ------------------
+    def settings(self, a: Architecture, sc: Any, options: dict[str, Any]) -> dict[str, Any]:
+        from memviz.core.gpus import get_gpu
+
+        gpu = get_gpu(sc.gpu) if sc.gpu else None
+        tokens, seqs = batch_defaults(gpu.cuda_total_bytes if gpu else None, gpu.label if gpu else "")
+        s = dict(options)
+        s["max_model_len"] = s["max_model_len"] or sc.longest_sequence
+        s["max_num_seqs"] = s["max_num_seqs"] or seqs
+        if not s["max_num_batched_tokens"]:
+            s["max_num_batched_tokens"] = tokens if s["enable_chunked_prefill"] else max(s["max_model_len"], tokens)
+        return s
+
+    def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
+        super().check(a, sc, options)
+        s = self.settings(a, sc, options)
+        if a.num_heads % sc.tp:
+            raise InputError(f"vLLM needs the {a.num_heads} attention heads divisible by tp ({sc.tp})")
+        if a.num_kv_heads >= sc.tp and a.num_kv_heads % sc.tp:
+            raise InputError(f"vLLM needs the {a.num_kv_heads} KV heads divisible by tp ({sc.tp})")
+        if a.num_kv_heads < sc.tp and sc.tp % a.num_kv_heads:
+            raise InputError(f"vLLM needs tp ({sc.tp}) to be a multiple of the {a.num_kv_heads} KV heads")
+        if sc.kv_format not in KV_CACHE_DTYPES:
+            raise InputError(f"vLLM has no KV cache dtype {sc.kv_format!r}; it takes {', '.join(KV_CACHE_DTYPES)}")
+        if sc.longest_sequence > s["max_model_len"]:
+            raise InputError(f"a sequence of {sc.longest_sequence:,d} tokens exceeds max_model_len {s['max_model_len']:,d}")
+        if not s["enable_chunked_prefill"] and s["max_num_batched_tokens"] < s["max_model_len"]:
+            raise InputError("without chunked prefill vLLM needs max_num_batched_tokens >= max_model_len")
+
+    # --- the model of the engine --------------------------------------------------------
+    def kv_layout(self, x: Inputs) -> KVLayout:
+        return KVLayout(latent_mla=True, block_tokens=x.options["block_size"], kv_heads_divisor=x.sc.tp)
+
+    def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float) -> np.ndarray:
+        """Torch peak increase of the profile run on one rank (`profile_run`)."""
+        a, sc = x.a, x.sc
+        s = self.settings(a, sc, x.options)
+        tokens = s["max_num_batched_tokens"]
+        requests = min(s["max_num_seqs"], tokens)
+        act_bytes = 4 if x.wf.name == "fp32" else 2
+        forward = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp).peak
+        peak = forward
+        if last_stage:
+            hidden = tokens * a.hidden_size * act_bytes
+            sampler = requests * a.vocab_size * SAMPLER_BYTES_PER_LOGIT
+            peak = max(forward, hidden + sampler)
+        return x.zeros + peak
+
+    def runtime_bytes(self, x: Inputs) -> float:
+        world = x.sc.tp * x.sc.pp
+        nccl = NCCL_BYTES_PER_GPU * world if world > 1 else 0
+        graphs = 0 if x.options["enforce_eager"] else CUDA_GRAPH_BYTES
+        return NON_TORCH_BYTES + nccl + graphs
+
+    def usable_bytes(self, gpu, sc) -> float:
+        return float(ceil(sc.gpu_memory_utilization * gpu.cuda_total_bytes))
+
+    def kv_pool(self, x: Inputs, gpu, non_kv: np.ndarray) -> np.ndarray:
+        """Whole blocks of what the budget leaves (`kv_cache_utils.get_num_blocks`)."""
+        block = self.block_bytes(x)
+        free = self.usable_bytes(gpu, x.sc) - non_kv
+        return np.maximum(np.floor(free / block), 0) * block
+
+    def block_bytes(self, x: Inputs) -> float:
+        """Bytes of one block of block_size tokens over all of this rank's layers (per pipeline stage: the largest)."""
+        layout = self.kv_layout(x)
+        n = x.options["block_size"]
+        stage_layers = -(-x.a.num_layers // x.sc.pp)
+        return float(kv_cache_bytes(x.a, x.kvf, n, layout, range(stage_layers), sliding_tokens=n))
+
+    def facts(self, x: Inputs, gpu, pool_bytes: float | None) -> dict[str, Any]:
+        s = self.settings(x.a, x.sc, x.options)
+        out: dict[str, Any] = {
+            "max_model_len": s["max_model_len"], "max_num_seqs": s["max_num_seqs"],
+            "max_num_batched_tokens": s["max_num_batched_tokens"], "block_size": s["block_size"],
+        }
+        limit = x.a.max_position_embeddings
+        if limit and s["max_model_len"] > limit:
+            out["refusal"] = (f"vLLM refuses max_model_len {s['max_model_len']:,d}: the model has {limit:,d} positions "
+                              "(rope scaling aside)")
+        if x.sc.sequences > s["max_num_seqs"]:
+            out["queued_sequences"] = x.sc.sequences - s["max_num_seqs"]
+        if gpu is None or pool_bytes is None:
+            return out
+        block = self.block_bytes(x)
+        blocks = int(pool_bytes // block) if pool_bytes > 0 else 0
+        per_request = -(-s["max_model_len"] // s["block_size"])
+        out.update({
+            "budget_bytes": int(self.usable_bytes(gpu, x.sc)), "kv_pool_bytes": int(pool_bytes), "kv_blocks": blocks,
+            "kv_pool_tokens": blocks * s["block_size"], "max_concurrency": blocks / per_request,
+            "one_request_kv_bytes": int(per_request * block),
+        })
+        if blocks < per_request and "refusal" not in out:
+            need, have = per_request * block, max(pool_bytes, 0)
+            longest = blocks * s["block_size"]
+            out["refusal"] = (f"vLLM refuses to start: one request of max_model_len {s['max_model_len']:,d} tokens needs "
+                              f"{need / GiB:.2f} GiB of KV cache, more than the {have / GiB:.2f} GiB left for it on "
+                              f"{gpu.label}; the largest max_model_len that fits is {longest:,d}")
+        return out
+
+    def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
+        s = self.settings(a, sc, self.resolve(dict(sc.options)))
+        args = ["vllm", "serve", model, "--max-model-len", str(s["max_model_len"]),
+                "--gpu-memory-utilization", f"{sc.gpu_memory_utilization:g}",
+                "--max-num-seqs", str(s["max_num_seqs"]), "--max-num-batched-tokens", str(s["max_num_batched_tokens"])]
+        if sc.tp > 1:
+            args += ["--tensor-parallel-size", str(sc.tp)]
+        if sc.pp > 1:
+            args += ["--pipeline-parallel-size", str(sc.pp)]
+        if KV_CACHE_DTYPES.get(sc.kv_format, "auto") != "auto":
+            args += ["--kv-cache-dtype", KV_CACHE_DTYPES[sc.kv_format]]
+        quant = {"fp8": "fp8", "awq-int4": "awq_marlin", "gptq-int4": "gptq_marlin", "bnb-nf4": "bitsandbytes"}
+        if sc.weight_format in quant:
+            args += ["--quantization", quant[sc.weight_format]]
+        if s["block_size"] != 16:
+            args += ["--block-size", str(s["block_size"])]
+        if s["enforce_eager"]:
+            args.append("--enforce-eager")
+        if not s["enable_chunked_prefill"]:
+            args.append("--no-enable-chunked-prefill")
+        if s["cpu_offload_gb"]:
+            args += ["--cpu-offload-gb", f"{s['cpu_offload_gb']:g}"]
+        return " ".join(args)
+

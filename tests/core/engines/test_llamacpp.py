@@ -1,0 +1,127 @@
+"""llama.cpp's own buffer sizes (a real build, tests/data/llamacpp/cpu_buffers.json) against the llama.cpp engine."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memviz.core.arch import FULL, SLIDING, Architecture
+from memviz.core.errors import InputError
+from memviz.core.estimate import Scenario, device_arrays, estimate
+from memviz.core.presets import get_preset
+from memviz.core.units import MiB
+
+DATA = json.loads((Path(__file__).parents[2] / "data" / "llamacpp" / "cpu_buffers.json").read_text())
+CASES = DATA["cases"]
+
+
+def _arch(c: dict) -> Architecture:
+    layers = c["layers"]
+    moe = {}
+    if c.get("experts"):
+        moe = dict(num_experts=c["experts"], experts_per_token=c["topk"], moe_intermediate_size=c["inter"],
+                   moe_layers=(True,) * layers)
+    return Architecture(name="t", model_type="llama", vocab_size=c["vocab"], hidden_size=c["h"], num_layers=layers,
+                        num_heads=c["heads"], num_kv_heads=c["kv"], head_dim=c["h"] // c["heads"],
+                        v_head_dim=c["h"] // c["heads"], intermediate_size=c["inter"], layer_types=(FULL,) * layers,
+                        max_position_embeddings=1 << 20, **moe)
+
+
+def _arrays(c: dict):
+    options = {"n_ubatch": c["ub"], "flash_attn": "on" if c["fa"] else "off", "kv_unified": c["unified"]}
+    sc = Scenario(engine="llamacpp", device="cpu", weight_format="F16", kv_format="fp16",
+                  context_tokens=c["n_ctx_req"] // c["n_seq"], batch=c["n_seq"], options=tuple(options.items()))
+    gpus, host = device_arrays(_arch(c), sc, np.asarray(sc.context_tokens), np.asarray(sc.batch))
+    return gpus[0], host
+
+
+def test_the_data_covers_the_settings_that_change_the_buffers():
+    assert len(CASES) >= 60
+    assert {c["fa"] for c in CASES} == {0, 1} and {c["n_seq"] for c in CASES} >= {1, 4}
+    assert any(c.get("experts") for c in CASES) and {c["unified"] for c in CASES} == {False, True}
+    assert any(c["n_ctx_req"] % 256 for c in CASES)  # a context llama.cpp pads
+
+
+def _case_id(c: dict) -> str:
+    return f"h{c['h']}-v{c['vocab']}-fa{c['fa']}-ctx{c['n_ctx_req']}-ub{c['ub']}-s{c['n_seq']}"
+
+
+@pytest.mark.parametrize("c", CASES, ids=_case_id)
+def test_kv_and_output_buffers_are_exact(c):
+    device, host = _arrays(c)
+    assert float(device.kv_cache) / MiB == pytest.approx(c["kv_CPU"], abs=0.005)
+    assert float(host.activations) / MiB == pytest.approx(c["output"], abs=0.005)
+
+
+def test_compute_buffer_within_ten_percent_for_real_model_sizes():
+    """Every case with a hidden size of 1024 or more (real models), and 90 % of all cases including toy shapes."""
+    errors = []
+    for c in CASES:
+        device, _ = _arrays(c)
+        errors.append((c["h"], abs(float(device.activations) / MiB - c["compute_CPU"]) / c["compute_CPU"]))
+    assert all(e <= 0.10 for h, e in errors if h >= 1024)
+    assert sum(e <= 0.10 for _, e in errors) >= 0.9 * len(errors)
+
+
+def test_context_is_padded_to_256_with_and_without_flash_attention():
+    a = get_preset("llama-3.1-8b").architecture()
+    for fa in ("on", "off"):
+        e = estimate(a, Scenario(engine="llamacpp", kv_format="fp16", context_tokens=1000, options=(("flash_attn", fa),)))
+        assert e.kv_cache_required == 1024 * 131072
+
+
+def test_sliding_layers_keep_window_times_sequences_plus_ubatch_padded():
+    a = get_preset("gemma-2-9b").architecture()
+    per_token_layer = 2 * 8 * 256 * 2
+    sliding = sum(kind == SLIDING for kind in a.layer_types)
+    full = a.num_layers - sliding
+    unified = estimate(a, Scenario(engine="llamacpp", kv_format="fp16", context_tokens=8192, batch=2,
+                                   options=(("kv_unified", True),)))
+    swa_cells = -(-(4096 * 2 + 512) // 256) * 256  # PAD(n_swa x n_seq + n_ubatch, 256) = 8704
+    assert unified.kv_cache_required == per_token_layer * (full * 16384 + sliding * swa_cells)
+    split = estimate(a, Scenario(engine="llamacpp", kv_format="fp16", context_tokens=8192, batch=2))
+    assert split.kv_cache_required == per_token_layer * (full * 16384 + sliding * 2 * 4608)  # per stream: PAD(4096 + 512)
+    full_swa = estimate(a, Scenario(engine="llamacpp", kv_format="fp16", context_tokens=8192, batch=2,
+                                    options=(("swa_full", True),)))
+    assert full_swa.kv_cache_required == per_token_layer * a.num_layers * 16384
+
+
+def test_quantized_v_cache_needs_flash_attention():
+    a = get_preset("llama-3.1-8b").architecture()
+    with pytest.raises(InputError, match="quantized V cache"):
+        estimate(a, Scenario(engine="llamacpp", kv_format="q8_0", options=(("flash_attn", "off"),)))
+    assert estimate(a, Scenario(engine="llamacpp", kv_format="q8_0")).bytes["kv_cache"] > 0  # auto turns it on
+
+
+def test_experts_on_cpu_move_to_host_memory():
+    a = get_preset("mixtral-8x7b").architecture()
+    base = Scenario(engine="llamacpp", weight_format="Q4_K_M", kv_format="fp16")
+    moved = estimate(a, base.with_changes(options={"n_cpu_moe": 16}))
+    kept = estimate(a, base)
+    assert moved.bytes["weights"] < kept.bytes["weights"]
+    assert moved.host.weights - kept.host.weights == kept.bytes["weights"] - moved.bytes["weights"]
+    with pytest.raises(InputError, match="mixture-of-experts"):
+        estimate(get_preset("llama-3.1-8b").architecture(), base.with_changes(options={"n_cpu_moe": 4}))
+
+
+def test_launch_command_reproduces_the_scenario():
+    a = get_preset("llama-3.1-8b").architecture()
+    e = estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", kv_format="q8_0", context_tokens=8192, batch=4,
+                             gpu_layers=20, options=(("n_ubatch", 256),)))
+    cmd = e.launch_command("model.gguf")
+    assert cmd == "llama-server -m model.gguf -c 32768 -np 4 -ngl 20 -fa on -ctk q8_0 -ctv q8_0 -ub 256"
+
+
+def test_ollama_is_llamacpp_with_ollamas_defaults():
+    from memviz.core.engines.ollama import default_context
+    from memviz.core.units import GiB
+
+    a = get_preset("llama-3.1-8b").architecture()
+    e = estimate(a, Scenario(engine="ollama", weight_format="Q4_K_M", kv_format="fp16", context_tokens=4096))
+    llama = estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", kv_format="fp16", context_tokens=4096,
+                                 options=(("n_batch", 512),)))
+    assert e.bytes == llama.bytes
+    assert "OLLAMA_NUM_PARALLEL=1" in e.launch_command() and "PARAMETER num_ctx 4096" in e.launch_command()
+    assert [default_context(v * GiB) for v in (12, 24, 48)] == [4096, 32768, 262144]
+    assert default_context(80 * GiB, model_max_tokens=131072) == 131072
