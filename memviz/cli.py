@@ -151,7 +151,16 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     )
 
 
-def estimate_json(est: Estimate) -> dict[str, Any]:
+def _model_ref(args: argparse.Namespace) -> str | None:
+    """What a launch command loads: the preset's repository, or the file or folder given."""
+    from memviz.core.presets import get_preset
+
+    if args.preset:
+        return get_preset(args.preset).repo
+    return args.gguf or args.safetensors or args.config
+
+
+def estimate_json(est: Estimate, model: str | None = None) -> dict[str, Any]:
     """The JSON contract of `memviz estimate --json` (scripts depend on it)."""
     from memviz.core.engines import get_engine
     from memviz.core.fit import capacity_bytes, fits, max_batch, max_context, min_gpus
@@ -174,7 +183,7 @@ def estimate_json(est: Estimate) -> dict[str, Any]:
         "host": {**{c: getattr(est.host, c) for c in COMPONENTS}, "total": est.host.total},
         "scenario": sc.to_dict(),
         "engine": {"name": sc.engine, "follows": get_engine(sc.engine).version, **est.engine_facts},
-        "launch_command": est.launch_command(),
+        "launch_command": est.launch_command(model),
         "notes": list(est.notes),
     }
     if sc.gpu:
@@ -240,7 +249,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     est = estimate(a, sc)
     if "refusal" in est.engine_facts:
         raise InputError(est.engine_facts["refusal"] + _fewest_hint(a, sc))
-    data = estimate_json(est)
+    data = estimate_json(est, _model_ref(args))
     if args.json:
         print(json.dumps(data, indent=2))
     else:

@@ -163,6 +163,8 @@ class LlamaCpp(Engine):
 
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
         o = self.resolve(dict(sc.options))
+        if not model.lower().endswith(".gguf"):  # a repository or folder: the GGUF file converted to this mix
+            model = f"{model.rstrip('/').split('/')[-1]}-{sc.weight_format}.gguf"
         args = ["llama-server", "-m", model, "-c", str(sc.longest_sequence * sc.sequences), "-np", str(sc.sequences)]
         if sc.device == "cpu":
             args += ["-ngl", "0"]
