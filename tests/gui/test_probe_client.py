@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QProcess
 
 from memviz.gui.probe_client import ProbeClient, State
 
@@ -53,7 +54,7 @@ def test_hang_is_stopped_by_the_watchdog(client, qtbot):
 
 def test_stop_kills_the_probe(client, qtbot):
     client.start(sys.executable, [FAKE, "hang"])
-    qtbot.wait(300)
+    qtbot.waitUntil(lambda: client.process.state() == QProcess.ProcessState.Running, timeout=10_000)
     with qtbot.waitSignal(client.sig_finished, timeout=10_000):
         client.cancel()
     assert client.state is State.IDLE

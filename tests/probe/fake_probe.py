@@ -2,7 +2,7 @@
 
 import json
 import sys
-import time
+import threading
 
 
 def say(event, **data):
@@ -22,7 +22,7 @@ elif mode == "crash":
     print("Fatal Python error: Segmentation fault", file=sys.stderr, flush=True)
     sys.exit(139)
 elif mode == "hang":
-    time.sleep(600)
+    threading.Event().wait()  # silent until the client's watchdog or Stop ends the process
 elif mode == "oom":
     say("result", partial=True, phase_failed="prefill", measured={"weights": 100}, estimate={}, timings={},
         message="out of memory during prefill")
