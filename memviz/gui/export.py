@@ -9,6 +9,8 @@ headless `memviz export`, so a report picture is exactly what the window shows.
 
 from __future__ import annotations
 
+import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from pyqtgraph.exporters import ImageExporter
@@ -37,12 +39,14 @@ def export_chart(chart, path: str | Path, width_px: int = 1800) -> Path:
         generator.setFileName(str(p))
         generator.setSize(QSize(int(rect.width()), int(rect.height())))
         generator.setViewBox(QRect(0, 0, int(rect.width()), int(rect.height())))
+        generator.setResolution(_scene_dpi(chart))
         generator.setTitle(getattr(chart.plot_item.titleLabel, "text", "") or "memviz chart")
         _render(chart, generator, QRectF(0, 0, rect.width(), rect.height()), rect)
+        p.write_text(bake_non_scaling_strokes(p.read_text(encoding="utf-8")), encoding="utf-8")
     elif suffix == ".pdf":
         rect = item.sceneBoundingRect()
         writer = QPdfWriter(str(p))
-        writer.setResolution(150)
+        writer.setResolution(_scene_dpi(chart))
         writer.setPageSize(QPageSize(QSizeF(rect.width() * 0.75, rect.height() * 0.75), QPageSize.Unit.Point, "chart"))
         writer.setPageMargins(QMarginsF(0, 0, 0, 0))
         _render(chart, writer, QRectF(0, 0, writer.width(), writer.height()), rect)
@@ -53,10 +57,63 @@ def export_chart(chart, path: str | Path, width_px: int = 1800) -> Path:
     return p
 
 
+_SVG = "{http://www.w3.org/2000/svg}"
+_NUMBER = r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_PAIR = re.compile(rf"({_NUMBER}),({_NUMBER})")
+_MATRIX = re.compile(rf"matrix\(({_NUMBER}),({_NUMBER}),({_NUMBER}),({_NUMBER}),({_NUMBER}),({_NUMBER})\)")
+
+
+def bake_non_scaling_strokes(svg: str) -> str:
+    """Move data-space transforms into the coordinates of cosmetic-pen shapes.
+
+    pyqtgraph draws bars and curves in data coordinates under the plot's scale (214 px per bar, 3.6 px
+    per GiB) with cosmetic pens; Qt writes those as `vector-effect="non-scaling-stroke"` shapes inside a
+    `matrix(...)` group. Browsers and Qt honour the attribute, but renderers of SVG Tiny without it
+    (librsvg, so GNOME and Inkscape previews) scale a 1-pixel outline into a 214-pixel band. Putting the
+    matrix into the points makes every renderer draw the same picture."""
+    ET.register_namespace("", _SVG[1:-1])
+    ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
+    root = ET.fromstring(svg)
+    for group in root.iter(f"{_SVG}g"):
+        m = _MATRIX.fullmatch(group.get("transform", ""))
+        shapes = list(group)
+        if not m or not shapes or any(ch.get("vector-effect") != "non-scaling-stroke" for ch in shapes):
+            continue
+        a, b, c, d, e, f = map(float, m.groups())
+
+        def move(x: float, y: float) -> str:
+            return f"{a * x + c * y + e:.3f},{b * x + d * y + f:.3f}"  # noqa: B023 - used within this iteration
+
+        for ch in shapes:
+            if ch.tag == f"{_SVG}rect":
+                x, y, w, h = (float(ch.attrib.pop(k)) for k in ("x", "y", "width", "height"))
+                ch.tag = f"{_SVG}path"
+                ch.set("d", f"M{move(x, y)} L{move(x + w, y)} L{move(x + w, y + h)} L{move(x, y + h)} Z")
+                continue
+            for attr in ("d", "points"):
+                if attr in ch.attrib:
+                    ch.set(attr, _PAIR.sub(lambda k: move(float(k.group(1)), float(k.group(2))), ch.get(attr)))
+        group.set("transform", "matrix(1,0,0,1,0,0)")
+    return '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+def _scene_dpi(chart) -> int:
+    """The resolution the scene was laid out at. pyqtgraph records bars and curves as QPictures at the
+    screen's logical DPI and a QPicture replayed on a device of another resolution is scaled by the ratio
+    (bars shifted and stretched against the axes), so vector devices take the same resolution."""
+    return round(chart.logicalDpiX())
+
+
 def _render(chart, device, target: QRectF, source: QRectF) -> None:
+    """Paint the scene on a vector device in pyqtgraph's export mode: scatter markers are drawn as
+    paths rather than fragments of a cached pixmap atlas (which SVG would embed whole, every marker
+    of every colour at each point). pyqtgraph's exporter only walks the items to switch the mode."""
+    modes = ImageExporter(chart.layout_item)
     painter = QPainter(device)
     try:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        modes.setExportMode(True, {"antialias": True, "background": chart.backgroundBrush().color(), "painter": painter})
         chart.scene().render(painter, target, source)
     finally:
+        modes.setExportMode(False)
         painter.end()
