@@ -117,16 +117,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _engine_options(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise InputError(f"--option takes NAME=VALUE, got {pair!r}")
-        out[name.strip()] = value.strip()
-    return out
-
-
 def _engine_name(args: argparse.Namespace, weight_format: str) -> str:
     from memviz.core.engines import default_engine
 
@@ -134,6 +124,8 @@ def _engine_name(args: argparse.Namespace, weight_format: str) -> str:
 
 
 def _scenario(args: argparse.Namespace) -> Scenario:
+    from memviz.core.engines import parse_option_pairs
+
     seqs: tuple[int, ...] = ()
     if args.sequences:
         try:
@@ -144,7 +136,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     return Scenario(
         weight_format=_default_weights(args), kv_format=args.kv, context_tokens=args.context, batch=args.batch,
         sequence_tokens=seqs, engine=_engine_name(args, _default_weights(args)), device=args.device, tp=args.tp,
-        pp=args.pp, gpu=args.gpu, options=tuple(sorted(_engine_options(args.option).items())),
+        pp=args.pp, gpu=args.gpu, options=tuple(sorted(parse_option_pairs(args.option).items())),
         gpu_layers=args.gpu_layers, kv_offload=args.kv_offload, attention=args.attention,
         prefill_chunk_tokens=args.prefill_chunk, logits_all_tokens=args.logits_all,
         gpu_memory_utilization=args.gpu_memory_utilization, runtime_overhead_bytes=overhead,

@@ -205,6 +205,7 @@ class Arrays:
     activations: np.ndarray
     overhead: np.ndarray
     kv_required: np.ndarray
+    kv_pool: np.ndarray | None = None  # what an engine that pre-allocates reserves (vLLM); None otherwise
 
     @property
     def total(self) -> np.ndarray:
@@ -267,14 +268,16 @@ def device_arrays(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.
     (broadcast together). Per-sequence lengths in `sc.sequence_tokens` are honoured
     when `context`/`batch` are the scenario's own scalars. Every engine-specific rule
     comes from the scenario's engine (`memviz.core.engines`)."""
+    return _arrays(inputs(a, sc, context, batch))
+
+
+def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
+    a, sc = x.a, x.sc
     engine = get_engine(sc.engine)
-    x = inputs(a, sc, context, batch)
     zeros = x.zeros
     placement = engine.placement(x)
     stages = _stages(a, sc.pp)
     stage_w, host_w, streamed = _weights(x, placement, stages)
-    if engine.name != "transformers":
-        streamed = 0.0  # only accelerate streams offloaded layers through the GPU
 
     host_kv = zeros.copy()
     stage_kv, stage_held = [], []
@@ -300,7 +303,7 @@ def device_arrays(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.
         pool = engine.kv_pool(x, gpu, w + act + overhead) if gpu is not None else None
         kv = kv_required if pool is None else np.maximum(kv_required, pool)
         for _ in range(sc.tp):
-            out.append(Arrays(f"{label}{len(out)}", w, kv, act, overhead, kv_required))
+            out.append(Arrays(f"{label}{len(out)}", w, kv, act, overhead, kv_required, pool))
     host = Arrays("host", host_w + zeros, host_kv, engine.host_buffers(x) + zeros, zeros, host_kv)
     return out, host
 
@@ -338,13 +341,12 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
     """Estimate device memory for architecture `a` deployed as `sc`."""
     engine = get_engine(sc.engine)
     x = inputs(a, sc, np.asarray(sc.context_tokens), np.asarray(sc.batch))
-    gpus, host = device_arrays(a, sc, x.context, x.batch)
+    gpus, host = _arrays(x)
     devices = tuple(DeviceUsage(d.device, *(int(np.ceil(getattr(d, c))) for c in COMPONENTS)) for d in gpus)
     busiest_i = max(range(len(devices)), key=lambda i: devices[i].total)
     busiest = devices[busiest_i]
     gpu = get_gpu(sc.gpu) if sc.gpu and sc.device == "cuda" else None
-    non_kv = busiest.weights + busiest.activations + busiest.overhead
-    pool = None if gpu is None else engine.kv_pool(x, gpu, np.asarray(float(non_kv)))
+    pool = gpus[busiest_i].kv_pool
     pool = None if pool is None else float(pool)
     facts = engine.facts(x, gpu, pool)
     components = []

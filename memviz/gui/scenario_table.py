@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from memviz.core.engines import ENGINES
+from memviz.core.engines import ENGINES, parse_option_pairs
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.formats import KV_FORMATS, weight_formats
@@ -37,19 +37,6 @@ TEXT_COLUMNS = (0, COLUMNS.index("options"))
 
 def format_options(options: tuple[tuple[str, object], ...]) -> str:
     return ", ".join(f"{k}={v}" for k, v in options)
-
-
-def parse_options(text: str) -> dict[str, str]:
-    """'name=value, name=value' as typed in the table; the engine checks names and values."""
-    out = {}
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        name, sep, value = part.partition("=")
-        if not sep or not name.strip():
-            raise InputError(f"engine options are name=value pairs separated by commas, got {part!r}")
-        out[name.strip()] = value.strip()
-    return out
 
 
 def options_help(engine: str) -> str:
@@ -181,7 +168,7 @@ class ScenarioTable(QWidget):
             self._edit(item.row(), "name", item.text().strip())
         elif item.column() == COLUMNS.index("options"):
             try:
-                options = parse_options(item.text())
+                options = parse_option_pairs(item.text().split(","))
             except InputError as exc:
                 self.set_scenarios(self._scenarios)
                 self.message.setText(f"Row {item.row() + 1}: {exc}")

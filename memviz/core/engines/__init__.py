@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memviz.core.engines.base import Engine, Inputs, Option, Placement
+from memviz.core.engines.base import Engine, Inputs, Option, Placement, parse_option_pairs
 from memviz.core.engines.llamacpp import LlamaCpp
 from memviz.core.engines.ollama import Ollama
 from memviz.core.engines.transformers import Transformers
@@ -13,7 +13,7 @@ from memviz.core.gguf_mixes import GGUF_MIXES
 ENGINES: dict[str, Engine] = {e.name: e for e in (Transformers(), VLLM(), LlamaCpp(), Ollama())}
 _ALIASES = {"hf": "transformers", "llama": "llamacpp", "llamaserver": "llamacpp"}
 
-__all__ = ["ENGINES", "Engine", "Inputs", "Option", "Placement", "default_engine", "get_engine"]
+__all__ = ["ENGINES", "Engine", "Inputs", "Option", "Placement", "default_engine", "get_engine", "parse_option_pairs"]
 
 
 def get_engine(name: str) -> Engine:

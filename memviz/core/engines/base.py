@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memviz.core.arch import FULL, Architecture
+from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import KVFormat, WeightFormat
 from memviz.core.kv import KVLayout, kv_cache_bytes
@@ -67,6 +67,19 @@ class Option:
         if self.minimum is not None and out < self.minimum:
             raise InputError(f"option {self.name} must be >= {self.minimum:g}, got {out!r}")
         return out
+
+
+def parse_option_pairs(pairs: list[str]) -> dict[str, str]:
+    """`["name=value", ...]` as typed on the command line or in the app; the engine checks names and values."""
+    out = {}
+    for pair in (p.strip() for p in pairs):
+        if not pair:
+            continue
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"engine options are NAME=VALUE pairs, got {pair!r}")
+        out[name.strip()] = value.strip()
+    return out
 
 
 @dataclass(frozen=True)
@@ -180,6 +193,9 @@ class Engine:
 
     # --- workspace, runtime, budget --------------------------------------------------
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float) -> np.ndarray:
+        """Transient peak of one device holding a pipeline stage (`last_stage`: it computes the logits).
+        `streamed_layer_bytes`: the largest layer kept in host memory, for engines that copy offloaded
+        layers onto the GPU to run them (accelerate); engines that run them on the CPU ignore it."""
         raise NotImplementedError
 
     def runtime_bytes(self, x: Inputs) -> float:
@@ -207,7 +223,3 @@ class Engine:
     def launch_command(self, a: Architecture, sc: Scenario, model: str) -> str:
         raise NotImplementedError
 
-    # --- shared helpers ------------------------------------------------------------------
-    @staticmethod
-    def first_full_layer(a: Architecture) -> int:
-        return next((i for i, kind in enumerate(a.layer_types) if kind == FULL), 0)

@@ -69,7 +69,7 @@ class LlamaCpp(Engine):
     source = ("ggml-org/llama.cpp 0c1e570: src/llama-context.cpp (n_ctx padding, sched_reserve, output_reserve), "
               "src/llama-kv-cache-iswa.cpp, ggml/src/ggml-alloc.c")
     options = (
-        Option("n_ubatch", int, 512, "physical batch (-ub)", minimum=1),
+        Option("n_ubatch", int, None, "physical batch (-ub); default the scenario's prefill chunk, else 512", minimum=1),
         Option("n_batch", int, 2048, "logical batch (-b)", minimum=1),
         Option("flash_attn", str, "auto", "flash attention (-fa)", choices=("auto", "on", "off")),
         Option("kv_unified", bool, False, "one KV buffer shared by all sequences (-kvu; off when -np is given)"),
@@ -84,6 +84,11 @@ class LlamaCpp(Engine):
     def flash(self, sc: Any, options: dict[str, Any]) -> bool:
         """Flash attention as llama.cpp resolves it: "auto" turns it on (every ggml backend has the op)."""
         return not (options["flash_attn"] == "off" or sc.attention == "eager")
+
+    @staticmethod
+    def micro_batch(sc: Any, options: dict[str, Any]) -> int:
+        """n_ubatch asked for: the option, else the scenario's prefill chunk, else llama.cpp's 512."""
+        return options["n_ubatch"] or sc.prefill_chunk_tokens or 512
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         super().check(a, sc, options)
@@ -101,7 +106,7 @@ class LlamaCpp(Engine):
         if not o["kv_unified"]:
             n_ctx = pad(-(-n_ctx // seqs), CONTEXT_PAD) * seqs
         n_batch = np.minimum(n_ctx, o["n_batch"])
-        n_ubatch = np.minimum(n_batch, o["n_ubatch"])
+        n_ubatch = np.minimum(n_batch, self.micro_batch(x.sc, o))
         if o["swa_full"] or SLIDING not in x.a.layer_types:
             return n_ctx, n_ctx, n_ubatch
         window = x.a.sliding_window * (seqs if o["kv_unified"] else 1) + n_ubatch
@@ -162,7 +167,7 @@ class LlamaCpp(Engine):
         return 4.0 * x.a.vocab_size * np.maximum(seqs, 1) + x.zeros
 
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
-        o = self.resolve(dict(sc.options))
+        o = sc.engine_options
         if not model.lower().endswith(".gguf"):  # a repository or folder: the GGUF file converted to this mix
             model = f"{model.rstrip('/').split('/')[-1]}-{sc.weight_format}.gguf"
         args = ["llama-server", "-m", model, "-c", str(sc.longest_sequence * sc.sequences), "-np", str(sc.sequences)]
@@ -181,8 +186,8 @@ class LlamaCpp(Engine):
             args.append("--swa-full")
         if o["n_cpu_moe"]:
             args += ["--n-cpu-moe", str(o["n_cpu_moe"])]
-        if o["n_ubatch"] != 512:
-            args += ["-ub", str(o["n_ubatch"])]
+        if self.micro_batch(sc, o) != 512:
+            args += ["-ub", str(self.micro_batch(sc, o))]
         if o["n_batch"] != 2048:
             args += ["-b", str(o["n_batch"])]
         return " ".join(args)

@@ -13,12 +13,20 @@ Buffers are then llama.cpp's (`memviz.core.engines.llamacpp`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from memviz.core.arch import Architecture
-from memviz.core.engines.base import Option
 from memviz.core.engines.llamacpp import CACHE_TYPES, LlamaCpp
 from memviz.core.units import GiB
+
+# num_batch 512 is Ollama's batch and micro-batch; each parallel request has its own context; no --n-cpu-moe
+_OLLAMA_DEFAULTS: dict[str, dict[str, Any]] = {
+    "n_ubatch": {"default": 512, "help": "num_batch"},
+    "n_batch": {"default": 512, "help": "num_batch"},
+    "flash_attn": {"help": "OLLAMA_FLASH_ATTENTION"},
+    "n_cpu_moe": {"choices": (0,), "help": "not an Ollama setting"},
+}
 
 
 def default_context(total_vram_bytes: float, model_max_tokens: int = 0) -> int:
@@ -32,17 +40,10 @@ class Ollama(LlamaCpp):
     label = "Ollama (llama.cpp with Ollama's defaults)"
     version = "ollama fb30760 on llama.cpp"
     source = "ollama/ollama fb30760: envconfig/config.go, server/routes.go, server/sched.go, api/types.go"
-    options = (
-        Option("n_ubatch", int, 512, "num_batch (Ollama uses it as batch and micro-batch)", minimum=1),
-        Option("n_batch", int, 512, "num_batch", minimum=1),
-        Option("flash_attn", str, "auto", "OLLAMA_FLASH_ATTENTION", choices=("auto", "on", "off")),
-        Option("kv_unified", bool, False, "Ollama gives each parallel request its own context"),
-        Option("swa_full", bool, False, "full-size cache for sliding-window layers"),
-        Option("n_cpu_moe", int, 0, "not an Ollama setting; keep 0", minimum=0, choices=(0,)),
-    )
+    options = tuple(replace(o, **_OLLAMA_DEFAULTS.get(o.name, {})) for o in LlamaCpp.options)
 
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
-        o = self.resolve(dict(sc.options))
+        o = sc.engine_options
         env = [f"OLLAMA_NUM_PARALLEL={sc.sequences}", f"OLLAMA_CONTEXT_LENGTH={sc.longest_sequence}"]
         env.append(f"OLLAMA_FLASH_ATTENTION={'0' if not self.flash(sc, o) else '1'}")
         if sc.kv_format != "fp16":

@@ -29,13 +29,14 @@ the CPU.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from memviz.core.activations import inference_workspace
-from memviz.core.arch import SLIDING, Architecture
-from memviz.core.engines.base import Engine, Inputs, Option
+from memviz.core.arch import FULL, SLIDING, Architecture
+from memviz.core.engines.base import Engine, Inputs, Option, Placement
 from memviz.core.formats import BITSANDBYTES
 from memviz.core.kv import kv_cache_bytes
 from memviz.core.units import MiB
@@ -56,12 +57,11 @@ class Transformers(Engine):
     )
     supports_offload = True
 
-    def placement(self, x: Inputs):
-        p = super().placement(x)
+    def placement(self, x: Inputs) -> Placement:
         every = frozenset(range(x.a.num_layers))
         # accelerate runs offloaded layers on the GPU, so their cache stays there too
-        kv = frozenset() if x.sc.kv_offload else every
-        return type(p)(p.gpu_layers, kv if x.sc.device == "cuda" else every, p.embed_on_gpu, p.output_on_gpu)
+        kv = frozenset() if x.sc.kv_offload and x.sc.device == "cuda" else every
+        return replace(super().placement(x), kv_gpu_layers=kv)
 
     def kv_transient(self, x: Inputs, layers: range) -> np.ndarray:
         if SLIDING not in x.a.layer_types:
@@ -85,7 +85,7 @@ class Transformers(Engine):
             rows = x.batch * x.longest if sc.logits_all_tokens else x.batch
         ws = inference_workspace(a, step, x.longest, b, x.attention, act_bytes, rows if last_stage else 0,
                                  act_bytes + 4, sc.tp, eager_modules=True)
-        biggest = self.first_full_layer(a)
+        biggest = next((i for i, kind in enumerate(a.layer_types) if kind == FULL), 0)
         decode_copy = self.kv_bytes(x, range(biggest, biggest + 1))
         return np.maximum(ws.peak + streamed_layer_bytes, decode_copy)
 
@@ -99,7 +99,7 @@ class Transformers(Engine):
         return ALLOCATOR_FRACTION_CUDA if x.sc.device == "cuda" else 0.0
 
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
-        opts = self.resolve(dict(sc.options))
+        opts = sc.engine_options
         attn = sc.attention or self.attention_default
         impl = {"flash": "flash_attention_2"}.get(attn, attn)
         dtype = "float32" if sc.weight_format == "fp32" else "bfloat16"

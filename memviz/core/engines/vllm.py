@@ -75,7 +75,8 @@ class VLLM(Engine):
     options = (
         Option("max_model_len", int, None, "longest request (default: the scenario's context)", minimum=1),
         Option("max_num_seqs", int, None, "concurrent requests scheduled (default by GPU size)", minimum=1),
-        Option("max_num_batched_tokens", int, None, "tokens per scheduler step (default by GPU size)", minimum=1),
+        Option("max_num_batched_tokens", int, None,
+               "tokens per scheduler step (default: the scenario's prefill chunk, else by GPU size)", minimum=1),
         Option("enable_chunked_prefill", bool, True, "split long prompts over steps"),
         Option("enforce_eager", bool, False, "no CUDA graphs"),
         Option("block_size", int, 16, "tokens per KV block", choices=(1, 8, 16, 32, 64, 128)),
@@ -95,7 +96,8 @@ class VLLM(Engine):
         s["max_model_len"] = s["max_model_len"] or sc.longest_sequence
         s["max_num_seqs"] = s["max_num_seqs"] or seqs
         if not s["max_num_batched_tokens"]:
-            s["max_num_batched_tokens"] = tokens if s["enable_chunked_prefill"] else max(s["max_model_len"], tokens)
+            chunk = sc.prefill_chunk_tokens or tokens
+            s["max_num_batched_tokens"] = chunk if s["enable_chunked_prefill"] else max(s["max_model_len"], tokens)
         return s
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
@@ -186,7 +188,7 @@ class VLLM(Engine):
         return out
 
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
-        s = self.settings(a, sc, self.resolve(dict(sc.options)))
+        s = self.settings(a, sc, sc.engine_options)
         args = ["vllm", "serve", model, "--max-model-len", str(s["max_model_len"]),
                 "--gpu-memory-utilization", f"{sc.gpu_memory_utilization:g}",
                 "--max-num-seqs", str(s["max_num_seqs"]), "--max-num-batched-tokens", str(s["max_num_batched_tokens"])]

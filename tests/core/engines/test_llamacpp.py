@@ -125,3 +125,12 @@ def test_ollama_is_llamacpp_with_ollamas_defaults():
     assert "OLLAMA_NUM_PARALLEL=1" in e.launch_command() and "PARAMETER num_ctx 4096" in e.launch_command()
     assert [default_context(v * GiB) for v in (12, 24, 48)] == [4096, 32768, 262144]
     assert default_context(80 * GiB, model_max_tokens=131072) == 131072
+
+
+def test_the_scenarios_prefill_chunk_is_the_micro_batch_unless_set():
+    a = get_preset("llama-3.1-8b").architecture()
+    chunk = Scenario(engine="llamacpp", kv_format="fp16", context_tokens=8192, prefill_chunk_tokens=256)
+    option = Scenario(engine="llamacpp", kv_format="fp16", context_tokens=8192, options=(("n_ubatch", 256),))
+    assert estimate(a, chunk).bytes == estimate(a, option).bytes
+    assert estimate(a, chunk).bytes["activations"] < estimate(a, chunk.with_changes(prefill_chunk_tokens=None)).bytes["activations"]
+    assert "-ub 256" in estimate(a, chunk).launch_command()

@@ -104,3 +104,8 @@ def test_against_a_published_start_up_profile():
                                   options=(("max_num_seqs", 256), ("max_num_batched_tokens", 8192))))
     assert abs(e.bytes["weights"] - measured["weights"]) < 0.01 * GiB
     assert e.bytes["kv_cache"] == pytest.approx(measured["kv_cache"], rel=0.05)
+
+
+def test_the_scenarios_prefill_chunk_is_max_num_batched_tokens_unless_set():
+    e = estimate(LLAMA8, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, prefill_chunk_tokens=4096))
+    assert e.engine_facts["max_num_batched_tokens"] == 4096 and "--max-num-batched-tokens 4096" in e.launch_command()
