@@ -35,6 +35,7 @@ class StoredTensor:
     layer: int | None
     storage: str  # safetensors dtype or ggml type name
     nbytes: int
+    offset: int | None = None  # where the tensor's data starts in the file (GGUF), when known
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,7 @@ class Architecture:
         d["layer_types"] = list(self.layer_types)
         d["moe_layers"] = list(self.moe_layers)
         d["warnings"] = list(self.warnings)
-        d["stored"] = [[t.name, list(t.shape), t.role, t.layer, t.storage, t.nbytes] for t in self.stored]
+        d["stored"] = [[t.name, list(t.shape), t.role, t.layer, t.storage, t.nbytes, t.offset] for t in self.stored]
         return d
 
     @classmethod
@@ -156,7 +157,7 @@ class Architecture:
         for key in ("layer_types", "moe_layers", "warnings"):
             if key in d:
                 d[key] = tuple(d[key])
-        d["stored"] = tuple(StoredTensor(n, tuple(sh), r, layer, st, nb) for n, sh, r, layer, st, nb in d.get("stored", ()))
+        d["stored"] = tuple(StoredTensor(row[0], tuple(row[1]), *row[2:7]) for row in d.get("stored", ()))
         return cls(**d)
 
 

@@ -278,6 +278,7 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
     placement = engine.placement(x)
     stages = _stages(a, sc.pp)
     stage_w, host_w, streamed = _weights(x, placement, stages)
+    stage_w[0] += engine.cpu_weight_extra(x)
 
     host_kv = zeros.copy()
     stage_kv, stage_held = [], []

@@ -76,6 +76,9 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     "formula", f"{facts['kv_blocks']:,d} blocks of {facts['block_size']} tokens", engine.version))
         out.append(("maximum concurrency", f"{facts['max_concurrency']:.2f}x", "", "formula",
                     f"requests of max_model_len {facts['max_model_len']:,d} the pool holds at once", engine.version))
+    for buffer, nbytes in facts.get("cpu_model_buffers", {}).items():
+        out.append((f"{buffer} model buffer", "", format_bytes(nbytes, unit, 3), "exact",
+                    "weights as llama.cpp's CPU backend holds them (mapped file, packed copies)", engine.version))
     out.append(("launch command", "", "", "", est.launch_command().replace("\n", " ; "), engine.version))
     return out
 

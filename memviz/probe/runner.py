@@ -59,7 +59,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="memviz probe", description="Measure a real model's memory (JSON lines on stdout).")
+    p = _Parser(prog="memviz probe", description="Measure a real model's memory (JSON lines on stdout); "
+                "'memviz probe --engine llamacpp --help' for llama.cpp.")
+    p.add_argument("--engine", default="transformers", choices=["transformers"])
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--preset", help="bundled preset (random-initialised, no download)")
     src.add_argument("--config", help="config.json or folder (random-initialised)")
@@ -560,12 +562,25 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
     return EXIT_OK
 
 
+def _engine(argv: list[str]) -> str:
+    """The --engine value among the arguments (transformers when absent)."""
+    for i, arg in enumerate(argv):
+        if arg.startswith("--engine="):
+            return arg.partition("=")[2]
+        if arg == "--engine" and i + 1 < len(argv):
+            return argv[i + 1]
+    return "transformers"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     emit("start", pid=os.getpid(), argv=argv, executable=sys.executable)
     try:
-        args = parser().parse_args(argv)
-        return run(args)
+        if _engine(argv) == "llamacpp":
+            from memviz.probe import llamacpp_runner
+
+            return llamacpp_runner.run(llamacpp_runner.parser().parse_args(argv))
+        return run(parser().parse_args(argv))
     except BadInput as exc:
         emit("error", kind="bad_input", message=str(exc), phase="setup")
         print(f"memviz probe: error: {exc}", file=sys.stderr)

@@ -216,6 +216,10 @@ class Engine:
         """The KV pool the engine pre-allocates on a GPU (None: it allocates what sequences need)."""
         return None
 
+    def cpu_weight_extra(self, x: Inputs) -> float:
+        """Bytes a CPU run keeps beyond the weights' own (packed copies, alignment); 0 for most engines."""
+        return 0.0
+
     def facts(self, x: Inputs, gpu: GPU | None, pool_bytes: float | None) -> dict[str, Any]:
         """Engine-specific figures to report next to the components (vLLM's token pool, ...)."""
         return {}

@@ -19,19 +19,20 @@ reuses a tensor's memory once its last consumer ran and computes SOFT_MAX in
 place): the largest of
 - output: logits n_ubatch x vocab plus two n_ubatch x hidden rows, f32;
 - feed-forward: gate, up and their GLU (3 x n_ubatch x I; routed experts
-  n_ubatch x top-k rows) plus 3 x n_ubatch x hidden, with the attention mask;
+  n_ubatch x top-k rows) plus 4 x n_ubatch x hidden, with the attention masks
+  (a model with sliding layers has two graph inputs: the full and the SWA mask);
 - attention without flash attention: one f32 score matrix
   n_kv x n_ubatch x heads per stream (no copy for GQA, softmax in place), the f32
   mask n_kv x n_ubatch, and 5.5 x n_ubatch x hidden of projections;
 with flash attention the mask is f16 and no score matrix exists. The constants
-3 and 5.5 x hidden are what ggml-alloc reported for real models loaded in that
+4 and 5.5 x hidden are what ggml-alloc reported for real model shapes loaded in that
 build on this project's CPU (docs/engines.md); the rest is tensor shapes.
 Output buffer (`llama_context::output_reserve`): vocab x max(1, n_seq_max) f32
 logits in host memory. Placement: `-ngl N` offloads the last N repeating layers
 (`i_gpu_start = n_layer - ngl`) and the output layer when N > n_layer; the token
 embedding stays in host memory (a tied embedding is loaded twice, host input and
 GPU output). `--n-cpu-moe N` keeps the routed experts of the first N layers in
-host memory.
+host memory. Weights of a CPU run: `llamacpp_cpu` (mapped file, AMX / REPACK copies).
 
 Runtime constant: 250 MiB per GPU (CUDA context and cuBLAS workspace: gguf-parser's
 `--platform-footprint` default), 150 MiB on a CPU-only run (process, libraries).
@@ -45,7 +46,10 @@ import numpy as np
 
 from memviz.core.arch import SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement
+from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers
 from memviz.core.errors import InputError
+from memviz.core.formats import STORED, tensor_bytes
+from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes
 from memviz.core.units import MiB
 
@@ -54,8 +58,11 @@ RUNTIME_BYTES_CUDA = 250 * MiB
 RUNTIME_BYTES_CPU = 150 * MiB
 QUANTIZED_KV = frozenset({"q8_0", "q4_0"})
 CACHE_TYPES = {"fp16": "f16", "bf16": "bf16", "fp32": "f32", "q8_0": "q8_0", "q4_0": "q4_0"}
-FFN_UNITS_HIDDEN = 3.0   # ggml-alloc: n_ubatch x hidden rows alive beside the feed-forward's three n x I tensors
+FFN_UNITS_HIDDEN = 4.0   # ggml-alloc: n_ubatch x hidden rows alive beside the feed-forward's three n x I tensors
 ATTN_UNITS_HIDDEN = 5.5  # ... and beside the score matrix without flash attention
+
+
+_MATMUL_ROLES = frozenset({Role.ATTENTION, Role.MLP, Role.EXPERT, Role.ROUTER, Role.LM_HEAD})
 
 
 def pad(x: Any, multiple: int) -> Any:
@@ -75,6 +82,10 @@ class LlamaCpp(Engine):
         Option("kv_unified", bool, False, "one KV buffer shared by all sequences (-kvu; off when -np is given)"),
         Option("swa_full", bool, False, "full-size cache for sliding-window layers (--swa-full)"),
         Option("n_cpu_moe", int, 0, "layers whose routed experts stay in host memory (--n-cpu-moe)", minimum=0),
+        Option("mmap", bool, True, "map the GGUF file instead of reading it into memory (off: --no-mmap)"),
+        Option("repack", bool, True, "CPU weights packed for AMX / AVX kernels (off: --no-repack)"),
+        Option("cpu", str, "avx2", "CPU features deciding which weights are packed on a CPU run",
+               choices=CPU_FEATURES),
     )
     attention_default = "flash"
     latent_mla = True
@@ -138,9 +149,10 @@ class LlamaCpp(Engine):
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float) -> np.ndarray:
         """The compute buffer of the device holding these layers (graph reserve, f32)."""
         a, o = x.a, x.options
-        n_ctx, _, n = self.cells(x)
+        n_ctx, swa, n = self.cells(x)
         streams = 1 if o["kv_unified"] else (x.batch if not x.seqs_given else x.sc.sequences)
         n_kv = n_ctx // streams
+        masked = n_kv + (swa // streams if SLIDING in a.layer_types else 0)  # both masks are graph inputs
         h = a.hidden_size
         if a.is_moe and all(a.moe_layers):
             ffn_rows = n * a.experts_per_token * 3 * a.moe_intermediate_size + n * a.num_experts
@@ -149,15 +161,45 @@ class LlamaCpp(Engine):
             ffn_rows = 3 * n * a.intermediate_size
         ffn = 4 * (ffn_rows + FFN_UNITS_HIDDEN * n * h)
         if self.flash(x.sc, o):
-            mask = 2 * n_kv * n
+            mask = 2 * masked * n
             attn = 4 * n * (h + a.num_heads * a.v_head_dim + 2 * a.num_kv_heads * a.head_dim) + mask
         else:
-            mask = 4 * n_kv * n
+            mask = 4 * masked * n
             attn = 4 * n_kv * n * a.num_heads + mask + 4 * ATTN_UNITS_HIDDEN * n * h
         peak = np.maximum(ffn + mask, attn)
         if last_stage:
             peak = np.maximum(peak, 4 * n * (a.vocab_size + 2 * h))
         return peak + x.zeros
+
+    def cpu_buffers(self, x: Inputs) -> dict[str, int]:
+        """Model buffers of a CPU run by llama.cpp's names (llamacpp_cpu), from the file's layout when imported."""
+        offsets = {t.name: t.offset for t in x.a.stored} if x.wf.name == STORED else {}
+        tensors, embedding = [], None
+        for t, storage, nbytes in tensor_bytes(x.a, x.wf):
+            wt = WeightTensor(t.name, storage.upper(), tuple(reversed(t.shape)), nbytes, offsets.get(t.name),
+                              t.is_matrix and t.role in _MATMUL_ROLES)
+            tensors.append(wt)
+            if t.role is Role.EMBEDDING:
+                embedding = wt
+        tied = embedding if x.a.tie_word_embeddings and embedding is not None else None
+        o = x.options
+        return cpu_weight_buffers(tensors, o["cpu"], o["mmap"], o["repack"],
+                                  tied_output=None if tied is None else WeightTensor(**{**tied.__dict__, "matmul": True}))
+
+    def cpu_weight_extra(self, x: Inputs) -> float:
+        if x.sc.device != "cpu":
+            return 0.0
+        return float(sum(self.cpu_buffers(x).values()) - sum(b for _, _, b in tensor_bytes(x.a, x.wf)))
+
+    def facts(self, x: Inputs, gpu, pool_bytes: float | None) -> dict[str, Any]:
+        n_ctx, swa, n_ubatch = self.cells(x)
+        out: dict[str, Any] = {"n_ctx": int(np.max(n_ctx)), "n_ubatch": int(np.max(n_ubatch)),
+                               "flash_attn": self.flash(x.sc, x.options)}
+        if SLIDING in x.a.layer_types:
+            out["swa_cells"] = int(np.max(swa))
+        if x.sc.device == "cpu":
+            out["cpu_model_buffers"] = self.cpu_buffers(x)
+        return out
 
     def runtime_bytes(self, x: Inputs) -> float:
         return RUNTIME_BYTES_CUDA if x.sc.device == "cuda" else RUNTIME_BYTES_CPU
@@ -186,6 +228,10 @@ class LlamaCpp(Engine):
             args.append("--swa-full")
         if o["n_cpu_moe"]:
             args += ["--n-cpu-moe", str(o["n_cpu_moe"])]
+        if not o["mmap"]:
+            args.append("--no-mmap")
+        if not o["repack"]:
+            args.append("--no-repack")
         if self.micro_batch(sc, o) != 512:
             args += ["-ub", str(self.micro_batch(sc, o))]
         if o["n_batch"] != 2048:

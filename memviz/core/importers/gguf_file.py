@@ -139,7 +139,7 @@ def read_gguf(path: str | Path) -> Architecture:
         for t in tensors:
             shape = tuple(int(x) for x in reversed(list(t.shape)))  # ggml ne0 first -> [out, in]
             stored.append(StoredTensor(t.name, shape, role_of(t.name).value, layer_of(t.name), t.tensor_type.name,
-                                       int(t.n_bytes)))
+                                       int(t.n_bytes), int(t.data_offset)))
     except InputError:
         raise
     except Exception as exc:  # the reader raises ValueError, KeyError, IndexError... on corrupt files

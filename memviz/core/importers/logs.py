@@ -96,6 +96,37 @@ def _parse_llamacpp(text: str) -> LogMeasurement | None:
     return LogMeasurement("llamacpp", _totals(accel), _totals(host), per_device, {}, matched)
 
 
+_LCPP_SETTING = re.compile(r"llama_context:\s+(n_ctx|n_ctx_seq|n_batch|n_ubatch|n_seq_max)\s+=\s+(\d+)")
+_LCPP_KV_SIZE = re.compile(r"llama_kv_cache: size =\s+" + _NUM + r" MiB \(\s*(\d+) cells,\s+(\d+) layers,\s+(\d+)/(\d+) seqs\)"
+                           r", K \((\w+)\):\s+" + _NUM + r" MiB, V \((\w+)\):\s+" + _NUM + " MiB")
+
+
+def llamacpp_buffers(lines: list[str]) -> dict[str, dict[str, int]]:
+    """llama.cpp's own account of one load, buffer by buffer: {"model" | "kv" | "compute" | "output": {buffer name:
+    bytes}, "kv_caches": {"0": cells, ...}, "settings": {n_ctx, n_ctx_seq, n_batch, n_ubatch, n_seq_max}}
+    (figures as printed: MiB with two decimals, so exact to 0.005 MiB)."""
+    kinds = {"model ": "model", None: "model", "KV ": "kv", "RS ": "kv", "compute ": "compute", "output ": "output"}
+    out: dict[str, dict[str, int]] = {k: {} for k in ("model", "kv", "compute", "output", "kv_caches", "settings")}
+    for line in lines:
+        m = _LCPP_BUFFER.search(line)
+        if m and m.group("dev").lower() not in ("ctx", "ggml"):
+            d = out[kinds[m.group("kind")]]
+            d[m.group("dev")] = d.get(m.group("dev"), 0) + round(_num(m.group(3)) * MiB)
+            continue
+        m = _LCPP_SETTING.search(line)
+        if m:
+            out["settings"][m.group(1)] = int(m.group(2))
+            continue
+        m = _LCPP_KV_SIZE.search(line)
+        if m:
+            n = len(out["kv_caches"])
+            out["kv_caches"][f"cache{n}_cells"] = int(m.group(2))
+            out["kv_caches"][f"cache{n}_layers"] = int(m.group(3))
+            out["kv_caches"][f"cache{n}_k"] = round(_num(m.group(7)) * MiB)
+            out["kv_caches"][f"cache{n}_v"] = round(_num(m.group(9)) * MiB)
+    return out
+
+
 def _totals(devices: dict[str, dict[str, int]]) -> dict[str, int | None]:
     out: dict[str, int | None] = {}
     for c in COMPONENT_KEYS:

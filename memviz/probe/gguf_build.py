@@ -1,0 +1,218 @@
+"""GGUF files of a model's real shapes with random weights, at any llama.cpp mix, built offline.
+
+The tensors are memviz's inventory of the architecture (the shapes llama.cpp's
+converter writes, `convert_hf_to_gguf.py`), named as `gguf-py/gguf/constants.py`
+names them (`blk.N.attn_q.weight`, `ffn_gate_exps`, ...), written one at a time
+with gguf's `GGUFWriter` as F16 matrices and F32 vectors (N(0, 0.02) values, seed
+0), with a byte-level SentencePiece vocabulary (`<unk>`, `<s>`, `</s>`, the 256
+byte tokens) padded to vocab_size — nothing to download. llama.cpp's own quantizer
+(`llama_model_quantize`, `src/llama-quant.cpp`) then makes the chosen mix, so the
+per-tensor types are llama.cpp's, not memviz's. Files are cached in the data
+folder under `gguf/`, oldest dropped past `MEMVIZ_GGUF_CACHE_GB` (default 20 GB).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from memviz.core.arch import SLIDING, Architecture
+from memviz.core.errors import InputError
+from memviz.core.formats import get_weight_format, weight_bytes
+from memviz.core.inventory import Role, Tensor, build_inventory
+from memviz.core.units import GB
+
+#: transformers model_type -> GGUF general.architecture this builder writes
+GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
+             "gemma2": "gemma2", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe"}
+_LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm")}
+_PROJ = {"q": "attn_q.weight", "k": "attn_k.weight", "v": "attn_v.weight", "o": "attn_output.weight",
+         "q_bias": "attn_q.bias", "k_bias": "attn_k.bias", "v_bias": "attn_v.bias",
+         "gate_exps": "ffn_gate_exps.weight", "up_exps": "ffn_up_exps.weight", "down_exps": "ffn_down_exps.weight"}
+DEFAULT_CACHE_BYTES = 20 * GB
+SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
+
+
+def gguf_name(t: Tensor, a: Architecture) -> str:
+    """The GGUF name of an inventory tensor."""
+    if t.role is Role.EMBEDDING:
+        return "token_embd.weight"
+    if t.role is Role.LM_HEAD:
+        return "output.weight"
+    if t.layer is None:
+        return "output_norm.weight"
+    p = f"blk.{t.layer}."
+    leaf = t.name.rsplit(".", 2)[-2]
+    if t.kind in _PROJ:
+        return p + _PROJ[t.kind]
+    if t.role is Role.NORM:
+        if leaf in ("q_norm", "k_norm"):
+            return p + f"attn_{leaf}.weight"
+        names = _LAYER_NORMS.get(GGUF_ARCH[a.model_type], ("attn_norm", "ffn_norm"))
+        return p + names[int(leaf.removeprefix("norm"))] + ".weight"
+    if t.role is Role.ROUTER:
+        return p + ("ffn_gate_inp_shexp.weight" if "shared_expert_gate" in t.name else "ffn_gate_inp.weight")
+    if t.role is Role.MLP:
+        suffix = "_shexp" if "shared_expert" in t.name else ""
+        return p + f"ffn_{t.kind}{suffix}.weight"
+    raise InputError(f"no GGUF name for tensor {t.name} of {a.model_type}")
+
+
+def check_supported(a: Architecture) -> str:
+    """The GGUF architecture written for `a`, or InputError."""
+    if a.model_type not in GGUF_ARCH:
+        raise InputError(f"building a GGUF file for model_type '{a.model_type}' is not supported "
+                         f"(supported: {', '.join(sorted(GGUF_ARCH))}); give an existing file with --gguf")
+    if a.model_type in ("mistral", "llama") and SLIDING in a.layer_types:
+        raise InputError("llama.cpp runs Mistral's sliding window as full attention; use a GGUF file with --gguf")
+    return GGUF_ARCH[a.model_type]
+
+
+def _metadata(w, a: Architecture, arch: str) -> None:
+    w.add_block_count(a.num_layers)
+    w.add_context_length(a.max_position_embeddings or 8192)
+    w.add_embedding_length(a.hidden_size)
+    w.add_feed_forward_length(a.intermediate_size)
+    w.add_head_count(a.num_heads)
+    w.add_head_count_kv(a.num_kv_heads)
+    w.add_key_length(a.head_dim)
+    w.add_value_length(a.v_head_dim)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_rope_freq_base(10000.0)
+    w.add_file_type(1)  # MOSTLY_F16
+    if a.num_experts:
+        w.add_expert_count(a.num_experts)
+        w.add_expert_used_count(a.experts_per_token)
+        w.add_expert_feed_forward_length(a.moe_intermediate_size)
+        if a.shared_expert_intermediate_size:
+            w.add_expert_shared_feed_forward_length(a.shared_expert_intermediate_size)
+    if arch == "gemma2":
+        w.add_sliding_window(a.sliding_window)
+        w.add_attn_logit_softcapping(50.0)
+        w.add_final_logit_softcapping(30.0)
+    tokens = [*SPECIAL_TOKENS, *(f"<0x{i:02X}>" for i in range(256))]
+    if a.vocab_size < len(tokens):
+        raise InputError(f"vocab_size {a.vocab_size} is smaller than the {len(tokens)} byte-level tokens")
+    tokens += [f"tok{i}" for i in range(a.vocab_size - len(tokens))]
+    w.add_tokenizer_model("llama")
+    w.add_token_list(tokens)
+    w.add_token_scores([0.0] * a.vocab_size)
+    w.add_token_types([2, 3, 3] + [6] * 256 + [1] * (a.vocab_size - 259))
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+
+
+def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]:
+    for t in build_inventory(a):
+        if t.role is Role.LM_HEAD and a.tie_word_embeddings:
+            continue
+        yield gguf_name(t, a), t.shape, np.dtype(np.float16 if t.is_matrix else np.float32)
+
+
+def write_f16(a: Architecture, path: Path) -> Path:
+    """`a` as an F16 GGUF file at `path` (written to a temporary name, then renamed)."""
+    import gguf
+
+    arch = check_supported(a)
+    tmp = path.with_suffix(".part")
+    w = gguf.GGUFWriter(str(tmp), arch)
+    _metadata(w, a, arch)
+    rows = list(_tensors(a))
+    for name, shape, dtype in rows:
+        w.add_tensor_info(name, shape, dtype, int(np.prod(shape)) * dtype.itemsize)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    rng = np.random.default_rng(0)
+    for _, shape, dtype in rows:
+        if dtype == np.float32:
+            w.write_tensor_data(np.ones(shape, dtype=np.float32))
+        else:
+            w.write_tensor_data((rng.standard_normal(shape, dtype=np.float32) * 0.02).astype(np.float16))
+    w.close()
+    tmp.replace(path)
+    return path
+
+
+def quantize(src: Path, dst: Path, mix: str, threads: int = 0) -> Path:
+    """llama.cpp's quantizer: `src` (F16) to `mix` at `dst`."""
+    import llama_cpp
+
+    ftype = getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{mix.upper()}", None)
+    if ftype is None:
+        raise InputError(f"llama.cpp has no file type {mix!r}")
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = ftype
+    params.nthread = threads or os.cpu_count() or 1
+    tmp = dst.with_suffix(".part")
+    if llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(params)) != 0:
+        tmp.unlink(missing_ok=True)
+        raise RuntimeError(f"llama.cpp could not quantize to {mix}")
+    tmp.replace(dst)
+    return dst
+
+
+def cache_dir() -> Path:
+    from memviz.core.calibration import data_dir
+
+    return data_dir() / "gguf"
+
+
+def _key(a: Architecture) -> str:
+    shape = {k: v for k, v in a.to_dict().items() if k not in ("name", "stored")}
+    return hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _trim(folder: Path, limit_bytes: int) -> None:
+    files = sorted(folder.glob("*.gguf"), key=lambda p: p.stat().st_mtime)
+    total = sum(p.stat().st_size for p in files)
+    while files and total > limit_bytes:
+        old = files.pop(0)
+        total -= old.stat().st_size
+        old.unlink(missing_ok=True)
+
+
+def _check_room(a: Architecture, mix: str, folder: Path) -> None:
+    """Refuse before writing when the F16 source and the mix would not fit on disk or in memory."""
+    f16 = weight_bytes(a, get_weight_format("F16"))
+    try:
+        model = weight_bytes(a, get_weight_format(mix.upper()))
+    except InputError:  # a mix memviz does not size (IQ types): at most the F16 size
+        model = f16
+    free = shutil.disk_usage(folder).free
+    if f16 + model > free:
+        raise InputError(f"building {mix} needs {(f16 + model) / GB:.1f} GB on disk ({folder}); "
+                         f"{free / GB:.1f} GB are free")
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else None
+    if ram and model > ram:
+        raise InputError(f"the {mix} model ({model / GB:.1f} GB) would not fit in this machine's "
+                         f"{ram / GB:.1f} GB of memory")
+
+
+def build(a: Architecture, mix: str, folder: Path | None = None, limit_bytes: int | None = None) -> Path:
+    """A cached GGUF file of `a` at `mix` (F16, Q8_0, Q4_K_M, IQ4_XS, ...), built when missing."""
+    folder = folder or cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    check_supported(a)
+    key = _key(a)
+    target = folder / f"{key}-{mix.upper()}.gguf"
+    if target.is_file():
+        target.touch()
+        return target
+    _check_room(a, mix, folder)
+    f16 = folder / f"{key}-F16.gguf"
+    if not f16.is_file():
+        write_f16(a, f16)
+    if mix.upper() != "F16":
+        quantize(f16, target, mix)
+    limit = limit_bytes if limit_bytes is not None else int(float(os.environ.get("MEMVIZ_GGUF_CACHE_GB", 20)) * GB)
+    target.touch()
+    _trim(folder, max(limit, target.stat().st_size))
+    return target
