@@ -35,17 +35,19 @@ if TYPE_CHECKING:
     from memviz.core.estimate import Scenario
 
 KEY_FIELDS = ("device", "device_name", "driver", "torch", "transformers", "dtype", "engine")
-CALIBRATION_KEYS = ("cpu", "cuda", "cpu+bitsandbytes", "cuda+bitsandbytes")
+CALIBRATION_KEYS = ("cpu", "cuda", "cpu+bitsandbytes", "cuda+bitsandbytes", "llamacpp:cpu", "llamacpp:cuda")
 
 
-def calibration_key(device_kind: str, bitsandbytes: bool) -> str:
-    """The group of runs that calibrates a scenario on `device_kind` ("cpu"/"cuda")."""
-    return f"{device_kind}+bitsandbytes" if bitsandbytes else device_kind
+def calibration_key(device_kind: str, bitsandbytes: bool, engine: str = "transformers") -> str:
+    """The group of runs that calibrates a scenario of `engine` on `device_kind` ("cpu"/"cuda"): each
+    engine's process (Python + torch, or llama.cpp) has its own overhead."""
+    base = f"{device_kind}+bitsandbytes" if bitsandbytes else device_kind
+    return base if engine == "transformers" else f"{engine}:{base}"
 
 
 def scenario_calibration_key(sc: Scenario) -> str:
-    """`calibration_key` of a scenario: its device and whether its weight format is bitsandbytes'."""
-    return calibration_key(sc.device, sc.weight_format in BITSANDBYTES)
+    """`calibration_key` of a scenario: its engine, device and whether its weight format is bitsandbytes'."""
+    return calibration_key(sc.device, sc.weight_format in BITSANDBYTES, sc.engine)
 
 
 def data_dir() -> Path:
@@ -79,7 +81,8 @@ class StoredRun:
 
     @property
     def key(self) -> str:
-        return calibration_key(self.device_kind, self.settings.get("quant", "none") not in (None, "none"))
+        return calibration_key(self.device_kind, self.settings.get("quant", "none") not in (None, "none"),
+                               self.machine.get("engine") or "transformers")
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "created": self.created, "machine": self.machine, "settings": self.settings,
@@ -93,7 +96,8 @@ def save_run(env: dict[str, Any], result: dict[str, Any], folder: Path | None = 
     run = StoredRun(
         id=time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6], created=time.time(),
         machine={k: env.get(k) for k in KEY_FIELDS},
-        settings={k: env.get(k) for k in ("batch", "prompt", "new", "attn", "cache", "quant", "threads")}
+        settings={k: env.get(k) for k in ("batch", "prompt", "new", "attn", "cache", "quant", "threads", "weights",
+                                          "context", "parallel")}
         | {"model": result.get("model"), "context_tokens": result.get("context_tokens")},
         measured=result["measured"], estimate=result["estimate"], timings=result.get("timings", {}),
     )
@@ -130,20 +134,19 @@ def export_runs(path: str | Path, folder: Path | None = None) -> Path:
     return p
 
 
-def _matching(runs: list[StoredRun], key: str, engine: str = "transformers") -> list[StoredRun]:
-    return [r for r in runs if r.key == key and r.machine.get("engine", "transformers") == engine
-            and r.measured.get("overhead") is not None]
+def _matching(runs: list[StoredRun], key: str) -> list[StoredRun]:
+    return [r for r in runs if r.key == key and r.measured.get("overhead") is not None]
 
 
-def calibrated_overhead(runs: list[StoredRun], key: str, engine: str = "transformers") -> int | None:
+def calibrated_overhead(runs: list[StoredRun], key: str) -> int | None:
     """Median measured overhead of this machine's runs of group `key` (`calibration_key`), or None without runs."""
-    m = _matching(runs, key, engine)
+    m = _matching(runs, key)
     return int(statistics.median(r.measured["overhead"] for r in m)) if m else None
 
 
-def residual_band(runs: list[StoredRun], key: str, engine: str = "transformers") -> float | None:
+def residual_band(runs: list[StoredRun], key: str) -> float | None:
     """Largest |estimated peak − measured peak| / measured peak over the matching runs (a fraction)."""
-    m = [r for r in _matching(runs, key, engine) if r.measured.get("peak")]
+    m = [r for r in _matching(runs, key) if r.measured.get("peak")]
     if not m:
         return None
     return max(abs(r.estimate["peak"] - r.measured["peak"]) / r.measured["peak"] for r in m)

@@ -367,11 +367,11 @@ class MainWindow(QMainWindow):
         self.calibrated = {key: calibration.calibrated_overhead(runs, key) for key in calibration.CALIBRATION_KEYS}
 
     def apply_calibrated_overhead(self) -> None:
-        """Set each transformers scenario's runtime overhead to the calibrated value of its group (undoable)."""
+        """Set each scenario's runtime overhead to the calibrated value of its group (undoable)."""
         from memviz.core.calibration import scenario_calibration_key
 
         def calibrated(sc: Scenario) -> int | None:
-            return self.calibrated.get(scenario_calibration_key(sc)) if sc.engine == "transformers" else None
+            return self.calibrated.get(scenario_calibration_key(sc))
 
         scenarios = tuple(sc.with_changes(runtime_overhead_bytes=calibrated(sc), allocator_fraction=0.0)
                           if calibrated(sc) is not None else sc for sc in self.session.scenarios)

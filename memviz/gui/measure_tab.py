@@ -13,6 +13,7 @@ import sys
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QFormLayout,
@@ -36,6 +37,26 @@ from memviz.gui import settings
 from memviz.gui.palette import chart_colors
 from memviz.gui.probe_client import ProbeClient, State
 
+ENGINES = (("transformers", "transformers"), ("llama.cpp", "llamacpp"))
+LLAMACPP_MIXES = ("Q4_K_M", "Q8_0", "Q6_K", "Q5_K_M", "Q4_0", "IQ4_XS", "Q3_K_M", "Q2_K", "F16")
+LLAMACPP_FLAGS = (("--unified-kv", "one KV buffer for all sequences (-kvu)"), ("--no-mmap", "read the file (--no-mmap)"),
+                  ("--no-repack", "no packed CPU weights (--no-repack)"), ("--swa-full", "full-size SWA cache"),
+                  ("--no-kv-offload", "KV cache in host memory"))
+
+
+def _file_form(label: str, edit: QLineEdit, browse) -> tuple[QWidget, QFormLayout]:
+    """A borderless form whose first row is `edit` with a browse button."""
+    box = QWidget()
+    form = QFormLayout(box)
+    form.setContentsMargins(0, 0, 0, 0)
+    row = QHBoxLayout()
+    button = QPushButton("…")
+    button.clicked.connect(browse)
+    row.addWidget(edit)
+    row.addWidget(button)
+    form.addRow(label, row)
+    return box, form
+
 
 class MeasureTab(QWidget):
     sig_run_finished = Signal(object, object)  # (result dict, Scenario)
@@ -54,36 +75,27 @@ class MeasureTab(QWidget):
         self.source_label = QLabel()
         self.source_label.setWordWrap(True)
         form.addRow("Model", self.source_label)
-        folder_row = QHBoxLayout()
-        self.folder_edit = QLineEdit(placeholderText="optional: a local model folder with weights")
-        browse = QPushButton("…")
-        browse.clicked.connect(self._browse)
-        folder_row.addWidget(self.folder_edit)
-        folder_row.addWidget(browse)
-        form.addRow("Model folder", folder_row)
-        self.dtype = QComboBox()
-        self.dtype.addItems(["bf16", "fp16", "fp32"])
-        self.quant = QComboBox()
-        self.quant.addItems(["none", "bnb-int8", "bnb-nf4"])
-        self.device = QComboBox()
-        self.device.addItems(["auto", "cpu", "cuda", "cuda:1", "cuda:0,1"])
-        self.device.setEditable(True)  # any cuda:N or cuda:N,M,... (several GPUs: a pipeline split)
+        self.engine = QComboBox()
+        for label, key in ENGINES:
+            self.engine.addItem(label, key)
+        self.engine.currentIndexChanged.connect(self._engine_changed)
+        form.addRow("Engine", self.engine)
+        self.hf_box, self.lcpp_box = self._transformers_options(), self._llamacpp_options()
+        form.addRow(self.hf_box)
+        form.addRow(self.lcpp_box)
         self.batch, self.prompt, self.new = QSpinBox(), QSpinBox(), QSpinBox()
         for box, (lo, hi, val) in ((self.batch, (1, 4096, 1)), (self.prompt, (1, 1_000_000, 512)), (self.new, (1, 100_000, 32))):
             box.setRange(lo, hi)
             box.setValue(val)
             box.setGroupSeparatorShown(True)
-        self.attn = QComboBox()
-        self.attn.addItems(["sdpa", "eager"])
-        self.cache = QComboBox()
-        self.cache.addItems(["dynamic", "static"])
         self.interpreter = QLineEdit(settings.read("probe_python") or sys.executable)
-        self.interpreter.setToolTip("The Python that runs the probe (needs torch and transformers); default: this app's")
+        self.interpreter.setToolTip("The Python that runs the probe (transformers: torch and transformers; "
+                                    "llama.cpp: llama-cpp-python); default: this app's")
         self.interpreter.editingFinished.connect(lambda: settings.write("probe_python", self.interpreter.text().strip()))
-        for label, w in (("dtype", self.dtype), ("Quantization", self.quant), ("Device", self.device),
-                         ("Sequences", self.batch), ("Prompt tokens", self.prompt), ("New tokens", self.new),
-                         ("Attention", self.attn), ("Cache", self.cache), ("Probe Python", self.interpreter)):
+        for label, w in (("Sequences", self.batch), ("Prompt tokens", self.prompt), ("New tokens", self.new),
+                         ("Probe Python", self.interpreter)):
             form.addRow(label, w)
+        self._engine_changed()
         self.run_button = QPushButton("Run")
         self.run_button.clicked.connect(self.toggle)
         form.addRow(self.run_button)
@@ -128,6 +140,63 @@ class MeasureTab(QWidget):
         self.client.sig_failed.connect(self._failed)
         self.client.sig_finished.connect(self._finished)
 
+    def _transformers_options(self) -> QWidget:
+        self.folder_edit = QLineEdit(placeholderText="optional: a local model folder with weights")
+        box, form = _file_form("Model folder", self.folder_edit, self._browse)
+        self.dtype = QComboBox()
+        self.dtype.addItems(["bf16", "fp16", "fp32"])
+        self.quant = QComboBox()
+        self.quant.addItems(["none", "bnb-int8", "bnb-nf4"])
+        self.device = QComboBox()
+        self.device.addItems(["auto", "cpu", "cuda", "cuda:1", "cuda:0,1"])
+        self.device.setEditable(True)  # any cuda:N or cuda:N,M,... (several GPUs: a pipeline split)
+        self.attn = QComboBox()
+        self.attn.addItems(["sdpa", "eager"])
+        self.cache = QComboBox()
+        self.cache.addItems(["dynamic", "static"])
+        for label, w in (("dtype", self.dtype), ("Quantization", self.quant), ("Device", self.device),
+                         ("Attention", self.attn), ("Cache", self.cache)):
+            form.addRow(label, w)
+        return box
+
+    def _llamacpp_options(self) -> QWidget:
+        self.gguf_edit = QLineEdit(placeholderText="optional: a GGUF file; else one is built at the mix below")
+        box, form = _file_form("GGUF file", self.gguf_edit, self._browse_gguf)
+        self.mix = QComboBox()
+        self.mix.addItems(LLAMACPP_MIXES)
+        self.mix.setEditable(True)  # any llama.cpp file type (IQ3_M, Q3_K_L, ...)
+        self.context = QSpinBox()
+        self.context.setRange(256, 1 << 24)
+        self.context.setValue(4096)
+        self.context.setGroupSeparatorShown(True)
+        self.context.setToolTip("llama.cpp -c: cells for all sequences together")
+        self.flash = QComboBox()
+        self.flash.addItems(["auto", "on", "off"])
+        self.cache_type = QComboBox()
+        self.cache_type.addItems(["f16", "q8_0", "q4_0", "bf16", "f32"])
+        self.ubatch, self.gpu_layers = QSpinBox(), QSpinBox()
+        self.ubatch.setRange(1, 1 << 16)
+        self.ubatch.setValue(512)
+        self.gpu_layers.setRange(0, 1000)
+        self.gpu_layers.setToolTip("-ngl: layers on the GPU (a CUDA build of llama-cpp-python)")
+        for label, w in (("Mix", self.mix), ("Context", self.context), ("Flash attention", self.flash),
+                         ("Cache type", self.cache_type), ("Micro-batch", self.ubatch), ("GPU layers", self.gpu_layers)):
+            form.addRow(label, w)
+        self.flags = {flag: QCheckBox(text) for flag, text in LLAMACPP_FLAGS}
+        for check in self.flags.values():
+            form.addRow(check)
+        return box
+
+    def _engine_changed(self) -> None:
+        llamacpp = self.engine.currentData() == "llamacpp"
+        self.hf_box.setVisible(not llamacpp)
+        self.lcpp_box.setVisible(llamacpp)
+
+    def _browse_gguf(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "GGUF file", "", "GGUF (*.gguf);;All files (*)")
+        if path:
+            self.gguf_edit.setText(path)
+
     def set_source(self, args: list[str], description: str) -> None:
         """The model the probe runs when no folder is given: ['--preset', key] or ['--config', path]."""
         self.source_args = args
@@ -139,10 +208,19 @@ class MeasureTab(QWidget):
             self.folder_edit.setText(path)
 
     def arguments(self) -> list[str]:
-        source = ["--model", self.folder_edit.text().strip()] if self.folder_edit.text().strip() else self.source_args
         python = self.interpreter.text().strip() or sys.executable
         # a frozen app runs its own `probe` subcommand; a Python interpreter runs the module
         entry = ["probe"] if getattr(sys, "frozen", False) and python == sys.executable else ["-m", "memviz.probe"]
+        shared = ["--prompt", str(self.prompt.value()), "--new", str(self.new.value())]
+        if self.engine.currentData() == "llamacpp":
+            gguf = self.gguf_edit.text().strip()
+            source = ["--gguf", gguf] if gguf else [*self.source_args, "--weights", self.mix.currentText().strip()]
+            flags = [flag for flag, check in self.flags.items() if check.isChecked()]
+            return [*entry, "--engine", "llamacpp", *source, "--context", str(self.context.value()), "--parallel",
+                    str(self.batch.value()), "--flash-attn", self.flash.currentText(), "--cache-type-k",
+                    self.cache_type.currentText(), "--cache-type-v", self.cache_type.currentText(), "--ubatch",
+                    str(self.ubatch.value()), "--gpu-layers", str(self.gpu_layers.value()), *flags, *shared]
+        source = ["--model", self.folder_edit.text().strip()] if self.folder_edit.text().strip() else self.source_args
         return [*entry, *source, "--dtype", self.dtype.currentText(), "--quant", self.quant.currentText(),
                 "--device", self.device.currentText(), "--batch", str(self.batch.value()), "--prompt",
                 str(self.prompt.value()), "--new", str(self.new.value()), "--attn", self.attn.currentText(),
@@ -155,7 +233,8 @@ class MeasureTab(QWidget):
             self.client.cancel()
 
     def start(self) -> bool:
-        if not self.source_args and not self.folder_edit.text().strip():
+        own_file = self.gguf_edit if self.engine.currentData() == "llamacpp" else self.folder_edit
+        if not self.source_args and not own_file.text().strip():
             self.summary.setText("Pick a preset, import a config, or give a model folder to measure.")
             return False
         self.samples = []
@@ -178,10 +257,14 @@ class MeasureTab(QWidget):
             self.curve.setData(list(xs), list(ys))
         elif msg.event == "phase":
             self.phase_label.setText(f"phase: {d['name']}")
-            self.progress.setValue({"baseline": 5, "runtime": 20, "load": 50, "warmup": 60, "prefill": 75,
+            self.progress.setValue({"baseline": 5, "build": 15, "runtime": 20, "load": 50, "context": 55, "warmup": 60,
+                                    "prefill": 75,
                                     "decode": 100}.get(d["name"], self.progress.value()))
         elif msg.event == "progress" and d.get("phase") == "decode":
             self.progress.setValue(75 + int(25 * d["fraction"]))
+        elif msg.event == "env" and d.get("engine") == "llamacpp":
+            self.log.appendPlainText(f"llama.cpp (llama-cpp-python {d.get('llama_cpp_python')}) on {d['device']}, "
+                                     f"CPU features {d.get('cpu_features')}, file {d.get('model_file')}")
         elif msg.event == "env":
             self.log.appendPlainText(f"device {d['device']} ({d['device_name']}), torch {d['torch']}, "
                                      f"transformers {d['transformers']}, {d['threads']} threads")
@@ -203,7 +286,7 @@ class MeasureTab(QWidget):
             lines.append(f"TTFT {t['ttft_s'] * 1e3:.0f} ms, decode {t['decode_tokens_per_s'] or 0:.1f} tokens/s")
         self.summary.setText("\n".join(lines))
         if not result.get("partial"):  # the probe reports the scenario its own estimate used
-            sc = Scenario.from_dict(result["scenario"])
+            sc = Scenario.from_dict(result.get("attach_as") or result["scenario"])
             self.sig_run_finished.emit(result, sc.with_changes(name=f"measured {sc.weight_format} B={sc.batch}"))
 
     def _failed(self, reason: str, details: str) -> None:

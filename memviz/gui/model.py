@@ -32,7 +32,7 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
         sc = est.scenario
         fits = {get_gpu(g).label: estimate_fits(est, get_gpu(g)) for g in session.gpus}
         measured = next((r["measured"] for r in session.runs if r.get("scenario") == sc.to_dict()), None)
-        band = bands.get(scenario_calibration_key(sc)) if sc.engine == "transformers" else None
+        band = bands.get(scenario_calibration_key(sc))
         out.append(Bar(label=scenario_label(sc), bytes=dict(est.bytes),
                        provenance={c.name: c.provenance for c in est.components}, fits=fits, measured=measured, band=band))
     return out

@@ -216,3 +216,41 @@ def build(a: Architecture, mix: str, folder: Path | None = None, limit_bytes: in
     target.touch()
     _trim(folder, max(limit, target.stat().st_size))
     return target
+
+
+def build_in_child(a: Architecture, mix: str) -> Path:
+    """`build` in a child process, so that the measuring process holds nothing of the random weights."""
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="memviz-gguf-") as tmp:
+        spec = Path(tmp) / "architecture.json"
+        spec.write_text(json.dumps(a.to_dict()), encoding="utf-8")
+        r = subprocess.run([sys.executable, "-m", "memviz.probe.gguf_build", str(spec), mix], capture_output=True,
+                           text=True)
+    lines = r.stdout.strip().splitlines()
+    if r.returncode == 2:
+        raise InputError(lines[-1] if lines else "building the GGUF file failed")
+    if r.returncode or not lines:
+        tail = (r.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"building the {mix} GGUF file failed: {tail}")
+    return Path(lines[-1])
+
+
+def main(argv: list[str]) -> int:
+    """`python -m memviz.probe.gguf_build ARCHITECTURE.json MIX`: prints the built file's path."""
+    a = Architecture.from_dict(json.loads(Path(argv[0]).read_text(encoding="utf-8")))
+    try:
+        print(build(a, argv[1]))
+    except InputError as exc:
+        print(exc)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - run by build_in_child
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
+

@@ -125,6 +125,15 @@ def estimate_result(arch, args) -> tuple[dict[str, Any], dict[str, Any], dict[st
     return {**e.bytes, "peak": e.total}, sc.to_dict(), buffers
 
 
+def _attach_as(sc: dict[str, Any], args) -> dict[str, Any]:
+    """The scenario a session compares the run with: a built file is its mix (when memviz sizes that mix),
+    since the session's model has no stored tensors; a given file is itself."""
+    from memviz.core.gguf_mixes import GGUF_MIXES
+
+    mix = args.weights.upper()
+    return {**sc, "weight_format": mix} if not args.gguf and mix in GGUF_MIXES else sc
+
+
 def cpu_features(system_info: str) -> str:
     """The engine's `cpu` option for the CPU llama.cpp reports (`llama_print_system_info`)."""
     flags = {part.split("=")[0].strip() for part in system_info.split("|") if part.strip().endswith("= 1")}
@@ -170,7 +179,7 @@ def _source_file(arch, args, state) -> Path:
 
     state["phase"] = "build"
     try:
-        path = gguf_build.build(arch, args.weights)
+        path = gguf_build.build_in_child(arch, args.weights)
     except InputError as exc:
         raise BadInput(str(exc)) from None
     emit("phase", name="build", t_s=round(time.perf_counter() - T0, 3), bytes={"file": path.stat().st_size},
@@ -341,7 +350,8 @@ def _measure(llama_cpp, sink, args, arch, path, cpu, env, state, measured, basel
     error_pct = {k: ((est[k] - measured[k]) / measured[k] * 100 if measured[k] else None) for k in COMPONENTS}
     timings = {"ttft_s": ttft, "decode_tokens_per_s": args.parallel * steps / decode_s if steps and decode_s > 0 else None,
                "total_s": time.perf_counter() - t_run}
-    result = dict(partial=False, measured=measured, timings=timings, estimate=est, scenario=sc, error_pct=error_pct,
+    result = dict(partial=False, measured=measured, timings=timings, estimate=est, scenario=sc, attach_as=_attach_as(sc, args),
+                  error_pct=error_pct,
                   context_tokens=sc["context_tokens"], model=arch.name, buffers=reported, estimated_buffers=est_buffers,
                   details={"rss_baseline": baseline, "rss_end": cpu.rss()})
     llama_cpp.llama_free(ctx)

@@ -50,3 +50,16 @@ def test_bitsandbytes_runs_calibrate_bitsandbytes_scenarios_only(tmp_path):
     assert cal.scenario_calibration_key(Scenario(device="cpu", weight_format="bnb-nf4")) == "cpu+bitsandbytes"
     assert cal.scenario_calibration_key(Scenario(device="cuda", weight_format="llm-int8")) == "cuda+bitsandbytes"
     assert cal.scenario_calibration_key(Scenario(device="cpu", weight_format="gptq-int4")) == "cpu"
+
+
+def test_runs_calibrate_their_own_engine_only(tmp_path):
+    from memviz.core.estimate import Scenario
+
+    cal.save_run(ENV, result(400, 1000, 950), tmp_path)
+    cal.save_run({**ENV, "engine": "llamacpp"}, result(60, 70, 160), tmp_path)
+    runs = cal.load_runs(tmp_path)
+    assert cal.calibrated_overhead(runs, "cpu") == 400
+    assert cal.calibrated_overhead(runs, "llamacpp:cpu") == 60
+    key = cal.scenario_calibration_key(Scenario(engine="llamacpp", device="cpu", kv_format="fp16"))
+    assert key == "llamacpp:cpu" and key in cal.CALIBRATION_KEYS
+    assert cal.calibrated_overhead(runs, cal.scenario_calibration_key(Scenario(engine="vllm"))) is None

@@ -1,8 +1,16 @@
-"""A scripted stand-in for the probe, for client tests: python fake_probe.py MODE."""
+"""A scripted stand-in for the probe, for client tests: python fake_probe.py MODE.
+
+The llamacpp-* modes replay a real llama.cpp probe run (tests/data/probe/llamacpp_qwen2.5-0.5b_q4km.jsonl,
+recorded with `memviz probe --engine llamacpp --preset qwen2.5-0.5b --weights Q4_K_M --context 1024
+--parallel 2 --prompt 64 --new 8`) whole, or up to a phase where llama.cpp crashes or hangs, or with
+garbage between its lines."""
 
 import json
 import sys
 import threading
+from pathlib import Path
+
+RECORDED = Path(__file__).parents[1] / "data" / "probe" / "llamacpp_qwen2.5-0.5b_q4km.jsonl"
 
 
 def say(event, **data):
@@ -34,3 +42,16 @@ elif mode == "garbage":
 elif mode == "bad_input":
     say("error", kind="bad_input", message="the probe needs torch and transformers", phase="setup")
     sys.exit(2)
+elif mode.startswith("llamacpp-"):
+    for line in RECORDED.read_text().splitlines()[1:]:
+        event = json.loads(line)
+        if mode == "llamacpp-crash" and event.get("name") == "prefill":
+            print("Segmentation fault in llama_decode", file=sys.stderr, flush=True)
+            sys.exit(139)
+        if mode == "llamacpp-hang" and event.get("name") == "prefill":
+            threading.Event().wait()
+        if mode == "llamacpp-garbage":
+            print("llama_decode: \x00\x7f {{{ not json", flush=True)
+            print(line[: len(line) // 2], flush=True)  # a line cut in half
+        print(line, flush=True)
+

@@ -1,0 +1,111 @@
+"""A real llama.cpp (llama-cpp-python 0.3.36) measured by the probe against memviz's llama.cpp engine.
+
+Four architectures (dense GQA, tied embeddings, sliding window, MoE: tests/data/llamacpp/configs) x three
+mixes x flash attention on / off x two contexts (1000 is padded to 1024): model and KV buffers as llama.cpp
+prints them (MiB, two decimals) equal the estimate, the compute buffer is within 10 %, and the process peak
+is within 10 % of the estimate's total once the stored runs calibrate the overhead. CI installs the
+`llamacpp` extra; set MEMVIZ_REQUIRE_LLAMACPP=1 to fail instead of skipping where it is missing.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memviz.core.units import MiB
+
+if os.environ.get("MEMVIZ_REQUIRE_LLAMACPP") != "1":
+    pytest.importorskip("llama_cpp")
+
+CONFIGS = Path(__file__).parents[1] / "data" / "llamacpp" / "configs"
+ARCHS = ("llama-gqa", "qwen2-tied", "gemma2-swa", "qwen3moe")
+MIXES = ("Q8_0", "Q4_K_M", "Q4_0")
+PRINTED = 0.005 * MiB  # llama.cpp prints buffer sizes in MiB with two decimals
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("llamacpp-data")
+
+
+def probe(data_dir: Path, *args: str) -> tuple[int, list[dict]]:
+    env = {**os.environ, "MEMVIZ_DATA_DIR": str(data_dir)}
+    r = subprocess.run([sys.executable, "-m", "memviz.probe", "--engine", "llamacpp", *args], capture_output=True,
+                       text=True, env=env, timeout=300)
+    return r.returncode, [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+
+
+def result_of(messages: list[dict]) -> dict:
+    ends = [m for m in messages if m["event"] in ("result", "error")]
+    assert len(ends) == 1, messages[-3:]
+    assert ends[0]["event"] == "result", ends[0]
+    return ends[0]
+
+
+@pytest.mark.parametrize("ctx", [1000, 2048])
+@pytest.mark.parametrize("fa", ["on", "off"])
+@pytest.mark.parametrize("mix", MIXES)
+@pytest.mark.parametrize("arch", ARCHS)
+def test_buffers_match_llamacpp(data_dir, arch, mix, fa, ctx):
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / f"{arch}.json"), "--weights", mix, "--context", str(ctx),
+                         "--flash-attn", fa, "--parallel", "2", "--prompt", "24", "--new", "4")
+    assert rc == 0
+    r = result_of(messages)
+    got, want = r["buffers"], r["estimated_buffers"]
+    assert got["model"].keys() == want["model"].keys()
+    for name, nbytes in got["model"].items():
+        assert abs(nbytes - want["model"][name]) <= PRINTED, name
+    assert abs(r["measured"]["kv_cache"] - r["estimate"]["kv_cache"]) <= PRINTED
+    assert got["settings"]["n_ctx"] == want["n_ctx"] == (1024 if ctx == 1000 else 2048)
+    assert abs(sum(got["output"].values()) - want["output"]) <= PRINTED
+    compute = sum(got["compute"].values())
+    assert abs(want["compute"] - compute) / compute <= 0.10
+    assert r["timings"]["ttft_s"] > 0 and r["timings"]["decode_tokens_per_s"] > 0
+    assert r["stored_run"]
+
+
+def test_process_peak_within_ten_percent_after_calibration(data_dir):
+    from memviz.core.calibration import calibrated_overhead, load_runs
+    from memviz.core.estimate import Scenario, estimate
+    from memviz.core.importers.gguf_file import read_gguf
+
+    runs = load_runs(data_dir / "runs")
+    assert len(runs) >= 8, "the buffer tests store their runs first"
+    overhead = calibrated_overhead(runs, "llamacpp:cpu")
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / "gemma2-swa.json"), "--weights", "Q4_K_M", "--context",
+                         "3000", "--prompt", "64", "--new", "8", "--no-store")
+    r = result_of(messages)
+    path = next(m["path"] for m in messages if m["event"] == "phase" and m["name"] == "build")
+    sc = Scenario.from_dict(r["scenario"]).with_changes(runtime_overhead_bytes=overhead, allocator_fraction=0.0)
+    calibrated = estimate(read_gguf(path), sc).total
+    assert abs(calibrated - r["measured"]["peak"]) / r["measured"]["peak"] <= 0.10
+
+
+def test_no_mmap_and_no_repack_change_the_model_buffers_as_estimated(data_dir):
+    for flags in (["--no-mmap"], ["--no-repack"], ["--no-mmap", "--no-repack"]):
+        rc, messages = probe(data_dir, "--config", str(CONFIGS / "qwen3moe.json"), "--weights", "Q4_K_M",
+                             "--context", "512", "--prompt", "8", "--new", "2", "--no-store", *flags)
+        r = result_of(messages)
+        assert r["buffers"]["model"].keys() == r["estimated_buffers"]["model"].keys()
+        assert ("CPU_REPACK" in r["buffers"]["model"]) is ("--no-repack" not in flags)
+        for name, nbytes in r["buffers"]["model"].items():
+            assert abs(nbytes - r["estimated_buffers"]["model"][name]) <= PRINTED
+
+
+def test_truncated_gguf_and_unsupported_architecture_exit_2_with_one_line(data_dir, tmp_path):
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / "llama-gqa.json"), "--weights", "Q8_0", "--context", "512",
+                         "--prompt", "8", "--new", "2", "--no-store")
+    built = Path(next(m["path"] for m in messages if m["event"] == "phase" and m["name"] == "build"))
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(built.read_bytes()[: built.stat().st_size // 2])
+    rc, messages = probe(data_dir, "--gguf", str(cut))
+    assert rc == 2 and messages[-1]["event"] == "error" and "\n" not in messages[-1]["message"]
+    gpt2 = tmp_path / "gpt2.json"
+    gpt2.write_text(json.dumps({"model_type": "gpt2", "vocab_size": 1024, "n_embd": 256, "n_layer": 2, "n_head": 4,
+                                "n_positions": 1024}))
+    rc, messages = probe(data_dir, "--config", str(gpt2))
+    assert rc == 2 and "not supported" in messages[-1]["message"]
