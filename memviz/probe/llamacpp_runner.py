@@ -300,6 +300,13 @@ def _greedy(llama_cpp, ctx, vocab: int, rows: int) -> list[int]:
     return out
 
 
+def _phase(name: str, cpu, **extra: Any) -> None:
+    """A phase boundary, with a memory sample so that short runs still draw a timeline."""
+    t_s, rss = round(time.perf_counter() - T0, 3), cpu.rss()
+    emit("sample", t_s=t_s, rss=rss)
+    emit("phase", name=name, t_s=t_s, bytes={"rss": rss, "peak": cpu.peak()}, **extra)
+
+
 def _measure(llama_cpp, sink, args, arch, path, cpu, env, state, measured, baseline) -> int:
     import numpy as np
 
@@ -309,10 +316,10 @@ def _measure(llama_cpp, sink, args, arch, path, cpu, env, state, measured, basel
     state["phase"] = "load"
     first_line = len(sink.lines)
     model = _load(llama_cpp, args, path)
-    emit("phase", name="load", t_s=round(time.perf_counter() - T0, 3), bytes={"rss": cpu.rss(), "peak": cpu.peak()})
+    _phase("load", cpu)
     ctx = _context(llama_cpp, args, model)
     reported = llamacpp_buffers(sink.lines[first_line:])
-    emit("phase", name="context", t_s=round(time.perf_counter() - T0, 3), bytes={"rss": cpu.rss()}, buffers=reported)
+    _phase("context", cpu, buffers=reported)
     vocab = llama_cpp.llama_vocab_n_tokens(llama_cpp.llama_model_get_vocab(model))
     rng = np.random.default_rng(0)
     prompts = [[int(t) for t in rng.integers(259, vocab, args.prompt)] for _ in range(args.parallel)]
@@ -326,8 +333,7 @@ def _measure(llama_cpp, sink, args, arch, path, cpu, env, state, measured, basel
             _decode(llama_cpp, ctx, batch, [p[start:start + chunk] for p in prompts], start, last)
         tokens = _greedy(llama_cpp, ctx, vocab, args.parallel)
         ttft = time.perf_counter() - t0
-        emit("phase", name="prefill", t_s=round(time.perf_counter() - T0, 3), bytes={"rss": cpu.rss(), "peak": cpu.peak()},
-             ttft_s=ttft)
+        _phase("prefill", cpu, ttft_s=ttft)
         state["phase"] = "decode"
         t1 = time.perf_counter()
         steps = args.new - 1
@@ -340,8 +346,7 @@ def _measure(llama_cpp, sink, args, arch, path, cpu, env, state, measured, basel
     finally:
         llama_cpp.llama_batch_free(batch)
     peak = cpu.peak()
-    emit("phase", name="decode", t_s=round(time.perf_counter() - T0, 3), bytes={"rss": cpu.rss(), "peak": peak},
-         decode_s=decode_s)
+    _phase("decode", cpu, decode_s=decode_s)
     weights = sum(reported["model"].values())
     kv = sum(reported["kv"].values())
     act = sum(reported["compute"].values()) + sum(reported["output"].values())

@@ -66,3 +66,21 @@ def test_garbage_between_llamacpp_lines_is_skipped(tab, qtbot):
     with qtbot.waitSignal(tab.sig_run_finished, timeout=15_000) as got:
         tab.client.start(sys.executable, [FAKE, "llamacpp-garbage"])
     assert got.args[0]["measured"]["kv_cache"] == 12 * 2**20
+
+
+@pytest.mark.slow
+def test_the_tab_runs_the_real_llamacpp_probe(tab, qtbot):
+    if "llama_cpp" not in sys.modules and not __import__("importlib").util.find_spec("llama_cpp"):
+        pytest.skip("llama-cpp-python is not installed")
+    config = Path(__file__).parents[1] / "data" / "llamacpp" / "configs" / "llama-gqa.json"
+    tab.set_source(["--config", str(config)], "tiny llama")
+    tab.mix.setCurrentText("Q4_0")
+    tab.context.setValue(1000)
+    tab.batch.setValue(2)
+    tab.prompt.setValue(16)
+    tab.new.setValue(4)
+    with qtbot.waitSignal(tab.sig_run_finished, timeout=120_000) as got:
+        assert tab.start()
+    result, scenario = got.args
+    assert scenario.weight_format == "Q4_0" and scenario.engine_options["cpu"] in ("avx2", "avx512", "amx", "generic")
+    assert result["measured"]["kv_cache"] == result["estimate"]["kv_cache"] and tab.samples
