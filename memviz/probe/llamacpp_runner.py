@@ -190,11 +190,13 @@ def _source_file(arch, args, state) -> Path:
 def run(args) -> int:
     _check_args(args)
     arch, _ = _architecture(args)
-    from memviz.probe.memory import CPUMeter
+    from memviz.probe.memory import NVML, CPUMeter
 
     cpu = CPUMeter()
     cpu.reset_peak()
     baseline = cpu.rss()
+    nvml = NVML(0) if args.gpu_layers else None  # before llama.cpp creates a CUDA context
+    args.nvml_before = nvml.device_used() if nvml else None
     emit("phase", name="baseline", t_s=round(time.perf_counter() - T0, 3), bytes={"rss": baseline})
     try:
         import llama_cpp
@@ -228,7 +230,7 @@ def run(args) -> int:
     sampler.start()
     measured: dict[str, int | None] = dict.fromkeys(COMPONENTS)
     try:
-        return _measure(llama_cpp, sink, args, arch, path, cpu, env, state, measured, baseline)
+        return _measure(llama_cpp, sink, args, arch, path, cpu, env, state, measured, baseline, nvml)
     except MemoryError as exc:
         est, sc, _ = estimate_result(arch, args)
         emit("result", partial=True, phase_failed=state["phase"], measured=measured, timings={}, estimate=est,
@@ -300,6 +302,15 @@ def _greedy(llama_cpp, ctx, vocab: int, rows: int) -> list[int]:
     return out
 
 
+def _gpu_details(nvml, args) -> dict[str, int | None]:
+    """This process's GPU memory (NVML) and the device's growth since before the CUDA context; {} on a CPU run."""
+    if nvml is None:
+        return {}
+    used = nvml.device_used()
+    growth = used - args.nvml_before if used is not None and args.nvml_before is not None else None
+    return {"nvml_process_used": nvml.process_used(), "nvml_device_growth": growth}
+
+
 def _phase(name: str, cpu, **extra: Any) -> None:
     """A phase boundary, with a memory sample so that short runs still draw a timeline."""
     t_s, rss = round(time.perf_counter() - T0, 3), cpu.rss()
@@ -307,7 +318,7 @@ def _phase(name: str, cpu, **extra: Any) -> None:
     emit("phase", name=name, t_s=t_s, bytes={"rss": rss, "peak": cpu.peak()}, **extra)
 
 
-def _measure(llama_cpp, sink, args, arch, path, cpu, env, state, measured, baseline) -> int:
+def _measure(llama_cpp, sink, args, arch, path, cpu, env, state, measured, baseline, nvml) -> int:
     import numpy as np
 
     from memviz.core.importers.logs import llamacpp_buffers
@@ -358,7 +369,7 @@ def _measure(llama_cpp, sink, args, arch, path, cpu, env, state, measured, basel
     result = dict(partial=False, measured=measured, timings=timings, estimate=est, scenario=sc, attach_as=_attach_as(sc, args),
                   error_pct=error_pct,
                   context_tokens=sc["context_tokens"], model=arch.name, buffers=reported, estimated_buffers=est_buffers,
-                  details={"rss_baseline": baseline, "rss_end": cpu.rss()})
+                  details={"rss_baseline": baseline, "rss_end": cpu.rss(), **_gpu_details(nvml, args)})
     llama_cpp.llama_free(ctx)
     llama_cpp.llama_model_free(model)
     if not args.no_store:
