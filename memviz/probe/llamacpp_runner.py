@@ -214,7 +214,7 @@ def run(args) -> int:
 
         arch = read_gguf(path).with_changes(name=arch.name)
     env = dict(engine="llamacpp", device="cuda" if args.gpu_layers else "cpu", device_name=platform.processor()
-               or platform.machine(), llama_cpp_python=llama_cpp.__version__, llama_cpp=_build_commit(sink.lines),
+               or platform.machine(), llama_cpp_python=llama_cpp.__version__, llama_cpp=llamacpp_version(llama_cpp),
                system_info=info, cpu_features=args.cpu_features, gpu_offload=bool(llama_cpp.llama_supports_gpu_offload()),
                python=platform.python_version(), platform=platform.platform(), threads=args.threads or None,
                dtype=arch.stored[0].storage if arch.stored else None, weights=args.weights if not args.gguf else "file",
@@ -240,11 +240,14 @@ def run(args) -> int:
         sampler.stop_event.set()
 
 
-def _build_commit(lines: list[str]) -> str | None:
-    for line in lines:
-        if "build" in line and "commit" in line:
-            return line.strip()[:200]
-    return None
+VENDORED = {"0.3.36": "0c1e570"}  # llama.cpp revision each llama-cpp-python release vendors (its sdist)
+
+
+def llamacpp_version(llama_cpp) -> str:
+    """llama.cpp's own version string, with the vendored revision where the binding is known."""
+    own = llama_cpp.llama_version().decode(errors="replace") if hasattr(llama_cpp, "llama_version") else "?"
+    commit = VENDORED.get(llama_cpp.__version__)
+    return f"{own} ({commit})" if commit else own
 
 
 def _load(llama_cpp, args, path: Path):

@@ -1,0 +1,47 @@
+"""Offline GGUF files: names llama.cpp expects, the cache's size limit, clear refusals."""
+
+import os
+from pathlib import Path
+
+import gguf
+import pytest
+
+from memviz.core.arch import from_hf_config, load_config
+from memviz.core.errors import InputError
+from memviz.core.importers.gguf_file import read_gguf
+from memviz.core.presets import get_preset
+from memviz.probe import gguf_build
+
+CONFIGS = Path(__file__).parents[1] / "data" / "llamacpp" / "configs"
+
+
+@pytest.mark.parametrize("name", ["llama-gqa", "qwen2-tied", "gemma2-swa", "qwen3moe"])
+def test_f16_file_reads_back_as_the_same_model(tmp_path, name):
+    a = from_hf_config(load_config(CONFIGS / f"{name}.json"), name=name)
+    path = gguf_build.write_f16(a, tmp_path / "m.gguf")
+    back = read_gguf(path)
+    for field in ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "intermediate_size",
+                  "vocab_size", "tie_word_embeddings", "num_experts", "layer_types"):
+        assert getattr(back, field) == getattr(a, field), field
+    names = {t.name for t in gguf.GGUFReader(str(path)).tensors}
+    assert "blk.0.attn_q.weight" in names and ("output.weight" in names) is not a.tie_word_embeddings
+
+
+def test_refuses_what_the_disk_cannot_hold(tmp_path):
+    with pytest.raises(InputError, match="GB on disk"):
+        gguf_build.build(get_preset("llama-3.1-405b").architecture(), "Q4_K_M", tmp_path)
+    assert not list(tmp_path.iterdir())
+
+
+def test_unsupported_architecture_is_named(tmp_path):
+    with pytest.raises(InputError, match="not supported"):
+        gguf_build.build(get_preset("gpt2").architecture(), "Q8_0", tmp_path)
+
+
+def test_cache_drops_the_oldest_files_past_its_limit(tmp_path):
+    for i, size in enumerate((300, 300, 300)):
+        f = tmp_path / f"old{i}.gguf"
+        f.write_bytes(b"x" * size)
+        os.utime(f, (i, i))
+    gguf_build._trim(tmp_path, 700)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old1.gguf", "old2.gguf"]
