@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from math import prod
 from typing import Any
@@ -431,7 +432,17 @@ def _cmd_training(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """The CLI; a reader that closes the pipe early (`memviz presets | head -1`) ends it quietly with 141,
+    the status of a process ended by SIGPIPE."""
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # Python would otherwise report the pipe again at exit
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+
+
+def _main(argv: list[str]) -> int:
     if not argv:
         return _launch_gui()
     if argv[0] == "probe":  # the measuring process: its own options and JSON-lines output
@@ -463,6 +474,8 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"memviz: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        raise
     except OSError as exc:
         print(f"memviz: error: {exc.strerror or exc}: {exc.filename or ''}", file=sys.stderr)
         return 2

@@ -122,3 +122,14 @@ def test_fewest_gpus_and_overhead_size():
     assert d["fit"]["fewest_gpus"] == {"count": 6, "tp": 2, "pp": 3} and d["bytes"]["overhead"] == 2**30
     r = run("estimate", "--preset", "gpt2", "--overhead", "lots")
     assert r.returncode == 2 and "memory size" in r.stderr
+
+
+def test_a_closed_pipe_ends_quietly():
+    import subprocess
+    import sys
+
+    with subprocess.Popen([sys.executable, "-m", "memviz", "presets"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as p:
+        p.stdout.close()  # the reader has left before memviz writes, as `| head -1` leaves after a line
+        err = p.stderr.read()
+        assert p.wait(timeout=60) == 141 and err == b""

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memviz.core.errors import InputError
+from memviz.core.files import write_text_atomic
 from memviz.core.formats import BITSANDBYTES
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ def save_run(env: dict[str, Any], result: dict[str, Any], folder: Path | None = 
     )
     folder = folder or runs_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{run.id}.json").write_text(json.dumps(run.to_dict(), indent=2), encoding="utf-8")
+    write_text_atomic(folder / f"{run.id}.json", json.dumps(run.to_dict(), indent=2))
     return run
 
 
@@ -130,7 +131,7 @@ def delete_run(run_id: str, folder: Path | None = None) -> None:
 
 def export_runs(path: str | Path, folder: Path | None = None) -> Path:
     p = Path(path)
-    p.write_text(json.dumps([r.to_dict() for r in load_runs(folder)], indent=2), encoding="utf-8")
+    write_text_atomic(p, json.dumps([r.to_dict() for r in load_runs(folder)], indent=2))
     return p
 
 

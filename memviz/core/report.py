@@ -16,6 +16,7 @@ from typing import Any
 from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
+from memviz.core.files import write_text_atomic
 from memviz.core.fit import estimate_fits
 from memviz.core.gpus import get_gpu
 from memviz.core.session import Session
@@ -108,6 +109,5 @@ def write(session: Session, path: str | Path) -> Path:
     writers = {".csv": to_csv, ".json": to_json, ".md": to_markdown}
     if p.suffix.lower() not in writers:
         raise InputError(f"cannot export data as {p.suffix or 'a file without suffix'}; use {', '.join(DATA_SUFFIXES)}")
-    p.write_text(writers[p.suffix.lower()](session.architecture, session.scenarios, session.gpus, session.unit,
-                                           session.runs), encoding="utf-8")
-    return p
+    text = writers[p.suffix.lower()](session.architecture, session.scenarios, session.gpus, session.unit, session.runs)
+    return write_text_atomic(p, text)

@@ -16,6 +16,7 @@ from typing import Any
 from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
+from memviz.core.files import write_text_atomic
 from memviz.core.units import Unit
 
 FORMAT = "memviz-session"
@@ -57,7 +58,8 @@ class Session:
         return loader(data)
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2), encoding="utf-8")
+        """Write the session atomically: a failed save leaves the previous file as it was."""
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=2))
 
     @classmethod
     def load(cls, path: str | Path) -> Session:

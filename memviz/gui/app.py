@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import traceback
 from importlib import resources
 
 
@@ -26,15 +25,26 @@ def create_window(argv: list[str] | None = None):
     pg.setConfigOptions(antialias=True)
     from memviz.gui.main_window import MainWindow
 
-    window = MainWindow()
-
-    def excepthook(kind, value, tb) -> None:
-        print("".join(traceback.format_exception(kind, value, tb)), file=sys.stderr)
-        window.report_error(f"Internal error: {value} (details on stderr; your session is unchanged)")
-
-    sys.excepthook = excepthook
+    holder: dict[str, MainWindow] = {}
+    install_excepthook(holder)
+    window = holder["window"] = MainWindow()
     window.show()
     return app, window
+
+
+def install_excepthook(holder: dict) -> None:
+    """Report an uncaught exception in the window (once `holder["window"]` exists) and pass it on to the
+    hook that was installed before (Python's own prints the traceback)."""
+    previous = sys.excepthook
+
+    def excepthook(kind, value, tb) -> None:
+        previous(kind, value, tb)
+        window = holder.get("window")
+        if window is not None:
+            window.report_error(f"Internal error: {value} (details on stderr). Nothing was changed by the failed "
+                                "action; save your session under a new name if in doubt.")
+
+    sys.excepthook = excepthook
 
 
 def run(argv: list[str] | None = None) -> int:

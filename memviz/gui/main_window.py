@@ -454,11 +454,18 @@ class MainWindow(QMainWindow):
         self.refresh()
         return True
 
-    def save_as(self, path: str | Path) -> None:
-        self.session.save(path)
+    def save_as(self, path: str | Path) -> bool:
+        """Save the session to `path` (atomically); a failure is reported and the file on disk is unchanged."""
+        try:
+            self.session.save(path)
+        except OSError as exc:
+            self.report_error(f"Could not save {path}: {exc.strerror or exc}. The file on disk is unchanged; "
+                              "the session is still open here.")
+            return False
         self.path, self._saved = Path(path), self.session
         self._update_recent_menu(settings.add_recent(str(path)))
         self.refresh()
+        return True
 
     def save(self) -> None:
         if self.path is None:

@@ -29,15 +29,17 @@ ARCH_TO_MODEL_TYPE = {
 MAX_TENSORS = 1_000_000
 
 
-def _fields(reader) -> dict[str, Any]:
+def _fields(reader, warnings: list[str]) -> dict[str, Any]:
+    """Metadata values (the token list as its length); a value the reader cannot decode is skipped with a
+    warning naming it, and is an error later only if memory depends on it."""
     out = {}
     for key, field in reader.fields.items():
         if key.startswith("tokenizer.ggml.") and key not in ("tokenizer.ggml.tokens",):
             continue
         try:
             out[key] = field.contents() if key != "tokenizer.ggml.tokens" else len(field.data)
-        except Exception:  # a field the reader cannot decode is not needed for memory
-            continue
+        except (ValueError, TypeError, IndexError, UnicodeDecodeError, OverflowError) as exc:
+            warnings.append(f"GGUF field {key} could not be read ({type(exc).__name__}); ignored")
     return out
 
 
@@ -55,8 +57,28 @@ def _scalar(values: Any, key: str, warnings: list[str]) -> int | None:
     return int(values)
 
 
-def config_from_gguf(meta: dict[str, Any], tensor_names: set[str]) -> tuple[dict[str, Any], list[str]]:
-    """An HF-style config dict built from GGUF metadata, and notes on what was assumed."""
+def _vocab_size(meta: dict[str, Any], arch: str, shapes: dict[str, tuple[int, ...]], warnings: list[str]) -> int | None:
+    """The vocabulary as llama.cpp takes it (`llama-vocab.cpp`: the length of tokenizer.ggml.tokens), else the
+    `{arch}.vocab_size` key, else the rows of token_embd / output; a source other than the token list is noted."""
+    tokens = meta.get("tokenizer.ggml.tokens")
+    if isinstance(tokens, int) and tokens > 0:
+        return tokens
+    key = _scalar(meta.get(f"{arch}.vocab_size"), "vocab_size", warnings)
+    if key:
+        warnings.append(f"vocabulary size {key:,d} from {arch}.vocab_size (the file has no token list)")
+        return key
+    for name in ("token_embd.weight", "output.weight"):
+        if len(shapes.get(name, ())) == 2:
+            warnings.append(f"vocabulary size {shapes[name][0]:,d} from the rows of {name} (no token list, "
+                            f"no {arch}.vocab_size)")
+            return shapes[name][0]
+    return None
+
+
+def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
+                     shapes: dict[str, tuple[int, ...]] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """An HF-style config dict built from GGUF metadata (and tensor shapes [out, in] where metadata is
+    silent), and notes on what was assumed."""
     warnings: list[str] = []
     arch = meta.get("general.architecture")
     if not isinstance(arch, str):
@@ -77,7 +99,7 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str]) -> tuple[dict
         "num_key_value_heads": _scalar(get("attention.head_count_kv"), "head_count_kv", warnings),
         "intermediate_size": _scalar(get("feed_forward_length"), "feed_forward_length", warnings),
         "max_position_embeddings": _scalar(get("context_length"), "context_length", warnings) or 0,
-        "vocab_size": _scalar(get("vocab_size"), "vocab_size", warnings) or meta.get("tokenizer.ggml.tokens"),
+        "vocab_size": _vocab_size(meta, arch, shapes or {}, warnings),
         "tie_word_embeddings": "output.weight" not in tensor_names,
     }
     key_length = _scalar(get("attention.key_length"), "key_length", warnings)
@@ -131,7 +153,8 @@ def read_gguf(path: str | Path) -> Architecture:
         raise InputError("reading GGUF files needs the 'gguf' package (pip install gguf)") from None
     try:
         reader = gguf.GGUFReader(str(p), "r")
-        meta = _fields(reader)
+        read_warnings: list[str] = []
+        meta = _fields(reader, read_warnings)
         tensors = reader.tensors
         if len(tensors) > MAX_TENSORS:
             raise InputError(f"{p}: {len(tensors):,d} tensors is more than a model file holds")
@@ -145,7 +168,9 @@ def read_gguf(path: str | Path) -> Architecture:
     except Exception as exc:  # the reader raises ValueError, KeyError, IndexError... on corrupt files
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"{p}: cannot read GGUF ({type(exc).__name__}: {msg})") from None
-    cfg, warnings = config_from_gguf(meta, {t.name for t in stored})
+    shapes = {t.name: t.shape for t in stored}
+    cfg, warnings = config_from_gguf(meta, set(shapes), shapes)
+    warnings = read_warnings + warnings
     value_length = cfg.pop("_value_length")
     name = meta.get("general.name") if isinstance(meta.get("general.name"), str) else p.stem
     arch = from_hf_config(cfg, name=name, source=str(p))
