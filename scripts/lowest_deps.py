@@ -5,8 +5,9 @@ code really works with. The GUI's (PySide6, pyqtgraph) are left out: the core ne
 
 import re
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 GUI = {"pyside6-essentials", "pyqtgraph"}
 

@@ -26,11 +26,6 @@ class Sweep(Arrays):
     axis: str = "context"
     x: np.ndarray | None = None
 
-    def largest_fitting(self, capacity: float) -> int:
-        """Largest x of the sweep grid whose need fits in `capacity` (0 if none)."""
-        ok = self.x[self.needed <= capacity]
-        return int(ok.max()) if ok.size else 0
-
 
 def _needed(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray) -> np.ndarray:
     """Bytes the busiest device needs (vLLM: required KV, not the reserved pool)."""
@@ -101,6 +96,12 @@ def max_batch(a: Architecture, sc: Scenario, gpu: GPU, limit: int = 1 << 16) -> 
     cap = capacity_bytes(gpu, sc)
     base = sc.with_changes(sequence_tokens=())
     return _largest(lambda n: bool(_needed(a, base, np.asarray(sc.context_tokens), np.asarray(n)) <= cap), limit)
+
+
+def largest_fit(a: Architecture, sc: Scenario, gpu: GPU, axis: str) -> int:
+    """The largest context (axis="context") or batch (axis="batch") that fits, exact to the token or
+    sequence: the one answer the CLI, the breakdown and the sweep's legend give."""
+    return max_context(a, sc, gpu) if axis == "context" else max_batch(a, sc, gpu)
 
 
 def min_gpus(a: Architecture, sc: Scenario, gpu: GPU, most: int = 64) -> Scenario | None:

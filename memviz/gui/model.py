@@ -10,7 +10,7 @@ import numpy as np
 
 from memviz.core.calibration import scenario_calibration_key
 from memviz.core.estimate import Estimate, estimate
-from memviz.core.fit import capacity_bytes, estimate_fits, sweep
+from memviz.core.fit import estimate_fits, largest_fit, sweep
 from memviz.core.gpus import get_gpu
 from memviz.core.report import scenario_label
 from memviz.core.session import Session
@@ -43,12 +43,13 @@ def compute_estimates(session: Session) -> list[Estimate]:
 
 
 def sweep_grid(session: Session, axis: str) -> np.ndarray:
-    """Geometric grid: contexts from 256 to the model's max (at least 2x the largest scenario), or batches 1..256."""
+    """Geometric grid: contexts from 256 to the model's max positions (without one: 2x the largest scenario,
+    at least 8192), or batches 1..256."""
     if axis == "batch":
         return np.unique(np.geomspace(1, 256, SWEEP_POINTS).astype(np.int64))
     largest = max([sc.context_tokens for sc in session.scenarios] or [4096])
-    hi = max(session.architecture.max_position_embeddings or 0, 2 * largest, 8192)
-    return np.unique(np.geomspace(256, hi, SWEEP_POINTS).astype(np.int64))
+    hi = session.architecture.max_position_embeddings or max(2 * largest, 8192)
+    return np.unique(np.geomspace(min(256, hi), hi, SWEEP_POINTS).astype(np.int64))
 
 
 def series(session: Session, axis: str) -> list[Series]:
@@ -56,7 +57,7 @@ def series(session: Session, axis: str) -> list[Series]:
     out = []
     for sc in session.scenarios:
         s = sweep(session.architecture, sc, x, axis)
-        fits = {get_gpu(g).label: s.largest_fitting(capacity_bytes(get_gpu(g), sc)) for g in session.gpus}
+        fits = {get_gpu(g).label: largest_fit(session.architecture, sc, get_gpu(g), axis) for g in session.gpus}
         out.append(Series(label=scenario_label(sc), x=x, total_bytes=s.total, largest_fit=fits))
     return out
 
