@@ -151,7 +151,7 @@ class MeasureTab(QWidget):
         self.device.addItems(["auto", "cpu", "cuda", "cuda:1", "cuda:0,1"])
         self.device.setEditable(True)  # any cuda:N or cuda:N,M,... (several GPUs: a pipeline split)
         self.attn = QComboBox()
-        self.attn.addItems(["sdpa", "eager"])
+        self.attn.addItems(["auto", "sdpa", "eager"])  # auto: what transformers picks for the model
         self.cache = QComboBox()
         self.cache.addItems(["dynamic", "static"])
         for label, w in (("dtype", self.dtype), ("Quantization", self.quant), ("Device", self.device),

@@ -43,8 +43,19 @@ _LOCK = threading.Lock()
 T0 = time.perf_counter()
 
 
+_ENDED = threading.Event()  # set by a run's result or error, cleared by the next run's start
+
+
 def emit(event: str, **fields: Any) -> None:
+    """One protocol line; after the run's `result` or `error` the sampler thread's samples are dropped, so
+    the terminal line is the last one."""
     with _LOCK:
+        if event == "start":
+            _ENDED.clear()
+        elif event in ("result", "error"):
+            _ENDED.set()
+        elif _ENDED.is_set():
+            return
         sys.stdout.write(encode(event, **fields) + "\n")
         sys.stdout.flush()
 
@@ -73,7 +84,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--prompt", type=int, default=128, help="prompt tokens per sequence")
     p.add_argument("--new", type=int, default=16, help="new tokens generated per sequence")
-    p.add_argument("--attn", default="sdpa", choices=["sdpa", "eager"])
+    p.add_argument("--attn", default="auto", choices=["auto", "sdpa", "eager"],
+                   help="attention implementation; auto: what transformers chooses for the model (eager where it has "
+                        "no SDPA path, e.g. Gemma-2)")
     p.add_argument("--cache", default="dynamic", choices=["dynamic", "static"])
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
     p.add_argument("--trust-remote-code", action="store_true", help="allow code from the model folder to run")
@@ -138,7 +151,8 @@ def estimate_result(arch, args, devices: list[str], context_tokens: int) -> tupl
     if args.model and arch.stored and args.quant == "none":
         weights = "stored"
     sc = Scenario(weight_format=weights, kv_format=args.dtype, context_tokens=context_tokens, batch=args.batch,
-                  engine="transformers", device="cpu" if devices == ["cpu"] else "cuda", attention=args.attn,
+                  engine="transformers", device="cpu" if devices == ["cpu"] else "cuda",
+                  attention=None if args.attn == "auto" else args.attn,
                   pp=len(devices))
     e = estimate(arch, sc)
     out: dict[str, Any] = {**e.bytes, "peak": e.total}
@@ -149,6 +163,17 @@ def estimate_result(arch, args, devices: list[str], context_tokens: int) -> tupl
 
 
 # --- measuring helpers -----------------------------------------------------------------
+
+
+def _requested_attention(args) -> str | None:
+    """--attn for transformers: None lets it choose the model's default."""
+    return None if args.attn == "auto" else args.attn
+
+
+def attention_used(model) -> str:
+    """The attention implementation transformers loaded, as memviz names it (sdpa, eager, flash)."""
+    used = str(getattr(model.config, "_attn_implementation", None) or "eager")
+    return "flash" if used.startswith("flash_attention") else used if used in ("sdpa", "eager") else "sdpa"
 
 
 def storage_bytes(tensors) -> int:
@@ -442,20 +467,21 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
             placement = {"device_map": "auto",
                          "max_memory": {cuda_index(d): torch.cuda.get_device_properties(d).total_memory for d in devices}}
         model = AutoModelForCausalLM.from_pretrained(
-            model_dir, local_files_only=True, dtype=dtype, attn_implementation=args.attn,
+            model_dir, local_files_only=True, dtype=dtype, attn_implementation=_requested_attention(args),
             trust_remote_code=args.trust_remote_code, use_safetensors=None if args.allow_pickle else True,
             quantization_config=quant_cfg, **placement)
     else:
         with torch.device(first):
-            model = AutoModelForCausalLM.from_config(hf_cfg, dtype=dtype, attn_implementation=args.attn,
+            model = AutoModelForCausalLM.from_config(hf_cfg, dtype=dtype, attn_implementation=_requested_attention(args),
                                                      trust_remote_code=args.trust_remote_code)
     model.eval()
+    args.attn = state["env"]["attn"] = attention_used(model)  # the estimate and the stored run use what ran
     gc.collect()
     group.synchronize()
     weights = per_device(storage_bytes, weight_tensors(model))
     load_delta = _sub(group.allocated(), alloc_before)
     load_peak = group.peak_reserved()
-    emit("phase", name="load", t_s=round(time.perf_counter() - T0, 3),
+    emit("phase", name="load", t_s=round(time.perf_counter() - T0, 3), attention=args.attn,
          bytes={"weights_storage": sum(weights.values()), "growth": sum(load_delta.values()),
                 "peak": max(load_peak.values()), **({"per_device_weights": weights} if len(devices) > 1 else {})})
 
@@ -547,6 +573,7 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
     est, scenario = estimate_result(arch, args, devices, context_tokens)
     error_pct = {k: ((est[k] - measured[k]) / measured[k] * 100 if measured[k] else None) for k in COMPONENTS}
     result = dict(partial=False, measured=measured, timings=timings, estimate=est, scenario=scenario, error_pct=error_pct,
+                  attention=args.attn,
                   context_tokens=context_tokens, details=extra, model=arch.name)
     if len(devices) > 1:
         result["per_device"] = per_device
