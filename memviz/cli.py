@@ -13,6 +13,7 @@ import sys
 from math import prod
 from typing import Any
 
+from memviz import __version__
 from memviz.core.arch import Architecture, from_config_path
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
@@ -52,6 +53,7 @@ def _default_weights(args: argparse.Namespace) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="memviz", description="How much memory an LLM needs at inference time.")
+    p.add_argument("--version", action="version", version=f"memviz {__version__}")
     sub = p.add_subparsers(dest="command")
 
     e = sub.add_parser("estimate", help="estimate device memory for one scenario")

@@ -9,6 +9,7 @@ from memviz.gui.main_window import MainWindow
 CONFIG = Path(__file__).parents[1] / "data" / "probe" / "llama_gqa.json"
 
 
+@pytest.mark.slow
 def test_real_probe_run_overlays_the_estimate(qtbot, tmp_path, monkeypatch):
     pytest.importorskip("torch")
     pytest.importorskip("transformers")

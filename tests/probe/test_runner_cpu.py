@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs a real model
+
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 

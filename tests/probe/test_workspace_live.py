@@ -15,6 +15,8 @@ from memviz.core.estimate import Scenario, estimate  # noqa: E402
 from memviz.probe.runner import addressed_bytes, cache_keyword, cache_tensors, hf_config  # noqa: E402
 from tests.probe.live_tensors import LiveTensors  # noqa: E402
 
+pytestmark = pytest.mark.slow  # runs a real model
+
 DATA = Path(__file__).parents[1] / "data" / "probe"
 
 
