@@ -19,6 +19,7 @@ from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
 from memviz.core.files import write_text_atomic
 from memviz.core.fit import estimate_fits
 from memviz.core.gpus import get_gpu
+from memviz.core.runs import MeasuredRun, for_scenario
 from memviz.core.session import Session
 from memviz.core.units import Unit, to_unit
 
@@ -39,7 +40,7 @@ def estimates(a: Architecture, scenarios: tuple[Scenario, ...] | list[Scenario])
 
 
 def rows(a: Architecture, scenarios: list[Scenario] | tuple[Scenario, ...], gpus: tuple[str, ...] = (),
-         runs: tuple[dict[str, Any], ...] = ()) -> list[dict[str, Any]]:
+         runs: tuple[MeasuredRun, ...] = ()) -> list[dict[str, Any]]:
     """One row per scenario; a measured run (probe or engine log) of the same scenario adds measured_* columns."""
     out = []
     for sc, est in zip(scenarios, estimates(a, scenarios), strict=True):
@@ -50,7 +51,8 @@ def rows(a: Architecture, scenarios: list[Scenario] | tuple[Scenario, ...], gpus
         row["host_bytes"] = est.host.total
         for g in gpus:
             row[f"fits_{g}"] = estimate_fits(est, get_gpu(g))
-        measured = next((r["measured"] for r in runs if r.get("scenario") == sc.to_dict()), None)
+        run = for_scenario(tuple(runs), sc)
+        measured = run.measured if run else None
         for c in (*COMPONENTS, "peak"):
             row[f"measured_{c}_bytes"] = (measured or {}).get(c)
         row["engine_options"] = dict(sc.options)
@@ -78,7 +80,7 @@ def to_csv(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs=()) 
 
 def to_json(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs=()) -> str:
     return json.dumps({"model": a.name, "unit": unit.value, "bytes_unit": "bytes", "gpus": list(gpus),
-                       "scenarios": rows(a, scenarios, gpus, runs), "runs": list(runs)}, indent=2)
+                       "scenarios": rows(a, scenarios, gpus, runs), "runs": [r.to_dict() for r in runs]}, indent=2)
 
 
 def to_markdown(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs=()) -> str:

@@ -17,10 +17,11 @@ from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.files import write_text_atomic
+from memviz.core.runs import MeasuredRun
 from memviz.core.units import Unit
 
 FORMAT = "memviz-session"
-FORMAT_VERSION = 2  # 2: scenarios carry their engine's options (version 1 files open with the defaults)
+FORMAT_VERSION = 3  # 2: scenarios carry their engine's options; 3: runs are typed (memviz.core.runs)
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class Session:
     preset: str | None = None  # the preset the model came from, if any
     gpus: tuple[str, ...] = ("rtx4090", "h100-80g")
     unit: Unit = Unit.GiB
-    runs: tuple[dict[str, Any], ...] = field(default=())  # measured runs (probe results), kept as data
+    runs: tuple[MeasuredRun, ...] = field(default=())  # measured runs (probe, engine logs)
 
     def with_changes(self, **changes: Any) -> Session:
         return replace(self, **changes)
@@ -44,7 +45,7 @@ class Session:
             "scenarios": [s.to_dict() for s in self.scenarios],
             "gpus": list(self.gpus),
             "unit": self.unit.value,
-            "runs": list(self.runs),
+            "runs": [r.to_dict() for r in self.runs],
         }
 
     @classmethod
@@ -81,7 +82,7 @@ def _load_v1(data: dict[str, Any]) -> Session:
             preset=data.get("preset"),
             gpus=tuple(data.get("gpus", ())),
             unit=Unit(data.get("unit", "GiB")),
-            runs=tuple(data.get("runs", ())),
+            runs=tuple(MeasuredRun.from_dict(r) for r in data.get("runs", ())),
         )
     except KeyError as exc:
         raise InputError(f"session is missing {exc.args[0]!r}") from None
@@ -89,7 +90,9 @@ def _load_v1(data: dict[str, Any]) -> Session:
         raise InputError(f"session is malformed: {exc}") from None
 
 
-_LOADERS = {1: _load_v1, 2: _load_v1}  # a version-1 scenario is a version-2 scenario without options
+# a version-1 scenario is a version-2 scenario without options; a version-2 run is a version-3 run without
+# schema and id
+_LOADERS = {1: _load_v1, 2: _load_v1, 3: _load_v1}
 
 
 class History:

@@ -6,8 +6,6 @@ value is drawn in the session's unit (GiB or GB) and the unit is always printed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
@@ -16,23 +14,8 @@ from PySide6.QtWidgets import QToolTip
 
 from memviz.core.estimate import COMPONENTS
 from memviz.core.units import Unit, format_bytes, to_unit
+from memviz.gui.chart_data import Bar, Series
 from memviz.gui.palette import CAPACITY_COLORS, COMPONENT_COLORS, COMPONENT_LABELS, OVER_CAPACITY, SERIES_COLORS, chart_colors
-
-
-@dataclass
-class Bar:
-    """One scenario's stack: component bytes, their provenance, and the fit per GPU label."""
-
-    label: str
-    bytes: dict[str, int]
-    provenance: dict[str, str]
-    fits: dict[str, bool] = field(default_factory=dict)
-    measured: dict[str, int] | None = None
-    band: float | None = None  # ± fraction of the total, from stored probe runs' residuals
-
-    @property
-    def total(self) -> int:
-        return sum(self.bytes[c] for c in COMPONENTS)
 
 
 def _wrap(label: str, width: int = 18) -> str:
@@ -206,16 +189,6 @@ class CompareChart(_Chart):
                 return
             y += h
         QToolTip.hideText()
-
-
-@dataclass
-class Series:
-    """One scenario's total memory along the sweep axis, and where it stops fitting."""
-
-    label: str
-    x: np.ndarray
-    total_bytes: np.ndarray
-    largest_fit: dict[str, int] = field(default_factory=dict)  # GPU label -> largest x that fits
 
 
 class SweepChart(_Chart):

@@ -27,13 +27,14 @@ from PySide6.QtWidgets import (
     QToolButton,
 )
 
-from memviz.core import report
+from memviz.core import commands, report
 from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.gpus import GPUS
 from memviz.core.presets import get_preset
 from memviz.core.report import scenario_label
+from memviz.core.runs import MeasuredRun
 from memviz.core.session import History, Session
 from memviz.core.units import Unit
 from memviz.gui import model, settings
@@ -51,22 +52,6 @@ def default_session() -> Session:
     return Session(architecture=preset.architecture(), preset=preset.key,
                    scenarios=compare_quantizations(Scenario(context_tokens=8192)),
                    gpus=tuple(settings.read("gpus")), unit=Unit(settings.read("unit")))
-
-
-def probe_source(session: Session) -> tuple[list[str], str]:
-    """What the probe can run for the session's model: a preset or a config/model path, else nothing."""
-    a = session.architecture
-    if session.preset:
-        return ["--preset", session.preset], f"preset {session.preset} (random-initialised weights, no download)"
-    path = Path(a.source) if a.source and not a.source.startswith("preset ") else None
-    if path is not None and path.is_file() and path.suffix.lower() == ".json" and not path.name.endswith(".index.json"):
-        return ["--config", str(path)], f"{path} (random-initialised weights)"
-    if path is not None and path.exists() and path.suffix.lower() != ".gguf":
-        folder = path if path.is_dir() else path.parent
-        if (folder / "config.json").exists():
-            return ["--config", str(folder / "config.json")], f"{folder / 'config.json'} (random-initialised weights)"
-    return [], ("the current model has no preset or config.json the probe can build "
-                "(GGUF and hand-edited models): give a model folder")
 
 
 class MainWindow(QMainWindow):
@@ -94,6 +79,7 @@ class MainWindow(QMainWindow):
         self.measure = MeasureTab()
         self.tabs.addTab(self.measure, "Measure")
         self.measure.sig_run_finished.connect(self.attach_probe_run)
+        self.measure.engine.currentIndexChanged.connect(self._update_probe_source)
         self.reload_calibration()
         self._stale: set = set()
         self.tabs.currentChanged.connect(lambda _i: self._refresh_visible())
@@ -160,15 +146,11 @@ class MainWindow(QMainWindow):
         return True
 
     def set_architecture(self, a: Architecture, preset: str | None) -> None:
-        """Switch the model; scenarios on the imported file's own tensors fall back to bf16 without one."""
-        scenarios = tuple(sc.with_changes(weight_format="bf16") if sc.weight_format == "stored" and not a.stored else sc
-                          for sc in self.session.scenarios)
-        if a.stored and not any(sc.weight_format == "stored" for sc in scenarios):
-            gguf = any(t.storage.startswith(("Q", "IQ", "TQ")) for t in a.stored)
-            base = scenarios[0] if scenarios else Scenario()
-            scenarios = (base.with_changes(name="as stored in the file", weight_format="stored",
-                                           engine="llamacpp" if gguf else base.engine, tp=1),) + scenarios
-        self.apply(self.session.with_changes(architecture=a, preset=preset, scenarios=scenarios))
+        """Switch the model (`commands.switch_architecture`)."""
+        self.apply(commands.switch_architecture(self.session, a, preset))
+
+    def _update_probe_source(self) -> None:
+        self.measure.set_source(*commands.probe_source(self.session, self.measure.engine.currentData()))
 
     def refresh(self, estimates=None, t0: float | None = None) -> None:
         t0 = time.perf_counter() if t0 is None else t0
@@ -176,12 +158,12 @@ class MainWindow(QMainWindow):
         if s.architecture != self._shown_arch:
             self.arch_panel.set_architecture(s.architecture)
             self._shown_arch = s.architecture
-            self.measure.set_source(*probe_source(s))
+            self._update_probe_source()
         if self.table.scenarios != s.scenarios:
             self.table.set_scenarios(s.scenarios)
         self.estimates = estimates if estimates is not None else model.compute_estimates(s)
         caps = model.capacities(s)
-        self.compare.set_bars(model.bars(s, self.estimates, self.bands), caps, s.unit, model.title(s))
+        self.compare.set_bars(model.bars(s, self.estimates, self.calibration.band), caps, s.unit, model.title(s))
         self._stale = {self.sweep, self.breakdown, self.log_view}
         self._refresh_visible()
         for unit, action in self.unit_actions.items():
@@ -352,44 +334,26 @@ class MainWindow(QMainWindow):
         est = self._selected_estimate()
         if est is None:
             return
-        run = {"source": f"{measurement.engine} log", "scenario": est.scenario.to_dict(),
-               "measured": {k: v for k, v in measurement.bytes.items() if k != "total"}}
-        runs = tuple(r for r in self.session.runs if r.get("scenario") != run["scenario"]) + (run,)
-        self.apply(self.session.with_changes(runs=runs))
+        run = MeasuredRun.from_log(measurement.engine, measurement.bytes, est.scenario)
+        self.apply(commands.attach_run(self.session, run))
         self.log_view.show_comparison(est, scenario_label(est.scenario), self.session.unit)
 
     def reload_calibration(self) -> None:
         """Read the stored probe runs (once, not on every redraw): ± bands and calibrated overheads."""
-        from memviz.core import calibration
-
-        runs = calibration.load_runs()
-        self.bands = {key: calibration.residual_band(runs, key) for key in calibration.CALIBRATION_KEYS}
-        self.calibrated = {key: calibration.calibrated_overhead(runs, key) for key in calibration.CALIBRATION_KEYS}
+        self.calibration = commands.read_calibration()
 
     def apply_calibrated_overhead(self) -> None:
         """Set each scenario's runtime overhead to the calibrated value of its group (undoable)."""
-        from memviz.core.calibration import scenario_calibration_key
-
-        def calibrated(sc: Scenario) -> int | None:
-            return self.calibrated.get(scenario_calibration_key(sc))
-
-        scenarios = tuple(sc.with_changes(runtime_overhead_bytes=calibrated(sc), allocator_fraction=0.0)
-                          if calibrated(sc) is not None else sc for sc in self.session.scenarios)
-        if scenarios == self.session.scenarios:
+        session = commands.apply_calibrated_overhead(self.session, self.calibration)
+        if session == self.session:
             self.report_error("No stored probe runs match these scenarios' devices: run the probe first (Measure tab).")
             return
-        self.apply(self.session.with_changes(scenarios=scenarios))
+        self.apply(session)
 
-    def attach_probe_run(self, result: dict, scenario: Scenario) -> None:
+    def attach_probe_run(self, result: dict, run: MeasuredRun) -> None:
         """Show a finished probe run next to the estimate of the same settings (adding that scenario if needed)."""
-        same = [sc for sc in self.session.scenarios if sc.with_changes(name="") == scenario.with_changes(name="")]
-        scenarios = self.session.scenarios if same else self.session.scenarios + (scenario,)
-        target = same[0] if same else scenario
-        run = {"source": "probe", "scenario": target.to_dict(), "measured": result["measured"],
-               "timings": result.get("timings"), "stored_run": result.get("stored_run")}
-        runs = tuple(r for r in self.session.runs if r.get("scenario") != run["scenario"]) + (run,)
         self.reload_calibration()
-        self.apply(self.session.with_changes(scenarios=scenarios, runs=runs))
+        self.apply(commands.attach_run(self.session, run))
 
     def open_log(self, path: str | Path) -> None:
         try:

@@ -9,6 +9,7 @@ breakdown. Runs are also stored for calibration by the probe itself.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
@@ -31,7 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from memviz.core.estimate import Scenario
+from memviz.core.errors import InputError
+from memviz.core.runs import MeasuredRun
 from memviz.core.units import Unit, format_bytes
 from memviz.gui import settings
 from memviz.gui.palette import chart_colors
@@ -59,7 +61,7 @@ def _file_form(label: str, edit: QLineEdit, browse) -> tuple[QWidget, QFormLayou
 
 
 class MeasureTab(QWidget):
-    sig_run_finished = Signal(object, object)  # (result dict, Scenario)
+    sig_run_finished = Signal(object, object)  # (result dict, MeasuredRun)
 
     def __init__(self, silence_timeout_s: float = 600.0) -> None:
         super().__init__()
@@ -286,8 +288,14 @@ class MeasureTab(QWidget):
             lines.append(f"TTFT {t['ttft_s'] * 1e3:.0f} ms, decode {t['decode_tokens_per_s'] or 0:.1f} tokens/s")
         self.summary.setText("\n".join(lines))
         if not result.get("partial"):  # the probe reports the scenario its own estimate used
-            sc = Scenario.from_dict(result.get("attach_as") or result["scenario"])
-            self.sig_run_finished.emit(result, sc.with_changes(name=f"measured {sc.weight_format} B={sc.batch}"))
+            try:
+                run = MeasuredRun.from_probe(result, result.get("attach_as") or result.get("scenario"))
+            except InputError as exc:
+                self._failed(str(exc), "")
+                return
+            sc = run.scenario
+            self.sig_run_finished.emit(result, replace(run, scenario=sc.with_changes(
+                name=f"measured {sc.weight_format} B={sc.batch}")))
 
     def _failed(self, reason: str, details: str) -> None:
         self.summary.setText(f"<span style='color:#D55E00'>{reason}</span>")

@@ -13,8 +13,9 @@ from memviz.core.estimate import Estimate, estimate
 from memviz.core.fit import estimate_fits, largest_fit, sweep
 from memviz.core.gpus import get_gpu
 from memviz.core.report import scenario_label
+from memviz.core.runs import for_scenario
 from memviz.core.session import Session
-from memviz.gui.charts import Bar, Series
+from memviz.gui.chart_data import Bar, Series
 
 SWEEP_POINTS = 384
 
@@ -31,7 +32,8 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
     for est in estimates:
         sc = est.scenario
         fits = {get_gpu(g).label: estimate_fits(est, get_gpu(g)) for g in session.gpus}
-        measured = next((r["measured"] for r in session.runs if r.get("scenario") == sc.to_dict()), None)
+        run = for_scenario(session.runs, sc)
+        measured = run.measured if run else None
         band = bands.get(scenario_calibration_key(sc))
         out.append(Bar(label=scenario_label(sc), bytes=dict(est.bytes),
                        provenance={c.name: c.provenance for c in est.components}, fits=fits, measured=measured, band=band))

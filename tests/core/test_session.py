@@ -5,6 +5,7 @@ import pytest
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.presets import get_preset
+from memviz.core.runs import MeasuredRun
 from memviz.core.session import History, Session
 from memviz.core.units import Unit
 
@@ -12,14 +13,15 @@ from memviz.core.units import Unit
 def make() -> Session:
     return Session(architecture=get_preset("deepseek-v3").architecture(), preset="deepseek-v3",
                    scenarios=(Scenario(weight_format="fp8-block", engine="vllm", tp=8), Scenario(sequence_tokens=(5, 9))),
-                   gpus=("h200",), unit=Unit.GB, runs=({"measured": {"weights": 1}},))
+                   gpus=("h200",), unit=Unit.GB,
+                   runs=(MeasuredRun("r1", "probe", Scenario(sequence_tokens=(5, 9)), {"weights": 1}),))
 
 
 def test_round_trip_through_a_file(tmp_path):
     s = make()
     s.save(tmp_path / "s.json")
     assert Session.load(tmp_path / "s.json") == s
-    assert json.loads((tmp_path / "s.json").read_text())["format_version"] == 2
+    assert json.loads((tmp_path / "s.json").read_text())["format_version"] == 3
 
 
 @pytest.mark.parametrize(
@@ -47,3 +49,22 @@ def test_history_undo_redo_and_limit():
     assert h.redo() == c
     h.push(a)
     assert not h.can_redo()
+
+
+def test_a_version_2_session_with_untyped_runs_opens(tmp_path):
+    s = make()
+    data = s.to_dict()
+    data["format_version"] = 2
+    data["runs"] = [{"source": "probe", "scenario": Scenario().to_dict(), "measured": {"weights": 10, "peak": 20},
+                     "timings": {"ttft_s": 0.5}, "stored_run": None}]
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    run = Session.load(tmp_path / "old.json").runs[0]
+    assert run.measured["weights"] == 10 and run.timings == {"ttft_s": 0.5} and run.scenario == Scenario()
+
+
+def test_a_session_with_a_bad_run_is_refused_with_one_message(tmp_path):
+    data = make().to_dict()
+    data["runs"][0]["measured"]["weights"] = "lots"
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match="whole number of bytes"):
+        Session.load(tmp_path / "bad.json")

@@ -72,9 +72,9 @@ def test_engine_log_overlays_measured_stack(win, qtbot):
     win.tabs.setCurrentWidget(win.log_view)
     win.open_log("tests/data/logs/vllm_llama3_8b_pr10511.log")
     run = win.session.runs[-1]
-    assert run["measured"]["weights"] == round(14.96 * GiB)
+    assert run.measured["weights"] == round(14.96 * GiB) and run.source == "vllm log"
     bar = win.compare.bars[win.table.selected_row()]
-    assert bar.measured == run["measured"]
+    assert bar.measured == run.measured
     assert "measured" in win.compare.tooltip_for(win.table.selected_row(), "weights")
     assert win.log_view.table.rowCount() == 5 and "%" in win.log_view.table.item(0, 4).text()
 

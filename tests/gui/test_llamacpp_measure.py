@@ -43,7 +43,8 @@ def test_llamacpp_options_become_probe_arguments(tab):
 def test_a_real_llamacpp_run_reaches_the_tab(tab, qtbot):
     with qtbot.waitSignal(tab.sig_run_finished, timeout=15_000) as got:
         assert tab.client.start(sys.executable, [FAKE, "llamacpp-ok"])
-    result, scenario = got.args
+    result, run = got.args
+    scenario = run.scenario
     assert scenario.engine == "llamacpp" and scenario.weight_format == "Q4_K_M" and scenario.batch == 2
     measured, estimated = result["buffers"]["model"]["CPU_REPACK"], result["estimated_buffers"]["model"]["CPU_REPACK"]
     assert abs(measured - estimated) <= 0.005 * 2**20  # printed in MiB with two decimals
@@ -81,6 +82,7 @@ def test_the_tab_runs_the_real_llamacpp_probe(tab, qtbot):
     tab.new.setValue(4)
     with qtbot.waitSignal(tab.sig_run_finished, timeout=120_000) as got:
         assert tab.start()
-    result, scenario = got.args
+    result, run = got.args
+    scenario = run.scenario
     assert scenario.weight_format == "Q4_0" and scenario.engine_options["cpu"] in ("avx2", "avx512", "amx", "generic")
     assert result["measured"]["kv_cache"] == result["estimate"]["kv_cache"] and tab.samples

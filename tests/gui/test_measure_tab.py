@@ -29,7 +29,8 @@ def test_real_probe_run_overlays_the_estimate(qtbot, tmp_path, monkeypatch):
     tab.new.setValue(8)
     with qtbot.waitSignal(tab.sig_run_finished, timeout=120_000) as got:
         assert tab.start()
-    result, scenario = got.args
+    result, run = got.args
+    scenario = run.scenario
     assert result["measured"]["kv_cache"] == result["estimate"]["kv_cache"]
     assert tab.samples and "measured" in tab.summary.text()
     assert scenario in w.session.scenarios
@@ -77,4 +78,4 @@ def test_a_run_spread_over_two_gpus_lists_each_device(qtbot):
         w.measure._result(result)
     text = w.measure.summary.text()
     assert "cuda:0: peak" in text and "cuda:1: peak" in text and text.count("estimate -9.1 %") >= 2
-    assert got.args[1].pp == 2
+    assert got.args[1].scenario.pp == 2

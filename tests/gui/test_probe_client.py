@@ -1,5 +1,6 @@
 """The real Qt probe client against a scripted child: ok, crash, hang, out of memory, garbage, bad input."""
 
+import json
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from PySide6.QtCore import QProcess
 from memviz.gui.probe_client import ProbeClient, State
 
 FAKE = str(Path(__file__).parents[1] / "probe" / "fake_probe.py")
+RECORDED = Path(__file__).parents[1] / "data" / "probe" / "transformers_gpt2_cpu.jsonl"
 
 
 @pytest.fixture
@@ -24,7 +26,8 @@ def test_ok(client, qtbot):
     with qtbot.waitSignal(client.sig_result, timeout=10_000) as got:
         assert client.start(sys.executable, [FAKE, "ok"])
         assert not client.start(sys.executable, [FAKE, "ok"])  # one run at a time
-    assert got.args[0]["measured"]["peak"] == 165
+    recorded = json.loads(RECORDED.read_text().splitlines()[-1])
+    assert got.args[0]["measured"] == recorded["measured"]
     qtbot.waitUntil(lambda: client.state is State.IDLE, timeout=5000)
     assert phases[-1] == "decode"
 
@@ -44,6 +47,8 @@ def test_oom_gives_a_partial_result(client, qtbot):
     with qtbot.waitSignal(client.sig_result, timeout=10_000) as got:
         client.start(sys.executable, [FAKE, "oom"])
     assert got.args[0]["partial"] and got.args[0]["phase_failed"] == "prefill"
+    measured = got.args[0]["measured"]
+    assert measured["weights"] > 0 and measured["kv_cache"] is None and measured["peak"] is None
 
 
 def test_hang_is_stopped_by_the_watchdog(client, qtbot):

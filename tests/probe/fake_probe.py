@@ -1,16 +1,29 @@
-"""A scripted stand-in for the probe, for client tests: python fake_probe.py MODE.
+"""A stand-in for the probe, for client tests: python fake_probe.py MODE.
 
-The llamacpp-* modes replay a real llama.cpp probe run (tests/data/probe/llamacpp_qwen2.5-0.5b_q4km.jsonl,
-recorded with `memviz probe --engine llamacpp --preset qwen2.5-0.5b --weights Q4_K_M --context 1024
---parallel 2 --prompt 64 --new 8`) whole, or up to a phase where llama.cpp crashes or hangs, or with
-garbage between its lines."""
+"ok" replays a real transformers probe run (tests/data/probe/transformers_gpt2_cpu.jsonl, recorded with
+`memviz probe --config tests/data/probe/gpt2.json --device cpu --dtype fp32 --batch 2 --prompt 32 --new 4`);
+"oom" replays it to the prefill and ends as the runner does when memory runs out there: a partial result
+with the components measured so far (weights). The llamacpp-* modes replay a real llama.cpp probe run
+(tests/data/probe/llamacpp_qwen2.5-0.5b_q4km.jsonl, recorded with `memviz probe --engine llamacpp
+--preset qwen2.5-0.5b --weights Q4_K_M --context 1024 --parallel 2 --prompt 64 --new 8`) whole, or up to
+a phase where llama.cpp crashes or hangs, or with garbage between its lines."""
 
 import json
 import sys
 import threading
 from pathlib import Path
 
-RECORDED = Path(__file__).parents[1] / "data" / "probe" / "llamacpp_qwen2.5-0.5b_q4km.jsonl"
+DATA = Path(__file__).parents[1] / "data" / "probe"
+RECORDED = DATA / "llamacpp_qwen2.5-0.5b_q4km.jsonl"
+TRANSFORMERS = [json.loads(x) for x in (DATA / "transformers_gpt2_cpu.jsonl").read_text().splitlines()]
+
+
+def replay(until: str | None = None) -> None:
+    """The recorded transformers run's lines after its start, up to (not including) phase `until`."""
+    for event in TRANSFORMERS[1:]:
+        if until and event.get("event") == "phase" and event["name"] == until:
+            return
+        print(json.dumps(event), flush=True)
 
 
 def say(event, **data):
@@ -20,20 +33,19 @@ def say(event, **data):
 mode = sys.argv[1]
 say("start", pid=0, argv=sys.argv)
 if mode == "ok":
-    say("env", device="cpu", device_name="fake", torch="0", transformers="0", threads=1)
-    for name in ("baseline", "runtime", "load", "warmup", "prefill", "decode"):
-        say("phase", name=name, t_s=0.1, bytes={})
-        say("sample", t_s=0.1, rss=100 * 2**20)
-    m = {"weights": 100, "kv_cache": 10, "activations": 5, "overhead": 50, "peak": 165}
-    say("result", partial=False, measured=m, estimate=m, timings={"ttft_s": 0.1, "decode_tokens_per_s": 5.0}, model="fake")
+    replay()
 elif mode == "crash":
     print("Fatal Python error: Segmentation fault", file=sys.stderr, flush=True)
     sys.exit(139)
 elif mode == "hang":
     threading.Event().wait()  # silent until the client's watchdog or Stop ends the process
 elif mode == "oom":
-    say("result", partial=True, phase_failed="prefill", measured={"weights": 100}, estimate={}, timings={},
-        message="out of memory during prefill")
+    replay(until="prefill")
+    final = TRANSFORMERS[-1]
+    load = next(e for e in TRANSFORMERS if e.get("event") == "phase" and e["name"] == "load")
+    measured = dict.fromkeys(final["measured"]) | {"weights": load["bytes"]["weights_storage"]}
+    say("result", partial=True, phase_failed="prefill", measured=measured, timings={}, estimate=final["estimate"],
+        scenario=final["scenario"], error_pct={}, message="out of memory during prefill: CPU RAM exhausted")
     sys.exit(3)
 elif mode == "garbage":
     print("\x00\x01 not json at all {{{", flush=True)

@@ -81,7 +81,7 @@ def test_options_survive_a_session_round_trip(tmp_path):
     s = Session(architecture=LLAMA8, scenarios=(Scenario(engine="vllm", options=(("enforce_eager", True),)),))
     s.save(tmp_path / "s.memviz.json")
     data = json.loads(Path(tmp_path / "s.memviz.json").read_text())
-    assert data["format_version"] == 2 and data["scenarios"][0]["options"] == {"enforce_eager": True}
+    assert data["format_version"] == 3 and data["scenarios"][0]["options"] == {"enforce_eager": True}
     assert Session.load(tmp_path / "s.memviz.json") == s
 
 

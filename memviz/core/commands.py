@@ -1,0 +1,93 @@
+"""Edits of a session that follow rules: each takes a Session and returns the next one.
+
+The window applies them through its undo history; tests and scripts call them
+without Qt. Nothing here reads or writes files except `read_calibration`, which
+reads the stored probe runs once for the window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memviz.core.arch import Architecture
+from memviz.core.estimate import Scenario
+from memviz.core.runs import MeasuredRun, for_scenario
+from memviz.core.session import Session
+
+GGUF_TYPE_PREFIXES = ("Q", "IQ", "TQ", "MXFP")
+
+
+def switch_architecture(session: Session, a: Architecture, preset: str | None) -> Session:
+    """The session on model `a`: scenarios on a file's own tensors fall back to bf16 without one; an imported
+    file adds a scenario "as stored in the file" (run by llama.cpp when the file is a quantized GGUF)."""
+    scenarios = tuple(sc.with_changes(weight_format="bf16") if sc.weight_format == "stored" and not a.stored else sc
+                      for sc in session.scenarios)
+    if a.stored and not any(sc.weight_format == "stored" for sc in scenarios):
+        gguf = any(t.storage.startswith(GGUF_TYPE_PREFIXES) for t in a.stored)
+        base = scenarios[0] if scenarios else Scenario()
+        scenarios = (base.with_changes(name="as stored in the file", weight_format="stored",
+                                       engine="llamacpp" if gguf else base.engine, tp=1),) + scenarios
+    runs = tuple(r for r in session.runs if a == session.architecture)  # runs measured another model go
+    return session.with_changes(architecture=a, preset=preset, scenarios=scenarios, runs=runs)
+
+
+def attach_run(session: Session, run: MeasuredRun) -> Session:
+    """Show `run` next to the scenario it measured, adding that scenario if the session has none with its
+    settings; an older run of the same scenario is replaced."""
+    same = [sc for sc in session.scenarios if sc.with_changes(name="") == run.scenario.with_changes(name="")]
+    scenarios = session.scenarios if same else session.scenarios + (run.scenario,)
+    target = same[0] if same else run.scenario
+    kept = tuple(r for r in session.runs if r is not for_scenario(session.runs, target))
+    attached = MeasuredRun(run.id, run.source, target, run.measured, run.timings, run.stored_run)
+    return session.with_changes(scenarios=scenarios, runs=kept + (attached,))
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What the stored probe runs of this machine teach, by calibration key (`calibration_key`)."""
+
+    overhead: dict[str, int | None] = field(default_factory=dict)  # median measured overhead, bytes
+    band: dict[str, float | None] = field(default_factory=dict)  # largest peak error, a fraction
+
+
+def read_calibration(folder: Path | None = None) -> Calibration:
+    from memviz.core import calibration
+
+    runs = calibration.load_runs(folder)
+    return Calibration({k: calibration.calibrated_overhead(runs, k) for k in calibration.CALIBRATION_KEYS},
+                       {k: calibration.residual_band(runs, k) for k in calibration.CALIBRATION_KEYS})
+
+
+def apply_calibrated_overhead(session: Session, cal: Calibration) -> Session:
+    """Each scenario's runtime overhead set to the calibrated value of its group (engine, device,
+    bitsandbytes); scenarios without runs of their group are unchanged."""
+    from memviz.core.calibration import scenario_calibration_key
+
+    def calibrated(sc: Scenario) -> int | None:
+        return cal.overhead.get(scenario_calibration_key(sc))
+
+    return session.with_changes(scenarios=tuple(
+        sc.with_changes(runtime_overhead_bytes=calibrated(sc), allocator_fraction=0.0) if calibrated(sc) is not None
+        else sc for sc in session.scenarios))
+
+
+def probe_source(session: Session, engine: str = "transformers") -> tuple[list[str], str]:
+    """What the probe of `engine` can run for the session's model: a preset, a config.json, a GGUF file
+    (llama.cpp), else nothing — with a description for the user."""
+    a = session.architecture
+    if session.preset:
+        return ["--preset", session.preset], f"preset {session.preset} (random-initialised weights, no download)"
+    path = Path(a.source) if a.source and not a.source.startswith("preset ") else None
+    if path is not None and path.is_file() and path.suffix.lower() == ".gguf":
+        if engine == "llamacpp":
+            return ["--gguf", str(path)], f"{path} (the GGUF file itself)"
+        return [], f"{path} is a GGUF file: measure it with the llama.cpp engine"
+    if path is not None and path.is_file() and path.suffix.lower() == ".json" and not path.name.endswith(".index.json"):
+        return ["--config", str(path)], f"{path} (random-initialised weights)"
+    if path is not None and path.exists():
+        folder = path if path.is_dir() else path.parent
+        if (folder / "config.json").exists():
+            return ["--config", str(folder / "config.json")], f"{folder / 'config.json'} (random-initialised weights)"
+    return [], ("the current model has no preset or config.json the probe can build (hand-edited models): "
+                "give a model folder or a GGUF file")

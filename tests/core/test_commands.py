@@ -1,0 +1,54 @@
+"""The session edits the window applies, called without Qt."""
+
+from memviz.core import commands
+from memviz.core.estimate import Scenario
+from memviz.core.presets import get_preset
+from memviz.core.runs import MeasuredRun
+from memviz.core.session import Session
+
+LLAMA = get_preset("llama-3.2-1b").architecture()
+
+
+def session(*scenarios: Scenario) -> Session:
+    return Session(architecture=LLAMA, preset="llama-3.2-1b", scenarios=scenarios or (Scenario(),))
+
+
+def test_attach_run_adds_the_scenario_once_and_replaces_older_runs():
+    s = session(Scenario(name="mine", batch=1))
+    first = MeasuredRun("a", "probe", Scenario(batch=1), {"weights": 1})
+    s = commands.attach_run(s, first)
+    assert len(s.scenarios) == 1 and s.runs[0].scenario.name == "mine"  # attached to the session's own scenario
+    s = commands.attach_run(s, MeasuredRun("b", "probe", Scenario(batch=1), {"weights": 2}))
+    assert [r.id for r in s.runs] == ["b"]
+    s = commands.attach_run(s, MeasuredRun("c", "probe", Scenario(batch=4), {"weights": 3}))
+    assert len(s.scenarios) == 2 and [r.id for r in s.runs] == ["b", "c"]
+
+
+def test_switching_to_an_imported_gguf_adds_a_stored_llamacpp_scenario(tmp_path):
+    from memviz.core.arch import StoredTensor
+
+    gguf = LLAMA.with_changes(stored=(StoredTensor("blk.0.attn_q.weight", (2048, 2048), "attention", 0, "Q4_K", 10),),
+                              source=str(tmp_path / "m.gguf"))
+    s = commands.switch_architecture(session(Scenario(weight_format="stored")), gguf, None)
+    assert s.scenarios[0].weight_format == "stored"
+    s = commands.switch_architecture(session(Scenario()), gguf, None)
+    assert s.scenarios[0].engine == "llamacpp" and s.scenarios[0].name == "as stored in the file"
+    back = commands.switch_architecture(s, LLAMA, "llama-3.2-1b")
+    assert all(sc.weight_format != "stored" for sc in back.scenarios)
+
+
+def test_calibrated_overhead_applies_per_engine_group():
+    s = session(Scenario(device="cpu"), Scenario(engine="llamacpp", device="cpu", kv_format="fp16"), Scenario())
+    cal = commands.Calibration(overhead={"cpu": 400, "llamacpp:cpu": 60})
+    out = commands.apply_calibrated_overhead(s, cal)
+    assert [sc.runtime_overhead_bytes for sc in out.scenarios] == [400, 60, None]
+    assert commands.apply_calibrated_overhead(s, commands.Calibration()) == s
+
+
+def test_probe_source_names_a_gguf_for_llamacpp_only(tmp_path):
+    f = tmp_path / "m.gguf"
+    f.write_bytes(b"GGUF")
+    s = Session(architecture=LLAMA.with_changes(source=str(f)), scenarios=(Scenario(),))
+    assert commands.probe_source(s, "llamacpp")[0] == ["--gguf", str(f)]
+    assert commands.probe_source(s, "transformers")[0] == []
+    assert commands.probe_source(session(), "transformers")[0] == ["--preset", "llama-3.2-1b"]
