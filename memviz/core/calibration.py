@@ -26,14 +26,13 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memviz.core.errors import InputError
+from memviz.core.estimate import Scenario
 from memviz.core.files import write_text_atomic
 from memviz.core.formats import BITSANDBYTES
-
-if TYPE_CHECKING:
-    from memviz.core.estimate import Scenario
+from memviz.core.runs import COMPONENTS, MeasuredRun, parse_measured, parse_timings
 
 KEY_FIELDS = ("device", "device_name", "driver", "torch", "transformers", "dtype", "engine")
 CALIBRATION_KEYS = ("cpu", "cuda", "cpu+bitsandbytes", "cuda+bitsandbytes", "llamacpp:cpu", "llamacpp:cuda")
@@ -75,6 +74,7 @@ class StoredRun:
     measured: dict[str, int | None]
     estimate: dict[str, int]
     timings: dict[str, float | None]
+    scenario: dict[str, Any] | None = None  # the scenario the probe estimated (runs stored since format 3)
 
     @property
     def device_kind(self) -> str:
@@ -87,7 +87,13 @@ class StoredRun:
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "created": self.created, "machine": self.machine, "settings": self.settings,
-                "measured": self.measured, "estimate": self.estimate, "timings": self.timings}
+                "measured": self.measured, "estimate": self.estimate, "timings": self.timings,
+                "scenario": self.scenario}
+
+    def measured_run(self) -> MeasuredRun | None:
+        """This stored run as the app's measured run (None for runs stored without their scenario)."""
+        return None if self.scenario is None else MeasuredRun(self.id, "stored probe run", Scenario.from_dict(
+            self.scenario), self.measured, self.timings, self.id)
 
 
 def save_run(env: dict[str, Any], result: dict[str, Any], folder: Path | None = None) -> StoredRun:
@@ -100,7 +106,8 @@ def save_run(env: dict[str, Any], result: dict[str, Any], folder: Path | None = 
         settings={k: env.get(k) for k in ("batch", "prompt", "new", "attn", "cache", "quant", "threads", "weights",
                                           "context", "parallel")}
         | {"model": result.get("model"), "context_tokens": result.get("context_tokens")},
-        measured=result["measured"], estimate=result["estimate"], timings=result.get("timings", {}),
+        measured=parse_measured({k: v for k, v in result["measured"].items() if k in COMPONENTS}),
+        estimate=result["estimate"], timings=parse_timings(result.get("timings") or {}), scenario=result.get("scenario"),
     )
     folder = folder or runs_dir()
     folder.mkdir(parents=True, exist_ok=True)
@@ -115,9 +122,10 @@ def load_runs(folder: Path | None = None) -> list[StoredRun]:
     for f in sorted(folder.glob("*.json")) if folder.exists() else []:
         try:
             d = json.loads(f.read_text(encoding="utf-8"))
-            out.append(StoredRun(d["id"], d["created"], d["machine"], d["settings"], d["measured"], d["estimate"],
-                                 d.get("timings", {})))
-        except (OSError, ValueError, KeyError, TypeError):
+            out.append(StoredRun(d["id"], float(d["created"]), dict(d["machine"]), dict(d["settings"]),
+                                 parse_measured(d["measured"]), dict(d["estimate"]), parse_timings(d.get("timings") or {}),
+                                 d.get("scenario")))
+        except (OSError, ValueError, KeyError, TypeError, InputError):  # a damaged or foreign file: skipped
             continue
     return sorted(out, key=lambda r: r.created)
 

@@ -41,6 +41,23 @@ def _seconds(name: str, value: Any) -> float | None:
     return float(value)
 
 
+def parse_measured(measured: Any) -> dict[str, int | None]:
+    """Measured components (bytes, None where not measured), checked: every source's figures pass here."""
+    if not isinstance(measured, dict):
+        raise InputError("measured components must be a mapping of components to bytes")
+    unknown = set(measured) - set(COMPONENTS)
+    if unknown:
+        raise InputError(f"unknown measured components {sorted(unknown)}; known: {', '.join(COMPONENTS)}")
+    return {c: _bytes(c, measured.get(c)) for c in COMPONENTS}
+
+
+def parse_timings(timings: Any) -> dict[str, float]:
+    """TTFT, decode speed and total time (only those measured), checked."""
+    if not isinstance(timings, dict):
+        raise InputError("timings must be a mapping")
+    return {k: _seconds(k, timings.get(k)) for k in TIMINGS if timings.get(k) is not None}
+
+
 @dataclass(frozen=True)
 class MeasuredRun:
     id: str
@@ -54,16 +71,8 @@ class MeasuredRun:
     def __post_init__(self) -> None:
         if not isinstance(self.source, str) or not isinstance(self.id, str) or not self.id:
             raise InputError("a measured run needs a text id and source")
-        if not isinstance(self.measured, dict):
-            raise InputError("a measured run's 'measured' must be a mapping of components to bytes")
-        unknown = set(self.measured) - set(COMPONENTS)
-        if unknown:
-            raise InputError(f"unknown measured components {sorted(unknown)}; known: {', '.join(COMPONENTS)}")
-        object.__setattr__(self, "measured", {c: _bytes(c, self.measured.get(c)) for c in COMPONENTS})
-        if not isinstance(self.timings, dict):
-            raise InputError("a measured run's timings must be a mapping")
-        object.__setattr__(self, "timings", {k: _seconds(k, self.timings.get(k)) for k in TIMINGS
-                                             if self.timings.get(k) is not None})
+        object.__setattr__(self, "measured", parse_measured(self.measured))
+        object.__setattr__(self, "timings", parse_timings(self.timings))
 
     @classmethod
     def from_probe(cls, result: Any, scenario: Any) -> MeasuredRun:

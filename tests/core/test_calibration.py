@@ -63,3 +63,18 @@ def test_runs_calibrate_their_own_engine_only(tmp_path):
     key = cal.scenario_calibration_key(Scenario(engine="llamacpp", device="cpu", kv_format="fp16"))
     assert key == "llamacpp:cpu" and key in cal.CALIBRATION_KEYS
     assert cal.calibrated_overhead(runs, cal.scenario_calibration_key(Scenario(engine="vllm"))) is None
+
+
+def test_stored_runs_are_parsed_like_every_measured_run(tmp_path):
+    import json
+
+    from memviz.core.estimate import Scenario
+
+    good = cal.save_run(ENV, {**result(400, 1000, 950), "scenario": Scenario(batch=2).to_dict()}, tmp_path)
+    bad = json.loads((tmp_path / f"{good.id}.json").read_text())
+    bad["id"], bad["measured"]["peak"] = "bad", -5
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    runs = cal.load_runs(tmp_path)
+    assert [r.id for r in runs] == [good.id]  # the damaged one is skipped, not half-read
+    run = runs[0].measured_run()
+    assert run.scenario.batch == 2 and run.measured["overhead"] == 400 and run.stored_run == good.id
