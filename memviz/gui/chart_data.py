@@ -15,12 +15,14 @@ from memviz.core.estimate import COMPONENTS
 
 @dataclass
 class Bar:
-    """One scenario's stack: component bytes, their provenance, and the fit per GPU label."""
+    """One scenario's stack: component bytes, their provenance, the fit per GPU label and the budget the fit
+    was judged against (`memviz.core.fit.capacity_bytes`: vLLM's share of the CUDA total, else the GPU)."""
 
     label: str
     bytes: dict[str, int]
     provenance: dict[str, str]
     fits: dict[str, bool] = field(default_factory=dict)
+    budgets: dict[str, int] = field(default_factory=dict)  # GPU label -> bytes this scenario's engine may use
     measured: dict[str, int] | None = None
     band: float | None = None  # ± fraction of the total, from stored probe runs' residuals
 
@@ -37,3 +39,5 @@ class Series:
     x: np.ndarray
     total_bytes: np.ndarray
     largest_fit: dict[str, int] = field(default_factory=dict)  # GPU label -> largest x that fits
+    budgets: dict[str, int] = field(default_factory=dict)  # GPU label -> bytes this scenario's engine may use
+    engine: str = ""

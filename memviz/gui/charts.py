@@ -9,17 +9,24 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QCursor
+from PySide6.QtGui import QColor, QCursor, QFont, QFontMetrics
 from PySide6.QtWidgets import QToolTip
 
 from memviz.core.estimate import COMPONENTS
 from memviz.core.units import Unit, format_bytes, to_unit
 from memviz.gui.chart_data import Bar, Series
-from memviz.gui.palette import CAPACITY_COLORS, COMPONENT_COLORS, COMPONENT_LABELS, OVER_CAPACITY, SERIES_COLORS, chart_colors
+from memviz.gui.palette import (
+    COMPONENT_COLORS,
+    COMPONENT_LABELS,
+    Theme,
+    capacity_color,
+    screen_theme,
+    series_color,
+)
 
 
 def _wrap(label: str, width: int = 18) -> str:
-    """Break a scenario label on its separators so tick labels stay readable."""
+    """Break a scenario label on its separators so tick labels stay within `width` characters where they can."""
     parts, line, out = label.split(" · "), "", []
     for p in parts:
         if line and len(line) + len(p) + 3 > width:
@@ -32,47 +39,104 @@ def _wrap(label: str, width: int = 18) -> str:
 
 
 class _Chart(pg.GraphicsLayoutWidget):
-    """A plot with its legend below it (never over the data); `layout_item` is what gets exported."""
+    """A plot with its legend below it (never over the data); `layout_item` is what gets exported.
+    `apply_theme` redraws the last drawing in other colours (exports use the report theme)."""
 
+    verdict_marks = False  # ✓/✗ above the data, named in the legend
     def __init__(self) -> None:
-        bg, fg = chart_colors()
         super().__init__()
-        self.setBackground(bg)
-        self._fg = fg
+        self.theme = screen_theme()
+        self.setBackground(self.theme.background)
         self.layout_item = self.ci
         self.plot_item = self.ci.addPlot(row=0, col=0)
         self.plot_item.showGrid(x=False, y=True, alpha=0.25)
         self.plot_item.setMenuEnabled(False)
-        self.legend = pg.LegendItem(colCount=2, labelTextColor=fg, labelTextSize="10pt")
+        self.legend = pg.LegendItem(colCount=2, labelTextColor=self.theme.foreground, labelTextSize="10pt")
         self.ci.addItem(self.legend, row=1, col=0)
         self._style_axes()
+        self._last: tuple | None = None  # the arguments of the last drawing, to redraw in another theme
+        self._legend_font = QFont()
+        self._legend_font.setPointSizeF(10)
         self.setMinimumSize(420, 300)
+
+    @property
+    def _fg(self) -> str:
+        return self.theme.foreground
 
     def _style_axes(self) -> None:
         for axis in ("left", "bottom"):
             self.plot_item.getAxis(axis).setTextPen(self._fg)
             self.plot_item.getAxis(axis).setPen(self._fg)
 
-    def apply_theme(self) -> None:
-        bg, self._fg = chart_colors()
-        self.setBackground(bg)
+    def apply_theme(self, theme: Theme | None = None) -> None:
+        """Colours of `theme` (default: the screen's, from the palette), and the last drawing again."""
+        self.theme = theme or screen_theme()
+        self.setBackground(self.theme.background)
         self._style_axes()
         self.legend.setLabelTextColor(self._fg)
+        if self._last is not None:
+            self._draw(*self._last)
 
-    def _clear(self) -> None:
-        self.plot_item.clear()
+    def _draw(self, *args) -> None:
+        raise NotImplementedError
+
+    def _legend_columns(self, texts: list[str]) -> int:
+        """Two legend columns when the widest entry fits in half the chart's width, else one."""
+        metrics = QFontMetrics(self._legend_font)
+        widest = max((metrics.horizontalAdvance(t) + 60 for t in texts), default=0)
+        return 2 if 2 * widest <= self.width() - 40 else 1
+
+    def _fit_legend(self) -> None:
+        """Redraw when the chart's width calls for another number of legend columns: nothing is cut off."""
+        if getattr(self, "closed", False) or getattr(self, "_last", None) is None:  # from close() and __init__ too
+            return
+        texts = [label.text for _, label in self.legend.items]
+        if self._legend_columns(texts) != self.legend.columnCount:
+            self._draw(*self._last)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if hasattr(self, "legend"):
+            self._fit_legend()
+
+    def _set_legend(self, entries: list[tuple]) -> None:
+        """The legend's (sample item, text) entries, in as many columns as the width allows."""
         self.legend.clear()
+        self.legend.setColumnCount(self._legend_columns([text for _, text in entries]))
+        for item, text in entries:
+            self.legend.addItem(item, text)
+        # LegendItem.updateSize leaves out its grid's spacing and margins: reserve what the grid needs
+        self.legend.setMinimumHeight(self.legend.layout.preferredSize().height())
 
-    def _capacity_lines(self, capacities: list[tuple[str, int]], unit: Unit, top: float) -> list[pg.InfiniteLine]:
-        """Dashed horizontal lines; their labels go in the legend so they never cover data.
-        Lines above `top` (the visible range) are listed in the legend as such."""
-        lines = []
+    def _capacity_lines(self, capacities: list[tuple[str, int]], budgets: list[dict[str, int]], unit: Unit,
+                        top: float) -> tuple[list, list[tuple]]:
+        """Per GPU: the full capacity as a faint line, and the budget each scenario's engine may use (what
+        the fit verdict is judged against) as a dashed line; returns (plot items, legend entries). A line
+        above `top` (the visible range) says so in the legend."""
+        items, entries = [], []
         for i, (label, cap) in enumerate(capacities):
-            pen = pg.mkPen(CAPACITY_COLORS[i % len(CAPACITY_COLORS)], width=2, style=Qt.PenStyle.DashLine)
-            lines.append(pg.InfiniteLine(pos=to_unit(cap, unit), angle=0, movable=False, pen=pen))
-            where = " (above the visible range)" if to_unit(cap, unit) > top else ""
-            self.legend.addItem(pg.PlotDataItem(pen=pen), f"{label} capacity: {format_bytes(cap, unit)}{where}")
-        return lines
+            color = capacity_color(i, self.theme)
+            faint = pg.mkPen(_with_alpha(color, 90), width=1)
+            items.append(pg.InfiniteLine(pos=to_unit(cap, unit), angle=0, movable=False, pen=faint))
+            usable = sorted({b[label] for b in budgets if label in b}) or [cap]
+            dashed = pg.mkPen(color, width=2, style=Qt.PenStyle.DashLine)
+            above = " (above the visible range)" if to_unit(min(usable), unit) > top else ""
+            text = ", ".join(format_bytes(u, unit) for u in usable)
+            mark = " ✓/✗" if self.verdict_marks else ""
+            entry = f"{label}: {text}{f' ({mark.strip()})' if mark else ''}{above}" if usable == [cap] else \
+                f"{label}: usable {text} (dashed{',' + mark if mark else ''}) of {format_bytes(cap, unit)} (faint){above}"
+            entries.append((pg.PlotDataItem(pen=dashed), entry))
+            items.extend(self._budget_items(label, usable, budgets, dashed, unit))
+        return items, entries
+
+    def _budget_items(self, label, usable, budgets, pen, unit) -> list:
+        return [pg.InfiniteLine(pos=to_unit(u, unit), angle=0, movable=False, pen=pen) for u in usable]
+
+
+def _with_alpha(color: str, alpha: int) -> QColor:
+    c = QColor(color)
+    c.setAlpha(alpha)
+    return c
 
 
 def visible_top(data_max: float, capacities: list[float]) -> float:
@@ -83,7 +147,10 @@ def visible_top(data_max: float, capacities: list[float]) -> float:
 
 
 class CompareChart(_Chart):
-    """One stacked bar per scenario, side by side, with GPU capacity lines."""
+    """One stacked bar per scenario, side by side, with each GPU's budget and capacity. Above each bar: its
+    total and, per GPU, ✓ or ✗ in that GPU's colour; labels are sized to their bar's slot on every resize."""
+
+    verdict_marks = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -98,20 +165,31 @@ class CompareChart(_Chart):
             self.plot_item.addItem(item)
             self.items[c] = item
         self._transient: list = []  # totals, markers and capacity lines of the last drawing
+        self.labels: list[pg.TextItem] = []
+        self._tops: list[float] = []
+        self._floor_top = 1.0
+        self.plot_item.vb.sigResized.connect(self._layout_labels)
         self.scene().sigMouseMoved.connect(self._hover)
 
     def _add(self, item) -> None:
         self.plot_item.addItem(item)
         self._transient.append(item)
 
+    def close(self) -> bool:
+        """Stop laying out labels before pyqtgraph clears the scene (its resize would reach deleted items)."""
+        self.plot_item.vb.sigResized.disconnect(self._layout_labels)
+        self.labels = []
+        return super().close()
+
     def set_bars(self, bars: list[Bar], capacities: list[tuple[str, int]], unit: Unit, title: str) -> None:
+        self._last = (bars, capacities, unit, title)
+        self._draw(bars, capacities, unit, title)
+
+    def _draw(self, bars: list[Bar], capacities: list[tuple[str, int]], unit: Unit, title: str) -> None:
         for item in self._transient:
             self.plot_item.removeItem(item)
-        self._transient = []
+        self._transient, self.labels = [], []
         self.bars, self.unit = bars, unit
-        self.legend.clear()
-        for c, item in self.items.items():
-            self.legend.addItem(item, COMPONENT_LABELS[c])
         self.plot_item.setTitle(title, color=self._fg, size="12pt")
         self.plot_item.setLabel("left", f"Memory per device ({unit.value})", color=self._fg)
         x = np.arange(len(bars), dtype=float)
@@ -120,16 +198,14 @@ class CompareChart(_Chart):
             h = np.array([to_unit(b.bytes[c], unit) for b in bars])
             self.items[c].setOpts(x=x, y0=bottom.copy(), height=h, pen=pg.mkPen(self._fg, width=0.5))
             bottom += h
-        top = visible_top(float(max(bottom, default=0.0)), [to_unit(cap, unit) for _, cap in capacities])
+        budget_max = max([to_unit(u, unit) for b in bars for u in b.budgets.values()], default=0.0)
+        top = visible_top(float(max(bottom, default=0.0)), [to_unit(cap, unit) for _, cap in capacities] +
+                          ([budget_max] if budget_max else []))
+        self._tops = [float(bottom[i]) * (1 + (b.band or 0)) for i, b in enumerate(bars)]
         for i, b in enumerate(bars):
-            over = [g for g, ok in b.fits.items() if not ok]
-            html = f'<div style="text-align:center; color:{self._fg}; font-weight:600">{format_bytes(b.total, unit)}</div>'
-            if over:
-                html += f'<div style="text-align:center; color:{OVER_CAPACITY}">✗ exceeds {", ".join(over)}</div>'
-            t = pg.TextItem(html=html, anchor=(0.5, 1.0))
-            t.setTextWidth(230)
-            t.setPos(i, bottom[i] * (1 + (b.band or 0)) + top * 0.01)
-            self._add(t)
+            label = pg.TextItem(html=self._label_html(b, capacities, unit), anchor=(0.5, 1.0))
+            self.labels.append(label)
+            self._add(label)
             if b.measured:
                 self._measured_marker(i, b.measured)
         banded = [(i, b) for i, b in enumerate(bars) if b.band]
@@ -138,11 +214,55 @@ class CompareChart(_Chart):
                                       y=np.array([bottom[i] for i, _ in banded]),
                                       height=np.array([2 * b.band * bottom[i] for i, b in banded]),
                                       beam=0.18, pen=pg.mkPen(self._fg, width=1.5)))
-        for line in self._capacity_lines(capacities, unit, top * 1.12):
+        lines, entries = self._capacity_lines(capacities, [b.budgets for b in bars], unit, top * 1.12)
+        for line in lines:
             self._add(line)
-        self.plot_item.getAxis("bottom").setTicks([[(i, _wrap(b.label)) for i, b in enumerate(bars)]])
+        self._set_legend([(item, COMPONENT_LABELS[c]) for c, item in self.items.items()] + entries)
         self.plot_item.setXRange(-0.6, max(len(bars) - 0.4, 0.6), padding=0)
-        self.plot_item.setYRange(0, top * 1.12 if top else 1, padding=0)
+        self._floor_top = top * 1.12 if top else 1.0
+        self._layout_labels()
+
+    def _budget_items(self, label, usable, budgets, pen, unit) -> list:
+        """A dashed segment over each bar's slot at the budget of that bar's engine (one item, gaps between)."""
+        xs, ys = [], []
+        for i, b in enumerate(budgets):
+            if label in b:
+                xs += [i - 0.48, i + 0.48, np.nan]
+                ys += [to_unit(b[label], unit)] * 2 + [np.nan]
+        return [pg.PlotDataItem(xs, ys, pen=pen, connect="finite")] if xs else []
+
+    def _label_html(self, b: Bar, capacities: list[tuple[str, int]], unit: Unit) -> str:
+        marks = " ".join(f'<span style="color:{capacity_color(j, self.theme)}; font-size:120%; font-weight:700">'
+                         f'{"✓" if b.fits.get(label) else "✗"}</span>' for j, (label, _) in enumerate(capacities))
+        total = f'<span style="color:{self._fg}; font-weight:600">{format_bytes(b.total, unit)}</span>'
+        return f'<div style="text-align:center">{total}<br>{marks}</div>' if marks else \
+            f'<div style="text-align:center">{total}</div>'
+
+    def _layout_labels(self) -> None:
+        """Each label as wide as its bar's slot at most, ticks wrapped to the slot, and the y range tall enough
+        for the highest label: no label overlaps another or leaves the plot at any width."""
+        vb = self.plot_item.vb
+        width_px, height_px = vb.width(), vb.height()
+        if not self.bars or width_px <= 0 or height_px <= 0:
+            return
+        slot_px = width_px / (len(self.bars) + 0.2)
+        font = QFont()
+        font.setPointSizeF(9.0 if slot_px >= 90 else 8.0 if slot_px >= 60 else 7.0)
+        need = self._floor_top
+        for i, label in enumerate(self.labels):
+            label.textItem.setFont(font)
+            label.setTextWidth(max(slot_px * 0.94, 20))
+            label_h = label.textItem.boundingRect().height()
+            # data per pixel once the range is [0, need]: solve top + h*(need/height_px) + gap <= need
+            gap = 4 / height_px
+            need = max(need, self._tops[i] / max(1 - (label_h / height_px) - gap, 0.2))
+        for i, label in enumerate(self.labels):
+            label.setPos(i, self._tops[i] + need * 2 / height_px)
+        self.plot_item.setYRange(0, need, padding=0)
+        chars = max(6, int(slot_px / 6.8))
+        self.plot_item.getAxis("bottom").setTicks([[(i, _wrap(b.label, chars)) for i, b in enumerate(self.bars)]])
+        self.plot_item.getAxis("bottom").setHeight(18 + 14 * max(_wrap(b.label, chars).count("\n") + 1
+                                                                 for b in self.bars))
 
     def _measured_marker(self, i: int, measured: dict[str, int]) -> None:
         """Measured components as an outlined stack just right of the estimated bar."""
@@ -192,7 +312,8 @@ class CompareChart(_Chart):
 
 
 class SweepChart(_Chart):
-    """Memory against context length or batch, one curve per scenario, with capacity lines."""
+    """Memory against context length or batch, one curve per scenario, with each GPU's budget and capacity;
+    a dot where a curve crosses the budget it is judged against (the legend's "≤ N")."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -201,35 +322,51 @@ class SweepChart(_Chart):
 
     def set_series(self, series: list[Series], capacities: list[tuple[str, int]], unit: Unit, axis: str,
                    log_x: bool, title: str) -> None:
-        self._clear()
+        self._last = (series, capacities, unit, axis, log_x, title)
+        self._draw(*self._last)
+
+    def _draw(self, series: list[Series], capacities: list[tuple[str, int]], unit: Unit, axis: str, log_x: bool,
+              title: str) -> None:
+        self.plot_item.clear()
         self.series, self.curves = series, []
         self.plot_item.setTitle(title, color=self._fg, size="12pt")
         self.plot_item.setLabel("left", f"Memory per device ({unit.value})", color=self._fg)
         self.plot_item.setLabel("bottom", "Context (tokens per sequence)" if axis == "context" else "Concurrent sequences",
                                 color=self._fg)
         self.plot_item.setLogMode(x=log_x, y=False)
-        spots = []
+        spots, entries = [], []
         for i, s in enumerate(series):
-            color = SERIES_COLORS[i % len(SERIES_COLORS)]
+            color = series_color(i, self.theme)
             fit_text = "; ".join(f"{gpu} ≤ {x:,d}" if x > 0 else f"{gpu}: ✗ never fits" for gpu, x in s.largest_fit.items())
             name = f"{s.label}  [{fit_text}]" if fit_text else s.label
             curve = self.plot_item.plot(s.x, s.total_bytes / unit.bytes, pen=pg.mkPen(color, width=2.5))
-            self.legend.addItem(curve, name)
+            entries.append((curve, name))
             self.curves.append(curve)
-            for x_fit in s.largest_fit.values():
-                if x_fit > 0:
-                    y = float(np.interp(x_fit, s.x, s.total_bytes)) / unit.bytes
+            for gpu, x_fit in s.largest_fit.items():
+                if x_fit > 0 and gpu in s.budgets:  # where the curve meets the budget the verdict used
+                    y = min(float(np.interp(x_fit, s.x, s.total_bytes)), s.budgets[gpu]) / unit.bytes
                     spots.append({"pos": (np.log10(x_fit) if log_x else x_fit, y), "brush": color})
         if spots:
             self.plot_item.addItem(pg.ScatterPlotItem(spots=spots, symbol="o", size=10, pen=pg.mkPen(self._fg, width=1)))
-        data_max = max([0.0, *(float(s.total_bytes.max()) / unit.bytes for s in series if s.total_bytes.size)])
-        ymax = visible_top(data_max, [to_unit(c, unit) for _, c in capacities])
-        for line in self._capacity_lines(capacities, unit, ymax * 1.1):
+        ymax = sweep_top(series, capacities, unit)
+        lines, gpu_entries = self._capacity_lines(capacities, [s.budgets for s in series], unit, ymax)
+        for line in lines:
             self.plot_item.addItem(line)
-        self.plot_item.setYRange(0, ymax * 1.1, padding=0)
+        self._set_legend(entries + gpu_entries)
+        self.plot_item.setYRange(0, ymax, padding=0)
         self.plot_item.enableAutoRange(axis="x")
         xs = np.concatenate([s.x for s in series]) if series else np.array([1])
         self.plot_item.getAxis("bottom").setTicks([_x_ticks(int(xs.min()), int(xs.max()), log_x)] if xs.size else None)
+
+
+def sweep_top(series: list[Series], capacities: list[tuple[str, int]], unit: Unit) -> float:
+    """Top of the sweep's y range: the data, but no higher than 2.5x the largest GPU, so that where the
+    curves cross the budgets stays readable when a sweep runs to thousands of GiB."""
+    data_max = max([0.0, *(float(s.total_bytes.max()) / unit.bytes for s in series if s.total_bytes.size)])
+    caps = [to_unit(c, unit) for _, c in capacities]
+    if caps:
+        data_max = min(data_max, 2.5 * max(caps))
+    return visible_top(data_max, caps) * 1.1
 
 
 def _token_label(n: int) -> str:

@@ -1,5 +1,5 @@
-"""Chart export: PNG at a chosen width (pyqtgraph's ImageExporter), SVG (QSvgGenerator)
-and PDF (QPdfWriter).
+"""Chart export: PNG at a chosen width (QImage), SVG (QSvgGenerator) and PDF (QPdfWriter), each
+rendered from an offscreen copy of the chart laid out at the export width, in the light report theme.
 
 SVG and PDF render the chart's scene through a QPainter. pyqtgraph 0.14's own
 SVGExporter cannot parse the path data Qt 6.12 writes (it fails on every item),
@@ -11,28 +11,79 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyqtgraph.exporters import ImageExporter
-from PySide6.QtCore import QMarginsF, QRect, QRectF, QSize, QSizeF
-from PySide6.QtGui import QPageSize, QPainter, QPdfWriter
+from PySide6.QtCore import QCoreApplication, QMarginsF, QRect, QRectF, QSize, QSizeF, Qt
+from PySide6.QtGui import QImage, QPageSize, QPainter, QPdfWriter
 from PySide6.QtSvg import QSvgGenerator
 
 from memviz.core.errors import InputError
+from memviz.gui.palette import REPORT_THEME, Theme
 
 CHART_SUFFIXES = (".png", ".svg", ".pdf")
 
 
-def export_chart(chart, path: str | Path, width_px: int = 1800) -> Path:
-    """Write `chart` (a CompareChart or SweepChart: plot, legend, title) to PNG, SVG or PDF by suffix."""
-    p = Path(path)
+def export_chart(chart, path: str | Path, width_px: int = 1800, theme: Theme | None = REPORT_THEME) -> Path:
+    """Write `chart` (a CompareChart or SweepChart: plot, legend, title) to PNG, SVG or PDF by suffix, in
+    `theme` (default the light report theme; None keeps the screen's colours).
+
+    The picture is drawn anew by an offscreen copy of the chart laid out at `width_px` (and the shown
+    chart's aspect ratio), then rendered at scale 1: pyqtgraph's legend and text items do not scale with
+    a painter, so a chart laid out at one width and scaled to another has its legend outgrow the page."""
+    with offscreen_copy(chart, width_px, theme) as copy:
+        return _export(copy, Path(path))
+
+
+@contextmanager
+def offscreen_copy(chart, width_px: int, theme: Theme | None = REPORT_THEME):
+    """The chart drawn anew, offscreen, at `width_px` and the shown chart's aspect ratio, in `theme`."""
+    if chart._last is None:
+        raise InputError("the chart has nothing drawn to export")
+    copy = type(chart)()
+    copy.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+    copy.apply_theme(theme or chart.theme)
+    aspect = chart.height() / chart.width() if chart.width() > 0 else 800 / 1400
+    copy.resize(int(width_px), max(300, round(width_px * aspect)))
+    copy.show()
+    try:
+        copy._last = chart._last
+        copy._draw(*chart._last)
+        _settle(copy)
+        yield copy
+    finally:
+        copy.close()
+        copy.deleteLater()
+
+
+def chart_image(chart) -> QImage:
+    """The chart rendered at scale 1 into an image at the resolution its scene was laid out at."""
+    _settle(chart)
+    rect = chart.layout_item.sceneBoundingRect()
+    image = QImage(round(rect.width()), round(rect.height()), QImage.Format.Format_ARGB32)
+    dots_per_meter = round(_scene_dpi(chart) / 0.0254)
+    image.setDotsPerMeterX(dots_per_meter)
+    image.setDotsPerMeterY(dots_per_meter)
+    image.fill(chart.backgroundBrush().color())
+    _render(chart, image, QRectF(0, 0, image.width(), image.height()), rect)
+    return image
+
+
+def _settle(chart) -> None:
+    """Let the chart finish laying out (label sizes change the axis height, which resizes the plot again)."""
+    for _ in range(3):
+        chart.ci.layout.activate()
+        QCoreApplication.processEvents()
+
+
+def _export(chart, p: Path) -> Path:
+    _settle(chart)
     suffix = p.suffix.lower()
     item = chart.layout_item
     if suffix == ".png":
-        exporter = ImageExporter(item)
-        exporter.parameters()["width"] = int(width_px)
-        exporter.parameters()["antialias"] = True
-        exporter.export(str(p))
+        if not chart_image(chart).save(str(p), "PNG"):
+            raise InputError(f"could not write {p}")
     elif suffix == ".svg":
         rect = item.sceneBoundingRect()
         generator = QSvgGenerator()

@@ -41,7 +41,7 @@ from memviz.gui import model, settings
 from memviz.gui.arch_panel import ArchitecturePanel
 from memviz.gui.breakdown import BreakdownView
 from memviz.gui.charts import CompareChart, SweepChart
-from memviz.gui.export import export_chart
+from memviz.gui.export import chart_image, export_chart, offscreen_copy
 from memviz.gui.log_view import LogView
 from memviz.gui.measure_tab import MeasureTab
 from memviz.gui.scenario_table import ScenarioTable, compare_quantizations
@@ -444,11 +444,9 @@ class MainWindow(QMainWindow):
         return export_chart(self.current_chart(), path, width_px or int(settings.read("export_width")))
 
     def copy_chart(self) -> None:
-        from pyqtgraph.exporters import ImageExporter
-
-        exporter = ImageExporter(self.current_chart().layout_item)
-        exporter.parameters()["width"] = int(settings.read("export_width"))
-        QApplication.clipboard().setImage(exporter.export(toBytes=True))
+        """The current chart, as exported (report theme, export width), to the clipboard."""
+        with offscreen_copy(self.current_chart(), int(settings.read("export_width"))) as copy:
+            QApplication.clipboard().setImage(chart_image(copy))
 
     def copy_table(self) -> None:
         s = self.session

@@ -10,7 +10,7 @@ import numpy as np
 
 from memviz.core.calibration import scenario_calibration_key
 from memviz.core.estimate import Estimate, estimate
-from memviz.core.fit import estimate_fits, largest_fit, sweep
+from memviz.core.fit import capacity_bytes, estimate_fits, largest_fit, sweep
 from memviz.core.gpus import get_gpu
 from memviz.core.report import scenario_label
 from memviz.core.runs import for_scenario
@@ -32,11 +32,13 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
     for est in estimates:
         sc = est.scenario
         fits = {get_gpu(g).label: estimate_fits(est, get_gpu(g)) for g in session.gpus}
+        budgets = {get_gpu(g).label: int(capacity_bytes(get_gpu(g), sc)) for g in session.gpus}
         run = for_scenario(session.runs, sc)
         measured = run.measured if run else None
         band = bands.get(scenario_calibration_key(sc))
         out.append(Bar(label=scenario_label(sc), bytes=dict(est.bytes),
-                       provenance={c.name: c.provenance for c in est.components}, fits=fits, measured=measured, band=band))
+                       provenance={c.name: c.provenance for c in est.components}, fits=fits, budgets=budgets,
+                       measured=measured, band=band))
     return out
 
 
@@ -60,7 +62,9 @@ def series(session: Session, axis: str) -> list[Series]:
     for sc in session.scenarios:
         s = sweep(session.architecture, sc, x, axis)
         fits = {get_gpu(g).label: largest_fit(session.architecture, sc, get_gpu(g), axis) for g in session.gpus}
-        out.append(Series(label=scenario_label(sc), x=x, total_bytes=s.total, largest_fit=fits))
+        budgets = {get_gpu(g).label: int(capacity_bytes(get_gpu(g), sc)) for g in session.gpus}
+        out.append(Series(label=scenario_label(sc), x=x, total_bytes=s.total, largest_fit=fits, budgets=budgets,
+                          engine=sc.engine))
     return out
 
 

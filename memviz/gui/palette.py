@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
 COMPONENT_COLORS = {
@@ -12,18 +14,41 @@ COMPONENT_COLORS = {
 }
 COMPONENT_LABELS = {"weights": "Weights", "kv_cache": "KV cache", "activations": "Activations / workspace",
                     "overhead": "Runtime / allocator overhead"}
-CAPACITY_COLORS = ("#D55E00", "#56B4E9", "#777777", "#F0E442", "#000000")
-SERIES_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#F0E442", "#000000")
-OVER_CAPACITY = "#D55E00"
+# Okabe & Ito's black is the theme's foreground, so that it never vanishes on a dark background
+CAPACITY_COLORS = ("#D55E00", "#56B4E9", "#777777", "#F0E442", None)
+SERIES_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#F0E442", None)
 
 
-def chart_colors() -> tuple[str, str]:
-    """(background, foreground) for charts, from the application palette (follows the system theme)."""
+@dataclass(frozen=True)
+class Theme:
+    background: str
+    foreground: str
+
+
+REPORT_THEME = Theme("#ffffff", "#000000")  # exports: a light page whatever the screen shows
+
+
+def screen_theme() -> Theme:
+    """The charts' colours on screen, from the application palette (follows the system theme)."""
     app = QGuiApplication.instance()
     if app is None:
-        return "#ffffff", "#000000"
+        return REPORT_THEME
     pal = app.palette()
     bg: QColor = pal.color(QPalette.ColorRole.Base)
     fg: QColor = pal.color(QPalette.ColorRole.Text)
-    return bg.name(), fg.name()
+    return Theme(bg.name(), fg.name())
+
+
+def chart_colors() -> tuple[str, str]:
+    """(background, foreground) of the screen theme."""
+    t = screen_theme()
+    return t.background, t.foreground
+
+
+def series_color(i: int, theme: Theme) -> str:
+    return SERIES_COLORS[i % len(SERIES_COLORS)] or theme.foreground
+
+
+def capacity_color(i: int, theme: Theme) -> str:
+    return CAPACITY_COLORS[i % len(CAPACITY_COLORS)] or theme.foreground
 

@@ -1,0 +1,118 @@
+"""Report-grade charts, checked on the scene's own geometry: no label overlaps another or leaves the plot at
+any width from 1000 to 2400 px with up to 16 bars; the line drawn is the budget the verdict used; sweeps
+keep the budgets readable; exports are light whatever the screen shows."""
+
+import itertools
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QColor, QFontMetrics, QImage, QPalette
+from PySide6.QtWidgets import QApplication
+
+from memviz.core.estimate import Scenario
+from memviz.core.fit import capacity_bytes
+from memviz.core.gpus import get_gpu
+from memviz.core.presets import get_preset
+from memviz.core.session import Session
+from memviz.gui import model
+from memviz.gui.charts import CompareChart, SweepChart
+from memviz.gui.export import _settle, export_chart
+
+FORMATS = ["bf16", "fp8", "awq-int4", "gptq-int4", "bnb-nf4", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q3_K_M", "Q2_K",
+           "F16", "Q4_0", "Q5_0", "Q5_K_S", "Q4_K_S"]
+
+
+def session(n: int, engine: str = "auto") -> Session:
+    scenarios = tuple(Scenario(weight_format=w, context_tokens=32768, kv_format="fp16" if w[0] in "QF" else "bf16",
+                               engine="llamacpp" if w[0] in "QF" else engine if engine != "auto" else "transformers")
+                      for w in FORMATS[:n])
+    return Session(architecture=get_preset("llama-3.1-70b").architecture(), scenarios=scenarios,
+                   gpus=("h100-80g", "rtx-a6000"))
+
+
+def drawn_compare(qtbot, s: Session, width: int) -> CompareChart:
+    chart = CompareChart()
+    qtbot.addWidget(chart)
+    chart.resize(width, 800)
+    chart.show()
+    chart.set_bars(model.bars(s, model.compute_estimates(s)), model.capacities(s), s.unit, model.title(s))
+    _settle(chart)
+    return chart
+
+
+@pytest.mark.parametrize(("width", "n"), [(1000, 16), (1000, 10), (1280, 10), (1280, 4), (1800, 16), (2400, 16),
+                                          (2400, 1), (1000, 1)])
+def test_no_label_overlaps_or_leaves_the_plot(qtbot, width, n):
+    chart = drawn_compare(qtbot, session(n), width)
+    plot = chart.plot_item.vb.sceneBoundingRect()
+    rects = [label.sceneBoundingRect() for label in chart.labels]
+    assert len(rects) == n
+    for r in rects:
+        assert plot.contains(r), (r, plot)
+    for a, b in itertools.combinations(rects, 2):
+        assert not a.intersects(b)
+    legend = chart.legend.sceneBoundingRect()
+    assert chart.layout_item.sceneBoundingRect().contains(legend) and not legend.intersects(plot)
+    slot = plot.width() / (n + 0.2)
+    axis = chart.plot_item.getAxis("bottom")
+    metrics = QFontMetrics(axis.style.get("tickFont") or axis.font())
+    for _, text in axis._tickLevels[0]:
+        for line in text.split("\n"):
+            assert metrics.horizontalAdvance(line) <= slot, line
+
+
+def test_the_line_drawn_is_the_budget_the_verdict_used(qtbot):
+    s = session(3, engine="vllm")
+    chart = drawn_compare(qtbot, s, 1400)
+    h100 = get_gpu("h100-80g")
+    for i, (sc, bar) in enumerate(zip(s.scenarios, chart.bars, strict=True)):
+        budget = capacity_bytes(h100, sc)
+        assert bar.budgets[h100.label] == int(budget) < h100.memory_bytes  # vLLM: 0.9 x the CUDA total
+        segments = [item for item in chart._transient if hasattr(item, "getData") and item.getData()[0] is not None]
+        ys = [y for item in segments for x, y in zip(*item.getData(), strict=True)
+              if not np.isnan(x) and abs(x - i) < 0.5]
+        assert any(abs(y * 2**30 - budget) < 2**20 for y in ys)
+        assert ("✓" if bar.fits[h100.label] else "✗") in chart.labels[i].textItem.toPlainText()
+    legend = " ".join(label.text for _, label in chart.legend.items)
+    assert "usable" in legend and "79.65 GiB (faint)" in legend
+
+
+def test_batch_sweep_keeps_the_budgets_readable(qtbot):
+    s = session(4)
+    chart = SweepChart()
+    qtbot.addWidget(chart)
+    chart.resize(1280, 720)
+    chart.show()
+    chart.set_series(model.series(s, "batch"), model.capacities(s), s.unit, "batch", True, model.title(s))
+    _settle(chart)
+    top = chart.plot_item.vb.viewRange()[1][1]
+    assert top <= 2.5 * 79.65 * 1.1 + 1e-6  # not the 5,000 GiB the largest batch needs
+    legend = chart.legend.sceneBoundingRect()
+    assert chart.layout_item.sceneBoundingRect().contains(legend)
+
+
+def test_exports_are_light_on_a_dark_screen_and_no_series_is_black_on_black(qtbot, tmp_path):
+    app = QApplication.instance()
+    light = app.palette()
+    dark = QPalette(light)
+    dark.setColor(QPalette.ColorRole.Base, QColor("#121212"))
+    dark.setColor(QPalette.ColorRole.Text, QColor("#eeeeee"))
+    app.setPalette(dark)
+    try:
+        s = session(8)
+        chart = SweepChart()
+        qtbot.addWidget(chart)
+        chart.resize(1400, 800)
+        chart.show()
+        chart.set_series(model.series(s, "context"), model.capacities(s), s.unit, "context", False, model.title(s))
+        assert chart.theme.background == "#121212"
+        colors = {c.opts["pen"].color().name() for c in chart.curves}
+        assert "#000000" not in colors and "#eeeeee" in colors  # Okabe-Ito's black is the foreground
+        out = export_chart(chart, tmp_path / "s.png", 1400)
+        image = QImage(str(out))
+        assert image.pixelColor(2, 2).name() == "#ffffff"
+        assert chart.theme.background == "#121212"  # the screen keeps its theme
+        kept = export_chart(chart, tmp_path / "dark.png", 1400, theme=None)
+        assert QImage(str(kept)).pixelColor(2, 2).name() == "#121212"
+    finally:
+        app.setPalette(light)
