@@ -40,6 +40,16 @@ def drawn_compare(qtbot, s: Session, width: int) -> CompareChart:
     return chart
 
 
+def drawn_sweep(qtbot, s: Session, axis: str, width: int, height: int) -> SweepChart:
+    chart = SweepChart()
+    qtbot.addWidget(chart)
+    chart.resize(width, height)
+    chart.show()
+    chart.set_series(model.series(s, axis), model.capacities(s), s.unit, axis, axis == "batch", model.title(s))
+    _settle(chart)
+    return chart
+
+
 @pytest.mark.parametrize(("width", "n"), [(1000, 16), (1000, 10), (1280, 10), (1280, 4), (1800, 16), (2400, 16),
                                           (2400, 1), (1000, 1)])
 def test_no_label_overlaps_or_leaves_the_plot(qtbot, width, n):
@@ -78,13 +88,7 @@ def test_the_line_drawn_is_the_budget_the_verdict_used(qtbot):
 
 
 def test_batch_sweep_keeps_the_budgets_readable(qtbot):
-    s = session(4)
-    chart = SweepChart()
-    qtbot.addWidget(chart)
-    chart.resize(1280, 720)
-    chart.show()
-    chart.set_series(model.series(s, "batch"), model.capacities(s), s.unit, "batch", True, model.title(s))
-    _settle(chart)
+    chart = drawn_sweep(qtbot, session(4), "batch", 1280, 720)
     top = chart.plot_item.vb.viewRange()[1][1]
     assert top <= 2.5 * 79.65 * 1.1 + 1e-6  # not the 5,000 GiB the largest batch needs
     legend = chart.legend.sceneBoundingRect()
@@ -99,12 +103,7 @@ def test_exports_are_light_on_a_dark_screen_and_no_series_is_black_on_black(qtbo
     dark.setColor(QPalette.ColorRole.Text, QColor("#eeeeee"))
     app.setPalette(dark)
     try:
-        s = session(8)
-        chart = SweepChart()
-        qtbot.addWidget(chart)
-        chart.resize(1400, 800)
-        chart.show()
-        chart.set_series(model.series(s, "context"), model.capacities(s), s.unit, "context", False, model.title(s))
+        chart = drawn_sweep(qtbot, session(8), "context", 1400, 800)
         assert chart.theme.background == "#121212"
         colors = {c.opts["pen"].color().name() for c in chart.curves}
         assert "#000000" not in colors and "#eeeeee" in colors  # Okabe-Ito's black is the foreground
