@@ -60,7 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_model_source(e)
     e.add_argument("--weights", help="weight format (see 'memviz formats'); default bf16, or 'stored' for imported files")
     e.add_argument("--kv", default="bf16", help="KV cache format, default bf16")
-    e.add_argument("--context", type=int, default=4096, help="tokens kept per sequence (prompt + generated)")
+    e.add_argument("--context", type=int, help="tokens kept per sequence (prompt + generated); default 4096, or the "
+                   "model's positions if fewer")
+    e.add_argument("--extrapolate", action="store_true", help="estimate a context beyond the model's positions")
     e.add_argument("--batch", type=int, default=1, help="concurrent sequences")
     e.add_argument("--sequences", help="comma-separated per-sequence token counts (overrides --context/--batch)")
     e.add_argument("--engine", default="auto",
@@ -85,7 +87,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_model_source(x)
     x.add_argument("--weights", help="comma-separated weight formats, one scenario each (default bf16 / stored)")
     x.add_argument("--kv", default="bf16", help="KV cache format")
-    x.add_argument("--context", type=int, default=4096)
+    x.add_argument("--context", type=int, help="default 4096, or the model's positions if fewer")
+    x.add_argument("--extrapolate", action="store_true", help="estimate a context beyond the model's positions")
     x.add_argument("--batch", type=int, default=1)
     x.add_argument("--engine", default="auto",
                    help="transformers | vllm | llamacpp | ollama | auto (GGUF mixes -> llamacpp, else transformers)")
@@ -126,7 +129,17 @@ def _engine_name(args: argparse.Namespace, weight_format: str) -> str:
     return default_engine(weight_format) if args.engine == "auto" else args.engine
 
 
-def _scenario(args: argparse.Namespace) -> Scenario:
+DEFAULT_CONTEXT = 4096
+
+
+def _context(args: argparse.Namespace, a: Architecture) -> int:
+    """--context, or 4096 capped at the model's positions."""
+    if args.context is not None:
+        return args.context
+    return min(DEFAULT_CONTEXT, a.max_position_embeddings or DEFAULT_CONTEXT)
+
+
+def _scenario(args: argparse.Namespace, a: Architecture) -> Scenario:
     from memviz.core.engines import parse_option_pairs
 
     seqs: tuple[int, ...] = ()
@@ -137,12 +150,13 @@ def _scenario(args: argparse.Namespace) -> Scenario:
             raise InputError(f"--sequences must be comma-separated integers, got {args.sequences!r}") from None
     overhead = None if args.overhead is None else parse_bytes(args.overhead)
     return Scenario(
-        weight_format=_default_weights(args), kv_format=args.kv, context_tokens=args.context, batch=args.batch,
+        weight_format=_default_weights(args), kv_format=args.kv, context_tokens=_context(args, a), batch=args.batch,
         sequence_tokens=seqs, engine=_engine_name(args, _default_weights(args)), device=args.device, tp=args.tp,
         pp=args.pp, gpu=args.gpu, options=tuple(sorted(parse_option_pairs(args.option).items())),
         gpu_layers=args.gpu_layers, kv_offload=args.kv_offload, attention=args.attention,
         prefill_chunk_tokens=args.prefill_chunk, logits_all_tokens=args.logits_all,
         gpu_memory_utilization=args.gpu_memory_utilization, runtime_overhead_bytes=overhead,
+        extrapolate=args.extrapolate,
     )
 
 
@@ -240,7 +254,8 @@ def _fewest_hint(a: Architecture, sc: Scenario) -> str:
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
-    a, sc = _architecture(args), _scenario(args)
+    a = _architecture(args)
+    sc = _scenario(args, a)
     est = estimate(a, sc)
     if "refusal" in est.engine_facts:
         raise InputError(est.engine_facts["refusal"] + _fewest_hint(a, sc))
@@ -263,8 +278,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     scenarios = []
     for fmt in (f.strip() for f in _default_weights(args).split(",") if f.strip()):
         engine = _engine_name(args, fmt)
-        scenarios.append(Scenario(weight_format=fmt, kv_format=args.kv, context_tokens=args.context, batch=args.batch,
-                                  engine=engine))
+        scenarios.append(Scenario(weight_format=fmt, kv_format=args.kv, context_tokens=_context(args, a),
+                                  batch=args.batch, engine=engine, extrapolate=args.extrapolate))
     if not scenarios:
         raise InputError("--weights names no format")
     gpus = tuple(get_gpu(g).key for g in args.gpu.split(",") if g.strip())
@@ -427,7 +442,7 @@ def _cmd_training(args: argparse.Namespace) -> int:
         per = training_activation_bytes_per_layer(a, args.seq, args.batch, v)
         tot = training_activation_bytes(a, args.seq, args.batch, v)
         print(f"  {v:<10} per layer {per / GiB:8.3f} GiB   all layers {tot / GiB:9.3f} GiB")
-    inf = estimate(a, Scenario(context_tokens=args.seq, batch=args.batch, attention="eager"))
+    inf = estimate(a, Scenario(context_tokens=args.seq, batch=args.batch, attention="eager", extrapolate=True))
     print(f"  inference (transformers, eager, prefill of {args.seq} tokens): workspace "
           f"{inf.bytes['activations'] / GiB:.3f} GiB — buffers are reused layer to layer, nothing is kept for a backward pass")
     return 0

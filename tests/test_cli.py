@@ -133,3 +133,16 @@ def test_a_closed_pipe_ends_quietly():
         p.stdout.close()  # the reader has left before memviz writes, as `| head -1` leaves after a line
         err = p.stderr.read()
         assert p.wait(timeout=60) == 141 and err == b""
+
+
+def test_a_context_beyond_the_models_positions_exits_2_unless_extrapolated():
+    import subprocess
+    import sys
+
+    run = [sys.executable, "-m", "memviz", "estimate", "--preset", "qwen3-8b", "--context", "131072"]
+    r = subprocess.run(run, capture_output=True, text=True)
+    assert r.returncode == 2 and "40,960 positions" in r.stderr and len(r.stderr.splitlines()) == 1
+    assert subprocess.run([*run, "--extrapolate"], capture_output=True, text=True).returncode == 0
+    gpt2 = subprocess.run([sys.executable, "-m", "memviz", "estimate", "--preset", "gpt2", "--json"], capture_output=True,
+                          text=True)
+    assert gpt2.returncode == 0 and '"context_tokens": 1024' in gpt2.stdout  # the default, capped at its positions

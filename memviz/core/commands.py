@@ -19,10 +19,11 @@ GGUF_TYPE_PREFIXES = ("Q", "IQ", "TQ", "MXFP")
 
 
 def switch_architecture(session: Session, a: Architecture, preset: str | None) -> Session:
-    """The session on model `a`: scenarios on a file's own tensors fall back to bf16 without one; an imported
-    file adds a scenario "as stored in the file" (run by llama.cpp when the file is a quantized GGUF)."""
-    scenarios = tuple(sc.with_changes(weight_format="bf16") if sc.weight_format == "stored" and not a.stored else sc
-                      for sc in session.scenarios)
+    """The session on model `a`: scenarios on a file's own tensors fall back to bf16 without one; contexts
+    beyond its positions are shortened to them (unless a scenario asks to extrapolate); an imported file adds
+    a scenario "as stored in the file" (run by llama.cpp when the file is a quantized GGUF)."""
+    scenarios = tuple(_within_positions(sc.with_changes(weight_format="bf16") if sc.weight_format == "stored"
+                                        and not a.stored else sc, a) for sc in session.scenarios)
     if a.stored and not any(sc.weight_format == "stored" for sc in scenarios):
         gguf = any(t.storage.startswith(GGUF_TYPE_PREFIXES) for t in a.stored)
         base = scenarios[0] if scenarios else Scenario()
@@ -30,6 +31,14 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
                                        engine="llamacpp" if gguf else base.engine, tp=1),) + scenarios
     runs = tuple(r for r in session.runs if a == session.architecture)  # runs measured another model go
     return session.with_changes(architecture=a, preset=preset, scenarios=scenarios, runs=runs)
+
+
+def _within_positions(sc: Scenario, a: Architecture) -> Scenario:
+    limit = a.max_position_embeddings
+    if not limit or sc.extrapolate or sc.longest_sequence <= limit:
+        return sc
+    return sc.with_changes(context_tokens=min(sc.context_tokens, limit),
+                           sequence_tokens=tuple(min(t, limit) for t in sc.sequence_tokens))
 
 
 def attach_run(session: Session, run: MeasuredRun) -> Session:

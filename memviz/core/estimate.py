@@ -66,6 +66,7 @@ class Scenario:
     runtime_overhead_bytes: int | None = None
     allocator_fraction: float | None = None
     options: tuple[tuple[str, Any], ...] = ()
+    extrapolate: bool = False  # estimate contexts beyond the model's positions anyway
 
     def __post_init__(self) -> None:
         for key in ("context_tokens", "batch", "tp", "pp"):

@@ -157,6 +157,7 @@ class MainWindow(QMainWindow):
         s = self.session
         if s.architecture != self._shown_arch:
             self.arch_panel.set_architecture(s.architecture)
+            self.table.set_context_limit(s.architecture.max_position_embeddings)
             self._shown_arch = s.architecture
             self._update_probe_source()
         if self.table.scenarios != s.scenarios:

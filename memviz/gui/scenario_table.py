@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -29,9 +30,11 @@ from memviz.core.estimate import Scenario
 from memviz.core.formats import KV_FORMATS, weight_formats
 from memviz.core.gpus import GPUS
 
-COLUMNS = ("name", "weight_format", "kv_format", "context_tokens", "batch", "engine", "tp", "pp", "gpu", "options")
+COLUMNS = ("name", "weight_format", "kv_format", "context_tokens", "batch", "engine", "tp", "pp", "gpu", "options",
+           "extrapolate")
 HEADERS = ("Name", "Weights", "KV cache", "Context (tokens)", "Sequences", "Engine", "TP", "PP", "GPU (vLLM pool)",
-           "Engine options")
+           "Engine options", "Beyond max context")
+BEYOND = "background: #FBE3D6"  # a context beyond the model's positions (extrapolated, or refused)
 TEXT_COLUMNS = (0, COLUMNS.index("options"))
 
 
@@ -71,6 +74,7 @@ class ScenarioTable(QWidget):
     def __init__(self) -> None:
         super().__init__()
         self._scenarios: tuple[Scenario, ...] = ()
+        self.context_limit: int | None = None  # the model's positions
         layout = QVBoxLayout(self)
         bar = QHBoxLayout()
         self.add_button = QPushButton("Add")
@@ -128,9 +132,12 @@ class ScenarioTable(QWidget):
                 widget.blockSignals(True)
                 if isinstance(widget, QComboBox):
                     widget.setCurrentText(str(value))
+                elif isinstance(widget, QCheckBox):
+                    widget.setChecked(bool(value))
                 else:
                     widget.setValue(int(value))
                 widget.blockSignals(False)
+            self._mark_context(r, sc.longest_sequence)
         self.table.blockSignals(False)
         if scenarios:
             self.table.setCurrentCell(min(max(keep, 0), len(scenarios) - 1), 0)
@@ -147,6 +154,23 @@ class ScenarioTable(QWidget):
         self._spin(r, 7, 1, 64, 1)
         self._combo(r, 8, ["—", *GPUS])
         self.table.setItem(r, COLUMNS.index("options"), QTableWidgetItem(""))
+        check = QCheckBox()
+        check.setToolTip("estimate contexts beyond the model's positions anyway (rope scaling aside)")
+        check.toggled.connect(lambda on, row=r: self._edit(row, "extrapolate", bool(on)))
+        self.table.setCellWidget(r, COLUMNS.index("extrapolate"), check)
+
+    def set_context_limit(self, limit: int | None) -> None:
+        """The model's positions: contexts beyond are marked, and refused unless the row extrapolates."""
+        self.context_limit = limit or None
+        for r, sc in enumerate(self._scenarios):
+            self._mark_context(r, sc.longest_sequence)
+
+    def _mark_context(self, row: int, tokens: int) -> None:
+        spin = self.table.cellWidget(row, COLUMNS.index("context_tokens"))
+        beyond = self.context_limit is not None and tokens > self.context_limit
+        spin.setStyleSheet(BEYOND if beyond else "")
+        limit = f"the model has {self.context_limit:,d} positions" if self.context_limit else ""
+        spin.setToolTip(f"{limit}; this row extrapolates beyond them" if beyond else limit)
 
     def _combo(self, row: int, col: int, options: list[str]) -> None:
         box = QComboBox()
@@ -177,6 +201,13 @@ class ScenarioTable(QWidget):
 
     def _edit(self, row: int, key: str, value) -> None:
         if not 0 <= row < len(self._scenarios):
+            return
+        sc = self._scenarios[row]
+        if key == "context_tokens" and self.context_limit and value > self.context_limit and not sc.extrapolate:
+            self.set_scenarios(self._scenarios)
+            self._mark_context(row, value)
+            self.message.setText(f"Row {row + 1}: {value:,d} tokens exceed the model's {self.context_limit:,d} "
+                                 "positions; tick 'Beyond max context' to estimate anyway")
             return
         try:
             new = self._scenarios[row].with_changes(**{key: value})

@@ -52,3 +52,10 @@ def test_probe_source_names_a_gguf_for_llamacpp_only(tmp_path):
     assert commands.probe_source(s, "llamacpp")[0] == ["--gguf", str(f)]
     assert commands.probe_source(s, "transformers")[0] == []
     assert commands.probe_source(session(), "transformers")[0] == ["--preset", "llama-3.2-1b"]
+
+
+def test_switching_model_keeps_contexts_within_its_positions():
+    gpt2 = get_preset("gpt2").architecture()
+    s = commands.switch_architecture(session(Scenario(context_tokens=8192), Scenario(context_tokens=512),
+                                             Scenario(context_tokens=8192, extrapolate=True)), gpt2, "gpt2")
+    assert [sc.context_tokens for sc in s.scenarios] == [1024, 512, 8192]

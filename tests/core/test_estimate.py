@@ -156,7 +156,7 @@ def test_transformers_sliding_layers_hold_the_prompt_after_prefill():
     sliding = sum(kind == SLIDING for kind in a.layer_types)
     assert sliding == 21 and a.sliding_window == 4096
     wide = a.with_changes(sliding_window=16384)  # a window as long as the context: nothing held beyond it
-    sc = Scenario(context_tokens=16384, batch=2)
+    sc = Scenario(context_tokens=16384, batch=2, extrapolate=True)  # twice its 8,192 positions, on purpose
     held = estimate(a, sc).bytes["activations"] - estimate(wide, sc).bytes["activations"]
     per_token_layer = 2 * 8 * 256 * 2  # K and V, 8 KV heads x 256 dims, bf16
     assert held == 2 * sliding * per_token_layer * (16384 - 4096)

@@ -230,3 +230,22 @@ def test_keyboard_shortcuts(win, qtbot):
     assert len(win.session.scenarios) == n + 1
     qtbot.keyClick(win, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert len(win.session.scenarios) == n
+
+
+def test_a_context_beyond_the_models_positions_is_marked_and_refused_unless_extrapolated(win, qtbot):
+    from memviz.gui.scenario_table import BEYOND, COLUMNS
+
+    win.load_preset("qwen3-8b")
+    assert win.table.context_limit == 40960
+    spin = win.table.table.cellWidget(0, COLUMNS.index("context_tokens"))
+    before = win.session.scenarios
+    spin.setValue(131072)
+    assert win.session.scenarios == before and "40,960 positions" in win.table.message.text()
+    assert spin.styleSheet() == BEYOND
+    win.table.table.cellWidget(0, COLUMNS.index("extrapolate")).setChecked(True)
+    spin = win.table.table.cellWidget(0, COLUMNS.index("context_tokens"))
+    spin.setValue(131072)
+    assert win.session.scenarios[0].context_tokens == 131072 and win.session.scenarios[0].extrapolate
+    assert spin.styleSheet() == BEYOND and "extrapolates" in spin.toolTip()
+    win.load_preset("gpt2")  # switching model shortens the other rows to its 1,024 positions
+    assert all(sc.context_tokens <= 1024 or sc.extrapolate for sc in win.session.scenarios)

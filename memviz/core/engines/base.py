@@ -82,6 +82,16 @@ def parse_option_pairs(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+def check_context(a: Architecture, sc: Scenario) -> None:
+    """A sequence longer than the model's positions (`max_position_embeddings`, which includes the rope
+    scaling its config declares) is refused unless the scenario asks to extrapolate."""
+    limit = a.max_position_embeddings
+    if limit and sc.longest_sequence > limit and not sc.extrapolate:
+        raise InputError(f"{sc.longest_sequence:,d} tokens per sequence exceed {a.name}'s {limit:,d} positions; "
+                         "shorten the context or ask to extrapolate (--extrapolate, or the scenario's "
+                         "'beyond max' box)")
+
+
 @dataclass(frozen=True)
 class Placement:
     """Where the engine keeps tensors when a GPU is used.
@@ -166,6 +176,7 @@ class Engine:
             raise InputError(f"offloading (gpu_layers / kv_offload) is not modelled for {self.name}")
         if sc.pp > a.num_layers:
             raise InputError(f"pp ({sc.pp}) cannot exceed the model's {a.num_layers} layers")
+        check_context(a, sc)
 
     # --- placement and KV --------------------------------------------------------------
     def placement(self, x: Inputs) -> Placement:

@@ -60,7 +60,10 @@ def test_a_request_that_cannot_fit_is_refused_with_the_longest_that_would():
 
 def test_beyond_the_models_positions_is_refused():
     gpt2 = get_preset("gpt2").architecture()
-    assert "1,024 positions" in estimate(gpt2, Scenario(engine="vllm", context_tokens=4096)).engine_facts["refusal"]
+    with pytest.raises(InputError, match="exceed GPT-2 \\(124M\\)'s 1,024 positions"):
+        estimate(gpt2, Scenario(engine="vllm", context_tokens=4096))
+    extrapolated = estimate(gpt2, Scenario(engine="vllm", context_tokens=4096, extrapolate=True))
+    assert "1,024 positions" in extrapolated.engine_facts["refusal"]  # vLLM itself still refuses
 
 
 def test_options_are_validated_and_belong_to_their_engine():
