@@ -12,7 +12,7 @@ from pathlib import Path
 
 from memviz.core.arch import Architecture
 from memviz.core.estimate import Scenario
-from memviz.core.runs import MeasuredRun, for_scenario
+from memviz.core.runs import MeasuredRun, settings_key
 from memviz.core.session import Session
 
 GGUF_TYPE_PREFIXES = ("Q", "IQ", "TQ", "MXFP")
@@ -29,8 +29,10 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
         base = scenarios[0] if scenarios else Scenario()
         scenarios = (base.with_changes(name="as stored in the file", weight_format="stored",
                                        engine="llamacpp" if gguf else base.engine, tp=1),) + scenarios
-    runs = tuple(r for r in session.runs if a == session.architecture)  # runs measured another model go
-    return session.with_changes(architecture=a, preset=preset, scenarios=scenarios, runs=runs)
+    if a != session.architecture:  # runs measured another model go, and so do the links to them
+        scenarios = tuple(sc.with_changes(run_id=None) for sc in scenarios)
+        return session.with_changes(architecture=a, preset=preset, scenarios=scenarios, runs=())
+    return session.with_changes(architecture=a, preset=preset, scenarios=scenarios)
 
 
 def _within_positions(sc: Scenario, a: Architecture) -> Scenario:
@@ -42,14 +44,19 @@ def _within_positions(sc: Scenario, a: Architecture) -> Scenario:
 
 
 def attach_run(session: Session, run: MeasuredRun) -> Session:
-    """Show `run` next to the scenario it measured, adding that scenario if the session has none with its
-    settings; an older run of the same scenario is replaced."""
-    same = [sc for sc in session.scenarios if sc.with_changes(name="") == run.scenario.with_changes(name="")]
-    scenarios = session.scenarios if same else session.scenarios + (run.scenario,)
-    target = same[0] if same else run.scenario
-    kept = tuple(r for r in session.runs if r is not for_scenario(session.runs, target))
-    attached = MeasuredRun(run.id, run.source, target, run.measured, run.timings, run.stored_run)
-    return session.with_changes(scenarios=scenarios, runs=kept + (attached,))
+    """Link `run` to the scenario with its settings (adding that scenario if the session has none); the run
+    that scenario linked to before is dropped."""
+    key = settings_key(run.scenario)
+    index = next((i for i, sc in enumerate(session.scenarios) if settings_key(sc) == key), None)
+    scenarios = list(session.scenarios)
+    if index is None:
+        scenarios.append(run.scenario)
+        index = len(scenarios) - 1
+    old = scenarios[index].run_id
+    scenarios[index] = scenarios[index].with_changes(run_id=run.id)
+    attached = MeasuredRun(run.id, run.source, settings_key(run.scenario), run.measured, run.timings, run.stored_run)
+    runs = tuple(r for r in session.runs if r.id not in (old, run.id)) + (attached,)
+    return session.with_changes(scenarios=tuple(scenarios), runs=runs)
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,7 @@ class Scenario:
     allocator_fraction: float | None = None
     options: tuple[tuple[str, Any], ...] = ()
     extrapolate: bool = False  # estimate contexts beyond the model's positions anyway
+    run_id: str | None = None  # the measured run shown with this scenario (memviz.core.runs)
 
     def __post_init__(self) -> None:
         for key in ("context_tokens", "batch", "tp", "pp"):

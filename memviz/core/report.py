@@ -19,7 +19,7 @@ from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
 from memviz.core.files import write_text_atomic
 from memviz.core.fit import estimate_fits
 from memviz.core.gpus import get_gpu
-from memviz.core.runs import MeasuredRun, for_scenario
+from memviz.core.runs import MeasuredRun, for_scenario, is_stale
 from memviz.core.session import Session
 from memviz.core.units import Unit, to_unit
 
@@ -52,7 +52,7 @@ def rows(a: Architecture, scenarios: list[Scenario] | tuple[Scenario, ...], gpus
         for g in gpus:
             row[f"fits_{g}"] = estimate_fits(est, get_gpu(g))
         run = for_scenario(tuple(runs), sc)
-        measured = run.measured if run else None
+        measured = run.measured if run and not is_stale(run, sc) else None  # a stale run is not this scenario's
         for c in (*COMPONENTS, "peak"):
             row[f"measured_{c}_bytes"] = (measured or {}).get(c)
         row["engine_options"] = dict(sc.options)

@@ -3,8 +3,9 @@
 One typed object for all three sources, parsed and validated here only: the app
 reads probe results written by another Python (perhaps another memviz install),
 session files and logs, so nothing from them reaches a chart unchecked. A run
-refers to the scenario it measured by value (its settings); `for_scenario`
-finds the run of a scenario.
+keeps the settings it measured; a scenario links to its run by id
+(`Scenario.run_id`), so renaming it keeps the link, and a run whose settings no
+longer match its scenario's is stale: shown as such, never compared.
 """
 
 from __future__ import annotations
@@ -115,7 +116,16 @@ class MeasuredRun:
                 "measured": dict(self.measured), "timings": dict(self.timings), "stored_run": self.stored_run}
 
 
+def settings_key(sc: Scenario) -> Scenario:
+    """What a run must share with a scenario to be compared with its estimate: everything but the name and link."""
+    return sc.with_changes(name="", run_id=None)
+
+
 def for_scenario(runs: tuple[MeasuredRun, ...], sc: Scenario) -> MeasuredRun | None:
-    """The run that measured exactly `sc`'s settings (its name aside), the latest if several."""
-    key = sc.with_changes(name="")
-    return next((r for r in reversed(runs) if r.scenario.with_changes(name="") == key), None)
+    """The run `sc` links to, or None."""
+    return next((r for r in runs if r.id == sc.run_id), None) if sc.run_id else None
+
+
+def is_stale(run: MeasuredRun, sc: Scenario) -> bool:
+    """The scenario was edited after the run: its estimate is no longer the one the run measured against."""
+    return settings_key(run.scenario) != settings_key(sc)

@@ -17,11 +17,11 @@ from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.files import write_text_atomic
-from memviz.core.runs import MeasuredRun
+from memviz.core.runs import MeasuredRun, settings_key
 from memviz.core.units import Unit
 
 FORMAT = "memviz-session"
-FORMAT_VERSION = 3  # 2: scenarios carry their engine's options; 3: runs are typed (memviz.core.runs)
+FORMAT_VERSION = 3  # 2: scenarios carry their engine's options; 3: runs are typed and linked by id
 
 
 @dataclass(frozen=True)
@@ -90,9 +90,28 @@ def _load_v1(data: dict[str, Any]) -> Session:
         raise InputError(f"session is malformed: {exc}") from None
 
 
+def _load_v2(data: dict[str, Any]) -> Session:
+    """Version 2 matched runs to scenarios by their settings: link each scenario to its run by id."""
+    session = _load_v1(data)
+    scenarios = []
+    for sc in session.scenarios:
+        run = next((r for r in reversed(session.runs) if settings_key(r.scenario) == settings_key(sc)), None)
+        scenarios.append(sc.with_changes(run_id=run.id) if run else sc)
+    return session.with_changes(scenarios=tuple(scenarios))
+
+
+def _load_v3(data: dict[str, Any]) -> Session:
+    session = _load_v1(data)
+    ids = {r.id for r in session.runs}
+    dangling = [sc.run_id for sc in session.scenarios if sc.run_id and sc.run_id not in ids]
+    if dangling:
+        raise InputError(f"session scenarios link to runs it does not hold: {', '.join(dangling)}")
+    return session
+
+
 # a version-1 scenario is a version-2 scenario without options; a version-2 run is a version-3 run without
-# schema and id
-_LOADERS = {1: _load_v1, 2: _load_v1, 3: _load_v1}
+# schema and id, matched to its scenario by settings
+_LOADERS = {1: _load_v2, 2: _load_v2, 3: _load_v3}
 
 
 class History:

@@ -24,6 +24,7 @@ class Bar:
     fits: dict[str, bool] = field(default_factory=dict)
     budgets: dict[str, int] = field(default_factory=dict)  # GPU label -> bytes this scenario's engine may use
     measured: dict[str, int] | None = None
+    measured_stale: bool = False  # the scenario was edited after its run: shown, not compared
     band: float | None = None  # ± fraction of the total, from stored probe runs' residuals
 
     @property

@@ -207,7 +207,7 @@ class CompareChart(_Chart):
             self.labels.append(label)
             self._add(label)
             if b.measured:
-                self._measured_marker(i, b.measured)
+                self._measured_marker(i, b.measured, b.measured_stale)
         banded = [(i, b) for i, b in enumerate(bars) if b.band]
         if banded:
             self._add(pg.ErrorBarItem(x=np.array([i for i, _ in banded], dtype=float),
@@ -264,14 +264,16 @@ class CompareChart(_Chart):
         self.plot_item.getAxis("bottom").setHeight(18 + 14 * max(_wrap(b.label, chars).count("\n") + 1
                                                                  for b in self.bars))
 
-    def _measured_marker(self, i: int, measured: dict[str, int]) -> None:
-        """Measured components as an outlined stack just right of the estimated bar."""
+    def _measured_marker(self, i: int, measured: dict[str, int], stale: bool) -> None:
+        """Measured components as an outlined stack just right of the estimated bar (grey and dotted when the
+        scenario was edited after the run: stale)."""
         y = 0.0
+        pen = pg.mkPen("#999999" if stale else self._fg, width=1.2, style=Qt.PenStyle.DotLine if stale else Qt.PenStyle.SolidLine)
         for c in COMPONENTS:
             h = to_unit(measured.get(c) or 0, self.unit)
             if h:
-                self._add(pg.BarGraphItem(x=[i + 0.36], y0=[y], height=[h], width=0.1,
-                                          brush=pg.mkBrush(COMPONENT_COLORS[c] + "80"), pen=pg.mkPen(self._fg, width=1.2)))
+                brush = pg.mkBrush("#99999940" if stale else COMPONENT_COLORS[c] + "80")
+                self._add(pg.BarGraphItem(x=[i + 0.36], y0=[y], height=[h], width=0.1, brush=brush, pen=pen))
             y += h
 
     def bar_heights(self) -> dict[str, list[float]]:
@@ -284,7 +286,9 @@ class CompareChart(_Chart):
         lines = [f"<b>{b.label}</b>", f"{COMPONENT_LABELS[component]}: {n:,d} bytes",
                  f"= {format_bytes(n, Unit.GiB, 3)} = {format_bytes(n, Unit.GB, 3)}",
                  f"provenance: {b.provenance.get(component, '?')}"]
-        if b.measured and b.measured.get(component) is not None:
+        if b.measured and b.measured_stale:
+            lines.append("measured run: stale (the scenario was edited after it ran; measure again to compare)")
+        elif b.measured and b.measured.get(component) is not None:
             m = b.measured[component]
             err = (n - m) / m * 100 if m else float("nan")
             lines.append(f"measured: {format_bytes(m, self.unit, 3)} (estimate error {err:+.1f} %)")

@@ -13,7 +13,7 @@ from memviz.core.estimate import Estimate, estimate
 from memviz.core.fit import capacity_bytes, estimate_fits, largest_fit, sweep
 from memviz.core.gpus import get_gpu
 from memviz.core.report import scenario_label
-from memviz.core.runs import for_scenario
+from memviz.core.runs import for_scenario, is_stale
 from memviz.core.session import Session
 from memviz.gui.chart_data import Bar, Series
 
@@ -35,10 +35,11 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
         budgets = {get_gpu(g).label: int(capacity_bytes(get_gpu(g), sc)) for g in session.gpus}
         run = for_scenario(session.runs, sc)
         measured = run.measured if run else None
+        stale = bool(run) and is_stale(run, sc)
         band = bands.get(scenario_calibration_key(sc))
         out.append(Bar(label=scenario_label(sc), bytes=dict(est.bytes),
                        provenance={c.name: c.provenance for c in est.components}, fits=fits, budgets=budgets,
-                       measured=measured, band=band))
+                       measured=measured, measured_stale=stale, band=band))
     return out
 
 

@@ -13,15 +13,30 @@ def session(*scenarios: Scenario) -> Session:
     return Session(architecture=LLAMA, preset="llama-3.2-1b", scenarios=scenarios or (Scenario(),))
 
 
-def test_attach_run_adds_the_scenario_once_and_replaces_older_runs():
+def test_attach_run_links_by_id_and_replaces_the_older_run():
     s = session(Scenario(name="mine", batch=1))
-    first = MeasuredRun("a", "probe", Scenario(batch=1), {"weights": 1})
-    s = commands.attach_run(s, first)
-    assert len(s.scenarios) == 1 and s.runs[0].scenario.name == "mine"  # attached to the session's own scenario
+    s = commands.attach_run(s, MeasuredRun("a", "probe", Scenario(batch=1), {"weights": 1}))
+    assert len(s.scenarios) == 1 and s.scenarios[0].run_id == "a" and s.scenarios[0].name == "mine"
     s = commands.attach_run(s, MeasuredRun("b", "probe", Scenario(batch=1), {"weights": 2}))
-    assert [r.id for r in s.runs] == ["b"]
+    assert [r.id for r in s.runs] == ["b"] and s.scenarios[0].run_id == "b"
     s = commands.attach_run(s, MeasuredRun("c", "probe", Scenario(batch=4), {"weights": 3}))
     assert len(s.scenarios) == 2 and [r.id for r in s.runs] == ["b", "c"]
+
+
+def test_a_renamed_scenario_keeps_its_run_and_an_edited_one_shows_it_stale():
+    from memviz.core.runs import for_scenario, is_stale
+
+    s = commands.attach_run(session(Scenario(batch=1)), MeasuredRun("a", "probe", Scenario(batch=1), {"weights": 1}))
+    renamed = s.scenarios[0].with_changes(name="renamed")
+    assert for_scenario(s.runs, renamed).id == "a" and not is_stale(s.runs[0], renamed)
+    edited = s.scenarios[0].with_changes(gpu="h100-80g")
+    assert for_scenario(s.runs, edited).id == "a" and is_stale(s.runs[0], edited)
+
+
+def test_switching_model_drops_runs_and_their_links():
+    s = commands.attach_run(session(Scenario()), MeasuredRun("a", "probe", Scenario(), {"weights": 1}))
+    other = commands.switch_architecture(s, get_preset("qwen2.5-0.5b").architecture(), "qwen2.5-0.5b")
+    assert other.runs == () and all(sc.run_id is None for sc in other.scenarios)
 
 
 def test_switching_to_an_imported_gguf_adds_a_stored_llamacpp_scenario(tmp_path):

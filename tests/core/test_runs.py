@@ -35,11 +35,10 @@ def test_a_log_is_a_run_without_a_peak():
     assert run.source == "vllm log" and run.measured["peak"] is None and run.measured["activations"] is None
 
 
-def test_for_scenario_ignores_the_name_and_takes_the_latest():
-    sc = Scenario(batch=3)
-    old = MeasuredRun("a", "probe", sc, {"weights": 1})
-    new = MeasuredRun("b", "probe", sc.with_changes(name="renamed"), {"weights": 2})
-    assert for_scenario((old, new), sc) is new and for_scenario((old,), Scenario()) is None
+def test_for_scenario_follows_the_link():
+    run = MeasuredRun("a", "probe", Scenario(batch=3), {"weights": 1})
+    assert for_scenario((run,), Scenario(batch=3, run_id="a")) is run
+    assert for_scenario((run,), Scenario(batch=3)) is None  # no link, no run: never matched by chance
 
 
 def test_unknown_schema_is_refused():

@@ -17,6 +17,14 @@ def make() -> Session:
                    runs=(MeasuredRun("r1", "probe", Scenario(sequence_tokens=(5, 9)), {"weights": 1}),))
 
 
+def test_a_link_to_a_missing_run_is_refused(tmp_path):
+    data = make().to_dict()
+    data["scenarios"][0]["run_id"] = "nowhere"
+    (tmp_path / "s.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match="nowhere"):
+        Session.load(tmp_path / "s.json")
+
+
 def test_round_trip_through_a_file(tmp_path):
     s = make()
     s.save(tmp_path / "s.json")
@@ -58,8 +66,14 @@ def test_a_version_2_session_with_untyped_runs_opens(tmp_path):
     data["runs"] = [{"source": "probe", "scenario": Scenario().to_dict(), "measured": {"weights": 10, "peak": 20},
                      "timings": {"ttft_s": 0.5}, "stored_run": None}]
     (tmp_path / "old.json").write_text(json.dumps(data))
-    run = Session.load(tmp_path / "old.json").runs[0]
+    loaded = Session.load(tmp_path / "old.json")
+    run = loaded.runs[0]
     assert run.measured["weights"] == 10 and run.timings == {"ttft_s": 0.5} and run.scenario == Scenario()
+    assert [sc.run_id for sc in loaded.scenarios] == [None, None]  # make()'s scenarios were not measured
+    data["scenarios"][0] = Scenario().to_dict()
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    relinked = Session.load(tmp_path / "old.json")
+    assert relinked.scenarios[0].run_id == relinked.runs[0].id  # linked by its settings
 
 
 def test_a_session_with_a_bad_run_is_refused_with_one_message(tmp_path):

@@ -249,3 +249,19 @@ def test_a_context_beyond_the_models_positions_is_marked_and_refused_unless_extr
     assert spin.styleSheet() == BEYOND and "extrapolates" in spin.toolTip()
     win.load_preset("gpt2")  # switching model shortens the other rows to its 1,024 positions
     assert all(sc.context_tokens <= 1024 or sc.extrapolate for sc in win.session.scenarios)
+
+
+def test_a_run_follows_its_scenario_and_turns_stale_when_it_is_edited(win):
+    from memviz.core import commands
+    from memviz.core.runs import MeasuredRun
+
+    sc = win.session.scenarios[0]
+    win.apply(commands.attach_run(win.session, MeasuredRun("r", "probe", sc, {"weights": 5 * 2**30})))
+    assert win.compare.bars[0].measured["weights"] == 5 * 2**30 and not win.compare.bars[0].measured_stale
+    renamed = win.session.scenarios[0].with_changes(name="renamed")
+    win.apply(win.session.with_changes(scenarios=(renamed, *win.session.scenarios[1:])))
+    assert win.compare.bars[0].measured and "estimate error" in win.compare.tooltip_for(0, "weights")
+    edited = renamed.with_changes(context_tokens=renamed.context_tokens * 2)
+    win.apply(win.session.with_changes(scenarios=(edited, *win.session.scenarios[1:])))
+    assert win.compare.bars[0].measured_stale and "stale" in win.compare.tooltip_for(0, "weights")
+    assert "estimate error" not in win.compare.tooltip_for(0, "weights")
