@@ -501,6 +501,12 @@ def _main(argv: list[str]) -> int:
 
 
 def _launch_gui() -> int:
+    from memviz.gui.linux_deps import startup_problem
+
+    problem = startup_problem()
+    if problem:  # Qt would abort with a misleading hint
+        print(f"memviz: error: {problem}", file=sys.stderr)
+        return 2
     from memviz.gui.app import run
 
     return run()
