@@ -95,7 +95,11 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--gpu", default="", help="comma-separated GPUs for capacity lines")
     x.add_argument("--chart", choices=["compare", "sweep"], default="compare")
     x.add_argument("--unit", default="GiB", choices=["GiB", "GB"])
-    x.add_argument("--width", type=int, default=1800, help="PNG width in pixels")
+    x.add_argument("--width", type=int, default=1800, help="width the chart is laid out at, in pixels")
+    x.add_argument("--scale", type=float, default=1.0, help="PNG pixels per layout pixel (2 for print)")
+    x.add_argument("--title", help="chart title (default: the model and unit)")
+    x.add_argument("--subtitle", default="auto",
+                   help="line under the title; 'auto': engines, settings, GPUs, memviz version, date; 'none': no line")
     x.add_argument("--log-x", action="store_true", help="sweep: logarithmic context axis")
     x.add_argument("--out", required=True, help="FILE.png|.svg|.pdf|.csv|.json|.md")
 
@@ -292,7 +296,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
             raise InputError("--width must be at least 200 pixels")
         from memviz.gui.headless import render
 
-        render(session, args.chart, out, args.width, args.log_x)
+        if not 200 <= args.width <= 20000 or not 0.25 <= args.scale <= 8:
+            raise InputError("--width must be 200..20000 pixels and --scale 0.25..8")
+        render(session, args.chart, out, args.width, args.log_x, args.scale, args.title,
+               None if args.subtitle == "none" else args.subtitle)
     else:
         raise InputError(f"unknown output type {out.suffix or '(none)'}; use .png .svg .pdf .csv .json .md")
     print(out)

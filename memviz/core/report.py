@@ -44,7 +44,7 @@ def rows(a: Architecture, scenarios: list[Scenario] | tuple[Scenario, ...], gpus
     """One row per scenario; a measured run (probe or engine log) of the same scenario adds measured_* columns."""
     out = []
     for sc, est in zip(scenarios, estimates(a, scenarios), strict=True):
-        row: dict[str, Any] = {"label": scenario_label(sc)}
+        row: dict[str, Any] = {"model": a.name, "label": scenario_label(sc)}
         row.update({k: getattr(sc, k) for k in SETTINGS})
         row.update({f"{c}_bytes": est.bytes[c] for c in COMPONENTS})
         row["total_bytes"] = est.total

@@ -8,8 +8,10 @@ from pathlib import Path
 from memviz.core.session import Session
 
 
-def render(session: Session, chart: str, out: str | Path, width_px: int = 1800, log_x: bool = False) -> Path:
-    """Draw `chart` ("compare" or "sweep") for `session` and export it to PNG, SVG or PDF."""
+def render(session: Session, chart: str, out: str | Path, width_px: int = 1800, log_x: bool = False,
+           scale: float = 1.0, title: str | None = None, subtitle: str | None = "auto") -> Path:
+    """Draw `chart` ("compare" or "sweep") for `session` and export it to PNG, SVG or PDF; the subtitle
+    "auto" names engines, settings, GPUs, memviz's version and the date, None leaves it out."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
@@ -32,7 +34,8 @@ def render(session: Session, chart: str, out: str | Path, width_px: int = 1800, 
     widget.show()
     app.processEvents()
     try:
-        return export_chart(widget, out, width_px)
+        sub = model.subtitle(session) if subtitle == "auto" else subtitle
+        return export_chart(widget, out, width_px, scale=scale, title=title, subtitle=sub)
     finally:
         widget.close()
         widget.deleteLater()

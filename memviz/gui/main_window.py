@@ -7,6 +7,7 @@ values) are shown in the window and never change the session.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -52,6 +53,14 @@ def default_session() -> Session:
     return Session(architecture=preset.architecture(), preset=preset.key,
                    scenarios=compare_quantizations(Scenario(context_tokens=8192)),
                    gpus=tuple(settings.read("gpus")), unit=Unit(settings.read("unit")))
+
+
+def with_filter_suffix(path: str, chosen_filter: str) -> str:
+    """A saved file name without a suffix takes the chosen filter's ("PNG image (*.png)" -> ".png")."""
+    m = re.search(r"\*(\.[\w.]+)", chosen_filter or "")
+    if not path or Path(path).suffix or m is None:
+        return path
+    return path + m.group(1)
 
 
 class MainWindow(QMainWindow):
@@ -442,7 +451,10 @@ class MainWindow(QMainWindow):
         return self.sweep if self.tabs.currentWidget() is self.sweep else self.compare
 
     def export_current_chart(self, path: str | Path, width_px: int | None = None) -> Path:
-        return export_chart(self.current_chart(), path, width_px or int(settings.read("export_width")))
+        """The current chart at the export width, in the report theme, titled with the model and a subtitle
+        naming engines, settings, GPUs, memviz's version and the date."""
+        return export_chart(self.current_chart(), path, width_px or int(settings.read("export_width")),
+                            subtitle=model.subtitle(self.session))
 
     def copy_chart(self) -> None:
         """The current chart, as exported (report theme, export width), to the clipboard."""
@@ -460,8 +472,8 @@ class MainWindow(QMainWindow):
 
     def _file_dialog(self, save: bool, caption: str, filters: str) -> str:
         fn = QFileDialog.getSaveFileName if save else QFileDialog.getOpenFileName
-        path, _ = fn(self, caption, str(self.path.parent if self.path else Path.home()), filters)
-        return path
+        path, chosen = fn(self, caption, str(self.path.parent if self.path else Path.home()), filters)
+        return with_filter_suffix(path, chosen) if save else path
 
     def _open_dialog(self) -> None:
         path = self._file_dialog(False, "Open session", "memviz sessions (*.memviz.json *.json)")

@@ -73,3 +73,17 @@ def title(session: Session) -> str:
     a = session.architecture
     return f"{a.name} — memory per device ({session.unit.value})"
 
+
+def subtitle(session: Session, today: str | None = None) -> str:
+    """What a report picture needs to be read alone: engines, contexts x sequences, GPUs, memviz version, date."""
+    import datetime
+
+    from memviz import __version__
+
+    scs = session.scenarios
+    engines = ", ".join(dict.fromkeys(sc.engine for sc in scs))
+    shapes = ", ".join(dict.fromkeys(f"{sc.context_tokens:,d} tokens × {sc.sequences}" for sc in scs))
+    gpus = ", ".join(get_gpu(g).label for g in session.gpus) or "no GPU chosen"
+    day = today or datetime.date.today().isoformat()
+    return f"{engines} · {shapes} · {gpus} · memviz {__version__} · {day}"
+

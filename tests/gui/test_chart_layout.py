@@ -115,3 +115,26 @@ def test_exports_are_light_on_a_dark_screen_and_no_series_is_black_on_black(qtbo
         assert QImage(str(kept)).pixelColor(2, 2).name() == "#121212"
     finally:
         app.setPalette(light)
+
+
+def test_export_options_scale_title_subtitle_and_the_csv_names_the_model(tmp_path):
+    import csv
+    import subprocess
+    import sys
+
+    from memviz.gui.main_window import with_filter_suffix
+
+    base = [sys.executable, "-m", "memviz", "export", "--preset", "llama-3.2-1b", "--weights", "bf16,Q4_K_M",
+            "--gpu", "rtx4090", "--width", "1000"]
+    for scale, name in ((1, "a.png"), (2, "b.png")):
+        assert subprocess.run([*base, "--scale", str(scale), "--out", str(tmp_path / name)]).returncode == 0
+    one, two = QImage(str(tmp_path / "a.png")), QImage(str(tmp_path / "b.png"))
+    assert (two.width(), two.height()) == (2 * one.width(), 2 * one.height())
+    assert subprocess.run([*base, "--title", "My report", "--out", str(tmp_path / "c.svg")]).returncode == 0
+    svg = (tmp_path / "c.svg").read_text()
+    assert "My report" in svg and "memviz" in svg and "rtx" not in svg.lower().split("my report")[0]
+    assert subprocess.run([*base, "--out", str(tmp_path / "d.csv")]).returncode == 0
+    rows = list(csv.DictReader((tmp_path / "d.csv").read_text().splitlines()))
+    assert {r["model"] for r in rows} == {"Llama-3.2-1B"} and {r["engine"] for r in rows} == {"transformers", "llamacpp"}
+    assert with_filter_suffix("/tmp/chart", "SVG (*.svg)") == "/tmp/chart.svg"
+    assert with_filter_suffix("/tmp/chart.pdf", "SVG (*.svg)") == "/tmp/chart.pdf"
