@@ -98,6 +98,7 @@ class ArchitecturePanel(QWidget):
             item.setToolTip(f"{p.source}\n{p.note}".strip())
             self.preset_list.addItem(item)
         self.search.textChanged.connect(self._filter)
+        self.search.returnPressed.connect(self._pick_only_match)
         self.preset_list.itemActivated.connect(self._pick)
         self.preset_list.itemClicked.connect(self._pick)
         pl.addWidget(self.search)
@@ -187,18 +188,41 @@ class ArchitecturePanel(QWidget):
         self._commit(key, value)
 
     def _commit(self, key: str, value) -> None:
-        if self._arch is None or getattr(self._arch, key) == value:
+        if self._arch is None:
+            return
+        if getattr(self._arch, key) == value:  # the valid value typed back: its earlier error goes
+            self._clear_marks()
             return
         try:
             new = self._arch.with_changes(**{key: value})
         except InputError as exc:
             self._mark(key, str(exc))
             return
+        self._clear_marks()
+        self.sig_changed.emit(new)
+
+    def _clear_marks(self) -> None:
         for edit in self.edits.values():
             edit.setStyleSheet("")
             edit.setToolTip("")
         self.error_label.clear()
-        self.sig_changed.emit(new)
+
+    def select_preset(self, key: str | None) -> None:
+        """Highlight the preset the model came from; none after New with another model, or an import."""
+        self.preset_list.blockSignals(True)
+        self.preset_list.clearSelection()
+        self.preset_list.setCurrentRow(-1)
+        for i in range(self.preset_list.count()):
+            if key is not None and self.preset_list.item(i).data(Qt.ItemDataRole.UserRole) == key:
+                self.preset_list.setCurrentRow(i)
+        self.preset_list.blockSignals(False)
+
+    def _pick_only_match(self) -> None:
+        """Enter in the search field picks the preset when exactly one matches."""
+        shown = [self.preset_list.item(i) for i in range(self.preset_list.count())
+                 if not self.preset_list.item(i).isHidden()]
+        if len(shown) == 1:
+            self._pick(shown[0])
 
     def _mark(self, key: str, reason: str) -> None:
         edit = self.edits.get(key)

@@ -127,10 +127,28 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         else:
             self.resize(1500, 950)
+        self._fit_screen()
         state = settings.read_bytes("window_state")
         if state:
             self.restoreState(state)
         self.refresh()
+
+    def _fit_screen(self) -> None:
+        """Within the available area of the screen the window is on (a geometry saved on a larger screen
+        would open off-screen or squeezed)."""
+        screen = (self.screen() or QApplication.primaryScreen()).availableGeometry()
+        self.resize(min(self.width(), screen.width()), min(self.height(), screen.height()))
+        if not screen.contains(self.frameGeometry().topLeft()):
+            self.move(screen.topLeft())
+
+    def eventFilter(self, watched, event) -> bool:
+        """A click on a checkable GPU in its menu toggles it and leaves the menu open."""
+        if watched is getattr(self, "_gpu_menu", None) and event.type() == QEvent.Type.MouseButtonRelease:
+            action = watched.activeAction()
+            if action is not None and action.isCheckable():
+                action.trigger()
+                return True
+        return super().eventFilter(watched, event)
 
     # --- state -------------------------------------------------------------------
     @property
@@ -166,6 +184,7 @@ class MainWindow(QMainWindow):
         s = self.session
         if s.architecture != self._shown_arch:
             self.arch_panel.set_architecture(s.architecture)
+            self.arch_panel.select_preset(s.preset)
             self.table.set_context_limit(s.architecture.max_position_embeddings)
             self._shown_arch = s.architecture
             self._update_probe_source()
@@ -254,7 +273,7 @@ class MainWindow(QMainWindow):
         self._action("&Add scenario", self.table.add, "Ctrl+T", sc)
         self._action("&Duplicate scenario", self.table.duplicate, "Ctrl+D", sc)
         self._action("De&lete scenario", self.table.delete, "Ctrl+Backspace", sc)
-        self._action("&Compare quantizations", self.compare_quantizations, "Ctrl+Q, Ctrl+C", sc)
+        self._action("&Compare quantizations", self.compare_quantizations, "Ctrl+Shift+Q", sc)
         self._action("Use &calibrated overhead (stored probe runs)", self.apply_calibrated_overhead, None, sc)
 
         view = mb.addMenu("&View")
@@ -274,6 +293,7 @@ class MainWindow(QMainWindow):
         gpu_button.setText("GPU capacity lines")
         gpu_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         gpu_menu = view.addMenu("GPU capacity lines")
+        gpu_menu.setToolTipsVisible(True)
         self.gpu_actions: dict[str, QAction] = {}
         for key, gpu in GPUS.items():
             a = QAction(gpu.describe(), self)
@@ -281,6 +301,8 @@ class MainWindow(QMainWindow):
             a.triggered.connect(lambda checked, k=key: self.toggle_gpu(k, checked))
             gpu_menu.addAction(a)
             self.gpu_actions[key] = a
+        gpu_menu.installEventFilter(self)  # several GPUs can be ticked without the menu closing each time
+        self._gpu_menu = gpu_menu
         gpu_button.setMenu(gpu_menu)
         tb.addWidget(gpu_button)
         tb.addSeparator()
@@ -402,11 +424,16 @@ class MainWindow(QMainWindow):
 
     # --- files -------------------------------------------------------------------
     def _ask_discard(self) -> bool:
+        """Save, discard or cancel; True when the session may be replaced."""
         if not self.dirty:
             return True
-        answer = QMessageBox.question(self, "Unsaved changes", "Discard the unsaved changes of this session?",
-                                      QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel)
-        return answer == QMessageBox.StandardButton.Discard
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(self, "Unsaved changes", "Save the changes of this session first?",
+                                      buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+        if answer == buttons.Save:
+            self.save()
+            return not self.dirty  # a cancelled or failed save keeps the session
+        return answer == buttons.Discard
 
     def new_session(self) -> None:
         if self.confirm_discard():

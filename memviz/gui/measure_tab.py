@@ -12,7 +12,7 @@ import sys
 from dataclasses import replace
 
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -40,6 +40,7 @@ from memviz.gui.palette import chart_colors
 from memviz.gui.probe_client import ProbeClient, State
 
 ENGINES = (("transformers", "transformers"), ("llama.cpp", "llamacpp"))
+PHASE_MARKERS = ("build", "load", "warmup", "prefill", "decode")  # the ends of the phases the timeline marks
 LLAMACPP_MIXES = ("Q4_K_M", "Q8_0", "Q6_K", "Q5_K_M", "Q4_0", "IQ4_XS", "Q3_K_M", "Q2_K", "F16")
 LLAMACPP_FLAGS = (("--unified-kv", "one KV buffer for all sequences (-kvu)"), ("--no-mmap", "read the file (--no-mmap)"),
                   ("--no-repack", "no packed CPU weights (--no-repack)"), ("--swa-full", "full-size SWA cache"),
@@ -68,6 +69,7 @@ class MeasureTab(QWidget):
         self.client = ProbeClient(self, silence_timeout_s)
         self.source_args: list[str] = []
         self.samples: list[tuple[float, float]] = []
+        self.markers: list[pg.InfiniteLine] = []  # phase ends on the timeline
         layout = QHBoxLayout(self)
         split = QSplitter()
         layout.addWidget(split)
@@ -114,7 +116,11 @@ class MeasureTab(QWidget):
         summary_area.setWidget(self.summary)
         summary_area.setMinimumHeight(8 * self.fontMetrics().lineSpacing())
         form.addRow(summary_area)
-        split.addWidget(form_box)
+        form_scroll = QScrollArea()  # the options scroll on small screens instead of raising the window's minimum
+        form_scroll.setWidgetResizable(True)
+        form_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        form_scroll.setWidget(form_box)
+        split.addWidget(form_scroll)
 
         right = QWidget()
         rl = QVBoxLayout(right)
@@ -242,6 +248,7 @@ class MeasureTab(QWidget):
         self.samples = []
         self.empty_hint.setVisible(True)
         self.curve.setData([], [])
+        self._clear_markers()
         self.log.clear()
         self.summary.clear()
         self.progress.setValue(0)
@@ -259,6 +266,8 @@ class MeasureTab(QWidget):
             self.curve.setData(list(xs), list(ys))
         elif msg.event == "phase":
             self.phase_label.setText(f"phase: {d['name']}")
+            if d["name"] in PHASE_MARKERS and isinstance(d.get("t_s"), (int, float)):
+                self._mark_phase(d["name"], float(d["t_s"]))
             self.progress.setValue({"baseline": 5, "build": 15, "runtime": 20, "load": 50, "context": 55, "warmup": 60,
                                     "prefill": 75,
                                     "decode": 100}.get(d["name"], self.progress.value()))
@@ -299,8 +308,24 @@ class MeasureTab(QWidget):
 
     def _failed(self, reason: str, details: str) -> None:
         self.summary.setText(f"<span style='color:#D55E00'>{reason}</span>")
+        self.progress.setValue(0)
+        if not self.samples:  # nothing measured: an empty timeline from 0 s, not pyqtgraph's -15...15
+            self.timeline.setXRange(0, 1, padding=0)
         if details:
             self.log.appendPlainText(details)
+
+    def _mark_phase(self, name: str, t_s: float) -> None:
+        """A labelled vertical line where a phase ends on the memory timeline."""
+        _, fg = chart_colors()
+        line = pg.InfiniteLine(pos=t_s, angle=90, movable=False, pen=pg.mkPen(fg, width=1, style=Qt.PenStyle.DotLine),
+                               label=name, labelOpts={"position": 0.92, "color": fg, "rotateAxis": (1, 0)})
+        self.timeline.addItem(line)
+        self.markers.append(line)
+
+    def _clear_markers(self) -> None:
+        for line in self.markers:
+            self.timeline.removeItem(line)
+        self.markers = []
 
     def _finished(self) -> None:
         self.run_button.setText("Run")

@@ -86,3 +86,15 @@ def test_the_tab_runs_the_real_llamacpp_probe(tab, qtbot):
     scenario = run.scenario
     assert scenario.weight_format == "Q4_0" and scenario.engine_options["cpu"] in ("avx2", "avx512", "amx", "generic")
     assert result["measured"]["kv_cache"] == result["estimate"]["kv_cache"] and tab.samples
+
+
+def test_the_timeline_marks_phases_and_a_failed_run_resets(tab, qtbot):
+    with qtbot.waitSignal(tab.sig_run_finished, timeout=15_000):
+        tab.client.start(sys.executable, [FAKE, "llamacpp-ok"])
+    assert [m.label.format for m in tab.markers] == ["build", "load", "prefill", "decode"]
+    qtbot.waitUntil(lambda: tab.client.state is State.IDLE, timeout=5000)
+    tab.samples = []  # as a run that failed before its first sample
+    with qtbot.waitSignal(tab.client.sig_failed, timeout=20_000):
+        tab.client.start(sys.executable, [FAKE, "crash"])
+    qtbot.waitUntil(lambda: tab.client.state is State.IDLE, timeout=10_000)
+    assert tab.progress.value() == 0 and tab.timeline.getViewBox().viewRange()[0] == [0, 1]

@@ -1,0 +1,80 @@
+"""Small things a user meets in the window (issue 12, item 10), each checked on the widgets themselves."""
+
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QKeySequence, QMouseEvent
+from PySide6.QtWidgets import QMessageBox
+
+from memviz.gui.main_window import MainWindow
+
+
+def window(qtbot) -> MainWindow:
+    w = MainWindow()
+    w.confirm_discard = lambda: True  # closing at teardown must not wait on a dialog
+    qtbot.addWidget(w)
+    w.show()
+    return w
+
+
+def test_no_shortcut_starts_with_the_quit_key(qtbot):
+    w = window(qtbot)
+    quit_key = QKeySequence(QKeySequence.StandardKey.Quit)
+    for action in w.findChildren(type(w.undo_action)):
+        seq = action.shortcut()
+        if action.text() != "&Quit" and seq.count() > 1:
+            assert seq[0] != quit_key[0], action.text()
+
+
+def test_the_window_fits_a_1280x720_screen(qtbot):
+    w = window(qtbot)
+    hint = w.minimumSizeHint()
+    assert hint.width() <= 1280 and hint.height() <= 720 - 40  # a taskbar's worth to spare
+
+
+def test_gpu_menu_stays_open_while_gpus_are_ticked(qtbot):
+    w = window(qtbot)
+    action = w.gpu_actions["a100-80g"]
+    before = action.isChecked()
+    w._gpu_menu.setActiveAction(action)
+    release = QMouseEvent(QEvent.Type.MouseButtonRelease, QPointF(1, 1), QPointF(1, 1), Qt.MouseButton.LeftButton,
+                          Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    assert w.eventFilter(w._gpu_menu, release)  # handled: the menu does not close
+    assert action.isChecked() is not before
+
+
+def test_unsaved_changes_offer_save(qtbot, tmp_path, monkeypatch):
+    w = window(qtbot)
+    w.path = tmp_path / "s.memviz.json"
+    w.table.add()
+    assert w.dirty
+    offered = []
+
+    def answer(*args):
+        offered.append(args[3])
+        return QMessageBox.StandardButton.Save
+
+    monkeypatch.setattr(QMessageBox, "question", answer)
+    assert w._ask_discard() and not w.dirty and w.path.exists()
+    assert offered[0] & QMessageBox.StandardButton.Save
+
+
+def test_a_field_error_goes_when_the_valid_value_is_typed_back(qtbot):
+    w = window(qtbot)
+    edit = w.arch_panel.edits["num_layers"]
+    valid = edit.text()
+    edit.setText("lots")
+    edit.editingFinished.emit()
+    assert edit.styleSheet() and w.arch_panel.error_label.text()
+    edit.setText(valid)
+    edit.editingFinished.emit()
+    assert not edit.styleSheet() and not w.arch_panel.error_label.text()
+
+
+def test_preset_selection_follows_the_model_and_enter_picks_the_only_match(qtbot):
+    w = window(qtbot)
+    panel = w.arch_panel
+    panel.search.setText("qwen3-30b")
+    panel.search.returnPressed.emit()
+    assert w.session.preset == "qwen3-30b-a3b"
+    assert panel.preset_list.currentItem().data(Qt.ItemDataRole.UserRole) == "qwen3-30b-a3b"
+    w.set_architecture(w.session.architecture.with_changes(name="edited", num_layers=3), None)
+    assert panel.preset_list.currentItem() is None
