@@ -97,6 +97,7 @@ class BreakdownView(QWidget):
         self.table = QTableWidget(0, len(HEADERS))
         self.table.setHorizontalHeaderLabels(HEADERS)
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setWordWrap(True)
         layout.addWidget(self.table, 1)
         self.launch = QPlainTextEdit()
         self.launch.setReadOnly(True)
@@ -116,6 +117,9 @@ class BreakdownView(QWidget):
                 item.setToolTip(text)
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
+        formula = HEADERS.index("Formula / inputs")  # long formulas wrap inside a capped column instead of eliding
+        self.table.setColumnWidth(formula, min(self.table.columnWidth(formula), max(320, self.table.width() * 2 // 5)))
+        self.table.resizeRowsToContents()
         self.launch.setPlainText(est.launch_command() if est is not None else "")
 
     def as_tsv(self) -> str:

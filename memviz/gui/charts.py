@@ -55,6 +55,8 @@ class _Chart(pg.GraphicsLayoutWidget):
         self.ci.addItem(self.legend, row=1, col=0)
         self._style_axes()
         self._last: tuple | None = None  # the arguments of the last drawing, to redraw in another theme
+        self._legend_texts: list[str] = []
+        self._legend_variants: tuple[list[str], list[str]] = ([], [])
         self._legend_font = QFont()
         self._legend_font.setPointSizeF(10)
         self.setMinimumSize(420, 300)
@@ -90,8 +92,8 @@ class _Chart(pg.GraphicsLayoutWidget):
         """Redraw when the chart's width calls for another number of legend columns: nothing is cut off."""
         if getattr(self, "closed", False) or getattr(self, "_last", None) is None:  # from close() and __init__ too
             return
-        texts = [label.text for _, label in self.legend.items]
-        if self._legend_columns(texts) != self.legend.columnCount:
+        texts, columns = self._legend_choice(*self._legend_variants)
+        if columns != self.legend.columnCount or texts != self._legend_texts:
             self._draw(*self._last)
 
     def resizeEvent(self, event) -> None:
@@ -100,11 +102,23 @@ class _Chart(pg.GraphicsLayoutWidget):
             self._fit_legend()
 
     def _set_legend(self, entries: list[tuple]) -> None:
-        """The legend's (sample item, text) entries, in as many columns as the width allows."""
+        """The legend's (sample item, text[, short text]) entries, in two columns when they fit, else the short
+        texts (GPU names only) in two columns when those fit, else the full texts in one."""
         self.legend.clear()
-        self.legend.setColumnCount(self._legend_columns([text for _, text in entries]))
-        for item, text in entries:
+        self._legend_variants = ([e[1] for e in entries], [e[2] if len(e) > 2 else e[1] for e in entries])
+        self._legend_texts, columns = self._legend_choice(*self._legend_variants)
+        self.legend.setColumnCount(columns)
+        for (item, *_), text in zip(entries, self._legend_texts, strict=True):
             self.legend.addItem(item, text)
+
+    def _legend_choice(self, full: list[str], short: list[str]) -> tuple[list[str], int]:
+        """(texts, columns): the full texts in two columns if they fit, the short ones in two if those fit,
+        else the full texts in one."""
+        if self._legend_columns(full) == 2:
+            return full, 2
+        if self._legend_columns(short) == 2:
+            return short, 2
+        return full, 1
         # LegendItem.updateSize leaves out its grid's spacing and margins: reserve what the grid needs
         self.legend.setMinimumHeight(self.legend.layout.preferredSize().height())
 
@@ -120,12 +134,14 @@ class _Chart(pg.GraphicsLayoutWidget):
             items.append(pg.InfiniteLine(pos=to_unit(cap, unit), angle=0, movable=False, pen=faint))
             usable = sorted({b[label] for b in budgets if label in b}) or [cap]
             dashed = pg.mkPen(color, width=2, style=Qt.PenStyle.DashLine)
-            above = " (above the visible range)" if to_unit(min(usable), unit) > top else ""
-            text = ", ".join(format_bytes(u, unit) for u in usable)
+            above = " (above the range)" if to_unit(min(usable), unit) > top else ""
             mark = " ✓/✗" if self.verdict_marks else ""
-            entry = f"{label}: {text}{f' ({mark.strip()})' if mark else ''}{above}" if usable == [cap] else \
-                f"{label}: usable {text} (dashed{',' + mark if mark else ''}) of {format_bytes(cap, unit)} (faint){above}"
-            entries.append((pg.PlotDataItem(pen=dashed), entry))
+            if usable == [cap]:
+                entry = f"{label}: {format_bytes(cap, unit)}{mark}{above}"
+            else:
+                text = " / ".join(format_bytes(u, unit).removesuffix(f" {unit.value}") for u in usable)
+                entry = f"{label}: {text} {unit.value} usable (dashed) of {format_bytes(cap, unit)}{mark}{above}"
+            entries.append((pg.PlotDataItem(pen=dashed), entry, f"{label}{mark}{above}"))
             items.extend(self._budget_items(label, usable, budgets, dashed, unit))
         return items, entries
 

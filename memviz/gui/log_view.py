@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPlainTextEdit,
     QPushButton,
@@ -63,6 +64,7 @@ class LogView(QWidget):
         self.status.setWordWrap(True)
         self.table = QTableWidget(0, len(HEADERS))
         self.table.setHorizontalHeaderLabels(HEADERS)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)  # headers whole
         self.table.horizontalHeader().setStretchLastSection(True)
         rl.addWidget(self.status)
         rl.addWidget(self.table)

@@ -8,7 +8,8 @@ returns to the last valid state.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSpinBox,
+    QStyledItemDelegate,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -28,7 +30,8 @@ from memviz.core.engines import ENGINES, parse_option_pairs
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.formats import KV_FORMATS, weight_formats
-from memviz.core.gpus import GPUS
+from memviz.core.gpus import GPUS, get_gpu
+from memviz.core.report import scenario_label
 
 COLUMNS = ("name", "weight_format", "kv_format", "context_tokens", "batch", "engine", "tp", "pp", "gpu", "options",
            "extrapolate")
@@ -66,6 +69,30 @@ def compare_quantizations(base: Scenario) -> tuple[Scenario, ...]:
     return tuple(out)
 
 
+PLACEHOLDER_ROLE = Qt.ItemDataRole.UserRole + 1  # the generated label an unnamed scenario shows, greyed
+_GPU_BY_LABEL = {g.label: key for key, g in GPUS.items()}
+
+
+def _combo_value(column: str, text: str):
+    """A combo's text as the scenario field: "—" is none; the GPU column shows names and stores keys."""
+    if text == "—":
+        return None
+    return _GPU_BY_LABEL.get(text, text) if column == "gpu" else text
+
+
+class PlaceholderDelegate(QStyledItemDelegate):
+    """Draws an empty name cell's generated label in grey, the way an edit field shows its placeholder."""
+
+    def paint(self, painter, option, index) -> None:
+        super().paint(painter, option, index)
+        placeholder = index.data(PLACEHOLDER_ROLE)
+        if placeholder and not index.data(Qt.ItemDataRole.DisplayRole):
+            painter.save()
+            painter.setPen(option.palette.color(QPalette.ColorRole.PlaceholderText))
+            painter.drawText(option.rect.adjusted(4, 0, -4, 0), int(Qt.AlignmentFlag.AlignVCenter), placeholder)
+            painter.restore()
+
+
 class ScenarioTable(QWidget):
     sig_changed = Signal(object)  # tuple[Scenario, ...]
     sig_selected = Signal(int)
@@ -97,7 +124,10 @@ class ScenarioTable(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setColumnWidth(0, 220)
+        self.table.setItemDelegateForColumn(0, PlaceholderDelegate(self.table))
         self.table.itemChanged.connect(self._name_edited)
         self.table.currentCellChanged.connect(lambda row, *_: self.sig_selected.emit(row))
         layout.addWidget(self.table)
@@ -120,12 +150,14 @@ class ScenarioTable(QWidget):
         for r, sc in enumerate(scenarios):
             if r >= old_rows:
                 self._build_row(r)
-            values = {"name": sc.name, "gpu": sc.gpu or "—", "options": format_options(sc.options)}
+            values = {"name": sc.name, "gpu": get_gpu(sc.gpu).label if sc.gpu else "—", "options": format_options(sc.options)}
             for c, key in enumerate(COLUMNS):
                 value = values.get(key, getattr(sc, key))
                 widget = self.table.cellWidget(r, c)
                 if c in TEXT_COLUMNS:
                     self.table.item(r, c).setText(value)
+                    if key == "name":
+                        self.table.item(r, c).setData(PLACEHOLDER_ROLE, scenario_label(sc.with_changes(name="")))
                     if key == "options":
                         self.table.item(r, c).setToolTip(options_help(sc.engine))
                     continue
@@ -152,7 +184,7 @@ class ScenarioTable(QWidget):
         self._combo(r, 5, list(ENGINES))
         self._spin(r, 6, 1, 64, 1)
         self._spin(r, 7, 1, 64, 1)
-        self._combo(r, 8, ["—", *GPUS])
+        self._combo(r, 8, ["—", *(g.label for g in GPUS.values())])
         self.table.setItem(r, COLUMNS.index("options"), QTableWidgetItem(""))
         check = QCheckBox()
         check.setToolTip("estimate contexts beyond the model's positions anyway (rope scaling aside)")
@@ -175,7 +207,7 @@ class ScenarioTable(QWidget):
     def _combo(self, row: int, col: int, options: list[str]) -> None:
         box = QComboBox()
         box.addItems(options)
-        box.currentTextChanged.connect(lambda text, r=row, c=col: self._edit(r, COLUMNS[c], None if text == "—" else text))
+        box.currentTextChanged.connect(lambda text, r=row, c=col: self._edit(r, COLUMNS[c], _combo_value(COLUMNS[c], text)))
         self.table.setCellWidget(row, col, box)
 
     def _spin(self, row: int, col: int, lo: int, hi: int, step: int) -> None:

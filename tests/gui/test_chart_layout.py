@@ -84,7 +84,7 @@ def test_the_line_drawn_is_the_budget_the_verdict_used(qtbot):
         assert any(abs(y * 2**30 - budget) < 2**20 for y in ys)
         assert ("✓" if bar.fits[h100.label] else "✗") in chart.labels[i].textItem.toPlainText()
     legend = " ".join(label.text for _, label in chart.legend.items)
-    assert "usable" in legend and "79.65 GiB (faint)" in legend
+    assert "71.30 GiB usable (dashed) of 79.65 GiB" in legend
 
 
 def test_batch_sweep_keeps_the_budgets_readable(qtbot):

@@ -78,3 +78,35 @@ def test_preset_selection_follows_the_model_and_enter_picks_the_only_match(qtbot
     assert panel.preset_list.currentItem().data(Qt.ItemDataRole.UserRole) == "qwen3-30b-a3b"
     w.set_architecture(w.session.architecture.with_changes(name="edited", num_layers=3), None)
     assert panel.preset_list.currentItem() is None
+
+
+def test_table_names_gpus_and_shows_the_generated_label_for_unnamed_rows(qtbot):
+    from memviz.gui.scenario_table import COLUMNS, PLACEHOLDER_ROLE
+
+    w = window(qtbot)
+    gpu_box = w.table.table.cellWidget(0, COLUMNS.index("gpu"))
+    gpu_box.setCurrentText("H100 SXM 80GB")
+    assert w.session.scenarios[0].gpu == "h100-80g" and gpu_box.currentText() == "H100 SXM 80GB"
+    name = w.table.table.item(1, 0)
+    assert name.text() == "" and name.data(PLACEHOLDER_ROLE).startswith(w.session.scenarios[1].weight_format)
+    assert w.table.table.columnWidth(0) <= 260  # no longer half the table
+
+
+def test_log_headers_and_breakdown_formulas_are_readable(qtbot):
+    from PySide6.QtGui import QFontMetrics
+
+    from memviz.gui.breakdown import HEADERS
+
+    w = window(qtbot)
+    w.resize(1280, 720)
+    w.open_log("tests/data/logs/vllm_llama3_8b_pr10511.log")
+    header = w.log_view.table.horizontalHeader()
+    metrics = QFontMetrics(header.font())
+    for c in range(w.log_view.table.columnCount() - 1):
+        text = w.log_view.table.horizontalHeaderItem(c).text()
+        assert header.sectionSize(c) >= metrics.horizontalAdvance(text), text
+    w.tabs.setCurrentWidget(w.breakdown)
+    table = w.breakdown.table
+    formula = HEADERS.index("Formula / inputs")
+    assert table.wordWrap() and table.columnWidth(formula) <= max(320, table.width() * 2 // 5)
+    assert all(table.item(r, formula).toolTip() == table.item(r, formula).text() for r in range(table.rowCount()))
