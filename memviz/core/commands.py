@@ -107,3 +107,12 @@ def probe_source(session: Session, engine: str = "transformers") -> tuple[list[s
             return ["--config", str(folder / "config.json")], f"{folder / 'config.json'} (random-initialised weights)"
     return [], ("the current model has no preset or config.json the probe can build (hand-edited models): "
                 "give a model folder or a GGUF file")
+
+
+def set_shape(session: Session, context_tokens: int, sequences: int, rows: list[int] | None = None) -> Session:
+    """Every scenario (or those at `rows`) at `context_tokens` per sequence and `sequences` at once; per-sequence
+    lengths are replaced by the uniform shape."""
+    chosen = set(range(len(session.scenarios)) if rows is None else rows)
+    return session.with_changes(scenarios=tuple(
+        sc.with_changes(context_tokens=context_tokens, batch=sequences, sequence_tokens=()) if i in chosen else sc
+        for i, sc in enumerate(session.scenarios)))

@@ -125,3 +125,36 @@ def min_gpus(a: Architecture, sc: Scenario, gpu: GPU, most: int = 64) -> Scenari
         if fits(a, trial, gpu):
             return trial
     return None
+
+
+TIGHT_FRACTION = 0.9  # "tight": fits, but needs more than 90 % of the budget (little room for what varies)
+
+
+@dataclass(frozen=True)
+class FitCell:
+    """One scenario on one GPU: the verdict, what it needs of the budget, how far it stretches, how fast it can go."""
+
+    gpu: str  # the GPU's label
+    verdict: str  # "fits" | "tight" | "does not fit"
+    needed_bytes: int
+    budget_bytes: int
+    max_context: int
+    max_batch: int
+    decode_tokens_per_s_max: float  # a roofline bound (memviz.core.speed), not a prediction
+
+
+def fit_matrix(estimates: list[Estimate], gpus: list[GPU]) -> list[list[FitCell]]:
+    """Rows of scenarios (their estimates), columns of GPUs, each cell from the same solvers as everywhere."""
+    from memviz.core.speed import speed_bounds
+
+    rows = []
+    for est in estimates:
+        a, sc = est.architecture, est.scenario
+        row = []
+        for gpu in gpus:
+            need, budget = needed_bytes(est), capacity_bytes(gpu, sc)
+            verdict = "does not fit" if need > budget else "tight" if need > TIGHT_FRACTION * budget else "fits"
+            row.append(FitCell(gpu.label, verdict, int(need), int(budget), max_context(a, sc, gpu), max_batch(a, sc, gpu),
+                               speed_bounds(est, gpu).decode_tokens_per_s_max))
+        rows.append(row)
+    return rows

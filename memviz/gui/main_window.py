@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QScrollArea,
+    QSpinBox,
     QTabWidget,
     QToolBar,
     QToolButton,
@@ -32,7 +33,8 @@ from memviz.core import commands, report
 from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
-from memviz.core.gpus import GPUS
+from memviz.core.fit import fit_matrix
+from memviz.core.gpus import GPUS, get_gpu
 from memviz.core.presets import get_preset
 from memviz.core.report import scenario_label
 from memviz.core.runs import MeasuredRun
@@ -43,6 +45,7 @@ from memviz.gui.arch_panel import ArchitecturePanel
 from memviz.gui.breakdown import BreakdownView
 from memviz.gui.charts import CompareChart, SweepChart
 from memviz.gui.export import chart_image, export_chart, offscreen_copy
+from memviz.gui.fit_view import FitView
 from memviz.gui.log_view import LogView
 from memviz.gui.measure_tab import MeasureTab
 from memviz.gui.scenario_table import ScenarioTable, compare_quantizations
@@ -81,6 +84,8 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.compare, "Compare")
         self.tabs.addTab(self.sweep, "Sweep")
+        self.fit_view = FitView()
+        self.tabs.addTab(self.fit_view, "Fit")
         self.tabs.addTab(self.breakdown, "Breakdown")
         self.log_view = LogView()
         self.tabs.addTab(self.log_view, "Engine log")
@@ -193,7 +198,7 @@ class MainWindow(QMainWindow):
         self.estimates = estimates if estimates is not None else model.compute_estimates(s)
         caps = model.capacities(s)
         self.compare.set_bars(model.bars(s, self.estimates, self.calibration.band), caps, s.unit, model.title(s))
-        self._stale = {self.sweep, self.breakdown, self.log_view}
+        self._stale = {self.sweep, self.fit_view, self.breakdown, self.log_view}
         self._refresh_visible()
         for unit, action in self.unit_actions.items():
             action.setChecked(unit is s.unit)
@@ -214,6 +219,10 @@ class MainWindow(QMainWindow):
                 s, axis = self.session, self.axis_box.currentText()
                 self.sweep.set_series(model.series(s, axis), model.capacities(s), s.unit, axis, self.log_box.isChecked(),
                                       model.title(s))
+            elif current is self.fit_view:
+                s = self.session
+                cells = fit_matrix(self.estimates, [get_gpu(g) for g in s.gpus]) if s.gpus else []
+                self.fit_view.show_matrix([scenario_label(sc) for sc in s.scenarios], cells, s.unit)
             elif current is self.log_view:
                 est = self._selected_estimate()
                 self.log_view.show_comparison(est, scenario_label(est.scenario) if est else "", self.session.unit)
@@ -312,11 +321,33 @@ class MainWindow(QMainWindow):
         self.axis_box.setCurrentText(settings.read("sweep_axis"))
         self.axis_box.currentTextChanged.connect(lambda v: (settings.write("sweep_axis", v), self.refresh()))
         tb.addWidget(self.axis_box)
+        tb.addSeparator()
+        tb.addWidget(QLabel(" Context "))
+        self.shape_context = QSpinBox()
+        self.shape_context.setRange(1, 10_000_000)
+        self.shape_context.setValue(8192)
+        self.shape_context.setGroupSeparatorShown(True)
+        tb.addWidget(self.shape_context)
+        tb.addWidget(QLabel(" × sequences "))
+        self.shape_batch = QSpinBox()
+        self.shape_batch.setRange(1, 100_000)
+        tb.addWidget(self.shape_batch)
+        for label, selected in (("to all", False), ("to selected", True)):
+            button = QToolButton()
+            button.setText(f"Apply {label}")
+            button.clicked.connect(lambda _=False, sel=selected: self.apply_shape(sel))
+            tb.addWidget(button)
+        tb.addSeparator()
         self.log_box = QCheckBox("log x")
         self.log_box.setChecked(bool(settings.read("log_x")))
         self.log_box.toggled.connect(lambda v: (settings.write("log_x", v), self.refresh()))
         tb.addWidget(self.log_box)
         self._update_recent_menu()
+
+    def apply_shape(self, selected_only: bool) -> None:
+        """The toolbar's context and sequences on every scenario, or the selected one (one undo step)."""
+        rows = [self.table.selected_row()] if selected_only else None
+        self.apply(commands.set_shape(self.session, self.shape_context.value(), self.shape_batch.value(), rows))
 
     def set_unit(self, unit: Unit) -> None:
         settings.write("unit", unit.value)

@@ -110,3 +110,20 @@ def test_log_headers_and_breakdown_formulas_are_readable(qtbot):
     formula = HEADERS.index("Formula / inputs")
     assert table.wordWrap() and table.columnWidth(formula) <= max(320, table.width() * 2 // 5)
     assert all(table.item(r, formula).toolTip() == table.item(r, formula).text() for r in range(table.rowCount()))
+
+
+def test_one_place_sets_context_and_sequences(qtbot):
+    w = window(qtbot)
+    w.shape_context.setValue(32768)
+    w.shape_batch.setValue(4)
+    w.apply_shape(selected_only=False)
+    assert {(sc.context_tokens, sc.batch) for sc in w.session.scenarios} == {(32768, 4)}
+    w.table.table.setCurrentCell(1, 0)
+    w.shape_context.setValue(1024)
+    w.apply_shape(selected_only=True)
+    assert [sc.context_tokens for sc in w.session.scenarios][:3] == [32768, 1024, 32768]
+    w.undo()
+    assert {sc.context_tokens for sc in w.session.scenarios} == {32768}
+    w.shape_context.setValue(10_000_000)  # beyond the model's positions: refused, nothing changes
+    w.apply_shape(selected_only=False)
+    assert {sc.context_tokens for sc in w.session.scenarios} == {32768} and "positions" in w.banner.text()
