@@ -57,6 +57,7 @@ class _Chart(pg.GraphicsLayoutWidget):
         self._last: tuple | None = None  # the arguments of the last drawing, to redraw in another theme
         self._legend_texts: list[str] = []
         self._legend_variants: tuple[list[str], list[str]] = ([], [])
+        self._legend_key: tuple | None = None
         self._legend_font = QFont()
         self._legend_font.setPointSizeF(10)
         self.setMinimumSize(420, 300)
@@ -104,11 +105,15 @@ class _Chart(pg.GraphicsLayoutWidget):
     def _set_legend(self, entries: list[tuple]) -> None:
         """The legend's (sample item, text[, short text]) entries, in two columns when they fit, else the short
         texts (GPU names only) in two columns when those fit, else the full texts in one."""
+        variants = ([e[1] for e in entries], [e[2] if len(e) > 2 else e[1] for e in entries])
+        texts, columns = self._legend_choice(*variants)
+        key = (tuple(texts), columns, self.theme, tuple(type(e[0]) for e in entries))
+        if key == self._legend_key:  # an edit that changes no entry keeps the legend (rebuilding costs ~7 ms)
+            return
+        self._legend_key, self._legend_variants, self._legend_texts = key, variants, texts
         self.legend.clear()
-        self._legend_variants = ([e[1] for e in entries], [e[2] if len(e) > 2 else e[1] for e in entries])
-        self._legend_texts, columns = self._legend_choice(*self._legend_variants)
         self.legend.setColumnCount(columns)
-        for (item, *_), text in zip(entries, self._legend_texts, strict=True):
+        for (item, *_), text in zip(entries, texts, strict=True):
             self.legend.addItem(item, text)
 
     def _legend_choice(self, full: list[str], short: list[str]) -> tuple[list[str], int]:
@@ -204,7 +209,9 @@ class CompareChart(_Chart):
     def _draw(self, bars: list[Bar], capacities: list[tuple[str, int]], unit: Unit, title: str) -> None:
         for item in self._transient:
             self.plot_item.removeItem(item)
-        self._transient, self.labels = [], []
+        self._transient = []
+        while len(self.labels) > len(bars):  # bar labels are reused: an edit only changes their text
+            self.plot_item.removeItem(self.labels.pop())
         self.bars, self.unit = bars, unit
         self.plot_item.setTitle(title, color=self._fg, size="12pt")
         self.plot_item.setLabel("left", f"Memory per device ({unit.value})", color=self._fg)
@@ -219,9 +226,10 @@ class CompareChart(_Chart):
                           ([budget_max] if budget_max else []))
         self._tops = [float(bottom[i]) * (1 + (b.band or 0)) for i, b in enumerate(bars)]
         for i, b in enumerate(bars):
-            label = pg.TextItem(html=self._label_html(b, capacities, unit), anchor=(0.5, 1.0))
-            self.labels.append(label)
-            self._add(label)
+            if i == len(self.labels):
+                self.labels.append(pg.TextItem(anchor=(0.5, 1.0)))
+                self.plot_item.addItem(self.labels[i])
+            self.labels[i].setHtml(self._label_html(b, capacities, unit))
             if b.measured:
                 self._measured_marker(i, b.measured, b.measured_stale)
         banded = [(i, b) for i, b in enumerate(bars) if b.band]
