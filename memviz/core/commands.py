@@ -116,3 +116,9 @@ def set_shape(session: Session, context_tokens: int, sequences: int, rows: list[
     return session.with_changes(scenarios=tuple(
         sc.with_changes(context_tokens=context_tokens, batch=sequences, sequence_tokens=()) if i in chosen else sc
         for i, sc in enumerate(session.scenarios)))
+
+
+def sort_by_total(session: Session, totals: list[int]) -> Session:
+    """Scenarios in increasing order of `totals` (their estimates' bytes, in the session's order)."""
+    order = sorted(range(len(session.scenarios)), key=lambda i: totals[i])
+    return session.with_changes(scenarios=tuple(session.scenarios[i] for i in order))

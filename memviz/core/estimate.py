@@ -68,6 +68,7 @@ class Scenario:
     options: tuple[tuple[str, Any], ...] = ()
     extrapolate: bool = False  # estimate contexts beyond the model's positions anyway
     run_id: str | None = None  # the measured run shown with this scenario (memviz.core.runs)
+    hidden: bool = False  # left out of the charts (kept in the table, the session and the exports of data)
 
     def __post_init__(self) -> None:
         for key in ("context_tokens", "batch", "tp", "pp"):

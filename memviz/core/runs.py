@@ -118,7 +118,7 @@ class MeasuredRun:
 
 def settings_key(sc: Scenario) -> Scenario:
     """What a run must share with a scenario to be compared with its estimate: everything but the name and link."""
-    return sc.with_changes(name="", run_id=None)
+    return sc.with_changes(name="", run_id=None, hidden=False)
 
 
 def for_scenario(runs: tuple[MeasuredRun, ...], sc: Scenario) -> MeasuredRun | None:

@@ -154,6 +154,9 @@ class _Chart(pg.GraphicsLayoutWidget):
         return [pg.InfiniteLine(pos=to_unit(u, unit), angle=0, movable=False, pen=pen) for u in usable]
 
 
+MAX_BARS_SHOWN = 20  # bars side by side before the compare view scrolls
+
+
 def _with_alpha(color: str, alpha: int) -> QColor:
     c = QColor(color)
     c.setAlpha(alpha)
@@ -190,6 +193,7 @@ class CompareChart(_Chart):
         self._tops: list[float] = []
         self._floor_top = 1.0
         self.plot_item.vb.sigResized.connect(self._layout_labels)
+        self.plot_item.vb.sigXRangeChanged.connect(self._layout_labels)
         self.scene().sigMouseMoved.connect(self._hover)
 
     def _add(self, item) -> None:
@@ -199,6 +203,7 @@ class CompareChart(_Chart):
     def close(self) -> bool:
         """Stop laying out labels before pyqtgraph clears the scene (its resize would reach deleted items)."""
         self.plot_item.vb.sigResized.disconnect(self._layout_labels)
+        self.plot_item.vb.sigXRangeChanged.disconnect(self._layout_labels)
         self.labels = []
         return super().close()
 
@@ -242,7 +247,11 @@ class CompareChart(_Chart):
         for line in lines:
             self._add(line)
         self._set_legend([(item, COMPONENT_LABELS[c]) for c, item in self.items.items()] + entries)
-        self.plot_item.setXRange(-0.6, max(len(bars) - 0.4, 0.6), padding=0)
+        n = max(len(bars), 1)
+        shown = min(n, MAX_BARS_SHOWN)  # beyond it the plot scrolls sideways (drag or wheel)
+        self.plot_item.setMouseEnabled(x=n > MAX_BARS_SHOWN, y=False)
+        self.plot_item.vb.setLimits(xMin=-0.6, xMax=n - 0.4, minXRange=min(n, 3) + 0.2, maxXRange=shown + 0.2)
+        self.plot_item.setXRange(-0.6, shown - 0.4, padding=0)
         self._floor_top = top * 1.12 if top else 1.0
         self._layout_labels()
 
@@ -269,7 +278,8 @@ class CompareChart(_Chart):
         width_px, height_px = vb.width(), vb.height()
         if not self.bars or width_px <= 0 or height_px <= 0:
             return
-        slot_px = width_px / (len(self.bars) + 0.2)
+        lo, hi = self.plot_item.vb.viewRange()[0]
+        slot_px = width_px / max(hi - lo, 1.0)
         font = QFont()
         font.setPointSizeF(9.0 if slot_px >= 90 else 8.0 if slot_px >= 60 else 7.0)
         need = self._floor_top
@@ -282,6 +292,7 @@ class CompareChart(_Chart):
             need = max(need, self._tops[i] / max(1 - (label_h / height_px) - gap, 0.2))
         for i, label in enumerate(self.labels):
             label.setPos(i, self._tops[i] + need * 2 / height_px)
+            label.setVisible(lo < i < hi)  # a scrolled-away bar's label would leave the plot
         self.plot_item.setYRange(0, need, padding=0)
         chars = max(6, int(slot_px / 6.8))
         self.plot_item.getAxis("bottom").setTicks([[(i, _wrap(b.label, chars)) for i, b in enumerate(self.bars)]])

@@ -284,6 +284,8 @@ class MainWindow(QMainWindow):
         self._action("De&lete scenario", self.table.delete, "Ctrl+Backspace", sc)
         self._action("&Compare quantizations", self.compare_quantizations, "Ctrl+Shift+Q", sc)
         self._action("Use &calibrated overhead (stored probe runs)", self.apply_calibrated_overhead, None, sc)
+        self._action("&Sort by total", lambda: self.apply(commands.sort_by_total(
+            self.session, [e.total for e in self.estimates])), None, sc)
 
         view = mb.addMenu("&View")
         tb = QToolBar("View")

@@ -31,6 +31,8 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
     bands = bands or {}
     for est in estimates:
         sc = est.scenario
+        if sc.hidden:
+            continue
         fits = {get_gpu(g).label: estimate_fits(est, get_gpu(g)) for g in session.gpus}
         budgets = {get_gpu(g).label: int(capacity_bytes(get_gpu(g), sc)) for g in session.gpus}
         run = for_scenario(session.runs, sc)
@@ -61,6 +63,8 @@ def series(session: Session, axis: str) -> list[Series]:
     x = sweep_grid(session, axis)
     out = []
     for sc in session.scenarios:
+        if sc.hidden:
+            continue
         s = sweep(session.architecture, sc, x, axis)
         fits = {get_gpu(g).label: largest_fit(session.architecture, sc, get_gpu(g), axis) for g in session.gpus}
         budgets = {get_gpu(g).label: int(capacity_bytes(get_gpu(g), sc)) for g in session.gpus}

@@ -34,9 +34,9 @@ from memviz.core.gpus import GPUS, get_gpu
 from memviz.core.report import scenario_label
 
 COLUMNS = ("name", "weight_format", "kv_format", "context_tokens", "batch", "engine", "tp", "pp", "gpu", "options",
-           "extrapolate")
+           "extrapolate", "hidden")
 HEADERS = ("Name", "Weights", "KV cache", "Context (tokens)", "Sequences", "Engine", "TP", "PP", "GPU (vLLM pool)",
-           "Engine options", "Beyond max context")
+           "Engine options", "Beyond max context", "Hide in charts")
 BEYOND = "background: #FBE3D6"  # a context beyond the model's positions (extrapolated, or refused)
 TEXT_COLUMNS = (0, COLUMNS.index("options"))
 
@@ -186,10 +186,12 @@ class ScenarioTable(QWidget):
         self._spin(r, 7, 1, 64, 1)
         self._combo(r, 8, ["—", *(g.label for g in GPUS.values())])
         self.table.setItem(r, COLUMNS.index("options"), QTableWidgetItem(""))
-        check = QCheckBox()
-        check.setToolTip("estimate contexts beyond the model's positions anyway (rope scaling aside)")
-        check.toggled.connect(lambda on, row=r: self._edit(row, "extrapolate", bool(on)))
-        self.table.setCellWidget(r, COLUMNS.index("extrapolate"), check)
+        for key, tip in (("extrapolate", "estimate contexts beyond the model's positions anyway (rope scaling aside)"),
+                         ("hidden", "leave this scenario out of the charts (it stays in the table and the data)")):
+            check = QCheckBox()
+            check.setToolTip(tip)
+            check.toggled.connect(lambda on, row=r, k=key: self._edit(row, k, bool(on)))
+            self.table.setCellWidget(r, COLUMNS.index(key), check)
 
     def set_context_limit(self, limit: int | None) -> None:
         """The model's positions: contexts beyond are marked, and refused unless the row extrapolates."""

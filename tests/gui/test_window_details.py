@@ -127,3 +127,21 @@ def test_one_place_sets_context_and_sequences(qtbot):
     w.shape_context.setValue(10_000_000)  # beyond the model's positions: refused, nothing changes
     w.apply_shape(selected_only=False)
     assert {sc.context_tokens for sc in w.session.scenarios} == {32768} and "positions" in w.banner.text()
+
+
+def test_many_bars_sort_hide_and_scroll(qtbot):
+    from memviz.core.estimate import Scenario
+    from memviz.gui.charts import MAX_BARS_SHOWN
+    from memviz.gui.scenario_table import COLUMNS
+
+    w = window(qtbot)
+    scenarios = tuple(Scenario(context_tokens=1024 * (1 + (i * 7) % 24)) for i in range(24))
+    w.apply(w.session.with_changes(scenarios=scenarios))
+    lo, hi = w.compare.plot_item.vb.viewRange()[0]
+    assert hi - lo <= MAX_BARS_SHOWN + 0.2 and w.compare.plot_item.vb.state["mouseEnabled"][0]
+    assert sum(label.isVisible() for label in w.compare.labels) <= MAX_BARS_SHOWN
+    next(a for a in w.findChildren(type(w.undo_action)) if a.text() == "&Sort by total").trigger()
+    totals = [e.total for e in w.estimates]
+    assert totals == sorted(totals)
+    w.table.table.cellWidget(0, COLUMNS.index("hidden")).setChecked(True)
+    assert w.session.scenarios[0].hidden and len(w.compare.bars) == 23 and len(w.table.scenarios) == 24
