@@ -26,6 +26,7 @@ class Bar:
     measured: dict[str, int] | None = None
     measured_stale: bool = False  # the scenario was edited after its run: shown, not compared
     band: float | None = None  # ± fraction of the total, from stored probe runs' residuals
+    host_bytes: int = 0  # what the scenario keeps in host RAM (offloaded layers, KV, llama.cpp's output buffer)
 
     @property
     def total(self) -> int:

@@ -268,6 +268,8 @@ class CompareChart(_Chart):
         marks = " ".join(f'<span style="color:{capacity_color(j, self.theme)}; font-size:120%; font-weight:700">'
                          f'{"✓" if b.fits.get(label) else "✗"}</span>' for j, (label, _) in enumerate(capacities))
         total = f'<span style="color:{self._fg}; font-weight:600">{format_bytes(b.total, unit)}</span>'
+        if b.host_bytes >= 2**20:  # offloaded layers or KV: host RAM named under the device total
+            total += f'<br><span style="color:{self._fg}">+ {format_bytes(b.host_bytes, unit)} host RAM</span>'
         return f'<div style="text-align:center">{total}<br>{marks}</div>' if marks else \
             f'<div style="text-align:center">{total}</div>'
 
@@ -328,6 +330,8 @@ class CompareChart(_Chart):
             err = (n - m) / m * 100 if m else float("nan")
             lines.append(f"measured: {format_bytes(m, self.unit, 3)} (estimate error {err:+.1f} %)")
         lines.append(f"total: {format_bytes(b.total, self.unit, 3)}")
+        if b.host_bytes:
+            lines.append(f"host RAM: {format_bytes(b.host_bytes, self.unit, 3)} (offloaded layers, KV, engine buffers)")
         if b.band:
             lines.append(f"± {b.band * 100:.1f} % (largest peak error of this machine's stored probe runs)")
         return "<br>".join(lines)

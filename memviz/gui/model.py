@@ -41,7 +41,8 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
         band = bands.get(scenario_calibration_key(sc))
         out.append(Bar(label=scenario_label(sc), bytes=dict(est.bytes),
                        provenance={c.name: c.provenance for c in est.components}, fits=fits, budgets=budgets,
-                       measured=measured, measured_stale=stale, band=band))
+                       measured=measured, measured_stale=stale, band=band,
+                       host_bytes=est.host.total if sc.device == "cuda" else 0))
     return out
 
 

@@ -33,10 +33,11 @@ from memviz.core.formats import KV_FORMATS, weight_formats
 from memviz.core.gpus import GPUS, get_gpu
 from memviz.core.report import scenario_label
 
-COLUMNS = ("name", "weight_format", "kv_format", "context_tokens", "batch", "engine", "tp", "pp", "gpu", "options",
-           "extrapolate", "hidden")
+COLUMNS = ("name", "weight_format", "kv_format", "context_tokens", "batch", "engine", "tp", "pp", "gpu", "gpu_layers",
+           "kv_offload", "options", "extrapolate", "hidden")
 HEADERS = ("Name", "Weights", "KV cache", "Context (tokens)", "Sequences", "Engine", "TP", "PP", "GPU (vLLM pool)",
-           "Engine options", "Beyond max context", "Hide in charts")
+           "GPU layers", "KV in host RAM", "Engine options", "Beyond max context", "Hide in charts")
+ALL_LAYERS = -1  # the GPU-layers box's "all" (Scenario.gpu_layers None)
 BEYOND = "background: #FBE3D6"  # a context beyond the model's positions (extrapolated, or refused)
 TEXT_COLUMNS = (0, COLUMNS.index("options"))
 
@@ -150,7 +151,8 @@ class ScenarioTable(QWidget):
         for r, sc in enumerate(scenarios):
             if r >= old_rows:
                 self._build_row(r)
-            values = {"name": sc.name, "gpu": get_gpu(sc.gpu).label if sc.gpu else "—", "options": format_options(sc.options)}
+            values = {"name": sc.name, "gpu": get_gpu(sc.gpu).label if sc.gpu else "—", "options": format_options(sc.options),
+                      "gpu_layers": ALL_LAYERS if sc.gpu_layers is None else sc.gpu_layers}
             for c, key in enumerate(COLUMNS):
                 value = values.get(key, getattr(sc, key))
                 widget = self.table.cellWidget(r, c)
@@ -185,8 +187,16 @@ class ScenarioTable(QWidget):
         self._spin(r, 6, 1, 64, 1)
         self._spin(r, 7, 1, 64, 1)
         self._combo(r, 8, ["—", *(g.label for g in GPUS.values())])
+        layers = QSpinBox()
+        layers.setRange(ALL_LAYERS, 10_000)
+        layers.setSpecialValueText("all")
+        layers.setKeyboardTracking(False)
+        layers.setToolTip("layers on the GPU (llama.cpp -ngl, transformers' device map); the rest run from host RAM")
+        layers.valueChanged.connect(lambda v, row=r: self._edit(row, "gpu_layers", None if v == ALL_LAYERS else int(v)))
+        self.table.setCellWidget(r, COLUMNS.index("gpu_layers"), layers)
         self.table.setItem(r, COLUMNS.index("options"), QTableWidgetItem(""))
-        for key, tip in (("extrapolate", "estimate contexts beyond the model's positions anyway (rope scaling aside)"),
+        for key, tip in (("kv_offload", "keep the KV cache in host RAM (llama.cpp --no-kv-offload)"),
+                         ("extrapolate", "estimate contexts beyond the model's positions anyway (rope scaling aside)"),
                          ("hidden", "leave this scenario out of the charts (it stays in the table and the data)")):
             check = QCheckBox()
             check.setToolTip(tip)

@@ -145,3 +145,21 @@ def test_many_bars_sort_hide_and_scroll(qtbot):
     assert totals == sorted(totals)
     w.table.table.cellWidget(0, COLUMNS.index("hidden")).setChecked(True)
     assert w.session.scenarios[0].hidden and len(w.compare.bars) == 23 and len(w.table.scenarios) == 24
+
+
+def test_offload_is_set_in_the_table_and_host_ram_is_shown(qtbot):
+    from memviz.core.estimate import Scenario
+    from memviz.gui.scenario_table import COLUMNS
+
+    w = window(qtbot)
+    w.apply(w.session.with_changes(scenarios=(Scenario(weight_format="Q4_K_M", engine="llamacpp", kv_format="fp16",
+                                                       context_tokens=8192), Scenario(engine="vllm"))))
+    full_host = w.compare.bars[0].host_bytes
+    w.table.table.cellWidget(0, COLUMNS.index("gpu_layers")).setValue(16)
+    sc = w.session.scenarios[0]
+    assert sc.gpu_layers == 16 and w.compare.bars[0].host_bytes > full_host + 1e9  # half the layers in host RAM
+    assert "host RAM" in w.compare.labels[0].textItem.toPlainText()
+    w.table.table.cellWidget(0, COLUMNS.index("kv_offload")).setChecked(True)
+    assert w.session.scenarios[0].kv_offload
+    w.table.table.cellWidget(1, COLUMNS.index("gpu_layers")).setValue(8)  # vLLM does not offload
+    assert w.session.scenarios[1].gpu_layers is None and "offload" in w.table.message.text()
