@@ -140,21 +140,38 @@ class FitCell:
     budget_bytes: int
     max_context: int
     max_batch: int
-    decode_tokens_per_s_max: float  # a roofline bound (memviz.core.speed), not a prediction
+    decode_tokens_per_s_max: float | None  # a roofline bound (memviz.core.speed), not a prediction; None: unknown
 
 
-def fit_matrix(estimates: list[Estimate], gpus: list[GPU]) -> list[list[FitCell]]:
-    """Rows of scenarios (their estimates), columns of GPUs, each cell from the same solvers as everywhere."""
+def split_over(a: Architecture, sc: Scenario, n: int) -> Scenario:
+    """`sc` spread over n GPUs of one machine as its engine would: vLLM by tensor parallelism when the
+    attention heads divide (else pipeline stages), the other engines by pipeline stages of whole layers."""
+    if n == 1:
+        return sc
+    if sc.engine == "vllm" and a.num_heads % n == 0:
+        return sc.with_changes(tp=n, pp=1)
+    return sc.with_changes(tp=1, pp=min(n, a.num_layers))
+
+
+def fit_matrix(estimates: list[Estimate], gpus: list[str]) -> list[list[FitCell]]:
+    """Rows of scenarios (their estimates), columns of GPU specs (a catalogue key, "vram:24GiB", or
+    "h100-80gx4" for four in one machine), each cell from the same solvers as everywhere."""
+    from memviz.core.estimate import estimate
+    from memviz.core.gpus import gpu_pool
     from memviz.core.speed import speed_bounds
 
+    pools = [gpu_pool(g) for g in gpus]
     rows = []
     for est in estimates:
-        a, sc = est.architecture, est.scenario
         row = []
-        for gpu in gpus:
-            need, budget = needed_bytes(est), capacity_bytes(gpu, sc)
+        for gpu, n in pools:
+            a = est.architecture
+            sc = split_over(a, est.scenario, n)
+            e = est if n == 1 else estimate(a, sc)
+            need, budget = needed_bytes(e), capacity_bytes(gpu, sc)
             verdict = "does not fit" if need > budget else "tight" if need > TIGHT_FRACTION * budget else "fits"
-            row.append(FitCell(gpu.label, verdict, int(need), int(budget), max_context(a, sc, gpu), max_batch(a, sc, gpu),
-                               speed_bounds(est, gpu).decode_tokens_per_s_max))
+            bound = speed_bounds(e, gpu).decode_tokens_per_s_max
+            row.append(FitCell(gpu.label if n == 1 else f"{n}× {gpu.label}", verdict, int(need), int(budget),
+                               max_context(a, sc, gpu), max_batch(a, sc, gpu), bound if np.isfinite(bound) else None))
         rows.append(row)
     return rows

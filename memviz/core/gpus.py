@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memviz.core.errors import InputError
-from memviz.core.units import GB, GiB, MiB
+from memviz.core.units import GB, GiB, MiB, parse_bytes
 
 
 @dataclass(frozen=True)
@@ -26,14 +26,20 @@ class GPU:
     bf16_flops: float
     memory_source: str
     cuda_total: int | None = None  # torch.cuda.mem_get_info()[1], where a published engine log gives it
+    usable_fraction: float = 1.0  # the share a GPU program may take (Apple: Metal's working-set limit)
+
+    @property
+    def usable_bytes(self) -> int:
+        return int(self.memory_bytes * self.usable_fraction)
 
     @property
     def cuda_total_bytes(self) -> int:
-        """What CUDA reports as total (vLLM budgets from it): measured where known, else the driver total."""
-        return self.cuda_total or self.memory_bytes
+        """What CUDA reports as total (vLLM budgets from it): measured where known, else the usable total."""
+        return self.cuda_total or self.usable_bytes
 
     def describe(self) -> str:
-        return f"{self.label}: {self.memory_bytes / GiB:.2f} GiB = {self.memory_bytes / GB:.2f} GB"
+        usable = f" (usable {self.usable_bytes / GiB:.2f} GiB)" if self.usable_fraction < 1 else ""
+        return f"{self.label}: {self.memory_bytes / GiB:.2f} GiB = {self.memory_bytes / GB:.2f} GB{usable}"
 
 
 _SMI = "nvidia-smi total"
@@ -54,14 +60,41 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI),
     GPU("b200", "B200 180GB", 180 * GB, 8000e9, 2250e12, "datasheet, decimal GB"),
     GPU("mi300x", "MI300X 192GB", 192 * GiB, 5300e9, 1307e12, "datasheet, 192 GiB HBM3"),
+    # Apple unified memory: Metal lets one process keep about 3/4 of it resident by default
+    # (MTLDevice.recommendedMaxWorkingSetSize, which llama.cpp's Metal backend prints at start-up)
+    GPU("m3-max-128g", "Apple M3 Max 128GB (unified)", 128 * GiB, 400e9, 28e12, "Apple spec, unified", None, 0.75),
+    GPU("m4-max-128g", "Apple M4 Max 128GB (unified)", 128 * GiB, 546e9, 34e12, "Apple spec, unified", None, 0.75),
+    GPU("m2-ultra-192g", "Apple M2 Ultra 192GB (unified)", 192 * GiB, 800e9, 54e12, "Apple spec, unified", None, 0.75),
+    # plain CPU RAM: dual-channel DDR5-5600 (2 x 8 bytes x 5.6e9 transfers/s); FLOP/s of 8 AVX-512 cores
+    GPU("cpu-ram-64g", "CPU RAM 64 GiB (DDR5 dual channel)", 64 * GiB, 89.6e9, 2e12, "DDR5-5600 x 2 channels"),
+    GPU("cpu-ram-128g", "CPU RAM 128 GiB (DDR5 dual channel)", 128 * GiB, 89.6e9, 2e12, "DDR5-5600 x 2 channels"),
 )}
 
 
 def get_gpu(key: str) -> GPU:
+    """A catalogue GPU by key or unique part of its name, or a memory size entered as "vram:24GiB" (no
+    bandwidth known: speed bounds are left out)."""
     k = key.strip().lower()
+    if k.startswith("vram:"):
+        size = parse_bytes(key.strip()[5:])
+        if not 0 < size <= 1 << 50:
+            raise InputError(f"entered VRAM must be between 1 byte and 1 PiB, got {key!r}")
+        return GPU(k, f"{key.strip()[5:]} entered", size, float("nan"), float("nan"), "entered by the user")
     if k in GPUS:
         return GPUS[k]
     matches = [g for g in GPUS if k in g or k in GPUS[g].label.lower()]
     if len(matches) == 1:
         return GPUS[matches[0]]
-    raise InputError(f"unknown GPU {key!r}; known: {', '.join(GPUS)}")
+    raise InputError(f"unknown GPU {key!r}; known: {', '.join(GPUS)}, or vram:SIZE (e.g. vram:24GiB)")
+
+
+def gpu_pool(spec: str) -> tuple[GPU, int]:
+    """"h100-80gx4" -> (the H100, 4): N of the same GPU in one machine; a plain key is one."""
+    k = spec.strip().lower()
+    head, sep, count = k.rpartition("x")
+    if sep and head and count.isdigit() and not k.startswith("vram:") and k not in GPUS:
+        n = int(count)
+        if not 1 <= n <= 64:
+            raise InputError(f"{spec!r}: between 1 and 64 GPUs")
+        return get_gpu(head), n
+    return get_gpu(k), 1

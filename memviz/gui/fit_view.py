@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHeaderView, QLabel, QLineEdit, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from memviz.core.fit import FitCell
 from memviz.core.units import Unit, format_bytes
@@ -15,12 +16,15 @@ def cell_text(c: FitCell, unit: Unit) -> str:
     mark = {"fits": "✓ fits", "tight": "~ tight", "does not fit": "✗ does not fit"}[c.verdict]
     return (f"{mark}: {format_bytes(c.needed_bytes, unit)} of {format_bytes(c.budget_bytes, unit)}\n"
             f"≤ {c.max_context:,d} tokens · ≤ {c.max_batch:,d} sequences\n"
-            f"decode ≤ {c.decode_tokens_per_s_max:,.0f} tokens/s (bound)")
+            + (f"decode ≤ {c.decode_tokens_per_s_max:,.0f} tokens/s (bound)" if c.decode_tokens_per_s_max is not None
+               else "decode bound unknown (no bandwidth for this entry)"))
 
 
 class FitView(QWidget):
     """Rows: scenarios; columns: GPUs. Each cell: the verdict against the engine's budget, the largest
     context and batch that fit, and the decode speed bound."""
+
+    sig_extra_changed = Signal()
 
     def __init__(self) -> None:
         super().__init__()
@@ -28,11 +32,18 @@ class FitView(QWidget):
         self.caption = QLabel("Choose GPUs under View → GPU capacity lines.")
         self.caption.setWordWrap(True)
         layout.addWidget(self.caption)
+        self.extra = QLineEdit(placeholderText="more columns, comma-separated: vram:24GiB, h100-80gx4 (4 in one "
+                                               "machine), m3-max-128g (Apple unified), cpu-ram-64g")
+        self.extra.editingFinished.connect(self.sig_extra_changed)
+        layout.addWidget(self.extra)
         self.table = QTableWidget(0, 0)
         self.table.setWordWrap(True)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         layout.addWidget(self.table, 1)
         self.cells: list[list[FitCell]] = []
+
+    def extra_gpus(self) -> list[str]:
+        return [g.strip() for g in self.extra.text().split(",") if g.strip()]
 
     def show_matrix(self, labels: list[str], cells: list[list[FitCell]], unit: Unit) -> None:
         self.cells = cells

@@ -34,7 +34,7 @@ from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.fit import fit_matrix
-from memviz.core.gpus import GPUS, get_gpu
+from memviz.core.gpus import GPUS
 from memviz.core.presets import get_preset
 from memviz.core.report import scenario_label
 from memviz.core.runs import MeasuredRun
@@ -85,6 +85,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.compare, "Compare")
         self.tabs.addTab(self.sweep, "Sweep")
         self.fit_view = FitView()
+        self.fit_view.sig_extra_changed.connect(lambda: (self._stale.add(self.fit_view), self._refresh_visible()))
         self.tabs.addTab(self.fit_view, "Fit")
         self.tabs.addTab(self.breakdown, "Breakdown")
         self.log_view = LogView()
@@ -221,7 +222,12 @@ class MainWindow(QMainWindow):
                                       model.title(s))
             elif current is self.fit_view:
                 s = self.session
-                cells = fit_matrix(self.estimates, [get_gpu(g) for g in s.gpus]) if s.gpus else []
+                specs = [*s.gpus, *self.fit_view.extra_gpus()]
+                try:
+                    cells = fit_matrix(self.estimates, specs) if specs else []
+                except InputError as exc:
+                    self.report_error(f"Fit matrix: {exc}")
+                    cells = fit_matrix(self.estimates, list(s.gpus)) if s.gpus else []
                 self.fit_view.show_matrix([scenario_label(sc) for sc in s.scenarios], cells, s.unit)
             elif current is self.log_view:
                 est = self._selected_estimate()

@@ -1,5 +1,7 @@
 """The fit matrix shows the core's verdicts, largest context and batch, and speed bound for every pair."""
 
+import math
+
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.fit import fit_matrix, max_batch, max_context, needed_bytes
 from memviz.core.gpus import get_gpu
@@ -12,13 +14,13 @@ def test_fit_matrix_cells_are_the_solvers_answers():
     scs = [Scenario(context_tokens=8192), Scenario(weight_format="awq-int4", engine="vllm", context_tokens=8192)]
     gpus = [get_gpu("rtx4090"), get_gpu("h100-80g")]
     ests = [estimate(a, sc) for sc in scs]
-    cells = fit_matrix(ests, gpus)
+    cells = fit_matrix(ests, [g.key for g in gpus])
     for est, row in zip(ests, cells, strict=True):
         for gpu, c in zip(gpus, row, strict=True):
             assert c.max_context == max_context(a, est.scenario, gpu) and c.max_batch == max_batch(a, est.scenario, gpu)
             assert (c.verdict == "does not fit") == (needed_bytes(est) > c.budget_bytes)
             assert c.decode_tokens_per_s_max > 0
-    tight = fit_matrix([estimate(a, Scenario(context_tokens=8192, batch=4))], [get_gpu("rtx4090")])[0][0]
+    tight = fit_matrix([estimate(a, Scenario(context_tokens=8192, batch=4))], ["rtx4090"])[0][0]
     assert tight.verdict == "tight" and 0.9 < tight.needed_bytes / tight.budget_bytes <= 1  # 8,874 tokens fit
 
 
@@ -34,3 +36,18 @@ def test_fit_tab_shows_every_scenario_on_every_gpu(qtbot):
     assert all(table.item(r, c).text().split(":")[0] in ("✓ fits", "~ tight", "✗ does not fit")
                for r in range(table.rowCount()) for c in range(table.columnCount()))
     assert "tokens/s (bound)" in table.item(0, 0).text()
+
+
+def test_entered_vram_several_gpus_apple_and_cpu_ram_columns():
+    from memviz.core.fit import capacity_bytes
+
+    a = get_preset("llama-3.1-70b").architecture()
+    est = estimate(a, Scenario(weight_format="bf16", engine="vllm", context_tokens=8192))
+    entered, one, four, apple, cpu = fit_matrix([est], ["vram:48GiB", "h100-80g", "h100-80gx4", "m3-max-128g",
+                                                      "cpu-ram-64g"])[0]
+    assert entered.budget_bytes == math.ceil(0.9 * 48 * 2**30) and entered.decode_tokens_per_s_max is None
+    assert one.verdict == "does not fit" and four.verdict == "fits" and four.gpu == "4× H100 SXM 80GB"
+    assert four.needed_bytes < one.needed_bytes / 3  # tensor parallel over 4: a quarter of the weights each
+    assert apple.budget_bytes == math.ceil(0.9 * 96 * 2**30)  # Metal's 3/4 of 128 GiB, then vLLM's 0.9
+    assert capacity_bytes(get_gpu("m3-max-128g"), Scenario(engine="llamacpp", kv_format="fp16")) == 96 * 2**30
+    assert cpu.verdict == "does not fit" and cpu.decode_tokens_per_s_max > 0

@@ -220,8 +220,8 @@ class Engine:
         return x.zeros
 
     def usable_bytes(self, gpu: GPU, sc: Scenario) -> float:
-        """Bytes of one GPU this engine may fill (the whole device unless it reserves a share)."""
-        return float(gpu.memory_bytes)
+        """Bytes of one GPU this engine may fill (the whole device, or the share its platform allows)."""
+        return float(gpu.usable_bytes)
 
     def kv_pool(self, x: Inputs, gpu: GPU, non_kv: np.ndarray) -> np.ndarray | None:
         """The KV pool the engine pre-allocates on a GPU (None: it allocates what sequences need)."""
