@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -21,13 +22,15 @@ from memviz.core.estimate import Estimate
 from memviz.core.fit import max_batch, max_context
 from memviz.core.formats import get_weight_format, tensor_bytes
 from memviz.core.gpus import get_gpu
+from memviz.core.speed import speed_bounds
 from memviz.core.units import Unit, format_bytes
 
 HEADERS = ("Item", "Bytes", "Size", "Provenance", "Formula / inputs", "Source")
 
 
-def breakdown_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str, str]]:
-    """Rows: the four components, per-device and host usage, then weights per tensor group."""
+def breakdown_rows(est: Estimate, unit: Unit, gpus: tuple[str, ...] = ()) -> list[tuple[str, str, str, str, str, str]]:
+    """Rows: the four components, per-device and host usage, weights per tensor group, the engine's figures,
+    the largest context and batch on the scenario's GPU, and the decode speed bound on each GPU (`gpus`)."""
     a, sc = est.architecture, est.scenario
     inputs = (f"L={a.num_layers}, Hkv={a.num_kv_heads}, D={a.head_dim}, context={sc.context_tokens:,}, "
               f"sequences={sc.sequences}, KV={sc.kv_format}, engine={sc.engine}")
@@ -61,6 +64,13 @@ def breakdown_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, 
                     f"at {sc.batch} sequences", "bisection on the estimate"))
         out.append((f"largest batch on {gpu.label}", f"{max_batch(a, sc, gpu):,d}", "", "formula",
                     f"at {sc.context_tokens:,} tokens", "bisection on the estimate"))
+    for key in dict.fromkeys([*([sc.gpu] if sc.gpu else []), *gpus]):
+        gpu = get_gpu(key)
+        b = speed_bounds(est, gpu)
+        if np.isfinite(b.decode_tokens_per_s_max):
+            out.append((f"decode speed bound on {gpu.label}", f"≤ {b.decode_tokens_per_s_max:,.0f} tokens/s", "",
+                        "bound", f"one step reads the active weights and the KV cache at "
+                        f"{gpu.bandwidth_bytes_per_s / 1e12:.2f} TB/s; prefill ≥ {b.prefill_s_min:.3f} s", "memviz.core.speed"))
     return out
 
 
@@ -107,8 +117,8 @@ class BreakdownView(QWidget):
         layout.addWidget(self.launch)
         self.rows: list[tuple[str, ...]] = []
 
-    def show_estimate(self, est: Estimate | None, label: str, unit: Unit) -> None:
-        self.rows = breakdown_rows(est, unit) if est is not None else []
+    def show_estimate(self, est: Estimate | None, label: str, unit: Unit, gpus: tuple[str, ...] = ()) -> None:
+        self.rows = breakdown_rows(est, unit, gpus) if est is not None else []
         self.caption.setText(f"<b>{label}</b> — every number with its provenance" if est is not None else "No scenario")
         self.table.setRowCount(len(self.rows))
         for r, row in enumerate(self.rows):

@@ -241,7 +241,8 @@ class MainWindow(QMainWindow):
 
     def _refresh_breakdown(self) -> None:
         est = self._selected_estimate()
-        self.breakdown.show_estimate(est, scenario_label(est.scenario) if est else "", self.session.unit)
+        self.breakdown.show_estimate(est, scenario_label(est.scenario) if est else "", self.session.unit,
+                                     self.session.gpus)
 
     def report_error(self, message: str) -> None:
         self.banner.setText(message)

@@ -51,3 +51,15 @@ def test_entered_vram_several_gpus_apple_and_cpu_ram_columns():
     assert apple.budget_bytes == math.ceil(0.9 * 96 * 2**30)  # Metal's 3/4 of 128 GiB, then vLLM's 0.9
     assert capacity_bytes(get_gpu("m3-max-128g"), Scenario(engine="llamacpp", kv_format="fp16")) == 96 * 2**30
     assert cpu.verdict == "does not fit" and cpu.decode_tokens_per_s_max > 0
+
+
+def test_breakdown_names_the_decode_bound_on_each_gpu_as_a_bound():
+    from memviz.core.speed import speed_bounds
+    from memviz.gui.breakdown import breakdown_rows
+
+    est = estimate(get_preset("llama-3.1-8b").architecture(), Scenario(context_tokens=8192))
+    rows = {r[0]: r for r in breakdown_rows(est, __import__("memviz.core.units", fromlist=["Unit"]).Unit.GiB,
+                                            ("rtx4090", "h100-80g"))}
+    row = rows["decode speed bound on RTX 4090 24GB"]
+    assert row[3] == "bound" and row[1] == f"≤ {speed_bounds(est, get_gpu('rtx4090')).decode_tokens_per_s_max:,.0f} tokens/s"
+    assert "decode speed bound on H100 SXM 80GB" in rows
