@@ -234,7 +234,10 @@ class CompareChart(_Chart):
             if i == len(self.labels):
                 self.labels.append(pg.TextItem(anchor=(0.5, 1.0)))
                 self.plot_item.addItem(self.labels[i])
-            self.labels[i].setHtml(self._label_html(b, capacities, unit))
+            html = self._label_html(b, capacities, unit)
+            if getattr(self.labels[i], "_memviz_html", None) != html:  # setHtml re-lays out the text: only on change
+                self.labels[i].setHtml(html)
+                self.labels[i]._memviz_html = html
             if b.measured:
                 self._measured_marker(i, b.measured, b.measured_stale)
         banded = [(i, b) for i, b in enumerate(bars) if b.band]

@@ -172,7 +172,7 @@ class MainWindow(QMainWindow):
             estimates = model.compute_estimates(session)
         except InputError as exc:
             self.report_error(str(exc))
-            self.table.set_scenarios(self.session.scenarios)
+            self.table.revert()  # the edited widget shows the rejected value until then
             return False
         self.history.push(session)
         self.refresh(estimates, t0)

@@ -6,6 +6,8 @@ the headless `memviz export`.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from memviz.core.calibration import scenario_calibration_key
@@ -46,8 +48,15 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
     return out
 
 
+@lru_cache(maxsize=4096)
+def _estimate(a, sc) -> Estimate:
+    return estimate(a, sc)
+
+
 def compute_estimates(session: Session) -> list[Estimate]:
-    return [estimate(session.architecture, sc) for sc in session.scenarios]
+    """Every scenario's estimate; an edit recomputes only the scenarios it changed (estimates are pure
+    functions of the frozen architecture and scenario, so they are cached by value)."""
+    return [_estimate(session.architecture, sc) for sc in session.scenarios]
 
 
 def sweep_grid(session: Session, axis: str) -> np.ndarray:

@@ -103,6 +103,7 @@ class ScenarioTable(QWidget):
         super().__init__()
         self._scenarios: tuple[Scenario, ...] = ()
         self.context_limit: int | None = None  # the model's positions
+        self._shown: tuple[Scenario, ...] = ()  # what the row widgets show now
         layout = QVBoxLayout(self)
         bar = QHBoxLayout()
         self.add_button = QPushButton("Add")
@@ -144,6 +145,7 @@ class ScenarioTable(QWidget):
     def set_scenarios(self, scenarios: tuple[Scenario, ...]) -> None:
         """Show `scenarios`; existing cell widgets are updated in place (rebuilding them is slow)."""
         keep = self.table.currentRow()
+        shown = self._shown
         self._scenarios = scenarios
         self.table.blockSignals(True)
         old_rows = self.table.rowCount()
@@ -151,6 +153,8 @@ class ScenarioTable(QWidget):
         for r, sc in enumerate(scenarios):
             if r >= old_rows:
                 self._build_row(r)
+            elif r < len(shown) and shown[r] == sc:  # an edit changes one row: the others keep their widgets' values
+                continue
             values = {"name": sc.name, "gpu": get_gpu(sc.gpu).label if sc.gpu else "—", "options": format_options(sc.options),
                       "gpu_layers": ALL_LAYERS if sc.gpu_layers is None else sc.gpu_layers}
             for c, key in enumerate(COLUMNS):
@@ -173,6 +177,7 @@ class ScenarioTable(QWidget):
                 widget.blockSignals(False)
             self._mark_context(r, sc.longest_sequence)
         self.table.blockSignals(False)
+        self._shown = scenarios
         if scenarios:
             self.table.setCurrentCell(min(max(keep, 0), len(scenarios) - 1), 0)
         self.message.clear()
@@ -202,6 +207,11 @@ class ScenarioTable(QWidget):
             check.setToolTip(tip)
             check.toggled.connect(lambda on, row=r, k=key: self._edit(row, k, bool(on)))
             self.table.setCellWidget(r, COLUMNS.index(key), check)
+
+    def revert(self) -> None:
+        """Every row back to the last valid scenarios (after a refused edit left a widget showing it)."""
+        self._shown = ()
+        self.set_scenarios(self._scenarios)
 
     def set_context_limit(self, limit: int | None) -> None:
         """The model's positions: contexts beyond are marked, and refused unless the row extrapolates."""
@@ -238,7 +248,7 @@ class ScenarioTable(QWidget):
             try:
                 options = parse_option_pairs(item.text().split(","))
             except InputError as exc:
-                self.set_scenarios(self._scenarios)
+                self.revert()
                 self.message.setText(f"Row {item.row() + 1}: {exc}")
                 return
             self._edit(item.row(), "options", options)
@@ -248,7 +258,7 @@ class ScenarioTable(QWidget):
             return
         sc = self._scenarios[row]
         if key == "context_tokens" and self.context_limit and value > self.context_limit and not sc.extrapolate:
-            self.set_scenarios(self._scenarios)
+            self.revert()
             self._mark_context(row, value)
             self.message.setText(f"Row {row + 1}: {value:,d} tokens exceed the model's {self.context_limit:,d} "
                                  "positions; tick 'Beyond max context' to estimate anyway")
@@ -257,7 +267,7 @@ class ScenarioTable(QWidget):
             new = self._scenarios[row].with_changes(**{key: value})
         except InputError as exc:
             self.message.setText(f"Row {row + 1}: {exc}")
-            self.set_scenarios(self._scenarios)
+            self.revert()
             self.message.setText(f"Row {row + 1}: {exc}")
             return
         self.message.clear()

@@ -163,3 +163,14 @@ def test_offload_is_set_in_the_table_and_host_ram_is_shown(qtbot):
     assert w.session.scenarios[0].kv_offload
     w.table.table.cellWidget(1, COLUMNS.index("gpu_layers")).setValue(8)  # vLLM does not offload
     assert w.session.scenarios[1].gpu_layers is None and "offload" in w.table.message.text()
+
+
+def test_a_refused_edit_puts_the_widget_back(qtbot):
+    from memviz.gui.scenario_table import COLUMNS
+
+    w = window(qtbot)
+    engine = w.table.table.cellWidget(0, COLUMNS.index("engine"))
+    tp = w.table.table.cellWidget(0, COLUMNS.index("tp"))
+    engine.setCurrentText("transformers")
+    tp.setValue(2)  # tensor parallelism is vLLM's only: refused by the core
+    assert w.session.scenarios[0].tp == 1 and tp.value() == 1
