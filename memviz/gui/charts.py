@@ -238,6 +238,7 @@ class CompareChart(_Chart):
             if getattr(self.labels[i], "_memviz_html", None) != html:  # setHtml re-lays out the text: only on change
                 self.labels[i].setHtml(html)
                 self.labels[i]._memviz_html = html
+                self.labels[i]._memviz_layout = None  # setHtml resets the font and width
             if b.measured:
                 self._measured_marker(i, b.measured, b.measured_stale)
         banded = [(i, b) for i, b in enumerate(bars) if b.band]
@@ -285,12 +286,16 @@ class CompareChart(_Chart):
             return
         lo, hi = self.plot_item.vb.viewRange()[0]
         slot_px = width_px / max(hi - lo, 1.0)
+        size = 9.0 if slot_px >= 90 else 8.0 if slot_px >= 60 else 7.0
         font = QFont()
-        font.setPointSizeF(9.0 if slot_px >= 90 else 8.0 if slot_px >= 60 else 7.0)
+        font.setPointSizeF(size)
+        text_width = max(slot_px * 0.94, 20)
         need = self._floor_top
         for i, label in enumerate(self.labels):
-            label.textItem.setFont(font)
-            label.setTextWidth(max(slot_px * 0.94, 20))
+            if getattr(label, "_memviz_layout", None) != (size, text_width):  # re-laying text out is the cost
+                label.textItem.setFont(font)
+                label.setTextWidth(text_width)
+                label._memviz_layout = (size, text_width)
             label_h = label.textItem.boundingRect().height()
             # data per pixel once the range is [0, need]: solve top + h*(need/height_px) + gap <= need
             gap = 4 / height_px
