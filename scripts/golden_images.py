@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from tests.gui.test_golden import CASES, GOLDEN, render  # noqa: E402
+from tests.gui.test_golden import CASES, FIT, GOLDEN, render, render_fit  # noqa: E402
 
 if __name__ == "__main__":
     from PySide6.QtWidgets import QApplication
@@ -22,3 +22,5 @@ if __name__ == "__main__":
         path = GOLDEN / f"{name}.png"
         render(name).save(str(path))
         print(path)
+    render_fit().save(str(GOLDEN / f"{FIT}.png"))
+    print(GOLDEN / f"{FIT}.png")

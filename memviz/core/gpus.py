@@ -97,4 +97,4 @@ def gpu_pool(spec: str) -> tuple[GPU, int]:
         if not 1 <= n <= 64:
             raise InputError(f"{spec!r}: between 1 and 64 GPUs")
         return get_gpu(head), n
-    return get_gpu(k), 1
+    return get_gpu(spec), 1

@@ -18,6 +18,7 @@ from memviz.gui.palette import REPORT_THEME, Theme
 
 GOLDEN = Path(__file__).parents[1] / "data" / "golden"
 DARK = Theme("#121212", "#eeeeee")
+FIT = "fit-matrix-light"
 CASES = {f"{chart}-{theme}": (chart, t) for chart in ("compare", "sweep") for theme, t in (("light", REPORT_THEME),
                                                                                            ("dark", DARK))}
 
@@ -44,6 +45,23 @@ def render(name: str) -> QImage:
     return image
 
 
+def render_fit(theme_name: str = "light") -> QImage:
+    """The Fit tab's matrix for the golden session (a light widget palette; cell colours are the verdicts')."""
+    from memviz.core.fit import fit_matrix
+    from memviz.gui.fit_view import FitView
+
+    s = session()
+    view = FitView()
+    view.resize(1200, 420)
+    view.extra.setText("vram:16GiB, rtx4090x2, m3-max-128g")
+    cells = fit_matrix(model.compute_estimates(s), [*s.gpus, *view.extra_gpus()])
+    view.show_matrix([model.scenario_label(sc) for sc in s.scenarios], cells, s.unit)
+    view.show()
+    image = view.grab().toImage()
+    view.close()
+    return image
+
+
 def pixels(image: QImage) -> np.ndarray:
     image = image.convertToFormat(QImage.Format.Format_RGB32)
     return np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)[
@@ -60,3 +78,12 @@ def test_chart_matches_its_golden_image(qtbot, name):
     assert diff.mean() < 2.0 and (diff > 64).mean() < 0.01, (diff.mean(), (diff > 64).mean())
     background = golden.pixelColor(3, 3).name()
     assert background == ("#121212" if name.endswith("dark") else "#ffffff")
+
+
+def test_fit_matrix_matches_its_golden_image(qtbot):
+    golden = QImage(str(GOLDEN / f"{FIT}.png"))
+    assert not golden.isNull(), f"missing {FIT}.png: run scripts/golden_images.py"
+    got = render_fit()
+    assert (got.width(), got.height()) == (golden.width(), golden.height())
+    diff = np.abs(pixels(got) - pixels(golden)).max(axis=2)
+    assert diff.mean() < 2.0 and (diff > 64).mean() < 0.01, (diff.mean(), (diff > 64).mean())
