@@ -4,7 +4,8 @@
     python scripts/screenshots.py --check    # only the checks, nothing written
 
 The main window at 1280x720, 1920x1080 and 1920x1080 at 1.5x scale (QT_SCALE_FACTOR, each in its own
-process), and the two exported charts of the README. Each window picture is checked before it is
+process), the two exported charts of the README, and the README's example outputs: every code block that
+starts with "$ memviz ..." is run again and its output written under the command. Each window picture is checked before it is
 saved: the window fits the screen, no two bar labels overlap, every bar label lies inside the plot,
 the legend lies inside the chart. A failed check exits 1 naming it.
 """
@@ -74,6 +75,37 @@ def shoot(name: str, width: int, height: int, check_only: bool) -> int:
     return 1 if found else 0
 
 
+def readme_outputs(check_only: bool) -> int:
+    """Run each README block's "$ memviz ..." command and put its output under it; 1 if one changed (with
+    --check) or failed."""
+    import re
+    import shlex
+
+    readme = ROOT / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    failed = 0
+
+    def rerun(m: re.Match) -> str:
+        nonlocal failed
+        command = m.group(1)
+        r = subprocess.run([sys.executable, "-m", "memviz", *shlex.split(command)[1:]], capture_output=True, text=True,
+                           env={**os.environ, "COLUMNS": "120"})
+        if r.returncode:
+            print(f"README: '{command}' failed: {r.stderr.strip()}", file=sys.stderr)
+            failed = 1
+            return m.group(0)
+        return f"```\n$ {command}\n{r.stdout.rstrip()}\n```"
+
+    new = re.sub(r"```\n\$ (memviz [^\n]+)\n.*?\n```", rerun, text, flags=re.S)
+    if new != text:
+        if check_only:
+            print("README: example outputs are out of date (run scripts/screenshots.py)", file=sys.stderr)
+            return 1
+        readme.write_text(new, encoding="utf-8")
+        print(readme)
+    return failed
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--check", action="store_true", help="check only, write nothing")
@@ -86,6 +118,7 @@ def main() -> int:
         env = {**os.environ, "QT_SCALE_FACTOR": scale, "QT_QPA_PLATFORM": "offscreen"}
         cmd = [sys.executable, __file__, "--one", name, str(width), str(height)] + (["--check"] if args.check else [])
         failed |= subprocess.run(cmd, env=env).returncode
+    failed |= readme_outputs(args.check)
     if not args.check:
         for export in EXPORTS:
             out = str(OUT / export[-1])
