@@ -73,6 +73,41 @@ def redraw() -> None:
     print(f"sweep view redraw (8 scenarios x {w.sweep.series[0].x.size} points): {(time.perf_counter() - t0) * 1e3:.1f} ms")
 
 
+def many(n: int = 200) -> None:
+    """An edit and a unit switch with n scenarios: recompute + redraw (as the 8-scenario figure), and with
+    Qt's paint included."""
+    from PySide6.QtWidgets import QApplication
+
+    from memviz.core.estimate import Scenario
+    from memviz.core.units import Unit
+    from memviz.gui.main_window import MainWindow
+
+    app = QApplication.instance()
+    w = MainWindow()
+    w.confirm_discard = lambda: True
+    w.show()
+    scenarios = tuple(Scenario(context_tokens=1024 * (1 + i % 16), batch=1 + i % 4, name=f"s{i}") for i in range(n))
+    w.apply(w.session.with_changes(scenarios=scenarios))
+    app.processEvents()
+    redraws, painted = [], []
+    for i in range(30):
+        sc = w.session.scenarios[0].with_changes(batch=1 + i % 3)
+        t0 = time.perf_counter()
+        w.apply(w.session.with_changes(scenarios=(sc, *w.session.scenarios[1:])))
+        redraws.append(w.last_refresh_ms)
+        app.processEvents()
+        painted.append((time.perf_counter() - t0) * 1e3)
+    switches = []
+    for unit in (Unit.GB, Unit.GiB, Unit.GB, Unit.GiB, Unit.GB):
+        t0 = time.perf_counter()
+        w.set_unit(unit)
+        app.processEvents()
+        switches.append((time.perf_counter() - t0) * 1e3)
+    print(f"edit with {n} scenarios: recompute + redraw median {statistics.median(redraws):.1f} ms, with paint "
+          f"{statistics.median(painted):.1f} ms (target < 50 ms); unit switch {statistics.median(switches):.0f} ms")
+
+
 if __name__ == "__main__":
     startup()
     redraw()
+    many()

@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from tests.gui.test_golden import CASES, FIT, GOLDEN, render, render_fit  # noqa: E402
+from tests.gui.test_golden import CASES, FITS, GOLDEN, render, render_fit  # noqa: E402
 
 if __name__ == "__main__":
     from PySide6.QtWidgets import QApplication
@@ -22,5 +22,6 @@ if __name__ == "__main__":
         path = GOLDEN / f"{name}.png"
         render(name).save(str(path))
         print(path)
-    render_fit().save(str(GOLDEN / f"{FIT}.png"))
-    print(GOLDEN / f"{FIT}.png")
+    for theme in FITS:
+        render_fit(theme).save(str(GOLDEN / f"fit-matrix-{theme}.png"))
+        print(GOLDEN / f"fit-matrix-{theme}.png")

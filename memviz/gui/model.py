@@ -12,7 +12,7 @@ import numpy as np
 
 from memviz.core.calibration import scenario_calibration_key
 from memviz.core.estimate import Estimate, estimate
-from memviz.core.fit import capacity_bytes, estimate_fits, largest_fit, sweep
+from memviz.core.fit import capacity_bytes, largest_fit, needed_bytes, sweep
 from memviz.core.gpus import get_gpu
 from memviz.core.report import scenario_label
 from memviz.core.runs import for_scenario, is_stale
@@ -31,12 +31,14 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
     (transformers runs only)."""
     out = []
     bands = bands or {}
+    gpus = [get_gpu(g) for g in session.gpus]
     for est in estimates:
         sc = est.scenario
         if sc.hidden:
             continue
-        fits = {get_gpu(g).label: estimate_fits(est, get_gpu(g)) for g in session.gpus}
-        budgets = {get_gpu(g).label: int(capacity_bytes(get_gpu(g), sc)) for g in session.gpus}
+        budgets = {g.label: int(capacity_bytes(g, sc)) for g in gpus}
+        need = needed_bytes(est)
+        fits = {label: need <= budget for label, budget in budgets.items()}  # estimate_fits, its budget computed once
         run = for_scenario(session.runs, sc)
         measured = run.measured if run else None
         stale = bool(run) and is_stale(run, sc)

@@ -18,7 +18,7 @@ from memviz.gui.palette import REPORT_THEME, Theme
 
 GOLDEN = Path(__file__).parents[1] / "data" / "golden"
 DARK = Theme("#121212", "#eeeeee")
-FIT = "fit-matrix-light"
+FITS = ("light", "dark")
 CASES = {f"{chart}-{theme}": (chart, t) for chart in ("compare", "sweep") for theme, t in (("light", REPORT_THEME),
                                                                                            ("dark", DARK))}
 
@@ -46,12 +46,22 @@ def render(name: str) -> QImage:
 
 
 def render_fit(theme_name: str = "light") -> QImage:
-    """The Fit tab's matrix for the golden session (a light widget palette; cell colours are the verdicts')."""
+    """The Fit tab's matrix for the golden session in a light or dark widget palette (cell colours are the
+    verdicts')."""
+    from PySide6.QtGui import QColor, QPalette
+
     from memviz.core.fit import fit_matrix
     from memviz.gui.fit_view import FitView
 
     s = session()
     view = FitView()
+    if theme_name == "dark":
+        palette = QPalette(view.palette())
+        for role, color in ((QPalette.ColorRole.Window, "#202020"), (QPalette.ColorRole.Base, "#121212"),
+                            (QPalette.ColorRole.Text, "#eeeeee"), (QPalette.ColorRole.WindowText, "#eeeeee"),
+                            (QPalette.ColorRole.Button, "#2a2a2a"), (QPalette.ColorRole.ButtonText, "#eeeeee")):
+            palette.setColor(role, QColor(color))
+        view.setPalette(palette)
     view.resize(1200, 420)
     view.extra.setText("vram:16GiB, rtx4090x2, m3-max-128g")
     cells = fit_matrix(model.compute_estimates(s), [*s.gpus, *view.extra_gpus()])
@@ -80,10 +90,11 @@ def test_chart_matches_its_golden_image(qtbot, name):
     assert background == ("#121212" if name.endswith("dark") else "#ffffff")
 
 
-def test_fit_matrix_matches_its_golden_image(qtbot):
-    golden = QImage(str(GOLDEN / f"{FIT}.png"))
-    assert not golden.isNull(), f"missing {FIT}.png: run scripts/golden_images.py"
-    got = render_fit()
+@pytest.mark.parametrize("theme", FITS)
+def test_fit_matrix_matches_its_golden_image(qtbot, theme):
+    golden = QImage(str(GOLDEN / f"fit-matrix-{theme}.png"))
+    assert not golden.isNull(), f"missing fit-matrix-{theme}.png: run scripts/golden_images.py"
+    got = render_fit(theme)
     assert (got.width(), got.height()) == (golden.width(), golden.height())
     diff = np.abs(pixels(got) - pixels(golden)).max(axis=2)
     assert diff.mean() < 2.0 and (diff > 64).mean() < 0.01, (diff.mean(), (diff > 64).mean())
