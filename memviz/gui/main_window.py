@@ -48,6 +48,7 @@ from memviz.gui.export import chart_image, export_chart, offscreen_copy
 from memviz.gui.fit_view import FitView
 from memviz.gui.log_view import LogView
 from memviz.gui.measure_tab import MeasureTab
+from memviz.gui.palette import REPORT_THEME
 from memviz.gui.scenario_table import ScenarioTable, compare_quantizations
 
 
@@ -283,6 +284,10 @@ class MainWindow(QMainWindow):
         self.redo_action = self._action("&Redo", self.redo, QKeySequence.StandardKey.Redo, e)
         e.addSeparator()
         self._action("Copy chart", self.copy_chart, "Ctrl+Shift+C", e)
+        keep = self._action("Export charts in the screen's colours", lambda on: settings.write("export_screen_colours", on),
+                            None, e)
+        keep.setCheckable(True)
+        keep.setChecked(bool(settings.read("export_screen_colours")))
         self._action("Copy table (Markdown)", self.copy_table, "Ctrl+Alt+C", e)
 
         sc = mb.addMenu("&Scenarios")
@@ -520,7 +525,8 @@ class MainWindow(QMainWindow):
     def export_current_chart(self, path: str | Path, width_px: int | None = None) -> Path:
         """The current chart at the export width, in the report theme, titled with the model and a subtitle
         naming engines, settings, GPUs, memviz's version and the date."""
-        return export_chart(self.current_chart(), path, width_px or int(settings.read("export_width")),
+        theme = None if settings.read("export_screen_colours") else REPORT_THEME
+        return export_chart(self.current_chart(), path, width_px or int(settings.read("export_width")), theme,
                             subtitle=model.subtitle(self.session))
 
     def copy_chart(self) -> None:

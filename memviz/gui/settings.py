@@ -18,6 +18,7 @@ _DEFAULTS: dict[str, Any] = {
     "log_x": False,
     "sweep_axis": "context",
     "export_width": 1800,
+    "export_screen_colours": False,  # exports in the light report theme unless the user keeps the screen's
 }
 MAX_RECENT = 8
 _path: str | None = None

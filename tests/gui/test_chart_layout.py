@@ -138,3 +138,19 @@ def test_export_options_scale_title_subtitle_and_the_csv_names_the_model(tmp_pat
     assert {r["model"] for r in rows} == {"Llama-3.2-1B"} and {r["engine"] for r in rows} == {"transformers", "llamacpp"}
     assert with_filter_suffix("/tmp/chart", "SVG (*.svg)") == "/tmp/chart.svg"
     assert with_filter_suffix("/tmp/chart.pdf", "SVG (*.svg)") == "/tmp/chart.pdf"
+
+
+def test_the_window_exports_in_the_screens_colours_when_asked(qtbot, tmp_path):
+    from memviz.gui import settings
+    from memviz.gui.main_window import MainWindow
+    from memviz.gui.palette import Theme
+
+    w = MainWindow()
+    w.confirm_discard = lambda: True
+    qtbot.addWidget(w)
+    w.show()
+    w.compare.apply_theme(Theme("#121212", "#eeeeee"))  # as on a dark desktop
+    light = QImage(str(w.export_current_chart(tmp_path / "a.png", 1000)))
+    settings.write("export_screen_colours", True)
+    dark = QImage(str(w.export_current_chart(tmp_path / "b.png", 1000)))
+    assert light.pixelColor(2, 2).name() == "#ffffff" and dark.pixelColor(2, 2).name() == "#121212"
