@@ -51,8 +51,15 @@ def _default_weights(args: argparse.Namespace) -> str:
     return "stored" if (args.safetensors or args.gguf) else "bf16"
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """Bad arguments are one line and exit 2, as every other input error (subcommands inherit the class)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="memviz", description="How much memory an LLM needs at inference time.")
+    p = _OneLineParser(prog="memviz", description="How much memory an LLM needs at inference time.")
     p.add_argument("--version", action="version", version=f"memviz {__version__}")
     sub = p.add_subparsers(dest="command")
 
@@ -370,8 +377,11 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     from memviz.core import calibration as cal
 
     if args.action == "list":
-        runs = cal.load_runs()
+        skipped: list[str] = []
+        runs = cal.load_runs(skipped=skipped)
         print(f"{len(runs)} stored runs in {cal.runs_dir()}")
+        for name in skipped:
+            print(f"skipped an unreadable run file: {name}")
         for r in runs:
             m, e = r.measured, r.estimate
             err = (e["peak"] - m["peak"]) / m["peak"] * 100 if m.get("peak") else float("nan")

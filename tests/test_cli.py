@@ -146,3 +146,33 @@ def test_a_context_beyond_the_models_positions_exits_2_unless_extrapolated():
     gpt2 = subprocess.run([sys.executable, "-m", "memviz", "estimate", "--preset", "gpt2", "--json"], capture_output=True,
                           text=True)
     assert gpt2.returncode == 0 and '"context_tokens": 1024' in gpt2.stdout  # the default, capped at its positions
+
+
+def test_hostile_numbers_and_arguments_are_one_line_and_exit_2(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    bad_config = tmp_path / "c.json"
+    bad_config.write_text(json.dumps({"model_type": "qwen2_moe", "vocab_size": 1000, "hidden_size": 64,
+                                      "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128,
+                                      "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+                                      "shared_expert_intermediate_size": -99999}))
+    cases = [["estimate", "--preset", "gpt2", "--bogus"],
+             ["estimate", "--preset", "gpt2", "--batch", "1000000000000", "--context", "1000"],
+             ["estimate", "--preset", "llama-3.1-8b", "--engine", "vllm", "--tp", "1000000"],
+             ["estimate", "--preset", "llama-3.1-8b", "--context", str(2**62)],
+             ["estimate", "--config", str(bad_config)]]
+    for args in cases:
+        r = subprocess.run([sys.executable, "-m", "memviz", *args], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+
+
+def test_an_empty_xdg_data_home_is_unset(monkeypatch):
+    from pathlib import Path
+
+    from memviz.core.calibration import data_dir
+
+    monkeypatch.delenv("MEMVIZ_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", "")
+    assert data_dir() == Path.home() / ".local" / "share" / "memviz"

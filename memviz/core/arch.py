@@ -38,6 +38,10 @@ class StoredTensor:
     offset: int | None = None  # where the tensor's data starts in the file (GGUF), when known
 
 
+MAX_DIMENSION = 1 << 24  # no real width, head count or vocabulary comes near 16.7 M
+MAX_POSITIONS = 1 << 31  # nor a context beyond 2**31 tokens
+
+
 @dataclass(frozen=True)
 class Architecture:
     """Memory-relevant shape of a decoder-only transformer.
@@ -98,8 +102,15 @@ class Architecture:
             "v_head_dim": self.v_head_dim, "intermediate_size": self.intermediate_size,
         }
         for key, value in checks.items():
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise InputError(f"{key} must be a positive integer, got {value!r}")
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_DIMENSION:
+                raise InputError(f"{key} must be a whole number from 1 to {MAX_DIMENSION:,d}, got {value!r}")
+        for key in ("max_position_embeddings", "learned_positions", "num_experts", "experts_per_token",
+                    "moe_intermediate_size", "shared_expert_intermediate_size", "qk_rope_head_dim", "qk_nope_head_dim",
+                    "sliding_window", "q_lora_rank", "kv_lora_rank"):
+            value = getattr(self, key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not 0 <= value <= MAX_POSITIONS):
+                raise InputError(f"{key} must be a whole number from 0 to {MAX_POSITIONS:,d}, got {value!r}")
         if self.num_heads % self.num_kv_heads:
             raise InputError(
                 f"num_attention_heads ({self.num_heads}) must be a multiple of num_key_value_heads ({self.num_kv_heads})"

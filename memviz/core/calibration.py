@@ -58,7 +58,7 @@ def data_dir() -> Path:
         return Path.home() / "Library" / "Application Support" / "memviz"
     if system == "Windows":
         return Path(os.environ.get("APPDATA", Path.home())) / "memviz"
-    return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "memviz"
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "memviz"  # empty: unset
 
 
 def runs_dir() -> Path:
@@ -115,18 +115,23 @@ def save_run(env: dict[str, Any], result: dict[str, Any], folder: Path | None = 
     return run
 
 
-def load_runs(folder: Path | None = None) -> list[StoredRun]:
-    """All stored runs, oldest first; unreadable files are skipped."""
+def load_runs(folder: Path | None = None, skipped: list[str] | None = None) -> list[StoredRun]:
+    """All stored runs, oldest first; a damaged or foreign file is skipped, and named in `skipped` with why."""
     folder = folder or runs_dir()
     out = []
     for f in sorted(folder.glob("*.json")) if folder.exists() else []:
         try:
             d = json.loads(f.read_text(encoding="utf-8"))
+            kinds = {"id": str, "machine": dict, "settings": dict, "estimate": dict}
+            wrong = [k for k, kind in kinds.items() if not isinstance(d.get(k), kind)]
+            if wrong:
+                raise TypeError(f"{', '.join(wrong)} missing or of the wrong type")
             out.append(StoredRun(d["id"], float(d["created"]), dict(d["machine"]), dict(d["settings"]),
                                  parse_measured(d["measured"]), dict(d["estimate"]), parse_timings(d.get("timings") or {}),
                                  d.get("scenario")))
-        except (OSError, ValueError, KeyError, TypeError, InputError):  # a damaged or foreign file: skipped
-            continue
+        except (OSError, ValueError, KeyError, TypeError, InputError) as exc:  # a damaged or foreign file: skipped
+            if skipped is not None:
+                skipped.append(f"{f.name} ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''})")
     return sorted(out, key=lambda r: r.created)
 
 

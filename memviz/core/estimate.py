@@ -34,6 +34,11 @@ DEVICES = ("cuda", "cpu")
 _SPLIT_ROLES = frozenset({Role.ATTENTION, Role.MLP, Role.EXPERT, Role.EMBEDDING, Role.LM_HEAD})
 
 
+#: bounds that keep every product of the estimate within int64 (2**31 tokens x 2**20 sequences x 2**17 bytes per
+#: token < 2**68 would not; 2**31 x 2**20 = 2**51 cells x bytes per cell stays below 2**63 for real models)
+LIMITS = {"context_tokens": 2**31, "batch": 2**20, "tp": 1024, "pp": 1024}
+
+
 @dataclass(frozen=True)
 class Scenario:
     """One deployment of a model: formats, lengths, engine and devices.
@@ -71,12 +76,15 @@ class Scenario:
     hidden: bool = False  # left out of the charts (kept in the table, the session and the exports of data)
 
     def __post_init__(self) -> None:
-        for key in ("context_tokens", "batch", "tp", "pp"):
+        for key, most in LIMITS.items():
             value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-                raise InputError(f"{key} must be a positive integer, got {value!r}")
-        if any((not isinstance(n, (int, np.integer))) or n <= 0 for n in self.sequence_tokens):
-            raise InputError("every sequence length must be a positive integer")
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 < value <= most:
+                raise InputError(f"{key} must be a whole number from 1 to {most:,d}, got {value!r}")
+        if len(self.sequence_tokens) > LIMITS["batch"] or any(
+                isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 < n <= LIMITS["context_tokens"]
+                for n in self.sequence_tokens):
+            raise InputError(f"sequence lengths must be whole numbers from 1 to {LIMITS['context_tokens']:,d}, "
+                             f"at most {LIMITS['batch']:,d} of them")
         if self.gpu_layers is not None and self.gpu_layers < 0:
             raise InputError(f"gpu_layers must be >= 0, got {self.gpu_layers}")
         if not 0 < self.gpu_memory_utilization <= 1:

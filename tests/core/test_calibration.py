@@ -78,3 +78,18 @@ def test_stored_runs_are_parsed_like_every_measured_run(tmp_path):
     assert [r.id for r in runs] == [good.id]  # the damaged one is skipped, not half-read
     run = runs[0].measured_run()
     assert run.scenario.batch == 2 and run.measured["overhead"] == 400 and run.stored_run == good.id
+
+
+@pytest.mark.parametrize("damage", [{"machine": []}, {"settings": None}, {"measured": "x"}, {"created": "soon"},
+                                    {"measured": {"peak": -1}}, {"timings": {"ttft_s": "x"}}, {"id": None}])
+def test_a_damaged_run_file_is_skipped_and_named(tmp_path, damage):
+    import json
+
+    good = cal.save_run(ENV, result(400, 1000, 950), tmp_path)
+    data = json.loads((tmp_path / f"{good.id}.json").read_text())
+    data.update(damage)
+    (tmp_path / "damaged.json").write_text(json.dumps(data))
+    skipped: list[str] = []
+    runs = cal.load_runs(tmp_path, skipped)
+    assert [r.id for r in runs] == [good.id]
+    assert len(skipped) == 1 and skipped[0].startswith("damaged.json")
