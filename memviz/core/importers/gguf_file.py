@@ -27,6 +27,74 @@ ARCH_TO_MODEL_TYPE = {
     "gpt2": "gpt2", "gptneox": "gpt_neox", "falcon": "falcon", "deepseek2": "deepseek_v3", "gpt-oss": "gpt_oss",
 }
 MAX_TENSORS = 1_000_000
+MAX_KEYS = 100_000
+MAX_STRING_ARRAY = 8_000_000  # vocabularies and merge lists are a few 100 k entries
+#: GGUF value types (gguf-py `GGUFValueType`) -> bytes of one element; 8 STRING and 9 ARRAY are read apart
+_SCALAR_BYTES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+_STRING, _ARRAY = 8, 9
+
+
+def check_declared_sizes(path: Path) -> None:
+    """Walk the header as the GGUF spec lays it out (magic, version, tensor count, key count, then each key and
+    value) and refuse, before gguf's reader walks them, counts and lengths larger than the file: a 174-byte
+    file declaring a 2**40-element array would otherwise be read element by element for ever."""
+    import struct
+
+    size = path.stat().st_size
+    with path.open("rb") as fh:
+        head = fh.read(24)
+        if len(head) < 24:
+            raise InputError(f"{path}: truncated GGUF header ({len(head)} bytes)")
+        version, tensors, keys = struct.unpack("<IQQ", head[4:24])
+        if tensors > MAX_TENSORS or keys > MAX_KEYS:
+            raise InputError(f"{path}: declares {tensors:,d} tensors and {keys:,d} metadata keys, more than a "
+                             "model file holds")
+
+        def need(n: int, what: str) -> None:
+            if n < 0 or fh.tell() + n > size:
+                raise InputError(f"{path}: {what} runs past the end of the file ({size:,d} bytes)")
+
+        def u64() -> int:
+            need(8, "a length")
+            return struct.unpack("<Q", fh.read(8))[0]
+
+        def skip_string(what: str) -> None:
+            n = u64()
+            need(n, what)
+            fh.seek(n, 1)
+
+        for _ in range(keys):
+            skip_string("a metadata key")
+            need(4, "a value type")
+            kind = struct.unpack("<I", fh.read(4))[0]
+            _skip_value(fh, kind, need, u64, skip_string, path)
+
+
+def _skip_value(fh, kind: int, need, u64, skip_string, path: Path) -> None:
+    import struct
+
+    if kind in _SCALAR_BYTES:
+        need(_SCALAR_BYTES[kind], "a value")
+        fh.seek(_SCALAR_BYTES[kind], 1)
+    elif kind == _STRING:
+        skip_string("a string value")
+    elif kind == _ARRAY:
+        need(4, "an array type")
+        item = struct.unpack("<I", fh.read(4))[0]
+        count = u64()
+        if item in _SCALAR_BYTES:
+            need(count * _SCALAR_BYTES[item], f"an array of {count:,d} values")
+            fh.seek(count * _SCALAR_BYTES[item], 1)
+        elif item == _STRING:
+            if count > MAX_STRING_ARRAY:
+                raise InputError(f"{path}: a string array of {count:,d} entries is more than any model has")
+            need(count * 8, f"an array of {count:,d} strings")
+            for _ in range(count):
+                skip_string("a string in an array")
+        else:
+            raise InputError(f"{path}: unsupported array element type {item}")
+    else:
+        raise InputError(f"{path}: unknown GGUF value type {kind}")
 
 
 def _fields(reader, warnings: list[str]) -> dict[str, Any]:
@@ -151,6 +219,7 @@ def read_gguf(path: str | Path) -> Architecture:
         import gguf
     except ImportError:  # pragma: no cover - a declared dependency
         raise InputError("reading GGUF files needs the 'gguf' package (pip install gguf)") from None
+    check_declared_sizes(p)
     try:
         reader = gguf.GGUFReader(str(p), "r")
         read_warnings: list[str] = []
