@@ -17,6 +17,7 @@ at the chosen mix (`memviz.probe.gguf_build`). Supported: llama-cpp-python 0.3.3
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
@@ -57,7 +58,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--new", type=int, default=16, help="new tokens per sequence")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--json", action="store_true", help="accepted for symmetry; output is always JSON lines")
-    p.add_argument("--sample-interval", type=float, default=0.25)
+    p.add_argument("--sample-interval", type=float, default=0.25, help="seconds between memory samples (0.01 to 60)")
+    p.add_argument("--force", action="store_true",
+                   help="run even when the estimate says the run needs more memory than this machine has")
     p.add_argument("--no-store", action="store_true", help="do not keep this run for calibration")
     return p
 
@@ -94,6 +97,16 @@ def _check_args(args) -> None:
                        f"--context ({args.context // args.parallel})")
 
 
+def _weight_format(arch, args) -> str:
+    """The file's own tensors when there is a file; before a file is built, its mix (F16, an upper bound, for
+    the mixes memviz does not size)."""
+    from memviz.core.gguf_mixes import GGUF_MIXES
+
+    if arch.stored:
+        return "stored"
+    return args.weights.upper() if args.weights.upper() in GGUF_MIXES else "F16"
+
+
 def scenario(arch, args):
     """memviz's scenario for the same settings (llama.cpp engine, the file's exact tensors)."""
     from memviz.core.estimate import Scenario
@@ -103,7 +116,8 @@ def scenario(arch, args):
                "mmap": not args.no_mmap, "repack": not args.no_repack, "cpu": args.cpu_features}
     per_seq = -(-args.context // args.parallel)
     on_gpu = args.gpu_layers > 0
-    return Scenario(weight_format="stored", kv_format=_KV_FORMAT[args.cache_type_k], context_tokens=per_seq,
+    return Scenario(weight_format=_weight_format(arch, args), kv_format=_KV_FORMAT[args.cache_type_k],
+                    context_tokens=per_seq,
                     batch=args.parallel, engine="llamacpp", device="cuda" if on_gpu else "cpu",
                     gpu_layers=min(args.gpu_layers, arch.num_layers + 1) if on_gpu else None,
                     kv_offload=args.no_kv_offload and on_gpu, options=tuple(sorted(options.items())))
@@ -188,8 +202,25 @@ def _source_file(arch, args, state) -> Path:
 
 
 def run(args) -> int:
+    from memviz.probe.runner import check_fits_machine, check_sample_interval
+
     _check_args(args)
+    check_sample_interval(args.sample_interval)
     arch, _ = _architecture(args)
+    from memviz.core.errors import InputError
+
+    try:
+        if not args.gguf:
+            from memviz.probe.gguf_build import check_supported
+
+            check_supported(arch)
+        if not args.gpu_layers:  # a CPU run: the whole estimate lives in this machine's RAM
+            args.cpu_features = "avx2"  # the CPU's own features are known once llama.cpp is loaded
+            planned, _, _ = estimate_result(arch, args)
+            ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else None
+            check_fits_machine(int(planned["peak"]), ram, "this machine's RAM", args.force)
+    except InputError as exc:
+        raise BadInput(str(exc)) from None
     from memviz.probe.memory import NVML, CPUMeter
 
     cpu = CPUMeter()

@@ -92,7 +92,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--trust-remote-code", action="store_true", help="allow code from the model folder to run")
     p.add_argument("--allow-pickle", action="store_true", help="allow .bin weights (loaded with weights_only=True)")
     p.add_argument("--json", action="store_true", help="accepted for symmetry; output is always JSON lines")
-    p.add_argument("--sample-interval", type=float, default=0.25, help="seconds between memory samples")
+    p.add_argument("--sample-interval", type=float, default=0.25, help="seconds between memory samples (0.01 to 60)")
+    p.add_argument("--force", action="store_true",
+                   help="run even when the estimate says the run needs more memory than this machine has")
     p.add_argument("--no-store", action="store_true", help="do not keep this run for calibration")
     return p
 
@@ -296,10 +298,30 @@ def by_device(tensors) -> dict[str, list]:
 # --- the run ---------------------------------------------------------------------------
 
 
+def check_sample_interval(seconds: float) -> None:
+    if not 0.01 <= seconds <= 60:  # 0 would busy-loop the sampler thread
+        raise BadInput(f"--sample-interval must be 0.01 to 60 seconds, got {seconds}")
+
+
+def check_fits_machine(estimate_peak: int, device_total: int | None, where: str, force: bool) -> None:
+    """Refuse, before loading, a run whose estimated peak exceeds this machine's memory (unless forced)."""
+    if device_total and estimate_peak > device_total and not force:
+        raise BadInput(f"the estimate needs {estimate_peak / 2**30:.1f} GiB but {where} has {device_total / 2**30:.1f} "
+                       "GiB: the run would be killed for memory; shrink it, or pass --force to try anyway")
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """torch's CPU allocator raises RuntimeError ("DefaultCPUAllocator: can't allocate memory"), not MemoryError."""
+    text = str(exc)
+    return isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError" or (
+        isinstance(exc, RuntimeError) and ("can't allocate memory" in text or "not enough memory" in text))
+
+
 def run(args) -> int:
     for key in ("batch", "prompt", "new"):
-        if getattr(args, key) <= 0:
-            raise BadInput(f"--{key} must be positive")
+        if not 0 < getattr(args, key) < 2**31:
+            raise BadInput(f"--{key} must be a positive whole number below 2**31")
+    check_sample_interval(args.sample_interval)
     requested = requested_devices(args.device)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -368,6 +390,8 @@ def run(args) -> int:
                engine="transformers")
     emit("env", **env)
     emit("phase", name="runtime", t_s=round(time.perf_counter() - T0, 3), bytes={"rss": runtime_rss})
+    planned, _ = estimate_result(arch, args, devices, args.prompt + args.new - 1)
+    check_fits_machine(int(planned["peak"]), total_mem, devices[0] if on_cuda else "this machine's RAM", args.force)
 
     group = MeterGroup(meters, on_cuda)
     sampler = Sampler(group, args.sample_interval)
@@ -385,7 +409,9 @@ def run(args) -> int:
             emit("phase", name="checkpoint", t_s=round(time.perf_counter() - T0, 3), bytes={"rss": cpu.rss()})
         return _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cfg, model_dir, dtype, devices,
                         group, cpu, state, measured, arch, context_tokens)
-    except (torch.cuda.OutOfMemoryError, MemoryError) as exc:
+    except (torch.cuda.OutOfMemoryError, MemoryError, RuntimeError) as exc:
+        if not is_out_of_memory(exc):
+            raise
         est, scenario = estimate_result(arch, args, devices, context_tokens)
         emit("result", partial=True, phase_failed=state["phase"], measured=measured, timings={}, estimate=est,
              scenario=scenario, error_pct={}, message=f"out of memory during {state['phase']}: {str(exc).splitlines()[0]}")
@@ -599,9 +625,18 @@ def _engine(argv: list[str]) -> str:
     return "transformers"
 
 
+def _terminate(signum, _frame) -> None:
+    """Stop (SIGTERM) unwinds like Ctrl+C, so that temporary checkpoints and child processes are cleaned up."""
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     emit("start", pid=os.getpid(), argv=argv, executable=sys.executable)
+    if threading.current_thread() is threading.main_thread():
+        import signal
+
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         if _engine(argv) == "llamacpp":
             from memviz.probe import llamacpp_runner
