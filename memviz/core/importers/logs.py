@@ -85,6 +85,8 @@ def _parse_llamacpp(text: str) -> LogMeasurement | None:
         m = _LCPP_BUFFER.search(line)
         if m and m.group("dev").lower() not in ("ctx", "ggml"):
             comp = _LCPP_KIND[m.group("kind")]
+            if comp == "weights" and any(k != "weights" for d in devices.values() for k in d):
+                devices = {}  # a model loaded again (a server restart in the same log): its last load counts
             d = devices.setdefault(m.group("dev"), {})
             d[comp] = d.get(comp, 0) + round(_num(m.group(3)) * MiB)
             matched += 1

@@ -71,3 +71,11 @@ def test_vllm_v1_weights_and_kv_tokens():
 def test_unrecognised_logs(text):
     with pytest.raises(InputError):
         parse_log(text)
+
+
+def test_a_model_loaded_three_times_in_one_log_counts_once():
+    one = ("load_tensors:        CUDA0 model buffer size =  4096.00 MiB\n"
+           "llama_kv_cache:      CUDA0 KV buffer size =   512.00 MiB\n"
+           "sched_reserve:      CUDA0 compute buffer size =   300.00 MiB\n")
+    m = parse_log(one * 3)
+    assert m.bytes["weights"] == 4096 * MiB and m.bytes["kv_cache"] == 512 * MiB
