@@ -38,6 +38,7 @@ class StoredTensor:
     offset: int | None = None  # where the tensor's data starts in the file (GGUF), when known
 
 
+MAX_CONFIG_BYTES = 16 * 2**20  # config.json files are kilobytes; a tokenizer or weights file named so is not one
 MAX_DIMENSION = 1 << 24  # no real width, head count or vocabulary comes near 16.7 M
 MAX_POSITIONS = 1 << 31  # nor a context beyond 2**31 tokens
 
@@ -186,10 +187,14 @@ def load_config(path: str | Path) -> dict[str, Any]:
         p = p / "config.json"
     if not p.exists():
         raise InputError(f"no config.json at {p}")
+    if not p.is_file():  # a FIFO or device would block the read for ever
+        raise InputError(f"{p} is not a regular file")
+    if p.stat().st_size > MAX_CONFIG_BYTES:
+        raise InputError(f"{p} is {p.stat().st_size:,d} bytes; a config.json is a few kilobytes")
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{p} is not valid JSON: {exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise InputError(f"{p} is not valid JSON: {str(exc)[:200]}") from None
     if not isinstance(data, dict):
         raise InputError(f"{p} does not hold a JSON object")
     return data

@@ -104,3 +104,21 @@ def test_round_trip_and_with_changes():
     assert b.layer_types == (SLIDING, FULL, SLIDING, FULL)
     with pytest.raises(InputError):
         a.with_changes(num_kv_heads=5)
+
+
+def test_a_fifo_deeply_nested_or_huge_config_is_one_error(tmp_path):
+    import os
+
+    from memviz.core.arch import load_config
+    from memviz.core.errors import InputError
+
+    fifo = tmp_path / "fifo" / "config.json"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    nested = tmp_path / "nested.json"
+    nested.write_text("[" * 100_000 + "]" * 100_000)
+    huge = tmp_path / "huge.json"
+    huge.write_bytes(b" " * (17 * 2**20))
+    for path, needle in ((fifo, "not a regular file"), (nested, "not valid JSON"), (huge, "a few kilobytes")):
+        with pytest.raises(InputError, match=needle):
+            load_config(path)
