@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signa
 from memviz.probe.protocol import EXIT_BAD_INPUT, EXIT_OOM, Message, decode
 
 MAX_STDERR = 200_000
+MAX_LINE = 1 << 20  # 1 MiB: a result line is a few kilobytes
 
 
 class State(Enum):
@@ -92,11 +93,15 @@ class ProbeClient(QObject):
                 self.process.waitForFinished(1000)
 
     def _read_stdout(self) -> None:
-        self.watchdog.start()
         self._buffer += bytes(self.process.readAllStandardOutput()).decode("utf-8", "replace")
         *lines, self._buffer = self._buffer.split("\n")
+        if len(self._buffer) > MAX_LINE:  # no protocol line is this long: drop it rather than grow for ever
+            self.sig_log.emit(f"(dropped {len(self._buffer):,d} characters of output without a line end)")
+            self._buffer = ""
+        if lines:  # the watchdog waits for whole lines: a child trickling bytes without one is still silent
+            self.watchdog.start()
         for line in lines:
-            self._line(line)
+            self._line(line[:MAX_LINE])
 
     def _line(self, line: str) -> None:
         msg: Message | None = decode(line)

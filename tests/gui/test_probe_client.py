@@ -75,3 +75,11 @@ def test_interpreter_without_memviz_is_explained(client, qtbot, tmp_path):
     with qtbot.waitSignal(client.sig_failed, timeout=20_000) as got:
         client.start(sys.executable, ["-I", "-S", "-m", "memviz.probe"])  # isolated: site-packages and cwd not on the path
     assert "does not have memviz" in got.args[0] and "pip install" in got.args[0]
+
+
+@pytest.mark.parametrize("mode", ["trickle", "endless-line"])
+def test_output_without_line_ends_neither_grows_nor_keeps_the_watchdog_quiet(client, qtbot, mode):
+    with qtbot.waitSignal(client.sig_failed, timeout=20_000) as got:
+        client.start(sys.executable, [FAKE, mode])
+    assert "stopped responding" in got.args[0]
+    assert len(client._buffer) <= 1 << 20

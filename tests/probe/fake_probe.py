@@ -54,6 +54,15 @@ elif mode == "garbage":
 elif mode == "bad_input":
     say("error", kind="bad_input", message="the probe needs torch and transformers", phase="setup")
     sys.exit(2)
+elif mode == "trickle":  # bytes without a line end, forever: alive to the OS, silent to the protocol
+    for _ in range(10_000):
+        sys.stdout.write("x")
+        sys.stdout.flush()
+        threading.Event().wait(0.05)
+elif mode == "endless-line":  # 5 MB without a line end, then nothing
+    sys.stdout.write("y" * 5_000_000)
+    sys.stdout.flush()
+    threading.Event().wait()
 elif mode.startswith("llamacpp-"):
     for line in RECORDED.read_text().splitlines()[1:]:
         event = json.loads(line)
