@@ -9,6 +9,7 @@ import pytest
 from memviz.gui.measure_tab import MeasureTab
 from memviz.gui.probe_client import State
 from memviz.probe import llamacpp_runner
+from tests.conftest import needs_llamacpp
 
 FAKE = str(Path(__file__).parents[1] / "probe" / "fake_probe.py")
 
@@ -71,8 +72,7 @@ def test_garbage_between_llamacpp_lines_is_skipped(tab, qtbot):
 
 @pytest.mark.slow
 def test_the_tab_runs_the_real_llamacpp_probe(tab, qtbot):
-    if "llama_cpp" not in sys.modules and not __import__("importlib").util.find_spec("llama_cpp"):
-        pytest.skip("llama-cpp-python is not installed")
+    needs_llamacpp()
     config = Path(__file__).parents[1] / "data" / "llamacpp" / "configs" / "llama-gqa.json"
     tab.set_source(["--config", str(config)], "tiny llama")
     tab.mix.setCurrentText("Q4_0")

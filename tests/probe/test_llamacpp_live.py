@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from memviz.core.units import MiB
+from tests.conftest import needs_llamacpp
 
-if os.environ.get("MEMVIZ_REQUIRE_LLAMACPP") != "1":
-    pytest.importorskip("llama_cpp")
+needs_llamacpp()
 
 CONFIGS = Path(__file__).parents[1] / "data" / "llamacpp" / "configs"
 ARCHS = ("llama-gqa", "qwen2-tied", "gemma2-swa", "qwen3moe")

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from memviz.probe import runner
+from tests.conftest import needs_llamacpp
 
 
 def last(cmd: list[str]) -> tuple[int, dict]:
@@ -21,7 +22,7 @@ def test_a_model_larger_than_this_machine_is_refused_before_loading():
 
 
 def test_llamacpp_probe_refuses_too_a_model_larger_than_this_machine():
-    pytest.importorskip("llama_cpp")
+    needs_llamacpp()
     rc, msg = last(["--engine", "llamacpp", "--preset", "llama-3.1-405b", "--weights", "Q4_K_M", "--no-store"])
     assert rc == 2 and "--force" in msg["message"]
 

@@ -1,8 +1,8 @@
-"""Hostile GGUF headers are refused from their declared sizes, in bounded time, before gguf's reader walks them."""
+"""Hostile GGUF headers are refused from their declared sizes before gguf's reader walks them (these files used to
+read for ever; how fast the refusal is: benchmarks/bench_hostile_gguf.py)."""
 
 import contextlib
 import struct
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -30,10 +30,8 @@ def key(name: bytes, kind: int, payload: bytes) -> bytes:
 def test_declared_sizes_beyond_the_file_are_refused_at_once(tmp_path, body, needle):
     path = tmp_path / "m.gguf"
     path.write_bytes(body + b"\0" * 64)
-    t0 = time.perf_counter()
     with pytest.raises(InputError, match=needle):
         read_gguf(path)
-    assert time.perf_counter() - t0 < 5  # generous: it answers in milliseconds
 
 
 def test_a_truncated_header_is_named(tmp_path):
