@@ -7,7 +7,7 @@ reads the stored probe runs once for the window.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from memviz.core.arch import Architecture
@@ -54,7 +54,7 @@ def attach_run(session: Session, run: MeasuredRun) -> Session:
         index = len(scenarios) - 1
     old = scenarios[index].run_id
     scenarios[index] = scenarios[index].with_changes(run_id=run.id)
-    attached = MeasuredRun(run.id, run.source, settings_key(run.scenario), run.measured, run.timings, run.stored_run)
+    attached = replace(run, scenario=settings_key(run.scenario))
     runs = tuple(r for r in session.runs if r.id not in (old, run.id)) + (attached,)
     return session.with_changes(scenarios=tuple(scenarios), runs=runs)
 

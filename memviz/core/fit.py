@@ -60,8 +60,13 @@ def needed_bytes(est: Estimate) -> int:
     return est.total - est.bytes["kv_cache"] + est.kv_cache_required
 
 
+def within(need: float, budget: float) -> bool:
+    """The fit rule, the one place it is written: what the busiest device needs within the engine's budget."""
+    return need <= budget
+
+
 def estimate_fits(est: Estimate, gpu: GPU) -> bool:
-    return needed_bytes(est) <= capacity_bytes(gpu, est.scenario)
+    return within(needed_bytes(est), capacity_bytes(gpu, est.scenario))
 
 
 def fits(a: Architecture, sc: Scenario, gpu: GPU) -> bool:
@@ -169,7 +174,7 @@ def fit_matrix(estimates: list[Estimate], gpus: list[str]) -> list[list[FitCell]
             sc = split_over(a, est.scenario, n)
             e = est if n == 1 else estimate(a, sc)
             need, budget = needed_bytes(e), capacity_bytes(gpu, sc)
-            verdict = "does not fit" if need > budget else "tight" if need > TIGHT_FRACTION * budget else "fits"
+            verdict = "does not fit" if not within(need, budget) else "tight" if need > TIGHT_FRACTION * budget else "fits"
             bound = speed_bounds(e, gpu).decode_tokens_per_s_max
             row.append(FitCell(gpu.label if n == 1 else f"{n}× {gpu.label}", verdict, int(need), int(budget),
                                max_context(a, sc, gpu), max_batch(a, sc, gpu), bound if np.isfinite(bound) else None))

@@ -12,7 +12,7 @@ import numpy as np
 
 from memviz.core.calibration import scenario_calibration_key
 from memviz.core.estimate import Estimate, estimate
-from memviz.core.fit import capacity_bytes, largest_fit, needed_bytes, sweep
+from memviz.core.fit import capacity_bytes, largest_fit, needed_bytes, sweep, within
 from memviz.core.gpus import get_gpu
 from memviz.core.report import scenario_label
 from memviz.core.runs import for_scenario, is_stale
@@ -38,7 +38,7 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
             continue
         budgets = {g.label: int(capacity_bytes(g, sc)) for g in gpus}
         need = needed_bytes(est)
-        fits = {label: need <= budget for label, budget in budgets.items()}  # estimate_fits, its budget computed once
+        fits = {label: within(need, budget) for label, budget in budgets.items()}
         run = for_scenario(session.runs, sc)
         measured = run.measured if run else None
         stale = bool(run) and is_stale(run, sc)

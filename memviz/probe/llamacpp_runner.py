@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memviz.probe.protocol import COMPONENTS, EXIT_OK, EXIT_OOM
-from memviz.probe.runner import T0, BadInput, Sampler, _Parser, emit
+from memviz.probe.runner import T0, BadInput, Sampler, _Parser, add_run_arguments, emit
 
 SUPPORTED_BINDING = "0.3.36"
 CACHE_TYPES = ("f16", "bf16", "f32", "q8_0", "q4_0")
@@ -57,11 +57,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt", type=int, default=128, help="prompt tokens per sequence")
     p.add_argument("--new", type=int, default=16, help="new tokens per sequence")
     p.add_argument("--threads", type=int, default=0)
-    p.add_argument("--json", action="store_true", help="accepted for symmetry; output is always JSON lines")
-    p.add_argument("--sample-interval", type=float, default=0.25, help="seconds between memory samples (0.01 to 60)")
-    p.add_argument("--force", action="store_true",
-                   help="run even when the estimate says the run needs more memory than this machine has")
-    p.add_argument("--no-store", action="store_true", help="do not keep this run for calibration")
+    add_run_arguments(p)
     return p
 
 

@@ -91,12 +91,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
     p.add_argument("--trust-remote-code", action="store_true", help="allow code from the model folder to run")
     p.add_argument("--allow-pickle", action="store_true", help="allow .bin weights (loaded with weights_only=True)")
+    add_run_arguments(p)
+    return p
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """The options every probe backend takes: output, sampling, the memory guard and storing the run."""
     p.add_argument("--json", action="store_true", help="accepted for symmetry; output is always JSON lines")
     p.add_argument("--sample-interval", type=float, default=0.25, help="seconds between memory samples (0.01 to 60)")
     p.add_argument("--force", action="store_true",
                    help="run even when the estimate says the run needs more memory than this machine has")
     p.add_argument("--no-store", action="store_true", help="do not keep this run for calibration")
-    return p
 
 
 # --- model source -----------------------------------------------------------------

@@ -40,6 +40,7 @@ Runtime constant: 250 MiB per GPU (CUDA context and cuBLAS workspace: gguf-parse
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -173,6 +174,10 @@ class LlamaCpp(Engine):
 
     def cpu_buffers(self, x: Inputs) -> dict[str, int]:
         """Model buffers of a CPU run by llama.cpp's names (llamacpp_cpu), from the file's layout when imported."""
+        return self._cpu_buffers(x)[0]
+
+    def _cpu_buffers(self, x: Inputs) -> tuple[dict[str, int], int]:
+        """(the buffers, the bytes of the tensors themselves), from one pass over the tensors."""
         offsets = {t.name: t.offset for t in x.a.stored} if x.wf.name == STORED else {}
         tensors, embedding = [], None
         for t, storage, nbytes in tensor_bytes(x.a, x.wf):
@@ -183,13 +188,15 @@ class LlamaCpp(Engine):
                 embedding = wt
         tied = embedding if x.a.tie_word_embeddings and embedding is not None else None
         o = x.options
-        return cpu_weight_buffers(tensors, o["cpu"], o["mmap"], o["repack"],
-                                  tied_output=None if tied is None else WeightTensor(**{**tied.__dict__, "matmul": True}))
+        buffers = cpu_weight_buffers(tensors, o["cpu"], o["mmap"], o["repack"],
+                                     tied_output=None if tied is None else replace(tied, matmul=True))
+        return buffers, sum(t.nbytes for t in tensors)
 
     def cpu_weight_extra(self, x: Inputs) -> float:
         if x.sc.device != "cpu":
             return 0.0
-        return float(sum(self.cpu_buffers(x).values()) - sum(b for _, _, b in tensor_bytes(x.a, x.wf)))
+        buffers, own = self._cpu_buffers(x)
+        return float(sum(buffers.values()) - own)
 
     def facts(self, x: Inputs, gpu, pool_bytes: float | None) -> dict[str, Any]:
         n_ctx, swa, n_ubatch = self.cells(x)
