@@ -21,8 +21,12 @@ compute buffer from the largest layer's graph). The pieces:
 - MoE: each token goes to top-k experts, S = n x k rows and fp32 router logits.
   vLLM's `fused_moe` holds S x (2I + I + H) (intermediate_cache1..3), ggml the
   same (gate and up, their GLU, the down output); transformers' grouped experts
-  (`integrations/moe.py`, `grouped_mm_experts_forward`) hold the gathered input
-  S x H, the fused gate_up output S x 2I, act(gate) and the product: S x (H + 4I);
+  (`integrations/moe.py`, `grouped_mm_experts_forward`, 5.17-5.24) hold the gathered
+  input S x H, the fused gate_up output S x 2I, act(gate) and the product:
+  S x (H + 4I); then, with the gathered input still referenced, the down output,
+  its weighted copy and that copy put back in token order: S x 4H, the larger for
+  fine-grained experts (I < H: Qwen3-30B-A3B's measured prefill peak on an H200
+  is 290 MiB, S x (H + 4I) says 198; docs/accuracy-cuda.md);
 - logits: rows x vocab in the compute dtype plus an fp32 copy (transformers'
   generate keeps only the last position; a plain forward computes all).
 
@@ -99,6 +103,8 @@ def inference_workspace(
         routed_units = (max(3 + extra, 4) if eager_modules else 3) if a.mlp_gated else 2 + extra
         rows = b * n * a.experts_per_token
         routed = rows * (routed_units * (a.moe_intermediate_size / tp) + a.hidden_size) * act_bytes
+        if eager_modules:  # the down output, its weighted copy and its reordering, beside the gathered input
+            routed = np.maximum(routed, rows * 4 * a.hidden_size * act_bytes)
         shared = b * n * dense_units * (a.shared_expert_intermediate_size / tp) * act_bytes
         router = b * n * a.num_experts * 4
         moe = routed + shared + router

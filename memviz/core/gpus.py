@@ -4,7 +4,8 @@
 known, else the datasheet capacity in its own unit; `label` is the marketing
 name, whose "GB" is often neither. `cuda_total` is the smaller total CUDA itself
 reports (`cudaMemGetInfo`, which vLLM multiplies by gpu_memory_utilization), taken
-from published vLLM start-up logs ("total_gpu_memory (79.22GiB)", printed to 0.01 GiB). Bandwidth and dense BF16 tensor FLOP/s
+from published vLLM start-up logs ("total_gpu_memory (79.22GiB)", printed to 0.01 GiB) or read
+on a real GPU by memviz's CUDA checks (benchmarks/cuda_check.sh). Bandwidth and dense BF16 tensor FLOP/s
 (no sparsity) are the vendors' datasheet figures; speed bounds built on them are
 lower bounds on time, never predictions.
 """
@@ -57,7 +58,8 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("a100-40g", "A100 40GB", 40960 * MiB, 1555e9, 312e12, _SMI, round(39.49 * GiB)),  # vLLM logs: 39.49 GiB
     GPU("a100-80g", "A100 80GB", 81920 * MiB, 2039e9, 312e12, _SMI),
     GPU("h100-80g", "H100 SXM 80GB", 81559 * MiB, 3350e9, 989e12, _SMI, round(79.22 * GiB)),  # vllm PR #10511
-    GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI),
+    # torch.cuda.mem_get_info on an H200 SXM (driver 580.159.04, CUDA 13.0; docs/accuracy-cuda.md)
+    GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI, 150109880320),
     GPU("b200", "B200 180GB", 180 * GB, 8000e9, 2250e12, "datasheet, decimal GB"),
     GPU("mi300x", "MI300X 192GB", 192 * GiB, 5300e9, 1307e12, "datasheet, 192 GiB HBM3"),
     # Apple unified memory: Metal lets one process keep about 3/4 of it resident by default

@@ -14,17 +14,24 @@ Follows transformers 5.x (`src/transformers/cache_utils.py`, `generation/utils.p
 - accelerate offload (`device_map` with CPU layers) streams each offloaded layer's
   weights to the GPU when it runs, while the cache stays on the GPU.
 
-Runtime constants (provenance "constant", editable per scenario): 512 MiB on CUDA
-(CUDA context, cuBLAS/cuDNN handles, lazily loaded kernels; measure with
-`memviz probe`); on the CPU 425 MiB of RSS, the interpreter plus the torch and
-transformers imports and the modules loaded while building a model, measured by
-`memviz probe` in a fresh virtual environment (torch 2.13 CPU, transformers 5.24,
-2-vCPU Linux; the same venv measured 353-436 MiB within one day, so stored runs
-calibrate it per machine). Loading through bitsandbytes imports it and accelerate
-on top: +63 MiB of CPU runtime (median overhead of 16 bitsandbytes runs, 415 MiB,
-against 32 plain runs, 352 MiB; docs/accuracy-cpu.md). The allocator reserve (5 %
-of KV + activations) models PyTorch's CUDA caching allocator; it is not applied on
-the CPU.
+Runtime constants (provenance "constant", editable per scenario; stored runs
+calibrate them per machine):
+
+- CUDA: 686 MiB of non-torch device memory (CUDA context, cuBLAS workspace,
+  loaded kernels), the same in all 15 real runs on an H200 (torch 2.11 + CUDA
+  13.0, driver 580.159.04, transformers 5.17; docs/accuracy-cuda.md). Other GPUs
+  and CUDA versions were not measured.
+- PyTorch's caching allocator reserves more than it hands out: at the peak,
+  reserved − allocated was 9–32 % of KV + activations in 13 of those 15 runs
+  (median 26 %; two short runs reached 77 % and 280 % of a few hundred MiB), so
+  the estimate adds 26 %.
+- CPU: 425 MiB of RSS, the interpreter plus the torch and transformers imports and
+  the modules loaded while building a model, measured by `memviz probe` in a
+  fresh virtual environment (torch 2.13 CPU, transformers 5.24, 2-vCPU Linux; the
+  same venv measured 353-436 MiB within one day). Loading through bitsandbytes
+  imports it and accelerate on top: +63 MiB (median overhead of 16 bitsandbytes
+  runs, 415 MiB, against 32 plain runs, 352 MiB; docs/accuracy-cpu.md). No
+  allocator reserve on the CPU.
 """
 
 from __future__ import annotations
@@ -41,10 +48,10 @@ from memviz.core.formats import BITSANDBYTES
 from memviz.core.kv import kv_cache_bytes
 from memviz.core.units import MiB
 
-RUNTIME_BYTES_CUDA = 512 * MiB
+RUNTIME_BYTES_CUDA = 686 * MiB
 RUNTIME_BYTES_CPU = 425 * MiB
 BITSANDBYTES_RUNTIME_BYTES_CPU = 63 * MiB
-ALLOCATOR_FRACTION_CUDA = 0.05
+ALLOCATOR_FRACTION_CUDA = 0.26
 
 
 class Transformers(Engine):
