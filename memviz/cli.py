@@ -1,4 +1,4 @@
-"""Command line: `memviz estimate`, `memviz presets`, `memviz formats`, `memviz gpus`,
+"""Command line: `memviz estimate`, `memviz plan`, `memviz presets`, `memviz formats`, `memviz gpus`,
 `memviz training`. With no arguments `memviz` starts the desktop app.
 
 Bad input exits with status 2 and one line on stderr that names the problem.
@@ -127,6 +127,23 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("gpus", help="list the GPU catalogue")
     sub.add_parser("engines", help="list the engines, the versions they follow and their options")
 
+    pl = sub.add_parser("plan", help="which weight format, KV format, engine and split to run on given hardware")
+    _add_model_source(pl)
+    hw = pl.add_mutually_exclusive_group(required=True)
+    hw.add_argument("--gpu", help="GPU(s) per node, e.g. rtx4090, h100-80gx8, or alternatives: rtx4090x2,l40s")
+    hw.add_argument("--vram", help="memory of one GPU, e.g. 24GiB (no speed bound without a catalogue GPU)")
+    pl.add_argument("--nodes", type=int, default=1, help="machines of those GPUs (vLLM over Ray, llama.cpp RPC)")
+    pl.add_argument("--host-ram", help="host RAM per node, e.g. 128GiB: allows layer offload (llama.cpp, transformers)")
+    pl.add_argument("--context", type=int, help="tokens per sequence (prompt + generated); default 4096 or the model's")
+    pl.add_argument("--concurrency", type=int, default=1, help="sequences served at once")
+    pl.add_argument("--engine", default="vllm,llamacpp,transformers", help="comma-separated engines to consider")
+    pl.add_argument("--min-tokens-per-s", type=float, help="keep candidates whose decode bound reaches this")
+    pl.add_argument("--max-quality-loss", type=float, help="keep candidates with evidence of at most this loss, in %%")
+    pl.add_argument("--headroom", type=float, default=0.05, help="share of each GPU's budget left free (default 0.05)")
+    pl.add_argument("--top", type=int, default=5, help="candidates shown")
+    pl.add_argument("--markdown", help="also write the plan as a Markdown report section to this file")
+    pl.add_argument("--json", action="store_true", help="print one JSON object")
+
     t = sub.add_parser("training", help="training-time activations (Korthikanti et al.) next to inference")
     _add_model_source(t)
     t.add_argument("--seq", type=int, default=2048)
@@ -183,7 +200,7 @@ def _model_ref(args: argparse.Namespace) -> str | None:
 def estimate_json(est: Estimate, model: str | None = None) -> dict[str, Any]:
     """The JSON contract of `memviz estimate --json` (scripts depend on it)."""
     from memviz.core.engines import get_engine
-    from memviz.core.fit import capacity_bytes, fits, max_batch, max_context, min_gpus
+    from memviz.core.fit import capacity_bytes, fits, max_batch, max_context, min_gpus, needed_bytes
     from memviz.core.gpus import get_gpu
     from memviz.core.speed import speed_bounds
 
@@ -211,6 +228,7 @@ def estimate_json(est: Estimate, model: str | None = None) -> dict[str, Any]:
         speed = speed_bounds(est, gpu)
         out["fit"] = {
             "gpu": gpu.key, "capacity_bytes": int(capacity_bytes(gpu, sc)), "device_memory_bytes": gpu.memory_bytes,
+            "needed_bytes": int(needed_bytes(est)),  # the busiest GPU's need that `fits` compares with the capacity
             "fits": fits(a, sc, gpu), "max_context": max_context(a, sc, gpu), "max_batch": max_batch(a, sc, gpu),
         }
         fewest = min_gpus(a, sc, gpu)
@@ -445,6 +463,34 @@ def _cmd_engines() -> int:
     return 0
 
 
+def _cmd_plan(args: argparse.Namespace) -> int:
+    """Exit 0 with candidates; 1 when nothing fits (the closest is named); 2 for bad input."""
+    from pathlib import Path
+
+    from memviz.core.files import write_text_atomic
+    from memviz.core.plan_report import plan_json, plan_markdown, plan_text
+    from memviz.core.planner import Requirements, parse_hardware, plan
+
+    engines = tuple(e.strip().lower() for e in args.engine.split(",") if e.strip())
+    if args.nodes > 1 and set(engines) <= {"transformers"}:
+        raise InputError("--nodes > 1 needs vllm or llamacpp: transformers runs on one machine")
+    if args.top < 1:
+        raise InputError(f"--top must be at least 1, got {args.top}")
+    a = _architecture(args)
+    host = None if args.host_ram is None else parse_bytes(args.host_ram)
+    hardware = parse_hardware(args.gpu or f"vram:{args.vram}", args.nodes, host)
+    req = Requirements(_context(args, a), args.concurrency, args.min_tokens_per_s, args.max_quality_loss, args.headroom)
+    p = plan(a, hardware, req, engines)
+    model = _model_ref(args)
+    if args.markdown:
+        write_text_atomic(Path(args.markdown), plan_markdown(p, model, args.top))
+    if args.json:
+        print(json.dumps(plan_json(p, model, args.top), indent=2))
+    else:
+        print(plan_text(p, model, args.top))
+    return 0 if p.ranked else 1
+
+
 def _cmd_training(args: argparse.Namespace) -> int:
     from memviz.core.activations import (
         TRAINING_VARIANTS,
@@ -505,6 +551,8 @@ def _main(argv: list[str]) -> int:
             return _cmd_engines()
         if args.command == "training":
             return _cmd_training(args)
+        if args.command == "plan":
+            return _cmd_plan(args)
     except InputError as exc:
         print(f"memviz: error: {exc}", file=sys.stderr)
         return 2

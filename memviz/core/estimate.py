@@ -15,7 +15,7 @@ and `memviz.core.sweep` (thousands of points) share one implementation.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -385,6 +385,7 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
     )
 
 
+@lru_cache(maxsize=1024)
 def active_weight_bytes(a: Architecture, weight_format: str) -> float:
     """Bytes of weights read per decoded token (routed experts: top-k of E)."""
     wf = get_weight_format(weight_format)

@@ -143,6 +143,7 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=256)
 def parameter_count(a: Architecture) -> int:
     """Total parameters (all experts counted; tied embeddings once)."""
     return sum(t.numel for t in build_inventory(a))
@@ -162,6 +163,7 @@ def active_fraction(t: Tensor, a: Architecture) -> float:
     return 1.0
 
 
+@lru_cache(maxsize=256)
 def active_parameter_count(a: Architecture) -> int:
     """Parameters read per decoded token (see `active_fraction`).
 

@@ -6,6 +6,10 @@ Roofline lower bounds on time, never predictions:
   time per step >= (active weight bytes + KV bytes) / memory bandwidth (MQA paper,
   Shazeer 2019, on the bandwidth cost of incremental decoding); MoE reads top-k
   experts only; tensor-parallel ranks read their shares at the same time;
+- offloaded layers (llama.cpp `-ngl`, accelerate's device_map): the host's share
+  of the weights is read once per step from host memory, by the CPU (llama.cpp
+  computes those layers there: dual-channel DDR5-5600, 89.6 GB/s) or over PCIe
+  4.0 x16 to the GPU (accelerate streams them: 31.5 GB/s, the PCI-SIG figure);
 - prefill: time >= FLOPs / peak FLOP/s with FLOPs = 2 x active parameters x tokens
   + causal attention 2 x L x heads x (Dk + Dv) x T^2 / 2 per sequence.
 """
@@ -15,7 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memviz.core.estimate import Estimate, active_weight_bytes
+from memviz.core.formats import get_weight_format, weight_bytes
 from memviz.core.gpus import GPU
+
+HOST_READ_BYTES_PER_S = {"llamacpp": 89.6e9, "ollama": 89.6e9, "transformers": 31.5e9}
 
 
 @dataclass(frozen=True)
@@ -30,8 +37,12 @@ def speed_bounds(est: Estimate, gpu: GPU) -> SpeedBounds:
     a, sc = est.architecture, est.scenario
     parallel = sc.tp  # pipeline stages run one after another for a single token
     kv_read = est.kv_cache_required * len(est.devices) / parallel
-    step_bytes = (active_weight_bytes(a, sc.weight_format) + kv_read) / parallel
+    active = active_weight_bytes(a, sc.weight_format)
+    host_share = est.host.weights / max(weight_bytes(a, get_weight_format(sc.weight_format)), 1)
+    step_bytes = (active * (1 - host_share) + kv_read) / parallel
     decode = step_bytes / gpu.bandwidth_bytes_per_s
+    if host_share > 0:  # offloaded layers: read from host memory (same active share of them)
+        decode += active * host_share / HOST_READ_BYTES_PER_S.get(sc.engine, HOST_READ_BYTES_PER_S["transformers"])
     tokens = sc.longest_sequence
     flops_per_seq = 2 * est.active_parameters * tokens + a.num_layers * a.num_heads * (a.head_dim + a.v_head_dim) * tokens**2
     prefill = flops_per_seq * sc.sequences / (gpu.bf16_flops * parallel)

@@ -1,0 +1,263 @@
+"""The planner: which weight format, KV format, engine and split to run on given hardware.
+
+It enumerates weight format × KV format × engine × tensor / pipeline split (and,
+where host RAM is given, llama.cpp and transformers layer offload), estimates each
+with the same `estimate` as everywhere, keeps what fits the engine's budget with
+`headroom` left (the fit rule of `memviz.core.fit.within`) and meets the limits,
+and ranks what is left: quality loss first (`memviz.core.quality`; evidence from
+this model's family before evidence borrowed from another, and that before no
+evidence), then the decode-speed bound, then memory.
+
+Splits follow the engines' documented modes: vLLM tensor parallel inside a node
+and pipeline parallel across nodes (multi-node through Ray,
+`--distributed-executor-backend ray`, docs "Distributed inference and serving");
+llama.cpp layers over the GPUs of a node and over nodes through its RPC backend
+(`--rpc`, tools/rpc/README.md); transformers layers over the GPUs of one machine
+(accelerate's `device_map`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from memviz.core.arch import Architecture
+from memviz.core.errors import InputError
+from memviz.core.estimate import Estimate, Scenario, estimate
+from memviz.core.fit import capacity_bytes, needed_bytes, within
+from memviz.core.gpus import GPU, gpu_pool
+from memviz.core.quality import Quality, quality
+from memviz.core.speed import speed_bounds
+
+#: What each engine is asked to run: weight formats it loads, KV formats it offers.
+GRID: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "vllm": (("bf16", "fp8", "int8", "awq-int4", "gptq-int4"), ("bf16", "fp8")),
+    "llamacpp": (("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_K_S", "Q3_K_M", "Q2_K"), ("fp16", "q8_0", "q4_0")),
+    "transformers": (("bf16", "llm-int8", "bnb-nf4", "awq-int4", "gptq-int4"), ("bf16",)),
+}
+OFFLOAD_ENGINES = ("llamacpp", "transformers")
+MULTI_NODE_ENGINES = ("vllm", "llamacpp")
+DEFAULT_HEADROOM = 0.05  # of each GPU's budget left free: what varies between runs (allocator, kernels)
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """`gpus_per_node` GPUs of one kind in each of `nodes` machines, and host RAM per node if known."""
+
+    gpu: GPU
+    gpus_per_node: int = 1
+    nodes: int = 1
+    host_ram_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.nodes <= 64:
+            raise InputError(f"nodes must be from 1 to 64, got {self.nodes}")
+        if self.host_ram_bytes is not None and self.host_ram_bytes <= 0:
+            raise InputError("host RAM must be more than 0 bytes")
+
+    @property
+    def label(self) -> str:
+        per = f"{self.gpus_per_node}× {self.gpu.label}" if self.gpus_per_node > 1 else self.gpu.label
+        return f"{self.nodes} nodes of {per}" if self.nodes > 1 else per
+
+
+def parse_hardware(gpus: str, nodes: int = 1, host_ram_bytes: int | None = None) -> list[Hardware]:
+    """"h100-80gx8,rtx4090" -> one Hardware per comma-separated choice (catalogue key or vram:SIZE, xN for N)."""
+    out = []
+    for spec in (s for s in gpus.split(",") if s.strip()):
+        gpu, n = gpu_pool(spec)
+        out.append(Hardware(gpu, n, nodes, host_ram_bytes))
+    if not out:
+        raise InputError("give at least one GPU (e.g. --gpu rtx4090 or --vram 24GiB)")
+    return out
+
+
+@dataclass(frozen=True)
+class Requirements:
+    context_tokens: int
+    concurrency: int = 1
+    min_tokens_per_s: float | None = None
+    max_quality_loss_pct: float | None = None
+    headroom: float = DEFAULT_HEADROOM
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.headroom < 1:
+            raise InputError(f"headroom must be in [0, 1), got {self.headroom}")
+        if self.min_tokens_per_s is not None and not (math.isfinite(self.min_tokens_per_s) and self.min_tokens_per_s >= 0):
+            raise InputError(f"minimum tokens/s must be a finite number >= 0, got {self.min_tokens_per_s}")
+        if self.max_quality_loss_pct is not None and not (
+                math.isfinite(self.max_quality_loss_pct) and self.max_quality_loss_pct >= 0):
+            raise InputError(f"maximum quality loss must be a finite percentage >= 0, got {self.max_quality_loss_pct}")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One configuration on one hardware choice, estimated, with why it is kept or not."""
+
+    estimate: Estimate
+    hardware: Hardware
+    needed_bytes: int  # on the busiest GPU
+    budget_bytes: int  # the engine's budget per GPU, before headroom
+    quality: Quality
+    decode_tokens_per_s_max: float | None  # roofline bound (memviz.core.speed); None: GPU bandwidth unknown
+    problem: str = ""  # empty: kept; else why not ("does not fit", "below 20 tokens/s", ...)
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.estimate.scenario
+
+    @property
+    def gpus_used(self) -> int:
+        return self.scenario.tp * self.scenario.pp
+
+    @property
+    def host_bytes(self) -> int:
+        return self.estimate.host.total
+
+    @property
+    def offloaded(self) -> bool:
+        return self.scenario.gpu_layers is not None
+
+    def label(self) -> str:
+        sc = self.scenario
+        split = f"TP{sc.tp}" + (f"×PP{sc.pp}" if sc.pp > 1 else "") if sc.tp > 1 else (f"PP{sc.pp}" if sc.pp > 1 else "1 GPU")
+        off = f", {sc.gpu_layers} layers on GPU" if self.offloaded else ""
+        return f"{sc.engine} {sc.weight_format} · KV {sc.kv_format} · {split}{off}"
+
+    def launch_command(self, model: str | None = None) -> str:
+        return launch_command(self, model)
+
+
+@dataclass(frozen=True)
+class Plan:
+    architecture: Architecture
+    requirements: Requirements
+    hardware: tuple[Hardware, ...]
+    ranked: tuple[Candidate, ...]  # kept, best first
+    rejected: tuple[Candidate, ...] = field(default=())
+
+    @property
+    def considered(self) -> int:
+        return len(self.ranked) + len(self.rejected)
+
+    def closest(self) -> Candidate | None:
+        """Of the rejected, the one that needs the least beyond its budget (relative), for "nothing fits"."""
+        over = [c for c in self.rejected if c.budget_bytes > 0]
+        return min(over, key=lambda c: c.needed_bytes / c.budget_bytes, default=None)
+
+
+def _splits(engine: str, a: Architecture, hw: Hardware) -> list[tuple[int, int]]:
+    """(tp, pp) pairs the engine can run on `hw`: powers of two up to a node, times the nodes."""
+    sizes = sorted({1 << i for i in range(hw.gpus_per_node.bit_length()) if 1 << i <= hw.gpus_per_node}
+                   | {hw.gpus_per_node})
+    node_counts = (1, hw.nodes) if engine in MULTI_NODE_ENGINES and hw.nodes > 1 else (1,)
+    out = []
+    for nodes in node_counts:
+        for g in sizes:
+            if engine == "vllm":
+                tp_ok = a.num_heads % g == 0 and (a.num_kv_heads % g == 0 or g % a.num_kv_heads == 0)
+                out.append((g, nodes) if tp_ok else (1, g * nodes))
+            elif engine == "transformers" and nodes > 1:
+                continue
+            else:
+                out.append((1, min(g * nodes, a.num_layers)))
+    return sorted(set(out))
+
+
+def _estimate(a: Architecture, sc: Scenario) -> Estimate | None:
+    try:
+        return estimate(a, sc)
+    except InputError:  # a combination the engine refuses (TP not dividing heads, V cache rules...)
+        return None
+
+
+def _budget(hw: Hardware, sc: Scenario, req: Requirements) -> float:
+    return capacity_bytes(hw.gpu, sc) * (1 - req.headroom)
+
+
+def _fits(est: Estimate, hw: Hardware, req: Requirements) -> bool:
+    gpu_ok = within(needed_bytes(est), _budget(hw, est.scenario, req))
+    host_ok = hw.host_ram_bytes is None or within(est.host.total, hw.host_ram_bytes)
+    return gpu_ok and host_ok
+
+
+def _offloaded(a: Architecture, sc: Scenario, hw: Hardware, req: Requirements) -> Estimate | None:
+    """The most layers on the GPUs that fit with the rest in host RAM (bisection), or None."""
+    best = None
+    lo, hi = 0, a.num_layers - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        est = _estimate(a, sc.with_changes(gpu_layers=mid))
+        if est is not None and _fits(est, hw, req):
+            best, lo = est, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def _candidate(est: Estimate, hw: Hardware, req: Requirements, parameters_b: float) -> Candidate:
+    a, sc = est.architecture, est.scenario
+    q = quality(a, sc.weight_format, sc.kv_format, parameters_b)
+    bound = speed_bounds(est, hw.gpu).decode_tokens_per_s_max
+    bound = bound if math.isfinite(bound) else None
+    problem = ""
+    if not _fits(est, hw, req):
+        problem = "does not fit" + (f" with {req.headroom:.0%} headroom" if req.headroom else "")
+    elif req.min_tokens_per_s is not None and (bound is None or bound < req.min_tokens_per_s):
+        problem = f"decode bound {'unknown' if bound is None else f'{bound:,.0f} tokens/s'} < {req.min_tokens_per_s:g}"
+    elif req.max_quality_loss_pct is not None and (q.loss_pct is None or q.loss_pct > req.max_quality_loss_pct):
+        problem = ("no quality evidence" if q.loss_pct is None
+                   else f"quality loss {q.loss_pct:.2f} % > {req.max_quality_loss_pct:g} %")
+    return Candidate(est, hw, int(needed_bytes(est)), int(capacity_bytes(hw.gpu, sc)), q, bound, problem)
+
+
+def rank_key(c: Candidate) -> tuple:
+    """Quality first, then the decode bound, then memory on the busiest GPU. Quality is compared within tiers
+    of evidence strength (`Quality.tier`): a loss measured on this model or its family ranks before one
+    borrowed from another family, and that before no evidence — figures from other models and other
+    metrics are not interchangeable."""
+    loss = c.quality.loss_pct
+    return (c.quality.tier, round(loss, 3) if loss is not None else 0.0, -(c.decode_tokens_per_s_max or 0.0),
+            c.needed_bytes, c.gpus_used)
+
+
+def plan(a: Architecture, hardware: list[Hardware], req: Requirements, engines: tuple[str, ...] = tuple(GRID)) -> Plan:
+    """Every configuration of `engines` on every hardware choice, estimated and ranked."""
+    from memviz.core.inventory import parameter_count
+
+    unknown = [e for e in engines if e not in GRID]
+    if unknown:
+        raise InputError(f"the planner knows the engines {', '.join(GRID)}, not {', '.join(unknown)}")
+    parameters_b = parameter_count(a) / 1e9
+    context = req.context_tokens
+    kept, rejected = [], []
+    for hw in hardware:
+        for engine in engines:
+            weights, kvs = GRID[engine]
+            for wf in weights:
+                for kv in kvs:
+                    base = Scenario(weight_format=wf, kv_format=kv, context_tokens=context, batch=req.concurrency,
+                                    engine=engine, gpu=hw.gpu.key)
+                    for tp, pp in _splits(engine, a, hw):
+                        est = _estimate(a, base.with_changes(tp=tp, pp=pp))
+                        if est is None:
+                            continue
+                        if engine in OFFLOAD_ENGINES and hw.host_ram_bytes and not _fits(est, hw, req):
+                            est = _offloaded(a, est.scenario, hw, req) or est
+                        c = _candidate(est, hw, req, parameters_b)
+                        (rejected if c.problem else kept).append(c)
+    return Plan(a, req, tuple(hardware), tuple(sorted(kept, key=rank_key)), tuple(rejected))
+
+
+def launch_command(c: Candidate, model: str | None = None) -> str:
+    """The engine's command for the candidate, with the multi-node setup where it spans nodes."""
+    cmd = c.estimate.launch_command(model)
+    sc, hw = c.scenario, c.hardware
+    if sc.tp * sc.pp <= hw.gpus_per_node:
+        return cmd
+    if sc.engine == "vllm":
+        return ("# on every node: a Ray cluster (ray start --head / ray start --address=HEAD:6379)\n"
+                f"{cmd} --distributed-executor-backend ray")
+    workers = ",".join(f"NODE{i}:50052" for i in range(2, hw.nodes + 1))
+    return (f"# on each other node: rpc-server --host 0.0.0.0 --port 50052 (llama.cpp built with -DGGML_RPC=ON)\n"
+            f"{cmd} --rpc {workers}")
