@@ -4,7 +4,7 @@
     python scripts/screenshots.py --check    # only the checks, nothing written
 
 The main window at 1280x720, 1920x1080 and 1920x1080 at 1.5x scale (QT_SCALE_FACTOR, each in its own
-process), the two exported charts of the README, and the README's example outputs: every code block that
+process), the Plan tab at 1600x1000, the two exported charts of the README, and the README's example outputs: every code block that
 starts with "$ memviz ..." is run again and its output written under the command. Each window picture is checked before it is
 saved: the window fits the screen, no two bar labels overlap, every bar label lies inside the plot,
 the legend lies inside the chart. A failed check exits 1 naming it.
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "resources" / "screenshots"
 WINDOWS = (("window-1280x720.png", 1280, 720, "1"), ("window.png", 1920, 1080, "1"),
-           ("window-1920x1080@1.5x.png", 1920, 1080, "1.5"))
+           ("window-1920x1080@1.5x.png", 1920, 1080, "1.5"), ("plan.png", 1600, 1000, "1"))
 EXPORTS = (
     ["--preset", "llama-3.1-70b", "--weights", "bf16,fp8,awq-int4,bnb-nf4,Q4_K_M,Q3_K_M", "--context", "32768",
      "--gpu", "h100-80g,rtx-a6000", "--chart", "compare", "--width", "1600", "--out", "compare.png"],
@@ -45,6 +45,26 @@ def problems(window) -> list[str]:
     return out
 
 
+def show_plan(window, app) -> list[str]:
+    """The Plan tab with the README's example: Llama-3.1-70B, 8,192 tokens × 2, on 2 RTX 4090s or one H100."""
+    from memviz.core.presets import get_preset
+    from memviz.gui.export import _settle
+
+    window.set_architecture(get_preset("llama-3.1-70b").architecture(), "llama-3.1-70b")
+    window.tabs.setCurrentWidget(window.plan_view)
+    window._refresh_visible()
+    pv = window.plan_view
+    pv.gpus.setText("rtx4090x2, h100-80g")
+    pv.context.setValue(8192)
+    pv.concurrency.setValue(2)
+    pv.run()
+    _settle(pv.chart)
+    app.processEvents()
+    chart = pv.chart
+    ok = chart.layout_item.sceneBoundingRect().contains(chart.legend.sceneBoundingRect())
+    return [] if ok else ["the Pareto legend is cut off"]
+
+
 def shoot(name: str, width: int, height: int, check_only: bool) -> int:
     """In this process (its QT_SCALE_FACTOR already set): the window at width x height logical pixels."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -64,6 +84,8 @@ def shoot(name: str, width: int, height: int, check_only: bool) -> int:
     _settle(window.compare)
     app.processEvents()
     found = problems(window)
+    if name == "plan.png":
+        found += show_plan(window, app)
     hint = window.minimumSizeHint()
     if hint.height() > height or hint.width() > width:
         found.append(f"the window needs {hint.width()}x{hint.height()}, more than the screen")

@@ -122,3 +122,12 @@ def sort_by_total(session: Session, totals: list[int]) -> Session:
     """Scenarios in increasing order of `totals` (their estimates' bytes, in the session's order)."""
     order = sorted(range(len(session.scenarios)), key=lambda i: totals[i])
     return session.with_changes(scenarios=tuple(session.scenarios[i] for i in order))
+
+
+def add_planned(session: Session, scenarios: list[Scenario], gpus: list[str]) -> Session:
+    """Planner candidates appended to the scenario table (each keeps its engine, formats, split and GPU), and
+    their GPUs added to the session's capacity lines."""
+    known = set(session.scenarios)
+    added = tuple(sc for sc in scenarios if sc not in known)
+    return session.with_changes(scenarios=session.scenarios + added,
+                                gpus=tuple(dict.fromkeys([*session.gpus, *gpus])))

@@ -261,3 +261,15 @@ def launch_command(c: Candidate, model: str | None = None) -> str:
     workers = ",".join(f"NODE{i}:50052" for i in range(2, hw.nodes + 1))
     return (f"# on each other node: rpc-server --host 0.0.0.0 --port 50052 (llama.cpp built with -DGGML_RPC=ON)\n"
             f"{cmd} --rpc {workers}")
+
+
+def pareto_front(candidates: list[Candidate] | tuple[Candidate, ...]) -> list[Candidate]:
+    """The candidates with quality evidence that no other beats on both memory per GPU and quality loss
+    (ties on both keep the faster decode bound), in increasing memory."""
+    pts = sorted((c for c in candidates if c.quality.loss_pct is not None),
+                 key=lambda c: (c.needed_bytes, c.quality.loss_pct, -(c.decode_tokens_per_s_max or 0)))
+    front: list[Candidate] = []
+    for c in pts:
+        if not front or c.quality.loss_pct < front[-1].quality.loss_pct:
+            front.append(c)
+    return front

@@ -49,6 +49,7 @@ from memviz.gui.fit_view import FitView
 from memviz.gui.log_view import LogView
 from memviz.gui.measure_tab import MeasureTab
 from memviz.gui.palette import REPORT_THEME
+from memviz.gui.plan_view import PlanView
 from memviz.gui.scenario_table import ScenarioTable, compare_quantizations
 
 
@@ -94,6 +95,10 @@ class MainWindow(QMainWindow):
         self.log_view.sig_measured.connect(self.attach_log)
         self.measure = MeasureTab()
         self.tabs.addTab(self.measure, "Measure")
+        self.plan_view = PlanView()
+        self.tabs.addTab(self.plan_view, "Plan")
+        self.plan_view.sig_add.connect(self.add_planned)
+        self.plan_view.sig_error.connect(lambda msg: self.statusBar().showMessage(f"Plan: {msg}", 8000))
         self.measure.sig_run_finished.connect(self.attach_probe_run)
         self.measure.engine.currentIndexChanged.connect(self._update_probe_source)
         self.reload_calibration()
@@ -200,7 +205,7 @@ class MainWindow(QMainWindow):
         self.estimates = estimates if estimates is not None else model.compute_estimates(s)
         caps = model.capacities(s)
         self.compare.set_bars(model.bars(s, self.estimates, self.calibration.band), caps, s.unit, model.title(s))
-        self._stale = {self.sweep, self.fit_view, self.breakdown, self.log_view}
+        self._stale = {self.sweep, self.fit_view, self.breakdown, self.log_view, self.plan_view}
         self._refresh_visible()
         for unit, action in self.unit_actions.items():
             action.setChecked(unit is s.unit)
@@ -230,11 +235,29 @@ class MainWindow(QMainWindow):
                     self.report_error(f"Fit matrix: {exc}")
                     cells = fit_matrix(self.estimates, list(s.gpus)) if s.gpus else []
                 self.fit_view.show_matrix([scenario_label(sc) for sc in s.scenarios], cells, s.unit)
+            elif current is self.plan_view:
+                self._refresh_plan()
             elif current is self.log_view:
                 est = self._selected_estimate()
                 self.log_view.show_comparison(est, scenario_label(est.scenario) if est else "", self.session.unit)
             else:
                 self._refresh_breakdown()
+
+    def _refresh_plan(self) -> None:
+        """The planner follows the session's model, unit and the selected scenario's shape."""
+        s = self.session
+        est = self._selected_estimate()
+        sc = est.scenario if est is not None else Scenario()
+        ref = get_preset(s.preset).repo if s.preset else s.architecture.name
+        self.plan_view.set_model(s.architecture, ref, s.unit, sc.longest_sequence, sc.sequences)
+        if self.plan_view.result is not None and self.plan_view.result.architecture != s.architecture:
+            self.plan_view.run()
+
+    def add_planned(self, candidates: list) -> None:
+        """Chosen planner candidates become scenarios (undoable); their GPUs join the capacity lines."""
+        scenarios = [c.scenario for c in candidates]
+        self.apply(commands.add_planned(self.session, scenarios, [c.hardware.gpu.key for c in candidates]))
+        self.statusBar().showMessage(f"Added {len(scenarios)} scenario(s) from the plan", 8000)
 
     def _selected_estimate(self):
         row = self.table.selected_row()
@@ -276,6 +299,7 @@ class MainWindow(QMainWindow):
         f.addSeparator()
         self._action("&Export chart (PNG, SVG, PDF)…", self._export_chart_dialog, "Ctrl+E", f)
         self._action("Export &data (CSV, JSON, Markdown)…", self._export_data_dialog, "Ctrl+Shift+E", f)
+        self._action("Export &plan (Markdown + Pareto chart)…", self._export_plan_dialog, None, f)
         f.addSeparator()
         self._action("&Quit", self.close, QKeySequence.StandardKey.Quit, f)
 
@@ -520,14 +544,18 @@ class MainWindow(QMainWindow):
             self.save_as(self.path)
 
     def current_chart(self):
-        return self.sweep if self.tabs.currentWidget() is self.sweep else self.compare
+        current = self.tabs.currentWidget()
+        if current is self.plan_view and self.plan_view.result is not None:
+            return self.plan_view.chart
+        return self.sweep if current is self.sweep else self.compare
 
     def export_current_chart(self, path: str | Path, width_px: int | None = None) -> Path:
         """The current chart at the export width, in the report theme, titled with the model and a subtitle
         naming engines, settings, GPUs, memviz's version and the date."""
         theme = None if settings.read("export_screen_colours") else REPORT_THEME
-        return export_chart(self.current_chart(), path, width_px or int(settings.read("export_width")), theme,
-                            subtitle=model.subtitle(self.session))
+        chart = self.current_chart()
+        sub = model.plan_subtitle(self.plan_view.result) if chart is self.plan_view.chart else model.subtitle(self.session)
+        return export_chart(chart, path, width_px or int(settings.read("export_width")), theme, subtitle=sub)
 
     def copy_chart(self) -> None:
         """The current chart, as exported (report theme, export width), to the clipboard."""
@@ -583,6 +611,14 @@ class MainWindow(QMainWindow):
             except InputError as exc:
                 self.report_error(str(exc))
 
+    def _export_plan_dialog(self) -> None:
+        path = self._file_dialog(True, "Export plan", "Markdown (*.md)")
+        if path:
+            try:
+                self.statusBar().showMessage(f"Exported {self.plan_view.write_markdown(path)}", 8000)
+            except (InputError, OSError) as exc:
+                self.report_error(str(exc))
+
     def _export_data_dialog(self) -> None:
         path = self._file_dialog(True, "Export data", "CSV (*.csv);;JSON (*.json);;Markdown (*.md)")
         if path:
@@ -596,6 +632,7 @@ class MainWindow(QMainWindow):
         if event.type() == QEvent.Type.PaletteChange:
             self.compare.apply_theme()
             self.sweep.apply_theme()
+            self.plan_view.chart.apply_theme()
             self.refresh()
         super().changeEvent(event)
 

@@ -90,6 +90,19 @@ def title(session: Session) -> str:
     return f"{a.name} — memory per device ({session.unit.value})"
 
 
+def plan_subtitle(p, today: str | None = None) -> str:
+    """The Pareto picture's subtitle: what was planned, the headroom, how quality is measured, version, date."""
+    import datetime
+
+    from memviz import __version__
+
+    r = p.requirements
+    engines = ", ".join(dict.fromkeys(c.scenario.engine for c in (*p.ranked, *p.rejected)))
+    day = today or datetime.date.today().isoformat()
+    return (f"{engines} · {p.considered} configurations · {r.headroom:.0%} headroom · quality loss: relative to 16 bit "
+            f"per published record (metric in the tooltip and the report) · memviz {__version__} · {day}")
+
+
 def subtitle(session: Session, today: str | None = None) -> str:
     """What a report picture needs to be read alone: engines, contexts x sequences, GPUs, memviz version, date."""
     import datetime
