@@ -377,14 +377,14 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _cmd_log(args: argparse.Namespace) -> int:
-    from memviz.core.importers.logs import parse_log
+    from memviz.core.importers.logs import parse_log, read_log
 
     if args.path == "-":
-        text = sys.stdin.read()
+        text = read_log(sys.stdin)
     else:
         try:
             with open(args.path, encoding="utf-8", errors="replace") as fh:
-                text = fh.read(64 * 2**20)
+                text = read_log(fh)
         except OSError as exc:
             raise InputError(f"cannot read {args.path}: {exc.strerror}") from None
     print(json.dumps(parse_log(text).to_dict(), indent=2))

@@ -41,6 +41,7 @@ class StoredTensor:
 MAX_CONFIG_BYTES = 16 * 2**20  # config.json files are kilobytes; a tokenizer or weights file named so is not one
 MAX_DIMENSION = 1 << 24  # no real width, head count or vocabulary comes near 16.7 M
 MAX_POSITIONS = 1 << 31  # nor a context beyond 2**31 tokens
+MAX_LAYERS = 4096  # 30x the deepest published LLM (Llama-3.1-405B: 126 layers)
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,8 @@ class Architecture:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
                 raise InputError(f"{key} must be a whole number from 0 to {MAX_POSITIONS:,d}, got {value!r}")
+        if self.num_layers > MAX_LAYERS:
+            raise InputError(f"num_layers must be at most {MAX_LAYERS:,d}, got {self.num_layers:,d}")
         if self.num_heads % self.num_kv_heads:
             raise InputError(
                 f"num_attention_heads ({self.num_heads}) must be a multiple of num_key_value_heads ({self.num_kv_heads})"
@@ -200,7 +203,6 @@ def load_config(path: str | Path) -> dict[str, Any]:
     return data
 
 
-MAX_LAYERS = 4096  # 30x the deepest published LLM (Llama-3.1-405B: 126 layers)
 
 # activation when a config omits it: the transformers config classes' defaults
 _DEFAULT_ACT = {"gpt2": "gelu_new", "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu", "gemma": "gelu_pytorch_tanh",
@@ -228,6 +230,22 @@ def _int(value: Any, key: str) -> int:
     return int(value)
 
 
+def _at_least_one(value: Any, key: str) -> int:
+    """A period or count that divides: an integer of at least 1."""
+    n = _int(value, key)
+    if n < 1:
+        raise InputError(f"{key} must be at least 1, got {n}")
+    return n
+
+
+def _int_list(value: Any, key: str) -> list[int]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"{key} must be a list of layer numbers, got {value!r:.60}")
+    return [_int(v, key) for v in value]
+
+
 def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: int | None) -> tuple[str, ...]:
     """Per-layer attention kind.
 
@@ -248,7 +266,7 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
     if model_type == "gemma2":
         return tuple(SLIDING if i % 2 == 0 else FULL for i in range(n_layers))
     if model_type == "gemma3_text":
-        pattern = _int(cfg.get("sliding_window_pattern", 6), "sliding_window_pattern")
+        pattern = _at_least_one(cfg.get("sliding_window_pattern", 6), "sliding_window_pattern")
         return tuple(FULL if (i + 1) % pattern == 0 else SLIDING for i in range(n_layers))
     if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
         if not cfg.get("use_sliding_window"):
@@ -380,8 +398,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token"), "num_experts_per_tok")
         moe_inter = _int(_get(cfg, "moe_intermediate_size", "intermediate_size"), "moe_intermediate_size")
         first_dense = _int(cfg.get("first_k_dense_replace", 0) or 0, "first_k_dense_replace")
-        freq = _int(_get(cfg, "moe_layer_freq", "decoder_sparse_step", default=1), "moe_layer_freq")
-        dense_only = set(cfg.get("mlp_only_layers") or [])
+        freq = _at_least_one(_get(cfg, "moe_layer_freq", "decoder_sparse_step", default=1), "moe_layer_freq")
+        dense_only = set(_int_list(cfg.get("mlp_only_layers"), "mlp_only_layers"))
         if model_type in ("qwen2_moe", "qwen3_moe"):
             # Qwen2MoeDecoderLayer: sparse when not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
             moe = tuple(i not in dense_only and (i + 1) % freq == 0 for i in range(n_layers))

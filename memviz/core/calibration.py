@@ -122,6 +122,8 @@ def load_runs(folder: Path | None = None, skipped: list[str] | None = None) -> l
     for f in sorted(folder.glob("*.json")) if folder.exists() else []:
         try:
             d = json.loads(f.read_text(encoding="utf-8"))
+            if not isinstance(d, dict):
+                raise TypeError("not a JSON object")
             kinds = {"id": str, "machine": dict, "settings": dict, "estimate": dict}
             wrong = [k for k, kind in kinds.items() if not isinstance(d.get(k), kind)]
             if wrong:

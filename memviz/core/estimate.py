@@ -76,6 +76,7 @@ class Scenario:
     hidden: bool = False  # left out of the charts (kept in the table, the session and the exports of data)
 
     def __post_init__(self) -> None:
+        self._check_types()
         for key, most in LIMITS.items():
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 < value <= most:
@@ -113,6 +114,30 @@ class Scenario:
         if (self.gpu_layers is not None or self.kv_offload) and not engine.supports_offload:
             raise InputError(f"offloading (gpu_layers / kv_offload) is modelled for transformers and llama.cpp, not {engine.name}")
 
+    def _check_types(self) -> None:
+        """Field types, before any value is used (session files and the app hand over outside data)."""
+        def wrong(key: str, kind: str) -> InputError:
+            return InputError(f"scenario {key} must be {kind}, got {getattr(self, key)!r:.60}")
+
+        for key in ("name", "weight_format", "kv_format", "engine", "device"):
+            if not isinstance(getattr(self, key), str):
+                raise wrong(key, "text")
+        for key in ("gpu", "attention", "run_id"):
+            if getattr(self, key) is not None and not isinstance(getattr(self, key), str):
+                raise wrong(key, "text or null")
+        for key in ("kv_offload", "logits_all_tokens", "extrapolate", "hidden"):
+            if not isinstance(getattr(self, key), bool):
+                raise wrong(key, "true or false")
+        for key in ("gpu_layers", "prefill_chunk_tokens", "runtime_overhead_bytes"):
+            v = getattr(self, key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
+                raise wrong(key, "a whole number or null")
+        for key in ("gpu_memory_utilization", "allocator_fraction"):
+            v = getattr(self, key)
+            if (v is not None or key == "gpu_memory_utilization") and (
+                    isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v)):
+                raise wrong(key, "a number")
+
     @property
     def sequences(self) -> int:
         return len(self.sequence_tokens) or self.batch
@@ -143,7 +168,10 @@ class Scenario:
     def from_dict(cls, data: dict[str, Any]) -> Scenario:
         reject_unknown_fields(cls, data, "scenario")
         d = dict(data)
-        d["sequence_tokens"] = tuple(d.get("sequence_tokens", ()))
+        seqs = d.get("sequence_tokens", ())
+        if not isinstance(seqs, (list, tuple)):
+            raise InputError(f"scenario sequence_tokens must be a list of token counts, got {seqs!r:.60}")
+        d["sequence_tokens"] = tuple(seqs)
         options = d.get("options", {})
         if not isinstance(options, dict):
             raise InputError("scenario options must be an object of name: value")

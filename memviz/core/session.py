@@ -22,6 +22,7 @@ from memviz.core.units import Unit
 
 FORMAT = "memviz-session"
 FORMAT_VERSION = 3  # 2: scenarios carry their engine's options; 3: runs are typed and linked by id
+MAX_SCENARIOS = 1000  # a chart of 1,000 bars is already unreadable; beyond, a file is a mistake or hostile
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,22 @@ class Session:
     gpus: tuple[str, ...] = ("rtx4090", "h100-80g")
     unit: Unit = Unit.GiB
     runs: tuple[MeasuredRun, ...] = field(default=())  # measured runs (probe, engine logs)
+
+    def __post_init__(self) -> None:
+        """Checked whole before a window replaces its session with this one."""
+        from memviz.core.gpus import get_gpu
+
+        if len(self.scenarios) > MAX_SCENARIOS:
+            raise InputError(f"a session holds at most {MAX_SCENARIOS:,d} scenarios, this one {len(self.scenarios):,d}")
+        if not all(isinstance(sc, Scenario) for sc in self.scenarios) or not all(
+                isinstance(r, MeasuredRun) for r in self.runs):
+            raise InputError("session scenarios and runs must be objects")
+        if self.preset is not None and not isinstance(self.preset, str):
+            raise InputError(f"session preset must be a name, got {self.preset!r:.60}")
+        for g in self.gpus:
+            if not isinstance(g, str):
+                raise InputError(f"session GPUs must be names, got {g!r:.60}")
+            get_gpu(g)
 
     def with_changes(self, **changes: Any) -> Session:
         return replace(self, **changes)
@@ -53,7 +70,7 @@ class Session:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise InputError("not a memviz session (missing \"format\": \"memviz-session\")")
         version = data.get("format_version")
-        loader = _LOADERS.get(version)
+        loader = _LOADERS.get(version) if type(version) is int else None
         if loader is None:
             raise InputError(f"session format_version {version!r} is not supported (this memviz reads {sorted(_LOADERS)})")
         return loader(data)
@@ -74,15 +91,24 @@ class Session:
         return cls.from_dict(data)
 
 
+def _bounded(items: Any, key: str) -> list:
+    """A list from a session file, refused before it is parsed item by item if it is not one or too long."""
+    if not isinstance(items, list):
+        raise InputError(f"session {key} must be a list")
+    if len(items) > MAX_SCENARIOS:
+        raise InputError(f"a session holds at most {MAX_SCENARIOS:,d} {key}, this one {len(items):,d}")
+    return items
+
+
 def _load_v1(data: dict[str, Any]) -> Session:
     try:
         return Session(
             architecture=Architecture.from_dict(data["architecture"]),
-            scenarios=tuple(Scenario.from_dict(s) for s in data["scenarios"]),
+            scenarios=tuple(Scenario.from_dict(s) for s in _bounded(data["scenarios"], "scenarios")),
             preset=data.get("preset"),
             gpus=tuple(data.get("gpus", ())),
             unit=Unit(data.get("unit", "GiB")),
-            runs=tuple(MeasuredRun.from_dict(r) for r in data.get("runs", ())),
+            runs=tuple(MeasuredRun.from_dict(r) for r in _bounded(data.get("runs", ()), "runs")),
         )
     except KeyError as exc:
         raise InputError(f"session is missing {exc.args[0]!r}") from None

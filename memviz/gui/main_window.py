@@ -420,14 +420,17 @@ class MainWindow(QMainWindow):
         """Load a model from a config.json, a safetensors file/index/folder or a GGUF file;
         on error the session is untouched and the message names the file."""
         from memviz.core.importers import import_path
+        from memviz.gui.background import off_gui_thread
 
+        self.statusBar().showMessage(f"Reading {path}…")
         try:
-            a = import_path(path)
+            a = off_gui_thread(lambda: import_path(path))
         except InputError as exc:
             self.report_error(f"Import failed ({path}): {exc}")
             return False
         self.set_architecture(a, None)
         self.banner.clear()
+        self.statusBar().showMessage(f"Read {path}", 5000)
         return True
 
     def attach_log(self, measurement) -> None:
@@ -457,12 +460,18 @@ class MainWindow(QMainWindow):
         self.apply(commands.attach_run(self.session, run))
 
     def open_log(self, path: str | Path) -> None:
+        from memviz.core.importers.logs import read_log
+
         try:
             with open(path, encoding="utf-8", errors="replace") as fh:
-                self.log_view.text.setPlainText(fh.read(64 * 2**20))
+                text = read_log(fh)
         except OSError as exc:
             self.report_error(f"Could not read {path}: {exc.strerror}")
             return
+        except InputError as exc:
+            self.report_error(f"{path}: {exc}")
+            return
+        self.log_view.text.setPlainText(text)
         self.tabs.setCurrentWidget(self.log_view)
         self.log_view.parse()
 
@@ -513,15 +522,16 @@ class MainWindow(QMainWindow):
     def open_session(self, path: str | Path) -> bool:
         if not self.confirm_discard():
             return False
-        try:
+        try:  # the whole file is checked and estimated before it replaces anything
             s = Session.load(path)
+            estimates = model.compute_estimates(s)
         except InputError as exc:
             self.report_error(f"Could not open {path}: {exc}")
             return False
         self.history.reset(s)
         self.path, self._saved = Path(path), s
         self._update_recent_menu(settings.add_recent(str(path)))
-        self.refresh()
+        self.refresh(estimates)
         return True
 
     def save_as(self, path: str | Path) -> bool:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
+import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -61,6 +62,29 @@ def _file_form(label: str, edit: QLineEdit, browse) -> tuple[QWidget, QFormLayou
     return box, form
 
 
+class SampleBuffer:
+    """The timeline's (seconds, GiB) samples in growing numpy arrays: an append is O(1) amortised and a redraw
+    hands pyqtgraph views, so 20,000 samples cost what 20 did (rebuilding lists per sample was quadratic)."""
+
+    def __init__(self) -> None:
+        self.t, self.v, self.n = np.empty(1024), np.empty(1024), 0
+
+    def append(self, t_s: float, value: float) -> None:
+        if self.n == len(self.t):
+            self.t, self.v = np.resize(self.t, 2 * self.n), np.resize(self.v, 2 * self.n)
+        self.t[self.n], self.v[self.n] = t_s, value
+        self.n += 1
+
+    def __len__(self) -> int:
+        return self.n
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.t[: self.n], self.v[: self.n]
+
+
+REDRAW_MS = 100  # samples arriving faster than this are drawn together
+
+
 class MeasureTab(QWidget):
     sig_run_finished = Signal(object, object)  # (result dict, MeasuredRun)
 
@@ -68,7 +92,9 @@ class MeasureTab(QWidget):
         super().__init__()
         self.client = ProbeClient(self, silence_timeout_s)
         self.source_args: list[str] = []
-        self.samples: list[tuple[float, float]] = []
+        self.samples = SampleBuffer()
+        self.redraw = QTimer(self, singleShot=True, interval=REDRAW_MS)
+        self.redraw.timeout.connect(self._draw_samples)
         self.markers: list[pg.InfiniteLine] = []  # phase ends on the timeline
         layout = QHBoxLayout(self)
         split = QSplitter()
@@ -131,6 +157,8 @@ class MeasureTab(QWidget):
         self.timeline.setLabel("bottom", "time (s)")
         self.timeline.showGrid(x=True, y=True, alpha=0.25)
         self.curve = self.timeline.plot([], [], pen=pg.mkPen("#0072B2", width=2))
+        self.curve.setDownsampling(auto=True, method="peak")  # peaks stay visible however many samples
+        self.curve.setClipToView(True)
         self.empty_hint = pg.TextItem("Run the probe: its process memory appears here, load → prefill → decode",
                                       color=fg, anchor=(0.5, 0.5))
         self.empty_hint.setPos(0.5, 0.5)
@@ -245,7 +273,7 @@ class MeasureTab(QWidget):
         if not self.source_args and not own_file.text().strip():
             self.summary.setText("Pick a preset, import a config, or give a model folder to measure.")
             return False
-        self.samples = []
+        self.samples = SampleBuffer()
         self.empty_hint.setVisible(True)
         self.curve.setData([], [])
         self._clear_markers()
@@ -260,10 +288,12 @@ class MeasureTab(QWidget):
         d = msg.data
         if msg.event == "sample":
             value = d.get("rss") or d.get("nvml_process_used") or d.get("reserved") or 0
-            self.samples.append((d["t_s"], value / 2**30))
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (d.get("t_s"), value)):
+                return  # a malformed sample is not drawn (the run's result is still checked on its own)
+            self.samples.append(float(d["t_s"]), value / 2**30)
             self.empty_hint.setVisible(False)
-            xs, ys = zip(*self.samples, strict=True)
-            self.curve.setData(list(xs), list(ys))
+            if not self.redraw.isActive():
+                self.redraw.start()
         elif msg.event == "phase":
             self.phase_label.setText(f"phase: {d['name']}")
             if d["name"] in PHASE_MARKERS and isinstance(d.get("t_s"), (int, float)):
@@ -280,7 +310,18 @@ class MeasureTab(QWidget):
             self.log.appendPlainText(f"device {d['device']} ({d['device_name']}), torch {d['torch']}, "
                                      f"transformers {d['transformers']}, {d['threads']} threads")
 
+    def _draw_samples(self) -> None:
+        self.curve.setData(*self.samples.arrays())
+
     def _result(self, result: dict) -> None:
+        """The run's summary, and the run itself to the window; a result that cannot be read is a message."""
+        self._draw_samples()
+        try:
+            self._show_result(result)
+        except (InputError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
+            self._failed(f"the probe's result could not be read ({type(exc).__name__}: {exc})", str(result)[:4000])
+
+    def _show_result(self, result: dict) -> None:
         m, e = result["measured"], result["estimate"]
         lines = [f"{'PARTIAL (' + result.get('message', '') + ')' if result.get('partial') else 'Finished'}:"]
         for k in ("weights", "kv_cache", "activations", "overhead", "peak"):
@@ -297,11 +338,7 @@ class MeasureTab(QWidget):
             lines.append(f"TTFT {t['ttft_s'] * 1e3:.0f} ms, decode {t['decode_tokens_per_s'] or 0:.1f} tokens/s")
         self.summary.setText("\n".join(lines))
         if not result.get("partial"):  # the probe reports the scenario its own estimate used
-            try:
-                run = MeasuredRun.from_probe(result, result.get("attach_as") or result.get("scenario"))
-            except InputError as exc:
-                self._failed(str(exc), "")
-                return
+            run = MeasuredRun.from_probe(result, result.get("attach_as") or result.get("scenario"))
             sc = run.scenario
             self.sig_run_finished.emit(result, replace(run, scenario=sc.with_changes(
                 name=f"measured {sc.weight_format} B={sc.batch}")))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memviz.gui.measure_tab import MeasureTab
+from memviz.gui.measure_tab import MeasureTab, SampleBuffer
 from memviz.gui.probe_client import State
 from memviz.probe import llamacpp_runner
 from tests.conftest import needs_llamacpp
@@ -93,7 +93,7 @@ def test_the_timeline_marks_phases_and_a_failed_run_resets(tab, qtbot):
         tab.client.start(sys.executable, [FAKE, "llamacpp-ok"])
     assert [m.label.format for m in tab.markers] == ["build", "load", "prefill", "decode"]
     qtbot.waitUntil(lambda: tab.client.state is State.IDLE, timeout=5000)
-    tab.samples = []  # as a run that failed before its first sample
+    tab.samples = SampleBuffer()  # as a run that failed before its first sample
     with qtbot.waitSignal(tab.client.sig_failed, timeout=20_000):
         tab.client.start(sys.executable, [FAKE, "crash"])
     qtbot.waitUntil(lambda: tab.client.state is State.IDLE, timeout=10_000)

@@ -216,6 +216,26 @@ def test_open_bad_session_keeps_current(win, tmp_path):
     assert win.session is before and "format_version" in win.banner.text()
 
 
+@pytest.mark.parametrize(("change", "needle"), [
+    (lambda d: d["scenarios"][0].update(context_tokens=10**7), "positions"),  # parses, but cannot be estimated
+    (lambda d: d.update(gpus=["h999"]), "unknown GPU"),
+    (lambda d: d.update(scenarios=[d["scenarios"][0]] * 1001), "at most 1,000"),
+    (lambda d: d["scenarios"][0].update(engine=None), "engine must be text"),
+    (lambda d: d.update(runs=[1]), "session"),
+])
+def test_a_session_that_cannot_be_drawn_is_refused_whole(win, tmp_path, change, needle):
+    """Checked and estimated before it replaces anything: the window keeps working on the current session."""
+    before = win.session
+    d = before.to_dict()
+    change(d)
+    path = tmp_path / "s.memviz.json"
+    path.write_text(json.dumps(d))
+    assert not win.open_session(path)
+    assert win.session is before and needle in win.banner.text()
+    win.load_preset("gpt2")  # still usable
+    assert win.session.architecture.name.startswith("GPT-2")
+
+
 def test_unsaved_changes_prompt_can_cancel(win):
     win.load_preset("gpt2")
     win.confirm_discard = lambda: False

@@ -182,6 +182,18 @@ def _parse_vllm(text: str) -> LogMeasurement | None:
     return LogMeasurement("vllm", values, dict.fromkeys([*COMPONENT_KEYS, "total"]), {}, details, matched)
 
 
+MAX_LOG_CHARS = 64 * 2**20  # start-up reports come first; a longer log is a running server's whole history
+
+
+def read_log(stream) -> str:
+    """The text of an open log (file or stdin), refused beyond MAX_LOG_CHARS instead of cut silently."""
+    text = stream.read(MAX_LOG_CHARS + 1)
+    if len(text) > MAX_LOG_CHARS:
+        raise InputError("the log is longer than 64 MiB; engines report memory at start-up, so pass its first part "
+                         "(e.g. head -c 64M server.log)")
+    return text
+
+
 def parse_log(text: str) -> LogMeasurement:
     """Measured components from a llama.cpp/ollama or vLLM log (values per device; vLLM: per rank)."""
     if not text or not text.strip():
