@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 
 from memviz.core.errors import InputError
@@ -37,6 +38,9 @@ def format_bytes(nbytes: float, unit: Unit = Unit.GiB, digits: int = 2) -> str:
     return f"{to_unit(nbytes, unit):,.{digits}f} {unit.value}"
 
 
+MAX_BYTES = 1 << 60  # 1 EiB: far beyond any memory a scenario or a machine has
+
+
 def parse_bytes(text: str) -> int:
     """Parse '24GiB', '80 GB', '512MiB' or a plain byte count into bytes."""
     units = {"tib": TiB, "gib": GiB, "mib": MiB, "kib": KiB, "tb": TB, "gb": GB, "mb": MB, "kb": KB, "b": 1}
@@ -47,6 +51,8 @@ def parse_bytes(text: str) -> int:
         value = float(number)
     except ValueError:
         raise InputError(f"cannot read a memory size from {text!r} (expected e.g. '24GiB' or '80GB')") from None
-    if value <= 0:
-        raise InputError(f"memory size must be positive, got {text!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"memory size must be a positive number, got {text!r:.40}")
+    if value * factor > MAX_BYTES:
+        raise InputError(f"memory size {text!r:.40} is beyond any machine (more than 1 EiB)")
     return int(round(value * factor))

@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memviz.probe.protocol import decode, encode
 
@@ -19,3 +21,13 @@ def test_non_messages_are_none(line):
 def test_unknown_event_cannot_be_encoded():
     with pytest.raises(ValueError):
         encode("party")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=300) | st.builds(lambda body: '{"v": 1, "event": ' + body, st.text(max_size=80)))
+def test_any_line_decodes_to_a_message_or_none(line):
+    """Whatever the probe's child prints (half lines, stderr mixed in, JSON of any shape): a message or nothing."""
+    from memviz.probe.protocol import Message
+
+    msg = decode(line)
+    assert msg is None or (isinstance(msg, Message) and isinstance(msg.data, dict))

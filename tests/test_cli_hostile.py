@@ -1,0 +1,48 @@
+"""CLI numbers from anywhere (hypothesis, in-process): `memviz estimate` and `memviz plan` return 0 (or 1: nothing
+fits) or 2 with one line naming the problem — never a traceback, whatever the integers."""
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memviz.cli import main
+
+big = st.one_of(st.integers(-2**70, 2**70), st.sampled_from([0, -1, 1, 2**31, 2**62, 2**63, 10**19]))
+FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "200")), deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _run(capsys, argv):
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own refusals exit (with one line: memviz's parser)
+        code = exc.code
+    err = capsys.readouterr().err.strip()
+    assert code in (0, 1, 2)
+    assert (code == 2) == bool(err) and len(err.splitlines()) <= 1, err
+    return code
+
+
+@FUZZ
+@given(context=big, batch=big, tp=big, pp=big, engine=st.sampled_from(["transformers", "vllm", "llamacpp"]))
+def test_estimate_numbers(capsys, context, batch, tp, pp, engine):
+    _run(capsys, ["estimate", "--preset", "qwen2.5-0.5b", "--engine", engine, "--context", str(context), "--batch",
+                  str(batch), "--tp", str(tp), "--pp", str(pp), "--gpu", "rtx4090", "--json"])
+
+
+@FUZZ
+@given(context=big, concurrency=big, nodes=big, top=big,
+       loss=st.floats(allow_nan=True, allow_infinity=True) | st.none())
+def test_plan_numbers(capsys, context, concurrency, nodes, top, loss):
+    argv = ["plan", "--preset", "qwen2.5-0.5b", "--gpu", "rtx4090", "--context", str(context), "--concurrency",
+            str(concurrency), "--nodes", str(nodes), "--top", str(top), "--json"]
+    if loss is not None:
+        argv.append(f"--max-quality-loss={loss}")
+    _run(capsys, argv)
+
+
+@pytest.mark.parametrize("size", ["0", "-1GiB", "1e400GiB", "nanGiB", "24 parsecs", "9" * 400])
+def test_plan_sizes(capsys, size):
+    assert _run(capsys, ["plan", "--preset", "gpt2", "--vram", size]) == 2
