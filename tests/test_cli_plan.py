@@ -40,7 +40,7 @@ def test_nothing_fits_exits_1_and_names_the_closest():
 
 @pytest.mark.parametrize(("args", "needle"), [
     (["--preset", "gpt2", "--gpu", "h999"], "unknown GPU"),
-    (["--preset", "gpt2", "--vram", "0GiB"], "must be positive"),
+    (["--preset", "gpt2", "--vram", "0GiB"], "must be a positive number"),
     (["--preset", "gpt2", "--gpu", "rtx4090", "--vram", "24GiB"], "not allowed with"),
     (["--preset", "gpt2", "--gpu", "rtx4090", "--max-quality-loss", "-2"], "quality loss"),
     (["--preset", "gpt2", "--gpu", "rtx4090", "--nodes", "2", "--engine", "transformers"], "one machine"),

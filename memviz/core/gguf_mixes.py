@@ -1,26 +1,38 @@
-"""GGUF file mixes (Q4_K_M, Q5_K_M, ...) as per-tensor type policies.
+"""GGUF file mixes (Q4_K_M, IQ4_XS, ...) as per-tensor type policies.
 
 A GGUF "Q4_K_M" file is not 4.5 bits everywhere: llama.cpp's quantizer picks a
-ggml type per tensor (`src/llama-quant.cpp`, `llama_tensor_get_type`). The rules
-reproduced here are the ones that change sizes for the standard mixes:
+ggml type per tensor. This follows llama.cpp 0c1e570 (the revision llama-cpp-python
+0.3.36 vendors), `src/llama-quant.cpp`: `llama_ftype_get_default_type` (each mix's
+base type), `llama_tensor_get_type_impl` (the per-category rules) and
+`tensor_type_fallback` (a type whose block does not divide the row length):
 
-- 1-D tensors (norms, biases) stay F32; MoE routers (`ffn_gate_inp`) and position
-  embeddings are never quantized;
-- the output matrix (or the token embedding when tied) becomes Q6_K unless the mix
-  is Q8_0 (Q8_0 if its row length is not a multiple of 256, and for Falcon);
-- attn_v and ffn_down get more bits in some layers (`use_more_bits`: the first and
-  last eighth and every third layer between);
-- 8-expert models (Mixtral) keep attn_k/attn_v at Q8_0; 70B models bump attn_v;
-- a type whose block does not divide the row length falls back (Q4_K->Q5_0,
-  Q5_K->Q5_1, Q6_K->Q8_0, Q2_K/Q3_K->IQ4_NL, then F16).
+- 1-D tensors (norms, biases) stay F32; MoE routers and position embeddings are
+  not quantized;
+- the output matrix (or the tied token embedding) becomes Q6_K (Q5_K for the IQ1 /
+  IQ2 / IQ3_XXS mixes, Q8_0 for Falcon, a Q8_0 mix or a row length the base block
+  does not divide); an untied token embedding keeps the base type except in the
+  IQ1 / IQ2 / IQ3_XXS mixes;
+- attn_v, ffn_down, attn_output, attn_q/k and ffn_gate/up get other types by mix,
+  GQA ratio, expert count and layer (`use_more_bits`: the first and last eighth and
+  every third layer between), counted over tensors in the order the quantizer
+  visits them (by layer, then by name);
+- a type whose block does not divide the row falls back (IQ types -> IQ4_NL,
+  Q2_K/Q3_K -> Q4_0, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, then F16).
 
-Rules that need an importance matrix or only concern IQ mixes are not modelled.
+Mixes whose tensors llama.cpp refuses to make without an importance matrix (IQ1_*,
+IQ2_*, IQ3_XXS, IQ3_XS, Q2_K_S) are modelled as made with one (`IMATRIX_MIXES`);
+the others as made without one, llama-quantize's default.
+Not modelled: `--tensor-type` / `--output-tensor-type` overrides, `--pure`, fused
+QKV tensors (counted as split q/k/v), and MLA's attn_k_b / attn_v_b split (counted
+as one kv_b tensor of the base type).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from memviz.core.arch import Architecture
-from memviz.core.inventory import Role, Tensor
+from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: mix name -> description; the base type of each mix is in `_BASE`.
 GGUF_MIXES: dict[str, str] = {
@@ -36,21 +48,47 @@ GGUF_MIXES: dict[str, str] = {
     "Q4_K_S": "GGUF Q4_K_S mix",
     "Q4_1": "GGUF Q4_1 file (legacy)",
     "Q4_0": "GGUF Q4_0 file (legacy)",
+    "IQ4_NL": "GGUF IQ4_NL mix (non-linear 4-bit, blocks of 32)",
+    "IQ4_XS": "GGUF IQ4_XS mix (non-linear 4.25 bpw)",
     "Q3_K_L": "GGUF Q3_K_L mix",
     "Q3_K_M": "GGUF Q3_K_M mix",
     "Q3_K_S": "GGUF Q3_K_S mix",
+    "IQ3_M": "GGUF IQ3_M mix (IQ3_S, Q4_K for attn_v/attn_output and early ffn_down)",
+    "IQ3_S": "GGUF IQ3_S mix (3.44 bpw)",
+    "IQ3_XS": "GGUF IQ3_XS mix (needs an importance matrix)",
+    "IQ3_XXS": "GGUF IQ3_XXS mix (needs an importance matrix)",
     "Q2_K": "GGUF Q2_K mix",
+    "Q2_K_S": "GGUF Q2_K_S mix (needs an importance matrix)",
+    "IQ2_M": "GGUF IQ2_M mix (needs an importance matrix)",
+    "IQ2_S": "GGUF IQ2_S mix (needs an importance matrix)",
+    "IQ2_XS": "GGUF IQ2_XS mix (needs an importance matrix)",
+    "IQ2_XXS": "GGUF IQ2_XXS mix (needs an importance matrix)",
+    "IQ1_M": "GGUF IQ1_M mix (needs an importance matrix)",
+    "IQ1_S": "GGUF IQ1_S mix (needs an importance matrix)",
+    "MXFP4_MOE": "GGUF MXFP4_MOE mix (MXFP4 experts, Q8_0 elsewhere; gpt-oss)",
 }
 
 _BASE = {
     "F16": "F16", "BF16": "BF16", "Q8_0": "Q8_0", "Q6_K": "Q6_K", "Q5_K_M": "Q5_K", "Q5_K_S": "Q5_K", "Q5_1": "Q5_1",
-    "Q5_0": "Q5_0", "Q4_K_M": "Q4_K", "Q4_K_S": "Q4_K", "Q4_1": "Q4_1", "Q4_0": "Q4_0", "Q3_K_L": "Q3_K",
-    "Q3_K_M": "Q3_K", "Q3_K_S": "Q3_K", "Q2_K": "Q2_K",
+    "Q5_0": "Q5_0", "Q4_K_M": "Q4_K", "Q4_K_S": "Q4_K", "Q4_1": "Q4_1", "Q4_0": "Q4_0", "IQ4_NL": "IQ4_NL",
+    "IQ4_XS": "IQ4_XS", "Q3_K_L": "Q3_K", "Q3_K_M": "Q3_K", "Q3_K_S": "Q3_K", "IQ3_M": "IQ3_S", "IQ3_S": "IQ3_S",
+    "IQ3_XS": "IQ3_S", "IQ3_XXS": "IQ3_XXS", "Q2_K": "Q2_K", "Q2_K_S": "Q2_K", "IQ2_M": "IQ2_S", "IQ2_S": "IQ2_XS",
+    "IQ2_XS": "IQ2_XS", "IQ2_XXS": "IQ2_XXS", "IQ1_M": "IQ1_M", "IQ1_S": "IQ1_S", "MXFP4_MOE": "MXFP4",
 }
+IMATRIX_MIXES = frozenset({"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "IQ3_XS", "Q2_K_S"})
+_LOW_BIT = frozenset({"IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M"})  # one branch of the rules
 
-_BLOCK = {"Q2_K": 256, "Q3_K": 256, "Q4_K": 256, "Q5_K": 256, "Q6_K": 256, "IQ4_NL": 32, "Q4_0": 32, "Q4_1": 32,
-          "Q5_0": 32, "Q5_1": 32, "Q8_0": 32, "F16": 1, "BF16": 1, "F32": 1}
-_FALLBACK = {"Q2_K": "IQ4_NL", "Q3_K": "IQ4_NL", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0"}
+_BLOCK = {"Q2_K": 256, "Q3_K": 256, "Q4_K": 256, "Q5_K": 256, "Q6_K": 256, "IQ1_S": 256, "IQ1_M": 256, "IQ2_XXS": 256,
+          "IQ2_XS": 256, "IQ2_S": 256, "IQ3_XXS": 256, "IQ3_S": 256, "IQ4_XS": 256, "IQ4_NL": 32, "Q4_0": 32,
+          "Q4_1": 32, "Q5_0": 32, "Q5_1": 32, "Q8_0": 32, "MXFP4": 32, "F16": 1, "BF16": 1, "F32": 1}
+_FALLBACK = {"IQ1_S": "IQ4_NL", "IQ1_M": "IQ4_NL", "IQ2_XXS": "IQ4_NL", "IQ2_XS": "IQ4_NL", "IQ2_S": "IQ4_NL",
+             "IQ3_XXS": "IQ4_NL", "IQ3_S": "IQ4_NL", "IQ4_XS": "IQ4_NL", "Q2_K": "Q4_0", "Q3_K": "Q4_0",
+             "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0"}
+
+# tensor categories (llama-quant.cpp `tensor_get_category`)
+OUTPUT, TOKEN_EMBD, ATTN_V, ATTN_K, ATTN_Q, ATTN_OUT, FFN_DOWN, FFN_GATE, FFN_UP, OTHER = range(10)
+_KIND_CATEGORY = {"v": ATTN_V, "k": ATTN_K, "q": ATTN_Q, "o": ATTN_OUT, "down": FFN_DOWN, "down_exps": FFN_DOWN,
+                  "gate": FFN_GATE, "gate_exps": FFN_GATE, "up": FFN_UP, "up_exps": FFN_UP}
 
 
 def use_more_bits(i_layer: int, n_layers: int) -> bool:
@@ -63,56 +101,148 @@ def _is_70b(a: Architecture) -> bool:
     return a.model_type == "llama" and a.num_layers == 80
 
 
-def _choose(mix: str, t: Tensor, a: Architecture) -> str:
-    base = _BASE[mix]
-    if mix in ("F16", "BF16"):
-        return base
-    falcon = a.model_type == "falcon"
-    i, n = (t.layer or 0), a.num_layers
-    is_output = t.role is Role.LM_HEAD or (t.role is Role.EMBEDDING and a.tie_word_embeddings)
-    if is_output:
-        if falcon or t.shape[-1] % 256:
-            return "Q8_0"
-        return base if base == "Q8_0" else "Q6_K"
-    kind = t.kind.replace("_exps", "")
-    eight_experts = a.num_experts == 8
-    if kind == "v":
-        new = base
-        if mix == "Q2_K":
-            new = "Q4_K" if a.num_heads // a.num_kv_heads >= 4 else "Q3_K"
-        elif mix == "Q3_K_M":
-            new = "Q5_K" if i < 2 else "Q4_K"
-        elif mix == "Q3_K_L":
-            new = "Q5_K"
-        elif mix in ("Q4_K_M", "Q5_K_M") and use_more_bits(i, n):
-            new = "Q6_K"
-        elif mix == "Q4_K_S" and i < 4:
-            new = "Q5_K"
-        if _is_70b(a) and new in ("Q3_K", "Q4_K"):
-            new = "Q5_K"
-        return "Q8_0" if eight_experts else new
-    if kind == "k" and eight_experts:
+def _category(t: Tensor, a: Architecture) -> int:
+    if t.role is Role.LM_HEAD:
+        return OUTPUT
+    if t.role is Role.EMBEDDING:
+        return OUTPUT if a.tie_word_embeddings else TOKEN_EMBD
+    return _KIND_CATEGORY.get(t.kind, OTHER)
+
+
+def _visit_key(t: Tensor) -> str:
+    """Within a layer, the quantizer visits tensors by GGUF name: this orders attn_v and the ffn_down kinds so."""
+    shared = "shared_expert" in t.name
+    names = {"v": "attn_v", "down": "ffn_down_shexp" if shared else "ffn_down", "down_exps": "ffn_down_exps"}
+    return names.get(t.kind, t.kind)
+
+
+@lru_cache(maxsize=64)
+def _counters(a: Architecture) -> tuple[dict[str, int], dict[str, int], int]:
+    """(attn_v index, ffn_down index, number of attn_v tensors) as llama.cpp counts them: over tensors sorted by
+    layer, then by GGUF name (`llama_model_loader::weight_name_comparer`)."""
+    ordered = sorted((t for t in build_inventory(a) if t.layer is not None and t.is_matrix),
+                     key=lambda t: (t.layer, _visit_key(t)))
+    i_v, i_down = {}, {}
+    for t in ordered:
+        cat = _category(t, a)
+        if cat == ATTN_V:
+            i_v[t.name] = len(i_v)
+        elif cat == FFN_DOWN:
+            i_down[t.name] = len(i_down)
+    return i_v, i_down, len(i_v)
+
+
+def _output(mix: str, t: Tensor, a: Architecture, base: str) -> str:
+    if mix == "MXFP4_MOE" or a.model_type == "falcon" or t.shape[-1] % _BLOCK[base]:
         return "Q8_0"
-    if kind == "down":
-        if mix == "Q2_K":
-            return "Q3_K"
-        if mix == "Q3_K_M":
-            return "Q5_K" if i < n // 16 else ("Q4_K" if not falcon or use_more_bits(i, n) else "Q3_K")
-        if mix == "Q3_K_L":
-            return "Q4_K" if falcon else "Q5_K"
-        if mix == "Q4_K_M":
-            if falcon:
-                return "Q6_K" if i < n // 16 else ("Q5_K" if use_more_bits(i, n) else "Q4_K")
-            return "Q6_K" if use_more_bits(i, n) else base
-        if mix == "Q5_K_M" and use_more_bits(i, n):
-            return "Q6_K"
-        if mix == "Q4_K_S" and not falcon and i < n // 8:
+    if mix in _LOW_BIT or mix == "IQ3_XXS":
+        return "Q5_K"
+    return base if base == "Q8_0" else "Q6_K"
+
+
+def _low_bit(mix: str, cat: int, a: Architecture, base: str, i_down_raw: int) -> str:
+    """The IQ1 / IQ2 mixes' own branch."""
+    iq3 = mix in ("IQ2_S", "IQ2_M")
+    if cat == ATTN_V:
+        return "Q4_K" if a.num_heads // a.num_kv_heads >= 4 or a.num_experts >= 4 else ("IQ3_S" if iq3 else "Q2_K")
+    if a.num_experts == 8 and cat == ATTN_K:
+        return "Q4_K"
+    if cat == FFN_DOWN:
+        return ("IQ3_S" if iq3 else "Q2_K") if i_down_raw < a.num_layers // 8 else base
+    if cat == ATTN_OUT:
+        if a.num_experts == 8:
             return "Q5_K"
-        return base
-    if kind == "o" and not falcon:
-        if eight_experts:
-            return "Q5_K" if mix in ("Q2_K", "Q3_K_S", "Q3_K_M", "Q4_K_S", "Q4_K_M") else base
-        return {"Q2_K": "Q3_K", "Q3_K_M": "Q4_K", "Q3_K_L": "Q5_K"}.get(mix, base)
+        return "IQ2_XXS" if mix in ("IQ1_S", "IQ1_M") else "IQ3_S" if iq3 else base
+    return base
+
+
+def _attn_v(mix: str, a: Architecture, base: str, i_v: int, n_v: int) -> str:
+    gqa4 = a.num_heads // a.num_kv_heads >= 4
+    new = base
+    if mix == "Q2_K":
+        new = "Q4_K" if gqa4 else "Q3_K"
+    elif mix == "Q2_K_S" and gqa4:
+        new = "Q4_K"
+    elif mix == "IQ3_XXS":
+        new = "Q4_K" if gqa4 else "IQ3_XXS"  # made with an importance matrix (IQ3_S without)
+    elif mix in ("IQ3_XS", "IQ3_S") and gqa4 or mix == "IQ3_M":
+        new = "Q4_K"
+    elif mix == "Q3_K_M":
+        new = "Q5_K" if i_v < 2 else "Q4_K"
+    elif mix == "Q3_K_L" or mix in ("IQ4_NL", "IQ4_XS") and gqa4:
+        new = "Q5_K"
+    elif mix in ("Q4_K_M", "Q5_K_M") and use_more_bits(i_v, n_v):
+        new = "Q6_K"
+    elif mix == "Q4_K_S" and i_v < 4:
+        new = "Q5_K"
+    if _is_70b(a) and new in ("Q3_K", "Q4_K"):
+        new = "Q5_K"
+    return "Q8_0" if a.num_experts == 8 else new
+
+
+def _ffn_down(mix: str, a: Architecture, base: str, i: int, n: int) -> str:
+    falcon = a.model_type == "falcon"
+    if mix == "Q2_K":
+        return "Q3_K"
+    if mix == "Q2_K_S":
+        return "Q4_K" if i < n // 8 else base
+    if mix == "Q3_K_M":
+        return "Q5_K" if i < n // 16 else "Q4_K" if not falcon or use_more_bits(i, n) else "Q3_K"
+    if mix == "IQ3_M" and (i < n // 8 or (a.num_experts == 8 and use_more_bits(i, n))):
+        return "Q4_K"
+    if mix == "Q3_K_L":
+        return "Q4_K" if falcon else "Q5_K"
+    if mix == "Q4_K_M":
+        if falcon:
+            return "Q6_K" if i < n // 16 else "Q5_K" if use_more_bits(i, n) else "Q4_K"
+        return "Q6_K" if use_more_bits(i, n) else base
+    if i < n // 8 and mix in ("IQ4_NL", "IQ4_XS"):  # without an importance matrix
+        return "Q5_K"
+    if mix == "Q5_K_M" and use_more_bits(i, n):
+        return "Q6_K"
+    if mix == "Q4_K_S" and not falcon and i < n // 8:
+        return "Q5_K"
+    return base
+
+
+def _attn_output(mix: str, a: Architecture, base: str) -> str:
+    if a.model_type == "falcon":
+        return "Q4_K" if mix == "Q3_K_L" else base
+    if a.num_experts == 8:
+        bumped = ("Q2_K", "IQ3_XS", "IQ3_XXS", "Q3_K_S", "Q3_K_M", "IQ4_NL", "Q4_K_S", "Q4_K_M", "IQ3_S", "IQ3_M", "IQ4_XS")
+        return "Q5_K" if mix in bumped else base
+    return {"Q2_K": "Q3_K", "IQ3_XXS": "IQ3_S", "Q3_K_M": "Q4_K", "Q3_K_L": "Q5_K", "IQ3_M": "Q4_K"}.get(mix, base)
+
+
+def _choose(mix: str, t: Tensor, a: Architecture) -> str:
+    """`llama_tensor_get_type_impl` for one tensor of a quantized mix."""
+    base = _BASE[mix]
+    cat = _category(t, a)
+    if cat == OUTPUT:
+        return _output(mix, t, a, base)
+    if mix == "MXFP4_MOE":
+        return "MXFP4" if t.role is Role.EXPERT and len(t.shape) == 3 else "Q8_0"
+    if cat == TOKEN_EMBD:
+        if mix in ("IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ1_M"):
+            return "Q2_K"
+        return "IQ3_S" if mix in ("IQ2_S", "IQ2_M", "IQ3_XXS") else base
+    i_v_all, i_down_all, n_v = _counters(a)
+    if mix in _LOW_BIT:
+        return _low_bit(mix, cat, a, base, i_down_all.get(t.name, 0))
+    layer = t.layer or 0
+    i_down = layer if a.num_experts > 1 else i_down_all.get(t.name, 0)  # `layer_info`: by name with experts
+    if cat == ATTN_V:
+        return _attn_v(mix, a, base, i_v_all.get(t.name, 0), n_v)
+    if cat in (ATTN_K, ATTN_Q):
+        if cat == ATTN_K and a.num_experts == 8:
+            return "Q8_0"
+        return {"IQ3_XS": "IQ3_XXS", "IQ3_XXS": "IQ2_S"}.get(mix, base)
+    if cat == FFN_DOWN:
+        return _ffn_down(mix, a, base, i_down, a.num_layers)
+    if cat == ATTN_OUT:
+        return _attn_output(mix, a, base)
+    if cat in (FFN_GATE, FFN_UP) and mix == "IQ3_XS" and a.num_layers // 8 <= layer < 7 * a.num_layers // 8:
+        return "IQ3_XXS"
     return base
 
 
@@ -122,6 +252,8 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
         return "F32"
     if t.role is Role.POSITION:
         return "F16"
+    if mix in ("F16", "BF16"):
+        return _BASE[mix]
     new = _choose(mix, t, a)
     cols = t.shape[-1]
     if cols % _BLOCK[new]:

@@ -32,7 +32,8 @@ from memviz.core.speed import speed_bounds
 #: What each engine is asked to run: weight formats it loads, KV formats it offers.
 GRID: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "vllm": (("bf16", "fp8", "int8", "awq-int4", "gptq-int4"), ("bf16", "fp8")),
-    "llamacpp": (("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_K_S", "Q3_K_M", "Q2_K"), ("fp16", "q8_0", "q4_0")),
+    "llamacpp": (("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_K_S", "IQ4_XS", "Q3_K_M", "IQ3_M", "Q2_K"),
+                 ("fp16", "q8_0", "q4_0")),
     "transformers": (("bf16", "llm-int8", "bnb-nf4", "awq-int4", "gptq-int4"), ("bf16",)),
 }
 OFFLOAD_ENGINES = ("llamacpp", "transformers")

@@ -3,7 +3,7 @@
 The tensors are memviz's inventory of the architecture (the shapes llama.cpp's
 converter writes, `convert_hf_to_gguf.py`), named as `gguf-py/gguf/constants.py`
 names them (`blk.N.attn_q.weight`, `ffn_gate_exps`, ...), written one at a time
-with gguf's `GGUFWriter` as F16 matrices and F32 vectors (N(0, 0.02) values, seed
+with gguf's `GGUFWriter` as F16 matrices and F32 vectors and routers (N(0, 0.02) values, seed
 0), with a byte-level SentencePiece vocabulary (`<unk>`, `<s>`, `</s>`, the 256
 byte tokens) padded to vocab_size — nothing to download. llama.cpp's own quantizer
 (`llama_model_quantize`, `src/llama-quant.cpp`) then makes the chosen mix, so the
@@ -113,7 +113,9 @@ def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]
     for t in build_inventory(a):
         if t.role is Role.LM_HEAD and a.tie_word_embeddings:
             continue
-        yield gguf_name(t, a), t.shape, np.dtype(np.float16 if t.is_matrix else np.float32)
+        # routers stay F32, as llama.cpp's converter writes them (conversion/base.py, "always in float32")
+        f16 = t.is_matrix and t.role is not Role.ROUTER
+        yield gguf_name(t, a), t.shape, np.dtype(np.float16 if f16 else np.float32)
 
 
 def write_f16(a: Architecture, path: Path) -> Path:
@@ -165,8 +167,11 @@ def cache_dir() -> Path:
     return data_dir() / "gguf"
 
 
+BUILDER_VERSION = 2  # 2: routers written as F32 (files of version 1 are rebuilt)
+
+
 def _key(a: Architecture) -> str:
-    shape = {k: v for k, v in a.to_dict().items() if k not in ("name", "stored")}
+    shape = {k: v for k, v in a.to_dict().items() if k not in ("name", "stored")} | {"builder": BUILDER_VERSION}
     return hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -184,7 +189,7 @@ def _check_room(a: Architecture, mix: str, folder: Path) -> None:
     f16 = weight_bytes(a, get_weight_format("F16"))
     try:
         model = weight_bytes(a, get_weight_format(mix.upper()))
-    except InputError:  # a mix memviz does not size (IQ types): at most the F16 size
+    except InputError:  # a mix memviz does not size (TQ1_0, ...): at most the F16 size
         model = f16
     free = shutil.disk_usage(folder).free
     if f16 + model > free:

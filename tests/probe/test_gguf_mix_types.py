@@ -1,0 +1,72 @@
+"""Every tensor's ggml type in memviz's GGUF mixes equals what llama.cpp's own quantizer writes (llama-cpp-python
+0.3.36, llama.cpp 0c1e570): files of five shapes (GQA 4 and 2, tied output, 8-expert MoE, sliding window, and a
+row length of 384 that forces fallbacks) built at every mix that needs no importance matrix, read back with gguf."""
+
+from pathlib import Path
+
+import gguf
+import pytest
+
+from memviz.core.arch import from_hf_config, load_config
+from memviz.core.formats import get_weight_format
+from memviz.core.gguf_mixes import IMATRIX_MIXES
+from memviz.core.inventory import build_inventory
+from tests.conftest import needs_llamacpp
+
+pytestmark = pytest.mark.slow
+CONFIGS = Path(__file__).parents[1] / "data" / "llamacpp" / "configs"
+MIXES = ["Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_0", "Q4_K_M", "Q4_K_S", "Q4_0", "Q4_1", "IQ4_XS", "IQ4_NL",
+         "Q3_K_L", "Q3_K_M", "Q3_K_S", "IQ3_M", "IQ3_S", "Q2_K"]
+
+
+def _shapes():
+    def arch(name, **changes):
+        a = from_hf_config(load_config(CONFIGS / f"{name}.json"), name=name)
+        return a.with_changes(**changes) if changes else a
+
+    return {
+        "llama-gqa4-16L": arch("llama-gqa", num_layers=16),
+        "qwen2-tied-16L": arch("qwen2-tied", num_layers=16),
+        "qwen3moe-8experts-8L": arch("qwen3moe", num_layers=8),
+        "gemma2-swa-8L": arch("gemma2-swa", num_layers=8),
+        "llama-rows-384": arch("llama-gqa", num_layers=8, hidden_size=384, num_heads=6, num_kv_heads=2, head_dim=64,
+                               v_head_dim=64, intermediate_size=768),
+    }
+
+
+SHAPES = _shapes()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    needs_llamacpp()
+    from memviz.probe import gguf_build
+
+    folder = tmp_path_factory.mktemp("gguf")
+    cache: dict = {}
+
+    def get(shape: str, mix: str) -> dict[str, str]:
+        if (shape, mix) not in cache:
+            path = gguf_build.build(SHAPES[shape], mix, folder)
+            cache[shape, mix] = {t.name: t.tensor_type.name for t in gguf.GGUFReader(str(path)).tensors}
+        return cache[shape, mix]
+
+    return get
+
+
+@pytest.mark.parametrize("mix", MIXES)
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_every_tensor_type_is_llamacpps(built, shape, mix):
+    from memviz.probe.gguf_build import gguf_name
+
+    a = SHAPES[shape]
+    written = built(shape, mix)
+    fmt = get_weight_format(mix)
+    ours = {gguf_name(t, a): fmt.storage_for(t, a).name for t in build_inventory(a)}
+    differ = {n: (ours[n], written[n]) for n in written if n in ours and ours[n].upper() != written[n].upper()}
+    assert not differ, differ
+    assert set(written) == set(ours)
+
+
+def test_imatrix_mixes_are_marked():
+    assert {"IQ2_XXS", "IQ3_XXS", "IQ1_S", "Q2_K_S"} <= IMATRIX_MIXES and "IQ4_XS" not in IMATRIX_MIXES
