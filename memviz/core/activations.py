@@ -88,6 +88,8 @@ def inference_workspace(
     heads = a.num_heads / tp
     kv_heads = max(a.num_kv_heads / tp, 1)
     qkv = heads * a.head_dim + kv_heads * (a.head_dim + a.v_head_dim)
+    if a.is_mla and eager_modules:  # transformers' expand_kv: kv_b's per-head output beside the keys it builds
+        qkv += heads * (a.qk_nope_head_dim + a.v_head_dim)
     hidden = b * n * (2 * a.hidden_size + qkv) * act_bytes
     gqa = a.num_kv_heads < a.num_heads
     repeated_kv = b * t * heads * (a.head_dim + a.v_head_dim) * act_bytes if gqa and attention == "eager" else 0

@@ -9,6 +9,7 @@ here are cited where they are applied.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -225,7 +226,7 @@ def _require(cfg: dict[str, Any], *keys: str) -> Any:
 
 
 def _int(value: Any, key: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or int(value) != value:
         raise InputError(f"{key} must be an integer, got {value!r}")
     return int(value)
 

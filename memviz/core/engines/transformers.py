@@ -10,7 +10,11 @@ Follows transformers 5.x (`src/transformers/cache_utils.py`, `generation/utils.p
 - `DynamicSlidingWindowLayer` keeps its window as a view of the prompt-long tensor
   built at prefill, so until the first decode step every sliding layer holds the
   whole prompt's K/V (the probe sees it as prefill transient);
-- MLA models cache per-head K/V (`DeepseekV3Attention`), not the latent;
+- MLA models cache the compressed latent (kv_lora_rank + rope per token and layer:
+  `DeepseekV2Attention` / `DeepseekV3Attention`, "Cache read / write is performed
+  while the latent KV is still compressed", 5.17 and 5.24; measured on an H200:
+  DeepSeek-V2-Lite, 4 x 4,111 tokens, 487.78 MiB) and expand it to per-head K/V in
+  every forward (`expand_kv`, counted with the activations);
 - accelerate offload (`device_map` with CPU layers) streams each offloaded layer's
   weights to the GPU when it runs, while the cache stays on the GPU.
 
@@ -63,6 +67,7 @@ class Transformers(Engine):
         Option("trust_remote_code", bool, False, "run code shipped with the model (launch command only)"),
     )
     supports_offload = True
+    latent_mla = True
 
     def placement(self, x: Inputs) -> Placement:
         every = frozenset(range(x.a.num_layers))
