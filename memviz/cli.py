@@ -141,7 +141,8 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--max-quality-loss", type=float, help="keep candidates with evidence of at most this loss, in %%")
     pl.add_argument("--headroom", type=float, default=0.05, help="share of each GPU's budget left free (default 0.05)")
     pl.add_argument("--top", type=int, default=5, help="candidates shown")
-    pl.add_argument("--markdown", help="also write the plan as a Markdown report section to this file")
+    pl.add_argument("--markdown", help="also write the plan as a Markdown report section to this file, with its "
+                    "Pareto picture beside it (FILE.pareto.png)")
     pl.add_argument("--json", action="store_true", help="print one JSON object")
 
     t = sub.add_parser("training", help="training-time activations (Korthikanti et al.) next to inference")
@@ -483,7 +484,13 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     p = plan(a, hardware, req, engines)
     model = _model_ref(args)
     if args.markdown:
-        write_text_atomic(Path(args.markdown), plan_markdown(p, model, args.top))
+        md = Path(args.markdown)
+        picture = None
+        if p.ranked or p.rejected:
+            from memviz.gui.headless import render_plan
+
+            picture = render_plan(p, md.with_suffix(".pareto.png")).name
+        write_text_atomic(md, plan_markdown(p, model, args.top, picture))
     if args.json:
         print(json.dumps(plan_json(p, model, args.top), indent=2))
     else:

@@ -18,7 +18,10 @@ def test_plan_prints_ranked_candidates_with_commands(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("Llama-3.1-70B: 8,192 tokens × 2 sequences on 2× RTX 4090 24GB")
     assert r.stdout.count("$ llama-server") + r.stdout.count("$ vllm serve") >= 3 and "1. " in r.stdout
-    assert md.read_text().startswith("## Plan: Llama-3.1-70B")
+    assert md.read_text().startswith("## Plan: Llama-3.1-70B") and "](plan.pareto.png)" in md.read_text()
+    from PySide6.QtGui import QImage
+
+    assert QImage(str(tmp_path / "plan.pareto.png")).width() == 1800
 
 
 def test_plan_json_agrees_with_estimate():

@@ -99,8 +99,9 @@ def _evidence_rows(cands: list[Candidate]) -> list[Evidence]:
     return list(seen.values())
 
 
-def plan_markdown(p: Plan, model: str | None, top: int) -> str:
-    """A report section: hardware, requirements, the choice, the runner-ups, the evidence and its sources."""
+def plan_markdown(p: Plan, model: str | None, top: int, picture: str | None = None) -> str:
+    """A report section: hardware, requirements, the choice, the runner-ups, the Pareto picture (a file name
+    beside the report, when one was drawn), the evidence and its sources."""
     r = p.requirements
     out = [f"## Plan: {p.architecture.name}", "",
            f"- **Hardware**: {', '.join(h.label for h in p.hardware)}",
@@ -115,6 +116,7 @@ def plan_markdown(p: Plan, model: str | None, top: int) -> str:
     out += ["### Chosen", "", f"**{best.label()}** on {best.hardware.label}: {best.needed_bytes / GiB:.2f} GiB of "
             f"{best.budget_bytes / GiB:.2f} GiB per GPU, decode ≤ {_speed(best)} tokens/s (a memory-bandwidth bound), "
             f"quality loss {_loss(best)}.", "", "```", best.launch_command(model), "```", "",
+            *([f"![Pareto view: memory per GPU against quality loss]({picture})", ""] if picture else []),
             "### Runner-ups", "", "| # | configuration | GiB per GPU (need / budget) | decode bound (tokens/s) | "
             "quality loss | evidence |", "|---|---|---|---|---|---|"]
     for i, c in enumerate(p.ranked[:top], 1):

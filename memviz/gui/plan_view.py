@@ -166,6 +166,5 @@ class PlanView(QWidget):
         from memviz.gui.model import plan_subtitle
 
         png = export_chart(self.chart, p.with_suffix(".pareto.png"), subtitle=plan_subtitle(self.result))
-        text = plan_markdown(self.result, self.model_ref, top) + f"\n![Pareto view]({png.name})\n"
-        write_text_atomic(p, text)
+        write_text_atomic(p, plan_markdown(self.result, self.model_ref, top, png.name))
         return p

@@ -77,7 +77,7 @@ def test_plan_exports_markdown_and_its_picture(qtbot, tmp_path):
     pv.run()
     md = pv.write_markdown(tmp_path / "plan.md")
     text = md.read_text()
-    assert text.startswith("## Plan: Llama-3.1-70B") and "![Pareto view](plan.pareto.png)" in text
+    assert text.startswith("## Plan: Llama-3.1-70B") and "](plan.pareto.png)" in text
     img = QImage(str(tmp_path / "plan.pareto.png"))
     assert not img.isNull() and img.width() == 1800
     assert w.current_chart() is pv.chart
