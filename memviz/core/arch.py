@@ -23,6 +23,7 @@ SLIDING = "sliding"
 KNOWN_MODEL_TYPES = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
     "gemma3_text", "gemma3", "phi3", "gpt2", "gpt_neox", "opt", "falcon", "deepseek_v2", "deepseek_v3", "gpt_oss",
+    "glm4_moe",
 )
 
 
@@ -362,6 +363,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(qkv_bias=True, out_bias=False)  # Qwen2Attention: q/k/v bias, o_proj without
     if model_type in ("qwen3", "qwen3_moe", "gemma3_text"):
         kw.update(qk_norm=True)
+    if model_type == "glm4_moe":  # Glm4MoeAttention: q/k/v bias per attention_bias, o_proj without; optional q/k norm
+        kw.update(out_bias=False, qk_norm=bool(cfg.get("use_qk_norm", False)))
     if model_type in ("gemma", "gemma2", "gemma3_text"):
         kw.update(tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))  # GemmaConfig default ties
         if model_type != "gemma":
@@ -409,11 +412,11 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         shared = 0
         if model_type == "qwen2_moe":
             shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
-        elif model_type in ("deepseek_v2", "deepseek_v3"):
+        elif model_type in ("deepseek_v2", "deepseek_v3", "glm4_moe"):  # Glm4MoeMoE: one MLP of n_shared x I
             shared = moe_inter * _int(cfg.get("n_shared_experts", 0) or 0, "n_shared_experts")
         kw.update(num_experts=n_experts, experts_per_token=topk, moe_intermediate_size=moe_inter,
                   shared_expert_intermediate_size=shared, shared_expert_gate=model_type == "qwen2_moe" and shared > 0,
-                  router_score_bias=model_type == "deepseek_v3", moe_layers=moe)
+                  router_score_bias=model_type in ("deepseek_v3", "glm4_moe"), moe_layers=moe)
 
     # multi-head latent attention (DeepSeek-V2/V3)
     if cfg.get("kv_lora_rank"):

@@ -122,3 +122,20 @@ def test_a_fifo_deeply_nested_or_huge_config_is_one_error(tmp_path):
     for path, needle in ((fifo, "not a regular file"), (nested, "not valid JSON"), (huge, "a few kilobytes")):
         with pytest.raises(InputError, match=needle):
             load_config(path)
+
+
+def test_glm4_moe_counts_what_transformers_builds():
+    """A GLM-4.5-Air-shaped glm4_moe config: shared expert (n_shared x moe_intermediate), routers with an
+    e_score_correction_bias, q/k/v bias without o_proj bias. transformers 5.24 built it on the meta device:
+    106,852,245,504 parameters + 5,824 buffer elements (45 x 128 score biases, 64 rotary frequencies)."""
+    from memviz.core.arch import from_hf_config
+    from memviz.core.inventory import parameter_count
+
+    cfg = {"model_type": "glm4_moe", "hidden_size": 4096, "num_hidden_layers": 46, "num_attention_heads": 96,
+           "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 10944, "moe_intermediate_size": 1408,
+           "n_routed_experts": 128, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 1,
+           "vocab_size": 151552, "attention_bias": True, "tie_word_embeddings": False,
+           "max_position_embeddings": 131072, "use_qk_norm": False}
+    a = from_hf_config(cfg)
+    assert not a.warnings
+    assert parameter_count(a) == 106_852_245_504 + 5_824 - 64  # memviz leaves the rotary buffer out
