@@ -23,7 +23,7 @@ SLIDING = "sliding"
 KNOWN_MODEL_TYPES = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
     "gemma3_text", "gemma3", "phi3", "gpt2", "gpt_neox", "opt", "falcon", "deepseek_v2", "deepseek_v3", "gpt_oss",
-    "glm4_moe",
+    "glm4_moe", "starcoder2", "phi", "arcee", "apertus",
 )
 
 
@@ -318,13 +318,13 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         raise InputError("hidden_size and num_attention_heads must be positive")
     kv_heads = _get(cfg, "num_key_value_heads", "num_kv_heads", "n_head_kv")
     if kv_heads is None:
-        if model_type == "falcon":
-            # FalconConfig: multi_query (default True) gives one KV head; the new decoder uses num_kv_heads.
-            kv_heads = 1 if cfg.get("multi_query", True) and not cfg.get("new_decoder_architecture") else n_heads
-        else:
-            kv_heads = n_heads
-            if model_type not in KNOWN_MODEL_TYPES:
-                warnings.append("num_key_value_heads absent: assumed multi-head attention (KV heads = attention heads)")
+        kv_heads = n_heads
+        if model_type not in KNOWN_MODEL_TYPES:
+            warnings.append("num_key_value_heads absent: assumed multi-head attention (KV heads = attention heads)")
+    if model_type == "falcon" and not cfg.get("new_decoder_architecture"):
+        # FalconAttention: the old decoder has one KV head when multi_query (default True), else one per head,
+        # whatever num_kv_heads says (FalconConfig fills it with the head count)
+        kv_heads = 1 if cfg.get("multi_query", True) else n_heads
     kv_heads = _int(kv_heads, "num_key_value_heads")
     head_dim = _get(cfg, "head_dim")
     if head_dim is None:
@@ -394,6 +394,15 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
     if model_type == "gpt_oss":
         kw.update(qkv_bias=True, out_bias=True, attention_sinks=True, router_bias=True, expert_bias=True)
+    if model_type == "starcoder2":  # Starcoder2MLP c_fc/c_proj, LayerNorms with bias, use_bias on every linear
+        bias = bool(cfg.get("use_bias", True))
+        kw.update(mlp_gated=False, norm_bias=True, qkv_bias=bias, out_bias=bias, mlp_bias=bias,
+                  tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
+    if model_type == "phi":  # PhiDecoderLayer: one LayerNorm, parallel attention (q/k/v/dense) and fc1/fc2, all biased
+        kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True, norms_per_layer=1,
+                  qk_norm=bool(cfg.get("qk_layernorm", False)))
+    if model_type in ("arcee", "apertus"):  # up/down MLP (relu2; xIELU), Apertus with q/k norms
+        kw.update(mlp_gated=False, qk_norm=model_type == "apertus")
 
     # mixture of experts
     n_experts = _get(cfg, "num_local_experts", "num_experts", "n_routed_experts", default=0) or 0
