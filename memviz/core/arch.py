@@ -23,7 +23,7 @@ SLIDING = "sliding"
 KNOWN_MODEL_TYPES = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
     "gemma3_text", "gemma3", "phi3", "gpt2", "gpt_neox", "opt", "falcon", "deepseek_v2", "deepseek_v3", "gpt_oss",
-    "glm4_moe", "starcoder2", "phi", "arcee", "apertus",
+    "glm4_moe", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe", "llama4_text",
 )
 
 
@@ -248,6 +248,50 @@ def _int_list(value: Any, key: str) -> list[int]:
     return [_int(v, key) for v in value]
 
 
+def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bool, ...]:
+    """Which layers hold routed experts, as each family's decoder layer decides."""
+    if model_type in ("qwen2_moe", "qwen3_moe"):
+        # Qwen2MoeDecoderLayer: sparse when not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
+        step = _at_least_one(cfg.get("decoder_sparse_step", 1), "decoder_sparse_step")
+        dense_only = set(_int_list(cfg.get("mlp_only_layers"), "mlp_only_layers"))
+        return tuple(i not in dense_only and (i + 1) % step == 0 for i in range(n_layers))
+    if model_type == "ernie4_5_moe":  # Ernie4_5_MoeDecoderLayer: (i + 1) % interval == 0, start <= i <= end
+        step = _at_least_one(cfg.get("moe_layer_interval", 1), "moe_layer_interval")
+        first = _int(cfg.get("moe_layer_start_index", 0), "moe_layer_start_index")
+        last = _int(cfg.get("moe_layer_end_index", n_layers - 1), "moe_layer_end_index")
+        return tuple((i + 1) % step == 0 and first <= i <= last for i in range(n_layers))
+    if model_type == "llama4_text":  # Llama4TextConfig: moe_layers, else every interleave_moe_layer_step-th layer
+        listed = cfg.get("moe_layers")
+        step = _at_least_one(cfg.get("interleave_moe_layer_step", 1), "interleave_moe_layer_step")
+        chosen = set(_int_list(listed, "moe_layers")) if listed is not None else set(range(step - 1, n_layers, step))
+        return tuple(i in chosen for i in range(n_layers))
+    first_dense = _int(cfg.get("first_k_dense_replace", 0) or 0, "first_k_dense_replace")
+    step = _at_least_one(_get(cfg, "moe_layer_freq", default=1), "moe_layer_freq")
+    return tuple(i >= first_dense and i % step == 0 for i in range(n_layers))
+
+
+def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str, Any]:
+    """Routed experts, their width and layers, shared experts and router extras; {} for a dense model."""
+    n_experts = _get(cfg, "num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts", default=0) or 0
+    if not n_experts:
+        return {}
+    topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token", "moe_k"), "num_experts_per_tok")
+    moe_inter = _int(_get(cfg, "moe_intermediate_size", "intermediate_size"), "moe_intermediate_size")
+    shared = 0
+    if model_type == "qwen2_moe":
+        shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
+    elif model_type in ("deepseek_v2", "deepseek_v3", "glm4_moe"):  # one shared MLP of n_shared x I
+        shared = moe_inter * _int(cfg.get("n_shared_experts", 0) or 0, "n_shared_experts")
+    elif model_type == "ernie4_5_moe":
+        shared = moe_inter * _int(cfg.get("moe_num_shared_experts", 0) or 0, "moe_num_shared_experts")
+    elif model_type == "llama4_text":  # Llama4TextMoe: a shared expert as wide as one routed expert
+        shared = moe_inter
+    return dict(num_experts=_int(n_experts, "num_experts"), experts_per_token=topk, moe_intermediate_size=moe_inter,
+                shared_expert_intermediate_size=shared, shared_expert_gate=model_type == "qwen2_moe" and shared > 0,
+                router_score_bias=model_type in ("deepseek_v3", "glm4_moe", "ernie4_5_moe"),
+                moe_layers=_moe_layers(cfg, model_type, n_layers))
+
+
 def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: int | None) -> tuple[str, ...]:
     """Per-layer attention kind.
 
@@ -262,7 +306,8 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
     if explicit:
         if len(explicit) != n_layers:
             raise InputError(f"layer_types has {len(explicit)} entries for {n_layers} layers")
-        return tuple(SLIDING if "sliding" in str(t) else FULL for t in explicit)
+        # chunked attention (Llama 4) caches like a sliding window: "only the mask differs" (cache_utils.py)
+        return tuple(SLIDING if "sliding" in str(t) or "chunked" in str(t) else FULL for t in explicit)
     if not window:
         return (FULL,) * n_layers
     if model_type == "gemma2":
@@ -275,6 +320,13 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
             return (FULL,) * n_layers
         start = _int(cfg.get("max_window_layers", n_layers), "max_window_layers")
         return tuple(SLIDING if i >= start else FULL for i in range(n_layers))
+    if model_type == "llama4_text":  # Llama4TextConfig: chunked where RoPE is used (no_rope_layers 1), default 3 of 4
+        interval = _at_least_one(cfg.get("no_rope_layer_interval", 4), "no_rope_layer_interval")
+        rope = _int_list(cfg.get("no_rope_layers"), "no_rope_layers") or [int((i + 1) % interval != 0)
+                                                                           for i in range(n_layers)]
+        if len(rope) != n_layers:
+            raise InputError(f"no_rope_layers has {len(rope)} entries for {n_layers} layers")
+        return tuple(SLIDING if r else FULL for r in rope)
     if model_type == "gpt_oss":  # GptOssConfig default: sliding, full, sliding, ...
         return tuple(SLIDING if i % 2 == 0 else FULL for i in range(n_layers))
     if model_type in ("mistral", "mixtral", "phi3"):
@@ -332,7 +384,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
             raise InputError(f"hidden_size {hidden} is not divisible by num_attention_heads {n_heads}; set head_dim")
         head_dim = hidden // n_heads
     head_dim = _int(head_dim, "head_dim")
-    window = _get(cfg, "sliding_window")
+    window = _get(cfg, "sliding_window", "attention_chunk_size")
     window = _int(window, "sliding_window") if window else None
 
     kw: dict[str, Any] = dict(
@@ -405,27 +457,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(mlp_gated=False, qk_norm=model_type == "apertus")
 
     # mixture of experts
-    n_experts = _get(cfg, "num_local_experts", "num_experts", "n_routed_experts", default=0) or 0
-    if n_experts:
-        n_experts = _int(n_experts, "num_experts")
-        topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token"), "num_experts_per_tok")
-        moe_inter = _int(_get(cfg, "moe_intermediate_size", "intermediate_size"), "moe_intermediate_size")
-        first_dense = _int(cfg.get("first_k_dense_replace", 0) or 0, "first_k_dense_replace")
-        freq = _at_least_one(_get(cfg, "moe_layer_freq", "decoder_sparse_step", default=1), "moe_layer_freq")
-        dense_only = set(_int_list(cfg.get("mlp_only_layers"), "mlp_only_layers"))
-        if model_type in ("qwen2_moe", "qwen3_moe"):
-            # Qwen2MoeDecoderLayer: sparse when not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
-            moe = tuple(i not in dense_only and (i + 1) % freq == 0 for i in range(n_layers))
-        else:
-            moe = tuple(i >= first_dense and i % freq == 0 for i in range(n_layers))
-        shared = 0
-        if model_type == "qwen2_moe":
-            shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
-        elif model_type in ("deepseek_v2", "deepseek_v3", "glm4_moe"):  # Glm4MoeMoE: one MLP of n_shared x I
-            shared = moe_inter * _int(cfg.get("n_shared_experts", 0) or 0, "n_shared_experts")
-        kw.update(num_experts=n_experts, experts_per_token=topk, moe_intermediate_size=moe_inter,
-                  shared_expert_intermediate_size=shared, shared_expert_gate=model_type == "qwen2_moe" and shared > 0,
-                  router_score_bias=model_type in ("deepseek_v3", "glm4_moe"), moe_layers=moe)
+    kw.update(_moe_fields(cfg, model_type, n_layers))
+    if model_type == "llama4_text":  # Llama4TextMLP (dense layers) uses intermediate_size_mlp; experts intermediate_size
+        kw.update(intermediate_size=_int(cfg.get("intermediate_size_mlp", kw["intermediate_size"]),
+                                         "intermediate_size_mlp"))
 
     # multi-head latent attention (DeepSeek-V2/V3)
     if cfg.get("kv_lora_rank"):
