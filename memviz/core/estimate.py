@@ -116,6 +116,10 @@ class Scenario:
 
     def _check_types(self) -> None:
         """Field types, before any value is used (session files and the app hand over outside data)."""
+        if isinstance(self.options, dict):  # options given as a mapping
+            object.__setattr__(self, "options", tuple(sorted(self.options.items())))
+        if not isinstance(self.options, tuple) or not all(isinstance(o, tuple) and len(o) == 2 for o in self.options):
+            raise InputError("scenario options must be name: value pairs")
         def wrong(key: str, kind: str) -> InputError:
             return InputError(f"scenario {key} must be {kind}, got {getattr(self, key)!r:.60}")
 
@@ -284,7 +288,7 @@ def _weights(x: Inputs, placement: Placement, stages: list[range]) -> tuple[list
         share = nbytes / sc.tp if t.role in _SPLIT_ROLES else nbytes
         if t.layer is not None and t.layer < a.num_layers:
             on_gpu, stage = t.layer in placement.gpu_layers, stage_of[t.layer]
-            if t.role is Role.EXPERT and t.layer in placement.host_expert_layers:
+            if (t.role is Role.EXPERT and t.layer in placement.host_expert_layers) or t.name in placement.host_tensors:
                 on_gpu = False
             layer_bytes[t.layer] = layer_bytes.get(t.layer, 0) + nbytes
         elif t.role in (Role.EMBEDDING, Role.POSITION):

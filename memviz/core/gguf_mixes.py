@@ -32,6 +32,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from memviz.core.arch import Architecture
+from memviz.core.gguf_names import gguf_name
 from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: mix name -> description; the base type of each mix is in `_BASE`.
@@ -109,19 +110,12 @@ def _category(t: Tensor, a: Architecture) -> int:
     return _KIND_CATEGORY.get(t.kind, OTHER)
 
 
-def _visit_key(t: Tensor) -> str:
-    """Within a layer, the quantizer visits tensors by GGUF name: this orders attn_v and the ffn_down kinds so."""
-    shared = "shared_expert" in t.name
-    names = {"v": "attn_v", "down": "ffn_down_shexp" if shared else "ffn_down", "down_exps": "ffn_down_exps"}
-    return names.get(t.kind, t.kind)
-
-
 @lru_cache(maxsize=64)
 def _counters(a: Architecture) -> tuple[dict[str, int], dict[str, int], int]:
     """(attn_v index, ffn_down index, number of attn_v tensors) as llama.cpp counts them: over tensors sorted by
     layer, then by GGUF name (`llama_model_loader::weight_name_comparer`)."""
     ordered = sorted((t for t in build_inventory(a) if t.layer is not None and t.is_matrix),
-                     key=lambda t: (t.layer, _visit_key(t)))
+                     key=lambda t: (t.layer, gguf_name(t, a)))
     i_v, i_down = {}, {}
     for t in ordered:
         cat = _category(t, a)

@@ -26,43 +26,15 @@ import numpy as np
 from memviz.core.arch import SLIDING, Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import get_weight_format, weight_bytes
-from memviz.core.inventory import Role, Tensor, build_inventory
+from memviz.core.gguf_names import gguf_name
+from memviz.core.inventory import Role, build_inventory
 from memviz.core.units import GB
 
 #: transformers model_type -> GGUF general.architecture this builder writes
 GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
              "gemma2": "gemma2", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe"}
-_LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm")}
-_PROJ = {"q": "attn_q.weight", "k": "attn_k.weight", "v": "attn_v.weight", "o": "attn_output.weight",
-         "q_bias": "attn_q.bias", "k_bias": "attn_k.bias", "v_bias": "attn_v.bias",
-         "gate_exps": "ffn_gate_exps.weight", "up_exps": "ffn_up_exps.weight", "down_exps": "ffn_down_exps.weight"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
-
-
-def gguf_name(t: Tensor, a: Architecture) -> str:
-    """The GGUF name of an inventory tensor."""
-    if t.role is Role.EMBEDDING:
-        return "token_embd.weight"
-    if t.role is Role.LM_HEAD:
-        return "output.weight"
-    if t.layer is None:
-        return "output_norm.weight"
-    p = f"blk.{t.layer}."
-    leaf = t.name.rsplit(".", 2)[-2]
-    if t.kind in _PROJ:
-        return p + _PROJ[t.kind]
-    if t.role is Role.NORM:
-        if leaf in ("q_norm", "k_norm"):
-            return p + f"attn_{leaf}.weight"
-        names = _LAYER_NORMS.get(GGUF_ARCH[a.model_type], ("attn_norm", "ffn_norm"))
-        return p + names[int(leaf.removeprefix("norm"))] + ".weight"
-    if t.role is Role.ROUTER:
-        return p + ("ffn_gate_inp_shexp.weight" if "shared_expert_gate" in t.name else "ffn_gate_inp.weight")
-    if t.role is Role.MLP:
-        suffix = "_shexp" if "shared_expert" in t.name else ""
-        return p + f"ffn_{t.kind}{suffix}.weight"
-    raise InputError(f"no GGUF name for tensor {t.name} of {a.model_type}")
 
 
 def check_supported(a: Architecture) -> str:

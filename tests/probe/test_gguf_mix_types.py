@@ -10,6 +10,7 @@ import pytest
 from memviz.core.arch import from_hf_config, load_config
 from memviz.core.formats import get_weight_format
 from memviz.core.gguf_mixes import IMATRIX_MIXES
+from memviz.core.gguf_names import gguf_name
 from memviz.core.inventory import build_inventory
 from tests.conftest import needs_llamacpp
 
@@ -57,8 +58,6 @@ def built(tmp_path_factory):
 @pytest.mark.parametrize("mix", MIXES)
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_every_tensor_type_is_llamacpps(built, shape, mix):
-    from memviz.probe.gguf_build import gguf_name
-
     a = SHAPES[shape]
     written = built(shape, mix)
     fmt = get_weight_format(mix)

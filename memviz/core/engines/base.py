@@ -99,7 +99,8 @@ class Placement:
     `gpu_layers`: layers whose weights are on a GPU; `kv_gpu_layers`: layers whose
     KV cache is; `tied_output_copy`: a tied embedding loaded twice (host input,
     GPU output layer); `host_expert_layers`: layers whose routed experts stay in
-    host memory although the layer runs on the GPU (llama.cpp `--n-cpu-moe`).
+    host memory although the layer runs on the GPU (llama.cpp `--n-cpu-moe`);
+    `host_tensors`: single tensors kept in host memory (llama.cpp `--override-tensor`).
     """
 
     gpu_layers: frozenset[int]
@@ -108,6 +109,7 @@ class Placement:
     output_on_gpu: bool
     tied_output_copy: bool = False
     host_expert_layers: frozenset[int] = frozenset()
+    host_tensors: frozenset[str] = frozenset()  # inventory names kept in host memory (llama.cpp --override-tensor)
 
 
 @dataclass

@@ -40,7 +40,10 @@ Runtime constant: 250 MiB per GPU (CUDA context and cuBLAS workspace: gguf-parse
 
 from __future__ import annotations
 
+import re
+import shlex
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -49,7 +52,8 @@ from memviz.core.arch import SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers
 from memviz.core.errors import InputError
-from memviz.core.formats import STORED, tensor_bytes
+from memviz.core.formats import STORED, WeightFormat, tensor_bytes
+from memviz.core.gguf_names import gguf_name
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes
 from memviz.core.units import MiB
@@ -70,6 +74,43 @@ def pad(x: Any, multiple: int) -> Any:
     return -(-np.asarray(x) // multiple) * multiple
 
 
+
+#: buffer types an override can name: the host's, or an accelerator's (which keeps the tensor where -ngl puts it)
+_HOST_BUFFERS = ("CPU",)
+_DEVICE_BUFFER = re.compile(r"(CUDA|ROCm|Metal|Vulkan|SYCL|CANN|MUSA|RPC)\S*", re.IGNORECASE)
+
+
+def tensor_overrides(spec: str) -> tuple[tuple[re.Pattern, bool], ...]:
+    """llama.cpp `-ot PATTERN=BUFFER[,...]` (common/arg.cpp `parse_tensor_buffer_overrides`) as (pattern, to host)
+    pairs; the first pattern that `regex_search`es a tensor's GGUF name decides (llama-model-loader.cpp)."""
+    out = []
+    for part in (p for p in spec.split(",") if p.strip()):
+        pattern, sep, buffer = part.partition("=")
+        if not sep or not pattern or not buffer:
+            raise InputError(f"override_tensor: {part!r} is not PATTERN=BUFFER (e.g. 'exps=CPU')")
+        if buffer.upper() not in _HOST_BUFFERS and not _DEVICE_BUFFER.fullmatch(buffer):
+            raise InputError(f"override_tensor: unknown buffer type {buffer!r} (CPU, or a device such as CUDA0)")
+        try:
+            out.append((re.compile(pattern), buffer.upper() in _HOST_BUFFERS))
+        except re.error as exc:
+            raise InputError(f"override_tensor: {pattern!r} is not a regular expression ({exc})") from None
+    return tuple(out)
+
+
+@lru_cache(maxsize=256)
+def host_tensors(a: Architecture, wf: WeightFormat, spec: str) -> frozenset[str]:
+    """Inventory names of the tensors `-ot` sends to host memory."""
+    rules = tensor_overrides(spec)
+    if not rules:
+        return frozenset()
+    out = set()
+    for t, _, _ in tensor_bytes(a, wf):
+        name = gguf_name(t, a)
+        to_host = next((host for pattern, host in rules if pattern.search(name)), False)
+        if to_host:
+            out.add(t.name)
+    return frozenset(out)
+
 class LlamaCpp(Engine):
     name = "llamacpp"
     label = "llama.cpp / llama-server with a GGUF file"
@@ -83,6 +124,8 @@ class LlamaCpp(Engine):
         Option("kv_unified", bool, False, "one KV buffer shared by all sequences (-kvu; off when -np is given)"),
         Option("swa_full", bool, False, "full-size cache for sliding-window layers (--swa-full)"),
         Option("n_cpu_moe", int, 0, "layers whose routed experts stay in host memory (--n-cpu-moe)", minimum=0),
+        Option("override_tensor", str, "", "tensors by GGUF-name pattern to a buffer, e.g. 'exps=CPU' "
+               "(-ot PATTERN=BUFFER[,...]; CPU keeps them in host memory)"),
         Option("mmap", bool, True, "map the GGUF file instead of reading it into memory (off: --no-mmap)"),
         Option("repack", bool, True, "CPU weights packed for AMX / AVX kernels (off: --no-repack)"),
         Option("cpu", str, "avx2", "CPU features deciding which weights are packed on a CPU run",
@@ -110,6 +153,7 @@ class LlamaCpp(Engine):
             raise InputError(f"llama.cpp refuses a quantized V cache ({sc.kv_format}) without flash attention")
         if options["n_cpu_moe"] and not a.is_moe:
             raise InputError("n_cpu_moe needs a mixture-of-experts model")
+        tensor_overrides(options["override_tensor"])
 
     def cells(self, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(n_ctx cells of a full layer, cells of a sliding layer, n_ubatch), all devices together."""
@@ -134,11 +178,13 @@ class LlamaCpp(Engine):
         experts = frozenset(range(min(x.options["n_cpu_moe"], a.num_layers)))
         if sc.device == "cpu":
             return Placement(every, every, True, True)
+        host = host_tensors(a, x.wf, x.options["override_tensor"])
         ngl = a.num_layers + 1 if sc.gpu_layers is None else min(sc.gpu_layers, a.num_layers + 1)
         layers = frozenset(range(a.num_layers - min(ngl, a.num_layers), a.num_layers))
         out_on_gpu = ngl > a.num_layers
         return Placement(layers, frozenset() if sc.kv_offload else layers, False, out_on_gpu,
-                         tied_output_copy=a.tie_word_embeddings and out_on_gpu, host_expert_layers=experts & layers)
+                         tied_output_copy=a.tie_word_embeddings and out_on_gpu, host_expert_layers=experts & layers,
+                         host_tensors=host)
 
     def kv_layout(self, x: Inputs) -> KVLayout:
         return KVLayout(latent_mla=True, kv_heads_divisor=1)
@@ -235,6 +281,8 @@ class LlamaCpp(Engine):
             args.append("--swa-full")
         if o["n_cpu_moe"]:
             args += ["--n-cpu-moe", str(o["n_cpu_moe"])]
+        if o["override_tensor"]:
+            args += ["-ot", shlex.quote(o["override_tensor"])]
         if not o["mmap"]:
             args.append("--no-mmap")
         if not o["repack"]:

@@ -135,3 +135,23 @@ def test_the_scenarios_prefill_chunk_is_the_micro_batch_unless_set():
     assert estimate(a, chunk).bytes == estimate(a, option).bytes
     assert estimate(a, chunk).bytes["activations"] < estimate(a, chunk.with_changes(prefill_chunk_tokens=None)).bytes["activations"]
     assert "-ub 256" in estimate(a, chunk).launch_command()
+
+
+def test_override_tensor_sends_matching_tensors_to_host_memory():
+    """-ot exps=CPU keeps every routed expert on the host, as --n-cpu-moe over all layers does; a pattern picks
+    single tensors by GGUF name; device buffers keep tensors on the GPU; bad patterns are one clear error."""
+    from memviz.core.engines.llamacpp import host_tensors
+    from memviz.core.formats import get_weight_format
+
+    a = get_preset("qwen3-30b-a3b").architecture()
+    base = Scenario(engine="llamacpp", weight_format="Q4_K_M", kv_format="fp16", context_tokens=8192)
+    ot = estimate(a, base.with_changes(options={"override_tensor": "exps=CPU"}))
+    n_cpu_moe = estimate(a, base.with_changes(options={"n_cpu_moe": a.num_layers}))
+    assert ot.bytes["weights"] == n_cpu_moe.bytes["weights"] and ot.host.weights == n_cpu_moe.host.weights
+    assert "-ot exps=CPU" in ot.launch_command()
+    two = host_tensors(a, get_weight_format("Q4_K_M"), r"blk\.(0|1)\.ffn_(up|down)_exps=CPU")
+    assert two == {f"model.layers.{i}.mlp.experts.{p}_proj" for i in (0, 1) for p in ("up", "down")}
+    assert not host_tensors(a, get_weight_format("Q4_K_M"), "exps=CUDA0")
+    for bad, needle in (("exps", "PATTERN=BUFFER"), ("exps=GPU9", "unknown buffer"), ("(=CPU", "regular expression")):
+        with pytest.raises(InputError, match=needle):
+            estimate(a, base.with_changes(options={"override_tensor": bad}))

@@ -1,0 +1,46 @@
+"""GGUF tensor names of memviz's inventory tensors, as llama.cpp's converter names them
+(`gguf-py/gguf/constants.py` TENSOR_NAMES: `token_embd`, `blk.N.attn_q`, `ffn_gate_exps`, ...).
+
+Used to write GGUF files offline (memviz.probe.gguf_build) and to apply llama.cpp's
+`--override-tensor` patterns, which match these names.
+"""
+
+from __future__ import annotations
+
+from memviz.core.arch import Architecture
+from memviz.core.inventory import Role, Tensor
+
+_LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
+                "gemma3_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm")}
+_PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a": "attn_q_a", "q_b": "attn_q_b",
+         "kv_a": "attn_kv_a_mqa", "kv_b": "attn_kv_b", "gate_exps": "ffn_gate_exps", "up_exps": "ffn_up_exps",
+         "down_exps": "ffn_down_exps", "sinks": "attn_sinks"}
+
+
+def gguf_name(t: Tensor, a: Architecture) -> str:
+    """The GGUF name of an inventory tensor (biases end in `.bias`)."""
+    if t.role is Role.EMBEDDING:
+        return "token_embd.weight"
+    if t.role is Role.LM_HEAD:
+        return "output.weight"
+    if t.role is Role.POSITION:
+        return "position_embd.weight"
+    if t.layer is None:
+        return "output_norm.weight"
+    p = f"blk.{t.layer}."
+    leaf = t.name.rsplit(".", 2)[-2]
+    kind, suffix = (t.kind.removesuffix("_bias"), ".bias") if t.kind.endswith("_bias") else (t.kind, ".weight")
+    if kind in _PROJ:
+        return p + _PROJ[kind] + suffix
+    if t.role is Role.NORM:
+        if leaf in ("q_norm", "k_norm", "kv_a_layernorm", "q_a_layernorm"):
+            return p + {"kv_a_layernorm": "attn_kv_a_norm", "q_a_layernorm": "attn_q_a_norm"}.get(
+                leaf, f"attn_{leaf}") + suffix
+        names = _LAYER_NORMS.get(a.model_type, ("attn_norm", "ffn_norm"))
+        return p + names[int(leaf.removeprefix("norm")) % len(names)] + suffix
+    if t.role is Role.ROUTER:
+        return p + ("ffn_gate_inp_shexp" if "shared_expert_gate" in t.name else "ffn_gate_inp") + suffix
+    if t.role in (Role.MLP, Role.EXPERT):
+        shared = "_shexp" if "shared_expert" in t.name else ""
+        return p + f"ffn_{kind}{shared}{suffix}"
+    return p + kind + suffix
