@@ -278,32 +278,63 @@ def inputs(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray
                   sc.attention or engine.attention_default, context, batch, bool(seqs_given))
 
 
+@dataclass(frozen=True)
+class _TensorTable:
+    """The inventory of one model in one weight format as arrays, for placing whole sets of tensors at once."""
+
+    names: tuple[str, ...]
+    nbytes: np.ndarray  # float64
+    layer: np.ndarray  # -1 outside the decoder layers
+    split: np.ndarray  # divided over tensor-parallel ranks
+    expert: np.ndarray
+    embedding: np.ndarray  # the token embedding
+    front: np.ndarray  # embedding or position table: kept with the first stage
+
+
+@lru_cache(maxsize=256)
+def _tensor_table(a: Architecture, wf) -> _TensorTable:
+    rows = tensor_bytes(a, wf)
+    in_layer = [t.layer is not None and t.layer < a.num_layers for t, _, _ in rows]
+    return _TensorTable(
+        names=tuple(t.name for t, _, _ in rows),
+        nbytes=np.array([b for _, _, b in rows], dtype=np.float64),
+        layer=np.array([t.layer if inside else -1 for (t, _, _), inside in zip(rows, in_layer, strict=True)]),
+        split=np.array([t.role in _SPLIT_ROLES for t, _, _ in rows]),
+        expert=np.array([t.role is Role.EXPERT for t, _, _ in rows]),
+        embedding=np.array([t.role is Role.EMBEDDING for t, _, _ in rows]),
+        front=np.array([t.role in (Role.EMBEDDING, Role.POSITION) and not inside
+                        for (t, _, _), inside in zip(rows, in_layer, strict=True)]))
+
+
 def _weights(x: Inputs, placement: Placement, stages: list[range]) -> tuple[list[float], float, float]:
     """(weights per pipeline stage on one device, weights in host memory, largest offloaded layer)."""
     a, sc = x.a, x.sc
-    stage_of = {i: s for s, r in enumerate(stages) for i in r}
-    stage_w, host_w = [0.0] * sc.pp, 0.0
-    layer_bytes: dict[int, float] = {}
-    for t, _, nbytes in tensor_bytes(a, x.wf):
-        share = nbytes / sc.tp if t.role in _SPLIT_ROLES else nbytes
-        if t.layer is not None and t.layer < a.num_layers:
-            on_gpu, stage = t.layer in placement.gpu_layers, stage_of[t.layer]
-            if (t.role is Role.EXPERT and t.layer in placement.host_expert_layers) or t.name in placement.host_tensors:
-                on_gpu = False
-            layer_bytes[t.layer] = layer_bytes.get(t.layer, 0) + nbytes
-        elif t.role in (Role.EMBEDDING, Role.POSITION):
-            on_gpu, stage = placement.embed_on_gpu, 0
-            if t.role is Role.EMBEDDING and placement.tied_output_copy:
-                host_w += nbytes  # a tied embedding loaded twice: input on the host,
-                on_gpu, stage = True, sc.pp - 1  # and a duplicate as the GPU output layer
-        else:
-            on_gpu, stage = placement.output_on_gpu, sc.pp - 1
-        if on_gpu:
-            stage_w[stage] += share
-        else:
-            host_w += nbytes
-    streamed = max((b for i, b in layer_bytes.items() if i not in placement.gpu_layers), default=0.0)
-    return stage_w, host_w, streamed
+    tt = _tensor_table(a, x.wf)
+    stage_of = np.zeros(a.num_layers, dtype=np.int64)
+    for s_i, r in enumerate(stages):
+        stage_of[list(r)] = s_i
+    gpu_layer = np.zeros(a.num_layers + 1, dtype=bool)  # the last slot: "no layer"
+    gpu_layer[list(placement.gpu_layers)] = True
+    host_expert = np.zeros(a.num_layers + 1, dtype=bool)
+    host_expert[list(placement.host_expert_layers)] = True
+    layer_idx = np.where(tt.layer >= 0, tt.layer, a.num_layers)
+    in_layer = tt.layer >= 0
+    forced_host = np.array([n in placement.host_tensors for n in tt.names], dtype=bool)
+    on_gpu = np.where(in_layer, gpu_layer[layer_idx] & ~(tt.expert & host_expert[layer_idx]) & ~forced_host,
+                      np.where(tt.front, placement.embed_on_gpu, placement.output_on_gpu))
+    stage = np.where(in_layer, stage_of[np.minimum(layer_idx, a.num_layers - 1)], np.where(tt.front, 0, sc.pp - 1))
+    host_w = float(tt.nbytes[~on_gpu].sum())
+    if placement.tied_output_copy:  # a tied embedding loaded twice: input on the host, a duplicate as the GPU
+        copy = tt.embedding & tt.front  # output layer of the last stage
+        host_w += float(tt.nbytes[copy].sum()) - float(tt.nbytes[copy & ~on_gpu].sum())
+        on_gpu = on_gpu | copy
+        stage = np.where(copy, sc.pp - 1, stage)
+    share = np.where(tt.split, tt.nbytes / sc.tp, tt.nbytes)
+    stage_w = np.bincount(stage[on_gpu], weights=share[on_gpu], minlength=sc.pp)
+    per_layer = np.bincount(tt.layer[in_layer], weights=tt.nbytes[in_layer], minlength=a.num_layers)
+    offloaded = ~gpu_layer[: a.num_layers] & (per_layer > 0)
+    streamed = float(per_layer[offloaded].max()) if offloaded.any() else 0.0
+    return [float(w) for w in stage_w[: sc.pp]], host_w, streamed
 
 
 def device_arrays(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray) -> tuple[list[Arrays], Arrays]:

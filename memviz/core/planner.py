@@ -243,7 +243,8 @@ def plan(a: Architecture, hardware: list[Hardware], req: Requirements, engines: 
                         est = _estimate(a, base.with_changes(tp=tp, pp=pp))
                         if est is None:
                             continue
-                        if engine in OFFLOAD_ENGINES and hw.host_ram_bytes and not _fits(est, hw, req):
+                        whole_node = tp * pp == hw.gpus_per_node  # offloading beside an idle GPU is never better
+                        if engine in OFFLOAD_ENGINES and hw.host_ram_bytes and whole_node and not _fits(est, hw, req):
                             est = _offloaded(a, est.scenario, hw, req) or est
                         c = _candidate(est, hw, req, parameters_b)
                         (rejected if c.problem else kept).append(c)
