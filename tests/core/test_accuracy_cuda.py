@@ -59,6 +59,18 @@ def test_estimate_against_runs_made_after_the_constants(preset, env, res):
     assert e.total == pytest.approx(m["peak"], rel=0.05)
 
 
+def test_bitsandbytes_nf4_on_cuda():
+    """Llama-3.2-3B quantized to NF4 by bitsandbytes 0.50.2 while loading, 4 × 2,048 + 16 tokens on the H200: the
+    packed weights to 13 kB of 2.37 GB (the absmax layout), KV exact, the peak within 5 %."""
+    (preset, _, res), = _runs(RECORDED.with_name("transformers_cuda_h200_bnb_nf4.jsonl"))
+    m = res["measured"]
+    e = estimate(get_preset(preset).architecture(), Scenario.from_dict(res["scenario"]))
+    assert res["scenario"]["weight_format"] == "bnb-nf4"
+    assert abs(e.bytes["weights"] - m["weights"]) < 16 * 1024
+    assert e.bytes["kv_cache"] == m["kv_cache"]
+    assert e.total == pytest.approx(m["peak"], rel=0.05)
+
+
 def test_h200_total_is_what_cuda_reported():
     info = json.loads(next(line for line in (RECORDED.parent / "cuda_h200_env.json").read_text().splitlines()))
     assert GPUS["h200"].cuda_total == info["mem_get_info_total"]
