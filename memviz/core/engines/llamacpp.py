@@ -84,7 +84,7 @@ def tensor_overrides(spec: str) -> tuple[tuple[re.Pattern, bool], ...]:
     """llama.cpp `-ot PATTERN=BUFFER[,...]` (common/arg.cpp `parse_tensor_buffer_overrides`) as (pattern, to host)
     pairs; the first pattern that `regex_search`es a tensor's GGUF name decides (llama-model-loader.cpp)."""
     out = []
-    for part in (p for p in spec.split(",") if p.strip()):
+    for part in (p for p in re.split(r"[,;]", spec) if p.strip()):  # ';' also separates (the app splits on ',')
         pattern, sep, buffer = part.partition("=")
         if not sep or not pattern or not buffer:
             raise InputError(f"override_tensor: {part!r} is not PATTERN=BUFFER (e.g. 'exps=CPU')")
@@ -125,7 +125,7 @@ class LlamaCpp(Engine):
         Option("swa_full", bool, False, "full-size cache for sliding-window layers (--swa-full)"),
         Option("n_cpu_moe", int, 0, "layers whose routed experts stay in host memory (--n-cpu-moe)", minimum=0),
         Option("override_tensor", str, "", "tensors by GGUF-name pattern to a buffer, e.g. 'exps=CPU' "
-               "(-ot PATTERN=BUFFER[,...]; CPU keeps them in host memory)"),
+               "(-ot PATTERN=BUFFER[,...], ';' also separates; CPU keeps them in host memory)"),
         Option("mmap", bool, True, "map the GGUF file instead of reading it into memory (off: --no-mmap)"),
         Option("repack", bool, True, "CPU weights packed for AMX / AVX kernels (off: --no-repack)"),
         Option("cpu", str, "avx2", "CPU features deciding which weights are packed on a CPU run",
@@ -282,7 +282,7 @@ class LlamaCpp(Engine):
         if o["n_cpu_moe"]:
             args += ["--n-cpu-moe", str(o["n_cpu_moe"])]
         if o["override_tensor"]:
-            args += ["-ot", shlex.quote(o["override_tensor"])]
+            args += ["-ot", shlex.quote(o["override_tensor"].replace(";", ","))]
         if not o["mmap"]:
             args.append("--no-mmap")
         if not o["repack"]:

@@ -152,6 +152,8 @@ def test_override_tensor_sends_matching_tensors_to_host_memory():
     two = host_tensors(a, get_weight_format("Q4_K_M"), r"blk\.(0|1)\.ffn_(up|down)_exps=CPU")
     assert two == {f"model.layers.{i}.mlp.experts.{p}_proj" for i in (0, 1) for p in ("up", "down")}
     assert not host_tensors(a, get_weight_format("Q4_K_M"), "exps=CUDA0")
+    both = estimate(a, base.with_changes(options={"override_tensor": r"blk\.0\.ffn_up_exps=CPU;blk\.1\.ffn_up_exps=CPU"}))
+    assert r"-ot 'blk\.0\.ffn_up_exps=CPU,blk\.1\.ffn_up_exps=CPU'" in both.launch_command()
     for bad, needle in (("exps", "PATTERN=BUFFER"), ("exps=GPU9", "unknown buffer"), ("(=CPU", "regular expression")):
         with pytest.raises(InputError, match=needle):
             estimate(a, base.with_changes(options={"override_tensor": bad}))
