@@ -5,9 +5,11 @@ known, else the datasheet capacity in its own unit; `label` is the marketing
 name, whose "GB" is often neither. `cuda_total` is the smaller total CUDA itself
 reports (`cudaMemGetInfo`, which vLLM multiplies by gpu_memory_utilization), taken
 from published vLLM start-up logs ("total_gpu_memory (79.22GiB)", printed to 0.01 GiB) or read
-on a real GPU by memviz's CUDA checks (benchmarks/cuda_check.sh). Bandwidth and dense BF16 tensor FLOP/s
-(no sparsity) are the vendors' datasheet figures; speed bounds built on them are
-lower bounds on time, never predictions.
+on a real GPU by memviz's CUDA checks (benchmarks/cuda_check.sh). Bandwidth and dense tensor FLOP/s
+(no sparsity) are the vendors' datasheet figures: BF16 for data-centre and workstation parts; for GeForce
+cards the FP16-with-FP16-accumulate rate their whitepapers list, which is twice their BF16 (FP32
+accumulate) rate. A higher peak only makes a prefill bound looser: speed bounds built on these figures
+are lower bounds on time, never predictions.
 """
 
 from __future__ import annotations
