@@ -99,7 +99,10 @@ class PlanView(QWidget):
         if a != self.architecture:
             self.context.setValue(min(context_tokens, self.context.maximum()))
             self.concurrency.setValue(min(sequences, self.concurrency.maximum()))
+        unit_changed = unit is not self.unit
         self.architecture, self.model_ref, self.unit = a, model_ref, unit
+        if unit_changed and self.result is not None and self.result.architecture == a:
+            self.show_plan(self.result)  # the same plan in the session's new unit
 
     def requirements(self) -> Requirements:
         return Requirements(self.context.value(), self.concurrency.value(), self.min_speed.value() or None,

@@ -83,3 +83,14 @@ def test_plan_exports_markdown_and_its_picture(qtbot, tmp_path):
     assert w.current_chart() is pv.chart
     svg = w.export_current_chart(tmp_path / "pareto.svg")
     assert "non-dominated front" in svg.read_text()
+
+
+def test_a_unit_switch_redraws_the_plan_in_the_new_unit(qtbot):
+    from memviz.core.units import Unit
+
+    w, pv = _window(qtbot)
+    pv.run()
+    w.set_unit(Unit.GB)
+    w._refresh_visible()
+    assert pv.unit is Unit.GB and pv.chart.unit is Unit.GB
+    assert " GB / " in pv.table.item(0, 3).text()
