@@ -50,6 +50,7 @@ def test_nothing_fits_exits_1_and_names_the_closest():
     (["--preset", "gpt2", "--gpu", "rtx4090", "--engine", "tgi"], "planner knows"),
     (["--preset", "gpt2", "--gpu", "rtx4090", "--headroom", "1.5"], "headroom"),
     (["--preset", "gpt2", "--gpu", "rtx4090", "--concurrency", "0"], "batch must be"),
+    (["--preset", "gpt2", "--gpu", "rtx4090", "--context", "8192"], "exceed GPT-2 (124M)'s 1,024 positions"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, needle):
     r = run(*args)

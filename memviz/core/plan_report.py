@@ -64,7 +64,8 @@ def nothing_fits(p: Plan) -> str:
     """One sentence for a plan with no candidate: what is closest and by how much."""
     c = p.closest()
     if c is None:
-        return "nothing can run: every combination was refused by its engine"
+        why = f" ({p.refusals[0]})" if p.refusals else ""
+        return f"nothing can run: every combination was refused by its engine{why}"
     limits = {x.problem for x in p.rejected}
     if all(not x.startswith("does not fit") for x in limits):
         return f"configurations fit, but none meets the limits ({'; '.join(sorted(limits))[:300]})"

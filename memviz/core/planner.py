@@ -19,6 +19,7 @@ llama.cpp layers over the GPUs of a node and over nodes through its RPC backend
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 from memviz.core.arch import Architecture
@@ -136,6 +137,7 @@ class Plan:
     hardware: tuple[Hardware, ...]
     ranked: tuple[Candidate, ...]  # kept, best first
     rejected: tuple[Candidate, ...] = field(default=())
+    refusals: tuple[str, ...] = field(default=())  # why engines refused combinations, most frequent first
 
     @property
     def considered(self) -> int:
@@ -165,10 +167,12 @@ def _splits(engine: str, a: Architecture, hw: Hardware) -> list[tuple[int, int]]
     return sorted(set(out))
 
 
-def _estimate(a: Architecture, sc: Scenario) -> Estimate | None:
+def _estimate(a: Architecture, sc: Scenario, refusals: Counter | None = None) -> Estimate | None:
     try:
         return estimate(a, sc)
-    except InputError:  # a combination the engine refuses (TP not dividing heads, V cache rules...)
+    except InputError as exc:  # a combination the engine refuses (TP not dividing heads, V cache rules...)
+        if refusals is not None:
+            refusals[str(exc)] += 1
         return None
 
 
@@ -231,7 +235,9 @@ def plan(a: Architecture, hardware: list[Hardware], req: Requirements, engines: 
         raise InputError(f"the planner knows the engines {', '.join(GRID)}, not {', '.join(unknown)}")
     parameters_b = parameter_count(a) / 1e9
     context = req.context_tokens
-    kept, rejected = [], []
+    if a.max_position_embeddings and context > a.max_position_embeddings:
+        raise InputError(f"{context:,d} tokens per sequence exceed {a.name}'s {a.max_position_embeddings:,d} positions")
+    kept, rejected, refusals = [], [], Counter()
     for hw in hardware:
         for engine in engines:
             weights, kvs = GRID[engine]
@@ -240,7 +246,7 @@ def plan(a: Architecture, hardware: list[Hardware], req: Requirements, engines: 
                     base = Scenario(weight_format=wf, kv_format=kv, context_tokens=context, batch=req.concurrency,
                                     engine=engine, gpu=hw.gpu.key)
                     for tp, pp in _splits(engine, a, hw):
-                        est = _estimate(a, base.with_changes(tp=tp, pp=pp))
+                        est = _estimate(a, base.with_changes(tp=tp, pp=pp), refusals)
                         if est is None:
                             continue
                         whole_node = tp * pp == hw.gpus_per_node  # offloading beside an idle GPU is never better
@@ -248,7 +254,8 @@ def plan(a: Architecture, hardware: list[Hardware], req: Requirements, engines: 
                             est = _offloaded(a, est.scenario, hw, req) or est
                         c = _candidate(est, hw, req, parameters_b)
                         (rejected if c.problem else kept).append(c)
-    return Plan(a, req, tuple(hardware), tuple(sorted(kept, key=rank_key)), tuple(rejected))
+    return Plan(a, req, tuple(hardware), tuple(sorted(kept, key=rank_key)), tuple(rejected),
+                tuple(msg for msg, _ in refusals.most_common()))
 
 
 def launch_command(c: Candidate, model: str | None = None) -> str:

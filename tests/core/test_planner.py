@@ -133,3 +133,20 @@ def test_markdown_is_a_report_section_with_sources():
 def test_bad_requests_are_input_errors(bad):
     with pytest.raises(InputError):
         bad()
+
+
+def test_when_engines_refuse_everything_the_reason_is_said(monkeypatch):
+    from memviz.core import planner
+
+    def refuse(a, sc):
+        raise InputError(f"{sc.engine} refuses this model")
+
+    monkeypatch.setattr(planner, "estimate", refuse)
+    p = _plan("llama-3.1-8b", "rtx4090")
+    assert not p.ranked and not p.rejected and p.refusals
+    assert nothing_fits(p).startswith("nothing can run") and "refuses this model" in nothing_fits(p)
+
+
+def test_a_context_beyond_the_models_positions_is_bad_input():
+    with pytest.raises(InputError, match="exceed GPT-2"):
+        _plan("gpt2", "rtx4090", context=8192)
