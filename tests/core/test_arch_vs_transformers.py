@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+pytest.importorskip("transformers")
 
 from memviz.core.arch import KNOWN_MODEL_TYPES, from_hf_config  # noqa: E402
 from memviz.core.errors import InputError  # noqa: E402
@@ -37,10 +37,7 @@ def _reference(model_type: str) -> tuple[dict, int]:
 
 @pytest.mark.parametrize("model_type", sorted(set(KNOWN_MODEL_TYPES) - {"gemma3"}))
 def test_memviz_counts_what_transformers_builds(model_type):
-    try:
-        cfg, reference = _reference(model_type)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # a type this transformers lacks or cannot build
-        pytest.skip(f"transformers {transformers.__version__} cannot build a default {model_type}: {exc}")
+    cfg, reference = _reference(model_type)  # every type memviz knows must exist in the transformers it is tested with
     try:
         a = from_hf_config(cfg)
     except InputError as exc:  # default configs that are not models (no experts per token, heads not dividing)

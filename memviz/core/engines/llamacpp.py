@@ -75,23 +75,25 @@ def pad(x: Any, multiple: int) -> Any:
 
 
 
-#: buffer types an override can name: the host's, or an accelerator's (which keeps the tensor where -ngl puts it)
+#: buffer types an override can name, exactly as ggml names them (llama.cpp looks the name up case-sensitively):
+#: the host's, or an accelerator's (which keeps the tensor where -ngl puts it)
 _HOST_BUFFERS = ("CPU",)
-_DEVICE_BUFFER = re.compile(r"(CUDA|ROCm|Metal|Vulkan|SYCL|CANN|MUSA|RPC)\S*", re.IGNORECASE)
+_DEVICE_BUFFER = re.compile(r"(CUDA|ROCm|Metal|Vulkan|SYCL|CANN|MUSA|RPC)\S*")
 
 
 def tensor_overrides(spec: str) -> tuple[tuple[re.Pattern, bool], ...]:
-    """llama.cpp `-ot PATTERN=BUFFER[,...]` (common/arg.cpp `parse_tensor_buffer_overrides`) as (pattern, to host)
-    pairs; the first pattern that `regex_search`es a tensor's GGUF name decides (llama-model-loader.cpp)."""
+    """llama.cpp 0c1e570's `-ot PATTERN=BUFFER[,...]` (common/arg.cpp `parse_tensor_buffer_overrides`) as (pattern,
+    to host) pairs; the first pattern that `std::regex_search`es a tensor's GGUF name decides
+    (src/llama-model-loader.cpp `create_tensor`: the overrides loop)."""
     out = []
     for part in (p for p in re.split(r"[,;]", spec) if p.strip()):  # ';' also separates (the app splits on ',')
         pattern, sep, buffer = part.partition("=")
         if not sep or not pattern or not buffer:
             raise InputError(f"override_tensor: {part!r} is not PATTERN=BUFFER (e.g. 'exps=CPU')")
-        if buffer.upper() not in _HOST_BUFFERS and not _DEVICE_BUFFER.fullmatch(buffer):
+        if buffer not in _HOST_BUFFERS and not _DEVICE_BUFFER.fullmatch(buffer):
             raise InputError(f"override_tensor: unknown buffer type {buffer!r} (CPU, or a device such as CUDA0)")
         try:
-            out.append((re.compile(pattern), buffer.upper() in _HOST_BUFFERS))
+            out.append((re.compile(pattern), buffer in _HOST_BUFFERS))
         except re.error as exc:
             raise InputError(f"override_tensor: {pattern!r} is not a regular expression ({exc})") from None
     return tuple(out)

@@ -154,6 +154,8 @@ def test_override_tensor_sends_matching_tensors_to_host_memory():
     assert not host_tensors(a, get_weight_format("Q4_K_M"), "exps=CUDA0")
     both = estimate(a, base.with_changes(options={"override_tensor": r"blk\.0\.ffn_up_exps=CPU;blk\.1\.ffn_up_exps=CPU"}))
     assert r"-ot 'blk\.0\.ffn_up_exps=CPU,blk\.1\.ffn_up_exps=CPU'" in both.launch_command()
-    for bad, needle in (("exps", "PATTERN=BUFFER"), ("exps=GPU9", "unknown buffer"), ("(=CPU", "regular expression")):
+    bad_specs = (("exps", "PATTERN=BUFFER"), ("exps=GPU9", "unknown buffer"), ("exps=cpu", "unknown buffer"),
+                 ("(=CPU", "regular expression"))
+    for bad, needle in bad_specs:
         with pytest.raises(InputError, match=needle):
             estimate(a, base.with_changes(options={"override_tensor": bad}))
