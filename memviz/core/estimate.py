@@ -219,6 +219,7 @@ class Estimate:
     kv_bytes_per_token: int
     kv_cache_required: int
     notes: tuple[str, ...] = field(default=())
+    host_read_bytes: int = 0  # weight bytes a decoded token reads from host memory (offloaded layers)
     engine_facts: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def launch_command(self, model: str | None = None) -> str:
@@ -249,6 +250,7 @@ class Arrays:
     overhead: np.ndarray
     kv_required: np.ndarray
     kv_pool: np.ndarray | None = None  # what an engine that pre-allocates reserves (vLLM); None otherwise
+    weights_read: float = 0.0  # host: weight bytes read from host memory per decoded token (offloaded layers)
 
     @property
     def total(self) -> np.ndarray:
@@ -288,6 +290,7 @@ class _TensorTable:
     split: np.ndarray  # divided over tensor-parallel ranks
     expert: np.ndarray
     embedding: np.ndarray  # the token embedding
+    active: np.ndarray  # share read per decoded token (memviz.core.inventory.active_fraction)
     front: np.ndarray  # embedding or position table: kept with the first stage
 
 
@@ -302,12 +305,14 @@ def _tensor_table(a: Architecture, wf) -> _TensorTable:
         split=np.array([t.role in _SPLIT_ROLES for t, _, _ in rows]),
         expert=np.array([t.role is Role.EXPERT for t, _, _ in rows]),
         embedding=np.array([t.role is Role.EMBEDDING for t, _, _ in rows]),
+        active=np.array([active_fraction(t, a) for t, _, _ in rows], dtype=np.float64),
         front=np.array([t.role in (Role.EMBEDDING, Role.POSITION) and not inside
                         for (t, _, _), inside in zip(rows, in_layer, strict=True)]))
 
 
-def _weights(x: Inputs, placement: Placement, stages: list[range]) -> tuple[list[float], float, float]:
-    """(weights per pipeline stage on one device, weights in host memory, largest offloaded layer)."""
+def _weights(x: Inputs, placement: Placement, stages: list[range]) -> tuple[list[float], float, float, float]:
+    """(weights per pipeline stage on one device, weights in host memory, largest offloaded layer, weight bytes
+    read from host memory per decoded token)."""
     a, sc = x.a, x.sc
     tt = _tensor_table(a, x.wf)
     stage_of = np.zeros(a.num_layers, dtype=np.int64)
@@ -334,7 +339,8 @@ def _weights(x: Inputs, placement: Placement, stages: list[range]) -> tuple[list
     per_layer = np.bincount(tt.layer[in_layer], weights=tt.nbytes[in_layer], minlength=a.num_layers)
     offloaded = ~gpu_layer[: a.num_layers] & (per_layer > 0)
     streamed = float(per_layer[offloaded].max()) if offloaded.any() else 0.0
-    return [float(w) for w in stage_w[: sc.pp]], host_w, streamed
+    host_read = float((tt.nbytes * tt.active)[~on_gpu].sum())
+    return [float(w) for w in stage_w[: sc.pp]], host_w, streamed, host_read
 
 
 def device_arrays(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray) -> tuple[list[Arrays], Arrays]:
@@ -351,7 +357,7 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
     zeros = x.zeros
     placement = engine.placement(x)
     stages = _stages(a, sc.pp)
-    stage_w, host_w, streamed = _weights(x, placement, stages)
+    stage_w, host_w, streamed, host_read = _weights(x, placement, stages)
     stage_w[0] += engine.cpu_weight_extra(x)
 
     host_kv = zeros.copy()
@@ -379,7 +385,8 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
         kv = kv_required if pool is None else np.maximum(kv_required, pool)
         for _ in range(sc.tp):
             out.append(Arrays(f"{label}{len(out)}", w, kv, act, overhead, kv_required, pool))
-    host = Arrays("host", host_w + zeros, host_kv, engine.host_buffers(x) + zeros, zeros, host_kv)
+    host = Arrays("host", host_w + zeros, host_kv, engine.host_buffers(x) + zeros, zeros, host_kv,
+                  weights_read=host_read)
     return out, host
 
 
@@ -445,6 +452,7 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
         parameters=parameter_count(a), active_parameters=active_parameter_count(a),
         kv_bytes_per_token=int(np.ceil(kv_bytes_per_token(a, kvf, layout))),
         kv_cache_required=int(np.ceil(gpus[busiest_i].kv_required)), notes=tuple(notes), engine_facts=facts,
+        host_read_bytes=int(host.weights_read),
     )
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memviz.core.estimate import Estimate, active_weight_bytes
-from memviz.core.formats import get_weight_format, weight_bytes
 from memviz.core.gpus import GPU
 
 HOST_READ_BYTES_PER_S = {"llamacpp": 89.6e9, "ollama": 89.6e9, "transformers": 31.5e9}
@@ -37,12 +36,11 @@ def speed_bounds(est: Estimate, gpu: GPU) -> SpeedBounds:
     a, sc = est.architecture, est.scenario
     parallel = sc.tp  # pipeline stages run one after another for a single token
     kv_read = est.kv_cache_required * len(est.devices) / parallel
-    active = active_weight_bytes(a, sc.weight_format)
-    host_share = est.host.weights / max(weight_bytes(a, get_weight_format(sc.weight_format)), 1)
-    step_bytes = (active * (1 - host_share) + kv_read) / parallel
+    host_read = est.host_read_bytes  # offloaded layers' weights, read from host memory each step
+    step_bytes = (active_weight_bytes(a, sc.weight_format) - host_read + kv_read) / parallel
     decode = step_bytes / gpu.bandwidth_bytes_per_s
-    if host_share > 0:  # offloaded layers: read from host memory (same active share of them)
-        decode += active * host_share / HOST_READ_BYTES_PER_S.get(sc.engine, HOST_READ_BYTES_PER_S["transformers"])
+    if host_read:
+        decode += host_read / HOST_READ_BYTES_PER_S.get(sc.engine, HOST_READ_BYTES_PER_S["transformers"])
     tokens = sc.longest_sequence
     flops_per_seq = 2 * est.active_parameters * tokens + a.num_layers * a.num_heads * (a.head_dim + a.v_head_dim) * tokens**2
     prefill = flops_per_seq * sc.sequences / (gpu.bf16_flops * parallel)

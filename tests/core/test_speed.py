@@ -20,3 +20,19 @@ def test_decode_bound_is_bytes_over_bandwidth():
 def test_moe_decode_reads_only_active_experts():
     a = get_preset("mixtral-8x7b").architecture()
     assert active_weight_bytes(a, "bf16") < 0.3 * estimate(a, Scenario()).bytes["weights"]
+
+
+def test_an_embedding_kept_in_host_memory_is_not_read_per_token():
+    """llama.cpp keeps the token embedding on the host; decoding looks rows up, so the bound is the GPU's alone,
+    while offloaded layers are read from host memory each step."""
+    from memviz.core.speed import HOST_READ_BYTES_PER_S
+
+    a, gpu = get_preset("llama-3.1-8b").architecture(), get_gpu("rtx4090")
+    full = estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", kv_format="fp16", context_tokens=8192))
+    assert full.host.weights > 0 and full.host_read_bytes == 0
+    step = (active_weight_bytes(a, "Q4_K_M") + full.kv_cache_required) / gpu.bandwidth_bytes_per_s
+    assert speed_bounds(full, gpu).decode_step_s_min == pytest.approx(step)
+    half = estimate(a, full.scenario.with_changes(gpu_layers=16))
+    assert half.host_read_bytes > 0.4 * active_weight_bytes(a, "Q4_K_M")
+    host_step = half.host_read_bytes / HOST_READ_BYTES_PER_S["llamacpp"]
+    assert speed_bounds(half, gpu).decode_step_s_min > host_step
