@@ -238,6 +238,9 @@ class CompareChart(_Chart):
                 self.labels.append(pg.TextItem(anchor=(0.5, 1.0)))
                 self.plot_item.addItem(self.labels[i])
             self.labels[i]._memviz_want = self._label_html(b, capacities, unit)  # set once the bar is in view
+            # a budget line passing at the label's height goes behind it, not through its text
+            self.labels[i].fill = pg.mkBrush(_with_alpha(self.theme.background, 225))
+            self.labels[i].setZValue(10)
             if b.measured:
                 self._measured_marker(i, b.measured, b.measured_stale)
         banded = [(i, b) for i, b in enumerate(bars) if b.band]
