@@ -324,7 +324,8 @@ def _weights(x: Inputs, placement: Placement, stages: list[range]) -> tuple[list
     host_expert[list(placement.host_expert_layers)] = True
     layer_idx = np.where(tt.layer >= 0, tt.layer, a.num_layers)
     in_layer = tt.layer >= 0
-    forced_host = np.array([n in placement.host_tensors for n in tt.names], dtype=bool)
+    forced_host = (np.array([n in placement.host_tensors for n in tt.names], dtype=bool) if placement.host_tensors
+                   else np.zeros(len(tt.names), dtype=bool))
     on_gpu = np.where(in_layer, gpu_layer[layer_idx] & ~(tt.expert & host_expert[layer_idx]) & ~forced_host,
                       np.where(tt.front, placement.embed_on_gpu, placement.output_on_gpu))
     stage = np.where(in_layer, stage_of[np.minimum(layer_idx, a.num_layers - 1)], np.where(tt.front, 0, sc.pp - 1))

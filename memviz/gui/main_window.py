@@ -613,29 +613,24 @@ class MainWindow(QMainWindow):
         if path:
             self.import_config(path)
 
-    def _export_chart_dialog(self) -> None:
-        path = self._file_dialog(True, "Export chart", "PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)")
+    def _export_dialog(self, caption: str, filters: str, write) -> None:
+        """Ask for a file, `write(path)` it, and say where it went; a failure is reported, nothing else changes."""
+        path = self._file_dialog(True, caption, filters)
         if path:
             try:
-                self.statusBar().showMessage(f"Exported {self.export_current_chart(path)}", 8000)
-            except InputError as exc:
+                self.statusBar().showMessage(f"Exported {write(path)}", 8000)
+            except (InputError, OSError) as exc:
                 self.report_error(str(exc))
+
+    def _export_chart_dialog(self) -> None:
+        self._export_dialog("Export chart", "PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)", self.export_current_chart)
 
     def _export_plan_dialog(self) -> None:
-        path = self._file_dialog(True, "Export plan", "Markdown (*.md)")
-        if path:
-            try:
-                self.statusBar().showMessage(f"Exported {self.plan_view.write_markdown(path)}", 8000)
-            except (InputError, OSError) as exc:
-                self.report_error(str(exc))
+        self._export_dialog("Export plan", "Markdown (*.md)", self.plan_view.write_markdown)
 
     def _export_data_dialog(self) -> None:
-        path = self._file_dialog(True, "Export data", "CSV (*.csv);;JSON (*.json);;Markdown (*.md)")
-        if path:
-            try:
-                self.statusBar().showMessage(f"Exported {report.write(self.session, path)}", 8000)
-            except (InputError, OSError) as exc:
-                self.report_error(str(exc))
+        self._export_dialog("Export data", "CSV (*.csv);;JSON (*.json);;Markdown (*.md)",
+                            lambda path: report.write(self.session, path))
 
     # --- Qt events ---------------------------------------------------------------
     def changeEvent(self, event: QEvent) -> None:
