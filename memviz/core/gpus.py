@@ -50,7 +50,7 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("rtx3060-12g", "RTX 3060 12GB", 12288 * MiB, 360e9, 51e12, _SMI),
     GPU("rtx4060ti-16g", "RTX 4060 Ti 16GB", 16380 * MiB, 288e9, 88e12, _SMI),
     GPU("rtx4080", "RTX 4080 16GB", 16376 * MiB, 717e9, 195e12, _SMI),
-    GPU("rtx3090", "RTX 3090 24GB", 24576 * MiB, 936e9, 142e12, _SMI),
+    GPU("rtx3090", "RTX 3090 24GB", 24576 * MiB, 936e9, 142e12, _SMI, round(23.58 * GiB)),  # vllm #10517, PR #14447
     GPU("rtx4090", "RTX 4090 24GB", 24564 * MiB, 1008e9, 330e12, _SMI),
     GPU("rtx5090", "RTX 5090 32GB", 32607 * MiB, 1792e9, 419e12, _SMI),
     GPU("l4", "L4 24GB", 23034 * MiB, 300e9, 121e12, _SMI),

@@ -31,8 +31,9 @@ Constants (provenance "constant"): non-torch memory inside the budget (cuBLAS
 workspaces, attention-backend buffers) 64 MiB on one GPU, plus NCCL and custom
 all-reduce buffers of 256 MiB per GPU of the TP x PP group when it has more than
 one (published profiles: 0.01-0.08 GiB on one GPU, 2.10 GiB at TP 8); CUDA-graph
-memory 0.5 GiB (`profile_cudagraph_memory`, on by default since v0.21; published
-captures took 0.18-0.55 GiB on one GPU). The CUDA context is created before vLLM's
+memory 0.5 GiB (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
+VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, option `estimate_cudagraphs`; published captures took
+0.18-0.55 GiB on one GPU). The CUDA context is created before vLLM's
 baseline snapshot and lies outside the budget.
 """
 
@@ -79,6 +80,8 @@ class VLLM(Engine):
                "tokens per scheduler step (default: the scenario's prefill chunk, else by GPU size)", minimum=1),
         Option("enable_chunked_prefill", bool, True, "split long prompts over steps"),
         Option("enforce_eager", bool, False, "no CUDA graphs"),
+        Option("estimate_cudagraphs", bool, True, "CUDA-graph memory taken from the KV budget "
+               "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; on since v0.21, off in earlier releases)"),
         Option("block_size", int, 16, "tokens per KV block", choices=(1, 8, 16, 32, 64, 128)),
         Option("cpu_offload_gb", float, 0.0, "GiB of weights per GPU kept in host memory", minimum=0),
     )
@@ -135,11 +138,30 @@ class VLLM(Engine):
             peak = max(forward, hidden + sampler)
         return x.zeros + peak
 
+    @staticmethod
+    def rotary_table_bytes(x: Inputs) -> float:
+        """The rotary table `RotaryEmbedding` registers on every rank (`model_executor/layers/rotary_embedding/
+        base.py`: cos and sin of max_position_embeddings x rotary_dim in the model dtype, one instance shared
+        through `get_rope`'s cache). vLLM's "Model loading took" includes it (Llama-3.1-8B: 14.9889 GiB = the
+        weights' 14.9575 GiB + 32 MiB); memviz keeps the weights to the checkpoint's bytes and counts it as runtime."""
+        a = x.a
+        rotary = a.qk_rope_head_dim if a.is_mla else a.head_dim
+        return float(a.max_position_embeddings * rotary * (4 if x.wf.name == "fp32" else 2))
+
     def runtime_bytes(self, x: Inputs) -> float:
+        return self.non_torch_bytes(x) + self.cudagraph_bytes(x) + self.rotary_table_bytes(x)
+
+    @staticmethod
+    def non_torch_bytes(x: Inputs) -> float:
+        """Memory outside torch's allocator that the profile counts: cuBLAS / attention workspaces, and NCCL plus
+        custom all-reduce buffers when the model spans several GPUs."""
         world = x.sc.tp * x.sc.pp
-        nccl = NCCL_BYTES_PER_GPU * world if world > 1 else 0
-        graphs = 0 if x.options["enforce_eager"] else CUDA_GRAPH_BYTES
-        return NON_TORCH_BYTES + nccl + graphs
+        return NON_TORCH_BYTES + (NCCL_BYTES_PER_GPU * world if world > 1 else 0)
+
+    @staticmethod
+    def cudagraph_bytes(x: Inputs) -> float:
+        """The CUDA-graph estimate taken from the budget (none with enforce_eager or estimate_cudagraphs off)."""
+        return 0 if x.options["enforce_eager"] or not x.options["estimate_cudagraphs"] else CUDA_GRAPH_BYTES
 
     def usable_bytes(self, gpu, sc) -> float:
         return float(ceil(sc.gpu_memory_utilization * gpu.cuda_total_bytes))
@@ -162,6 +184,8 @@ class VLLM(Engine):
         out: dict[str, Any] = {
             "max_model_len": s["max_model_len"], "max_num_seqs": s["max_num_seqs"],
             "max_num_batched_tokens": s["max_num_batched_tokens"], "block_size": s["block_size"],
+            "non_torch_bytes": int(self.non_torch_bytes(x)), "cudagraph_bytes": int(self.cudagraph_bytes(x)),
+            "rotary_table_bytes": int(self.rotary_table_bytes(x)),
         }
         limit = x.a.max_position_embeddings
         if limit and s["max_model_len"] > limit:
@@ -189,7 +213,8 @@ class VLLM(Engine):
 
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
         s = self.settings(a, sc, sc.engine_options)
-        args = ["vllm", "serve", model, "--max-model-len", str(s["max_model_len"]),
+        env = [] if s["estimate_cudagraphs"] else ["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0"]
+        args = [*env, "vllm", "serve", model, "--max-model-len", str(s["max_model_len"]),
                 "--gpu-memory-utilization", f"{sc.gpu_memory_utilization:g}",
                 "--max-num-seqs", str(s["max_num_seqs"]), "--max-num-batched-tokens", str(s["max_num_batched_tokens"])]
         if sc.tp > 1:

@@ -48,7 +48,7 @@ def _num(text: str) -> float:
     return float(text.replace(",", ""))
 
 
-def _is_host(device: str) -> bool:
+def is_host_buffer(device: str) -> bool:
     d = device.lower()
     return d.startswith("cpu") or d.endswith("_host") or d == "host"
 
@@ -78,7 +78,7 @@ def _parse_llamacpp(text: str) -> LogMeasurement | None:
             # "unaccounted" = total - free - self: driver/context memory, but also other programs' use and,
             # when negative, a device that reported more free memory than it had; only a plausible value is kept
             unacc = m.group("unacc")
-            if unacc is not None and int(unacc) >= 0 and not _is_host(dev.group("dev")):
+            if unacc is not None and int(unacc) >= 0 and not is_host_buffer(dev.group("dev")):
                 d["overhead"] = int(unacc) * MiB
             matched += 1
             continue
@@ -93,8 +93,8 @@ def _parse_llamacpp(text: str) -> LogMeasurement | None:
     if not matched:
         return None
     per_device = breakdown or devices  # the breakdown is llama.cpp's final accounting
-    accel = {k: v for k, v in per_device.items() if not _is_host(k)}
-    host = {k: v for k, v in per_device.items() if _is_host(k)}
+    accel = {k: v for k, v in per_device.items() if not is_host_buffer(k)}
+    host = {k: v for k, v in per_device.items() if is_host_buffer(k)}
     return LogMeasurement("llamacpp", _totals(accel), _totals(host), per_device, {}, matched)
 
 
@@ -142,19 +142,27 @@ def _totals(devices: dict[str, dict[str, int]]) -> dict[str, int | None]:
 _VLLM = {
     "weights": [r"model weights take\s+" + _NUM + r"\s*(GiB|GB|MiB)", r"Model loading took\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                 r"Loading model weights took\s+" + _NUM + r"\s*(GiB|GB|MiB|MB)"],
-    "overhead": [r"non_torch_memory(?:\s+takes)?\s+" + _NUM + r"\s*(GiB|GB|MiB)"],
+    "overhead": [r"non_torch_memory(?:\s+takes\s+|\s+|=)" + _NUM + r"\s*(GiB|GB|MiB)"],
     "activations": [r"PyTorch activation peak memory(?:\s+takes)?\s+" + _NUM + r"\s*(GiB|GB|MiB)"],
     "kv_cache": [r"the rest of the memory reserved for KV Cache is\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"available_kv_cache_memory\s+" + _NUM + r"\s*(GiB|GB|MiB)",
+                 r"kv_cache_size=" + _NUM + r"\s*(GiB|GB|MiB)",
+                 r"reserved for KV Cache is\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"Available KV cache memory:\s*" + _NUM + r"\s*(GiB|GB|MiB)"],
 }
 _VLLM_DETAILS = {
     "kv_cache_tokens": r"GPU KV cache size:\s*" + _NUM + r"\s*tokens",
-    "gpu_blocks": r"# GPU blocks:\s*" + _NUM,
+    "gpu_blocks": r"(?:GPU|CUDA|cuda) blocks:\s*" + _NUM,
+    "max_tokens_in_cache": r"maximum number of tokens that can be stored in KV cache \(" + _NUM + r"\)",
     "max_concurrency": r"Maximum concurrency for\s*[\d,]+\s*tokens per request:\s*" + _NUM + "x",
     "gpu_memory_utilization": r"gpu_memory_utilization\s*\(?\s*" + _NUM,
     "total_gpu_memory_gib": r"total_gpu_memory\s*\(?\s*" + _NUM + r"\s*GiB",
 }
+
+
+#: vLLM's "GB" is GiB: `model_runner.py` "Loading model weights took %.4f GB" divides by 2**30 (the V1 runner
+#: prints the same figure, 14.9889 for Llama-3.1-8B, as GiB)
+_VLLM_UNITS = {**_UNITS, "gb": GiB}
 
 
 def _parse_vllm(text: str) -> LogMeasurement | None:
@@ -164,7 +172,7 @@ def _parse_vllm(text: str) -> LogMeasurement | None:
         for pat in patterns:
             m = re.search(pat, text)
             if m:
-                values[comp] = round(_num(m.group(1)) * _UNITS[m.group(2).lower()])
+                values[comp] = round(_num(m.group(1)) * _VLLM_UNITS[m.group(2).lower()])
                 matched += 1
                 break
     details = {}
