@@ -116,6 +116,9 @@ def _parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("log", help="parse a llama.cpp / ollama / vLLM log into measured memory components")
     g.add_argument("path", help="a log file ('-' for standard input)")
+    g.add_argument("--check", action="store_true",
+                   help="llama.cpp: estimate the load the log reports (its model, context and offload) and set "
+                        "each buffer llama.cpp printed beside memviz's figure")
 
     sub.add_parser("probe", help="measure a real model in this process (JSON lines; see 'memviz probe --help')")
     r = sub.add_parser("runs", help="list, export or delete stored probe runs (calibration data)")
@@ -388,7 +391,29 @@ def _cmd_log(args: argparse.Namespace) -> int:
                 text = read_log(fh)
         except OSError as exc:
             raise InputError(f"cannot read {args.path}: {exc.strerror}") from None
+    if args.check:
+        return _print_log_check(text)
     print(json.dumps(parse_log(text).to_dict(), indent=2))
+    return 0
+
+
+def _print_log_check(text: str) -> int:
+    from memviz.core.log_check import check_log
+    from memviz.core.units import MiB
+
+    e, rows = check_log(text)
+    sc = e.scenario
+    print(f"{e.architecture.name}: {sc.weight_format}, n_ctx {e.engine_facts['n_ctx']:,d}, "
+          f"n_ubatch {e.engine_facts['n_ubatch']}, flash attention {'on' if e.engine_facts['flash_attn'] else 'off'}, "
+          f"{'all layers on the GPU' if sc.gpu_layers is None else f'{sc.gpu_layers} layers on the GPU'}"
+          if sc.device == "cuda" else f"{e.architecture.name}: {sc.weight_format}, CPU run")
+    print(f"{'buffer':18s} {'llama.cpp':>12s} {'memviz':>12s} {'error':>8s}")
+    for r in rows:
+        err = "" if r.error is None else f"{100 * r.error:+7.1f}%"
+        if r.unit == "bytes":
+            print(f"{r.name:18s} {r.measured / MiB:>12,.2f} {r.estimated / MiB:>12,.2f} {err:>8s} MiB")
+        else:
+            print(f"{r.name:18s} {r.measured:>12,d} {r.estimated:>12,d} {err:>8s} {r.unit}")
     return 0
 
 

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -176,3 +177,20 @@ def test_an_empty_xdg_data_home_is_unset(monkeypatch):
     monkeypatch.delenv("MEMVIZ_DATA_DIR", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", "")
     assert data_dir() == Path.home() / ".local" / "share" / "memviz"
+
+
+def test_log_check_sets_llamacpp_buffers_beside_the_estimate(tmp_path):
+    cases = json.loads(Path("tests/data/published/llamacpp_logs.json").read_text())["cases"]
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(next(c for c in cases if c["id"].startswith("glm4"))["log"]))
+    r = run("log", str(log), "--check")
+    assert r.returncode == 0, r.stderr
+    lines = {ln.split()[0] + (" " + ln.split()[1] if ln.split()[1].startswith("(") else ""): ln
+             for ln in r.stdout.splitlines()[2:]}
+    assert "1,952.00     1,952.00" in lines["KV (device)"] and "+0.0%" in lines["KV (device)"]
+    assert "76.01" in lines["compute (host)"] and "n_ctx" in lines
+
+
+def test_log_check_of_a_vllm_log_is_one_line_and_exit_2():
+    r = run("log", "tests/data/logs/vllm_llama3_8b_pr10511.log", "--check")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no llama.cpp load" in r.stderr

@@ -50,7 +50,9 @@ def test_llamacpp_pads_context_keeps_embedding_on_host_and_output_buffer():
     fmt = get_weight_format("Q4_K_M")
     embed = 128256 * 4096 // 256 * 144
     assert e.bytes["weights"] == weight_bytes(LLAMA8, fmt) - embed
-    assert e.host.weights == embed and e.host.activations == 128256 * 4
+    # host: the output buffer (one row of f32 logits) and the host compute buffer beside the GPU (the token
+    # embedding's 512 rows and the f32 mask over 1,024 cells)
+    assert e.host.weights == embed and e.host.activations == 128256 * 4 + 4 * 512 * (4096 + 1024)
 
 
 def test_llamacpp_gpu_layers_offload_last_layers():

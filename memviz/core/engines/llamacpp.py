@@ -24,9 +24,12 @@ place): the largest of
 - attention without flash attention: one f32 score matrix
   n_kv x n_ubatch x heads per stream (no copy for GQA, softmax in place), the f32
   mask n_kv x n_ubatch, and 5.5 x n_ubatch x hidden of projections;
-with flash attention the mask is f16 and no score matrix exists. The constants
-4 and 5.5 x hidden are what ggml-alloc reported for real model shapes loaded in that
-build on this project's CPU (docs/engines.md); the rest is tensor shapes.
+with flash attention the mask is f16 and no score matrix exists. The row-set constants
+(x n_ubatch x hidden) are what ggml-alloc reported for real model shapes: on a CPU run 4,
+5.5 and 2 (this build on this project's CPU), on a GPU 3, 4 and 1, where the token
+embedding's rows stay in the host buffer (published CUDA logs, tests/data/published);
+the rest is tensor shapes. Beside a GPU the host compute buffer holds those rows and
+the masks, f32 (`CUDA_Host compute buffer`).
 Output buffer (`llama_context::output_reserve`): vocab x max(1, n_seq_max) f32
 logits in host memory. Placement: `-ngl N` offloads the last N repeating layers
 (`i_gpu_start = n_layer - ngl`) and the output layer when N > n_layer; the token
@@ -63,8 +66,13 @@ RUNTIME_BYTES_CUDA = 250 * MiB
 RUNTIME_BYTES_CPU = 150 * MiB
 QUANTIZED_KV = frozenset({"q8_0", "q4_0"})
 CACHE_TYPES = {"fp16": "f16", "bf16": "bf16", "fp32": "f32", "q8_0": "q8_0", "q4_0": "q4_0"}
-FFN_UNITS_HIDDEN = 4.0   # ggml-alloc: n_ubatch x hidden rows alive beside the feed-forward's three n x I tensors
-ATTN_UNITS_HIDDEN = 5.5  # ... and beside the score matrix without flash attention
+#: n_ubatch x hidden f32 row sets that ggml-alloc keeps alive beside the feed-forward's three n x I tensors, beside
+#: the score matrix without flash attention, and beside the logits: on a CPU run (measured with 0c1e570 on this
+#: project's CPU, docs/engines.md) and on a GPU, where the token embedding's rows live in the host buffer
+#: (published CUDA logs, tests/data/published; the feed-forward's GPU figure is the CPU one less those rows)
+FFN_UNITS_HIDDEN = {"cpu": 4.0, "gpu": 3.0}
+ATTN_UNITS_HIDDEN = {"cpu": 5.5, "gpu": 4.0}
+OUTPUT_UNITS_HIDDEN = {"cpu": 2.0, "gpu": 1.0}
 
 
 _MATMUL_ROLES = frozenset({Role.ATTENTION, Role.MLP, Role.EXPERT, Role.ROUTER, Role.LM_HEAD})
@@ -197,28 +205,52 @@ class LlamaCpp(Engine):
 
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float) -> np.ndarray:
         """The compute buffer of the device holding these layers (graph reserve, f32)."""
-        a, o = x.a, x.options
+        return self._graph_peak(x, last_stage, on_host=x.sc.device == "cpu")
+
+    def _masks(self, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(n_kv cells a graph attends per stream, cells of its masks, n_ubatch): the masks are graph inputs of
+        n_kv x n_ubatch, one per cache (a model with sliding layers has two)."""
         n_ctx, swa, n = self.cells(x)
-        streams = 1 if o["kv_unified"] else (x.batch if not x.seqs_given else x.sc.sequences)
+        streams = 1 if x.options["kv_unified"] else (x.batch if not x.seqs_given else x.sc.sequences)
         n_kv = n_ctx // streams
-        masked = n_kv + (swa // streams if SLIDING in a.layer_types else 0)  # both masks are graph inputs
+        return n_kv, n_kv + (swa // streams if SLIDING in x.a.layer_types else 0), n
+
+    def _graph_peak(self, x: Inputs, last_stage: bool, on_host: bool) -> np.ndarray:
+        """ggml-alloc's peak of the worst-case graph on the host (a CPU run, or the host's share beside GPUs) or
+        on a GPU."""
+        a = x.a
+        n_kv, masked, n = self._masks(x)
+        mask = (2 if self.flash(x.sc, x.options) else 4) * masked * n  # 0c1e570 `build_attn_inp_kq_mask`: f16 for FA
         h = a.hidden_size
+        where = "cpu" if on_host else "gpu"
         if a.is_moe and all(a.moe_layers):
             ffn_rows = n * a.experts_per_token * 3 * a.moe_intermediate_size + n * a.num_experts
             ffn_rows = ffn_rows + 3 * n * a.shared_expert_intermediate_size
         else:
             ffn_rows = 3 * n * a.intermediate_size
-        ffn = 4 * (ffn_rows + FFN_UNITS_HIDDEN * n * h)
-        if self.flash(x.sc, o):
-            mask = 2 * masked * n
+        ffn = 4 * (ffn_rows + FFN_UNITS_HIDDEN[where] * n * h)
+        if self.flash(x.sc, x.options):
             attn = 4 * n * (h + a.num_heads * a.v_head_dim + 2 * a.num_kv_heads * a.head_dim) + mask
         else:
-            mask = 4 * masked * n
-            attn = 4 * n_kv * n * a.num_heads + mask + 4 * ATTN_UNITS_HIDDEN * n * h
+            attn = 4 * n_kv * n * a.num_heads + mask + 4 * ATTN_UNITS_HIDDEN[where] * n * h
         peak = np.maximum(ffn + mask, attn)
         if last_stage:
-            peak = np.maximum(peak, 4 * n * (a.vocab_size + 2 * h))
+            peak = np.maximum(peak, 4 * n * (a.vocab_size + OUTPUT_UNITS_HIDDEN[where] * h))
         return peak + x.zeros
+
+    def host_compute(self, x: Inputs) -> np.ndarray:
+        """The host compute buffer beside GPUs (`CUDA_Host compute buffer`). With every layer and the output on
+        GPUs it holds the graph inputs filled from host memory: the token embedding's n_ubatch rows and the masks,
+        f32 there whatever the attention (every published CUDA log, Jan 2025 - 2026, tests/data/published; the
+        current `build_kq_mask` makes them F32); with layers or the output in host memory, the host runs their
+        part of the graph as a CPU run does."""
+        if x.sc.device == "cpu":
+            return x.zeros
+        placement = self.placement(x)
+        if len(placement.gpu_layers) < x.a.num_layers or not placement.output_on_gpu:
+            return self._graph_peak(x, not placement.output_on_gpu, on_host=True)
+        _, masked, n = self._masks(x)
+        return 4 * n * (x.a.hidden_size + masked) + x.zeros
 
     def cpu_buffers(self, x: Inputs) -> dict[str, int]:
         """Model buffers of a CPU run by llama.cpp's names (llamacpp_cpu), from the file's layout when imported."""
@@ -254,14 +286,20 @@ class LlamaCpp(Engine):
             out["swa_cells"] = int(np.max(swa))
         if x.sc.device == "cpu":
             out["cpu_model_buffers"] = self.cpu_buffers(x)
+        out["output_buffer_bytes"] = int(np.max(self.output_buffer(x)))
+        out["host_compute_bytes"] = int(np.max(self.host_compute(x)))
         return out
 
     def runtime_bytes(self, x: Inputs) -> float:
         return RUNTIME_BYTES_CUDA if x.sc.device == "cuda" else RUNTIME_BYTES_CPU
 
-    def host_buffers(self, x: Inputs) -> np.ndarray:
+    def output_buffer(self, x: Inputs) -> np.ndarray:
+        """`llama_context::output_reserve`: f32 logits of one row per sequence, in host memory."""
         seqs = x.batch if not x.seqs_given else np.asarray(x.sc.sequences)
         return 4.0 * x.a.vocab_size * np.maximum(seqs, 1) + x.zeros
+
+    def host_buffers(self, x: Inputs) -> np.ndarray:
+        return self.output_buffer(x) + self.host_compute(x)
 
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
         o = sc.engine_options

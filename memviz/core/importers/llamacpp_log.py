@@ -1,0 +1,209 @@
+"""A llama.cpp load log as a scenario and its measurement.
+
+llama.cpp prints everything memory depends on while it loads a model, so one log is both the input of an
+estimate and the measurement to hold it against:
+- the GGUF metadata (`src/llama-model-loader.cpp`, the dump `- kv N: KEY TYPE = VALUE` and
+  `- type T: N tensors`; arrays print as `arr[TYPE,LEN]`, long ones cut with `...`);
+- the context it built (`src/llama-context.cpp`, constructor: `n_ctx`, `n_ctx_seq` / `n_ctx_per_seq`,
+  `n_batch`, `n_ubatch`, `n_seq_max`, `flash_attn`, `kv_unified`; older builds prefix the lines
+  `llama_new_context_with_model:`), the cache types (`type_k = 'f16'` or `K (q8_0):`) and
+  `offloaded N/M layers to GPU` (`src/llama-model.cpp` `load_tensors`);
+- its buffers (`memviz.core.importers.logs.llamacpp_buffers`).
+
+A log that holds several loads (a server that reloads, Ollama's vocabulary-only load) is read at its last load
+that reserved a compute buffer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from memviz.core.arch import Architecture, from_hf_config
+from memviz.core.errors import InputError
+from memviz.core.importers.gguf_file import config_from_gguf
+from memviz.core.importers.logs import is_host_buffer, llamacpp_buffers
+
+#: llama.h `enum llama_ftype` -> memviz's GGUF mix names (general.file_type)
+FILE_TYPES = {
+    0: "fp32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K", 11: "Q3_K_S",
+    12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S", 17: "Q5_K_M", 18: "Q6_K",
+    19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S", 22: "IQ3_XS", 23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL",
+    26: "IQ3_S", 27: "IQ3_M", 28: "IQ2_S", 29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 38: "MXFP4_MOE",
+}
+#: ggml cache type names -> memviz KV formats
+CACHE_TYPES = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "q8_0": "q8_0", "q4_0": "q4_0"}
+
+_LOAD_START = "llama_model_loader: loaded meta data"
+_META = re.compile(r"llama_model_loader: - kv\s+\d+:\s+(\S+)\s+(\S+)\s+=\s?(.*)$")
+_TENSORS = re.compile(r"loaded meta data with \d+ key-value pairs and (\d+) tensors")
+_TYPE_COUNT = re.compile(r"llama_model_loader: - type\s+(\w+):\s+(\d+) tensors")
+_OFFLOADED = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
+_SETTING = re.compile(r"(?:llama_context|llama_new_context_with_model):\s+(n_ctx|n_ctx_seq|n_ctx_per_seq|n_batch|"
+                      r"n_ubatch|n_seq_max|flash_attn|kv_unified)\s+=\s+(\S+)")
+_FA_RESOLVED = re.compile(r"Flash Attention was auto, set to (enabled|disabled)")
+_TYPE_K = re.compile(r"type_k = '(\w+)'|K \((\w+)\):")
+_NO_VOCAB = "vocab only - skipping tensors"
+
+
+@dataclass(frozen=True)
+class LlamaCppLoad:
+    """One model load as llama.cpp reported it."""
+
+    meta: dict[str, Any]
+    n_tensors: int | None
+    type_counts: dict[str, int]
+    settings: dict[str, Any]
+    offloaded: tuple[int, int] | None
+    buffers: dict[str, dict[str, int]]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def accelerators(self) -> list[str]:
+        """Devices that hold buffers and are not host memory (CUDA0, ROCm0, Metal, Vulkan0, ...)."""
+        names = {d for kind in ("model", "kv", "compute") for d in self.buffers[kind]}
+        return sorted(d for d in names if not is_host_buffer(d))
+
+
+def _value(kind: str, text: str) -> Any:
+    """A printed metadata value: numbers as numbers, an array of strings as its length, an array of numbers as
+    the numbers shown (a cut array keeps what was printed)."""
+    text = text.strip()
+    m = re.fullmatch(r"arr\[(\w+),(\d+)\]", kind)
+    if m:
+        if m.group(1) == "str":
+            return int(m.group(2))
+        nums = re.findall(r"-?\d+(?:\.\d+)?", text.split("]")[0])
+        return [float(n) if "." in n else int(n) for n in nums]
+    if kind in ("u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64"):
+        return int(text)
+    if kind in ("f32", "f64"):
+        return float(text)
+    if kind == "bool":
+        return text == "true"
+    return text
+
+
+def _loads(text: str) -> list[list[str]]:
+    """The log cut into loads (each from its metadata dump on)."""
+    parts: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if _LOAD_START in line and parts[-1]:
+            parts.append([])
+        parts[-1].append(line)
+    return parts
+
+
+def read_llamacpp_load(text: str, need_metadata: bool = True) -> LlamaCppLoad:
+    """The last load of a llama.cpp log that reserved a compute buffer (`need_metadata`: and printed the model's
+    metadata; without it the caller names the model)."""
+    for lines in reversed(_loads(text)):
+        if any(_NO_VOCAB in ln for ln in lines):
+            continue
+        buffers = llamacpp_buffers(lines)
+        if buffers["compute"] and (not need_metadata or any(_META.search(ln) for ln in lines)):
+            return _read(lines, buffers)
+    what = "its GGUF metadata dump and " if need_metadata else ""
+    raise InputError(f"no llama.cpp load with {what}a compute buffer line in the log")
+
+
+def _read(lines: list[str], buffers: dict[str, dict[str, int]]) -> LlamaCppLoad:
+    meta: dict[str, Any] = {}
+    counts: dict[str, int] = {}
+    settings: dict[str, Any] = {}
+    n_tensors = offloaded = None
+    for line in lines:
+        if m := _META.search(line):
+            meta[m.group(1)] = _value(m.group(2), m.group(3))
+        elif m := _TYPE_COUNT.search(line):
+            counts[m.group(1)] = int(m.group(2))
+        elif m := _TENSORS.search(line):
+            n_tensors = int(m.group(1))
+        elif m := _OFFLOADED.search(line):
+            offloaded = (int(m.group(1)), int(m.group(2)))
+        elif m := _SETTING.search(line):
+            settings.setdefault(m.group(1), m.group(2))
+        elif m := _FA_RESOLVED.search(line):
+            settings["flash_attn"] = m.group(1)
+        if (m := _TYPE_K.search(line)) and "type_k" not in settings:
+            settings["type_k"] = m.group(1) or m.group(2)
+    notes = []
+    if any(isinstance(v, list) and len(v) < 2 for v in meta.values()):
+        notes.append("an array in the metadata dump was cut; its printed values are used")
+    return LlamaCppLoad(meta, n_tensors, counts, settings, offloaded, buffers, tuple(notes))
+
+
+def architecture_of(load: LlamaCppLoad) -> Architecture:
+    """The model of a load, from its metadata. Whether the output layer is the token embedding (tied) is not
+    printed: the tensor count decides where memviz names every GGUF tensor, else the printed model buffers
+    (the nearer total), else untied with a note."""
+    variants = [_from_metadata(load, names) for names in ({"output.weight", "token_embd.weight"},
+                                                          {"token_embd.weight"})]
+    if load.n_tensors is not None:
+        for a in variants:
+            if _gguf_tensor_count(a) == load.n_tensors:
+                return a
+    printed = sum(load.buffers["model"].values())
+    if printed:
+        return min(variants, key=lambda a: abs(_weight_bytes(a, load) - printed))
+    untied = variants[0]
+    return untied.with_changes(warnings=(*untied.warnings, "the log does not say whether the output layer is the "
+                                         "token embedding; read as a separate tensor"))
+
+
+def _from_metadata(load: LlamaCppLoad, tensor_names: set[str]) -> Architecture:
+    cfg, warnings = config_from_gguf(load.meta, tensor_names)
+    value_length = cfg.pop("_value_length")
+    name = load.meta.get("general.name") or load.meta.get("general.architecture") or "llama.cpp log"
+    a = from_hf_config(cfg, name=str(name), source="llama.cpp log")
+    if value_length and not a.is_mla and value_length != a.head_dim:
+        a = a.with_changes(v_head_dim=value_length)
+    return a.with_changes(warnings=tuple([*a.warnings, *warnings, *load.notes]))
+
+
+def _gguf_tensor_count(a: Architecture) -> int:
+    from memviz.core.gguf_names import gguf_name
+    from memviz.core.inventory import build_inventory
+
+    return len({gguf_name(t, a) for t in build_inventory(a)})
+
+
+def _weight_bytes(a: Architecture, load: LlamaCppLoad) -> int:
+    from memviz.core.formats import get_weight_format, weight_bytes
+
+    return weight_bytes(a, get_weight_format(FILE_TYPES.get(load.meta.get("general.file_type"), "F16")))
+
+
+def _flash(value: str | None) -> str:
+    if value in ("1", "enabled", "true"):
+        return "on"
+    if value in ("0", "disabled", "false"):
+        return "off"
+    return "auto"
+
+
+def scenario_of(load: LlamaCppLoad, a: Architecture):
+    """The memviz scenario that asks llama.cpp for what this load built."""
+    from memviz.core.estimate import Scenario
+
+    s = load.settings
+    try:
+        n_ctx, seqs = int(s["n_ctx"]), int(s.get("n_seq_max", 1))
+        n_ubatch, n_batch = int(s["n_ubatch"]), int(s.get("n_batch", s["n_ubatch"]))
+    except (KeyError, ValueError):
+        raise InputError("the llama.cpp log does not state n_ctx and n_ubatch") from None
+    kv = CACHE_TYPES.get(s.get("type_k", "f16"))
+    if kv is None:
+        raise InputError(f"cache type {s.get('type_k')!r} is not one memviz models")
+    file_type = load.meta.get("general.file_type")
+    options = {"n_ubatch": n_ubatch, "n_batch": n_batch, "flash_attn": _flash(s.get("flash_attn")),
+               "kv_unified": s.get("kv_unified", "true") in ("true", "1")}  # builds before per-stream caches: unified
+    device = "cuda" if load.accelerators else "cpu"
+    gpu_layers = None
+    if load.offloaded and device == "cuda" and load.offloaded[0] < load.offloaded[1]:
+        gpu_layers = load.offloaded[0]
+    return Scenario(name=str(a.name), weight_format=FILE_TYPES.get(file_type, "F16"), kv_format=kv,
+                    context_tokens=max(n_ctx // seqs, 1), batch=seqs, engine="llamacpp", device=device,
+                    gpu_layers=gpu_layers, options=tuple(sorted(options.items())),
+                    extrapolate=True)  # llama.cpp builds a context beyond the trained length (it warns)

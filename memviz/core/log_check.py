@@ -1,0 +1,98 @@
+"""A llama.cpp log held against memviz's estimate of the same load.
+
+The log gives the model and the settings (`memviz.core.importers.llamacpp_log`); memviz estimates that scenario
+with its llama.cpp engine and sets each buffer llama.cpp printed beside the figure memviz gives for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from memviz.core.arch import Architecture
+from memviz.core.engines import get_engine
+from memviz.core.estimate import Estimate, estimate, inputs
+from memviz.core.importers.llamacpp_log import LlamaCppLoad, architecture_of, read_llamacpp_load, scenario_of
+from memviz.core.importers.logs import is_host_buffer
+
+
+@dataclass(frozen=True)
+class BufferCheck:
+    """One buffer (or count) as llama.cpp printed it and as memviz estimates it."""
+
+    name: str
+    measured: int
+    estimated: int
+    unit: str = "bytes"
+
+    @property
+    def error(self) -> float | None:
+        """Relative error of the estimate (None when llama.cpp printed 0)."""
+        return None if not self.measured else (self.estimated - self.measured) / self.measured
+
+
+def _sum(buffers: dict[str, int], host: bool) -> int:
+    return sum(v for d, v in buffers.items() if is_host_buffer(d) == host)
+
+
+def check_load(load: LlamaCppLoad, a: Architecture | None = None) -> tuple[Estimate, list[BufferCheck]]:
+    """memviz's estimate of the load and the buffers it printed, side by side (a buffer the log does not print is
+    left out). `a`: the model, when the log does not print its metadata."""
+    a = a or architecture_of(load)
+    sc = scenario_of(load, a)
+    e = estimate(a, sc)
+    facts, b = e.engine_facts, load.buffers
+    rows = [BufferCheck("n_ctx", int(load.settings["n_ctx"]), facts["n_ctx"], "cells")]
+    gpu = sc.device == "cuda"
+    if gpu and b["model"]:
+        rows.append(BufferCheck("model (device)", _sum(b["model"], host=False), sum(d.weights for d in e.devices)))
+        rows.append(BufferCheck("model (host)", _sum(b["model"], host=True), e.host.weights))
+    elif b["model"]:
+        rows.append(BufferCheck("model", sum(b["model"].values()), sum(facts["cpu_model_buffers"].values())))
+    if any(not is_host_buffer(d) for d in b["kv"]) or not gpu:
+        rows.append(BufferCheck("KV (device)" if gpu else "KV", _sum(b["kv"], host=not gpu),
+                                sum(d.kv_cache for d in e.devices)))
+    if gpu and any(is_host_buffer(d) for d in b["kv"]):
+        rows.append(BufferCheck("KV (host)", _sum(b["kv"], host=True), e.host.kv_cache))
+    rows.append(BufferCheck("compute (device)" if gpu else "compute", _sum(b["compute"], host=not gpu),
+                            sum(d.activations for d in e.devices)))
+    if gpu and any(is_host_buffer(d) for d in b["compute"]):
+        rows.append(BufferCheck("compute (host)", _sum(b["compute"], host=True), facts["host_compute_bytes"]))
+    if b["output"]:
+        rows.append(BufferCheck("output", sum(b["output"].values()), facts["output_buffer_bytes"]))
+    return e, rows
+
+
+def check_log(text: str, a: Architecture | None = None) -> tuple[Estimate, list[BufferCheck]]:
+    """`check_load` of the last load in a llama.cpp log."""
+    return check_load(read_llamacpp_load(text, need_metadata=a is None), a)
+
+
+def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferCheck]]:
+    """A vLLM start-up log against memviz's estimate of the scenario it ran (per GPU, as vLLM prints it); the
+    log does not name the model or the settings, so the caller gives them."""
+    from memviz.core.importers.logs import parse_log
+
+    measured = parse_log(text)
+    e = estimate(a, sc)
+    facts, gpu0 = e.engine_facts, e.devices[0]
+    got = measured.bytes
+    loaded = gpu0.weights + facts.get("rotary_table_bytes", 0)  # what vLLM's weights line counts
+    estimated = {"weights": loaded, "overhead": facts.get("non_torch_bytes"), "activations": gpu0.activations,
+                 "kv_cache": facts.get("kv_pool_bytes")}
+    names = {"weights": "weights", "overhead": "non-torch", "activations": "activation peak", "kv_cache": "KV pool"}
+    rows = [BufferCheck(names[k], got[k], estimated[k]) for k in names if got.get(k) is not None
+            and estimated[k] is not None]
+    details = measured.details
+    tokens = details.get("kv_cache_tokens") or details.get("max_tokens_in_cache")
+    if tokens is None and "gpu_blocks" in details:
+        tokens = details["gpu_blocks"] * facts["block_size"]
+    if tokens is not None and "kv_pool_tokens" in facts:
+        rows.append(BufferCheck("KV tokens", int(tokens), facts["kv_pool_tokens"], "tokens"))
+    if tokens is not None and got.get("kv_cache"):
+        # the layout alone: the tokens memviz fits in the pool the log printed (to its 0.01 GiB)
+        block = get_engine("vllm").block_bytes(inputs(a, sc, np.asarray(sc.context_tokens), np.asarray(sc.batch)))
+        held = int(got["kv_cache"] // block) * facts["block_size"]
+        rows.append(BufferCheck("tokens in printed pool", int(tokens), held, "tokens"))
+    return e, rows

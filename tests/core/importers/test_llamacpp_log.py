@@ -1,0 +1,83 @@
+"""A llama.cpp load log read as the model, the settings and the buffers it reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memviz.core.errors import InputError
+from memviz.core.importers.llamacpp_log import architecture_of, read_llamacpp_load, scenario_of
+
+CASES = {c["id"]: c for c in json.loads(
+    (Path(__file__).parents[2] / "data" / "published" / "llamacpp_logs.json").read_text())["cases"]}
+GLM = "\n".join(CASES["glm4-32b-iq4xs-cuda-fa-32k"]["log"])
+PYTHIA = "\n".join(CASES["pythia-2.8b-q4_0-cuda-v100-2k"]["log"])
+
+
+def test_metadata_dump_becomes_the_model():
+    load = read_llamacpp_load(GLM)
+    a = architecture_of(load)
+    assert (a.num_layers, a.hidden_size, a.num_heads, a.num_kv_heads, a.head_dim) == (61, 6144, 48, 2, 128)
+    assert a.vocab_size == 151552 and a.intermediate_size == 23040
+    assert load.type_counts == {"f32": 245, "q5_K": 61, "q6_K": 1, "iq4_xs": 306} and load.n_tensors == 613
+
+
+def test_settings_and_offload_become_the_scenario():
+    load = read_llamacpp_load(GLM)
+    sc = scenario_of(load, architecture_of(load))
+    assert (sc.engine, sc.device, sc.gpu_layers, sc.weight_format, sc.kv_format) == ("llamacpp", "cuda", None,
+                                                                                     "IQ4_XS", "fp16")
+    assert sc.context_tokens == 32768 and dict(sc.options)["flash_attn"] == "on"
+    partial = read_llamacpp_load(PYTHIA.replace("offloaded 33/33", "offloaded 20/33"))
+    assert scenario_of(partial, architecture_of(partial)).gpu_layers == 20
+
+
+def test_flash_attention_auto_is_read_as_llama_cpp_resolved_it():
+    text = PYTHIA.replace("flash_attn    = 0", "flash_attn    = auto") + "\nllama_context: Flash Attention was auto, set to enabled"
+    load = read_llamacpp_load(text)
+    assert dict(scenario_of(load, architecture_of(load)).options)["flash_attn"] == "on"
+
+
+def test_the_last_load_with_a_compute_buffer_counts():
+    second = PYTHIA.replace("n_ctx         = 2048", "n_ctx         = 1024")
+    vocab_only = "llama_model_loader: loaded meta data with 23 key-value pairs and 388 tensors from x.gguf\n" \
+                 "llama_model_load: vocab only - skipping tensors"
+    load = read_llamacpp_load("\n".join([PYTHIA, second, vocab_only]))
+    assert load.settings["n_ctx"] == "1024"
+
+
+def tiny_llama(n_tensors: int) -> str:
+    meta = {"general.architecture": "str = llama", "llama.block_count": "u32 = 2", "llama.embedding_length": "u32 = 256",
+            "llama.feed_forward_length": "u32 = 512", "llama.attention.head_count": "u32 = 4",
+            "llama.attention.head_count_kv": "u32 = 2", "tokenizer.ggml.tokens": "arr[str,1000] = [\"a\", ...]"}
+    lines = [f"llama_model_loader: loaded meta data with 7 key-value pairs and {n_tensors} tensors from tiny.gguf"]
+    lines += [f"llama_model_loader: - kv {i:3d}: {k:>40s} {v}" for i, (k, v) in enumerate(meta.items())]
+    lines += ["llama_context: n_ctx         = 512", "llama_context: n_ubatch      = 512",
+              "llama_context:        CPU compute buffer size =     3.00 MiB"]
+    return "\n".join(lines)
+
+
+def test_tied_embeddings_follow_the_tensor_count_where_every_tensor_is_named():
+    """2 layers x 9 tensors + embedding + final norm (+ output when untied)."""
+    assert not architecture_of(read_llamacpp_load(tiny_llama(21))).tie_word_embeddings
+    assert architecture_of(read_llamacpp_load(tiny_llama(20))).tie_word_embeddings
+
+
+def test_fused_tensors_leave_it_to_the_printed_model_buffers():
+    """GPT-NeoX files fuse Q, K and V: the count cannot decide, the model buffers (1,523.91 MiB) do."""
+    assert not architecture_of(read_llamacpp_load(PYTHIA)).tie_word_embeddings
+
+
+@pytest.mark.parametrize("text", ["", "llama_model_loader: - kv   0: general.architecture str = llama",
+                                  PYTHIA.replace("compute buffer size", "compute buffer")])
+def test_a_log_without_a_load_is_one_clear_error(text):
+    with pytest.raises(InputError, match="no llama.cpp load"):
+        read_llamacpp_load(text)
+
+
+def test_unknown_cache_type_is_refused():
+    load = read_llamacpp_load(PYTHIA.replace("K (f16)", "K (q5_1)"))
+    with pytest.raises(InputError, match="q5_1"):
+        scenario_of(load, architecture_of(load))
