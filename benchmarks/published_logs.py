@@ -1,0 +1,65 @@
+"""memviz against every published engine log in tests/data/published, as Markdown tables (docs/engines.md).
+
+    python benchmarks/published_logs.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from memviz.core.units import GiB, MiB  # noqa: E402
+from tests.core.test_published_logs import LLAMACPP, VLLM, llamacpp_rows, vllm_rows  # noqa: E402
+
+
+def _cell(row, scale: float) -> str:
+    if row is None:
+        return ""
+    if row.unit != "bytes":
+        return f"{row.measured:,d} / {row.estimated:,d}"
+    err = "" if row.error is None else f" ({100 * row.error:+.1f} %)"
+    return f"{row.measured / scale:,.2f} / {row.estimated / scale:,.2f}{err}"
+
+
+def llamacpp_table() -> list[str]:
+    cols = ["KV (device)", "KV", "compute (device)", "compute", "compute (host)", "output", "model (device)", "model"]
+    out = ["| case | build | device | KV MiB | compute MiB | host compute MiB | output MiB | model MiB |",
+           "|---|---|---|---|---|---|---|---|"]
+    errors = []
+    for case in LLAMACPP:
+        rows = llamacpp_rows(case)
+        get = {c: rows.get(c) for c in cols}
+        kv, comp = get["KV (device)"] or get["KV"], get["compute (device)"] or get["compute"]
+        model = get["model (device)"] or get["model"]
+        errors += [r.error for n, r in rows.items() if n.startswith("compute")]
+        out.append(f"| [{case['id']}]({case['source'].split()[0]}) | {case['build']} | {case['device']} | "
+                   f"{_cell(kv, MiB)} | {_cell(comp, MiB)} | {_cell(get['compute (host)'], MiB)} | "
+                   f"{_cell(get['output'], MiB)} | {_cell(model, MiB)} |")
+    within = sum(abs(e) <= 0.10 for e in errors)
+    out.append("")
+    out.append(f"Compute buffers within 10 %: {within} of {len(errors)}; median |error| "
+               f"{100 * statistics.median(abs(e) for e in errors):.1f} %.")
+    return out
+
+
+def vllm_table() -> list[str]:
+    out = ["| case | vLLM | weights GiB | non-torch GiB | activation peak GiB | KV pool GiB | KV tokens | tokens in printed pool |",
+           "|---|---|---|---|---|---|---|---|"]
+    for case in VLLM:
+        rows = vllm_rows(case)
+        skip = case.get("not_compared", {})
+        cells = [_cell(rows.get(n), GiB) + (" ¹" if n in skip else "")
+                 for n in ("weights", "non-torch", "activation peak", "KV pool", "KV tokens", "tokens in printed pool")]
+        out.append(f"| [{case['id']}]({case['source'].split()[0]}) | {case['engine']} {case['vllm']} | "
+                   + " | ".join(cells) + " |")
+    out.append("")
+    out += [f"¹ {case['id']}, {name}: {why}" for case in VLLM for name, why in case.get("not_compared", {}).items()]
+    return out
+
+
+if __name__ == "__main__":
+    print("\n".join(["## llama.cpp (measured / memviz)", "", *llamacpp_table(), "", "## vLLM (measured / memviz)", "",
+                     *vllm_table()]))
