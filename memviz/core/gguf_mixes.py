@@ -22,9 +22,12 @@ base type), `llama_tensor_get_type_impl` (the per-category rules) and
 Mixes whose tensors llama.cpp refuses to make without an importance matrix (IQ1_*,
 IQ2_*, IQ3_XXS, IQ3_XS, Q2_K_S) are modelled as made with one (`IMATRIX_MIXES`);
 the others as made without one, llama-quantize's default.
-Not modelled: `--tensor-type` / `--output-tensor-type` overrides, `--pure`, fused
-QKV tensors (counted as split q/k/v), and MLA's attn_k_b / attn_v_b split (counted
-as one kv_b tensor of the base type).
+A fused `attn_qkv` tensor (GPT-NeoX, Phi-3, Falcon, GPT-2 files) is one tensor of the
+attn_v category (`category_is_attn_v`: the quantizer's own ATTENTION_QKV branch comes
+after it and is never reached): memviz gives q, k and v that one type and counts one
+attn_v tensor per layer.
+Not modelled: `--tensor-type` / `--output-tensor-type` overrides, `--pure`, and MLA's
+attn_k_b / attn_v_b split (counted as one kv_b tensor of the base type).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from memviz.core.arch import Architecture
-from memviz.core.gguf_names import gguf_name
+from memviz.core.gguf_names import FUSED_QKV, gguf_name
 from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: mix name -> description; the base type of each mix is in `_BASE`.
@@ -107,6 +110,8 @@ def _category(t: Tensor, a: Architecture) -> int:
         return OUTPUT
     if t.role is Role.EMBEDDING:
         return OUTPUT if a.tie_word_embeddings else TOKEN_EMBD
+    if t.kind in ("q", "k") and a.model_type in FUSED_QKV:
+        return ATTN_V  # part of the file's attn_qkv tensor
     return _KIND_CATEGORY.get(t.kind, OTHER)
 
 
@@ -116,14 +121,16 @@ def _counters(a: Architecture) -> tuple[dict[str, int], dict[str, int], int]:
     layer, then by GGUF name (`llama_model_loader::weight_name_comparer`)."""
     ordered = sorted((t for t in build_inventory(a) if t.layer is not None and t.is_matrix),
                      key=lambda t: (t.layer, gguf_name(t, a)))
-    i_v, i_down = {}, {}
+    i_v, i_down, fused = {}, {}, {}
     for t in ordered:
         cat = _category(t, a)
-        if cat == ATTN_V:
+        if cat == ATTN_V and a.model_type in FUSED_QKV:  # one attn_qkv tensor per layer
+            i_v[t.name] = fused.setdefault(t.layer, len(fused))
+        elif cat == ATTN_V:
             i_v[t.name] = len(i_v)
         elif cat == FFN_DOWN:
             i_down[t.name] = len(i_down)
-    return i_v, i_down, len(i_v)
+    return i_v, i_down, len(fused) if a.model_type in FUSED_QKV else len(i_v)
 
 
 def _output(mix: str, t: Tensor, a: Architecture, base: str) -> str:

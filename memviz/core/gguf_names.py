@@ -10,6 +10,9 @@ from __future__ import annotations
 from memviz.core.arch import Architecture
 from memviz.core.inventory import Role, Tensor
 
+#: model types whose checkpoints hold Q, K and V as one matrix (query_key_value, qkv_proj, c_attn), which llama.cpp's
+#: converter keeps as one `attn_qkv` tensor (convert_hf_to_gguf.py; src/llama-model.cpp `create_tensor_qkv`)
+FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2"})
 _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 "gemma3_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm")}
 _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a": "attn_q_a", "q_b": "attn_q_b",
@@ -30,6 +33,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
     p = f"blk.{t.layer}."
     leaf = t.name.rsplit(".", 2)[-2]
     kind, suffix = (t.kind.removesuffix("_bias"), ".bias") if t.kind.endswith("_bias") else (t.kind, ".weight")
+    if kind in ("q", "k", "v") and a.model_type in FUSED_QKV:
+        return p + "attn_qkv" + suffix
     if kind in _PROJ:
         return p + _PROJ[kind] + suffix
     if t.role is Role.NORM:

@@ -48,3 +48,22 @@ def test_mixtral_keeps_attn_v_and_k_at_q8_0():
     assert types["model.layers.7.self_attn.v_proj.weight"] == "Q8_0"
     assert types["model.layers.7.self_attn.k_proj.weight"] == "Q8_0"
     assert types["model.layers.7.mlp.router.weight"] == "F32"
+
+
+def test_fused_qkv_is_one_attn_v_tensor_per_layer():
+    """GPT-NeoX files hold Q, K and V as one attn_qkv tensor; llama.cpp 0c1e570 types it by the attn_v rules
+    (`category_is_attn_v`), counting one per layer: Q4_K_M gives Q6_K where `use_more_bits` says so, else Q4_K."""
+    from memviz.core.gguf_names import gguf_name
+
+    a = get_preset("pythia-1.4b").architecture()
+    fmt = get_weight_format("Q4_K_M")
+    qkv = {}
+    for t, storage, _ in tensor_bytes(a, fmt):
+        if t.kind in ("q", "k", "v"):
+            assert gguf_name(t, a) == f"blk.{t.layer}.attn_qkv.weight"
+            qkv.setdefault(t.layer, set()).add(storage)
+    assert all(len(types) == 1 for types in qkv.values())
+    layers = a.num_layers
+    more = [i < layers // 8 or i >= 7 * layers // 8 or (i - layers // 8) % 3 == 2 for i in range(layers)]
+    assert [qkv[i] == {"Q6_K"} for i in range(layers)] == more
+    assert all(qkv[i] == {"Q4_K"} for i in range(layers) if not more[i])
