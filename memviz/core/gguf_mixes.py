@@ -27,7 +27,10 @@ attn_v category (`category_is_attn_v`: the quantizer's own ATTENTION_QKV branch 
 after it and is never reached): memviz gives q, k and v that one type and counts one
 attn_v tensor per layer.
 Not modelled: `--tensor-type` / `--output-tensor-type` overrides, `--pure`, and MLA's
-attn_k_b / attn_v_b split (counted as one kv_b tensor of the base type).
+attn_k_b / attn_v_b split (`conversion/deepseek.py` writes kv_b as the two; both fall
+in no category, so the base type, which memviz gives the one kv_b tensor; but k_b's
+rows are qk_nope (128) wide, so a K-quant base falls back there, Q4_K -> Q5_0:
+DeepSeek-V3 Q4_K_M holds 64 MB more than memviz counts, 0.02 %).
 """
 
 from __future__ import annotations
