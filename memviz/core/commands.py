@@ -59,6 +59,19 @@ def attach_run(session: Session, run: MeasuredRun) -> Session:
     return session.with_changes(scenarios=tuple(scenarios), runs=runs)
 
 
+def adopt_llamacpp_log(session: Session, text: str) -> Session:
+    """The model and the load a llama.cpp log reports, as the session's model and a scenario with the log's
+    buffers attached as its measured run (`memviz.core.importers.llamacpp_log`)."""
+    from memviz.core.importers.llamacpp_log import architecture_of, read_llamacpp_load, scenario_of
+    from memviz.core.importers.logs import parse_log
+
+    load = read_llamacpp_load(text)
+    a = architecture_of(load)
+    sc = scenario_of(load, a).with_changes(name="from the llama.cpp log")
+    run = MeasuredRun.from_log("llamacpp", parse_log(text).bytes, sc)
+    return attach_run(switch_architecture(session, a, None), run)
+
+
 @dataclass(frozen=True)
 class Calibration:
     """What the stored probe runs of this machine teach, by calibration key (`calibration_key`)."""

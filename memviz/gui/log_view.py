@@ -43,6 +43,7 @@ def comparison_rows(measured: LogMeasurement, est: Estimate | None, unit: Unit) 
 
 class LogView(QWidget):
     sig_measured = Signal(object)  # LogMeasurement, to attach to the selected scenario
+    sig_adopt = Signal(str)  # a llama.cpp log's text, to make its model and load the session's
 
     def __init__(self) -> None:
         super().__init__()
@@ -52,6 +53,12 @@ class LogView(QWidget):
         self.parse_button.clicked.connect(self.parse)
         top.addWidget(QLabel("Paste a llama.cpp / ollama / vLLM start-up log, or use File → Open engine log…"), 1)
         top.addWidget(self.parse_button)
+        self.adopt_button = QPushButton("Use its model and settings")
+        self.adopt_button.setToolTip("llama.cpp logs: take the model from the metadata dump and the context, batch, "
+                                     "flash attention and offload from the log, as a new scenario with these buffers")
+        self.adopt_button.setEnabled(False)
+        self.adopt_button.clicked.connect(lambda: self.sig_adopt.emit(self.text.toPlainText()))
+        top.addWidget(self.adopt_button)
         layout.addLayout(top)
         split = QSplitter()
         self.text = QPlainTextEdit()
@@ -78,6 +85,8 @@ class LogView(QWidget):
         except InputError as exc:
             self.status.setText(f"<span style='color:#D55E00'>{exc}</span>")
             return None
+        self.adopt_button.setEnabled(self.measurement.engine == "llamacpp"
+                                     and "llama_model_loader: - kv" in self.text.toPlainText())
         self.sig_measured.emit(self.measurement)
         return self.measurement
 

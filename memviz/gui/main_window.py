@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
         self.log_view = LogView()
         self.tabs.addTab(self.log_view, "Engine log")
         self.log_view.sig_measured.connect(self.attach_log)
+        self.log_view.sig_adopt.connect(self.adopt_log)
         self.measure = MeasureTab()
         self.tabs.addTab(self.measure, "Measure")
         self.plan_view = PlanView()
@@ -441,6 +442,20 @@ class MainWindow(QMainWindow):
         run = MeasuredRun.from_log(measurement.engine, measurement.bytes, est.scenario)
         self.apply(commands.attach_run(self.session, run))
         self.log_view.show_comparison(est, scenario_label(est.scenario), self.session.unit)
+
+    def adopt_log(self, text: str) -> None:
+        """Make a llama.cpp log's model and load the session's model and a scenario, its buffers attached
+        (undoable); a log memviz cannot read that far is reported and the session kept."""
+        try:
+            session = commands.adopt_llamacpp_log(self.session, text)
+        except InputError as exc:
+            self.report_error(f"Cannot use this log's model and settings: {exc}")
+            return
+        if self.apply(session):
+            index = next(i for i, sc in enumerate(self.session.scenarios) if sc.run_id == self.session.runs[-1].id)
+            self.table.table.selectRow(index)
+            est = self.estimates[index]
+            self.log_view.show_comparison(est, scenario_label(est.scenario), self.session.unit)
 
     def reload_calibration(self) -> None:
         """Read the stored probe runs (once, not on every redraw): ± bands and calibrated overheads."""

@@ -1,5 +1,7 @@
 """Import actions, the cache picker and the engine-log view in the real window."""
 
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import QTimer
 
@@ -88,3 +90,32 @@ def test_measured_runs_are_exported_with_the_data(win, tmp_path):
     rows = list(csv.DictReader(report.write(win.session, tmp_path / "d.csv").read_text().splitlines()))
     measured = [r for r in rows if r["measured_weights_bytes"]]
     assert len(measured) == 1 and int(measured[0]["measured_weights_bytes"]) == round(14.96 * GiB)
+
+
+def test_a_llamacpp_log_becomes_the_model_and_a_scenario_with_its_buffers(win, tmp_path):
+    import json
+
+    from memviz.core.units import MiB
+
+    cases = json.loads(Path("tests/data/published/llamacpp_logs.json").read_text())["cases"]
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(next(c for c in cases if c["id"].startswith("pythia-2.8b-q4_0"))["log"]))
+    win.open_log(log)
+    assert win.log_view.adopt_button.isEnabled()
+    before = len(win.session.scenarios)
+    win.log_view.adopt_button.click()
+    a, sc = win.session.architecture, win.session.scenarios[-1]
+    assert (a.model_type, a.num_layers, a.hidden_size) == ("gpt_neox", 32, 2560)
+    assert len(win.session.scenarios) == before + 1 and sc.engine == "llamacpp" and sc.weight_format == "Q4_0"
+    run = win.session.runs[-1]
+    assert sc.run_id == run.id and run.measured["kv_cache"] == round(640 * MiB)
+    est = win.estimates[-1]
+    assert est.bytes["kv_cache"] == run.measured["kv_cache"]  # the chart's bar and the log's line agree
+    assert win.log_view.table.rowCount() > 0
+    win.undo_action.trigger()
+    assert len(win.session.scenarios) == before
+
+
+def test_a_log_without_a_metadata_dump_cannot_be_adopted(win):
+    win.open_log("tests/data/logs/vllm_llama3_8b_pr10511.log")
+    assert not win.log_view.adopt_button.isEnabled()
