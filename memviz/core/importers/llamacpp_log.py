@@ -45,6 +45,7 @@ _SETTING = re.compile(r"(?:llama_context|llama_new_context_with_model):\s+(n_ctx
 _FA_RESOLVED = re.compile(r"Flash Attention was auto, set to (enabled|disabled)")
 _TYPE_K = re.compile(r"type_k = '(\w+)'|K \((\w+)\):")
 _NO_VOCAB = "vocab only - skipping tensors"
+_CPU_FLAG = re.compile(r"\b(AMX_INT8|AVX512|AVX2|NEON) = 1\b")
 
 
 @dataclass(frozen=True)
@@ -103,9 +104,21 @@ def read_llamacpp_load(text: str, need_metadata: bool = True) -> LlamaCppLoad:
             continue
         buffers = llamacpp_buffers(lines)
         if buffers["compute"] and (not need_metadata or any(_META.search(ln) for ln in lines)):
-            return _read(lines, buffers)
+            load = _read(lines, buffers)
+            load.settings.setdefault("cpu", _cpu_features(text))
+            return load
     what = "its GGUF metadata dump and " if need_metadata else ""
     raise InputError(f"no llama.cpp load with {what}a compute buffer line in the log")
+
+
+def _cpu_features(text: str) -> str:
+    """The CPU feature set deciding weight repacking (`llamacpp_cpu.CPU_FEATURES`), from the `system_info` line
+    (`CPU : ... AVX512 = 1 | AMX_INT8 = 1 |`); ARM builds (NEON) and logs without the line: generic."""
+    flags = {m.group(1) for line in text.splitlines() if "system_info" in line for m in _CPU_FLAG.finditer(line)}
+    for flag, features in (("AMX_INT8", "amx"), ("AVX512", "avx512"), ("AVX2", "avx2")):
+        if flag in flags:
+            return features
+    return "generic"
 
 
 def _read(lines: list[str], buffers: dict[str, dict[str, int]]) -> LlamaCppLoad:
@@ -198,6 +211,7 @@ def scenario_of(load: LlamaCppLoad, a: Architecture):
         raise InputError(f"cache type {s.get('type_k')!r} is not one memviz models")
     file_type = load.meta.get("general.file_type")
     options = {"n_ubatch": n_ubatch, "n_batch": n_batch, "flash_attn": _flash(s.get("flash_attn")),
+               "cpu": s.get("cpu", "generic"),
                "kv_unified": s.get("kv_unified", "true") in ("true", "1")}  # builds before per-stream caches: unified
     device = "cuda" if load.accelerators else "cpu"
     gpu_layers = None
