@@ -206,10 +206,10 @@ def weight_formats() -> dict[str, WeightFormat]:
 
 def get_weight_format(name: str) -> WeightFormat:
     formats = _weight_formats_cached()
-    key = name.strip()
-    for candidate in (key, key.lower(), key.upper()):
-        if candidate in formats:
-            return formats[candidate]
+    key = name.strip().lower()
+    for known, fmt in formats.items():
+        if known.lower() == key:
+            return fmt
     raise InputError(f"unknown weight format {name!r}; known: {', '.join(formats)}")
 
 

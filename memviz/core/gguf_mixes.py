@@ -21,7 +21,9 @@ base type), `llama_tensor_get_type_impl` (the per-category rules) and
 
 Mixes whose tensors llama.cpp refuses to make without an importance matrix (IQ1_*,
 IQ2_*, IQ3_XXS, IQ3_XS, Q2_K_S) are modelled as made with one (`IMATRIX_MIXES`);
-the others as made without one, llama-quantize's default.
+the others as made without one, llama-quantize's default. The four whose rules an
+importance matrix changes also exist as made with one (`IQ4_XS+imatrix`, ...): most
+published IQ4 files are.
 A fused `attn_qkv` tensor (GPT-NeoX, Phi-3, Falcon, GPT-2 files) is one tensor of the
 attn_v category (`category_is_attn_v`: the quantizer's own ATTENTION_QKV branch comes
 after it and is never reached): memviz gives q, k and v that one type and counts one
@@ -57,6 +59,10 @@ GGUF_MIXES: dict[str, str] = {
     "Q4_0": "GGUF Q4_0 file (legacy)",
     "IQ4_NL": "GGUF IQ4_NL mix (non-linear 4-bit, blocks of 32)",
     "IQ4_XS": "GGUF IQ4_XS mix (non-linear 4.25 bpw)",
+    "IQ4_XS+imatrix": "GGUF IQ4_XS mix made with an importance matrix (early ffn_down not raised to Q5_K)",
+    "IQ4_NL+imatrix": "GGUF IQ4_NL mix made with an importance matrix (early ffn_down not raised to Q5_K)",
+    "Q4_0+imatrix": "GGUF Q4_0 file made with an importance matrix (early ffn_down Q4_1)",
+    "Q5_0+imatrix": "GGUF Q5_0 file made with an importance matrix (early ffn_down Q5_1)",
     "Q3_K_L": "GGUF Q3_K_L mix",
     "Q3_K_M": "GGUF Q3_K_M mix",
     "Q3_K_S": "GGUF Q3_K_S mix",
@@ -82,6 +88,9 @@ _BASE = {
     "IQ3_XS": "IQ3_S", "IQ3_XXS": "IQ3_XXS", "Q2_K": "Q2_K", "Q2_K_S": "Q2_K", "IQ2_M": "IQ2_S", "IQ2_S": "IQ2_XS",
     "IQ2_XS": "IQ2_XS", "IQ2_XXS": "IQ2_XXS", "IQ1_M": "IQ1_M", "IQ1_S": "IQ1_S", "MXFP4_MOE": "MXFP4",
 }
+#: a mix whose rules change when llama-quantize is given an importance matrix (`qs.has_imatrix`: the first
+#: eighth of ffn_down), named with this suffix; the mixes in IMATRIX_MIXES are always made with one
+IMATRIX_SUFFIX = "+imatrix"
 IMATRIX_MIXES = frozenset({"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "IQ3_XS", "Q2_K_S"})
 _LOW_BIT = frozenset({"IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M"})  # one branch of the rules
 
@@ -184,7 +193,7 @@ def _attn_v(mix: str, a: Architecture, base: str, i_v: int, n_v: int) -> str:
     return "Q8_0" if a.num_experts == 8 else new
 
 
-def _ffn_down(mix: str, a: Architecture, base: str, i: int, n: int) -> str:
+def _ffn_down(mix: str, a: Architecture, base: str, i: int, n: int, imatrix: bool) -> str:
     falcon = a.model_type == "falcon"
     if mix == "Q2_K":
         return "Q3_K"
@@ -200,12 +209,14 @@ def _ffn_down(mix: str, a: Architecture, base: str, i: int, n: int) -> str:
         if falcon:
             return "Q6_K" if i < n // 16 else "Q5_K" if use_more_bits(i, n) else "Q4_K"
         return "Q6_K" if use_more_bits(i, n) else base
-    if i < n // 8 and mix in ("IQ4_NL", "IQ4_XS"):  # without an importance matrix
+    if i < n // 8 and mix in ("IQ4_NL", "IQ4_XS") and not imatrix:
         return "Q5_K"
     if mix == "Q5_K_M" and use_more_bits(i, n):
         return "Q6_K"
     if mix == "Q4_K_S" and not falcon and i < n // 8:
         return "Q5_K"
+    if mix in ("Q4_0", "Q5_0") and imatrix and i < n // 8:
+        return "Q4_1" if mix == "Q4_0" else "Q5_1"
     return base
 
 
@@ -218,7 +229,7 @@ def _attn_output(mix: str, a: Architecture, base: str) -> str:
     return {"Q2_K": "Q3_K", "IQ3_XXS": "IQ3_S", "Q3_K_M": "Q4_K", "Q3_K_L": "Q5_K", "IQ3_M": "Q4_K"}.get(mix, base)
 
 
-def _choose(mix: str, t: Tensor, a: Architecture) -> str:
+def _choose(mix: str, t: Tensor, a: Architecture, imatrix: bool) -> str:
     """`llama_tensor_get_type_impl` for one tensor of a quantized mix."""
     base = _BASE[mix]
     cat = _category(t, a)
@@ -242,7 +253,7 @@ def _choose(mix: str, t: Tensor, a: Architecture) -> str:
             return "Q8_0"
         return {"IQ3_XS": "IQ3_XXS", "IQ3_XXS": "IQ2_S"}.get(mix, base)
     if cat == FFN_DOWN:
-        return _ffn_down(mix, a, base, i_down, a.num_layers)
+        return _ffn_down(mix, a, base, i_down, a.num_layers, imatrix)
     if cat == ATTN_OUT:
         return _attn_output(mix, a, base)
     if cat in (FFN_GATE, FFN_UP) and mix == "IQ3_XS" and a.num_layers // 8 <= layer < 7 * a.num_layers // 8:
@@ -258,7 +269,8 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
         return "F16"
     if mix in ("F16", "BF16"):
         return _BASE[mix]
-    new = _choose(mix, t, a)
+    mix, imatrix = mix.removesuffix(IMATRIX_SUFFIX), mix.endswith(IMATRIX_SUFFIX)
+    new = _choose(mix, t, a, imatrix or mix in IMATRIX_MIXES)
     cols = t.shape[-1]
     if cols % _BLOCK[new]:
         new = _FALLBACK.get(new, new)

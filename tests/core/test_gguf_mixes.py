@@ -67,3 +67,17 @@ def test_fused_qkv_is_one_attn_v_tensor_per_layer():
     more = [i < layers // 8 or i >= 7 * layers // 8 or (i - layers // 8) % 3 == 2 for i in range(layers)]
     assert [qkv[i] == {"Q6_K"} for i in range(layers)] == more
     assert all(qkv[i] == {"Q4_K"} for i in range(layers) if not more[i])
+
+
+@pytest.mark.parametrize("mix, without, with_imatrix", [("IQ4_XS", "Q5_K", "IQ4_XS"), ("IQ4_NL", "Q5_K", "IQ4_NL"),
+                                                        ("Q4_0", "Q4_0", "Q4_1"), ("Q5_0", "Q5_0", "Q5_1")])
+def test_an_importance_matrix_changes_the_first_eighth_of_ffn_down(mix, without, with_imatrix):
+    """llama-quant.cpp: IQ4_XS / IQ4_NL raise the first n_layer/8 ffn_down to Q5_K only without an importance
+    matrix; Q4_0 / Q5_0 raise them to Q4_1 / Q5_1 only with one."""
+    a = get_preset("llama-3.1-8b").architecture()
+    downs = [t for t in build_inventory(a) if t.kind == "down"]
+    early, late = downs[0], downs[-1]
+    assert gguf_tensor_type(mix, early, a) == without
+    assert gguf_tensor_type(mix + "+imatrix", early, a) == with_imatrix
+    assert gguf_tensor_type(mix + "+imatrix", late, a) == gguf_tensor_type(mix, late, a)
+    assert get_weight_format(mix.lower() + "+IMATRIX").name == mix + "+imatrix"

@@ -22,6 +22,7 @@ from typing import Any
 
 from memviz.core.arch import Architecture, from_hf_config
 from memviz.core.errors import InputError
+from memviz.core.gguf_mixes import GGUF_MIXES, IMATRIX_SUFFIX
 from memviz.core.importers.gguf_file import config_from_gguf
 from memviz.core.importers.logs import is_host_buffer, llamacpp_buffers
 
@@ -210,6 +211,9 @@ def scenario_of(load: LlamaCppLoad, a: Architecture):
     if kv is None:
         raise InputError(f"cache type {s.get('type_k')!r} is not one memviz models")
     file_type = load.meta.get("general.file_type")
+    mix = FILE_TYPES.get(file_type, "F16")
+    if any(key.startswith("quantize.imatrix") for key in load.meta) and f"{mix}{IMATRIX_SUFFIX}" in GGUF_MIXES:
+        mix += IMATRIX_SUFFIX  # the quantizer's rules with an importance matrix
     options = {"n_ubatch": n_ubatch, "n_batch": n_batch, "flash_attn": _flash(s.get("flash_attn")),
                "cpu": s.get("cpu", "generic"),
                "kv_unified": s.get("kv_unified", "true") in ("true", "1")}  # builds before per-stream caches: unified
@@ -217,7 +221,7 @@ def scenario_of(load: LlamaCppLoad, a: Architecture):
     gpu_layers = None
     if load.offloaded and device == "cuda" and load.offloaded[0] < load.offloaded[1]:
         gpu_layers = load.offloaded[0]
-    return Scenario(name=str(a.name), weight_format=FILE_TYPES.get(file_type, "F16"), kv_format=kv,
+    return Scenario(name=str(a.name), weight_format=mix, kv_format=kv,
                     context_tokens=max(n_ctx // seqs, 1), batch=seqs, engine="llamacpp", device=device,
                     gpu_layers=gpu_layers, options=tuple(sorted(options.items())),
                     extrapolate=True)  # llama.cpp builds a context beyond the trained length (it warns)

@@ -27,8 +27,9 @@ def test_metadata_dump_becomes_the_model():
 def test_settings_and_offload_become_the_scenario():
     load = read_llamacpp_load(GLM)
     sc = scenario_of(load, architecture_of(load))
+    # the file names an importance matrix (quantize.imatrix.*): the quantizer's rules with one
     assert (sc.engine, sc.device, sc.gpu_layers, sc.weight_format, sc.kv_format) == ("llamacpp", "cuda", None,
-                                                                                     "IQ4_XS", "fp16")
+                                                                                     "IQ4_XS+imatrix", "fp16")
     assert sc.context_tokens == 32768 and dict(sc.options)["flash_attn"] == "on"
     partial = read_llamacpp_load(PYTHIA.replace("offloaded 33/33", "offloaded 20/33"))
     assert scenario_of(partial, architecture_of(partial)).gpu_layers == 20
