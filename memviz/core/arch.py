@@ -23,7 +23,7 @@ SLIDING = "sliding"
 KNOWN_MODEL_TYPES = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
     "gemma3_text", "gemma3", "phi3", "gpt2", "gpt_neox", "opt", "falcon", "deepseek_v2", "deepseek_v3", "gpt_oss",
-    "glm4_moe", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe", "llama4_text",
+    "glm4", "glm4_moe", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe", "llama4_text",
 )
 
 
@@ -417,6 +417,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(qk_norm=True)
     if model_type == "glm4_moe":  # Glm4MoeAttention: q/k/v bias per attention_bias, o_proj without; optional q/k norm
         kw.update(out_bias=False, qk_norm=bool(cfg.get("use_qk_norm", False)))
+    if model_type == "glm4":  # Glm4Attention: q/k/v bias per attention_bias, o_proj without; Glm4DecoderLayer has
+        # input, post-attention, post-self-attention and post-MLP norms; gate_up_proj holds gate and up
+        kw.update(out_bias=False, norms_per_layer=4)
     if model_type in ("gemma", "gemma2", "gemma3_text"):
         kw.update(tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))  # GemmaConfig default ties
         if model_type != "gemma":

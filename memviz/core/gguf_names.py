@@ -14,6 +14,7 @@ from memviz.core.inventory import Role, Tensor
 #: converter keeps as one `attn_qkv` tensor (convert_hf_to_gguf.py; src/llama-model.cpp `create_tensor_qkv`)
 FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2"})
 _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
+                "glm4": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 "gemma3_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm")}
 _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a": "attn_q_a", "q_b": "attn_q_b",
          "kv_a": "attn_kv_a_mqa", "kv_b": "attn_kv_b", "gate_exps": "ffn_gate_exps", "up_exps": "ffn_up_exps",

@@ -26,7 +26,7 @@ ARCH_TO_MODEL_TYPE = {
     "qwen3moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "gemma3": "gemma3_text", "phi3": "phi3",
     "gpt2": "gpt2", "gptneox": "gpt_neox", "falcon": "falcon", "deepseek2": "deepseek_v3", "gpt-oss": "gpt_oss",
     # llama.cpp's names (src/llama-arch.cpp LLM_ARCH_NAMES) of the further types memviz reads
-    "glm4moe": "glm4_moe", "starcoder2": "starcoder2", "phi2": "phi", "arcee": "arcee", "apertus": "apertus",
+    "glm4": "glm4", "glm4moe": "glm4_moe", "starcoder2": "starcoder2", "phi2": "phi", "arcee": "arcee", "apertus": "apertus",
 }
 MAX_TENSORS = 1_000_000
 MAX_KEYS = 100_000
