@@ -117,14 +117,17 @@ def _scalar(values: Any, key: str, warnings: list[str]) -> int | None:
     """A metadata value that may be a per-layer array: its maximum (with a note if layers differ)."""
     if values is None:
         return None
-    if isinstance(values, (list, tuple)):
-        nums = [int(v) for v in values]
-        if not nums:
-            return None
-        if len(set(nums)) > 1:
-            warnings.append(f"{key} differs per layer ({min(nums)}..{max(nums)}); memviz uses the largest")
-        return max(nums)
-    return int(values)
+    try:
+        if isinstance(values, (list, tuple)):
+            nums = [int(v) for v in values]
+            if not nums:
+                return None
+            if len(set(nums)) > 1:
+                warnings.append(f"{key} differs per layer ({min(nums)}..{max(nums)}); memviz uses the largest")
+            return max(nums)
+        return int(values)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"GGUF metadata {key} is not a whole number ({values!r:.40})") from None
 
 
 def _vocab_size(meta: dict[str, Any], arch: str, shapes: dict[str, tuple[int, ...]], warnings: list[str]) -> int | None:

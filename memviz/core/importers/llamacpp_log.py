@@ -78,10 +78,13 @@ def _value(kind: str, text: str) -> Any:
             return int(m.group(2))
         nums = re.findall(r"-?\d+(?:\.\d+)?", text.split("]")[0])
         return [float(n) if "." in n else int(n) for n in nums]
-    if kind in ("u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64"):
-        return int(text)
-    if kind in ("f32", "f64"):
-        return float(text)
+    try:
+        if kind in ("u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64"):
+            return int(text)
+        if kind in ("f32", "f64"):
+            return float(text)
+    except ValueError:
+        return text  # not the number the type says: kept as printed, an error later only if memory depends on it
     if kind == "bool":
         return text == "true"
     return text
@@ -207,6 +210,9 @@ def scenario_of(load: LlamaCppLoad, a: Architecture):
         n_ubatch, n_batch = int(s["n_ubatch"]), int(s.get("n_batch", s["n_ubatch"]))
     except (KeyError, ValueError):
         raise InputError("the llama.cpp log does not state n_ctx and n_ubatch") from None
+    for name, value in (("n_ctx", n_ctx), ("n_seq_max", seqs), ("n_ubatch", n_ubatch), ("n_batch", n_batch)):
+        if value < 1:
+            raise InputError(f"the llama.cpp log states {name} = {value}, which llama.cpp does not build")
     kv = CACHE_TYPES.get(s.get("type_k", "f16"))
     if kv is None:
         raise InputError(f"cache type {s.get('type_k')!r} is not one memviz models")

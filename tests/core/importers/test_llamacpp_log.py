@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memviz.core.errors import InputError
 from memviz.core.importers.llamacpp_log import architecture_of, read_llamacpp_load, scenario_of
@@ -93,3 +96,30 @@ def test_cpu_features_come_from_the_system_info_line(flags, features):
         cpu += f"\nsystem_info: n_threads = 4 / 8 | CPU : SSE3 = 1 | {flags} | OPENMP = 1 | "
     load = read_llamacpp_load(cpu)
     assert dict(scenario_of(load, architecture_of(load)).options)["cpu"] == features
+
+
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "200")), deadline=None)
+@given(st.data())
+def test_a_damaged_log_gives_a_check_or_one_clear_error(data):
+    """Published lines dropped, duplicated or with a value replaced: the check runs or says what is missing."""
+    from memviz.core.log_check import check_log
+
+    lines = list(CASES["glm4-32b-iq4xs-cuda-fa-32k"]["log"])
+    for _ in range(data.draw(st.integers(0, 6))):
+        i = data.draw(st.integers(0, len(lines) - 1))
+        action = data.draw(st.sampled_from(["drop", "dup", "value"]))
+        if action == "drop":
+            lines.pop(i)
+        elif action == "dup":
+            lines.insert(i, lines[i])
+        elif "=" in lines[i]:
+            head = lines[i].rsplit("=", 1)[0]
+            lines[i] = head + "= " + data.draw(st.sampled_from(["0", "-1", "abc", "1e400", "99999999999", ""]))
+        if not lines:
+            break
+    try:
+        _, rows = check_log("\n".join(lines))
+    except InputError as exc:
+        assert str(exc) and "\n" not in str(exc)  # one line that says what is missing
+    else:
+        assert rows[0].name == "n_ctx" and all(r.measured >= 0 for r in rows)
