@@ -8,11 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from memviz.core.arch import Architecture
-from memviz.core.engines import get_engine
-from memviz.core.estimate import Estimate, estimate, inputs
+from memviz.core.estimate import Estimate, estimate
 from memviz.core.importers.llamacpp_log import LlamaCppLoad, architecture_of, read_llamacpp_load, scenario_of
 from memviz.core.importers.logs import is_host_buffer
 
@@ -92,7 +89,6 @@ def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferChe
         rows.append(BufferCheck("KV tokens", int(tokens), facts["kv_pool_tokens"], "tokens"))
     if tokens is not None and got.get("kv_cache"):
         # the layout alone: the tokens memviz fits in the pool the log printed (to its 0.01 GiB)
-        block = get_engine("vllm").block_bytes(inputs(a, sc, np.asarray(sc.context_tokens), np.asarray(sc.batch)))
-        held = int(got["kv_cache"] // block) * facts["block_size"]
+        held = int(got["kv_cache"] // facts["kv_block_bytes"]) * facts["block_size"]
         rows.append(BufferCheck("tokens in printed pool", int(tokens), held, "tokens"))
     return e, rows

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate
+from memviz.core.importers.llamacpp_log import dumps_metadata
 from memviz.core.importers.logs import LogMeasurement, parse_log
 from memviz.core.units import Unit, format_bytes
 
@@ -85,8 +86,7 @@ class LogView(QWidget):
         except InputError as exc:
             self.status.setText(f"<span style='color:#D55E00'>{exc}</span>")
             return None
-        self.adopt_button.setEnabled(self.measurement.engine == "llamacpp"
-                                     and "llama_model_loader: - kv" in self.text.toPlainText())
+        self.adopt_button.setEnabled(self.measurement.engine == "llamacpp" and dumps_metadata(self.text.toPlainText()))
         self.sig_measured.emit(self.measurement)
         return self.measurement
 

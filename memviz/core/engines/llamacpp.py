@@ -82,7 +82,6 @@ def pad(x: Any, multiple: int) -> Any:
     return -(-np.asarray(x) // multiple) * multiple
 
 
-
 #: buffer types an override can name, exactly as ggml names them (llama.cpp looks the name up case-sensitively):
 #: the host's, or an accelerator's (which keeps the tensor where -ngl puts it)
 _HOST_BUFFERS = ("CPU",)
@@ -120,6 +119,7 @@ def host_tensors(a: Architecture, wf: WeightFormat, spec: str) -> frozenset[str]
         if to_host:
             out.add(t.name)
     return frozenset(out)
+
 
 class LlamaCpp(Engine):
     name = "llamacpp"
@@ -242,8 +242,9 @@ class LlamaCpp(Engine):
         """The host compute buffer beside GPUs (`CUDA_Host compute buffer`). With every layer and the output on
         GPUs it holds the graph inputs filled from host memory: the token embedding's n_ubatch rows and the masks,
         f32 there whatever the attention (every published CUDA log, Jan 2025 - 2026, tests/data/published; the
-        current `build_kq_mask` makes them F32); with layers or the output in host memory, the host runs their
-        part of the graph as a CPU run does."""
+        later llama.cpp that ollama/ollama vendors, llama/llama.cpp/src/llama-graph.cpp `build_kq_mask`, creates
+        them GGML_TYPE_F32, where 0c1e570's `build_attn_inp_kq_mask` made them F16 for flash attention); with
+        layers or the output in host memory, the host runs their part of the graph as a CPU run does."""
         if x.sc.device == "cpu":
             return x.zeros
         placement = self.placement(x)

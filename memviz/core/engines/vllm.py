@@ -185,7 +185,7 @@ class VLLM(Engine):
             "max_model_len": s["max_model_len"], "max_num_seqs": s["max_num_seqs"],
             "max_num_batched_tokens": s["max_num_batched_tokens"], "block_size": s["block_size"],
             "non_torch_bytes": int(self.non_torch_bytes(x)), "cudagraph_bytes": int(self.cudagraph_bytes(x)),
-            "rotary_table_bytes": int(self.rotary_table_bytes(x)),
+            "rotary_table_bytes": int(self.rotary_table_bytes(x)), "kv_block_bytes": int(self.block_bytes(x)),
         }
         limit = x.a.max_position_embeddings
         if limit and s["max_model_len"] > limit:
@@ -195,7 +195,7 @@ class VLLM(Engine):
             out["queued_sequences"] = x.sc.sequences - s["max_num_seqs"]
         if gpu is None or pool_bytes is None:
             return out
-        block = self.block_bytes(x)
+        block = out["kv_block_bytes"]
         blocks = int(pool_bytes // block) if pool_bytes > 0 else 0
         per_request = -(-s["max_model_len"] // s["block_size"])
         out.update({

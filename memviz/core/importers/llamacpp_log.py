@@ -100,6 +100,11 @@ def _loads(text: str) -> list[list[str]]:
     return parts
 
 
+def dumps_metadata(text: str) -> bool:
+    """Whether a log prints a model's GGUF metadata (what `read_llamacpp_load` needs to name the model)."""
+    return any(_META.search(line) for line in text.splitlines())
+
+
 def read_llamacpp_load(text: str, need_metadata: bool = True) -> LlamaCppLoad:
     """The last load of a llama.cpp log that reserved a compute buffer (`need_metadata`: and printed the model's
     metadata; without it the caller names the model)."""

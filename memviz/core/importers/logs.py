@@ -147,7 +147,6 @@ _VLLM = {
     "kv_cache": [r"the rest of the memory reserved for KV Cache is\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"available_kv_cache_memory\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"kv_cache_size=" + _NUM + r"\s*(GiB|GB|MiB)",
-                 r"reserved for KV Cache is\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"Available KV cache memory:\s*" + _NUM + r"\s*(GiB|GB|MiB)"],
 }
 _VLLM_DETAILS = {
