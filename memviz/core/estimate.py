@@ -102,7 +102,7 @@ class Scenario:
             raise InputError("allocator_fraction must be in [0, 1)")
         # resolve names early so a typo fails where it was made
         get_weight_format(self.weight_format)
-        get_kv_format(self.kv_format)
+        object.__setattr__(self, "kv_format", get_kv_format(self.kv_format).name)  # f16 -> fp16, as the engines name it
         engine = get_engine(self.engine)
         object.__setattr__(self, "engine", engine.name)
         parsed = engine.resolve(dict(self.options))

@@ -253,8 +253,10 @@ class KVFormat:
     `group_bytes` of scale/zero data (0 = no per-group data). Sources: vLLM fp8 KV
     (one scale per layer, negligible); vLLM int8 per-token-head fp32 scales
     (`kv_cache_interface.py`); HF `QuantizedCache` int4 (quanto, q_group_size 64,
-    fp16 scale + fp16 zero point per group); llama.cpp `--cache-type-k/v q8_0|q4_0`
-    (ggml blocks of 32)."""
+    fp16 scale + fp16 zero point per group); llama.cpp `--cache-type-k/v` (ggml blocks of
+    32 values: ggml/src/ggml-common.h `block_q8_0`, `block_q4_0`, `block_q4_1`, `block_q5_0`,
+    `block_q5_1`, `block_iq4_nl`). `ggml` is the name llama.cpp takes for it
+    (common/arg.cpp `kv_cache_types`, 0c1e570), empty where llama.cpp has no such cache."""
 
     name: str
     elem_bits: float
@@ -262,6 +264,7 @@ class KVFormat:
     group_bytes: float = 0.0
     vector_bytes: float = 0.0  # fixed bytes per cached head vector (per-token-head scale)
     description: str = ""
+    ggml: str = ""
 
     def bytes_per_vector(self, elements: int) -> float:
         """Bytes to store one cached head vector of `elements` values (one token, one layer)."""
@@ -272,20 +275,34 @@ class KVFormat:
 
 
 KV_FORMATS: dict[str, KVFormat] = {
-    "fp32": KVFormat("fp32", 32, description="32-bit float"),
-    "bf16": KVFormat("bf16", 16, description="bfloat16 (default of bf16 models)"),
-    "fp16": KVFormat("fp16", 16, description="float16 (llama.cpp default f16)"),
+    "fp32": KVFormat("fp32", 32, description="32-bit float", ggml="f32"),
+    "bf16": KVFormat("bf16", 16, description="bfloat16 (default of bf16 models)", ggml="bf16"),
+    "fp16": KVFormat("fp16", 16, description="float16 (llama.cpp default f16)", ggml="f16"),
     "fp8": KVFormat("fp8", 8, description="FP8 e4m3/e5m2 with per-layer scales (vLLM --kv-cache-dtype fp8)"),
     "int8": KVFormat("int8", 8, vector_bytes=4, description="INT8 with one fp32 scale per token and head"),
     "int4": KVFormat("int4", 4, group=64, group_bytes=4, description="INT4, fp16 scale + zero per 64 values (HF QuantizedCache)"),
-    "q8_0": KVFormat("q8_0", 8, group=32, group_bytes=2, description="llama.cpp q8_0 blocks (34 bytes / 32 values)"),
-    "q4_0": KVFormat("q4_0", 4, group=32, group_bytes=2, description="llama.cpp q4_0 blocks (18 bytes / 32 values)"),
+    "q8_0": KVFormat("q8_0", 8, group=32, group_bytes=2, description="llama.cpp q8_0 blocks (34 bytes / 32 values)",
+                     ggml="q8_0"),
+    "q5_1": KVFormat("q5_1", 5, group=32, group_bytes=4, description="llama.cpp q5_1 blocks (24 bytes / 32 values)",
+                     ggml="q5_1"),
+    "q5_0": KVFormat("q5_0", 5, group=32, group_bytes=2, description="llama.cpp q5_0 blocks (22 bytes / 32 values)",
+                     ggml="q5_0"),
+    "q4_1": KVFormat("q4_1", 4, group=32, group_bytes=4, description="llama.cpp q4_1 blocks (20 bytes / 32 values)",
+                     ggml="q4_1"),
+    "iq4_nl": KVFormat("iq4_nl", 4, group=32, group_bytes=2,
+                       description="llama.cpp iq4_nl blocks (18 bytes / 32 values, non-linear levels)", ggml="iq4_nl"),
+    "q4_0": KVFormat("q4_0", 4, group=32, group_bytes=2, description="llama.cpp q4_0 blocks (18 bytes / 32 values)",
+                     ggml="q4_0"),
 }
+#: the cache types llama.cpp takes, memviz name -> llama.cpp's name
+LLAMACPP_CACHE_TYPES: dict[str, str] = {k: f.ggml for k, f in KV_FORMATS.items() if f.ggml}
 
 
 def get_kv_format(name: str) -> KVFormat:
+    """A KV format by memviz's name, llama.cpp's (f16, f32) or torch's (float16, bfloat16)."""
     key = name.strip().lower()
-    aliases = {"f16": "fp16", "f32": "fp32", "float16": "fp16", "bfloat16": "bf16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
+    aliases = {"float16": "fp16", "bfloat16": "bf16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
+    aliases.update((ggml, k) for k, ggml in LLAMACPP_CACHE_TYPES.items())
     key = aliases.get(key, key)
     if key not in KV_FORMATS:
         raise InputError(f"unknown KV cache format {name!r}; known: {', '.join(KV_FORMATS)}")

@@ -24,12 +24,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memviz.core.engines.llamacpp_cpu import features_of
+from memviz.core.formats import LLAMACPP_CACHE_TYPES
 from memviz.probe.protocol import COMPONENTS, EXIT_OK, EXIT_OOM
 from memviz.probe.runner import T0, BadInput, Sampler, _Parser, add_run_arguments, emit
 
 SUPPORTED_BINDING = "0.3.36"
-CACHE_TYPES = ("f16", "bf16", "f32", "q8_0", "q4_0")
-_KV_FORMAT = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "q8_0": "q8_0", "q4_0": "q4_0"}
+CACHE_TYPES = tuple(LLAMACPP_CACHE_TYPES.values())
 
 
 def parser() -> argparse.ArgumentParser:
@@ -112,7 +113,7 @@ def scenario(arch, args):
                "mmap": not args.no_mmap, "repack": not args.no_repack, "cpu": args.cpu_features}
     per_seq = -(-args.context // args.parallel)
     on_gpu = args.gpu_layers > 0
-    return Scenario(weight_format=_weight_format(arch, args), kv_format=_KV_FORMAT[args.cache_type_k],
+    return Scenario(weight_format=_weight_format(arch, args), kv_format=args.cache_type_k,
                     context_tokens=per_seq,
                     batch=args.parallel, engine="llamacpp", device="cuda" if on_gpu else "cpu",
                     gpu_layers=min(args.gpu_layers, arch.num_layers + 1) if on_gpu else None,
@@ -142,16 +143,6 @@ def _attach_as(sc: dict[str, Any], args) -> dict[str, Any]:
 
     mix = args.weights.upper()
     return {**sc, "weight_format": mix} if not args.gguf and mix in GGUF_MIXES else sc
-
-
-def cpu_features(system_info: str) -> str:
-    """The engine's `cpu` option for the CPU llama.cpp reports (`llama_print_system_info`)."""
-    flags = {part.split("=")[0].strip() for part in system_info.split("|") if part.strip().endswith("= 1")}
-    if "AMX_INT8" in flags:
-        return "amx"
-    if "AVX512" in flags:
-        return "avx512"
-    return "avx2" if "AVX2" in flags else "generic"
 
 
 class LogSink:
@@ -233,7 +224,7 @@ def run(args) -> int:
     sink = LogSink(llama_cpp)
     llama_cpp.llama_backend_init()
     info = llama_cpp.llama_print_system_info().decode(errors="replace").strip()
-    args.cpu_features = cpu_features(info)
+    args.cpu_features = features_of(info)
     state: dict[str, Any] = {"phase": "load"}
     path = _source_file(arch, args, state)
     if not args.gguf:

@@ -104,6 +104,10 @@ def test_plain_formats_are_params_times_bytes():
 def test_kv_format_bytes_and_errors():
     assert get_kv_format("q8_0").bytes_per_vector(128) == 4 * 34
     assert get_kv_format("q4_0").bytes_per_vector(128) == 4 * 18
+    # ggml-common.h: block_q4_1 20, block_q5_0 22, block_q5_1 24, block_iq4_nl 18 bytes per 32 values
+    for name, block_bytes in (("q4_1", 20), ("q5_0", 22), ("q5_1", 24), ("iq4_nl", 18)):
+        assert get_kv_format(name).bytes_per_vector(128) == 4 * block_bytes
+    assert get_kv_format("f16").name == "fp16" and get_kv_format("f32").name == "fp32"  # llama.cpp's names
     assert get_kv_format("int8").bytes_per_vector(128) == 128 + 4
     assert get_kv_format("F16").name == "fp16"
     with pytest.raises(InputError, match="unknown KV"):

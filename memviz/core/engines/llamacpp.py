@@ -55,7 +55,7 @@ from memviz.core.arch import SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers
 from memviz.core.errors import InputError
-from memviz.core.formats import STORED, WeightFormat, tensor_bytes
+from memviz.core.formats import KV_FORMATS, LLAMACPP_CACHE_TYPES, STORED, WeightFormat, tensor_bytes
 from memviz.core.gguf_names import gguf_name
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes
@@ -64,8 +64,8 @@ from memviz.core.units import MiB
 CONTEXT_PAD = 256
 RUNTIME_BYTES_CUDA = 250 * MiB
 RUNTIME_BYTES_CPU = 150 * MiB
-QUANTIZED_KV = frozenset({"q8_0", "q4_0"})
-CACHE_TYPES = {"fp16": "f16", "bf16": "bf16", "fp32": "f32", "q8_0": "q8_0", "q4_0": "q4_0"}
+CACHE_TYPES = LLAMACPP_CACHE_TYPES
+QUANTIZED_KV = frozenset(k for k in CACHE_TYPES if KV_FORMATS[k].group)  # ggml block types
 #: n_ubatch x hidden f32 row sets that ggml-alloc keeps alive beside the feed-forward's three n x I tensors, beside
 #: the score matrix without flash attention, and beside the logits: on a CPU run (measured with 0c1e570 on this
 #: project's CPU, docs/engines.md) and on a GPU, where the token embedding's rows live in the host buffer
@@ -137,7 +137,7 @@ class LlamaCpp(Engine):
         Option("override_tensor", str, "", "tensors by GGUF-name pattern to a buffer, e.g. 'exps=CPU' "
                "(-ot PATTERN=BUFFER[,...], ';' also separates; CPU keeps them in host memory)"),
         Option("mmap", bool, True, "map the GGUF file instead of reading it into memory (off: --no-mmap)"),
-        Option("repack", bool, True, "CPU weights packed for AMX / AVX kernels (off: --no-repack)"),
+        Option("repack", bool, True, "CPU weights packed for AMX / AVX / ARM kernels (off: --no-repack)"),
         Option("cpu", str, "avx2", "CPU features deciding which weights are packed on a CPU run",
                choices=CPU_FEATURES),
     )
@@ -158,7 +158,7 @@ class LlamaCpp(Engine):
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         super().check(a, sc, options)
         if sc.kv_format not in CACHE_TYPES:
-            raise InputError(f"llama.cpp has no cache type {sc.kv_format!r}; it takes {', '.join(CACHE_TYPES)}")
+            raise InputError(f"llama.cpp has no cache type {sc.kv_format!r}; it takes {', '.join(CACHE_TYPES.values())}")
         if sc.kv_format in QUANTIZED_KV and not self.flash(sc, options):
             raise InputError(f"llama.cpp refuses a quantized V cache ({sc.kv_format}) without flash attention")
         if options["n_cpu_moe"] and not a.is_moe:

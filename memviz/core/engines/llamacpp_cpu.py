@@ -12,10 +12,13 @@ plain CPU buffer — with mmap, the file's own pages (`CPU_Mapped`).
   matrix products whose output rows are a multiple of 32, for F16 (K % 16) and
   Q4_0 / Q4_1 / Q8_0 (K % 32) / Q4_K / Q5_K / Q6_K / IQ4_XS (K % 256); packed rows
   of `get_row_size`: Q8_0 +4 bytes, Q4_K / Q5_K +4 bytes, IQ4_XS +2 bytes per block.
-- REPACK (`ggml-cpu/repack.cpp` `ggml_repack_get_optimal_repack_type`, x86):
+- REPACK (`ggml-cpu/repack.cpp` `ggml_repack_get_optimal_repack_type`): on x86
   Q4_0, Q4_K, IQ4_NL, MXFP4 with AVX2 and Q2_K with AVX512, when the output rows
-  are a multiple of 8; 2-D products and 3-D expert products (MUL_MAT_ID) alike;
-  same size as the file's tensor.
+  are a multiple of 8; on ARM with NEON and DOTPROD (`cpu="arm"`; MATMUL_INT8
+  changes the layout, not the set) Q4_0, IQ4_NL, MXFP4 and Q8_0 when the rows are
+  a multiple of 4, Q4_K, Q5_K and Q6_K when a multiple of 8; 2-D products and 3-D
+  expert products (MUL_MAT_ID) alike; same size as the file's tensor (a packed
+  block holds 4 or 8 of the file's blocks).
 - The token embedding is read by GET_ROWS and never moves; vectors (norms,
   biases) and F32 routers stay too. A tied embedding also serves as the output
   layer: llama.cpp loads it a second time only when the output's buffer type differs.
@@ -25,8 +28,8 @@ Each buffer is the sum of its tensors padded to 32 bytes (`TENSOR_ALIGNMENT`,
 the file range from the first to the last tensor it keeps (`get_mapping_range`),
 so tensors moved elsewhere but lying inside that range are counted twice: once
 mapped, once packed. Without file offsets the range is taken as the whole file.
-Other CPUs (ARM NEON, RISC-V, KleidiAI) pack other types: `cpu="generic"` counts
-none of them.
+Other CPUs (ARM without DOTPROD, RISC-V, KleidiAI builds) are `cpu="generic"`: none
+of their packings is counted.
 """
 
 from __future__ import annotations
@@ -34,14 +37,28 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-CPU_FEATURES = ("avx2", "avx512", "amx", "generic")
+CPU_FEATURES = ("avx2", "avx512", "amx", "arm", "generic")
 ALIGN = 32
 _AMX_K = {"F16": 16, "Q4_0": 32, "Q4_1": 32, "Q8_0": 32, "Q4_K": 256, "Q5_K": 256, "Q6_K": 256, "IQ4_XS": 256}
 _AMX_BLOCK = {"F16": (1, 2, 0), "Q4_0": (32, 18, 0), "Q4_1": (32, 20, 0), "Q8_0": (32, 34, 4), "Q4_K": (256, 144, 4),
               "Q5_K": (256, 176, 4), "Q6_K": (256, 210, 0), "IQ4_XS": (256, 136, 2)}
-_REPACK = {"avx2": {"Q4_0", "Q4_K", "IQ4_NL", "MXFP4"}}
-_REPACK["avx512"] = _REPACK["avx2"] | {"Q2_K"}
+#: ggml type -> the multiple of output rows REPACK needs, by CPU feature set
+_REPACK: dict[str, dict[str, int]] = {"avx2": {"Q4_0": 8, "Q4_K": 8, "IQ4_NL": 8, "MXFP4": 8}}
+_REPACK["avx512"] = {**_REPACK["avx2"], "Q2_K": 8}
 _REPACK["amx"] = _REPACK["avx512"]
+_REPACK["arm"] = {"Q4_0": 4, "IQ4_NL": 4, "MXFP4": 4, "Q8_0": 4, "Q4_K": 8, "Q5_K": 8, "Q6_K": 8}
+
+
+def features_of(system_info: str) -> str:
+    """The CPU feature set (`CPU_FEATURES`) of the CPU a llama.cpp `system_info` line reports
+    (`CPU : ... AVX512 = 1 | AMX_INT8 = 1 |`, `NEON = 1 | DOTPROD = 1`); nothing known: generic."""
+    flags = {part.split("=")[0].split(":")[-1].strip() for part in system_info.split("|")
+             if part.strip().endswith("= 1")}
+    for needs, features in ((("AMX_INT8",), "amx"), (("AVX512",), "avx512"), (("AVX2",), "avx2"),
+                            (("NEON", "DOTPROD"), "arm")):
+        if flags.issuperset(needs):
+            return features
+    return "generic"
 
 
 @dataclass(frozen=True)
@@ -76,7 +93,8 @@ def extra_buffer(t: WeightTensor, cpu: str) -> tuple[str, int] | None:
         packed = _amx_bytes(t)
         if packed is not None:
             return "AMX", packed
-    if t.ggml_type in _REPACK.get(cpu, ()) and t.ne[1] % 8 == 0:
+    rows = _REPACK.get(cpu, {}).get(t.ggml_type)
+    if rows and t.ne[1] % rows == 0:
         return "CPU_REPACK", t.nbytes
     return None
 

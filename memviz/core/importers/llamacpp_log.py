@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memviz.core.arch import Architecture, from_hf_config
+from memviz.core.engines.llamacpp_cpu import features_of
 from memviz.core.errors import InputError
+from memviz.core.formats import LLAMACPP_CACHE_TYPES
 from memviz.core.gguf_mixes import GGUF_MIXES, IMATRIX_SUFFIX
 from memviz.core.importers.gguf_file import config_from_gguf
 from memviz.core.importers.logs import is_host_buffer, llamacpp_buffers
@@ -33,8 +35,6 @@ FILE_TYPES = {
     19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S", 22: "IQ3_XS", 23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL",
     26: "IQ3_S", 27: "IQ3_M", 28: "IQ2_S", 29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 38: "MXFP4_MOE",
 }
-#: ggml cache type names -> memviz KV formats
-CACHE_TYPES = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "q8_0": "q8_0", "q4_0": "q4_0"}
 
 _LOAD_START = "llama_model_loader: loaded meta data"
 _META = re.compile(r"llama_model_loader: - kv\s+\d+:\s+(\S+)\s+(\S+)\s+=\s?(.*)$")
@@ -46,7 +46,6 @@ _SETTING = re.compile(r"(?:llama_context|llama_new_context_with_model):\s+(n_ctx
 _FA_RESOLVED = re.compile(r"Flash Attention was auto, set to (enabled|disabled)")
 _TYPE_K = re.compile(r"type_k = '(\w+)'|K \((\w+)\):")
 _NO_VOCAB = "vocab only - skipping tensors"
-_CPU_FLAG = re.compile(r"\b(AMX_INT8|AVX512|AVX2|NEON) = 1\b")
 
 
 @dataclass(frozen=True)
@@ -114,20 +113,11 @@ def read_llamacpp_load(text: str, need_metadata: bool = True) -> LlamaCppLoad:
         buffers = llamacpp_buffers(lines)
         if buffers["compute"] and (not need_metadata or any(_META.search(ln) for ln in lines)):
             load = _read(lines, buffers)
-            load.settings.setdefault("cpu", _cpu_features(text))
+            info = next((ln for ln in reversed(text.splitlines()) if "system_info" in ln), "")
+            load.settings.setdefault("cpu", features_of(info))
             return load
     what = "its GGUF metadata dump and " if need_metadata else ""
     raise InputError(f"no llama.cpp load with {what}a compute buffer line in the log")
-
-
-def _cpu_features(text: str) -> str:
-    """The CPU feature set deciding weight repacking (`llamacpp_cpu.CPU_FEATURES`), from the `system_info` line
-    (`CPU : ... AVX512 = 1 | AMX_INT8 = 1 |`); ARM builds (NEON) and logs without the line: generic."""
-    flags = {m.group(1) for line in text.splitlines() if "system_info" in line for m in _CPU_FLAG.finditer(line)}
-    for flag, features in (("AMX_INT8", "amx"), ("AVX512", "avx512"), ("AVX2", "avx2")):
-        if flag in flags:
-            return features
-    return "generic"
 
 
 def _read(lines: list[str], buffers: dict[str, dict[str, int]]) -> LlamaCppLoad:
@@ -218,7 +208,7 @@ def scenario_of(load: LlamaCppLoad, a: Architecture):
     for name, value in (("n_ctx", n_ctx), ("n_seq_max", seqs), ("n_ubatch", n_ubatch), ("n_batch", n_batch)):
         if value < 1:
             raise InputError(f"the llama.cpp log states {name} = {value}, which llama.cpp does not build")
-    kv = CACHE_TYPES.get(s.get("type_k", "f16"))
+    kv = {ggml: name for name, ggml in LLAMACPP_CACHE_TYPES.items()}.get(s.get("type_k", "f16"))
     if kv is None:
         raise InputError(f"cache type {s.get('type_k')!r} is not one memviz models")
     file_type = load.meta.get("general.file_type")

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from memviz.core.arch import FULL, SLIDING, Architecture
+from memviz.core.engines import get_engine
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, device_arrays, estimate
 from memviz.core.presets import get_preset
@@ -93,6 +94,21 @@ def test_quantized_v_cache_needs_flash_attention():
     with pytest.raises(InputError, match="quantized V cache"):
         estimate(a, Scenario(engine="llamacpp", kv_format="q8_0", options=(("flash_attn", "off"),)))
     assert estimate(a, Scenario(engine="llamacpp", kv_format="q8_0")).bytes["kv_cache"] > 0  # auto turns it on
+    for kv in ("q4_1", "q5_0", "q5_1", "iq4_nl"):  # every block type llama.cpp takes (common/arg.cpp kv_cache_types)
+        with pytest.raises(InputError, match="quantized V cache"):
+            estimate(a, Scenario(engine="llamacpp", kv_format=kv, options=(("flash_attn", "off"),)))
+
+
+def test_cache_types_by_llama_cpp_names():
+    """`-ctk f16` is llama.cpp's spelling: a scenario takes it and names it as every engine does."""
+    a = get_preset("llama-3.1-8b").architecture()
+    sc = Scenario(engine="llamacpp", kv_format="f16")
+    assert sc.kv_format == "fp16"
+    assert estimate(a, sc).bytes == estimate(a, Scenario(engine="llamacpp", kv_format="fp16")).bytes
+    cmd = get_engine("llamacpp").launch_command(a, Scenario(engine="llamacpp", kv_format="q5_1"), "m.gguf")
+    assert "-ctk q5_1 -ctv q5_1" in cmd
+    with pytest.raises(InputError, match="no cache type 'fp8'; it takes f32, bf16, f16, q8_0"):
+        estimate(a, Scenario(engine="llamacpp", kv_format="fp8"))
 
 
 def test_experts_on_cpu_move_to_host_memory():

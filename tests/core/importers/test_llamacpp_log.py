@@ -82,13 +82,14 @@ def test_a_log_without_a_load_is_one_clear_error(text):
 
 
 def test_unknown_cache_type_is_refused():
-    load = read_llamacpp_load(PYTHIA.replace("K (f16)", "K (q5_1)"))
-    with pytest.raises(InputError, match="q5_1"):
+    load = read_llamacpp_load(PYTHIA.replace("K (f16)", "K (q6_K)"))
+    with pytest.raises(InputError, match="q6_K"):
         scenario_of(load, architecture_of(load))
 
 
 @pytest.mark.parametrize("flags, features", [("AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1", "amx"),
                                              ("AVX2 = 1 | AVX512 = 1", "avx512"), ("AVX2 = 1 | F16C = 1", "avx2"),
+                                             ("NEON = 1 | ARM_FMA = 1 | DOTPROD = 1", "arm"),
                                              ("NEON = 1 | ARM_FMA = 1", "generic"), (None, "generic")])
 def test_cpu_features_come_from_the_system_info_line(flags, features):
     cpu = "\n".join(CASES["pythia-1.4b-q4_0-cpu-avx512-2k"]["log"][:-1])  # without its own system_info line
