@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memviz.core.units import GiB, MiB  # noqa: E402
-from tests.core.test_published_logs import LLAMACPP, VLLM, llamacpp_rows, vllm_rows  # noqa: E402
+from tests.core.test_published_logs import KV_SIZES, LLAMACPP, VLLM, kv_size_rows, llamacpp_rows, vllm_rows  # noqa: E402
 
 
 def _cell(row, scale: float) -> str:
@@ -45,6 +45,15 @@ def llamacpp_table() -> list[str]:
     return out
 
 
+def kv_sizes_table() -> list[str]:
+    out = ["| model | build | -c | --parallel | KV MiB (measured / memviz) |", "|---|---|---|---|---|"]
+    for report in KV_SIZES:
+        for point, mib in kv_size_rows(report):
+            out.append(f"| [{report['id']}]({report['source'].split()[0]}) | {report['build']} | {point['n_ctx']:,d} | "
+                       f"{point['parallel']} | {point['kv_mib']:,.2f} / {mib:,.2f} |")
+    return out
+
+
 def vllm_table() -> list[str]:
     out = ["| case | vLLM | weights GiB | non-torch GiB | activation peak GiB | KV pool GiB | KV tokens | tokens in printed pool |",
            "|---|---|---|---|---|---|---|---|"]
@@ -61,5 +70,5 @@ def vllm_table() -> list[str]:
 
 
 if __name__ == "__main__":
-    print("\n".join(["## llama.cpp (measured / memviz)", "", *llamacpp_table(), "", "## vLLM (measured / memviz)", "",
-                     *vllm_table()]))
+    print("\n".join(["## llama.cpp (measured / memviz)", "", *llamacpp_table(), "", "## llama.cpp KV sizes", "",
+                     *kv_sizes_table(), "", "## vLLM (measured / memviz)", "", *vllm_table()]))

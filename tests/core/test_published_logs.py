@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memviz.core.arch import from_hf_config
-from memviz.core.estimate import Scenario
+from memviz.core.estimate import Scenario, estimate
 from memviz.core.importers.llamacpp_log import LlamaCppLoad, architecture_of, read_llamacpp_load
 from memviz.core.log_check import check_load, check_vllm
 from memviz.core.presets import get_preset
@@ -17,6 +17,7 @@ from memviz.core.units import MiB
 DATA = Path(__file__).parents[1] / "data" / "published"
 LLAMACPP = json.loads((DATA / "llamacpp_logs.json").read_text())["cases"]
 VLLM = json.loads((DATA / "vllm_logs.json").read_text())["cases"]
+KV_SIZES = json.loads((DATA / "llamacpp_kv_sizes.json").read_text())["reports"]
 PRINTED = 0.01 * MiB  # llama.cpp prints MiB with two decimals
 
 
@@ -52,6 +53,25 @@ def test_llamacpp_compute_buffers_within_ten_percent_in_four_cases_of_five():
     within = [e for e in errors if abs(e) <= 0.10]
     assert len(errors) >= 2 * len(LLAMACPP) - 2
     assert len(within) >= 0.8 * len(errors), sorted(errors)
+
+
+def kv_size_rows(report: dict) -> list[tuple[dict, float]]:
+    """(measured point, memviz's KV MiB) for each point of a published KV-size report: llama-server -c n_ctx
+    --parallel N, one stream per slot, so each sequence keeps n_ctx / N tokens."""
+    a = from_hf_config(report["model"]["config"], name=report["id"])
+    rows = []
+    for point in report["measured"]:
+        n = point["parallel"]
+        sc = Scenario(engine="llamacpp", kv_format="f16", context_tokens=point["n_ctx"] // n, batch=n)
+        rows.append((point, estimate(a, sc).kv_cache_required / MiB))
+    return rows
+
+
+@pytest.mark.parametrize("report", KV_SIZES, ids=[r["id"] for r in KV_SIZES])
+def test_llamacpp_published_kv_sizes_are_exact(report):
+    """Sliding-window caches: per-stream n_ctx padding and PAD(window + n_ubatch, 256) cells per stream."""
+    for point, mib in kv_size_rows(report):
+        assert mib == pytest.approx(point["kv_mib"], abs=0.05), point
 
 
 def vllm_rows(case: dict) -> dict:
