@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memviz.core.units import GiB, MiB  # noqa: E402
-from tests.core.test_published_logs import KV_SIZES, LLAMACPP, VLLM, kv_size_rows, llamacpp_rows, vllm_rows  # noqa: E402
+from tests.core.test_published_logs import KV_SIZES, LLAMACPP, VLLM, compute_errors, kv_size_rows, llamacpp_rows, vllm_rows  # noqa: E402
 
 
 def _cell(row, scale: float) -> str:
@@ -26,22 +26,25 @@ def _cell(row, scale: float) -> str:
 
 def llamacpp_table() -> list[str]:
     cols = ["KV (device)", "KV", "compute (device)", "compute", "compute (host)", "output", "model (device)", "model"]
-    out = ["| case | build | device | KV MiB | compute MiB | host compute MiB | output MiB | model MiB |",
-           "|---|---|---|---|---|---|---|---|"]
-    errors = []
+    out = ["| case | build | device | KV MiB | compute MiB | host compute MiB | output MiB | model MiB | tensor types |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for case in LLAMACPP:
         rows = llamacpp_rows(case)
         get = {c: rows.get(c) for c in cols}
         kv, comp = get["KV (device)"] or get["KV"], get["compute (device)"] or get["compute"]
         model = get["model (device)"] or get["model"]
-        errors += [r.error for n, r in rows.items() if n.startswith("compute")]
+        types = [r for n, r in rows.items() if n.startswith("tensors")]
+        agree = "" if not types else "as memviz" if all(r.measured == r.estimated for r in types) else "older rules ¹"
         out.append(f"| [{case['id']}]({case['source'].split()[0]}) | {case['build']} | {case['device']} | "
                    f"{_cell(kv, MiB)} | {_cell(comp, MiB)} | {_cell(get['compute (host)'], MiB)} | "
-                   f"{_cell(get['output'], MiB)} | {_cell(model, MiB)} |")
+                   f"{_cell(get['output'], MiB)} | {_cell(model, MiB)} | {agree} |")
+    errors = compute_errors()
     within = sum(abs(e) <= 0.10 for e in errors)
     out.append("")
-    out.append(f"Compute buffers within 10 %: {within} of {len(errors)}; median |error| "
+    out.append(f"Distinct compute buffers within 10 %: {within} of {len(errors)}; median |error| "
                f"{100 * statistics.median(abs(e) for e in errors):.1f} %.")
+    notes = {case["quantizer"] for case in LLAMACPP if "quantizer" in case}
+    out += [f"¹ {note}" for note in sorted(notes)]
     return out
 
 

@@ -398,7 +398,8 @@ def _cmd_log(args: argparse.Namespace) -> int:
 
 
 def _print_log_check(text: str) -> int:
-    from memviz.core.log_check import check_log
+    from memviz.core.engines import get_engine
+    from memviz.core.log_check import check_log, retyped_tensors
     from memviz.core.units import MiB
 
     e, rows = check_log(text)
@@ -414,6 +415,9 @@ def _print_log_check(text: str) -> int:
             print(f"{r.name:18s} {r.measured / MiB:>12,.2f} {r.estimated / MiB:>12,.2f} {err:>8s} MiB")
         else:
             print(f"{r.name:18s} {r.measured:>12,d} {r.estimated:>12,d} {err:>8s} {r.unit}")
+    if retyped := retyped_tensors(rows):
+        print(f"{retyped} tensors of the file have other types than {sc.weight_format} gets under the rules memviz "
+              f"follows ({get_engine('llamacpp').version}): an older quantizer made it; the model buffers follow.")
     return 0
 
 

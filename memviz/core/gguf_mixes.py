@@ -277,3 +277,14 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
         if cols % _BLOCK[new]:
             new = "F16"
     return new
+
+
+def gguf_type_counts(mix: str, a: Architecture) -> dict[str, int]:
+    """Tensors of each ggml type in a `mix` file, by GGUF name (a fused attn_qkv counts once), as llama.cpp's
+    loader prints them (`llama_model_loader: - type q4_K: N tensors`); type names lower-case."""
+    types = {gguf_name(t, a): gguf_tensor_type(mix, t, a) for t in build_inventory(a)}
+    counts: dict[str, int] = {}
+    for ggml_type in types.values():
+        counts[ggml_type.lower()] = counts.get(ggml_type.lower(), 0) + 1
+    return counts
+

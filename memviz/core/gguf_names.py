@@ -13,6 +13,9 @@ from memviz.core.inventory import Role, Tensor
 #: model types whose checkpoints hold Q, K and V as one matrix (query_key_value, qkv_proj, c_attn), which llama.cpp's
 #: converter keeps as one `attn_qkv` tensor (convert_hf_to_gguf.py; src/llama-model.cpp `create_tensor_qkv`)
 FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2"})
+#: model types whose GGUF files hold the feed-forward gate and up projections as one `ffn_up` tensor of 2 x n_ff rows
+#: (llama.cpp src/models/glm4.cpp: `ffn_up` {n_embd, n_ff * 2}, no `ffn_gate`)
+FUSED_GATE_UP = frozenset({"glm4"})
 _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 "glm4": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 "gemma3_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm")}
@@ -29,8 +32,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
         return "output.weight"
     if t.role is Role.POSITION:
         return "position_embd.weight"
-    if t.layer is None:
-        return "output_norm.weight"
+    if t.layer is None:  # the final norm: weight, and bias where it has one (GPT-NeoX, Falcon, GPT-2)
+        return "output_norm" + (".bias" if t.kind.endswith("_bias") else ".weight")
     p = f"blk.{t.layer}."
     leaf = t.name.rsplit(".", 2)[-2]
     kind, suffix = (t.kind.removesuffix("_bias"), ".bias") if t.kind.endswith("_bias") else (t.kind, ".weight")
@@ -48,5 +51,7 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
         return p + ("ffn_gate_inp_shexp" if "shared_expert_gate" in t.name else "ffn_gate_inp") + suffix
     if t.role in (Role.MLP, Role.EXPERT):
         shared = "_shexp" if "shared_expert" in t.name else ""
+        if kind == "gate" and a.model_type in FUSED_GATE_UP:
+            kind = "up"
         return p + f"ffn_{kind}{shared}{suffix}"
     return p + kind + suffix

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from memviz.core.arch import Architecture
 from memviz.core.estimate import Estimate, estimate
+from memviz.core.gguf_mixes import GGUF_MIXES, IMATRIX_SUFFIX, gguf_type_counts
 from memviz.core.importers.llamacpp_log import LlamaCppLoad, architecture_of, read_llamacpp_load, scenario_of
 from memviz.core.importers.logs import is_host_buffer
 
@@ -58,7 +59,23 @@ def check_load(load: LlamaCppLoad, a: Architecture | None = None) -> tuple[Estim
         rows.append(BufferCheck("compute (host)", _sum(b["compute"], host=True), facts["host_compute_bytes"]))
     if b["output"]:
         rows.append(BufferCheck("output", sum(b["output"].values()), facts["output_buffer_bytes"]))
-    return e, rows
+    return e, rows + _type_rows(load, a, sc.weight_format)
+
+
+def _type_rows(load: LlamaCppLoad, a: Architecture, weight_format: str) -> list[BufferCheck]:
+    """The file's tensors by ggml type against the types memviz's mix rules give them: a quantizer whose rules
+    differ from the llama.cpp memviz follows shows here first (its model buffers follow)."""
+    if not load.type_counts or weight_format.removesuffix(IMATRIX_SUFFIX) not in GGUF_MIXES:
+        return []
+    printed = {k.lower(): v for k, v in load.type_counts.items()}
+    ours = gguf_type_counts(weight_format, a)
+    return [BufferCheck(f"tensors {t}", printed.get(t, 0), ours.get(t, 0), "tensors")
+            for t in sorted(set(printed) | set(ours))]
+
+
+def retyped_tensors(rows: list[BufferCheck]) -> int:
+    """Tensors the file types otherwise than memviz's mix rules (0: the same quantizer rules)."""
+    return sum(max(r.measured - r.estimated, 0) for r in rows if r.unit == "tensors")
 
 
 def check_log(text: str, a: Architecture | None = None) -> tuple[Estimate, list[BufferCheck]]:

@@ -2,6 +2,7 @@
 
 import pytest
 
+from memviz.core.arch import from_hf_config
 from memviz.core.formats import get_weight_format, tensor_bytes, weight_bytes
 from memviz.core.gguf_mixes import gguf_tensor_type, use_more_bits
 from memviz.core.inventory import build_inventory
@@ -81,3 +82,20 @@ def test_an_importance_matrix_changes_the_first_eighth_of_ffn_down(mix, without,
     assert gguf_tensor_type(mix + "+imatrix", early, a) == with_imatrix
     assert gguf_tensor_type(mix + "+imatrix", late, a) == gguf_tensor_type(mix, late, a)
     assert get_weight_format(mix.lower() + "+IMATRIX").name == mix + "+imatrix"
+
+
+def test_gguf_names_are_those_of_the_files():
+    """Pythia's GGUF holds 292 tensors (its loader line in ggml-org/ci) with output_norm.bias; GLM-4-0414's gate
+    and up projections are one ffn_up tensor (llama.cpp src/models/glm4.cpp), as its 613-tensor file shows."""
+    from memviz.core.gguf_mixes import gguf_type_counts
+    from memviz.core.gguf_names import gguf_name
+
+    a = get_preset("pythia-1.4b").architecture()
+    names = {gguf_name(t, a) for t in build_inventory(a)}
+    assert len(names) == 292 and {"output_norm.weight", "output_norm.bias"} <= names
+    assert sum(gguf_type_counts("Q4_0", a).values()) == 292
+    glm = from_hf_config({"model_type": "glm4", "hidden_size": 6144, "intermediate_size": 23040,
+                          "num_hidden_layers": 61, "num_attention_heads": 48, "num_key_value_heads": 2,
+                          "head_dim": 128, "vocab_size": 151552, "attention_bias": False}, name="GLM-Z1-32B-0414")
+    glm_names = {gguf_name(t, glm) for t in build_inventory(glm)}
+    assert not any("ffn_gate" in n for n in glm_names) and len(glm_names) == 613
