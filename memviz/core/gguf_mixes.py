@@ -28,11 +28,10 @@ A fused `attn_qkv` tensor (GPT-NeoX, Phi-3, Falcon, GPT-2 files) is one tensor o
 attn_v category (`category_is_attn_v`: the quantizer's own ATTENTION_QKV branch comes
 after it and is never reached): memviz gives q, k and v that one type and counts one
 attn_v tensor per layer.
-Not modelled: `--tensor-type` / `--output-tensor-type` overrides, `--pure`, and MLA's
-attn_k_b / attn_v_b split (`conversion/deepseek.py` writes kv_b as the two; both fall
-in no category, so the base type, which memviz gives the one kv_b tensor; but k_b's
-rows are qk_nope (128) wide, so a K-quant base falls back there, Q4_K -> Q5_0:
-DeepSeek-V3 Q4_K_M holds 64 MB more than memviz counts, 0.02 %).
+MLA's kv_b is the file's two per-head tensors attn_k_b / attn_v_b (`gguf_names.gguf_parts`):
+both fall in no category, so the base type, but k_b's rows are qk_nope (128) wide, so a
+K-quant base falls back there (Q4_K -> Q5_0).
+Not modelled: `--tensor-type` / `--output-tensor-type` overrides and `--pure`.
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from memviz.core.arch import Architecture
-from memviz.core.gguf_names import FUSED_QKV, gguf_name
+from memviz.core.gguf_names import FUSED_QKV, gguf_name, gguf_parts
 from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: mix name -> description; the base type of each mix is in `_BASE`.
@@ -282,7 +281,7 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
 def gguf_type_counts(mix: str, a: Architecture) -> dict[str, int]:
     """Tensors of each ggml type in a `mix` file, by GGUF name (a fused attn_qkv counts once), as llama.cpp's
     loader prints them (`llama_model_loader: - type q4_K: N tensors`); type names lower-case."""
-    types = {gguf_name(t, a): gguf_tensor_type(mix, t, a) for t in build_inventory(a)}
+    types = {gguf_name(part, a): gguf_tensor_type(mix, part, a) for t in build_inventory(a) for part in gguf_parts(t, a)}
     counts: dict[str, int] = {}
     for ggml_type in types.values():
         counts[ggml_type.lower()] = counts.get(ggml_type.lower(), 0) + 1

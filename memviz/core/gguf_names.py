@@ -7,6 +7,8 @@ Used to write GGUF files offline (memviz.probe.gguf_build) and to apply llama.cp
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from memviz.core.arch import Architecture
 from memviz.core.inventory import Role, Tensor
 
@@ -21,7 +23,7 @@ _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post
                 "gemma3_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm")}
 _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a": "attn_q_a", "q_b": "attn_q_b",
          "kv_a": "attn_kv_a_mqa", "kv_b": "attn_kv_b", "gate_exps": "ffn_gate_exps", "up_exps": "ffn_up_exps",
-         "down_exps": "ffn_down_exps", "sinks": "attn_sinks"}
+         "down_exps": "ffn_down_exps", "sinks": "attn_sinks", "k_b": "attn_k_b", "v_b": "attn_v_b"}
 
 
 def gguf_name(t: Tensor, a: Architecture) -> str:
@@ -55,3 +57,16 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
             kind = "up"
         return p + f"ffn_{kind}{shared}{suffix}"
     return p + kind + suffix
+
+
+def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
+    """The GGUF tensors an inventory tensor becomes: itself, except an MLA model's kv_b_proj, which llama.cpp's
+    converter splits per head into attn_k_b {nope, kv_lora_rank, heads} and attn_v_b {kv_lora_rank, v_head, heads}
+    (convert_hf_to_gguf.py `DeepseekV2Model`; src/models/deepseek2.cpp loads wk_b / wv_b, the unsplit attn_kv_b
+    only from legacy files); shapes here outermost first, so a part's last entry is ggml's row length."""
+    if t.kind != "kv_b" or not a.is_mla:
+        return (t,)
+    heads = a.num_heads
+    return (replace(t, name=f"{t.name}#k_b", shape=(heads, a.kv_lora_rank, a.qk_nope_head_dim), kind="k_b"),
+            replace(t, name=f"{t.name}#v_b", shape=(heads, a.v_head_dim, a.kv_lora_rank), kind="v_b"))
+

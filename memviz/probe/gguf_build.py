@@ -26,13 +26,13 @@ import numpy as np
 from memviz.core.arch import SLIDING, Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import get_weight_format, weight_bytes
-from memviz.core.gguf_names import gguf_name
+from memviz.core.gguf_names import gguf_name, gguf_parts
 from memviz.core.inventory import Role, build_inventory
 from memviz.core.units import GB
 
 #: transformers model_type -> GGUF general.architecture this builder writes
 GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
-             "gemma2": "gemma2", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe"}
+             "gemma2": "gemma2", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe", "deepseek_v2": "deepseek2"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -53,9 +53,10 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     w.add_embedding_length(a.hidden_size)
     w.add_feed_forward_length(a.intermediate_size)
     w.add_head_count(a.num_heads)
-    w.add_head_count_kv(a.num_kv_heads)
-    w.add_key_length(a.head_dim)
-    w.add_value_length(a.v_head_dim)
+    if arch != "deepseek2":  # MLA writes its own
+        w.add_head_count_kv(a.num_kv_heads)
+        w.add_key_length(a.head_dim)
+        w.add_value_length(a.v_head_dim)
     w.add_layer_norm_rms_eps(1e-6)
     w.add_rope_freq_base(10000.0)
     w.add_file_type(1)  # MOSTLY_F16
@@ -65,6 +66,8 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         w.add_expert_feed_forward_length(a.moe_intermediate_size)
         if a.shared_expert_intermediate_size:
             w.add_expert_shared_feed_forward_length(a.shared_expert_intermediate_size)
+    if arch == "deepseek2":
+        _deepseek2_metadata(w, a)
     if arch == "gemma2":
         w.add_sliding_window(a.sliding_window)
         w.add_attn_logit_softcapping(50.0)
@@ -81,13 +84,33 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     w.add_eos_token_id(2)
 
 
+def _deepseek2_metadata(w, a: Architecture) -> None:
+    """MLA as llama.cpp's converter writes it (`DeepseekV2Model.set_gguf_parameters`): one KV head of the latent
+    (key kv_lora_rank + rope, value kv_lora_rank), the per-head sizes as the `_mla` lengths, softmax gating."""
+    import gguf
+
+    w.add_head_count_kv(1)
+    w.add_key_length(a.kv_lora_rank + a.qk_rope_head_dim)
+    w.add_value_length(a.kv_lora_rank)
+    w.add_key_length_mla(a.qk_nope_head_dim + a.qk_rope_head_dim)
+    w.add_value_length_mla(a.v_head_dim)
+    w.add_q_lora_rank(a.q_lora_rank or 0)
+    w.add_kv_lora_rank(a.kv_lora_rank)
+    w.add_rope_dimension_count(a.qk_rope_head_dim)
+    w.add_leading_dense_block_count(a.moe_layers.index(True) if True in a.moe_layers else a.num_layers)
+    w.add_expert_shared_count(a.shared_expert_intermediate_size // a.moe_intermediate_size)
+    w.add_expert_weights_scale(1.0)
+    w.add_expert_gating_func(gguf.ExpertGatingFuncType.SOFTMAX)
+
+
 def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]:
-    for t in build_inventory(a):
-        if t.role is Role.LM_HEAD and a.tie_word_embeddings:
+    for tensor in build_inventory(a):
+        if tensor.role is Role.LM_HEAD and a.tie_word_embeddings:
             continue
-        # routers stay F32, as llama.cpp's converter writes them (conversion/base.py, "always in float32")
-        f16 = t.is_matrix and t.role is not Role.ROUTER
-        yield gguf_name(t, a), t.shape, np.dtype(np.float16 if f16 else np.float32)
+        for t in gguf_parts(tensor, a):
+            # routers stay F32, as llama.cpp's converter writes them (conversion/base.py, "always in float32")
+            f16 = t.is_matrix and t.role is not Role.ROUTER
+            yield gguf_name(t, a), t.shape, np.dtype(np.float16 if f16 else np.float32)
 
 
 def write_f16(a: Architecture, path: Path) -> Path:

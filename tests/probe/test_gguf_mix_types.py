@@ -1,6 +1,7 @@
 """Every tensor's ggml type in memviz's GGUF mixes equals what llama.cpp's own quantizer writes (llama-cpp-python
-0.3.36, llama.cpp 0c1e570): files of five shapes (GQA 4 and 2, tied output, 8-expert MoE, sliding window, and a
-row length of 384 that forces fallbacks) built at every mix that needs no importance matrix, read back with gguf."""
+0.3.36, llama.cpp 0c1e570): files of six shapes (GQA 4 and 2, tied output, 8-expert MoE, sliding window, MLA with
+its per-head attn_k_b / attn_v_b and a dense lead layer, and a row length of 384 that forces fallbacks) built at
+every mix that needs no importance matrix, read back with gguf."""
 
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from memviz.core.arch import from_hf_config, load_config
 from memviz.core.formats import get_weight_format
 from memviz.core.gguf_mixes import IMATRIX_MIXES
-from memviz.core.gguf_names import gguf_name
+from memviz.core.gguf_names import gguf_name, gguf_parts
 from memviz.core.inventory import build_inventory
 from tests.conftest import needs_llamacpp
 
@@ -30,6 +31,7 @@ def _shapes():
         "qwen2-tied-16L": arch("qwen2-tied", num_layers=16),
         "qwen3moe-8experts-8L": arch("qwen3moe", num_layers=8),
         "gemma2-swa-8L": arch("gemma2-swa", num_layers=8),
+        "deepseek2-mla-3L": arch("deepseek2-mla"),
         "llama-rows-384": arch("llama-gqa", num_layers=8, hidden_size=384, num_heads=6, num_kv_heads=2, head_dim=64,
                                v_head_dim=64, intermediate_size=768),
     }
@@ -61,7 +63,7 @@ def test_every_tensor_type_is_llamacpps(built, shape, mix):
     a = SHAPES[shape]
     written = built(shape, mix)
     fmt = get_weight_format(mix)
-    ours = {gguf_name(t, a): fmt.storage_for(t, a).name for t in build_inventory(a)}
+    ours = {gguf_name(p, a): fmt.storage_for(p, a).name for t in build_inventory(a) for p in gguf_parts(t, a)}
     differ = {n: (ours[n], written[n]) for n in written if n in ours and ours[n].upper() != written[n].upper()}
     assert not differ, differ
     assert set(written) == set(ours)

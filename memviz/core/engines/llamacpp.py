@@ -19,8 +19,12 @@ reuses a tensor's memory once its last consumer ran and computes SOFT_MAX in
 place): the largest of
 - output: logits n_ubatch x vocab plus two n_ubatch x hidden rows, f32;
 - feed-forward: gate, up and their GLU (3 x n_ubatch x I; routed experts
-  n_ubatch x top-k rows) plus 4 x n_ubatch x hidden, with the attention masks
-  (a model with sliding layers has two graph inputs: the full and the SWA mask);
+  n_ubatch x top-k rows, a shared expert after them, the larger of the two) plus
+  4 x n_ubatch x hidden, with the attention masks (a model with sliding layers has
+  two graph inputs: the full and the SWA mask);
+- MLA attention (deepseek2): the absorbed query, heads x (2 kv_lora_rank + nope +
+  3 rope) per token, plus 3 x n_ubatch x hidden, the mask, and the score matrix
+  without flash attention;
 - attention without flash attention: one f32 score matrix
   n_kv x n_ubatch x heads per stream (no copy for GQA, softmax in place), the f32
   mask n_kv x n_ubatch, and 5.5 x n_ubatch x hidden of projections;
@@ -73,6 +77,9 @@ QUANTIZED_KV = frozenset(k for k in CACHE_TYPES if KV_FORMATS[k].group)  # ggml 
 FFN_UNITS_HIDDEN = {"cpu": 4.0, "gpu": 3.0}
 ATTN_UNITS_HIDDEN = {"cpu": 5.5, "gpu": 4.0}
 OUTPUT_UNITS_HIDDEN = {"cpu": 2.0, "gpu": 1.0}
+#: the same beside an MLA model's attention (deepseek2.cpp), flash attention or not: 3 on this project's CPU
+#: (`benchmarks/llamacpp_mla_sweep.py`); the GPU figure, one row set less as above, is not measured
+MLA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 
 
 _MATMUL_ROLES = frozenset({Role.ATTENTION, Role.MLP, Role.EXPERT, Role.ROUTER, Role.LM_HEAD})
@@ -223,20 +230,41 @@ class LlamaCpp(Engine):
         mask = (2 if self.flash(x.sc, x.options) else 4) * masked * n  # 0c1e570 `build_attn_inp_kq_mask`: f16 for FA
         h = a.hidden_size
         where = "cpu" if on_host else "gpu"
-        if a.is_moe and all(a.moe_layers):
-            ffn_rows = n * a.experts_per_token * 3 * a.moe_intermediate_size + n * a.num_experts
-            ffn_rows = ffn_rows + 3 * n * a.shared_expert_intermediate_size
-        else:
-            ffn_rows = 3 * n * a.intermediate_size
-        ffn = 4 * (ffn_rows + FFN_UNITS_HIDDEN[where] * n * h)
-        if self.flash(x.sc, x.options):
+        ffn = 4 * (self._ffn_rows(a, n) + FFN_UNITS_HIDDEN[where] * n * h)
+        flash = self.flash(x.sc, x.options)
+        scores = 0 if flash else 4 * n_kv * n * a.num_heads  # one f32 score matrix, softmax in place
+        if a.is_mla:
+            attn = scores + mask + 4 * n * (self._mla_query_rows(a) + MLA_UNITS_HIDDEN[where] * h)
+        elif flash:
             attn = 4 * n * (h + a.num_heads * a.v_head_dim + 2 * a.num_kv_heads * a.head_dim) + mask
         else:
-            attn = 4 * n_kv * n * a.num_heads + mask + 4 * ATTN_UNITS_HIDDEN[where] * n * h
+            attn = scores + mask + 4 * ATTN_UNITS_HIDDEN[where] * n * h
         peak = np.maximum(ffn + mask, attn)
         if last_stage:
             peak = np.maximum(peak, 4 * n * (a.vocab_size + OUTPUT_UNITS_HIDDEN[where] * h))
         return peak + x.zeros
+
+    @staticmethod
+    def _ffn_rows(a: Architecture, n: np.ndarray) -> np.ndarray:
+        """f32 values of the largest feed-forward stage per micro-batch: gate, up and their GLU of a dense layer
+        (3 x n x I); in a routed layer those of the top-k experts with the router logits, and after them, not
+        beside them, the shared expert's (`build_moe_ffn`, then `build_ffn` of the shared expert: a Qwen2-MoE
+        shape whose shared expert is the larger peaks at 3 x n x its width, measured); a model with both kinds of
+        layer (DeepSeek's leading dense layers) reserves for the larger."""
+        dense = 3 * n * a.intermediate_size
+        if not a.is_moe:
+            return dense
+        routed = n * a.experts_per_token * 3 * a.moe_intermediate_size + n * a.num_experts
+        moe = np.maximum(routed, 3 * n * a.shared_expert_intermediate_size)
+        return moe if all(a.moe_layers) else np.maximum(moe, dense)
+
+    @staticmethod
+    def _mla_query_rows(a: Architecture) -> int:
+        """Per token, the f32 values alive when an MLA layer builds its absorbed query (deepseek2.cpp, 0c1e570):
+        q (nope + rope per head), the roped q_pe, q_nope x wk_b (kv_lora_rank per head) and their concatenation
+        Qcur (kv_lora_rank + rope): heads x (2 kv_lora_rank + nope + 3 rope); measured on this project's CPU for
+        six head counts, two latent ranks and three nope / rope splits (benchmarks/llamacpp_mla_sweep.py)."""
+        return a.num_heads * (2 * a.kv_lora_rank + a.qk_nope_head_dim + 3 * a.qk_rope_head_dim)
 
     def host_compute(self, x: Inputs) -> np.ndarray:
         """The host compute buffer beside GPUs (`CUDA_Host compute buffer`). With every layer and the output on
@@ -262,8 +290,10 @@ class LlamaCpp(Engine):
         offsets = {t.name: t.offset for t in x.a.stored} if x.wf.name == STORED else {}
         tensors, embedding = [], None
         for t, storage, nbytes in tensor_bytes(x.a, x.wf):
-            wt = WeightTensor(t.name, storage.upper(), tuple(reversed(t.shape)), nbytes, offsets.get(t.name),
-                              t.is_matrix and t.role in _MATMUL_ROLES)
+            # ggml's extra buffers take 2-D matrix products and 3-D expert products (MUL_MAT_ID), not MLA's
+            # per-head 3-D attn_k_b / attn_v_b (repack.cpp `supports_op`)
+            product = t.is_matrix and t.role in _MATMUL_ROLES and (len(t.shape) == 2 or t.role is Role.EXPERT)
+            wt = WeightTensor(t.name, storage.upper(), tuple(reversed(t.shape)), nbytes, offsets.get(t.name), product)
             tensors.append(wt)
             if t.role is Role.EMBEDDING:
                 embedding = wt
