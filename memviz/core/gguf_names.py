@@ -50,6 +50,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
         names = _LAYER_NORMS.get(a.model_type, ("attn_norm", "ffn_norm"))
         return p + names[int(leaf.removeprefix("norm")) % len(names)] + suffix
     if t.role is Role.ROUTER:
+        if t.kind == "router_bias":  # DeepSeek-V3's e_score_correction_bias (constants.py FFN_EXP_PROBS_B)
+            return p + "exp_probs_b.bias"
         return p + ("ffn_gate_inp_shexp" if "shared_expert_gate" in t.name else "ffn_gate_inp") + suffix
     if t.role in (Role.MLP, Role.EXPERT):
         shared = "_shexp" if "shared_expert" in t.name else ""

@@ -66,6 +66,7 @@ from memviz.core.kv import KVLayout, kv_cache_bytes
 from memviz.core.units import MiB
 
 CONTEXT_PAD = 256
+GGUF_ALIGNMENT = 32  # gguf.h GGUF_DEFAULT_ALIGNMENT
 RUNTIME_BYTES_CUDA = 250 * MiB
 RUNTIME_BYTES_CPU = 150 * MiB
 CACHE_TYPES = LLAMACPP_CACHE_TYPES
@@ -287,9 +288,10 @@ class LlamaCpp(Engine):
 
     def _cpu_buffers(self, x: Inputs) -> tuple[dict[str, int], int]:
         """(the buffers, the bytes of the tensors themselves), from one pass over the tensors."""
-        offsets = {t.name: t.offset for t in x.a.stored} if x.wf.name == STORED else {}
+        rows = tensor_bytes(x.a, x.wf)
+        offsets = {t.name: t.offset for t in x.a.stored} if x.wf.name == STORED else self._quantizer_offsets(x, rows)
         tensors, embedding = [], None
-        for t, storage, nbytes in tensor_bytes(x.a, x.wf):
+        for t, storage, nbytes in rows:
             # ggml's extra buffers take 2-D matrix products and 3-D expert products (MUL_MAT_ID), not MLA's
             # per-head 3-D attn_k_b / attn_v_b (repack.cpp `supports_op`)
             product = t.is_matrix and t.role in _MATMUL_ROLES and (len(t.shape) == 2 or t.role is Role.EXPERT)
@@ -302,6 +304,20 @@ class LlamaCpp(Engine):
         buffers = cpu_weight_buffers(tensors, o["cpu"], o["mmap"], o["repack"],
                                      tied_output=None if tied is None else replace(tied, matmul=True))
         return buffers, sum(t.nbytes for t in tensors)
+
+    @staticmethod
+    def _quantizer_offsets(x: Inputs, rows) -> dict[str, int]:
+        """Where each tensor lies in a file of a quantized mix: llama.cpp's quantizer writes them in its loader's
+        order, by layer (the others first) then by name (`weight_name_comparer`, `llama_model_quantize_impl`),
+        each padded to GGUF_DEFAULT_ALIGNMENT (32 bytes). Float files keep the converter's order: none given."""
+        if x.wf.gguf_mix is None or x.wf.name.upper() in ("F16", "BF16", "F32"):
+            return {}
+        ordered = sorted(rows, key=lambda r: (-1 if r[0].layer is None else r[0].layer, gguf_name(r[0], x.a)))
+        offsets, at = {}, 0
+        for t, _, nbytes in ordered:
+            offsets[t.name] = at
+            at += -(-nbytes // GGUF_ALIGNMENT) * GGUF_ALIGNMENT
+        return offsets
 
     def cpu_weight_extra(self, x: Inputs) -> float:
         if x.sc.device != "cpu":

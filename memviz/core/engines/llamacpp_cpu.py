@@ -27,7 +27,8 @@ Each buffer is the sum of its tensors padded to 32 bytes (`TENSOR_ALIGNMENT`,
 `ggml_backend_alloc_ctx_tensors_from_buft`). With mmap the CPU_Mapped buffer is
 the file range from the first to the last tensor it keeps (`get_mapping_range`),
 so tensors moved elsewhere but lying inside that range are counted twice: once
-mapped, once packed. Without file offsets the range is taken as the whole file.
+mapped, once packed. Without the file's offsets (a mix sized from a config, a log) a quantized file's order
+is llama.cpp's quantizer's (`llamacpp.LlamaCpp._quantizer_offsets`); a float file's range is the whole file.
 Other CPUs (ARM without DOTPROD, RISC-V, KleidiAI builds) are `cpu="generic"`: none
 of their packings is counted.
 """

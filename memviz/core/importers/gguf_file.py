@@ -164,6 +164,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
     n_experts = _scalar(get("expert_count"), "expert_count", warnings) or 0
     if arch == "llama" and n_experts:
         model_type = "mixtral"
+    if arch == "deepseek2" and get("expert_gating_func") != 2 and not any("exp_probs_b" in n for n in tensor_names):
+        model_type = "deepseek_v2"  # softmax routing without V3's score-correction bias (gguf ExpertGatingFuncType)
     cfg: dict[str, Any] = {
         "model_type": model_type,
         "num_hidden_layers": _scalar(get("block_count"), "block_count", warnings),

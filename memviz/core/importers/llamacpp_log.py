@@ -17,7 +17,7 @@ that reserved a compute buffer.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memviz.core.arch import Architecture, from_hf_config
@@ -114,8 +114,10 @@ def read_llamacpp_load(text: str, need_metadata: bool = True) -> LlamaCppLoad:
         if buffers["compute"] and (not need_metadata or any(_META.search(ln) for ln in lines)):
             load = _read(lines, buffers)
             info = next((ln for ln in reversed(text.splitlines()) if "system_info" in ln), "")
-            load.settings.setdefault("cpu", features_of(info))
-            return load
+            if info or "cpu" in load.settings:
+                load.settings.setdefault("cpu", features_of(info))
+                return load
+            return _cpu_from_buffers(load)
     what = "its GGUF metadata dump and " if need_metadata else ""
     raise InputError(f"no llama.cpp load with {what}a compute buffer line in the log")
 
@@ -144,6 +146,19 @@ def _read(lines: list[str], buffers: dict[str, dict[str, int]]) -> LlamaCppLoad:
     if any(isinstance(v, list) and len(v) < 2 for v in meta.values()):
         notes.append("an array in the metadata dump was cut; its printed values are used")
     return LlamaCppLoad(meta, n_tensors, counts, settings, offloaded, buffers, tuple(notes))
+
+
+def _cpu_from_buffers(load: LlamaCppLoad) -> LlamaCppLoad:
+    """A log without its system_info line: the CPU's weight buffers say whether it packs weights (AMX, or
+    CPU_REPACK: read as AVX2, the x86 set; an ARM CPU packs others); none printed, generic."""
+    model = load.buffers["model"]
+    features = "amx" if "AMX" in model else "avx2" if "CPU_REPACK" in model else "generic"
+    load.settings["cpu"] = features
+    if features == "generic":
+        return load
+    note = f"the log has no system_info line; its {'AMX' if features == 'amx' else 'CPU_REPACK'} buffer is read as " \
+           f"a CPU with {features.upper()}"
+    return replace(load, notes=(*load.notes, note))
 
 
 def architecture_of(load: LlamaCppLoad) -> Architecture:

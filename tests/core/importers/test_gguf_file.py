@@ -41,3 +41,21 @@ def test_not_gguf_and_corrupt(tmp_path):
     bad.write_bytes(raw[:200])
     with pytest.raises(InputError):
         read_gguf(bad)
+
+
+@pytest.mark.parametrize("gating, probs_bias, model_type", [(1, False, "deepseek_v2"), (None, False, "deepseek_v2"),
+                                                          (2, False, "deepseek_v3"), (None, True, "deepseek_v3")])
+def test_deepseek2_files_are_v2_or_v3_by_their_routing(gating, probs_bias, model_type):
+    """llama.cpp's deepseek2 architecture holds both: V3's sigmoid routing (expert_gating_func 2) has a score
+    correction bias (exp_probs_b); V2's softmax routing has none."""
+    from memviz.core.importers.gguf_file import config_from_gguf
+
+    meta = {"general.architecture": "deepseek2", "deepseek2.block_count": 4, "deepseek2.embedding_length": 512,
+            "deepseek2.attention.head_count": 8, "deepseek2.attention.head_count_kv": 1,
+            "deepseek2.feed_forward_length": 1024, "deepseek2.expert_count": 8, "deepseek2.expert_used_count": 2,
+            "deepseek2.attention.kv_lora_rank": 512, "deepseek2.vocab_size": 1000}
+    if gating is not None:
+        meta["deepseek2.expert_gating_func"] = gating
+    names = {"token_embd.weight", "output.weight"} | ({"blk.1.exp_probs_b.bias"} if probs_bias else set())
+    cfg, _ = config_from_gguf(meta, names)
+    assert cfg["model_type"] == model_type

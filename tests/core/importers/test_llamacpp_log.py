@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from memviz.core.errors import InputError
 from memviz.core.importers.llamacpp_log import architecture_of, read_llamacpp_load, scenario_of
+from memviz.core.units import MiB
 
 CASES = {c["id"]: c for c in json.loads(
     (Path(__file__).parents[2] / "data" / "published" / "llamacpp_logs.json").read_text())["cases"]}
@@ -124,3 +125,18 @@ def test_a_damaged_log_gives_a_check_or_one_clear_error(data):
         assert str(exc) and "\n" not in str(exc)  # one line that says what is missing
     else:
         assert rows[0].name == "n_ctx" and all(r.measured >= 0 for r in rows)
+
+
+def test_an_mla_load_without_system_info_is_checked_buffer_by_buffer():
+    """A DeepSeek-V2-shaped Q4_K_M file on this project's CPU (tests/data/llamacpp): its CPU_REPACK buffer says the
+    CPU packs weights; the mapped range follows the quantizer's file order; MLA's k_b / v_b count as two tensors."""
+    from memviz.core.log_check import check_log, retyped_tensors
+
+    text = (Path(__file__).parents[2] / "data" / "llamacpp" / "deepseek2_mla_q4km_cpu.log").read_text()
+    e, rows = check_log(text)
+    by_name = {r.name: r for r in rows}
+    assert e.architecture.model_type == "deepseek_v2" and e.architecture.is_mla
+    assert any("CPU_REPACK buffer is read as a CPU with AVX2" in w for w in e.architecture.warnings)
+    for name in ("model", "KV", "n_ctx"):
+        assert abs(by_name[name].estimated - by_name[name].measured) <= 0.01 * MiB, name
+    assert abs(by_name["compute"].error) < 0.01 and retyped_tensors(rows) == 0
