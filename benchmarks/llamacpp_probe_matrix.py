@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 CONFIGS = Path(__file__).parents[1] / "tests" / "data" / "llamacpp" / "configs"
-ARCHS = ("llama-gqa", "qwen2-tied", "gemma2-swa", "qwen3moe", "deepseek2-mla")
+ARCHS = ("llama-gqa", "qwen2-tied", "gemma2-swa", "qwen3moe", "deepseek2-mla", "gpt-oss-swa-moe")
 MIXES = ("Q8_0", "Q4_K_M", "Q4_0", "Q2_K", "IQ4_XS")
 SETTINGS = {
     "fa on, 1 seq, ctx 1000": ["--flash-attn", "on", "--context", "1000"],
@@ -55,7 +55,7 @@ def main() -> None:
     print("# memviz's llama.cpp engine against a real llama.cpp\n")
     print(f"llama-cpp-python {llama_cpp.__version__} (llama.cpp 0c1e570), "
           f"{llama_cpp.llama_print_system_info().decode().strip()}, {platform.machine()}, "
-          "made by `benchmarks/llamacpp_probe_matrix.py`. Tiny models of the five shapes in "
+          "made by `benchmarks/llamacpp_probe_matrix.py`. Tiny models of the six shapes in "
           "tests/data/llamacpp/configs, random weights quantized by llama.cpp itself. Buffer sizes are llama.cpp's "
           "own log lines (MiB, two decimals: ±0.005 MiB is print resolution); errors are estimate − measured.\n")
     print("| model | mix | settings | model buffers MiB | error MiB | KV MiB | error MiB | compute MiB | error |")

@@ -234,8 +234,8 @@ def _choose(mix: str, t: Tensor, a: Architecture, imatrix: bool) -> str:
     cat = _category(t, a)
     if cat == OUTPUT:
         return _output(mix, t, a, base)
-    if mix == "MXFP4_MOE":
-        return "MXFP4" if t.role is Role.EXPERT and len(t.shape) == 3 else "Q8_0"
+    if mix == "MXFP4_MOE":  # every 3-D tensor with more than one matrix: experts, and MLA's per-head k_b / v_b too
+        return "MXFP4" if len(t.shape) == 3 and t.shape[0] > 1 else "Q8_0"
     if cat == TOKEN_EMBD:
         if mix in ("IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ1_M"):
             return "Q2_K"
@@ -261,8 +261,10 @@ def _choose(mix: str, t: Tensor, a: Architecture, imatrix: bool) -> str:
 
 
 def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
-    """The ggml type llama.cpp's quantizer gives tensor `t` in a `mix` file."""
-    if not t.is_matrix or t.role in (Role.NORM, Role.ROUTER):
+    """The ggml type llama.cpp's quantizer gives tensor `t` in a `mix` file. Biases are F32 whatever their rank:
+    the converter writes every tensor not named `.weight` in F32 (conversion/base.py) and the quantizer touches
+    only `.weight` tensors (llama-quant.cpp)."""
+    if not t.is_matrix or t.role in (Role.NORM, Role.ROUTER) or t.kind.endswith("bias"):
         return "F32"
     if t.role is Role.POSITION:
         return "F16"

@@ -20,7 +20,8 @@ FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2"})
 FUSED_GATE_UP = frozenset({"glm4"})
 _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 "glm4": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
-                "gemma3_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm")}
+                "gemma3_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
+                "gpt_oss": ("attn_norm", "post_attention_norm")}
 _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a": "attn_q_a", "q_b": "attn_q_b",
          "kv_a": "attn_kv_a_mqa", "kv_b": "attn_kv_b", "gate_exps": "ffn_gate_exps", "up_exps": "ffn_up_exps",
          "down_exps": "ffn_down_exps", "sinks": "attn_sinks", "k_b": "attn_k_b", "v_b": "attn_v_b"}
@@ -50,7 +51,7 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
         names = _LAYER_NORMS.get(a.model_type, ("attn_norm", "ffn_norm"))
         return p + names[int(leaf.removeprefix("norm")) % len(names)] + suffix
     if t.role is Role.ROUTER:
-        if t.kind == "router_bias":  # DeepSeek-V3's e_score_correction_bias (constants.py FFN_EXP_PROBS_B)
+        if "e_score_correction" in t.name:  # DeepSeek-V3's routing bias (constants.py FFN_EXP_PROBS_B)
             return p + "exp_probs_b.bias"
         return p + ("ffn_gate_inp_shexp" if "shared_expert_gate" in t.name else "ffn_gate_inp") + suffix
     if t.role in (Role.MLP, Role.EXPERT):
@@ -62,10 +63,17 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
 
 
 def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
-    """The GGUF tensors an inventory tensor becomes: itself, except an MLA model's kv_b_proj, which llama.cpp's
-    converter splits per head into attn_k_b {nope, kv_lora_rank, heads} and attn_v_b {kv_lora_rank, v_head, heads}
-    (convert_hf_to_gguf.py `DeepseekV2Model`; src/models/deepseek2.cpp loads wk_b / wv_b, the unsplit attn_kv_b
-    only from legacy files); shapes here outermost first, so a part's last entry is ggml's row length."""
+    """The GGUF tensors an inventory tensor becomes: itself, except gpt-oss's fused expert gate/up bias (two
+    tensors) and an MLA model's kv_b_proj, which llama.cpp's converter splits per head into attn_k_b
+    {nope, kv_lora_rank, heads} and attn_v_b {kv_lora_rank, v_head, heads} (convert_hf_to_gguf.py
+    `DeepseekV2Model`; src/models/deepseek2.cpp loads wk_b / wv_b, the unsplit attn_kv_b only from legacy
+    files); shapes here outermost first, so a part's last entry is ggml's row length."""
+    if t.kind == "exps_bias":  # gpt-oss: gate_up_proj_bias is split into gate and up (conversion/gpt_oss.py)
+        if "gate_up" not in t.name:
+            return (replace(t, kind="down_exps_bias"),)
+        half = (*t.shape[:-1], t.shape[-1] // 2)
+        return (replace(t, name=f"{t.name}#gate", shape=half, kind="gate_exps_bias"),
+                replace(t, name=f"{t.name}#up", shape=half, kind="up_exps_bias"))
     if t.kind != "kv_b" or not a.is_mla:
         return (t,)
     heads = a.num_heads

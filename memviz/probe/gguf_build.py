@@ -32,7 +32,8 @@ from memviz.core.units import GB
 
 #: transformers model_type -> GGUF general.architecture this builder writes
 GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
-             "gemma2": "gemma2", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe", "deepseek_v2": "deepseek2"}
+             "gemma2": "gemma2", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe", "deepseek_v2": "deepseek2",
+             "gpt_oss": "gpt-oss"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -68,8 +69,9 @@ def _metadata(w, a: Architecture, arch: str) -> None:
             w.add_expert_shared_feed_forward_length(a.shared_expert_intermediate_size)
     if arch == "deepseek2":
         _deepseek2_metadata(w, a)
-    if arch == "gemma2":
+    if arch in ("gemma2", "gpt-oss"):
         w.add_sliding_window(a.sliding_window)
+    if arch == "gemma2":
         w.add_attn_logit_softcapping(50.0)
         w.add_final_logit_softcapping(30.0)
     tokens = [*SPECIAL_TOKENS, *(f"<0x{i:02X}>" for i in range(256))]
@@ -109,7 +111,8 @@ def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]
             continue
         for t in gguf_parts(tensor, a):
             # routers stay F32, as llama.cpp's converter writes them (conversion/base.py, "always in float32")
-            f16 = t.is_matrix and t.role is not Role.ROUTER
+            # and so do biases, as every tensor not named .weight (conversion/base.py)
+            f16 = t.is_matrix and t.role is not Role.ROUTER and not t.kind.endswith("bias")
             yield gguf_name(t, a), t.shape, np.dtype(np.float16 if f16 else np.float32)
 
 
