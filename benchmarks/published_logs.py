@@ -12,7 +12,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memviz.core.units import GiB, MiB  # noqa: E402
-from tests.core.test_published_logs import KV_SIZES, LLAMACPP, VLLM, compute_errors, kv_size_rows, llamacpp_rows, vllm_rows  # noqa: E402
+from tests.core.test_published_logs import (  # noqa: E402
+    KV_SIZES,
+    LLAMACPP,
+    TYPE_COUNTS,
+    VLLM,
+    compute_errors,
+    kv_size_rows,
+    llamacpp_rows,
+    vllm_rows,
+)
 
 
 def _cell(row, scale: float) -> str:
@@ -57,6 +66,22 @@ def kv_sizes_table() -> list[str]:
     return out
 
 
+def type_counts_table() -> list[str]:
+    from memviz.core.arch import from_hf_config
+    from memviz.core.gguf_mixes import gguf_type_counts
+    from memviz.core.importers.llamacpp_log import type_counts_of
+    from memviz.core.presets import get_preset
+
+    out = ["| file | mix | tensors per type (printed / memviz) |", "|---|---|---|"]
+    for case in TYPE_COUNTS:
+        m = case["model"]
+        a = get_preset(m["preset"]).architecture() if "preset" in m else from_hf_config(m["config"], name=case["id"])
+        ours = gguf_type_counts(case["mix"], a)
+        cells = ", ".join(f"{t} {n} / {ours.get(t, 0)}" for t, n in type_counts_of(case["log"]).items())
+        out.append(f"| [{case['id']}]({case['source'].split()[0]}) | {case['mix']} | {cells} |")
+    return out
+
+
 def vllm_table() -> list[str]:
     out = ["| case | vLLM | weights GiB | non-torch GiB | activation peak GiB | KV pool GiB | KV tokens | tokens in printed pool |",
            "|---|---|---|---|---|---|---|---|"]
@@ -74,4 +99,5 @@ def vllm_table() -> list[str]:
 
 if __name__ == "__main__":
     print("\n".join(["## llama.cpp (measured / memviz)", "", *llamacpp_table(), "", "## llama.cpp KV sizes", "",
-                     *kv_sizes_table(), "", "## vLLM (measured / memviz)", "", *vllm_table()]))
+                     *kv_sizes_table(), "", "## GGUF tensor types", "", *type_counts_table(), "",
+                     "## vLLM (measured / memviz)", "", *vllm_table()]))

@@ -67,8 +67,7 @@ def _type_rows(load: LlamaCppLoad, a: Architecture, weight_format: str) -> list[
     differ from the llama.cpp memviz follows shows here first (its model buffers follow)."""
     if not load.type_counts or weight_format.removesuffix(IMATRIX_SUFFIX) not in GGUF_MIXES:
         return []
-    printed = {k.lower(): v for k, v in load.type_counts.items()}
-    ours = gguf_type_counts(weight_format, a)
+    printed, ours = load.type_counts, gguf_type_counts(weight_format, a)
     return [BufferCheck(f"tensors {t}", printed.get(t, 0), ours.get(t, 0), "tensors")
             for t in sorted(set(printed) | set(ours))]
 

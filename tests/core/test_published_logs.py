@@ -18,6 +18,7 @@ DATA = Path(__file__).parents[1] / "data" / "published"
 LLAMACPP = json.loads((DATA / "llamacpp_logs.json").read_text())["cases"]
 VLLM = json.loads((DATA / "vllm_logs.json").read_text())["cases"]
 KV_SIZES = json.loads((DATA / "llamacpp_kv_sizes.json").read_text())["reports"]
+TYPE_COUNTS = json.loads((DATA / "gguf_type_counts.json").read_text())["cases"]
 PRINTED = 0.01 * MiB  # llama.cpp prints MiB with two decimals
 
 
@@ -135,3 +136,17 @@ def test_every_case_is_compared_somewhere():
     layout = {c["id"] for c in _compared("tokens in printed pool")}
     assert len(weights) >= 6 and len(layout) >= 4
     assert {c["id"] for c in VLLM} - weights - layout <= {c["id"] for c in VLLM if c.get("not_compared")}
+
+
+@pytest.mark.parametrize("case", TYPE_COUNTS, ids=[c["id"] for c in TYPE_COUNTS])
+def test_published_gguf_files_hold_the_tensor_types_of_the_mix_rules(case):
+    """llama.cpp's quantizer rules (gguf_mixes) give the tensors per type that published files printed."""
+    from memviz.core.gguf_mixes import gguf_type_counts
+    from memviz.core.importers.llamacpp_log import type_counts_of
+
+    m = case["model"]
+    a = get_preset(m["preset"]).architecture() if "preset" in m else from_hf_config(m["config"], name=case["id"])
+    ours = gguf_type_counts(case["mix"], a)
+    printed = type_counts_of(case["log"])
+    assert {t: ours.get(t, 0) for t in printed} == printed
+

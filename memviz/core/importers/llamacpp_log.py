@@ -122,16 +122,19 @@ def read_llamacpp_load(text: str, need_metadata: bool = True) -> LlamaCppLoad:
     raise InputError(f"no llama.cpp load with {what}a compute buffer line in the log")
 
 
+def type_counts_of(lines: list[str]) -> dict[str, int]:
+    """Tensors per ggml type the loader printed (`llama_model_loader: - type q4_K: N tensors`), names lower-case."""
+    return {m.group(1).lower(): int(m.group(2)) for line in lines if (m := _TYPE_COUNT.search(line))}
+
+
 def _read(lines: list[str], buffers: dict[str, dict[str, int]]) -> LlamaCppLoad:
     meta: dict[str, Any] = {}
-    counts: dict[str, int] = {}
+    counts = type_counts_of(lines)
     settings: dict[str, Any] = {}
     n_tensors = offloaded = None
     for line in lines:
         if m := _META.search(line):
             meta[m.group(1)] = _value(m.group(2), m.group(3))
-        elif m := _TYPE_COUNT.search(line):
-            counts[m.group(1)] = int(m.group(2))
         elif m := _TENSORS.search(line):
             n_tensors = int(m.group(1))
         elif m := _OFFLOADED.search(line):

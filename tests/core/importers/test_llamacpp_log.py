@@ -25,7 +25,7 @@ def test_metadata_dump_becomes_the_model():
     a = architecture_of(load)
     assert (a.num_layers, a.hidden_size, a.num_heads, a.num_kv_heads, a.head_dim) == (61, 6144, 48, 2, 128)
     assert a.vocab_size == 151552 and a.intermediate_size == 23040
-    assert load.type_counts == {"f32": 245, "q5_K": 61, "q6_K": 1, "iq4_xs": 306} and load.n_tensors == 613
+    assert load.type_counts == {"f32": 245, "q5_k": 61, "q6_k": 1, "iq4_xs": 306} and load.n_tensors == 613
 
 
 def test_settings_and_offload_become_the_scenario():
