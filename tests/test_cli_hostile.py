@@ -1,6 +1,7 @@
 """CLI numbers from anywhere (hypothesis, in-process): `memviz estimate` and `memviz plan` return 0 (or 1: nothing
 fits) or 2 with one line naming the problem — never a traceback, whatever the integers."""
 
+import json
 import os
 
 import pytest
@@ -46,3 +47,11 @@ def test_plan_numbers(capsys, context, concurrency, nodes, top, loss):
 @pytest.mark.parametrize("size", ["0", "-1GiB", "1e400GiB", "nanGiB", "24 parsecs", "9" * 400])
 def test_plan_sizes(capsys, size):
     assert _run(capsys, ["plan", "--preset", "gpt2", "--vram", size]) == 2
+
+
+def test_a_hybrid_config_is_one_line_and_exit_2(capsys, tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"model_type": "qwen3_next", "hidden_size": 2048, "num_hidden_layers": 48,
+                               "num_attention_heads": 16, "vocab_size": 151936, "full_attention_interval": 4}))
+    assert main(["estimate", "--config", str(cfg)]) == 2
+    assert "recurrent / linear-attention" in capsys.readouterr().err

@@ -334,6 +334,28 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
     return (FULL,) * n_layers
 
 
+#: model types built of recurrent / linear-attention layers, alone or beside attention (their configs do not all say
+#: so in a field): a fixed state per sequence instead of a KV cache, and weights memviz's inventory does not hold
+RECURRENT_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv6", "rwkv7", "jamba", "zamba",
+                                   "zamba2", "bamba", "falcon_h1", "granitemoehybrid", "nemotron_h", "qwen3_next",
+                                   "qwen3_5", "qwen3_5_moe", "lfm2", "lfm2_moe", "kimi_linear", "plamo2", "minimax"})
+#: config fields that place recurrent layers (Qwen3-Next, Jamba, Granite-4.0-H / Zamba, Nemotron-H)
+_HYBRID_FIELDS = ("full_attention_interval", "attn_layer_period", "layers_block_type", "hybrid_override_pattern")
+
+
+def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
+    """One clear error for models with recurrent or linear-attention layers: memviz would count a KV cache for
+    every layer and miss their state and weights."""
+    types = [str(t) for t in cfg.get("layer_types") or ()]
+    recurrent = [t for t in types if "attention" not in t or "linear" in t]
+    field = next((f for f in _HYBRID_FIELDS if cfg.get(f)), None)
+    if recurrent or field or model_type in RECURRENT_MODEL_TYPES:
+        what = (f"{len(recurrent)} of {len(types)} layers are {recurrent[0]}" if recurrent
+                else f"its '{field}' places recurrent layers" if field else "it is built of recurrent layers")
+        raise InputError(f"{model_type}: {what}; memviz does not model recurrent / linear-attention layers "
+                         "(their fixed state per sequence, their weights), so its figures would be wrong")
+
+
 def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "") -> Architecture:
     """Build an Architecture from a Hugging Face config dict.
 
@@ -353,6 +375,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                 inner[key] = cfg[key]
         cfg = inner
     model_type = str(cfg.get("model_type") or "unknown")
+    _refuse_recurrent(cfg, model_type)
     warnings: list[str] = []
     if model_type not in KNOWN_MODEL_TYPES:
         warnings.append(

@@ -139,3 +139,25 @@ def test_glm4_moe_counts_what_transformers_builds():
     a = from_hf_config(cfg)
     assert not a.warnings
     assert parameter_count(a) == 106_852_245_504 + 5_824 - 64  # memviz leaves the rotary buffer out
+
+
+@pytest.mark.parametrize("cfg, says", [
+    ({"model_type": "qwen3_next", "full_attention_interval": 4}, "full_attention_interval"),
+    ({"model_type": "qwen3_5_text", "layer_types": ["linear_attention"] * 3 + ["full_attention"]},
+     "3 of 4 layers are linear_attention"),
+    ({"model_type": "granitemoehybrid", "layers_block_type": ["mamba", "attention", "mamba", "mamba"]}, "layers_block_type"),
+    ({"model_type": "nemotron_h", "hybrid_override_pattern": "M-M*"}, "hybrid_override_pattern"),
+    ({"model_type": "mamba2"}, "built of recurrent layers"),
+])
+def test_recurrent_and_linear_attention_layers_are_refused_by_name(cfg, says):
+    """A KV cache for every layer would be wrong for them: one clear error instead of a figure."""
+    base = {"hidden_size": 2048, "num_hidden_layers": 4, "num_attention_heads": 16, "vocab_size": 151936}
+    with pytest.raises(InputError, match=says):
+        from_hf_config({**base, **cfg})
+
+
+def test_attention_layer_kinds_stay_accepted():
+    base = {"hidden_size": 256, "num_hidden_layers": 3, "num_attention_heads": 4, "vocab_size": 1000, "sliding_window": 64}
+    a = from_hf_config({**base, "model_type": "llama",
+                        "layer_types": ["sliding_attention", "full_attention", "chunked_attention"]})
+    assert a.layer_types == (SLIDING, FULL, SLIDING)

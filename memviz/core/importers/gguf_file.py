@@ -160,6 +160,12 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
     def get(suffix: str) -> Any:
         return meta.get(f"{arch}.{suffix}")
 
+    recurrent = [k for k, v in meta.items() if k.startswith((f"{arch}.ssm.", f"{arch}.wkv", f"{arch}.shortconv"))
+                 and v] + ([f"{arch}.full_attention_interval"] if get("full_attention_interval") else [])
+    if recurrent:  # llama.cpp's recurrent / hybrid architectures (Mamba, RWKV, Jamba, Qwen3-Next, LFM2, ...)
+        raise InputError(f"GGUF architecture '{arch}' has recurrent layers ({recurrent[0]}); memviz does not model "
+                         "recurrent / linear-attention layers, so its figures would be wrong")
+
     model_type = ARCH_TO_MODEL_TYPE.get(arch, arch)
     n_experts = _scalar(get("expert_count"), "expert_count", warnings) or 0
     if arch == "llama" and n_experts:

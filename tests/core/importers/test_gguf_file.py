@@ -59,3 +59,14 @@ def test_deepseek2_files_are_v2_or_v3_by_their_routing(gating, probs_bias, model
     names = {"token_embd.weight", "output.weight"} | ({"blk.1.exp_probs_b.bias"} if probs_bias else set())
     cfg, _ = config_from_gguf(meta, names)
     assert cfg["model_type"] == model_type
+
+
+def test_recurrent_gguf_architectures_are_refused():
+    """llama.cpp's hybrid / recurrent architectures state their SSM or RWKV sizes in the metadata."""
+    from memviz.core.importers.gguf_file import config_from_gguf
+
+    for meta in ({"general.architecture": "qwen3next", "qwen3next.ssm.state_size": 128},
+                 {"general.architecture": "rwkv7", "rwkv7.wkv.head_size": 64},
+                 {"general.architecture": "qwen35", "qwen35.full_attention_interval": 4}):
+        with pytest.raises(InputError, match="recurrent layers"):
+            config_from_gguf({**meta, f"{meta['general.architecture']}.block_count": 4}, set())
