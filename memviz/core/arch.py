@@ -298,7 +298,8 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
     Sources: an explicit `layer_types` list (transformers >= 4.53 writes it for gemma2/3,
     gpt_oss, qwen2...); Gemma-2 and gpt-oss alternate sliding/full starting with
     sliding (`Gemma2Config`, `GptOssConfig`); Gemma-3 makes every `sliding_window_pattern`-th layer full
-    (`Gemma3TextConfig`, default 6); Mistral/Mixtral/Phi-3 apply `sliding_window`
+    (`Gemma3TextConfig`, default 6), Cohere2, OLMo-3 and EXAONE-4 every 4th (or their `sliding_window_pattern`,
+    EXAONE's as a string like "LLLG"); Mistral/Mixtral/Phi-3 apply `sliding_window`
     to every layer when it is set; Qwen2-family configs use it only when
     `use_sliding_window` is true, for layers >= `max_window_layers`.
     """
@@ -329,6 +330,14 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
         return tuple(SLIDING if r else FULL for r in rope)
     if model_type == "gpt_oss":  # GptOssConfig default: sliding, full, sliding, ...
         return tuple(SLIDING if i % 2 == 0 else FULL for i in range(n_layers))
+    if model_type in ("cohere2", "olmo3", "exaone4"):  # Cohere2Config / Olmo3Config / Exaone4Config: every 4th full
+        pattern = cfg.get("sliding_window_pattern", 4) if model_type != "olmo3" else 4
+        if isinstance(pattern, str):  # Exaone4's "LLLG": local (sliding) and global layers, repeated
+            if not pattern or set(pattern) - {"L", "G"}:
+                raise InputError(f"sliding_window_pattern {pattern!r} is not a string of L and G")
+            return tuple(SLIDING if pattern[i % len(pattern)] == "L" else FULL for i in range(n_layers))
+        pattern = _at_least_one(pattern, "sliding_window_pattern")
+        return tuple(SLIDING if (i + 1) % pattern else FULL for i in range(n_layers))
     if model_type in ("mistral", "mixtral", "phi3"):
         return (SLIDING,) * n_layers
     return (FULL,) * n_layers

@@ -161,3 +161,16 @@ def test_attention_layer_kinds_stay_accepted():
     a = from_hf_config({**base, "model_type": "llama",
                         "layer_types": ["sliding_attention", "full_attention", "chunked_attention"]})
     assert a.layer_types == (SLIDING, FULL, SLIDING)
+
+
+@pytest.mark.parametrize("model_type, extra, expected", [
+    ("cohere2", {"sliding_window_pattern": 4}, (SLIDING, SLIDING, SLIDING, FULL) * 2),
+    ("olmo3", {}, (SLIDING, SLIDING, SLIDING, FULL) * 2),
+    ("exaone4", {"sliding_window_pattern": "LLLG"}, (SLIDING, SLIDING, SLIDING, FULL) * 2),
+    ("exaone4", {"sliding_window_pattern": 2}, (SLIDING, FULL) * 4),
+])
+def test_configs_without_layer_types_follow_their_windows_pattern(model_type, extra, expected):
+    """As transformers' Cohere2Config / Olmo3Config / Exaone4Config build layer_types when the file has none."""
+    base = {"hidden_size": 256, "num_hidden_layers": 8, "num_attention_heads": 4, "vocab_size": 1000,
+            "sliding_window": 128, "model_type": model_type}
+    assert from_hf_config({**base, **extra}).layer_types == expected
