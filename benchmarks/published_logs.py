@@ -19,7 +19,7 @@ from tests.core.test_published_logs import (  # noqa: E402
     VLLM,
     compute_errors,
     kv_size_rows,
-    llamacpp_rows,
+    llamacpp_check,
     vllm_rows,
 )
 
@@ -38,12 +38,13 @@ def llamacpp_table() -> list[str]:
     out = ["| case | build | device | KV MiB | compute MiB | host compute MiB | output MiB | model MiB | tensor types |",
            "|---|---|---|---|---|---|---|---|---|"]
     for case in LLAMACPP:
-        rows = llamacpp_rows(case)
+        e, rows = llamacpp_check(case)
         get = {c: rows.get(c) for c in cols}
         kv, comp = get["KV (device)"] or get["KV"], get["compute (device)"] or get["compute"]
         model = get["model (device)"] or get["model"]
         types = [r for n, r in rows.items() if n.startswith("tensors")]
-        agree = "" if not types else "as memviz" if all(r.measured == r.estimated for r in types) else "older rules ¹"
+        agree = "" if not types else "differ" if any(r.measured != r.estimated for r in types) else \
+            "older qkv branch ¹" if e.scenario.weight_format.endswith("+qkv-branch") else "0c1e570's rules"
         out.append(f"| [{case['id']}]({case['source'].split()[0]}) | {case['build']} | {case['device']} | "
                    f"{_cell(kv, MiB)} | {_cell(comp, MiB)} | {_cell(get['compute (host)'], MiB)} | "
                    f"{_cell(get['output'], MiB)} | {_cell(model, MiB)} | {agree} |")

@@ -399,6 +399,7 @@ def _cmd_log(args: argparse.Namespace) -> int:
 
 def _print_log_check(text: str) -> int:
     from memviz.core.engines import get_engine
+    from memviz.core.gguf_mixes import QKV_BRANCH_SUFFIX
     from memviz.core.log_check import check_log, retyped_tensors
     from memviz.core.units import MiB
 
@@ -415,9 +416,14 @@ def _print_log_check(text: str) -> int:
             print(f"{r.name:18s} {r.measured / MiB:>12,.2f} {r.estimated / MiB:>12,.2f} {err:>8s} MiB")
         else:
             print(f"{r.name:18s} {r.measured:>12,d} {r.estimated:>12,d} {err:>8s} {r.unit}")
+    for note in e.architecture.warnings:
+        print(f"note: {note}")
+    if sc.weight_format.endswith(QKV_BRANCH_SUFFIX):
+        print("note: the file's tensors per type are those of older quantizers, which typed a fused attn_qkv by "
+              f"its own branch ({get_engine('llamacpp').version} no longer reaches it): read with that branch")
     if retyped := retyped_tensors(rows):
         print(f"{retyped} tensors of the file have other types than {sc.weight_format} gets under the rules memviz "
-              f"follows ({get_engine('llamacpp').version}): an older quantizer made it; the model buffers follow.")
+              f"follows ({get_engine('llamacpp').version}): another quantizer made it; the model buffers follow.")
     return 0
 
 

@@ -191,18 +191,22 @@ def test_log_check_sets_llamacpp_buffers_beside_the_estimate(tmp_path):
     assert "76.01" in lines["compute (host)"] and "n_ctx" in lines
 
 
-def test_log_check_names_a_file_made_under_other_quantizer_rules(tmp_path):
-    """The CI's Pythia Q2_K file types attn_qkv by an older rule: the type counts and a closing line say so."""
+def test_log_check_reads_a_file_of_the_older_quantizer_rules_with_them(tmp_path):
+    """The CI's Pythia Q2_K file types attn_qkv by the older quantizers' branch: its tensors per type say so, the
+    check reads it with that branch and its model buffers come out exact."""
     cases = json.loads(Path("tests/data/published/llamacpp_logs.json").read_text())["cases"]
     log = tmp_path / "cli.log"
     log.write_text("\n".join(next(c for c in cases if c["id"] == "pythia-2.8b-q2_k-cuda-v100-2k")["log"]))
     r = run("log", str(log), "--check")
     assert r.returncode == 0, r.stderr
-    assert any(ln.split()[:4] == ["tensors", "q2_k", "65", "33"] for ln in r.stdout.splitlines())
-    assert r.stdout.splitlines()[-1].startswith("32 tensors of the file have other types than Q2_K")
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("2.8B: Q2_K+qkv-branch")
+    assert any(ln.split()[:4] == ["tensors", "q2_k", "65", "65"] for ln in lines)
+    assert any(ln.startswith("model (device)") and ln.split()[2:4] == ["993.89", "993.89"] for ln in lines)
+    assert "typed a fused attn_qkv by its own branch" in r.stdout and "other types than" not in r.stdout
     glm = tmp_path / "glm.log"
     glm.write_text("\n".join(next(c for c in cases if c["id"].startswith("glm4"))["log"]))
-    assert "other types" not in run("log", str(glm), "--check").stdout
+    assert "attn_qkv" not in run("log", str(glm), "--check").stdout
 
 
 def test_log_check_of_a_vllm_log_is_one_line_and_exit_2():

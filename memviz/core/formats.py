@@ -31,7 +31,7 @@ from math import ceil, prod
 
 from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
-from memviz.core.gguf_mixes import GGUF_MIXES, gguf_tensor_type
+from memviz.core.gguf_mixes import GGUF_MIXES, QKV_BRANCH_SUFFIX, gguf_tensor_type
 from memviz.core.gguf_names import gguf_parts
 from memviz.core.inventory import Role, Tensor, build_inventory
 
@@ -206,11 +206,17 @@ def weight_formats() -> dict[str, WeightFormat]:
 
 
 def get_weight_format(name: str) -> WeightFormat:
+    """A weight format by name, case-insensitively; a GGUF mix also with `gguf_mixes.QKV_BRANCH_SUFFIX`."""
     formats = _weight_formats_cached()
     key = name.strip().lower()
     for known, fmt in formats.items():
         if known.lower() == key:
             return fmt
+    if key.endswith(QKV_BRANCH_SUFFIX):
+        base = get_weight_format(name.strip()[: -len(QKV_BRANCH_SUFFIX)])
+        if base.gguf_mix is not None and base.gguf_mix not in ("F16", "BF16"):
+            return WeightFormat(base.name + QKV_BRANCH_SUFFIX, base.description + ", fused attn_qkv by the older "
+                                "quantizer's own branch", gguf_mix=base.gguf_mix + QKV_BRANCH_SUFFIX)
     raise InputError(f"unknown weight format {name!r}; known: {', '.join(formats)}")
 
 

@@ -27,7 +27,8 @@ published IQ4 files are.
 A fused `attn_qkv` tensor (GPT-NeoX, Phi-3, Falcon, GPT-2 files) is one tensor of the
 attn_v category (`category_is_attn_v`: the quantizer's own ATTENTION_QKV branch comes
 after it and is never reached): memviz gives q, k and v that one type and counts one
-attn_v tensor per layer.
+attn_v tensor per layer. Files of older quantizers, which reached that branch, are the
+mix's `QKV_BRANCH_SUFFIX` variant.
 MLA's kv_b is the file's two per-head tensors attn_k_b / attn_v_b (`gguf_names.gguf_parts`):
 both fall in no category, so the base type, but k_b's rows are qk_nope (128) wide, so a
 K-quant base falls back there (Q4_K -> Q5_0).
@@ -90,6 +91,12 @@ _BASE = {
 #: a mix whose rules change when llama-quantize is given an importance matrix (`qs.has_imatrix`: the first
 #: eighth of ffn_down), named with this suffix; the mixes in IMATRIX_MIXES are always made with one
 IMATRIX_SUFFIX = "+imatrix"
+#: a mix as older llama.cpp quantizers made it for fused attn_qkv tensors (GPT-NeoX, Phi-3, Falcon, GPT-2): the
+#: quantizer's own attn_qkv branch (Q3_K_M / Q3_K_L / IQ3_M -> Q4_K, Q4_K_M -> Q5_K, Q5_K_M -> Q6_K, else the base
+#: type), which 0c1e570 still holds in llama-quant.cpp but no longer reaches; the files of llama.cpp's own CI of
+#: build 4343 (December 2024, tests/data/published) are typed so. Not listed among the formats: a llama.cpp log
+#: whose tensors per type match it is read with it (`importers.llamacpp_log.scenario_of`)
+QKV_BRANCH_SUFFIX = "+qkv-branch"
 IMATRIX_MIXES = frozenset({"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "IQ3_XS", "Q2_K_S"})
 _LOW_BIT = frozenset({"IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M"})  # one branch of the rules
 
@@ -228,7 +235,7 @@ def _attn_output(mix: str, a: Architecture, base: str) -> str:
     return {"Q2_K": "Q3_K", "IQ3_XXS": "IQ3_S", "Q3_K_M": "Q4_K", "Q3_K_L": "Q5_K", "IQ3_M": "Q4_K"}.get(mix, base)
 
 
-def _choose(mix: str, t: Tensor, a: Architecture, imatrix: bool) -> str:
+def _choose(mix: str, t: Tensor, a: Architecture, imatrix: bool, qkv_branch: bool = False) -> str:
     """`llama_tensor_get_type_impl` for one tensor of a quantized mix."""
     base = _BASE[mix]
     cat = _category(t, a)
@@ -240,6 +247,8 @@ def _choose(mix: str, t: Tensor, a: Architecture, imatrix: bool) -> str:
         if mix in ("IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ1_M"):
             return "Q2_K"
         return "IQ3_S" if mix in ("IQ2_S", "IQ2_M", "IQ3_XXS") else base
+    if qkv_branch and t.kind in ("q", "k", "v") and a.model_type in FUSED_QKV:
+        return {"Q3_K_M": "Q4_K", "Q3_K_L": "Q4_K", "IQ3_M": "Q4_K", "Q4_K_M": "Q5_K", "Q5_K_M": "Q6_K"}.get(mix, base)
     i_v_all, i_down_all, n_v = _counters(a)
     if mix in _LOW_BIT:
         return _low_bit(mix, cat, a, base, i_down_all.get(t.name, 0))
@@ -270,8 +279,9 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
         return "F16"
     if mix in ("F16", "BF16"):
         return _BASE[mix]
+    mix, qkv_branch = mix.removesuffix(QKV_BRANCH_SUFFIX), mix.endswith(QKV_BRANCH_SUFFIX)
     mix, imatrix = mix.removesuffix(IMATRIX_SUFFIX), mix.endswith(IMATRIX_SUFFIX)
-    new = _choose(mix, t, a, imatrix or mix in IMATRIX_MIXES)
+    new = _choose(mix, t, a, imatrix or mix in IMATRIX_MIXES, qkv_branch)
     cols = t.shape[-1]
     if cols % _BLOCK[new]:
         new = _FALLBACK.get(new, new)
@@ -288,4 +298,9 @@ def gguf_type_counts(mix: str, a: Architecture) -> dict[str, int]:
     for ggml_type in types.values():
         counts[ggml_type.lower()] = counts.get(ggml_type.lower(), 0) + 1
     return counts
+
+
+def mix_base(name: str) -> str:
+    """The mix a format name is a variant of ("Q4_K_M+qkv-branch" -> "Q4_K_M"; "IQ4_XS+imatrix" -> "IQ4_XS")."""
+    return name.removesuffix(QKV_BRANCH_SUFFIX).removesuffix(IMATRIX_SUFFIX)
 

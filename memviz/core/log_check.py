@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from memviz.core.arch import Architecture
 from memviz.core.estimate import Estimate, estimate
-from memviz.core.gguf_mixes import GGUF_MIXES, IMATRIX_SUFFIX, gguf_type_counts
+from memviz.core.gguf_mixes import GGUF_MIXES, gguf_type_counts, mix_base
 from memviz.core.importers.llamacpp_log import LlamaCppLoad, architecture_of, read_llamacpp_load, scenario_of
 from memviz.core.importers.logs import is_host_buffer
 
@@ -65,7 +65,7 @@ def check_load(load: LlamaCppLoad, a: Architecture | None = None) -> tuple[Estim
 def _type_rows(load: LlamaCppLoad, a: Architecture, weight_format: str) -> list[BufferCheck]:
     """The file's tensors by ggml type against the types memviz's mix rules give them: a quantizer whose rules
     differ from the llama.cpp memviz follows shows here first (its model buffers follow)."""
-    if not load.type_counts or weight_format.removesuffix(IMATRIX_SUFFIX) not in GGUF_MIXES:
+    if not load.type_counts or mix_base(weight_format) not in GGUF_MIXES:
         return []
     printed, ours = load.type_counts, gguf_type_counts(weight_format, a)
     return [BufferCheck(f"tensors {t}", printed.get(t, 0), ours.get(t, 0), "tensors")

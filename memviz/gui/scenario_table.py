@@ -169,6 +169,8 @@ class ScenarioTable(QWidget):
                     continue
                 widget.blockSignals(True)
                 if isinstance(widget, QComboBox):
+                    if widget.findText(str(value)) < 0:  # a variant found by name, not listed (a mix's "+qkv-branch")
+                        widget.addItem(str(value))
                     widget.setCurrentText(str(value))
                 elif isinstance(widget, QCheckBox):
                     widget.setChecked(bool(value))

@@ -99,3 +99,21 @@ def test_gguf_names_are_those_of_the_files():
                           "head_dim": 128, "vocab_size": 151552, "attention_bias": False}, name="GLM-Z1-32B-0414")
     glm_names = {gguf_name(t, glm) for t in build_inventory(glm)}
     assert not any("ffn_gate" in n for n in glm_names) and len(glm_names) == 613
+
+
+def test_the_older_quantizers_qkv_branch_is_a_variant_of_each_mix():
+    """Older llama.cpp quantizers typed a fused attn_qkv by its own branch (llama.cpp's CI files of build 4343);
+    the variant is found by name, not listed among the formats, and changes only fused-QKV models."""
+    from memviz.core.errors import InputError
+    from memviz.core.formats import weight_formats
+    from memviz.core.gguf_mixes import QKV_BRANCH_SUFFIX
+
+    pythia = get_preset("pythia-1.4b").architecture()
+    for mix, qkv in (("Q4_K_M", "Q5_K"), ("Q5_K_M", "Q6_K"), ("Q3_K_M", "Q4_K"), ("Q2_K", "Q2_K")):
+        fmt = get_weight_format(mix + QKV_BRANCH_SUFFIX)
+        assert {fmt.storage_for(t, pythia).name for t in build_inventory(pythia) if t.kind in ("q", "k", "v")} == {qkv}
+    assert not any(name.endswith(QKV_BRANCH_SUFFIX) for name in weight_formats())
+    llama = get_preset("llama-3.1-8b").architecture()
+    assert weight_bytes(llama, get_weight_format("q4_k_m+QKV-BRANCH")) == weight_bytes(llama, get_weight_format("Q4_K_M"))
+    with pytest.raises(InputError, match="unknown weight format"):
+        get_weight_format("bf16" + QKV_BRANCH_SUFFIX)

@@ -9,6 +9,7 @@ import pytest
 
 from memviz.core.arch import from_hf_config
 from memviz.core.estimate import Scenario, estimate
+from memviz.core.gguf_mixes import QKV_BRANCH_SUFFIX
 from memviz.core.importers.llamacpp_log import LlamaCppLoad, architecture_of, read_llamacpp_load
 from memviz.core.log_check import check_load, check_vllm
 from memviz.core.presets import get_preset
@@ -22,15 +23,20 @@ TYPE_COUNTS = json.loads((DATA / "gguf_type_counts.json").read_text())["cases"]
 PRINTED = 0.01 * MiB  # llama.cpp prints MiB with two decimals
 
 
-def llamacpp_rows(case: dict) -> dict:
+def llamacpp_check(case: dict):
+    """memviz's estimate of a published load and its buffers side by side, by name."""
     text = "\n".join(case["log"])
     if "model" in case:  # the excerpt does not dump the metadata: the case gives it, with its source
         load = read_llamacpp_load(text, need_metadata=False)
         load = LlamaCppLoad(case["model"]["gguf"], None, {}, load.settings, load.offloaded, load.buffers)
     else:
         load = read_llamacpp_load(text)
-    _, rows = check_load(load, architecture_of(load))
-    return {r.name: r for r in rows}
+    e, rows = check_load(load, architecture_of(load))
+    return e, {r.name: r for r in rows}
+
+
+def llamacpp_rows(case: dict) -> dict:
+    return llamacpp_check(case)[1]
 
 
 @pytest.mark.parametrize("case", LLAMACPP, ids=[c["id"] for c in LLAMACPP])
@@ -42,27 +48,21 @@ def test_llamacpp_cells_kv_and_output_buffers_are_exact(case):
             assert abs(rows[name].estimated - rows[name].measured) <= PRINTED, name
 
 
-def _types_agree(rows: dict) -> bool:
-    return all(r.estimated == r.measured for n, r in rows.items() if n.startswith("tensors"))
+@pytest.mark.parametrize("case", LLAMACPP, ids=[c["id"] for c in LLAMACPP])
+def test_llamacpp_tensor_types_follow_the_mix_rules(case):
+    """The file's tensors per ggml type (the loader's `- type q4_K: N tensors`) are memviz's mix rules' count; a
+    file the older quantizers' attn_qkv branch typed (the case names it) is read with that branch."""
+    e, rows = llamacpp_check(case)
+    types = {n: (r.measured, r.estimated) for n, r in rows.items() if n.startswith("tensors")}
+    assert types or "model" in case
+    assert all(printed == ours for printed, ours in types.values()), types
+    assert e.scenario.weight_format.endswith(QKV_BRANCH_SUFFIX) is ("quantizer" in case)
 
 
 @pytest.mark.parametrize("case", LLAMACPP, ids=[c["id"] for c in LLAMACPP])
-def test_llamacpp_tensor_types_follow_the_mix_rules(case):
-    """The file's tensors per ggml type (the loader's `- type q4_K: N tensors`) are memviz's mix rules' count,
-    except where the case names the older quantizer that made its file."""
-    rows = llamacpp_rows(case)
-    assert any(n.startswith("tensors") for n in rows) or "model" in case
-    assert _types_agree(rows) is ("quantizer" not in case), {n: (r.measured, r.estimated) for n, r in rows.items()}
-
-
-SAME_RULES = [c for c in LLAMACPP if "quantizer" not in c]
-
-
-@pytest.mark.parametrize("case", SAME_RULES, ids=[c["id"] for c in SAME_RULES])
-def test_llamacpp_model_buffers_are_exact_where_the_types_agree(case):
+def test_llamacpp_model_buffers_are_exact(case):
     """To the printed 0.01 MiB, the CPU's mapped range included (the quantizer's file order: by layer, then name)."""
-    rows = llamacpp_rows(case)
-    for name, row in rows.items():
+    for name, row in llamacpp_rows(case).items():
         if name.startswith("model"):
             assert abs(row.estimated - row.measured) <= PRINTED, name
 

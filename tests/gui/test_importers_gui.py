@@ -116,6 +116,21 @@ def test_a_llamacpp_log_becomes_the_model_and_a_scenario_with_its_buffers(win, t
     assert len(win.session.scenarios) == before
 
 
+def test_an_adopted_log_of_the_older_quantizer_rules_shows_its_format_in_the_table(win, tmp_path):
+    """The CI's Pythia Q5_K_M file is read with the older quantizers' attn_qkv branch: the table's format cell
+    shows that variant, though the list of formats does not hold it."""
+    import json
+
+    cases = json.loads(Path("tests/data/published/llamacpp_logs.json").read_text())["cases"]
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(next(c for c in cases if c["id"] == "pythia-2.8b-q5_k_m-cuda-v100-2k")["log"]))
+    win.open_log(log)
+    win.log_view.adopt_button.click()
+    row = len(win.session.scenarios) - 1
+    assert win.session.scenarios[row].weight_format == "Q5_K_M+qkv-branch"
+    assert win.table.table.cellWidget(row, 1).currentText() == "Q5_K_M+qkv-branch"
+
+
 def test_a_log_without_a_metadata_dump_cannot_be_adopted(win):
     win.open_log("tests/data/logs/vllm_llama3_8b_pr10511.log")
     assert not win.log_view.adopt_button.isEnabled()

@@ -24,7 +24,8 @@ from memviz.core.arch import Architecture, from_hf_config
 from memviz.core.engines.llamacpp_cpu import features_of
 from memviz.core.errors import InputError
 from memviz.core.formats import LLAMACPP_CACHE_TYPES
-from memviz.core.gguf_mixes import GGUF_MIXES, IMATRIX_SUFFIX
+from memviz.core.gguf_mixes import GGUF_MIXES, IMATRIX_SUFFIX, QKV_BRANCH_SUFFIX, gguf_type_counts, mix_base
+from memviz.core.gguf_names import FUSED_QKV
 from memviz.core.importers.gguf_file import config_from_gguf
 from memviz.core.importers.logs import is_host_buffer, llamacpp_buffers
 
@@ -213,6 +214,15 @@ def _flash(value: str | None) -> str:
     return "auto"
 
 
+def _typed_by_the_qkv_branch(load: LlamaCppLoad, a: Architecture, mix: str) -> bool:
+    """Whether the file's printed tensors per type are those of the older quantizers' attn_qkv branch and not
+    those of the rules memviz follows (a fused-QKV model made before llama.cpp stopped reaching that branch)."""
+    if a.model_type not in FUSED_QKV or not load.type_counts or mix_base(mix) not in GGUF_MIXES:
+        return False
+    printed = load.type_counts
+    return gguf_type_counts(mix, a) != printed and gguf_type_counts(mix + QKV_BRANCH_SUFFIX, a) == printed
+
+
 def scenario_of(load: LlamaCppLoad, a: Architecture):
     """The memviz scenario that asks llama.cpp for what this load built."""
     from memviz.core.estimate import Scenario
@@ -233,6 +243,8 @@ def scenario_of(load: LlamaCppLoad, a: Architecture):
     mix = FILE_TYPES.get(file_type, "F16")
     if any(key.startswith("quantize.imatrix") for key in load.meta) and f"{mix}{IMATRIX_SUFFIX}" in GGUF_MIXES:
         mix += IMATRIX_SUFFIX  # the quantizer's rules with an importance matrix
+    if _typed_by_the_qkv_branch(load, a, mix):
+        mix += QKV_BRANCH_SUFFIX
     options = {"n_ubatch": n_ubatch, "n_batch": n_batch, "flash_attn": _flash(s.get("flash_attn")),
                "cpu": s.get("cpu", "generic"),
                "kv_unified": s.get("kv_unified", "true") in ("true", "1")}  # builds before per-stream caches: unified
