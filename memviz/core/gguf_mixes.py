@@ -241,7 +241,7 @@ def _choose(mix: str, t: Tensor, a: Architecture, imatrix: bool, qkv_branch: boo
     cat = _category(t, a)
     if cat == OUTPUT:
         return _output(mix, t, a, base)
-    if mix == "MXFP4_MOE":  # every 3-D tensor with more than one matrix: experts, and MLA's per-head k_b / v_b too
+    if mix == "MXFP4_MOE":  # llama_tensor_get_type_impl: any 3-D tensor of ne[2] > 1, MLA's k_b / v_b as experts
         return "MXFP4" if len(t.shape) == 3 and t.shape[0] > 1 else "Q8_0"
     if cat == TOKEN_EMBD:
         if mix in ("IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ1_M"):
@@ -271,8 +271,9 @@ def _choose(mix: str, t: Tensor, a: Architecture, imatrix: bool, qkv_branch: boo
 
 def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
     """The ggml type llama.cpp's quantizer gives tensor `t` in a `mix` file. Biases are F32 whatever their rank:
-    the converter writes every tensor not named `.weight` in F32 (conversion/base.py) and the quantizer touches
-    only `.weight` tensors (llama-quant.cpp)."""
+    the converter writes every tensor not named `.weight` in F32 (ggml-org/llama.cpp 0c1e570
+    conversion/base.py `ModelBase.prepare_tensors`) and the quantizer touches only `.weight` tensors
+    (src/llama-quant.cpp `tensor_allows_quantization`)."""
     if not t.is_matrix or t.role in (Role.NORM, Role.ROUTER) or t.kind.endswith("bias"):
         return "F32"
     if t.role is Role.POSITION:

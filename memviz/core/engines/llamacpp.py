@@ -249,9 +249,11 @@ class LlamaCpp(Engine):
     def _ffn_rows(a: Architecture, n: np.ndarray) -> np.ndarray:
         """f32 values of the largest feed-forward stage per micro-batch: gate, up and their GLU of a dense layer
         (3 x n x I); in a routed layer those of the top-k experts with the router logits, and after them, not
-        beside them, the shared expert's (`build_moe_ffn`, then `build_ffn` of the shared expert: a Qwen2-MoE
-        shape whose shared expert is the larger peaks at 3 x n x its width, measured); a model with both kinds of
-        layer (DeepSeek's leading dense layers) reserves for the larger."""
+        beside them, the shared expert's (ggml-org/llama.cpp 0c1e570 src/models/qwen2moe.cpp and deepseek2.cpp:
+        `llm_graph_context::build_moe_ffn`, src/llama-graph.cpp, then `build_ffn` of the shared expert; a Qwen2-MoE
+        shape whose shared expert is the larger peaks at 3 x n x its width, measured in
+        tests/data/llamacpp/mla_moe_buffers.json); a model with both kinds of layer (DeepSeek's leading dense
+        layers) reserves for the larger."""
         dense = 3 * n * a.intermediate_size
         if not a.is_moe:
             return dense
@@ -261,7 +263,8 @@ class LlamaCpp(Engine):
 
     @staticmethod
     def _mla_query_rows(a: Architecture) -> int:
-        """Per token, the f32 values alive when an MLA layer builds its absorbed query (deepseek2.cpp, 0c1e570):
+        """Per token, the f32 values alive when an MLA layer builds its absorbed query (ggml-org/llama.cpp 0c1e570
+        src/models/deepseek2.cpp `llama_model_deepseek2::graph::graph`):
         q (nope + rope per head), the roped q_pe, q_nope x wk_b (kv_lora_rank per head) and their concatenation
         Qcur (kv_lora_rank + rope): heads x (2 kv_lora_rank + nope + 3 rope); measured on this project's CPU for
         six head counts, two latent ranks and three nope / rope splits (benchmarks/llamacpp_mla_sweep.py)."""
@@ -308,8 +311,10 @@ class LlamaCpp(Engine):
     @staticmethod
     def _quantizer_offsets(x: Inputs, rows) -> dict[str, int]:
         """Where each tensor lies in a file of a quantized mix: llama.cpp's quantizer writes them in its loader's
-        order, by layer (the others first) then by name (`weight_name_comparer`, `llama_model_quantize_impl`),
-        each padded to GGUF_DEFAULT_ALIGNMENT (32 bytes). Float files keep the converter's order: none given."""
+        order, by layer (the others first) then by name (ggml-org/llama.cpp 0c1e570 src/llama-model-loader.h
+        `weight_name_comparer`, src/llama-quant.cpp `llama_model_quantize_impl`), each padded to
+        GGUF_DEFAULT_ALIGNMENT (32 bytes); checked by the published Pythia CPU load (tests/data/published) and the
+        DeepSeek-V2 load in tests/data/llamacpp. Float files keep the converter's order: none given."""
         if x.wf.gguf_mix is None or x.wf.name.upper() in ("F16", "BF16", "F32"):
             return {}
         ordered = sorted(rows, key=lambda r: (-1 if r[0].layer is None else r[0].layer, gguf_name(r[0], x.a)))
