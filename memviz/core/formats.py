@@ -32,7 +32,7 @@ from math import ceil, prod
 from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.gguf_mixes import GGUF_MIXES, QKV_BRANCH_SUFFIX, gguf_tensor_type
-from memviz.core.gguf_names import gguf_parts
+from memviz.core.gguf_names import gguf_tensors
 from memviz.core.inventory import Role, Tensor, build_inventory
 
 
@@ -235,10 +235,9 @@ def tensor_bytes(a: Architecture, fmt: WeightFormat) -> tuple[tuple[Tensor, str,
             raise InputError("weight format 'stored' needs a model imported from a safetensors or GGUF file")
         return tuple((Tensor(t.name, t.shape, Role(t.role), t.layer, t.storage), t.storage, t.nbytes) for t in a.stored)
     rows = []
-    for tensor in build_inventory(a):
-        for t in gguf_parts(tensor, a) if fmt.gguf_mix is not None else (tensor,):  # a GGUF file's own tensors
-            s = fmt.storage_for(t, a)
-            rows.append((t, s.name, s.nbytes(t.shape)))
+    for t in gguf_tensors(a) if fmt.gguf_mix is not None else build_inventory(a):  # a GGUF file's own tensors
+        s = fmt.storage_for(t, a)
+        rows.append((t, s.name, s.nbytes(t.shape)))
     return tuple(rows)
 
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from memviz.core.arch import Architecture
-from memviz.core.gguf_names import FUSED_QKV, gguf_name, gguf_parts
+from memviz.core.gguf_names import FUSED_QKV, gguf_name, gguf_tensors
 from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: mix name -> description; the base type of each mix is in `_BASE`.
@@ -294,7 +294,7 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
 def gguf_type_counts(mix: str, a: Architecture) -> dict[str, int]:
     """Tensors of each ggml type in a `mix` file, by GGUF name (a fused attn_qkv counts once), as llama.cpp's
     loader prints them (`llama_model_loader: - type q4_K: N tensors`); type names lower-case."""
-    types = {gguf_name(part, a): gguf_tensor_type(mix, part, a) for t in build_inventory(a) for part in gguf_parts(t, a)}
+    types = {gguf_name(t, a): gguf_tensor_type(mix, t, a) for t in gguf_tensors(a)}
     counts: dict[str, int] = {}
     for ggml_type in types.values():
         counts[ggml_type.lower()] = counts.get(ggml_type.lower(), 0) + 1

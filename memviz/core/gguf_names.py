@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from memviz.core.arch import Architecture
-from memviz.core.inventory import Role, Tensor
+from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: model types whose checkpoints hold Q, K and V as one matrix (query_key_value, qkv_proj, c_attn), which llama.cpp's
 #: converter keeps as one `attn_qkv` tensor (convert_hf_to_gguf.py; src/llama-model.cpp `create_tensor_qkv`)
@@ -79,4 +79,10 @@ def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
     heads = a.num_heads
     return (replace(t, name=f"{t.name}#k_b", shape=(heads, a.kv_lora_rank, a.qk_nope_head_dim), kind="k_b"),
             replace(t, name=f"{t.name}#v_b", shape=(heads, a.v_head_dim, a.kv_lora_rank), kind="v_b"))
+
+
+def gguf_tensors(a: Architecture) -> list[Tensor]:
+    """The tensors a GGUF file of `a` holds, in inventory order (`gguf_parts` of each inventory tensor; a fused
+    attn_qkv or ffn_up still shares one `gguf_name` among its inventory tensors)."""
+    return [part for t in build_inventory(a) for part in gguf_parts(t, a)]
 

@@ -26,8 +26,8 @@ import numpy as np
 from memviz.core.arch import SLIDING, Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import get_weight_format, weight_bytes
-from memviz.core.gguf_names import gguf_name, gguf_parts
-from memviz.core.inventory import Role, build_inventory
+from memviz.core.gguf_names import gguf_name, gguf_tensors
+from memviz.core.inventory import Role
 from memviz.core.units import GB
 
 #: transformers model_type -> GGUF general.architecture this builder writes
@@ -106,14 +106,11 @@ def _deepseek2_metadata(w, a: Architecture) -> None:
 
 
 def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]:
-    for tensor in build_inventory(a):
-        if tensor.role is Role.LM_HEAD and a.tie_word_embeddings:
-            continue
-        for t in gguf_parts(tensor, a):
-            # routers stay F32, as llama.cpp's converter writes them (conversion/base.py, "always in float32")
-            # and so do biases, as every tensor not named .weight (conversion/base.py)
-            f16 = t.is_matrix and t.role is not Role.ROUTER and not t.kind.endswith("bias")
-            yield gguf_name(t, a), t.shape, np.dtype(np.float16 if f16 else np.float32)
+    for t in gguf_tensors(a):
+        # routers stay F32, as llama.cpp's converter writes them (conversion/base.py, "always in float32"),
+        # and so do biases, as every tensor not named .weight (conversion/base.py)
+        f16 = t.is_matrix and t.role is not Role.ROUTER and not t.kind.endswith("bias")
+        yield gguf_name(t, a), t.shape, np.dtype(np.float16 if f16 else np.float32)
 
 
 def write_f16(a: Architecture, path: Path) -> Path:

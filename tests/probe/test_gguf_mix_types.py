@@ -11,8 +11,7 @@ import pytest
 from memviz.core.arch import from_hf_config, load_config
 from memviz.core.formats import get_weight_format
 from memviz.core.gguf_mixes import IMATRIX_MIXES
-from memviz.core.gguf_names import gguf_name, gguf_parts
-from memviz.core.inventory import build_inventory
+from memviz.core.gguf_names import gguf_name, gguf_tensors
 from tests.conftest import needs_llamacpp
 
 pytestmark = pytest.mark.slow
@@ -64,7 +63,7 @@ def test_every_tensor_type_is_llamacpps(built, shape, mix):
     a = SHAPES[shape]
     written = built(shape, mix)
     fmt = get_weight_format(mix)
-    ours = {gguf_name(p, a): fmt.storage_for(p, a).name for t in build_inventory(a) for p in gguf_parts(t, a)}
+    ours = {gguf_name(t, a): fmt.storage_for(t, a).name for t in gguf_tensors(a)}
     differ = {n: (ours[n], written[n]) for n in written if n in ours and ours[n].upper() != written[n].upper()}
     assert not differ, differ
     assert set(written) == set(ours)

@@ -194,10 +194,9 @@ def _from_metadata(load: LlamaCppLoad, tensor_names: set[str]) -> Architecture:
 
 
 def _gguf_tensor_count(a: Architecture) -> int:
-    from memviz.core.gguf_names import gguf_name
-    from memviz.core.inventory import build_inventory
+    from memviz.core.gguf_names import gguf_name, gguf_tensors
 
-    return len({gguf_name(t, a) for t in build_inventory(a)})
+    return len({gguf_name(t, a) for t in gguf_tensors(a)})
 
 
 def _weight_bytes(a: Architecture, load: LlamaCppLoad) -> int:
