@@ -274,7 +274,7 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
     the converter writes every tensor not named `.weight` in F32 (ggml-org/llama.cpp 0c1e570
     conversion/base.py `ModelBase.prepare_tensors`) and the quantizer touches only `.weight` tensors
     (src/llama-quant.cpp `tensor_allows_quantization`)."""
-    if not t.is_matrix or t.role in (Role.NORM, Role.ROUTER) or t.kind.endswith("bias"):
+    if not t.is_matrix or t.role in (Role.NORM, Role.ROUTER):
         return "F32"
     if t.role is Role.POSITION:
         return "F16"

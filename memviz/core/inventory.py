@@ -47,8 +47,10 @@ class Tensor:
 
     @property
     def is_matrix(self) -> bool:
-        """Quantizers only touch weight matrices (>= 2-D), never vectors."""
-        return len(self.shape) >= 2
+        """Quantizers only touch weight matrices (>= 2-D), never vectors nor biases: a stacked expert bias
+        (experts x rows, gpt-oss's `gate_up_proj_bias`) is 2-D but stays 16-bit in the checkpoint (BF16 in
+        openai/gpt-oss-20b's safetensors) and F32 in llama.cpp's files."""
+        return len(self.shape) >= 2 and not self.kind.endswith("bias")
 
 
 def _linear(out: list[Tensor], name: str, n_out: int, n_in: int, role: Role, layer: int | None, kind: str,

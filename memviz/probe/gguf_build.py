@@ -109,7 +109,7 @@ def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]
     for t in gguf_tensors(a):
         # routers stay F32, as llama.cpp's converter writes them (conversion/base.py, "always in float32"),
         # and so do biases, as every tensor not named .weight (conversion/base.py)
-        f16 = t.is_matrix and t.role is not Role.ROUTER and not t.kind.endswith("bias")
+        f16 = t.is_matrix and t.role is not Role.ROUTER
         yield gguf_name(t, a), t.shape, np.dtype(np.float16 if f16 else np.float32)
 
 
