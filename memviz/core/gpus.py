@@ -9,7 +9,8 @@ on a real GPU by memviz's CUDA checks (benchmarks/cuda_check.sh). Bandwidth and 
 (no sparsity) are the vendors' datasheet figures: BF16 for data-centre and workstation parts; for GeForce
 cards the FP16-with-FP16-accumulate rate their whitepapers list, which is twice their BF16 (FP32
 accumulate) rate. A higher peak only makes a prefill bound looser: speed bounds built on these figures
-are lower bounds on time, never predictions.
+are lower bounds on time, never predictions. `compute_capability` is NVIDIA's (CUDA GPUs table,
+developer.nvidia.com/cuda-gpus): engines pick their kernels by it (vLLM's MXFP4 MoE backend and its padding).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class GPU:
     memory_source: str
     cuda_total: int | None = None  # torch.cuda.mem_get_info()[1], where a published engine log gives it
     usable_fraction: float = 1.0  # the share a GPU program may take (Apple: Metal's working-set limit)
+    compute_capability: tuple[int, int] | None = None  # NVIDIA SM version; None: not an NVIDIA GPU, or unknown
 
     @property
     def usable_bytes(self) -> int:
@@ -47,22 +49,27 @@ class GPU:
 
 _SMI = "nvidia-smi total"
 GPUS: dict[str, GPU] = {g.key: g for g in (
-    GPU("rtx3060-12g", "RTX 3060 12GB", 12288 * MiB, 360e9, 51e12, _SMI),
-    GPU("rtx4060ti-16g", "RTX 4060 Ti 16GB", 16380 * MiB, 288e9, 88e12, _SMI),
-    GPU("rtx4080", "RTX 4080 16GB", 16376 * MiB, 717e9, 195e12, _SMI),
-    GPU("rtx3090", "RTX 3090 24GB", 24576 * MiB, 936e9, 142e12, _SMI, round(23.58 * GiB)),  # vllm #10517, PR #14447
-    GPU("rtx4090", "RTX 4090 24GB", 24564 * MiB, 1008e9, 330e12, _SMI),
-    GPU("rtx5090", "RTX 5090 32GB", 32607 * MiB, 1792e9, 419e12, _SMI),
-    GPU("l4", "L4 24GB", 23034 * MiB, 300e9, 121e12, _SMI),
-    GPU("a10g", "A10G 24GB", 23028 * MiB, 600e9, 125e12, _SMI),
-    GPU("rtx-a6000", "RTX A6000 48GB", 49140 * MiB, 768e9, 155e12, _SMI),
-    GPU("l40s", "L40S 48GB", 46068 * MiB, 864e9, 362e12, _SMI),
-    GPU("a100-40g", "A100 40GB", 40960 * MiB, 1555e9, 312e12, _SMI, round(39.49 * GiB)),  # vLLM logs: 39.49 GiB
-    GPU("a100-80g", "A100 80GB", 81920 * MiB, 2039e9, 312e12, _SMI),
-    GPU("h100-80g", "H100 SXM 80GB", 81559 * MiB, 3350e9, 989e12, _SMI, round(79.22 * GiB)),  # vllm PR #10511
+    GPU("rtx3060-12g", "RTX 3060 12GB", 12288 * MiB, 360e9, 51e12, _SMI, compute_capability=(8, 6)),
+    GPU("rtx4060ti-16g", "RTX 4060 Ti 16GB", 16380 * MiB, 288e9, 88e12, _SMI, compute_capability=(8, 9)),
+    GPU("rtx4080", "RTX 4080 16GB", 16376 * MiB, 717e9, 195e12, _SMI, compute_capability=(8, 9)),
+    # vllm #10517, PR #14447
+    GPU("rtx3090", "RTX 3090 24GB", 24576 * MiB, 936e9, 142e12, _SMI, round(23.58 * GiB), compute_capability=(8, 6)),
+    GPU("rtx4090", "RTX 4090 24GB", 24564 * MiB, 1008e9, 330e12, _SMI, compute_capability=(8, 9)),
+    GPU("rtx5090", "RTX 5090 32GB", 32607 * MiB, 1792e9, 419e12, _SMI, compute_capability=(12, 0)),
+    GPU("l4", "L4 24GB", 23034 * MiB, 300e9, 121e12, _SMI, compute_capability=(8, 9)),
+    GPU("a10g", "A10G 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6)),
+    GPU("rtx-a6000", "RTX A6000 48GB", 49140 * MiB, 768e9, 155e12, _SMI, compute_capability=(8, 6)),
+    GPU("l40s", "L40S 48GB", 46068 * MiB, 864e9, 362e12, _SMI, compute_capability=(8, 9)),
+    # vLLM logs: 39.49 GiB
+    GPU("a100-40g", "A100 40GB", 40960 * MiB, 1555e9, 312e12, _SMI, round(39.49 * GiB), compute_capability=(8, 0)),
+    # CUDA total of an A100-SXM4-80GB: deviceQuery, CUDA 12.5 driver (thamada/nvidia-smi nvsim/A100SXMx4_deviceQuery.py);
+    # other drivers report 79.15-79.32 GiB
+    GPU("a100-80g", "A100 80GB", 81920 * MiB, 2039e9, 312e12, _SMI, 85100068864, compute_capability=(8, 0)),
+    # vllm PR #10511
+    GPU("h100-80g", "H100 SXM 80GB", 81559 * MiB, 3350e9, 989e12, _SMI, round(79.22 * GiB), compute_capability=(9, 0)),
     # torch.cuda.mem_get_info on an H200 SXM (driver 580.159.04, CUDA 13.0; docs/accuracy-cuda.md)
-    GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI, 150109880320),
-    GPU("b200", "B200 180GB", 180 * GB, 8000e9, 2250e12, "datasheet, decimal GB"),
+    GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI, 150109880320, compute_capability=(9, 0)),
+    GPU("b200", "B200 180GB", 180 * GB, 8000e9, 2250e12, "datasheet, decimal GB", compute_capability=(10, 0)),
     GPU("mi300x", "MI300X 192GB", 192 * GiB, 5300e9, 1307e12, "datasheet, 192 GiB HBM3"),
     # Apple unified memory: Metal lets one process keep about 3/4 of it resident by default
     # (MTLDevice.recommendedMaxWorkingSetSize, which llama.cpp's Metal backend prints at start-up)

@@ -39,6 +39,7 @@ def test_parameter_count_matches_published(key):
     [
         ("deepseek-v3", 36.6e9, 0.1e9),  # README_WEIGHTS.md: 36.6B activated
         ("gpt-oss-20b", 3.6e9, 0.1e9),  # model card: 3.6B active
+        ("gpt-oss-120b", 5.1e9, 0.1e9),  # model card: 5.1B active
         ("deepseek-v2-lite", 2.4e9, 0.1e9),  # DeepSeek-V2 README: 2.4B activated
     ],
 )
