@@ -27,6 +27,8 @@ from tests.core.test_published_logs import (  # noqa: E402
 def _cell(row, scale: float) -> str:
     if row is None:
         return ""
+    if row.unit == "x / 100":
+        return f"{row.measured / 100:.2f}x / {row.estimated / 100:.2f}x"
     if row.unit != "bytes":
         return f"{row.measured:,d} / {row.estimated:,d}"
     err = "" if row.error is None else f" ({100 * row.error:+.1f} %)"
@@ -84,16 +86,24 @@ def type_counts_table() -> list[str]:
 
 
 def vllm_table() -> list[str]:
-    out = ["| case | vLLM | weights GiB | non-torch GiB | activation peak GiB | KV pool GiB | KV tokens | tokens in printed pool |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = ["| case | vLLM | weights GiB | non-torch GiB | activation peak GiB | profile + non-torch (implied) GiB "
+           "| KV pool GiB | KV tokens | tokens in printed pool | concurrency in printed pool |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for case in VLLM:
         rows = vllm_rows(case)
         skip = case.get("not_compared", {})
         cells = [_cell(rows.get(n), GiB) + (" ¹" if n in skip else "")
-                 for n in ("weights", "non-torch", "activation peak", "KV pool", "KV tokens", "tokens in printed pool")]
+                 for n in ("weights", "non-torch", "activation peak", "profile + non-torch (implied)", "KV pool",
+                           "KV tokens", "tokens in printed pool", "concurrency in printed pool")]
         out.append(f"| [{case['id']}]({case['source'].split()[0]}) | {case['engine']} {case['vllm']} | "
                    + " | ".join(cells) + " |")
     out.append("")
+    pools = [abs(vllm_rows(c)["KV pool"].error) for c in VLLM if c["engine"] == "V1" and "KV pool" in vllm_rows(c)
+             and "KV pool" not in c.get("not_compared", {})]
+    if pools:
+        out.append(f"V1 KV pools compared: {len(pools)}; median |error| {100 * statistics.median(pools):.1f} %, "
+                   f"worst {100 * max(pools):.1f} %.")
+        out.append("")
     out += [f"¹ {case['id']}, {name}: {why}" for case in VLLM for name, why in case.get("not_compared", {}).items()]
     return out
 

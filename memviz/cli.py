@@ -269,6 +269,10 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         print(f"vLLM KV cache: {format_bytes(facts['kv_pool_bytes'], unit)} ({facts['kv_blocks']:,d} blocks of "
               f"{facts['block_size']}); GPU KV cache size: {facts['kv_pool_tokens']:,d} tokens; maximum concurrency "
               f"for {facts['max_model_len']:,d} tokens per request: {facts['max_concurrency']:.2f}x")
+    if "outside_budget_bytes" in facts:
+        print(f"vLLM before its budget (CUDA context, NCCL): {format_bytes(facts['outside_budget_bytes'], unit)}"
+              + (f"; MXFP4 MoE backend {facts['mxfp4_moe_backend']} (experts padded)"
+                 if "mxfp4_moe_backend" in facts else ""))
     for note in data["notes"]:
         print(f"note: {note}")
     print(f"launch ({facts['follows']}):")

@@ -359,7 +359,8 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
     placement = engine.placement(x)
     stages = _stages(a, sc.pp)
     stage_w, host_w, streamed, host_read = _weights(x, placement, stages)
-    stage_w[0] += engine.cpu_weight_extra(x)
+    for s_i, r in enumerate(stages):
+        stage_w[s_i] += engine.weight_extra(x, r)
 
     host_kv = zeros.copy()
     stage_kv, stage_held = [], []

@@ -103,8 +103,18 @@ def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferChe
         tokens = details["gpu_blocks"] * facts["block_size"]
     if tokens is not None and "kv_pool_tokens" in facts:
         rows.append(BufferCheck("KV tokens", int(tokens), facts["kv_pool_tokens"], "tokens"))
+    if got.get("weights") and got.get("kv_cache") and "budget_bytes" in facts:
+        # what the profile took, as the budget leaves it: requested - weights (with the rotary table) - pool
+        implied = facts["budget_bytes"] - got["weights"] - got["kv_cache"] - facts["cudagraph_bytes"]
+        rows.append(BufferCheck("profile + non-torch (implied)", int(implied),
+                                int(gpu0.activations + facts["non_torch_bytes"])))
     if tokens is not None and got.get("kv_cache"):
         # the layout alone: the tokens memviz fits in the pool the log printed (to its 0.01 GiB)
         held = int(got["kv_cache"] // facts["kv_block_bytes"]) * facts["block_size"]
         rows.append(BufferCheck("tokens in printed pool", int(tokens), held, "tokens"))
+    if details.get("max_concurrency") and got.get("kv_cache") and "one_request_kv_bytes" in facts:
+        # the same for the requests the printed pool holds (vLLM prints the ratio to 0.01)
+        held_bytes = got["kv_cache"] // facts["kv_block_bytes"] * facts["kv_block_bytes"]
+        rows.append(BufferCheck("concurrency in printed pool", round(details["max_concurrency"] * 100),
+                                round(held_bytes / facts["one_request_kv_bytes"] * 100), "x / 100"))
     return e, rows

@@ -86,6 +86,13 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     "formula", f"{facts['kv_blocks']:,d} blocks of {facts['block_size']} tokens", engine.version))
         out.append(("maximum concurrency", f"{facts['max_concurrency']:.2f}x", "", "formula",
                     f"requests of max_model_len {facts['max_model_len']:,d} the pool holds at once", engine.version))
+    if "outside_budget_bytes" in facts:
+        out.append(("before the budget (CUDA context, NCCL)", "", format_bytes(facts["outside_budget_bytes"], unit, 3),
+                    "constant", "allocated before vLLM's baseline snapshot: must fit beside gpu_memory_utilization x "
+                    "the CUDA total", engine.version))
+    if "mxfp4_moe_backend" in facts:
+        out.append(("MXFP4 MoE backend", facts["mxfp4_moe_backend"], "", "formula",
+                    "expert matrices padded to the backend's tile sizes (counted in the weights)", engine.version))
     for buffer, nbytes in facts.get("cpu_model_buffers", {}).items():
         out.append((f"{buffer} model buffer", "", format_bytes(nbytes, unit, 3), "exact",
                     "weights as llama.cpp's CPU backend holds them (mapped file, packed copies)", engine.version))

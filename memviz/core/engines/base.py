@@ -18,10 +18,17 @@ from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import KVFormat, WeightFormat
 from memviz.core.kv import KVLayout, kv_cache_bytes
+from memviz.core.units import MiB
 
 if TYPE_CHECKING:
     from memviz.core.estimate import Scenario
     from memviz.core.gpus import GPU
+
+
+#: Non-torch device memory of a torch process once it has run its first CUDA kernels (CUDA context, cuBLAS
+#: workspace, loaded kernels): 686 MiB in all 15 real runs on an H200 (torch 2.11 + CUDA 13.0, driver
+#: 580.159.04; docs/accuracy-cuda.md). Other GPUs and CUDA versions were not measured.
+TORCH_CUDA_BASELINE_BYTES = 686 * MiB
 
 
 @dataclass(frozen=True)
@@ -229,8 +236,9 @@ class Engine:
         """The KV pool the engine pre-allocates on a GPU (None: it allocates what sequences need)."""
         return None
 
-    def cpu_weight_extra(self, x: Inputs) -> float:
-        """Bytes a CPU run keeps beyond the weights' own (packed copies, alignment); 0 for most engines."""
+    def weight_extra(self, x: Inputs, layers: range) -> float:
+        """Bytes one device holding the pipeline stage `layers` keeps beyond its tensors' own (llama.cpp's
+        repacked CPU copies, vLLM's kernel padding); 0 for most engines."""
         return 0.0
 
     def facts(self, x: Inputs, gpu: GPU | None, pool_bytes: float | None) -> dict[str, Any]:

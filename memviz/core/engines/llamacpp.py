@@ -324,8 +324,9 @@ class LlamaCpp(Engine):
             at += -(-nbytes // GGUF_ALIGNMENT) * GGUF_ALIGNMENT
         return offsets
 
-    def cpu_weight_extra(self, x: Inputs) -> float:
-        if x.sc.device != "cpu":
+    def weight_extra(self, x: Inputs, layers: range) -> float:
+        """The repacked copies of a CPU run, counted with the first stage."""
+        if x.sc.device != "cpu" or layers.start != 0:
             return 0.0
         buffers, own = self._cpu_buffers(x)
         return float(sum(buffers.values()) - own)

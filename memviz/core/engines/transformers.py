@@ -21,10 +21,9 @@ Follows transformers 5.x (`src/transformers/cache_utils.py`, `generation/utils.p
 Runtime constants (provenance "constant", editable per scenario; stored runs
 calibrate them per machine):
 
-- CUDA: 686 MiB of non-torch device memory (CUDA context, cuBLAS workspace,
-  loaded kernels), the same in all 15 real runs on an H200 (torch 2.11 + CUDA
-  13.0, driver 580.159.04, transformers 5.17; docs/accuracy-cuda.md). Other GPUs
-  and CUDA versions were not measured.
+- CUDA: `base.TORCH_CUDA_BASELINE_BYTES`, 686 MiB of non-torch device memory (CUDA
+  context, cuBLAS workspace, loaded kernels), the same in all 15 real runs on an
+  H200 (transformers 5.17).
 - PyTorch's caching allocator reserves more than it hands out: at the peak,
   reserved − allocated was 9–32 % of KV + activations in 13 of those 15 runs
   (median 26 %; two short runs reached 77 % and 280 % of a few hundred MiB), so
@@ -47,12 +46,11 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import FULL, SLIDING, Architecture
-from memviz.core.engines.base import Engine, Inputs, Option, Placement
+from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
 from memviz.core.formats import BITSANDBYTES
 from memviz.core.kv import kv_cache_bytes
 from memviz.core.units import MiB
 
-RUNTIME_BYTES_CUDA = 686 * MiB
 RUNTIME_BYTES_CPU = 425 * MiB
 BITSANDBYTES_RUNTIME_BYTES_CPU = 63 * MiB
 ALLOCATOR_FRACTION_CUDA = 0.26
@@ -103,7 +101,7 @@ class Transformers(Engine):
 
     def runtime_bytes(self, x: Inputs) -> float:
         if x.sc.device == "cuda":
-            return RUNTIME_BYTES_CUDA
+            return TORCH_CUDA_BASELINE_BYTES
         extra = BITSANDBYTES_RUNTIME_BYTES_CPU if x.wf.name in BITSANDBYTES else 0
         return RUNTIME_BYTES_CPU + extra
 

@@ -27,14 +27,27 @@
   MLA models cache the latent, replicated on every tensor-parallel rank; KV heads
   are split over TP ranks (replicated when fewer heads than ranks).
 
-Constants (provenance "constant"): non-torch memory inside the budget (cuBLAS
-workspaces, attention-backend buffers) 64 MiB on one GPU, plus NCCL and custom
-all-reduce buffers of 256 MiB per GPU of the TP x PP group when it has more than
-one (published profiles: 0.01-0.08 GiB on one GPU, 2.10 GiB at TP 8); CUDA-graph
-memory 0.5 GiB (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
+Outside the budget (`gpu_worker.py` `init_device`): the CUDA context, cuBLAS handles and, since vLLM
+0.11 (PR #25359), the NCCL buffers are allocated before the baseline snapshot; `request_memory` refuses to
+start when the memory still free then is less than the requested share ("Free memory on device ... on
+startup is less than desired GPU memory utilization"). memviz takes the torch CUDA baseline
+(`base.TORCH_CUDA_BASELINE_BYTES`) plus 256 MiB of NCCL buffers per GPU of the TP x PP group when it has more
+than one (V0 published profiles: 2.10 GiB at TP 8; constant). vLLM 0.10's profiles still counted NCCL as
+non-torch memory inside the budget (0.12 GiB at TP 2 and 0.18 GiB at TP 4 without custom all-reduce,
+dennislee22/vLLM-benchmarking logs).
+
+Kernel padding (`weight_extra`): MXFP4 MoE experts are re-laid out for the backend vLLM picks by compute
+capability (`fused_moe/oracle/mxfp4.py` `_get_priority_backends_for_gpt_oss`, `_get_priority_backends`,
+`mxfp4_round_up_hidden_size_and_intermediate_size`): Marlin (Ampere, Ada, consumer Blackwell) rounds each
+rank's intermediate size up to 128 and the hidden size to 256; FlashInfer TRT-LLM (SM100) the same; the
+Triton kernels gpt-oss takes on Hopper round the intermediate size to 64 only. gpt-oss-120b at TP 4 on A100:
+17.22 GiB per rank loaded, 15.21 GiB unpadded, 17.17 GiB padded.
+
+Constants (provenance "constant"): non-torch memory inside the budget (attention-backend workspaces
+allocated during the profile run) 64 MiB (published profiles: 0.01-0.08 GiB on one GPU); CUDA-graph memory
+0.5 GiB (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, option `estimate_cudagraphs`; published captures took
-0.18-0.55 GiB on one GPU). The CUDA context is created before vLLM's
-baseline snapshot and lies outside the budget.
+0.18-0.65 GiB on one GPU).
 """
 
 from __future__ import annotations
@@ -46,8 +59,10 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import Architecture
-from memviz.core.engines.base import Engine, Inputs, Option
+from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.errors import InputError
+from memviz.core.formats import tensor_bytes
+from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes
 from memviz.core.units import GiB, MiB
 
@@ -56,6 +71,20 @@ NCCL_BYTES_PER_GPU = 256 * MiB
 CUDA_GRAPH_BYTES = 512 * MiB
 SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
 KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8"}
+
+
+def mxfp4_moe_backend(gpu, gpt_oss: bool) -> tuple[str, int, int] | None:
+    """(backend, per-rank intermediate size rounded up to, hidden size rounded up to) vLLM 0.33 picks for MXFP4
+    experts on `gpu` (None: not an NVIDIA GPU memviz knows the capability of). gpt-oss's list tries the OAI
+    Triton kernels (SM90 up to SM12x, after Marlin on SM12x) before Marlin; other models go to Marlin below SM100."""
+    cap = getattr(gpu, "compute_capability", None)
+    if cap is None or cap < (7, 5):
+        return None
+    if cap[0] == 10:
+        return "FLASHINFER_TRTLLM", 128, 256
+    if gpt_oss and cap[0] == 9:
+        return "TRITON", 64, 1
+    return "MARLIN", 128, 256
 
 
 def batch_defaults(gpu_total_bytes: float | None, gpu_label: str = "") -> tuple[int, int]:
@@ -149,14 +178,37 @@ class VLLM(Engine):
         return float(a.max_position_embeddings * rotary * (4 if x.wf.name == "fp32" else 2))
 
     def runtime_bytes(self, x: Inputs) -> float:
-        return self.non_torch_bytes(x) + self.cudagraph_bytes(x) + self.rotary_table_bytes(x)
+        return NON_TORCH_BYTES + self.cudagraph_bytes(x) + self.rotary_table_bytes(x)
 
     @staticmethod
-    def non_torch_bytes(x: Inputs) -> float:
-        """Memory outside torch's allocator that the profile counts: cuBLAS / attention workspaces, and NCCL plus
-        custom all-reduce buffers when the model spans several GPUs."""
+    def outside_budget_bytes(x: Inputs) -> float:
+        """Device memory taken before vLLM's baseline snapshot, outside its budget: the CUDA context and cuBLAS
+        handles, and NCCL buffers when the model spans several GPUs."""
         world = x.sc.tp * x.sc.pp
-        return NON_TORCH_BYTES + (NCCL_BYTES_PER_GPU * world if world > 1 else 0)
+        return TORCH_CUDA_BASELINE_BYTES + (NCCL_BYTES_PER_GPU * world if world > 1 else 0)
+
+    def weight_extra(self, x: Inputs, layers: range) -> float:
+        """Padding of MXFP4 expert matrices for the MoE backend (one rank of the stage `layers`)."""
+        backend = self._mxfp4_backend(x)
+        if backend is None:
+            return 0.0
+        _, align_i, align_h = backend
+        inter = x.a.moe_intermediate_size // x.sc.tp
+        h = x.a.hidden_size
+        grow = (-(-inter // align_i) * align_i / inter) * (-(-h // align_h) * align_h / h)
+        experts = sum(nbytes for t, storage, nbytes in tensor_bytes(x.a, x.wf)
+                      if t.role is Role.EXPERT and storage == "mxfp4" and t.is_matrix and t.layer in layers)
+        return experts / x.sc.tp * (grow - 1)
+
+    @staticmethod
+    def _mxfp4_backend(x: Inputs) -> tuple[str, int, int] | None:
+        from memviz.core.gpus import get_gpu
+
+        if x.sc.device != "cuda" or not x.sc.gpu or not x.a.num_experts:
+            return None
+        if not any(s == "mxfp4" for t, s, _ in tensor_bytes(x.a, x.wf) if t.role is Role.EXPERT):
+            return None
+        return mxfp4_moe_backend(get_gpu(x.sc.gpu), x.a.model_type == "gpt_oss")
 
     @staticmethod
     def cudagraph_bytes(x: Inputs) -> float:
@@ -184,7 +236,8 @@ class VLLM(Engine):
         out: dict[str, Any] = {
             "max_model_len": s["max_model_len"], "max_num_seqs": s["max_num_seqs"],
             "max_num_batched_tokens": s["max_num_batched_tokens"], "block_size": s["block_size"],
-            "non_torch_bytes": int(self.non_torch_bytes(x)), "cudagraph_bytes": int(self.cudagraph_bytes(x)),
+            "non_torch_bytes": NON_TORCH_BYTES, "cudagraph_bytes": int(self.cudagraph_bytes(x)),
+            "outside_budget_bytes": int(self.outside_budget_bytes(x)),
             "rotary_table_bytes": int(self.rotary_table_bytes(x)), "kv_block_bytes": int(self.block_bytes(x)),
         }
         limit = x.a.max_position_embeddings
@@ -193,23 +246,54 @@ class VLLM(Engine):
                               "(rope scaling aside)")
         if x.sc.sequences > s["max_num_seqs"]:
             out["queued_sequences"] = x.sc.sequences - s["max_num_seqs"]
+        backend = self._mxfp4_backend(x)
+        if backend is not None:
+            out["mxfp4_moe_backend"] = backend[0]
         if gpu is None or pool_bytes is None:
             return out
+        total, requested = gpu.cuda_total_bytes, self.usable_bytes(gpu, x.sc)
+        free = total - out["outside_budget_bytes"]
+        if free < requested and "refusal" not in out:
+            out["refusal"] = (f"vLLM refuses to start: free memory on {gpu.label} ({free / GiB:.2f}/{total / GiB:.2f} "
+                              f"GiB) on startup is less than gpu_memory_utilization {x.sc.gpu_memory_utilization:g} "
+                              f"asks for ({requested / GiB:.2f} GiB), the CUDA context"
+                              f"{' and NCCL buffers' if x.sc.tp * x.sc.pp > 1 else ''} taken; lower it")
         block = out["kv_block_bytes"]
         blocks = int(pool_bytes // block) if pool_bytes > 0 else 0
-        per_request = -(-s["max_model_len"] // s["block_size"])
+        need = self.request_bytes(x, s, s["max_model_len"])
         out.update({
             "budget_bytes": int(self.usable_bytes(gpu, x.sc)), "kv_pool_bytes": int(pool_bytes), "kv_blocks": blocks,
-            "kv_pool_tokens": blocks * s["block_size"], "max_concurrency": blocks / per_request,
-            "one_request_kv_bytes": int(per_request * block),
+            "kv_pool_tokens": blocks * s["block_size"], "max_concurrency": blocks * block / need,
+            "one_request_kv_bytes": need,
         })
-        if blocks < per_request and "refusal" not in out:
-            need, have = per_request * block, max(pool_bytes, 0)
-            longest = blocks * s["block_size"]
+        if blocks * block < need and "refusal" not in out:
+            longest = self.longest_request(x, s, blocks * block)
             out["refusal"] = (f"vLLM refuses to start: one request of max_model_len {s['max_model_len']:,d} tokens needs "
-                              f"{need / GiB:.2f} GiB of KV cache, more than the {have / GiB:.2f} GiB left for it on "
-                              f"{gpu.label}; the largest max_model_len that fits is {longest:,d}")
+                              f"{need / GiB:.2f} GiB of KV cache, more than the {max(pool_bytes, 0) / GiB:.2f} GiB left "
+                              f"for it on {gpu.label}; the largest max_model_len that fits is {longest:,d}")
         return out
+
+    def request_bytes(self, x: Inputs, s: dict[str, Any], model_len: int) -> int:
+        """KV bytes one request of `model_len` tokens may hold on this rank (`kv_cache_utils.py`
+        `get_max_concurrency_for_kv_cache_config`, `check_enough_kv_cache_memory`): every full-attention layer
+        whole blocks of `model_len` tokens; a sliding layer the blocks of its window plus the tokens in flight,
+        one block more (`kv_cache_interface.py` `SlidingWindowSpec.max_admission_blocks_per_request`, in-flight
+        tokens = max_num_batched_tokens x concurrent batches: two with asynchronous scheduling, pp + 1 with
+        pipeline stages, `config/vllm.py` `max_concurrent_batches`)."""
+        n = s["block_size"]
+        in_flight = s["max_num_batched_tokens"] * (x.sc.pp + 1)
+        window = x.a.sliding_window or model_len
+        sliding = (-(-min(window - 1 + in_flight, model_len) // n) + 1) * n
+        stage_layers = range(-(-x.a.num_layers // x.sc.pp))
+        return int(kv_cache_bytes(x.a, x.kvf, model_len, self.kv_layout(x), stage_layers, sliding_tokens=sliding))
+
+    def longest_request(self, x: Inputs, s: dict[str, Any], pool_bytes: float) -> int:
+        """The largest max_model_len whose request fits `pool_bytes` (what vLLM's refusal suggests), by bisection."""
+        lo, hi = 0, s["max_model_len"]
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if self.request_bytes(x, s, mid) <= pool_bytes else (lo, mid - 1)
+        return lo
 
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
         s = self.settings(a, sc, sc.engine_options)

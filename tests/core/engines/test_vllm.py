@@ -41,10 +41,13 @@ def test_pool_reported_as_vllm_does():
     assert "vllm serve" in e.launch_command() and "--max-model-len 8192" in e.launch_command()
 
 
-def test_tensor_parallel_adds_collective_buffers_and_splits_heads():
+def test_tensor_parallel_splits_heads_and_keeps_nccl_outside_the_budget():
+    """NCCL buffers are allocated before vLLM's baseline snapshot (gpu_worker.py init_device, since PR #25359):
+    they do not shrink the pool but must fit beside the budget."""
     one = estimate(LLAMA8, Scenario(engine="vllm", context_tokens=8192))
     two = estimate(LLAMA8, Scenario(engine="vllm", context_tokens=8192, tp=2))
-    assert two.bytes["overhead"] > one.bytes["overhead"]
+    assert two.bytes["overhead"] == one.bytes["overhead"]
+    assert two.engine_facts["outside_budget_bytes"] == one.engine_facts["outside_budget_bytes"] + 512 * 2**20
     assert two.kv_cache_required == one.kv_cache_required // 2
     with pytest.raises(InputError, match="divisible by tp"):
         estimate(LLAMA8, Scenario(engine="vllm", tp=3))
@@ -114,3 +117,42 @@ def test_against_a_published_start_up_profile():
 def test_the_scenarios_prefill_chunk_is_max_num_batched_tokens_unless_set():
     e = estimate(LLAMA8, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, prefill_chunk_tokens=4096))
     assert e.engine_facts["max_num_batched_tokens"] == 4096 and "--max-num-batched-tokens 4096" in e.launch_command()
+
+
+def test_a_utilization_that_leaves_no_room_for_the_cuda_context_is_refused():
+    """`request_memory`: free memory at start-up (total - context - NCCL) below utilization x total."""
+    tight = estimate(LLAMA8, Scenario(engine="vllm", gpu="rtx4090", context_tokens=4096, gpu_memory_utilization=0.99))
+    assert "less than gpu_memory_utilization 0.99" in tight.engine_facts["refusal"]
+    ok = estimate(LLAMA8, Scenario(engine="vllm", gpu="rtx4090", context_tokens=4096, gpu_memory_utilization=0.95))
+    assert "refusal" not in ok.engine_facts
+
+
+GPT_OSS = get_preset("gpt-oss-20b").architecture()
+
+
+@pytest.mark.parametrize(("gpu", "tp", "backend", "inter", "hidden"), [
+    ("a100-80g", 1, "MARLIN", 2944, 3072),  # Ampere: Marlin rounds intermediate to 128, hidden to 256
+    ("rtx5090", 1, "MARLIN", 2944, 3072),  # consumer Blackwell: Marlin before the Triton kernels
+    ("h100-80g", 1, "TRITON", 2880, 2880),  # Hopper: OAI Triton kernels, intermediate to 64 only
+    ("h100-80g", 4, "TRITON", 768, 2880),  # 2880 / 4 = 720 per rank, to 768
+    ("b200", 2, "FLASHINFER_TRTLLM", 1536, 3072),
+])
+def test_mxfp4_experts_are_padded_for_the_moe_backend_of_the_gpu(gpu, tp, backend, inter, hidden):
+    """vllm/model_executor/layers/fused_moe/oracle/mxfp4.py `mxfp4_round_up_hidden_size_and_intermediate_size`:
+    each rank's expert matrices grow by (rounded intermediate x rounded hidden) / (intermediate x hidden)."""
+    sc = Scenario(engine="vllm", weight_format="mxfp4-moe", gpu=gpu, tp=tp, context_tokens=8192)
+    padded = estimate(GPT_OSS, sc)
+    plain = estimate(GPT_OSS, sc.with_changes(gpu=None))
+    assert padded.engine_facts["mxfp4_moe_backend"] == backend
+    experts = 24 * 32 * 3 * 2880 * 2880 * 17 // 32 // tp  # MXFP4: 17 bytes per 32 values
+    grow = inter * hidden / (2880 // tp * 2880) - 1
+    assert padded.bytes["weights"] - plain.bytes["weights"] == pytest.approx(experts * grow, rel=1e-9)
+    assert "mxfp4_moe_backend" not in plain.engine_facts
+
+
+def test_expert_biases_stay_sixteen_bit_in_an_mxfp4_checkpoint():
+    from memviz.core.formats import get_weight_format, tensor_bytes
+
+    rows = {t.name: (s, b) for t, s, b in tensor_bytes(GPT_OSS, get_weight_format("mxfp4-moe"))}
+    assert rows["model.layers.0.mlp.experts.gate_up_proj_bias"] == ("bf16", 32 * 5760 * 2)
+    assert rows["model.layers.0.mlp.experts.gate_proj"][0] == "mxfp4"
