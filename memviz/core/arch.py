@@ -292,6 +292,16 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
 
+def _explicit_layer_types(cfg: dict[str, Any]) -> list[Any]:
+    """The config's `layer_types` list (empty when absent); anything but a list is an InputError."""
+    explicit = cfg.get("layer_types")
+    if explicit is None:
+        return []
+    if not isinstance(explicit, (list, tuple)):
+        raise InputError(f"layer_types must be a list of layer kinds, got {explicit!r}")
+    return list(explicit)
+
+
 def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: int | None) -> tuple[str, ...]:
     """Per-layer attention kind.
 
@@ -303,7 +313,7 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
     to every layer when it is set; Qwen2-family configs use it only when
     `use_sliding_window` is true, for layers >= `max_window_layers`.
     """
-    explicit = cfg.get("layer_types")
+    explicit = _explicit_layer_types(cfg)
     if explicit:
         if len(explicit) != n_layers:
             raise InputError(f"layer_types has {len(explicit)} entries for {n_layers} layers")
@@ -355,7 +365,7 @@ _HYBRID_FIELDS = ("full_attention_interval", "attn_layer_period", "layers_block_
 def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
     """One clear error for models with recurrent or linear-attention layers: memviz would count a KV cache for
     every layer and miss their state and weights."""
-    types = [str(t) for t in cfg.get("layer_types") or ()]
+    types = [str(t) for t in _explicit_layer_types(cfg)]
     recurrent = [t for t in types if "attention" not in t or "linear" in t]
     field = next((f for f in _HYBRID_FIELDS if cfg.get(f)), None)
     if recurrent or field or model_type in RECURRENT_MODEL_TYPES:

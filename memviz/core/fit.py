@@ -65,8 +65,14 @@ def within(need: float, budget: float) -> bool:
     return need <= budget
 
 
+def refused_on(est: Estimate, gpu: GPU) -> bool:
+    """The engine itself refuses the scenario on this GPU (vLLM: no room beside its budget for the CUDA context
+    and NCCL buffers, or one max_model_len request beyond the pool); facts are computed for the scenario's GPU."""
+    return est.scenario.gpu == gpu.key and "refusal" in est.engine_facts
+
+
 def estimate_fits(est: Estimate, gpu: GPU) -> bool:
-    return within(needed_bytes(est), capacity_bytes(gpu, est.scenario))
+    return within(needed_bytes(est), capacity_bytes(gpu, est.scenario)) and not refused_on(est, gpu)
 
 
 def fits(a: Architecture, sc: Scenario, gpu: GPU) -> bool:

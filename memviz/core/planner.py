@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.estimate import Estimate, Scenario, estimate
-from memviz.core.fit import capacity_bytes, needed_bytes, within
+from memviz.core.fit import capacity_bytes, needed_bytes, refused_on, within
 from memviz.core.gpus import GPU, gpu_pool
 from memviz.core.quality import Quality, quality
 from memviz.core.speed import speed_bounds
@@ -181,7 +181,7 @@ def _budget(hw: Hardware, sc: Scenario, req: Requirements) -> float:
 
 
 def _fits(est: Estimate, hw: Hardware, req: Requirements) -> bool:
-    gpu_ok = within(needed_bytes(est), _budget(hw, est.scenario, req))
+    gpu_ok = within(needed_bytes(est), _budget(hw, est.scenario, req)) and not refused_on(est, hw.gpu)
     host_ok = hw.host_ram_bytes is None or within(est.host.total, hw.host_ram_bytes)
     return gpu_ok and host_ok
 

@@ -174,3 +174,10 @@ def test_configs_without_layer_types_follow_their_windows_pattern(model_type, ex
     base = {"hidden_size": 256, "num_hidden_layers": 8, "num_attention_heads": 4, "vocab_size": 1000,
             "sliding_window": 128, "model_type": model_type}
     assert from_hf_config({**base, **extra}).layer_types == expected
+
+
+def test_layer_types_that_is_not_a_list_is_one_clear_error():
+    """Found by the hostile-config test on the gpt-oss-120b preset: an integer crashed len()."""
+    cfg = dict(get_preset("gpt-oss-120b").config, layer_types=-1)
+    with pytest.raises(InputError, match="layer_types must be a list"):
+        from_hf_config(cfg)

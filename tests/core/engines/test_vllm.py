@@ -8,6 +8,7 @@ import pytest
 from memviz.core.engines.vllm import SAMPLER_BYTES_PER_LOGIT, batch_defaults
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
+from memviz.core.fit import estimate_fits
 from memviz.core.gpus import get_gpu
 from memviz.core.presets import get_preset
 from memviz.core.units import GiB
@@ -123,8 +124,9 @@ def test_a_utilization_that_leaves_no_room_for_the_cuda_context_is_refused():
     """`request_memory`: free memory at start-up (total - context - NCCL) below utilization x total."""
     tight = estimate(LLAMA8, Scenario(engine="vllm", gpu="rtx4090", context_tokens=4096, gpu_memory_utilization=0.99))
     assert "less than gpu_memory_utilization 0.99" in tight.engine_facts["refusal"]
+    assert not estimate_fits(tight, get_gpu("rtx4090"))  # "fits" is the engine's verdict too
     ok = estimate(LLAMA8, Scenario(engine="vllm", gpu="rtx4090", context_tokens=4096, gpu_memory_utilization=0.95))
-    assert "refusal" not in ok.engine_facts
+    assert "refusal" not in ok.engine_facts and estimate_fits(ok, get_gpu("rtx4090"))
 
 
 GPT_OSS = get_preset("gpt-oss-20b").architecture()
