@@ -97,6 +97,7 @@ class Architecture:
     qk_nope_head_dim: int = 0
     stored: tuple[StoredTensor, ...] = ()  # tensors of an imported file (weight format "stored")
     source: str = field(default="", compare=False)
+    ref: str = field(default="", compare=False)  # what an engine loads: a repository id, a folder or a file
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -375,7 +376,7 @@ def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
                          "(their fixed state per sequence, their weights), so its figures would be wrong")
 
 
-def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "") -> Architecture:
+def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "", ref: str = "") -> Architecture:
     """Build an Architecture from a Hugging Face config dict.
 
     Rules common to all types (transformers' own defaults): an explicit `head_dim`
@@ -449,6 +450,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                             default=_DEFAULT_ACT.get(model_type, "silu"))),
         sliding_window=window,
         source=source,
+        ref=ref,
     )
     if model_type not in KNOWN_MODEL_TYPES and "tie_word_embeddings" not in cfg:
         warnings.append("tie_word_embeddings absent: assumed an untied lm_head")
@@ -527,4 +529,5 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
 def from_config_path(path: str | Path) -> Architecture:
     """Architecture from a `config.json` file or a model folder holding one."""
     p = Path(path)
-    return from_hf_config(load_config(p), name=(p if p.is_dir() else p.parent).name or None, source=str(p))
+    folder = p if p.is_dir() else p.parent
+    return from_hf_config(load_config(p), name=folder.name or None, source=str(p), ref=str(folder))

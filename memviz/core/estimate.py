@@ -224,8 +224,8 @@ class Estimate:
 
     def launch_command(self, model: str | None = None) -> str:
         """The command that runs this scenario in its engine (`model`: a path or repository id)."""
-        return get_engine(self.scenario.engine).launch_command(self.architecture, self.scenario,
-                                                               model or self.architecture.name)
+        a = self.architecture
+        return get_engine(self.scenario.engine).launch_command(a, self.scenario, model or a.ref or a.name)
 
     @property
     def bytes(self) -> dict[str, int]:
@@ -410,7 +410,8 @@ def _sum_layers(kv_for, layers: list[int], zeros: np.ndarray) -> np.ndarray:
 
 _SOURCES = {
     "weights": ("exact", "sum over the tensor inventory of each tensor's bytes in its storage format, "
-                "placed where the engine keeps it",
+                "placed where the engine keeps it, with the engine's own copies and padding (llama.cpp's repacked "
+                "CPU weights, vLLM's MXFP4 MoE tiles)",
                 "memviz.core.formats (ggml type traits, GPTQ/AWQ/bitsandbytes layouts)"),
     "kv_cache": ("formula", "sum over layers and sequences of 2 x Hkv x D x tokens_kept x S (+ scales, pages), "
                  "tokens kept as the engine allocates them",

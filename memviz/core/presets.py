@@ -34,7 +34,7 @@ class Preset:
     note: str = ""
 
     def architecture(self) -> Architecture:
-        return from_hf_config(self.config, name=self.name, source=f"preset {self.key}: {self.source}")
+        return from_hf_config(self.config, name=self.name, source=f"preset {self.key}: {self.source}", ref=self.repo)
 
 
 @lru_cache(maxsize=1)

@@ -54,3 +54,11 @@ def test_preset_lookup_by_unique_substring_and_errors():
         get_preset("llama-3.1")
     with pytest.raises(InputError, match="unknown preset"):
         get_preset("nonexistent-model")
+
+
+def test_launch_commands_load_the_presets_repository():
+    """The Breakdown view and the exports name what an engine can load (the preset's repository), as the CLI does."""
+    from memviz.core.estimate import Scenario, estimate
+
+    est = estimate(get_preset("gpt-oss-20b").architecture(), Scenario(engine="vllm", weight_format="mxfp4-moe"))
+    assert est.launch_command().startswith("vllm serve openai/gpt-oss-20b ")

@@ -255,7 +255,7 @@ def read_gguf(path: str | Path) -> Architecture:
     warnings = read_warnings + warnings
     value_length = cfg.pop("_value_length")
     name = meta.get("general.name") if isinstance(meta.get("general.name"), str) else p.stem
-    arch = from_hf_config(cfg, name=name, source=str(p))
+    arch = from_hf_config(cfg, name=name, source=str(p), ref=str(p))
     if value_length and not arch.is_mla and value_length != arch.head_dim:
         arch = arch.with_changes(v_head_dim=value_length)
     return arch.with_changes(stored=tuple(stored), warnings=tuple([*arch.warnings, *warnings]))

@@ -96,7 +96,7 @@ def read_safetensors(path: str | Path) -> Architecture:
     config_path = folder / "config.json" if folder else None
     if config_path is None or not config_path.exists():
         raise InputError(f"{p}: no config.json next to the weights; memviz needs it for the architecture")
-    arch = from_hf_config(load_config(config_path), name=folder.name, source=str(p))
+    arch = from_hf_config(load_config(config_path), name=folder.name, source=str(p), ref=str(folder))
     warnings = list(arch.warnings)
     total = sum(t.nbytes for t in stored)
     if index_total is not None and index_total != total:
