@@ -98,6 +98,7 @@ class Architecture:
     stored: tuple[StoredTensor, ...] = ()  # tensors of an imported file (weight format "stored")
     source: str = field(default="", compare=False)
     ref: str = field(default="", compare=False)  # what an engine loads: a repository id, a folder or a file
+    native_format: str = field(default="", compare=False)  # the weight format the checkpoint is stored in, if quantized
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -519,11 +520,36 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   head_dim=nope + rope, v_head_dim=_int(_require(cfg, "v_head_dim"), "v_head_dim"),
                   num_kv_heads=n_heads)
 
+    kw["native_format"] = native_format(cfg)
     kw["layer_types"] = _layer_types(cfg, model_type, n_layers, window)
     if SLIDING not in kw["layer_types"]:
         kw["sliding_window"] = None
     kw["warnings"] = tuple(warnings)
     return Architecture(**kw)
+
+
+def native_format(cfg: dict[str, Any]) -> str:
+    """The memviz weight format a pre-quantized checkpoint is stored in, from its `quantization_config`
+    (transformers' `quant_method` names); "" for a 16-bit checkpoint or a method memviz has no format for."""
+    q = cfg.get("quantization_config")
+    if not isinstance(q, dict):
+        return ""
+    method, bits = str(q.get("quant_method", "")).lower(), q.get("bits", 4)
+    if method == "mxfp4":
+        return "mxfp4-moe"
+    if method == "fp8":
+        return "fp8-block" if q.get("weight_block_size") else "fp8"
+    if method == "fbgemm_fp8":
+        return "fp8-channel"
+    if method in ("awq", "gptq") and bits == 4:
+        return f"{method}-int4"
+    if method == "bitsandbytes":
+        if q.get("load_in_8bit"):
+            return "llm-int8"
+        if q.get("bnb_4bit_quant_type") == "fp4":
+            return "bnb-fp4"
+        return "bnb-nf4-dq" if q.get("bnb_4bit_use_double_quant") else "bnb-nf4"
+    return ""
 
 
 def from_config_path(path: str | Path) -> Architecture:

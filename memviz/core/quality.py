@@ -115,8 +115,8 @@ def _size_distance(e: Evidence, parameters_b: float) -> float:
 
 def match(fmt: str, kind: str, a: Architecture, parameters_b: float) -> Match:
     """The record for `fmt` ("Q4_K_M", "awq-int4", KV "q8_0") that fits model `a` best."""
-    if fmt in REFERENCE_FORMATS or fmt.lower() in REFERENCE_FORMATS:
-        return Match(None, "reference")
+    if fmt in REFERENCE_FORMATS or fmt.lower() in REFERENCE_FORMATS or (kind == "weights" and fmt == a.native_format):
+        return Match(None, "reference")  # 16 bit, or the checkpoint as its authors released it
     records = [e for e in evidence() if e.kind == kind and e.format.lower() == fmt.lower()]
     if not records:
         return Match(None, "no evidence")

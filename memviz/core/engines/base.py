@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 #: workspace, loaded kernels): 686 MiB in all 15 real runs on an H200 (torch 2.11 + CUDA 13.0, driver
 #: 580.159.04; docs/accuracy-cuda.md). Other GPUs and CUDA versions were not measured.
 TORCH_CUDA_BASELINE_BYTES = 686 * MiB
+SIXTEEN_BIT_FORMATS = frozenset({"bf16", "fp16", "fp32"})
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,7 @@ class Engine:
     latent_mla = False
     supports_tp = False
     supports_offload = False
+    quantizes_on_load: frozenset[str] = frozenset()  # weight formats it makes from a 16-bit checkpoint while loading
 
     # --- options -------------------------------------------------------------------
     def option(self, name: str) -> Option:
@@ -247,4 +249,15 @@ class Engine:
 
     def launch_command(self, a: Architecture, sc: Scenario, model: str) -> str:
         raise NotImplementedError
+
+    def checkpoint(self, a: Architecture, sc: Scenario, model: str) -> tuple[str, bool]:
+        """(what to load, whether the engine quantizes it while loading) for the scenario's weight format: `model`
+        when it is stored in that format (both 16-bit counts), the 16-bit `model` when the engine quantizes while
+        loading, else a checkpoint stored in that format, named as a placeholder the user fills in."""
+        fmt, stored = sc.weight_format, a.native_format or "bf16"
+        if fmt in (stored, "stored") or (fmt in SIXTEEN_BIT_FORMATS and stored in SIXTEEN_BIT_FORMATS):
+            return model, False
+        if fmt in self.quantizes_on_load and stored in SIXTEEN_BIT_FORMATS:
+            return model, True
+        return f"<{model} as a {fmt} checkpoint>", False
 

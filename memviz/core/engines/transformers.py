@@ -51,6 +51,14 @@ from memviz.core.formats import BITSANDBYTES
 from memviz.core.kv import kv_cache_bytes
 from memviz.core.units import MiB
 
+#: bitsandbytes quantizes a 16-bit checkpoint while loading, as the probe loads it (`memviz/probe/runner.py`)
+BITSANDBYTES_CONFIG = {
+    "llm-int8": "load_in_8bit=True",
+    "bnb-nf4": 'load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype="bfloat16"',
+    "bnb-nf4-dq": 'load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True, '
+                  'bnb_4bit_compute_dtype="bfloat16"',
+    "bnb-fp4": 'load_in_4bit=True, bnb_4bit_quant_type="fp4", bnb_4bit_compute_dtype="bfloat16"',
+}
 RUNTIME_BYTES_CPU = 425 * MiB
 BITSANDBYTES_RUNTIME_BYTES_CPU = 63 * MiB
 ALLOCATOR_FRACTION_CUDA = 0.26
@@ -65,6 +73,7 @@ class Transformers(Engine):
         Option("trust_remote_code", bool, False, "run code shipped with the model (launch command only)"),
     )
     supports_offload = True
+    quantizes_on_load = frozenset(BITSANDBYTES_CONFIG)
     latent_mla = True
 
     def placement(self, x: Inputs) -> Placement:
@@ -114,9 +123,12 @@ class Transformers(Engine):
         impl = {"flash": "flash_attention_2"}.get(attn, attn)
         dtype = "float32" if sc.weight_format == "fp32" else "bfloat16"
         device_map = '"cpu"' if sc.device == "cpu" else '"auto"'
+        ref, on_load = self.checkpoint(a, sc, model)
+        quant = f"    quantization_config=BitsAndBytesConfig({BITSANDBYTES_CONFIG[sc.weight_format]})," if on_load else ""
         lines = [
-            "from transformers import AutoModelForCausalLM",
-            f'model = AutoModelForCausalLM.from_pretrained("{model}", dtype="{dtype}", device_map={device_map},',
+            "from transformers import AutoModelForCausalLM" + (", BitsAndBytesConfig" if on_load else ""),
+            f'model = AutoModelForCausalLM.from_pretrained("{ref}", dtype="{dtype}", device_map={device_map},',
+            *([quant] if quant else []),
             f'    attn_implementation="{impl}", trust_remote_code={opts["trust_remote_code"]})',
             f"# generate() over {sc.sequences} sequence(s) of up to {sc.longest_sequence:,d} tokens",
         ]

@@ -70,6 +70,9 @@ NON_TORCH_BYTES = 64 * MiB
 NCCL_BYTES_PER_GPU = 256 * MiB
 CUDA_GRAPH_BYTES = 512 * MiB
 SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
+#: what `--quantization` makes of a 16-bit checkpoint while loading (`model_executor/layers/quantization/fp8.py`
+#: `Fp8Config` with is_checkpoint_fp8_serialized False: per-tensor dynamic FP8; `bitsandbytes.py`: in-flight NF4)
+QUANTIZE_ON_LOAD = {"fp8": "fp8", "bnb-nf4": "bitsandbytes"}
 KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8"}
 
 
@@ -117,6 +120,7 @@ class VLLM(Engine):
     attention_default = "flash"
     latent_mla = True
     supports_tp = True
+    quantizes_on_load = frozenset(QUANTIZE_ON_LOAD)
 
     # --- options resolved against the model, the GPU and the scenario ------------------
     def settings(self, a: Architecture, sc: Any, options: dict[str, Any]) -> dict[str, Any]:
@@ -298,7 +302,8 @@ class VLLM(Engine):
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
         s = self.settings(a, sc, sc.engine_options)
         env = [] if s["estimate_cudagraphs"] else ["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0"]
-        args = [*env, "vllm", "serve", model, "--max-model-len", str(s["max_model_len"]),
+        ref, on_load = self.checkpoint(a, sc, model)
+        args = [*env, "vllm", "serve", ref, "--max-model-len", str(s["max_model_len"]),
                 "--gpu-memory-utilization", f"{sc.gpu_memory_utilization:g}",
                 "--max-num-seqs", str(s["max_num_seqs"]), "--max-num-batched-tokens", str(s["max_num_batched_tokens"])]
         if sc.tp > 1:
@@ -307,9 +312,8 @@ class VLLM(Engine):
             args += ["--pipeline-parallel-size", str(sc.pp)]
         if KV_CACHE_DTYPES.get(sc.kv_format, "auto") != "auto":
             args += ["--kv-cache-dtype", KV_CACHE_DTYPES[sc.kv_format]]
-        quant = {"fp8": "fp8", "awq-int4": "awq_marlin", "gptq-int4": "gptq_marlin", "bnb-nf4": "bitsandbytes"}
-        if sc.weight_format in quant:
-            args += ["--quantization", quant[sc.weight_format]]
+        if on_load:  # a stored checkpoint names its method in its config; vLLM reads it from there
+            args += ["--quantization", QUANTIZE_ON_LOAD[sc.weight_format]]
         if s["block_size"] != 16:
             args += ["--block-size", str(s["block_size"])]
         if s["enforce_eager"]:
