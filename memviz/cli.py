@@ -44,11 +44,12 @@ def _architecture(args: argparse.Namespace) -> Architecture:
     return from_config_path(args.config)
 
 
-def _default_weights(args: argparse.Namespace) -> str:
-    """Imported files default to their stored tensors; presets and configs to bf16."""
+def _default_weights(args: argparse.Namespace, a: Architecture) -> str:
+    """Imported files default to their stored tensors; presets and configs to the format the checkpoint is
+    released in (bf16, or gpt-oss's MXFP4, DeepSeek's FP8)."""
     if args.weights:
         return args.weights
-    return "stored" if (args.safetensors or args.gguf) else "bf16"
+    return "stored" if (args.safetensors or args.gguf) else a.native_format or "bf16"
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -65,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("estimate", help="estimate device memory for one scenario")
     _add_model_source(e)
-    e.add_argument("--weights", help="weight format (see 'memviz formats'); default bf16, or 'stored' for imported files")
+    e.add_argument("--weights", help="weight format (see 'memviz formats'); default the checkpoint's own (bf16, a "
+                   "release's MXFP4 / FP8), or 'stored' for imported files")
     e.add_argument("--kv", default="bf16", help="KV cache format, default bf16")
     e.add_argument("--context", type=int, help="tokens kept per sequence (prompt + generated); default 4096, or the "
                    "model's positions if fewer")
@@ -92,7 +94,8 @@ def _parser() -> argparse.ArgumentParser:
 
     x = sub.add_parser("export", help="write a compare/sweep chart (PNG, SVG, PDF) or its data (CSV, JSON, Markdown)")
     _add_model_source(x)
-    x.add_argument("--weights", help="comma-separated weight formats, one scenario each (default bf16 / stored)")
+    x.add_argument("--weights", help="comma-separated weight formats, one scenario each (default the checkpoint's "
+                   "own / stored)")
     x.add_argument("--kv", default="bf16", help="KV cache format")
     x.add_argument("--context", type=int, help="default 4096, or the model's positions if fewer")
     x.add_argument("--extrapolate", action="store_true", help="estimate a context beyond the model's positions")
@@ -182,8 +185,8 @@ def _scenario(args: argparse.Namespace, a: Architecture) -> Scenario:
             raise InputError(f"--sequences must be comma-separated integers, got {args.sequences!r}") from None
     overhead = None if args.overhead is None else parse_bytes(args.overhead)
     return Scenario(
-        weight_format=_default_weights(args), kv_format=args.kv, context_tokens=_context(args, a), batch=args.batch,
-        sequence_tokens=seqs, engine=_engine_name(args, _default_weights(args)), device=args.device, tp=args.tp,
+        weight_format=_default_weights(args, a), kv_format=args.kv, context_tokens=_context(args, a), batch=args.batch,
+        sequence_tokens=seqs, engine=_engine_name(args, _default_weights(args, a)), device=args.device, tp=args.tp,
         pp=args.pp, gpu=args.gpu, options=tuple(sorted(parse_option_pairs(args.option).items())),
         gpu_layers=args.gpu_layers, kv_offload=args.kv_offload, attention=args.attention,
         prefill_chunk_tokens=args.prefill_chunk, logits_all_tokens=args.logits_all,
@@ -313,7 +316,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     a = _architecture(args)
     scenarios = []
-    for fmt in (f.strip() for f in _default_weights(args).split(",") if f.strip()):
+    for fmt in (f.strip() for f in _default_weights(args, a).split(",") if f.strip()):
         engine = _engine_name(args, fmt)
         scenarios.append(Scenario(weight_format=fmt, kv_format=args.kv, context_tokens=_context(args, a),
                                   batch=args.batch, engine=engine, extrapolate=args.extrapolate))

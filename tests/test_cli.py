@@ -212,3 +212,11 @@ def test_log_check_reads_a_file_of_the_older_quantizer_rules_with_them(tmp_path)
 def test_log_check_of_a_vllm_log_is_one_line_and_exit_2():
     r = run("log", "tests/data/logs/vllm_llama3_8b_pr10511.log", "--check")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no llama.cpp load" in r.stderr
+
+
+def test_a_pre_quantized_release_is_estimated_as_released_by_default():
+    r = run("estimate", "--preset", "gpt-oss-20b", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["scenario"]["weight_format"] == "mxfp4-moe"
+    r = run("estimate", "--preset", "llama-3.1-8b", "--json")
+    assert json.loads(r.stdout)["scenario"]["weight_format"] == "bf16"

@@ -21,7 +21,8 @@ GGUF_TYPE_PREFIXES = ("Q", "IQ", "TQ", "MXFP")
 def switch_architecture(session: Session, a: Architecture, preset: str | None) -> Session:
     """The session on model `a`: scenarios on a file's own tensors fall back to bf16 without one; contexts
     beyond its positions are shortened to them (unless a scenario asks to extrapolate); an imported file adds
-    a scenario "as stored in the file" (run by llama.cpp when the file is a quantized GGUF)."""
+    a scenario "as stored in the file" (run by llama.cpp when the file is a quantized GGUF), a pre-quantized
+    release (gpt-oss MXFP4, DeepSeek FP8) one "as released" in vLLM."""
     scenarios = tuple(_within_positions(sc.with_changes(weight_format="bf16") if sc.weight_format == "stored"
                                         and not a.stored else sc, a) for sc in session.scenarios)
     if a.stored and not any(sc.weight_format == "stored" for sc in scenarios):
@@ -29,6 +30,10 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
         base = scenarios[0] if scenarios else Scenario()
         scenarios = (base.with_changes(name="as stored in the file", weight_format="stored",
                                        engine="llamacpp" if gguf else base.engine, tp=1),) + scenarios
+    if a.native_format and not a.stored and not any(sc.weight_format == a.native_format for sc in scenarios):
+        base = scenarios[0] if scenarios else Scenario()  # a pre-quantized release, as vLLM loads it
+        scenarios = (base.with_changes(name="as released", weight_format=a.native_format, engine="vllm", tp=1,
+                                       gpu_layers=None, kv_offload=False),) + scenarios
     if a != session.architecture:  # runs measured another model go, and so do the links to them
         scenarios = tuple(sc.with_changes(run_id=None) for sc in scenarios)
         return session.with_changes(architecture=a, preset=preset, scenarios=scenarios, runs=())

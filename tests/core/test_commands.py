@@ -52,6 +52,15 @@ def test_switching_to_an_imported_gguf_adds_a_stored_llamacpp_scenario(tmp_path)
     assert all(sc.weight_format != "stored" for sc in back.scenarios)
 
 
+def test_switching_to_a_pre_quantized_release_adds_it_as_released():
+    """gpt-oss ships MXFP4 experts: the session shows the release beside the user's scenarios, once."""
+    gpt_oss = get_preset("gpt-oss-20b").architecture()
+    s = commands.switch_architecture(session(Scenario()), gpt_oss, "gpt-oss-20b")
+    first = s.scenarios[0]
+    assert (first.name, first.weight_format, first.engine) == ("as released", "mxfp4-moe", "vllm")
+    assert len(commands.switch_architecture(s, gpt_oss, "gpt-oss-20b").scenarios) == len(s.scenarios)
+
+
 def test_calibrated_overhead_applies_per_engine_group():
     s = session(Scenario(device="cpu"), Scenario(engine="llamacpp", device="cpu", kv_format="fp16"), Scenario())
     cal = commands.Calibration(overhead={"cpu": 400, "llamacpp:cpu": 60})
