@@ -47,7 +47,7 @@ import numpy as np
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import FULL, SLIDING, Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
-from memviz.core.formats import BITSANDBYTES
+from memviz.core.formats import BITSANDBYTES, tensor_bytes
 from memviz.core.kv import kv_cache_bytes
 from memviz.core.units import MiB
 
@@ -71,6 +71,8 @@ class Transformers(Engine):
     source = "huggingface/transformers src/transformers/cache_utils.py, generation/utils.py (5.x)"
     options = (
         Option("trust_remote_code", bool, False, "run code shipped with the model (launch command only)"),
+        Option("mxfp4_kernels", bool, False, "the `kernels` package is installed: MXFP4 experts stay packed "
+               "(without it transformers dequantizes them to bf16)"),
     )
     supports_offload = True
     quantizes_on_load = frozenset(BITSANDBYTES_CONFIG)
@@ -108,6 +110,16 @@ class Transformers(Engine):
         decode_copy = self.kv_bytes(x, range(biggest, biggest + 1))
         return np.maximum(ws.peak + streamed_layer_bytes, decode_copy)
 
+    def weight_extra(self, x: Inputs, layers: range) -> float:
+        """MXFP4 experts dequantized to bf16 while loading (`quantizers/quantizer_mxfp4.py`
+        `Mxfp4HfQuantizer.validate_environment`: a pre-quantized checkpoint without the `kernels` package, Triton
+        >= 3.4 or a GPU of compute capability 7.5, and on the CPU without use_kernels): the bf16 copy replaces
+        the packed one."""
+        if x.options["mxfp4_kernels"]:
+            return 0.0
+        return float(sum(t.numel * 2 - nbytes for t, storage, nbytes in tensor_bytes(x.a, x.wf)
+                         if storage == "mxfp4" and t.layer in layers))
+
     def runtime_bytes(self, x: Inputs) -> float:
         if x.sc.device == "cuda":
             return TORCH_CUDA_BASELINE_BYTES
@@ -132,4 +144,7 @@ class Transformers(Engine):
             f'    attn_implementation="{impl}", trust_remote_code={opts["trust_remote_code"]})',
             f"# generate() over {sc.sequences} sequence(s) of up to {sc.longest_sequence:,d} tokens",
         ]
+        if "mxfp4" in sc.weight_format:
+            lines.insert(0, "# pip install kernels: MXFP4 experts stay packed" if opts["mxfp4_kernels"] else
+                         "# without the kernels package transformers dequantizes the MXFP4 experts to bf16 (estimated so)")
         return "\n".join(lines)

@@ -57,3 +57,14 @@ def test_the_planner_offers_the_released_format_as_the_reference():
     best = p.ranked[0]
     assert best.scenario.weight_format == "mxfp4-moe" and best.quality.weights.closeness == "reference"
     assert best.launch_command().startswith("vllm serve openai/gpt-oss-120b ")
+
+
+def test_transformers_dequantizes_mxfp4_experts_without_the_kernels_package():
+    """quantizer_mxfp4.py: no `kernels` package, so the MXFP4 release loads as bf16 (the option keeps it packed)."""
+    plain = estimate(GPT_OSS, Scenario(engine="transformers", weight_format="mxfp4-moe"))
+    packed = estimate(GPT_OSS, Scenario(engine="transformers", weight_format="mxfp4-moe",
+                                        options=(("mxfp4_kernels", True),)))
+    bf16 = estimate(GPT_OSS, Scenario(engine="transformers", weight_format="bf16"))
+    assert plain.bytes["weights"] == bf16.bytes["weights"] > 3 * packed.bytes["weights"]
+    assert "dequantizes the MXFP4 experts" in plain.launch_command()
+    assert "pip install kernels" in packed.launch_command()
