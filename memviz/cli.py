@@ -276,6 +276,8 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         print(f"vLLM before its budget (CUDA context, NCCL): {format_bytes(facts['outside_budget_bytes'], unit)}"
               + (f"; MXFP4 MoE backend {facts['mxfp4_moe_backend']} (experts padded)"
                  if "mxfp4_moe_backend" in facts else ""))
+    if "startup_risk" in facts:
+        print(f"warning: {facts['startup_risk']}")
     for note in data["notes"]:
         print(f"note: {note}")
     print(f"launch ({facts['follows']}):")

@@ -90,6 +90,8 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
         out.append(("before the budget (CUDA context, NCCL)", "", format_bytes(facts["outside_budget_bytes"], unit, 3),
                     "constant", "allocated before vLLM's baseline snapshot: must fit beside gpu_memory_utilization x "
                     "the CUDA total", engine.version))
+    if "startup_risk" in facts:
+        out.append(("start-up risk", "", "", "constant", facts["startup_risk"], engine.version))
     if "mxfp4_moe_backend" in facts:
         out.append(("MXFP4 MoE backend", facts["mxfp4_moe_backend"], "", "formula",
                     "expert matrices padded to the backend's tile sizes (counted in the weights)", engine.version))

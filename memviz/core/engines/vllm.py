@@ -32,7 +32,9 @@ Outside the budget (`gpu_worker.py` `init_device`): the CUDA context, cuBLAS han
 start when the memory still free then is less than the requested share ("Free memory on device ... on
 startup is less than desired GPU memory utilization"). memviz takes the torch CUDA baseline
 (`base.TORCH_CUDA_BASELINE_BYTES`) plus 256 MiB of NCCL buffers per GPU of the TP x PP group when it has more
-than one (V0 published profiles: 2.10 GiB at TP 8; constant). vLLM 0.10's profiles still counted NCCL as
+than one (V0 published profiles: 2.10 GiB at TP 8; constant: published NCCL footprints range from 0.1 GiB
+over PCIe to 4.5 GiB with NVLink, so only the context is grounds to refuse, NCCL a stated risk). vLLM 0.10's
+profiles still counted NCCL as
 non-torch memory inside the budget (0.12 GiB at TP 2 and 0.18 GiB at TP 4 without custom all-reduce,
 dennislee22/vLLM-benchmarking logs).
 
@@ -256,12 +258,15 @@ class VLLM(Engine):
         if gpu is None or pool_bytes is None:
             return out
         total, requested = gpu.cuda_total_bytes, self.usable_bytes(gpu, x.sc)
-        free = total - out["outside_budget_bytes"]
+        free = total - TORCH_CUDA_BASELINE_BYTES  # NCCL's share varies tenfold with the links: not grounds to refuse
         if free < requested and "refusal" not in out:
             out["refusal"] = (f"vLLM refuses to start: free memory on {gpu.label} ({free / GiB:.2f}/{total / GiB:.2f} "
                               f"GiB) on startup is less than gpu_memory_utilization {x.sc.gpu_memory_utilization:g} "
-                              f"asks for ({requested / GiB:.2f} GiB), the CUDA context"
-                              f"{' and NCCL buffers' if x.sc.tp * x.sc.pp > 1 else ''} taken; lower it")
+                              f"asks for ({requested / GiB:.2f} GiB), the CUDA context taken; lower it")
+        elif total - out["outside_budget_bytes"] < requested:
+            out["startup_risk"] = (f"the CUDA context and NCCL buffers (about {out['outside_budget_bytes'] / GiB:.2f} GiB, "
+                                   f"NCCL varying with the links) may leave less free than gpu_memory_utilization "
+                                   f"{x.sc.gpu_memory_utilization:g} asks for; vLLM then refuses to start")
         block = out["kv_block_bytes"]
         blocks = int(pool_bytes // block) if pool_bytes > 0 else 0
         need = self.request_bytes(x, s, s["max_model_len"])

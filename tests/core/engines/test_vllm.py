@@ -129,6 +129,13 @@ def test_a_utilization_that_leaves_no_room_for_the_cuda_context_is_refused():
     assert "refusal" not in ok.engine_facts and estimate_fits(ok, get_gpu("rtx4090"))
 
 
+def test_nccl_buffers_are_a_stated_risk_not_a_refusal():
+    """NCCL's footprint ranges from 0.1 GiB over PCIe to 4.5 GiB with NVLink: at TP 8 on RTX 4090s at 0.9 the
+    estimate warns instead of refusing."""
+    tp8 = estimate(LLAMA8, Scenario(engine="vllm", gpu="rtx4090", tp=8, context_tokens=4096))
+    assert "refusal" not in tp8.engine_facts and "NCCL" in tp8.engine_facts["startup_risk"]
+
+
 GPT_OSS = get_preset("gpt-oss-20b").architecture()
 
 
