@@ -120,8 +120,14 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("log", help="parse a llama.cpp / ollama / vLLM log into measured memory components")
     g.add_argument("path", help="a log file ('-' for standard input)")
     g.add_argument("--check", action="store_true",
-                   help="llama.cpp: estimate the load the log reports (its model, context and offload) and set "
-                        "each buffer llama.cpp printed beside memviz's figure")
+                   help="estimate the run the log reports and set each figure the engine printed beside memviz's "
+                        "(llama.cpp: model, context and offload from the log; vLLM: settings from the log, the "
+                        "model from --preset / --config and the GPU from --gpu)")
+    gm = g.add_mutually_exclusive_group()
+    gm.add_argument("--preset", help="vLLM --check: the model the log ran (bundled preset key)")
+    gm.add_argument("--config", help="vLLM --check: the model's config.json or folder")
+    g.add_argument("--gpu", help="vLLM --check: the GPU the log ran on (see 'memviz gpus')")
+    g.add_argument("--weights", help="vLLM --check: weight format (default: the checkpoint's own)")
 
     sub.add_parser("probe", help="measure a real model in this process (JSON lines; see 'memviz probe --help')")
     r = sub.add_parser("runs", help="list, export or delete stored probe runs (calibration data)")
@@ -401,8 +407,43 @@ def _cmd_log(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise InputError(f"cannot read {args.path}: {exc.strerror}") from None
     if args.check:
+        if parse_log(text).engine == "vllm":
+            return _print_vllm_check(text, args)
         return _print_log_check(text)
     print(json.dumps(parse_log(text).to_dict(), indent=2))
+    return 0
+
+
+def _print_vllm_check(text: str, args: argparse.Namespace) -> int:
+    from memviz.core.gpus import get_gpu
+    from memviz.core.importers.vllm_log import vllm_scenario
+    from memviz.core.log_check import check_vllm
+    from memviz.core.presets import get_preset
+    from memviz.core.units import GiB
+
+    if not (args.preset or args.config) or not args.gpu:
+        raise InputError("a vLLM log names neither the model's architecture nor the GPU: give --preset or --config, "
+                         "and --gpu")
+    a = get_preset(args.preset).architecture() if args.preset else from_config_path(args.config)
+    sc = vllm_scenario(text, a, get_gpu(args.gpu).key, args.weights)
+    e, rows = check_vllm(text, a, sc)
+    opts = ", ".join(f"{k} {v}" for k, v in sc.options)
+    print(f"{a.name}: {sc.weight_format}, max_model_len {sc.context_tokens:,d}, utilization "
+          f"{sc.gpu_memory_utilization:g}, TP {sc.tp} x PP {sc.pp} on {get_gpu(sc.gpu).label}"
+          + (f"; {opts}" if opts else ""))
+    print(f"{'figure':30s} {'vLLM':>14s} {'memviz':>14s} {'error':>8s}")
+    for r in rows:
+        err = "" if r.error is None else f"{100 * r.error:+7.1f}%"
+        if r.unit == "bytes":
+            print(f"{r.name:30s} {r.measured / GiB:>14,.2f} {r.estimated / GiB:>14,.2f} {err:>8s} GiB")
+        elif r.unit == "x / 100":
+            print(f"{r.name:30s} {r.measured / 100:>13,.2f}x {r.estimated / 100:>13,.2f}x {err:>8s}")
+        else:
+            print(f"{r.name:30s} {r.measured:>14,d} {r.estimated:>14,d} {err:>8s} {r.unit}")
+    if not rows:
+        print("the log prints none of the figures memviz checks (weights, KV pool, its tokens)")
+    for note in e.architecture.warnings:
+        print(f"note: {note}")
     return 0
 
 

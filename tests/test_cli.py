@@ -211,7 +211,10 @@ def test_log_check_reads_a_file_of_the_older_quantizer_rules_with_them(tmp_path)
 
 def test_log_check_of_a_vllm_log_is_one_line_and_exit_2():
     r = run("log", "tests/data/logs/vllm_llama3_8b_pr10511.log", "--check")
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no llama.cpp load" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "give --preset or --config, and --gpu" in r.stderr
+    r = run("log", "tests/data/logs/vllm_llama3_8b_pr10511.log", "--check", "--preset", "llama-3.1-8b",
+            "--gpu", "h100-80g")
+    assert r.returncode == 0 and "weights" in r.stdout, r.stderr
 
 
 def test_a_pre_quantized_release_is_estimated_as_released_by_default():
@@ -220,3 +223,15 @@ def test_a_pre_quantized_release_is_estimated_as_released_by_default():
     assert json.loads(r.stdout)["scenario"]["weight_format"] == "mxfp4-moe"
     r = run("estimate", "--preset", "llama-3.1-8b", "--json")
     assert json.loads(r.stdout)["scenario"]["weight_format"] == "bf16"
+
+
+def test_log_check_of_a_vllm_log_takes_the_model_and_gpu_from_the_command(tmp_path):
+    from tests.core.importers.test_vllm_log import LOG_010
+
+    log = tmp_path / "vllm.log"
+    log.write_text(LOG_010)
+    r = run("log", str(log), "--check", "--preset", "qwen2.5-7b", "--gpu", "a100-80g")
+    assert r.returncode == 0, r.stderr
+    assert "KV pool" in r.stdout and "utilization 0.25" in r.stdout
+    r = run("log", str(log), "--check")
+    assert r.returncode == 2 and "give --preset or --config, and --gpu" in r.stderr

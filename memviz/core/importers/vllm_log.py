@@ -1,0 +1,94 @@
+"""The settings a vLLM start-up log states, as the scenario memviz estimates for it.
+
+vLLM prints what it was asked (`vllm/entrypoints/utils.py` `log_non_default_args`: "non-default args: {...}"), the
+context it settled on ("Using max model len N"), the scheduler's batch ("Chunked prefill is enabled with
+max_num_batched_tokens=N") and its engine config ("Initializing a V1 LLM engine (vX) with config: ...
+tensor_parallel_size=N, ... kv_cache_dtype=..., enforce_eager=..."). It does not print the GPU, and the model only
+by its name or path: the caller gives both.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from memviz.core.arch import Architecture
+from memviz.core.errors import InputError
+from memviz.core.estimate import Scenario
+
+#: the release that made the CUDA-graph estimate part of the budget by default (its own log line: "CUDA graph
+#: memory profiling is enabled (default since v0.21.0)")
+CUDAGRAPH_ESTIMATE_SINCE = (0, 21)
+_ARG_KEYS = ("max_model_len", "gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
+             "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "enforce_eager", "block_size",
+             "enable_chunked_prefill")
+_CONFIG_KEYS = {"tensor_parallel_size": int, "pipeline_parallel_size": int, "max_seq_len": int}
+
+
+@dataclass(frozen=True)
+class VllmSettings:
+    """What the log says it ran with (absent keys: not printed, vLLM's defaults apply)."""
+
+    version: tuple[int, int] | None
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+def read_vllm_settings(text: str) -> VllmSettings:
+    args: dict[str, Any] = {}
+    m = re.search(r"(?:\bversion |LLM engine \(v)(\d+)\.(\d+)\.\d+", text)
+    version = (int(m.group(1)), int(m.group(2))) if m else None
+    if given := _first(text, r"non-default args: (\{.*\})"):
+        try:
+            parsed = ast.literal_eval(given)  # a Python dict literal; a wrapped line simply is not read
+        except (ValueError, SyntaxError):
+            parsed = {}
+        if isinstance(parsed, dict):
+            args.update({k: parsed[k] for k in _ARG_KEYS if k in parsed})
+    for key in _ARG_KEYS:  # the same pairs where a wrapped line kept the dict from being read whole
+        if key not in args and (value := _first(text, rf"'{key}': ([\d.]+)")) is not None:
+            args[key] = float(value) if "." in value else int(value)
+    for key, kind in _CONFIG_KEYS.items():
+        if (value := _first(text, rf"\b{key}=(\d+)")) is not None:
+            args.setdefault("max_model_len" if key == "max_seq_len" else key, kind(value))
+    if (value := _first(text, r"\bkv_cache_dtype=(\w+)")) is not None:
+        args.setdefault("kv_cache_dtype", value)
+    if (value := _first(text, r"\benforce_eager=(True|False)")) is not None:
+        args.setdefault("enforce_eager", value == "True")
+    if (value := _first(text, r"Desired GPU memory utilization is \(([\d.]+),")) is not None:
+        args.setdefault("gpu_memory_utilization", float(value))
+    if (value := _first(text, r"Using max model len (\d+)")) is not None:
+        args["max_model_len"] = int(value)
+    if (value := _first(text, r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")) is not None:
+        args["max_num_batched_tokens"] = int(value)
+    return VllmSettings(version, args)
+
+
+def _first(text: str, pattern: str) -> str | None:
+    m = re.search(pattern, text)
+    return m.group(1) if m else None
+
+
+def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | None = None) -> Scenario:
+    """The scenario the log ran: its settings, the caller's model and GPU, vLLM's defaults for the rest."""
+    s = read_vllm_settings(text)
+    args = s.args
+    kv = str(args.get("kv_cache_dtype", "auto"))
+    if kv not in ("auto", "bfloat16", "float16") and not kv.startswith("fp8"):
+        raise InputError(f"the log's kv_cache_dtype {kv!r} is not one memviz models (auto, fp8)")
+    options: dict[str, Any] = {
+        k: args[k] for k in ("max_num_seqs", "max_num_batched_tokens", "block_size") if args.get(k) is not None}
+    if args.get("enforce_eager"):
+        options["enforce_eager"] = True
+    if args.get("enable_chunked_prefill") is False:
+        options["enable_chunked_prefill"] = False
+    if s.version is not None and s.version < CUDAGRAPH_ESTIMATE_SINCE and not re.search(
+            r"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1|CUDA graph memory profiling is enabled", text):
+        options["estimate_cudagraphs"] = False
+    context = int(args.get("max_model_len") or a.max_position_embeddings or 4096)
+    return Scenario(engine="vllm", gpu=gpu, weight_format=weight_format or a.native_format or "bf16",
+                    kv_format="fp8" if kv.startswith("fp8") else "bf16", context_tokens=context,
+                    tp=int(args.get("tensor_parallel_size") or 1), pp=int(args.get("pipeline_parallel_size") or 1),
+                    gpu_memory_utilization=float(args.get("gpu_memory_utilization") or 0.9),
+                    options=tuple(sorted(options.items())))

@@ -1,0 +1,53 @@
+"""The settings a vLLM start-up log states, read into the scenario memviz checks it against."""
+
+import pytest
+
+from memviz.core.errors import InputError
+from memviz.core.importers.vllm_log import read_vllm_settings, vllm_scenario
+from memviz.core.log_check import check_vllm
+from memviz.core.presets import get_preset
+
+# the lines vllm 0.10.1.1 printed for Qwen2-7B-Instruct on one A100 80GB (dennislee22/vLLM-benchmarking,
+# log/vllm-7B-1gpuA10080GB-0.25GRAM.log), the engine config shortened to the fields read
+LOG_010 = """\
+(APIServer pid=1671) INFO 09-04 01:02:21 [api_server.py:1805] vLLM API server version 0.10.1.1
+(APIServer pid=1671) INFO 09-04 01:02:21 [utils.py:326] non-default args: {'model_tag': 'Qwen2-7B-Instruct', \
+'port': 8081, 'model': 'Qwen2-7B-Instruct', 'max_model_len': 16384, 'gpu_memory_utilization': 0.25}
+(APIServer pid=1671) INFO 09-04 01:02:37 [__init__.py:1750] Using max model len 16384
+(APIServer pid=1671) INFO 09-04 01:02:38 [scheduler.py:222] Chunked prefill is enabled with max_num_batched_tokens=2048.
+(EngineCore_0 pid=1812) INFO 09-04 01:02:54 [core.py:74] Initializing a V1 LLM engine (v0.10.1.1) with config: \
+max_seq_len=16384, tensor_parallel_size=1, pipeline_parallel_size=1, enforce_eager=False, kv_cache_dtype=auto
+(EngineCore_0 pid=1812) INFO 09-04 01:03:03 [gpu_model_runner.py:2007] Model loading took 14.2488 GiB and 4.4 seconds
+(EngineCore_0 pid=1812) INFO 09-04 01:04:29 [gpu_worker.py:276] Available KV cache memory: 5.01 GiB
+(EngineCore_0 pid=1812) INFO 09-04 01:04:29 [kv_cache_utils.py:849] GPU KV cache size: 93,872 tokens
+(EngineCore_0 pid=1812) INFO 09-04 01:04:29 [kv_cache_utils.py:853] Maximum concurrency for 16,384 tokens per request: 5.73x
+"""
+
+
+def test_settings_come_from_the_non_default_args_the_engine_config_and_the_scheduler():
+    s = read_vllm_settings(LOG_010)
+    assert s.version == (0, 10)
+    assert s.args == {"max_model_len": 16384, "gpu_memory_utilization": 0.25, "tensor_parallel_size": 1,
+                      "pipeline_parallel_size": 1, "kv_cache_dtype": "auto", "enforce_eager": False,
+                      "max_num_batched_tokens": 2048}
+
+
+def test_a_wrapped_args_line_still_gives_its_pairs():
+    wrapped = LOG_010.replace("'model': 'Qwen2-7B-Instruct', 'max_model_len'", "'model': 'Qwe\nn2-7B', 'max_model_len'")
+    assert read_vllm_settings(wrapped).args["gpu_memory_utilization"] == 0.25
+
+
+def test_the_scenario_checks_the_pool_the_log_printed():
+    a = get_preset("qwen2.5-7b").architecture()
+    sc = vllm_scenario(LOG_010, a, "a100-80g")
+    assert (sc.gpu_memory_utilization, sc.context_tokens, sc.tp) == (0.25, 16384, 1)
+    assert dict(sc.options) == {"max_num_batched_tokens": 2048, "estimate_cudagraphs": False}  # before v0.21
+    _, rows = check_vllm(LOG_010, a, sc)
+    pool = next(r for r in rows if r.name == "KV pool")
+    assert abs(pool.error) < 0.01
+
+
+def test_a_kv_cache_dtype_memviz_does_not_model_is_one_error():
+    with pytest.raises(InputError, match="kv_cache_dtype 'int4'"):
+        vllm_scenario(LOG_010.replace("kv_cache_dtype=auto", "kv_cache_dtype=int4"),
+                      get_preset("qwen2.5-7b").architecture(), "a100-80g")
