@@ -77,6 +77,16 @@ def adopt_llamacpp_log(session: Session, text: str) -> Session:
     return attach_run(switch_architecture(session, a, None), run)
 
 
+def adopt_vllm_log(session: Session, text: str, gpu: str) -> Session:
+    """The settings a vLLM log reports, on the session's model and `gpu` (the log names neither), as a scenario
+    with the log's figures attached as its measured run (`memviz.core.importers.vllm_log`)."""
+    from memviz.core.importers.logs import parse_log
+    from memviz.core.importers.vllm_log import vllm_scenario
+
+    sc = vllm_scenario(text, session.architecture, gpu).with_changes(name="from the vLLM log")
+    return attach_run(session, MeasuredRun.from_log("vllm", parse_log(text).bytes, sc))
+
+
 @dataclass(frozen=True)
 class Calibration:
     """What the stored probe runs of this machine teach, by calibration key (`calibration_key`)."""

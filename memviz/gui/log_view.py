@@ -27,13 +27,22 @@ HEADERS = ("Component", "Measured (log)", "Estimate", "Estimate − measured", "
 
 
 def comparison_rows(measured: LogMeasurement, est: Estimate | None, unit: Unit) -> list[tuple[str, ...]]:
+    """Component by component; the total sums the components the log states on both sides (a vLLM log states
+    no activation or overhead figure: its weights + pool against the estimate's, not the estimate's whole)."""
+    stated = [c for c in COMPONENTS if measured.bytes.get(c) is not None]
+    partial = len(stated) < len(COMPONENTS)
     rows = []
     for c in (*COMPONENTS, "total"):
         m = measured.bytes.get(c)
-        e = (est.total if c == "total" else est.bytes[c]) if est is not None else None
+        if est is None:
+            e = None
+        elif c == "total":
+            e = sum(est.bytes[k] for k in stated) if partial else est.total
+        else:
+            e = est.bytes[c]
         diff = e - m if (m is not None and e is not None) else None
         rows.append((
-            c,
+            f"total of {', '.join(stated)}" if c == "total" and partial else c,
             format_bytes(m, unit, 3) if m is not None else "not in log",
             format_bytes(e, unit, 3) if e is not None else "—",
             format_bytes(diff, unit, 3) if diff is not None else "—",
@@ -54,9 +63,10 @@ class LogView(QWidget):
         self.parse_button.clicked.connect(self.parse)
         top.addWidget(QLabel("Paste a llama.cpp / ollama / vLLM start-up log, or use File → Open engine log…"), 1)
         top.addWidget(self.parse_button)
-        self.adopt_button = QPushButton("Use its model and settings")
+        self.adopt_button = QPushButton("Use its settings")
         self.adopt_button.setToolTip("llama.cpp logs: take the model from the metadata dump and the context, batch, "
-                                     "flash attention and offload from the log, as a new scenario with these buffers")
+                                     "flash attention and offload from the log; vLLM logs: the settings they print, on "
+                                     "this model and the selected scenario's GPU; as a new scenario with these figures")
         self.adopt_button.setEnabled(False)
         self.adopt_button.clicked.connect(lambda: self.sig_adopt.emit(self.text.toPlainText()))
         top.addWidget(self.adopt_button)
@@ -86,7 +96,9 @@ class LogView(QWidget):
         except InputError as exc:
             self.status.setText(f"<span style='color:#D55E00'>{exc}</span>")
             return None
-        self.adopt_button.setEnabled(self.measurement.engine == "llamacpp" and dumps_metadata(self.text.toPlainText()))
+        text = self.text.toPlainText()
+        self.adopt_button.setEnabled(self.measurement.engine == "vllm"
+                                     or (self.measurement.engine == "llamacpp" and dumps_metadata(text)))
         self.sig_measured.emit(self.measurement)
         return self.measurement
 

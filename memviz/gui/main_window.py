@@ -444,10 +444,18 @@ class MainWindow(QMainWindow):
         self.log_view.show_comparison(est, scenario_label(est.scenario), self.session.unit)
 
     def adopt_log(self, text: str) -> None:
-        """Make a llama.cpp log's model and load the session's model and a scenario, its buffers attached
-        (undoable); a log memviz cannot read that far is reported and the session kept."""
+        """Make a llama.cpp log's model and load the session's model and a scenario, its buffers attached; a vLLM
+        log's settings a scenario on the session's model and the selected scenario's GPU (undoable); a log memviz
+        cannot read that far is reported and the session kept."""
         try:
-            session = commands.adopt_llamacpp_log(self.session, text)
+            if self.log_view.measurement is not None and self.log_view.measurement.engine == "vllm":
+                est = self._selected_estimate()
+                gpu = est.scenario.gpu if est is not None else None
+                if not gpu:
+                    raise InputError("a vLLM log does not name its GPU: set it in the selected scenario's GPU column")
+                session = commands.adopt_vllm_log(self.session, text, gpu)
+            else:
+                session = commands.adopt_llamacpp_log(self.session, text)
         except InputError as exc:
             self.report_error(f"Cannot use this log's model and settings: {exc}")
             return

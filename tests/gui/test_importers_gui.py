@@ -131,6 +131,28 @@ def test_an_adopted_log_of_the_older_quantizer_rules_shows_its_format_in_the_tab
     assert win.table.table.cellWidget(row, 1).currentText() == "Q5_K_M+qkv-branch"
 
 
-def test_a_log_without_a_metadata_dump_cannot_be_adopted(win):
-    win.open_log("tests/data/logs/vllm_llama3_8b_pr10511.log")
+def test_a_llamacpp_log_without_a_metadata_dump_cannot_be_adopted(win, tmp_path):
+    log = tmp_path / "buffers.log"
+    log.write_text("llm_load_tensors:        CUDA0 model buffer size =  4403.49 MiB\n"
+                   "llama_kv_cache_init:      CUDA0 KV buffer size =  1024.00 MiB\n")
+    win.open_log(log)
     assert not win.log_view.adopt_button.isEnabled()
+
+
+def test_a_vllm_log_becomes_a_scenario_on_this_model_and_the_selected_gpu(win, tmp_path):
+    from tests.core.importers.test_vllm_log import LOG_010
+
+    win.load_preset("qwen2.5-7b")
+    win.log_view.text.setPlainText(LOG_010)
+    win.log_view.parse()
+    assert win.log_view.adopt_button.isEnabled()
+    before = len(win.session.scenarios)
+    win.log_view.adopt_button.click()  # the selected scenario has no GPU: one message, the session kept
+    assert len(win.session.scenarios) == before
+    win.apply(win.session.with_changes(scenarios=tuple(sc.with_changes(gpu="a100-80g")
+                                                       for sc in win.session.scenarios)))
+    win.log_view.adopt_button.click()
+    sc = win.session.scenarios[-1]
+    assert len(win.session.scenarios) == before + 1 and sc.name == "from the vLLM log"
+    assert (sc.engine, sc.gpu, sc.gpu_memory_utilization, sc.context_tokens) == ("vllm", "a100-80g", 0.25, 16384)
+    assert sc.run_id == win.session.runs[-1].id
