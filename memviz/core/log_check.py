@@ -82,6 +82,12 @@ def check_log(text: str, a: Architecture | None = None) -> tuple[Estimate, list[
     return check_load(read_llamacpp_load(text, need_metadata=a is None), a)
 
 
+def logged_weights(e: Estimate) -> int:
+    """The weights of the busiest device as vLLM's "Model loading took" counts them: with the rotary table its
+    RotaryEmbedding registers (memviz keeps that table as runtime memory)."""
+    return e.bytes["weights"] + e.engine_facts.get("rotary_table_bytes", 0)
+
+
 def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferCheck]]:
     """A vLLM start-up log against memviz's estimate of the scenario it ran (per GPU, as vLLM prints it); the
     log does not name the model or the settings, so the caller gives them."""
@@ -91,8 +97,7 @@ def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferChe
     e = estimate(a, sc)
     facts, gpu0 = e.engine_facts, e.devices[0]
     got = measured.bytes
-    loaded = gpu0.weights + facts.get("rotary_table_bytes", 0)  # what vLLM's weights line counts
-    estimated = {"weights": loaded, "overhead": facts.get("non_torch_bytes"), "activations": gpu0.activations,
+    estimated = {"weights": logged_weights(e), "overhead": facts.get("non_torch_bytes"), "activations": gpu0.activations,
                  "kv_cache": facts.get("kv_pool_bytes")}
     names = {"weights": "weights", "overhead": "non-torch", "activations": "activation peak", "kv_cache": "KV pool"}
     rows = [BufferCheck(names[k], got[k], estimated[k]) for k in names if got.get(k) is not None

@@ -21,6 +21,7 @@ from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate
 from memviz.core.importers.llamacpp_log import dumps_metadata
 from memviz.core.importers.logs import LogMeasurement, parse_log
+from memviz.core.log_check import logged_weights
 from memviz.core.units import Unit, format_bytes
 
 HEADERS = ("Component", "Measured (log)", "Estimate", "Estimate − measured", "Error")
@@ -38,6 +39,10 @@ def comparison_rows(measured: LogMeasurement, est: Estimate | None, unit: Unit) 
             e = None
         elif c == "total":
             e = sum(est.bytes[k] for k in stated) if partial else est.total
+            if measured.engine == "vllm" and "weights" in stated:
+                e += logged_weights(est) - est.bytes["weights"]
+        elif c == "weights" and measured.engine == "vllm":
+            e = logged_weights(est)  # as vLLM's weights line counts them
         else:
             e = est.bytes[c]
         diff = e - m if (m is not None and e is not None) else None

@@ -156,3 +156,19 @@ def test_a_vllm_log_becomes_a_scenario_on_this_model_and_the_selected_gpu(win, t
     assert len(win.session.scenarios) == before + 1 and sc.name == "from the vLLM log"
     assert (sc.engine, sc.gpu, sc.gpu_memory_utilization, sc.context_tokens) == ("vllm", "a100-80g", 0.25, 16384)
     assert sc.run_id == win.session.runs[-1].id
+
+
+def test_the_log_table_counts_weights_and_total_as_the_vllm_log_does():
+    from memviz.core.estimate import Scenario, estimate
+    from memviz.core.importers.logs import parse_log
+    from memviz.core.log_check import logged_weights
+    from memviz.core.presets import get_preset
+    from memviz.core.units import Unit
+    from memviz.gui.log_view import comparison_rows
+    from tests.core.importers.test_vllm_log import LOG_010
+
+    est = estimate(get_preset("qwen2.5-7b").architecture(),
+                   Scenario(engine="vllm", gpu="a100-80g", context_tokens=16384, gpu_memory_utilization=0.25))
+    rows = {r[0]: r for r in comparison_rows(parse_log(LOG_010), est, Unit.GiB)}
+    assert rows["weights"][2] == f"{logged_weights(est) / 2**30:.3f} GiB"
+    assert "total of weights, kv_cache" in rows and rows["activations"][1] == "not in log"
