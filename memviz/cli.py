@@ -75,7 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--batch", type=int, default=1, help="concurrent sequences")
     e.add_argument("--sequences", help="comma-separated per-sequence token counts (overrides --context/--batch)")
     e.add_argument("--engine", default="auto",
-                   help="transformers | vllm | llamacpp | ollama | auto (GGUF mixes -> llamacpp, else transformers)")
+                   help="transformers | vllm | llamacpp | ollama | auto (GGUF mixes -> llamacpp, a release's own "
+                        "quantized format -> vllm, else transformers)")
     e.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
                    help="an engine option, e.g. max_num_seqs=64 (vllm) or n_ubatch=256 (llamacpp); see 'memviz engines'")
     e.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
@@ -101,7 +102,8 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--extrapolate", action="store_true", help="estimate a context beyond the model's positions")
     x.add_argument("--batch", type=int, default=1)
     x.add_argument("--engine", default="auto",
-                   help="transformers | vllm | llamacpp | ollama | auto (GGUF mixes -> llamacpp, else transformers)")
+                   help="transformers | vllm | llamacpp | ollama | auto (GGUF mixes -> llamacpp, a release's own "
+                        "quantized format -> vllm, else transformers)")
     x.add_argument("--gpu", default="", help="comma-separated GPUs for capacity lines")
     x.add_argument("--chart", choices=["compare", "sweep"], default="compare")
     x.add_argument("--unit", default="GiB", choices=["GiB", "GB"])
@@ -164,10 +166,10 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _engine_name(args: argparse.Namespace, weight_format: str) -> str:
+def _engine_name(args: argparse.Namespace, weight_format: str, a: Architecture) -> str:
     from memviz.core.engines import default_engine
 
-    return default_engine(weight_format) if args.engine == "auto" else args.engine
+    return default_engine(weight_format, a.native_format) if args.engine == "auto" else args.engine
 
 
 DEFAULT_CONTEXT = 4096
@@ -192,7 +194,7 @@ def _scenario(args: argparse.Namespace, a: Architecture) -> Scenario:
     overhead = None if args.overhead is None else parse_bytes(args.overhead)
     return Scenario(
         weight_format=_default_weights(args, a), kv_format=args.kv, context_tokens=_context(args, a), batch=args.batch,
-        sequence_tokens=seqs, engine=_engine_name(args, _default_weights(args, a)), device=args.device, tp=args.tp,
+        sequence_tokens=seqs, engine=_engine_name(args, _default_weights(args, a), a), device=args.device, tp=args.tp,
         pp=args.pp, gpu=args.gpu, options=tuple(sorted(parse_option_pairs(args.option).items())),
         gpu_layers=args.gpu_layers, kv_offload=args.kv_offload, attention=args.attention,
         prefill_chunk_tokens=args.prefill_chunk, logits_all_tokens=args.logits_all,
@@ -325,7 +327,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     a = _architecture(args)
     scenarios = []
     for fmt in (f.strip() for f in _default_weights(args, a).split(",") if f.strip()):
-        engine = _engine_name(args, fmt)
+        engine = _engine_name(args, fmt, a)
         scenarios.append(Scenario(weight_format=fmt, kv_format=args.kv, context_tokens=_context(args, a),
                                   batch=args.batch, engine=engine, extrapolate=args.extrapolate))
     if not scenarios:

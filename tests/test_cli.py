@@ -220,9 +220,11 @@ def test_log_check_of_a_vllm_log_is_one_line_and_exit_2():
 def test_a_pre_quantized_release_is_estimated_as_released_by_default():
     r = run("estimate", "--preset", "gpt-oss-20b", "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["scenario"]["weight_format"] == "mxfp4-moe"
+    sc = json.loads(r.stdout)["scenario"]
+    assert (sc["weight_format"], sc["engine"]) == ("mxfp4-moe", "vllm")  # transformers would dequantize it
     r = run("estimate", "--preset", "llama-3.1-8b", "--json")
-    assert json.loads(r.stdout)["scenario"]["weight_format"] == "bf16"
+    sc = json.loads(r.stdout)["scenario"]
+    assert (sc["weight_format"], sc["engine"]) == ("bf16", "transformers")
 
 
 def test_log_check_of_a_vllm_log_takes_the_model_and_gpu_from_the_command(tmp_path):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from memviz.core.arch import Architecture
+from memviz.core.engines import default_engine
 from memviz.core.estimate import Scenario
 from memviz.core.runs import MeasuredRun, settings_key
 from memviz.core.session import Session
@@ -32,7 +33,8 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
                                        engine="llamacpp" if gguf else base.engine, tp=1),) + scenarios
     if a.native_format and not a.stored and not any(sc.weight_format == a.native_format for sc in scenarios):
         base = scenarios[0] if scenarios else Scenario()  # a pre-quantized release, as vLLM loads it
-        scenarios = (base.with_changes(name="as released", weight_format=a.native_format, engine="vllm", tp=1,
+        scenarios = (base.with_changes(name="as released", weight_format=a.native_format,
+                                       engine=default_engine(a.native_format, a.native_format), tp=1,
                                        gpu_layers=None, kv_offload=False),) + scenarios
     if a != session.architecture:  # runs measured another model go, and so do the links to them
         scenarios = tuple(sc.with_changes(run_id=None) for sc in scenarios)

@@ -24,9 +24,13 @@ def get_engine(name: str) -> Engine:
     return ENGINES[key]
 
 
-def default_engine(weight_format: str) -> str:
-    """The engine that runs a format as stored: GGUF mixes in llama.cpp, the rest in transformers.
+def default_engine(weight_format: str, native_format: str = "") -> str:
+    """The engine that runs a format as stored: GGUF mixes in llama.cpp, a pre-quantized release in its own
+    format (`Architecture.native_format`: MXFP4, FP8, AWQ, GPTQ) in vLLM, the rest in transformers.
 
-    transformers would dequantize a GGUF file to 16 bits on load, so it is never the default for one."""
+    transformers would dequantize a GGUF file to 16 bits on load, and an MXFP4 release without the `kernels`
+    package, so it is the default for neither."""
     fmt = weight_format.strip().upper()
-    return "llamacpp" if fmt in GGUF_MIXES and fmt not in ("F16", "BF16", "F32") else "transformers"
+    if fmt in GGUF_MIXES and fmt not in ("F16", "BF16", "F32"):
+        return "llamacpp"
+    return "vllm" if native_format and weight_format == native_format else "transformers"
