@@ -89,8 +89,11 @@ def vllm_table() -> list[str]:
     out = ["| case | vLLM | weights GiB | non-torch GiB | activation peak GiB | profile + non-torch (implied) GiB "
            "| KV pool GiB | KV tokens | tokens in printed pool | concurrency in printed pool |",
            "|---|---|---|---|---|---|---|---|---|---|"]
+    pools = []
     for case in VLLM:
         rows = vllm_rows(case)
+        if case["engine"] == "V1" and "KV pool" in rows and "KV pool" not in case.get("not_compared", {}):
+            pools.append(abs(rows["KV pool"].error))
         skip = case.get("not_compared", {})
         cells = [_cell(rows.get(n), GiB) + (" ¹" if n in skip else "")
                  for n in ("weights", "non-torch", "activation peak", "profile + non-torch (implied)", "KV pool",
@@ -98,8 +101,6 @@ def vllm_table() -> list[str]:
         out.append(f"| [{case['id']}]({case['source'].split()[0]}) | {case['engine']} {case['vllm']} | "
                    + " | ".join(cells) + " |")
     out.append("")
-    pools = [abs(vllm_rows(c)["KV pool"].error) for c in VLLM if c["engine"] == "V1" and "KV pool" in vllm_rows(c)
-             and "KV pool" not in c.get("not_compared", {})]
     if pools:
         out.append(f"V1 KV pools compared: {len(pools)}; median |error| {100 * statistics.median(pools):.1f} %, "
                    f"worst {100 * max(pools):.1f} %.")

@@ -192,9 +192,10 @@ def _scenario(args: argparse.Namespace, a: Architecture) -> Scenario:
         except ValueError:
             raise InputError(f"--sequences must be comma-separated integers, got {args.sequences!r}") from None
     overhead = None if args.overhead is None else parse_bytes(args.overhead)
+    weights = _default_weights(args, a)
     return Scenario(
-        weight_format=_default_weights(args, a), kv_format=args.kv, context_tokens=_context(args, a), batch=args.batch,
-        sequence_tokens=seqs, engine=_engine_name(args, _default_weights(args, a), a), device=args.device, tp=args.tp,
+        weight_format=weights, kv_format=args.kv, context_tokens=_context(args, a), batch=args.batch,
+        sequence_tokens=seqs, engine=_engine_name(args, weights, a), device=args.device, tp=args.tp,
         pp=args.pp, gpu=args.gpu, options=tuple(sorted(parse_option_pairs(args.option).items())),
         gpu_layers=args.gpu_layers, kv_offload=args.kv_offload, attention=args.attention,
         prefill_chunk_tokens=args.prefill_chunk, logits_all_tokens=args.logits_all,

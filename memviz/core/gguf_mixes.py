@@ -37,6 +37,7 @@ Not modelled: `--tensor-type` / `--output-tensor-type` overrides and `--pure`.
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import lru_cache
 
 from memviz.core.arch import Architecture
@@ -295,10 +296,7 @@ def gguf_type_counts(mix: str, a: Architecture) -> dict[str, int]:
     """Tensors of each ggml type in a `mix` file, by GGUF name (a fused attn_qkv counts once), as llama.cpp's
     loader prints them (`llama_model_loader: - type q4_K: N tensors`); type names lower-case."""
     types = {gguf_name(t, a): gguf_tensor_type(mix, t, a) for t in gguf_tensors(a)}
-    counts: dict[str, int] = {}
-    for ggml_type in types.values():
-        counts[ggml_type.lower()] = counts.get(ggml_type.lower(), 0) + 1
-    return counts
+    return dict(Counter(ggml_type.lower() for ggml_type in types.values()))
 
 
 def mix_base(name: str) -> str:

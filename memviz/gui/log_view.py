@@ -32,19 +32,15 @@ def comparison_rows(measured: LogMeasurement, est: Estimate | None, unit: Unit) 
     no activation or overhead figure: its weights + pool against the estimate's, not the estimate's whole)."""
     stated = [c for c in COMPONENTS if measured.bytes.get(c) is not None]
     partial = len(stated) < len(COMPONENTS)
+    estimated: dict[str, int] = {}
+    if est is not None:
+        estimated = dict(est.bytes)
+        if measured.engine == "vllm":
+            estimated["weights"] = logged_weights(est)  # as vLLM's weights line counts them
+        estimated["total"] = sum(estimated[k] for k in (stated if partial else COMPONENTS))
     rows = []
     for c in (*COMPONENTS, "total"):
-        m = measured.bytes.get(c)
-        if est is None:
-            e = None
-        elif c == "total":
-            e = sum(est.bytes[k] for k in stated) if partial else est.total
-            if measured.engine == "vllm" and "weights" in stated:
-                e += logged_weights(est) - est.bytes["weights"]
-        elif c == "weights" and measured.engine == "vllm":
-            e = logged_weights(est)  # as vLLM's weights line counts them
-        else:
-            e = est.bytes[c]
+        m, e = measured.bytes.get(c), estimated.get(c)
         diff = e - m if (m is not None and e is not None) else None
         rows.append((
             f"total of {', '.join(stated)}" if c == "total" and partial else c,

@@ -34,9 +34,8 @@ startup is less than desired GPU memory utilization"). memviz takes the torch CU
 (`base.TORCH_CUDA_BASELINE_BYTES`) plus 256 MiB of NCCL buffers per GPU of the TP x PP group when it has more
 than one (V0 published profiles: 2.10 GiB at TP 8; constant: published NCCL footprints range from 0.1 GiB
 over PCIe to 4.5 GiB with NVLink, so only the context is grounds to refuse, NCCL a stated risk). vLLM 0.10's
-profiles still counted NCCL as
-non-torch memory inside the budget (0.12 GiB at TP 2 and 0.18 GiB at TP 4 without custom all-reduce,
-dennislee22/vLLM-benchmarking logs).
+profiles still counted NCCL as non-torch memory inside the budget (0.12 GiB at TP 2 and 0.18 GiB at TP 4
+without custom all-reduce, dennislee22/vLLM-benchmarking logs).
 
 Kernel padding (`weight_extra`): MXFP4 MoE experts are re-laid out for the backend vLLM picks by compute
 capability (`fused_moe/oracle/mxfp4.py` `_get_priority_backends_for_gpt_oss`, `_get_priority_backends`,
@@ -64,6 +63,7 @@ from memviz.core.arch import Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.errors import InputError
 from memviz.core.formats import tensor_bytes
+from memviz.core.gpus import GPU, get_gpu
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes
 from memviz.core.units import GiB, MiB
@@ -78,11 +78,11 @@ QUANTIZE_ON_LOAD = {"fp8": "fp8", "bnb-nf4": "bitsandbytes"}
 KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8"}
 
 
-def mxfp4_moe_backend(gpu, gpt_oss: bool) -> tuple[str, int, int] | None:
+def mxfp4_moe_backend(gpu: GPU, gpt_oss: bool) -> tuple[str, int, int] | None:
     """(backend, per-rank intermediate size rounded up to, hidden size rounded up to) vLLM 0.33 picks for MXFP4
     experts on `gpu` (None: not an NVIDIA GPU memviz knows the capability of). gpt-oss's list tries the OAI
     Triton kernels (SM90 up to SM12x, after Marlin on SM12x) before Marlin; other models go to Marlin below SM100."""
-    cap = getattr(gpu, "compute_capability", None)
+    cap = gpu.compute_capability
     if cap is None or cap < (7, 5):
         return None
     if cap[0] == 10:
@@ -126,8 +126,6 @@ class VLLM(Engine):
 
     # --- options resolved against the model, the GPU and the scenario ------------------
     def settings(self, a: Architecture, sc: Any, options: dict[str, Any]) -> dict[str, Any]:
-        from memviz.core.gpus import get_gpu
-
         gpu = get_gpu(sc.gpu) if sc.gpu else None
         tokens, seqs = batch_defaults(gpu.cuda_total_bytes if gpu else None, gpu.label if gpu else "")
         s = dict(options)
@@ -208,8 +206,6 @@ class VLLM(Engine):
 
     @staticmethod
     def _mxfp4_backend(x: Inputs) -> tuple[str, int, int] | None:
-        from memviz.core.gpus import get_gpu
-
         if x.sc.device != "cuda" or not x.sc.gpu or not x.a.num_experts:
             return None
         if not any(s == "mxfp4" for t, s, _ in tensor_bytes(x.a, x.wf) if t.role is Role.EXPERT):
@@ -271,7 +267,7 @@ class VLLM(Engine):
         blocks = int(pool_bytes // block) if pool_bytes > 0 else 0
         need = self.request_bytes(x, s, s["max_model_len"])
         out.update({
-            "budget_bytes": int(self.usable_bytes(gpu, x.sc)), "kv_pool_bytes": int(pool_bytes), "kv_blocks": blocks,
+            "budget_bytes": int(requested), "kv_pool_bytes": int(pool_bytes), "kv_blocks": blocks,
             "kv_pool_tokens": blocks * s["block_size"], "max_concurrency": blocks * block / need,
             "one_request_kv_bytes": need,
         })

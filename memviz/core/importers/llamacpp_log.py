@@ -25,7 +25,7 @@ from memviz.core.engines.llamacpp_cpu import features_of
 from memviz.core.errors import InputError
 from memviz.core.formats import LLAMACPP_CACHE_TYPES
 from memviz.core.gguf_mixes import GGUF_MIXES, IMATRIX_SUFFIX, QKV_BRANCH_SUFFIX, gguf_type_counts, mix_base
-from memviz.core.gguf_names import FUSED_QKV
+from memviz.core.gguf_names import FUSED_QKV, gguf_name, gguf_tensors
 from memviz.core.importers.gguf_file import config_from_gguf
 from memviz.core.importers.logs import is_host_buffer, llamacpp_buffers
 
@@ -194,8 +194,6 @@ def _from_metadata(load: LlamaCppLoad, tensor_names: set[str]) -> Architecture:
 
 
 def _gguf_tensor_count(a: Architecture) -> int:
-    from memviz.core.gguf_names import gguf_name, gguf_tensors
-
     return len({gguf_name(t, a) for t in gguf_tensors(a)})
 
 
