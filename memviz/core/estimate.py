@@ -25,13 +25,14 @@ from memviz.core.engines import Inputs, Placement, get_engine
 from memviz.core.errors import InputError, reject_unknown_fields
 from memviz.core.formats import get_kv_format, get_weight_format, tensor_bytes
 from memviz.core.gpus import get_gpu
-from memviz.core.inventory import Role, active_fraction, active_parameter_count, parameter_count
+from memviz.core.inventory import active_fraction, active_parameter_count, parameter_count
 from memviz.core.kv import KVLayout, kv_bytes_per_token
+from memviz.core.tensor_table import on_gpu as tensor_on_gpu
+from memviz.core.tensor_table import tensor_table
 
 COMPONENTS = ("weights", "kv_cache", "activations", "overhead")
 ATTENTION_IMPLS = ("sdpa", "eager", "flash")
 DEVICES = ("cuda", "cpu")
-_SPLIT_ROLES = frozenset({Role.ATTENTION, Role.MLP, Role.EXPERT, Role.EMBEDDING, Role.LM_HEAD})
 
 
 #: bounds that keep every product of the estimate within int64 (2**31 tokens x 2**20 sequences x 2**17 bytes per
@@ -280,54 +281,19 @@ def inputs(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray
                   sc.attention or engine.attention_default, context, batch, bool(seqs_given))
 
 
-@dataclass(frozen=True)
-class _TensorTable:
-    """The inventory of one model in one weight format as arrays, for placing whole sets of tensors at once."""
-
-    names: tuple[str, ...]
-    nbytes: np.ndarray  # float64
-    layer: np.ndarray  # -1 outside the decoder layers
-    split: np.ndarray  # divided over tensor-parallel ranks
-    expert: np.ndarray
-    embedding: np.ndarray  # the token embedding
-    active: np.ndarray  # share read per decoded token (memviz.core.inventory.active_fraction)
-    front: np.ndarray  # embedding or position table: kept with the first stage
-
-
-@lru_cache(maxsize=256)
-def _tensor_table(a: Architecture, wf) -> _TensorTable:
-    rows = tensor_bytes(a, wf)
-    in_layer = [t.layer is not None and t.layer < a.num_layers for t, _, _ in rows]
-    return _TensorTable(
-        names=tuple(t.name for t, _, _ in rows),
-        nbytes=np.array([b for _, _, b in rows], dtype=np.float64),
-        layer=np.array([t.layer if inside else -1 for (t, _, _), inside in zip(rows, in_layer, strict=True)]),
-        split=np.array([t.role in _SPLIT_ROLES for t, _, _ in rows]),
-        expert=np.array([t.role is Role.EXPERT for t, _, _ in rows]),
-        embedding=np.array([t.role is Role.EMBEDDING for t, _, _ in rows]),
-        active=np.array([active_fraction(t, a) for t, _, _ in rows], dtype=np.float64),
-        front=np.array([t.role in (Role.EMBEDDING, Role.POSITION) and not inside
-                        for (t, _, _), inside in zip(rows, in_layer, strict=True)]))
-
-
 def _weights(x: Inputs, placement: Placement, stages: list[range]) -> tuple[list[float], float, float, float]:
     """(weights per pipeline stage on one device, weights in host memory, largest offloaded layer, weight bytes
     read from host memory per decoded token)."""
     a, sc = x.a, x.sc
-    tt = _tensor_table(a, x.wf)
+    tt = tensor_table(a, x.wf)
     stage_of = np.zeros(a.num_layers, dtype=np.int64)
     for s_i, r in enumerate(stages):
         stage_of[list(r)] = s_i
-    gpu_layer = np.zeros(a.num_layers + 1, dtype=bool)  # the last slot: "no layer"
+    gpu_layer = np.zeros(a.num_layers, dtype=bool)
     gpu_layer[list(placement.gpu_layers)] = True
-    host_expert = np.zeros(a.num_layers + 1, dtype=bool)
-    host_expert[list(placement.host_expert_layers)] = True
     layer_idx = np.where(tt.layer >= 0, tt.layer, a.num_layers)
     in_layer = tt.layer >= 0
-    forced_host = (np.array([n in placement.host_tensors for n in tt.names], dtype=bool) if placement.host_tensors
-                   else np.zeros(len(tt.names), dtype=bool))
-    on_gpu = np.where(in_layer, gpu_layer[layer_idx] & ~(tt.expert & host_expert[layer_idx]) & ~forced_host,
-                      np.where(tt.front, placement.embed_on_gpu, placement.output_on_gpu))
+    on_gpu = tensor_on_gpu(a, tt, placement)
     stage = np.where(in_layer, stage_of[np.minimum(layer_idx, a.num_layers - 1)], np.where(tt.front, 0, sc.pp - 1))
     host_w = float(tt.nbytes[~on_gpu].sum())
     if placement.tied_output_copy:  # a tied embedding loaded twice: input on the host, a duplicate as the GPU
@@ -338,7 +304,7 @@ def _weights(x: Inputs, placement: Placement, stages: list[range]) -> tuple[list
     share = np.where(tt.split, tt.nbytes / sc.tp, tt.nbytes)
     stage_w = np.bincount(stage[on_gpu], weights=share[on_gpu], minlength=sc.pp)
     per_layer = np.bincount(tt.layer[in_layer], weights=tt.nbytes[in_layer], minlength=a.num_layers)
-    offloaded = ~gpu_layer[: a.num_layers] & (per_layer > 0)
+    offloaded = ~gpu_layer & (per_layer > 0)
     streamed = float(per_layer[offloaded].max()) if offloaded.any() else 0.0
     host_read = float((tt.nbytes * tt.active)[~on_gpu].sum())
     return [float(w) for w in stage_w[: sc.pp]], host_w, streamed, host_read

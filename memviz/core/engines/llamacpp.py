@@ -33,7 +33,8 @@ with flash attention the mask is f16 and no score matrix exists. The row-set con
 5.5 and 2 (this build on this project's CPU), on a GPU 3, 4 and 1, where the token
 embedding's rows stay in the host buffer (published CUDA logs, tests/data/published);
 the rest is tensor shapes. Beside a GPU the host compute buffer holds those rows and
-the masks, f32 (`CUDA_Host compute buffer`).
+the masks, f32 (`CUDA_Host compute buffer`). Weights left in host memory (`-ngl`, `--n-cpu-moe`, `-ot`)
+are copied into the GPU's compute buffer by the ops the GPU runs for them (op offload, `_offload_copies`).
 Output buffer (`llama_context::output_reserve`): vocab x max(1, n_seq_max) f32
 logits in host memory. Placement: `-ngl N` offloads the last N repeating layers
 (`i_gpu_start = n_layer - ngl`) and the output layer when N > n_layer; the token
@@ -63,6 +64,8 @@ from memviz.core.formats import KV_FORMATS, LLAMACPP_CACHE_TYPES, STORED, Weight
 from memviz.core.gguf_names import gguf_name
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes
+from memviz.core.tensor_table import on_gpu as tensor_on_gpu
+from memviz.core.tensor_table import tensor_table
 from memviz.core.units import MiB
 
 CONTEXT_PAD = 256
@@ -84,6 +87,17 @@ MLA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 
 
 _MATMUL_ROLES = frozenset({Role.ATTENTION, Role.MLP, Role.EXPERT, Role.ROUTER, Role.LM_HEAD})
+#: graph stages of the weights an offloaded op copies to the GPU (the output matmul of a tied model reads the
+#: token embedding)
+_ATTN_ROLES = frozenset({Role.ATTENTION})
+_FFN_ROLES = frozenset({Role.MLP, Role.EXPERT, Role.ROUTER})
+_OUTPUT_ROLES = frozenset({Role.LM_HEAD, Role.EMBEDDING})
+OP_OFFLOAD_MIN_BATCH = 32  # ggml-cuda.cu: GGML_OP_OFFLOAD_MIN_BATCH's default
+
+
+def _one_per_kind(a: Architecture, layers: list[int]) -> list[int]:
+    """The first of `layers` of each attention kind (full, sliding): one layer's KV stands for its kind."""
+    return list({a.layer_types[i]: i for i in reversed(layers)}.values())
 
 
 def pad(x: Any, multiple: int) -> Any:
@@ -148,6 +162,8 @@ class LlamaCpp(Engine):
         Option("repack", bool, True, "CPU weights packed for AMX / AVX / ARM kernels (off: --no-repack)"),
         Option("cpu", str, "avx2", "CPU features deciding which weights are packed on a CPU run",
                choices=CPU_FEATURES),
+        Option("op_offload", bool, True, "a GPU runs the micro-batch's ops on weights kept in host memory, copying "
+               "each weight in (off: --no-op-offload)"),
     )
     attention_default = "flash"
     latent_mla = True
@@ -213,7 +229,10 @@ class LlamaCpp(Engine):
 
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float) -> np.ndarray:
         """The compute buffer of the device holding these layers (graph reserve, f32)."""
-        return self._graph_peak(x, last_stage, on_host=x.sc.device == "cpu")
+        if x.sc.device == "cpu":
+            return self._graph_peak(x, last_stage, on_host=True)
+        logits_here = last_stage and (self.placement(x).output_on_gpu or x.options["op_offload"])
+        return self._graph_peak(x, logits_here, on_host=False)
 
     def _masks(self, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(n_kv cells a graph attends per stream, cells of its masks, n_ubatch): the masks are graph inputs of
@@ -240,10 +259,43 @@ class LlamaCpp(Engine):
             attn = 4 * n * (h + a.num_heads * a.v_head_dim + 2 * a.num_kv_heads * a.head_dim) + mask
         else:
             attn = scores + mask + 4 * ATTN_UNITS_HIDDEN[where] * n * h
-        peak = np.maximum(ffn + mask, attn)
-        if last_stage:
-            peak = np.maximum(peak, 4 * n * (a.vocab_size + OUTPUT_UNITS_HIDDEN[where] * h))
-        return peak + x.zeros
+        output = 4 * n * (a.vocab_size + OUTPUT_UNITS_HIDDEN[where] * h) if last_stage else x.zeros
+        if not on_host:
+            copy_attn, copy_ffn, copy_output = self._offload_copies(x, n)
+            attn, ffn = attn + copy_attn, ffn + copy_ffn
+            output = output + (copy_output if last_stage else 0)
+        return np.maximum(np.maximum(ffn + mask, attn), output) + x.zeros
+
+    def _offload_copies(self, x: Inputs, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Bytes that ops on host-resident weights add to a GPU's compute buffer, for the attention, feed-forward and
+        output stages. With op offload (llama.cpp's default) the scheduler runs an op whose weight lies in a host
+        buffer on the GPU when its batch is at least 32 rows (ggml-org/llama.cpp 0c1e570
+        ggml/src/ggml-backend.cpp `ggml_backend_sched_backend_id_from_cur`, ggml/src/ggml-cuda/ggml-cuda.cu
+        `ggml_backend_cuda_device_offload_op`, GGML_OP_OFFLOAD_MIN_BATCH): each such op starts a split whose
+        inputs, the whole weight in its stored type among them, are copied into the GPU's compute buffer at the
+        split's start and freed after their last use (`ggml_backend_sched_split_graph`), and a layer whose KV cache
+        is in host memory has its K and V views copied beside its attention. The largest copy of each stage is
+        counted beside that stage's peak, an upper bound by at most one n_ubatch x I tensor in the feed-forward
+        (the weight is copied before its own matmul, not at the stage's peak). Checked by published CUDA loads with
+        layers left in host memory (tests/data/published): the output stage, logits + one row set + the Q6_K output
+        matrix, gives QwQ-32B's 916.08 MiB exactly."""
+        zero = x.zeros
+        if not x.options["op_offload"]:
+            return zero, zero, zero
+        placement = self.placement(x)
+        tt = tensor_table(x.a, x.wf)
+        tied_output_on_host = x.a.tie_word_embeddings and not placement.output_on_gpu  # its matmul reads the embedding
+        host = ~tensor_on_gpu(x.a, tt, placement) & (~tt.embedding | tied_output_on_host)  # GET_ROWS stays on host
+        largest = {}
+        for stage, roles in (("attn", _ATTN_ROLES), ("ffn", _FFN_ROLES), ("output", _OUTPUT_ROLES)):
+            pick = host & np.array([r in roles for r in tt.roles], dtype=bool)
+            largest[stage] = float(tt.nbytes[pick].max()) if pick.any() else 0.0
+        kv_host = [i for i in range(x.a.num_layers) if i not in placement.kv_gpu_layers]
+        kv_layer = max((self.kv_bytes(x, range(i, i + 1)) for i in _one_per_kind(x.a, kv_host)),
+                       key=lambda b: float(np.max(b)), default=zero)
+        offloaded = n >= OP_OFFLOAD_MIN_BATCH
+        return (np.where(offloaded, largest["attn"] + kv_layer, 0.0), np.where(offloaded, largest["ffn"], 0.0),
+                np.where(offloaded, largest["output"], 0.0))
 
     @staticmethod
     def _ffn_rows(a: Architecture, n: np.ndarray) -> np.ndarray:
@@ -275,15 +327,25 @@ class LlamaCpp(Engine):
         GPUs it holds the graph inputs filled from host memory: the token embedding's n_ubatch rows and the masks,
         f32 there whatever the attention (every published CUDA log, Jan 2025 - 2026, tests/data/published; the
         later llama.cpp that ollama/ollama vendors, llama/llama.cpp/src/llama-graph.cpp `build_kq_mask`, creates
-        them GGML_TYPE_F32, where 0c1e570's `build_attn_inp_kq_mask` made them F16 for flash attention); with
-        layers or the output in host memory, the host runs their part of the graph as a CPU run does."""
+        them GGML_TYPE_F32, where 0c1e570's `build_attn_inp_kq_mask` made them F16 for flash attention). With
+        layers left in host memory the GPU still runs their ops (op offload, micro-batches of 32 tokens and more:
+        `_offload_copies`), and their cache in host memory stores the micro-batch's K and V rows, copied back from
+        the GPU into this buffer, both at once, where the embedding rows (freed by then) lie: masks + the larger of
+        the two row sets (published CUDA loads: Qwen3-0.6B with every layer in host memory 12.01 MiB printed, 8 +
+        max(2, 4); QwQ-32B with 35 of 65, 26.01 printed, 16 + max(10, 4)). Below 32 tokens, or with
+        `--no-op-offload`, the host runs their part of the graph as a CPU run does."""
         if x.sc.device == "cpu":
             return x.zeros
         placement = self.placement(x)
-        if len(placement.gpu_layers) < x.a.num_layers or not placement.output_on_gpu:
-            return self._graph_peak(x, not placement.output_on_gpu, on_host=True)
         _, masked, n = self._masks(x)
-        return 4 * n * (x.a.hidden_size + masked) + x.zeros
+        if len(placement.gpu_layers) == x.a.num_layers and placement.output_on_gpu:
+            return 4 * n * (x.a.hidden_size + masked) + x.zeros
+        a = x.a
+        kv_rows = (a.kv_lora_rank + a.qk_rope_head_dim if a.is_mla else a.num_kv_heads * (a.head_dim + a.v_head_dim))
+        stored = kv_rows if len(placement.kv_gpu_layers) < a.num_layers else 0
+        inputs = 4 * n * (masked + max(a.hidden_size, stored)) + x.zeros
+        offloaded = x.options["op_offload"] & (n >= OP_OFFLOAD_MIN_BATCH)
+        return np.where(offloaded, inputs, self._graph_peak(x, not placement.output_on_gpu, on_host=True))
 
     def cpu_buffers(self, x: Inputs) -> dict[str, int]:
         """Model buffers of a CPU run by llama.cpp's names (llamacpp_cpu), from the file's layout when imported."""
@@ -380,6 +442,8 @@ class LlamaCpp(Engine):
             args.append("--no-mmap")
         if not o["repack"]:
             args.append("--no-repack")
+        if not o["op_offload"]:
+            args.append("--no-op-offload")
         if self.micro_batch(sc, o) != 512:
             args += ["-ub", str(self.micro_batch(sc, o))]
         if o["n_batch"] != 2048:
