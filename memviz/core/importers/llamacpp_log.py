@@ -7,7 +7,9 @@ estimate and the measurement to hold it against:
 - the context it built (`src/llama-context.cpp`, constructor: `n_ctx`, `n_ctx_seq` / `n_ctx_per_seq`,
   `n_batch`, `n_ubatch`, `n_seq_max`, `flash_attn`, `kv_unified`; older builds prefix the lines
   `llama_new_context_with_model:`), the cache types (`type_k = 'f16'` or `K (q8_0):`) and
-  `offloaded N/M layers to GPU` (`src/llama-model.cpp` `load_tensors`);
+  `offloaded N/M layers to GPU` and the tensors `-ot` / `--n-cpu-moe` kept in host memory (`src/llama-model.cpp`
+  `load_tensors`: `tensor NAME (SIZE TYPE) buffer type overridden to CPU` or `CUDA_Host`; older builds print
+  `Tensor NAME buffer type overriden to CPU`);
 - its buffers (`memviz.core.importers.logs.llamacpp_buffers`).
 
 A log that holds several loads (a server that reloads, Ollama's vocabulary-only load) is read at its last load
@@ -47,6 +49,8 @@ _SETTING = re.compile(r"(?:llama_context|llama_new_context_with_model):\s+(n_ctx
 _FA_RESOLVED = re.compile(r"Flash Attention was auto, set to (enabled|disabled)")
 _TYPE_K = re.compile(r"type_k = '(\w+)'|K \((\w+)\):")
 _NO_VOCAB = "vocab only - skipping tensors"
+_OVERRIDE = re.compile(r"[Tt]ensor (\S+?)(?: \([^)]*\))? buffer type overridd?en to (\S+)")
+_HOST_BUFFERS = ("CPU", "CUDA_Host")  # CPU, CPU_REPACK, ... and CUDA's pinned host buffer
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,8 @@ def _read(lines: list[str], buffers: dict[str, dict[str, int]]) -> LlamaCppLoad:
             settings.setdefault(m.group(1), m.group(2))
         elif m := _FA_RESOLVED.search(line):
             settings["flash_attn"] = m.group(1)
+        elif (m := _OVERRIDE.search(line)) and m.group(2).startswith(_HOST_BUFFERS):
+            settings.setdefault("host_tensors", []).append(m.group(1))
         if (m := _TYPE_K.search(line)) and "type_k" not in settings:
             settings["type_k"] = m.group(1) or m.group(2)
     notes = []
@@ -245,6 +251,8 @@ def scenario_of(load: LlamaCppLoad, a: Architecture):
     options = {"n_ubatch": n_ubatch, "n_batch": n_batch, "flash_attn": _flash(s.get("flash_attn")),
                "cpu": s.get("cpu", "generic"),
                "kv_unified": s.get("kv_unified", "true") in ("true", "1")}  # builds before per-stream caches: unified
+    if s.get("host_tensors"):  # the loader's own list, as one -ot pattern of exact GGUF names
+        options["override_tensor"] = "^(" + "|".join(re.escape(n) for n in s["host_tensors"]) + ")$=CPU"
     device = "cuda" if load.accelerators else "cpu"
     gpu_layers = None
     if load.offloaded and device == "cuda" and load.offloaded[0] < load.offloaded[1]:

@@ -39,6 +39,23 @@ def test_settings_and_offload_become_the_scenario():
     assert scenario_of(partial, architecture_of(partial)).gpu_layers == 20
 
 
+def test_tensors_the_loader_kept_in_host_memory_become_an_override():
+    """Both spellings llama.cpp printed (0c1e570 `llama-model-loader.cpp`, older `Tensor ... overriden`); tensors
+    overridden to a GPU buffer stay there; the scenario then keeps exactly the printed tensors in host memory."""
+    from memviz.core.estimate import estimate
+
+    lines = ["tensor blk.0.ffn_up.weight (17 MiB q4_K) buffer type overridden to CUDA_Host",
+             "Tensor blk.1.ffn_down.weight buffer type overriden to CPU",
+             "tensor blk.2.ffn_up.weight (17 MiB q4_K) buffer type overridden to CUDA0"]
+    load = read_llamacpp_load(PYTHIA.replace("llm_load_tensors:", "\n".join(lines) + "\nllm_load_tensors:", 1))
+    a = architecture_of(load)
+    sc = scenario_of(load, a)
+    assert dict(sc.options)["override_tensor"] == r"^(blk\.0\.ffn_up\.weight|blk\.1\.ffn_down\.weight)$=CPU"
+    plain = scenario_of(read_llamacpp_load(PYTHIA), a)
+    moved = estimate(a, sc).host.weights - estimate(a, plain).host.weights
+    assert moved > 0 and moved == estimate(a, plain).bytes["weights"] - estimate(a, sc).bytes["weights"]
+
+
 def test_flash_attention_auto_is_read_as_llama_cpp_resolved_it():
     text = PYTHIA.replace("flash_attn    = 0", "flash_attn    = auto") + "\nllama_context: Flash Attention was auto, set to enabled"
     load = read_llamacpp_load(text)
