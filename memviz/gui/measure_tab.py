@@ -45,7 +45,8 @@ PHASE_MARKERS = ("build", "load", "warmup", "prefill", "decode")  # the ends of 
 LLAMACPP_MIXES = ("Q4_K_M", "Q8_0", "Q6_K", "Q5_K_M", "Q4_0", "IQ4_XS", "Q3_K_M", "Q2_K", "F16")
 LLAMACPP_FLAGS = (("--unified-kv", "one KV buffer for all sequences (-kvu)"), ("--no-mmap", "read the file (--no-mmap)"),
                   ("--no-repack", "no packed CPU weights (--no-repack)"), ("--swa-full", "full-size SWA cache"),
-                  ("--no-kv-offload", "KV cache in host memory"))
+                  ("--no-kv-offload", "KV cache in host memory"),
+                  ("--no-op-offload", "the host runs ops on its weights (--no-op-offload)"))
 
 
 def _file_form(label: str, edit: QLineEdit, browse) -> tuple[QWidget, QFormLayout]:

@@ -51,6 +51,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-type-v", default="f16", choices=CACHE_TYPES)
     p.add_argument("--gpu-layers", type=int, default=0, help="layers offloaded to the GPU (-ngl; a CUDA build)")
     p.add_argument("--no-kv-offload", action="store_true")
+    p.add_argument("--no-op-offload", action="store_true",
+                   help="the host runs the ops on its weights even for large micro-batches")
     p.add_argument("--n-cpu-moe", type=int, default=0)
     p.add_argument("--no-mmap", action="store_true")
     p.add_argument("--no-repack", action="store_true")
@@ -110,7 +112,8 @@ def scenario(arch, args):
 
     options = {"n_ubatch": args.ubatch, "n_batch": args.batch, "flash_attn": args.flash_attn,
                "kv_unified": args.unified_kv, "swa_full": args.swa_full, "n_cpu_moe": args.n_cpu_moe,
-               "mmap": not args.no_mmap, "repack": not args.no_repack, "cpu": args.cpu_features}
+               "mmap": not args.no_mmap, "repack": not args.no_repack, "cpu": args.cpu_features,
+               "op_offload": not args.no_op_offload}
     per_seq = -(-args.context // args.parallel)
     on_gpu = args.gpu_layers > 0
     return Scenario(weight_format=_weight_format(arch, args), kv_format=args.cache_type_k,
@@ -283,6 +286,7 @@ def _context(llama_cpp, args, model):
     cp = llama_cpp.llama_context_default_params()
     cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = args.context, args.batch, args.ubatch, args.parallel
     cp.kv_unified, cp.swa_full, cp.offload_kqv = args.unified_kv, args.swa_full, not args.no_kv_offload
+    cp.op_offload = not args.no_op_offload
     cp.flash_attn_type = {"on": llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED, "off": llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED,
                           "auto": llama_cpp.LLAMA_FLASH_ATTN_TYPE_AUTO}[args.flash_attn]
     from gguf import GGMLQuantizationType  # ggml's type numbers

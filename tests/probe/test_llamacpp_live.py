@@ -109,6 +109,20 @@ def test_no_mmap_and_no_repack_change_the_model_buffers_as_estimated(data_dir):
             assert abs(nbytes - r["estimated_buffers"]["model"][name]) <= PRINTED
 
 
+def test_no_op_offload_reaches_llama_cpp_and_the_scenario(data_dir):
+    """The flag sets llama_context_params.op_offload and the scenario's option; without a GPU backend it changes
+    no buffer, and the estimate says the same."""
+    runs = {}
+    for flags in ([], ["--no-op-offload"]):
+        rc, messages = probe(data_dir, "--config", str(CONFIGS / "llama-gqa.json"), "--weights", "Q8_0", "--context",
+                             "512", "--prompt", "8", "--new", "2", "--no-store", *flags)
+        assert rc == 0
+        runs[bool(flags)] = result_of(messages)
+    assert [dict(r["scenario"]["options"])["op_offload"] for r in (runs[False], runs[True])] == [True, False]
+    assert runs[True]["buffers"] == runs[False]["buffers"]
+    assert runs[True]["estimated_buffers"] == runs[False]["estimated_buffers"]
+
+
 def test_truncated_gguf_and_unsupported_architecture_exit_2_with_one_line(data_dir, tmp_path):
     rc, messages = probe(data_dir, "--config", str(CONFIGS / "llama-gqa.json"), "--weights", "Q8_0", "--context", "512",
                          "--prompt", "8", "--new", "2", "--no-store")
