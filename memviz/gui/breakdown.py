@@ -95,6 +95,10 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
     if "mxfp4_moe_backend" in facts:
         out.append(("MXFP4 MoE backend", facts["mxfp4_moe_backend"], "", "formula",
                     "expert matrices padded to the backend's tile sizes (counted in the weights)", engine.version))
+    if "offload_copy_bytes" in facts:
+        out.append(("weights copied in by op offload", "", format_bytes(facts["offload_copy_bytes"], unit, 3), "exact",
+                    "the largest weight kept in host memory that a GPU op copies into its compute buffer (counted in "
+                    "the activations; off: --no-op-offload)", engine.version))
     for buffer, nbytes in facts.get("cpu_model_buffers", {}).items():
         out.append((f"{buffer} model buffer", "", format_bytes(nbytes, unit, 3), "exact",
                     "weights as llama.cpp's CPU backend holds them (mapped file, packed copies)", engine.version))

@@ -64,3 +64,16 @@ def test_breakdown_names_the_decode_bound_on_each_gpu_as_a_bound():
     row = rows["decode speed bound on RTX 4090 24GB"]
     assert row[3] == "bound" and row[1] == f"≤ {speed_bounds(est, get_gpu('rtx4090')).decode_tokens_per_s_max:,.0f} tokens/s"
     assert "decode speed bound on H100 SXM 80GB" in rows
+
+
+def test_breakdown_shows_the_weight_op_offload_copies_for_a_partial_offload():
+    from memviz.core.units import Unit, format_bytes
+    from memviz.gui.breakdown import breakdown_rows
+
+    a = get_preset("llama-3.1-70b").architecture()
+    est = estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", kv_format="fp16", gpu_layers=40))
+    rows = {r[0]: r for r in breakdown_rows(est, Unit.GiB)}
+    row = rows["weights copied in by op offload"]
+    assert row[2] == format_bytes(est.engine_facts["offload_copy_bytes"], Unit.GiB, 3) and row[3] == "exact"
+    full = estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", kv_format="fp16"))
+    assert "weights copied in by op offload" not in {r[0] for r in breakdown_rows(full, Unit.GiB)}

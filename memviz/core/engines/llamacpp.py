@@ -401,6 +401,10 @@ class LlamaCpp(Engine):
             out["swa_cells"] = int(np.max(swa))
         if x.sc.device == "cpu":
             out["cpu_model_buffers"] = self.cpu_buffers(x)
+        else:
+            copied = max(float(np.max(c)) for c in self._offload_copies(x, n_ubatch))
+            if copied:
+                out["offload_copy_bytes"] = int(copied)
         out["output_buffer_bytes"] = int(np.max(self.output_buffer(x)))
         out["host_compute_bytes"] = int(np.max(self.host_compute(x)))
         return out
