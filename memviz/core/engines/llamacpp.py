@@ -63,7 +63,7 @@ from memviz.core.errors import InputError
 from memviz.core.formats import KV_FORMATS, LLAMACPP_CACHE_TYPES, STORED, WeightFormat, tensor_bytes
 from memviz.core.gguf_names import gguf_name
 from memviz.core.inventory import Role
-from memviz.core.kv import KVLayout, kv_cache_bytes
+from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
 from memviz.core.tensor_table import on_gpu as tensor_on_gpu
 from memviz.core.tensor_table import tensor_table
 from memviz.core.units import MiB
@@ -341,9 +341,9 @@ class LlamaCpp(Engine):
         if len(placement.gpu_layers) == x.a.num_layers and placement.output_on_gpu:
             return 4 * n * (x.a.hidden_size + masked) + x.zeros
         a = x.a
-        kv_rows = (a.kv_lora_rank + a.qk_rope_head_dim if a.is_mla else a.num_kv_heads * (a.head_dim + a.v_head_dim))
-        stored = kv_rows if len(placement.kv_gpu_layers) < a.num_layers else 0
-        inputs = 4 * n * (masked + max(a.hidden_size, stored)) + x.zeros
+        kv_row_bytes = per_token_layer_bytes(a, KV_FORMATS["fp32"], self.kv_layout(x))  # the new K and V, f32
+        stored = kv_row_bytes if len(placement.kv_gpu_layers) < a.num_layers else 0
+        inputs = n * (4 * masked + max(4 * a.hidden_size, stored)) + x.zeros
         offloaded = x.options["op_offload"] & (n >= OP_OFFLOAD_MIN_BATCH)
         return np.where(offloaded, inputs, self._graph_peak(x, not placement.output_on_gpu, on_host=True))
 
