@@ -82,6 +82,15 @@ def test_llamacpp_compute_buffers_within_ten_percent_in_four_cases_of_five():
     assert len(within) >= 0.8 * len(errors), sorted(errors)
 
 
+def test_llamacpp_layers_left_in_host_memory_as_the_gpu_runs_their_ops():
+    """Op offload (ggml-backend.cpp): a published load with no layer on the GPU (Jetson Orin, -ngl 0) holds the
+    logits, one row set and the copied output matrix in the GPU's compute buffer, and only the masks and the K/V
+    rows stored back in the host's. The rule placing that graph on the host gave -29 % and +2,400 % there."""
+    rows = llamacpp_rows(next(c for c in LLAMACPP if c["id"] == "qwen3-0.6b-q4km-cuda-orin-ngl0-4k"))
+    for name in ("compute (device)", "compute (host)"):
+        assert abs(rows[name].estimated - rows[name].measured) <= 0.01 * rows[name].measured, name
+
+
 def kv_size_rows(report: dict) -> list[tuple[dict, float]]:
     """(measured point, memviz's KV MiB) for each point of a published KV-size report: llama-server -c n_ctx
     --parallel N, one stream per slot, so each sequence keeps n_ctx / N tokens."""
