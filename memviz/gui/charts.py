@@ -409,11 +409,13 @@ class SweepChart(_Chart):
                                 color=self._fg)
         self.plot_item.setLogMode(x=log_x, y=False)
         spots, entries = [], []
+        ymax = sweep_top(series, capacities, unit)
         for i, s in enumerate(series):
             color = series_color(i, self.theme)
             fit_text = "; ".join(f"{gpu} ≤ {x:,d}" if x > 0 else f"{gpu}: ✗ never fits" for gpu, x in s.largest_fit.items())
             name = f"{s.label}  [{fit_text}]" if fit_text else s.label
-            curve = self.plot_item.plot(s.x, s.total_bytes / unit.bytes, pen=pg.mkPen(color, width=2.5))
+            curve = self.plot_item.plot(*cut_above(s.x, s.total_bytes / unit.bytes, ymax, log_x), connect="finite",
+                                        pen=pg.mkPen(color, width=2.5))
             entries.append((curve, name))
             self.curves.append(curve)
             for gpu, x_fit in s.largest_fit.items():
@@ -422,7 +424,6 @@ class SweepChart(_Chart):
                     spots.append({"pos": (np.log10(x_fit) if log_x else x_fit, y), "brush": color})
         if spots:
             self.plot_item.addItem(pg.ScatterPlotItem(spots=spots, symbol="o", size=10, pen=pg.mkPen(self._fg, width=1)))
-        ymax = sweep_top(series, capacities, unit)
         lines, gpu_entries = self._capacity_lines(capacities, [s.budgets for s in series], unit, ymax)
         for line in lines:
             self.plot_item.addItem(line)
@@ -431,6 +432,22 @@ class SweepChart(_Chart):
         self.plot_item.enableAutoRange(axis="x")
         xs = np.concatenate([s.x for s in series]) if series else np.array([1])
         self.plot_item.getAxis("bottom").setTicks([_x_ticks(int(xs.min()), int(xs.max()), log_x)] if xs.size else None)
+
+
+def cut_above(x: np.ndarray, y: np.ndarray, top: float, log_x: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The curve (x, y) cut where it leaves the plot through its top: each crossing kept as a point on the edge
+    (interpolated along the segment as drawn, in log10 x on a log axis), what lies above as NaN, to be drawn with
+    connect="finite". Qt's SVG generator writes no clip paths, so an uncut curve ran over the title there while the
+    PNG and PDF clipped it at the axes."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    above = y > top
+    if not above.any():
+        return x, y
+    i = np.flatnonzero(above[1:] != above[:-1])  # segment i -> i + 1 crosses the top
+    u = np.log10(x) if log_x else x
+    crossing = u[i] + (top - y[i]) / (y[i + 1] - y[i]) * (u[i + 1] - u[i])
+    return (np.insert(x, i + 1, 10**crossing if log_x else crossing),
+            np.insert(np.where(above, np.nan, y), i + 1, top))
 
 
 def sweep_top(series: list[Series], capacities: list[tuple[str, int]], unit: Unit) -> float:

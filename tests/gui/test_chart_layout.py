@@ -154,3 +154,27 @@ def test_the_window_exports_in_the_screens_colours_when_asked(qtbot, tmp_path):
     settings.write("export_screen_colours", True)
     dark = QImage(str(w.export_current_chart(tmp_path / "b.png", 1000)))
     assert light.pixelColor(2, 2).name() == "#ffffff" and dark.pixelColor(2, 2).name() == "#121212"
+
+
+@pytest.mark.parametrize("log_x", [False, True])
+def test_a_sweep_curve_ends_at_the_top_of_the_plot_in_every_format(qtbot, log_x):
+    """Qt's SVG generator writes no clip paths: a curve above the y range is cut at the top edge, so the SVG ends
+    it at the axes as the PNG and PDF do; below the top the drawn values are the core's."""
+    from memviz.gui.charts import cut_above, sweep_top
+
+    s = session(4).with_changes(gpus=("rtx4090",))  # bf16 70B runs far above 2.5 x 24 GiB
+    chart = SweepChart()
+    qtbot.addWidget(chart)
+    series = model.series(s, "context")
+    caps = model.capacities(s)
+    chart.set_series(series, caps, s.unit, "context", log_x, "t")
+    top = sweep_top(series, caps, s.unit)
+    for curve, ser in zip(chart.curves, series, strict=True):
+        x, y = curve.getOriginalDataset()
+        assert (y[np.isfinite(y)] <= top * (1 + 1e-12)).all()  # a curve wholly above draws nothing, as before
+        inside = np.isin(x, ser.x)
+        core = ser.total_bytes / s.unit.bytes
+        assert np.allclose(y[inside], np.where(core > top, np.nan, core), equal_nan=True)
+    assert any(np.isnan(c.getOriginalDataset()[1]).any() for c in chart.curves)  # a curve did leave the plot
+    x, y = cut_above(np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 3.0, 5.0, 1.0]), 4.0)
+    assert x.tolist() == [1.0, 2.0, 2.5, 3.0, 3.25, 4.0] and np.isnan(y[3]) and y[[2, 4]].tolist() == [4.0, 4.0]
