@@ -60,7 +60,7 @@ from memviz.core.arch import SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers
 from memviz.core.errors import InputError
-from memviz.core.formats import KV_FORMATS, LLAMACPP_CACHE_TYPES, STORED, WeightFormat, tensor_bytes
+from memviz.core.formats import GGML_TYPES, KV_FORMATS, LLAMACPP_CACHE_TYPES, STORED, WeightFormat, tensor_bytes
 from memviz.core.gguf_names import gguf_name
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
@@ -70,6 +70,8 @@ from memviz.core.units import MiB
 
 CONTEXT_PAD = 256
 GGUF_ALIGNMENT = 32  # gguf.h GGUF_DEFAULT_ALIGNMENT
+CUDA_ALIGNMENT = 128  # ggml-cuda.cu `ggml_backend_cuda_buffer_type_get_alignment`
+MATRIX_ROW_PADDING = 512  # ggml-cuda/common.cuh: a quantized matrix's last row is padded to a multiple of this
 RUNTIME_BYTES_CUDA = 250 * MiB
 RUNTIME_BYTES_CPU = 150 * MiB
 CACHE_TYPES = LLAMACPP_CACHE_TYPES
@@ -98,6 +100,25 @@ OP_OFFLOAD_MIN_BATCH = 32  # ggml-cuda.cu: GGML_OP_OFFLOAD_MIN_BATCH's default
 def _one_per_kind(a: Architecture, layers: list[int]) -> list[int]:
     """The first of `layers` of each attention kind (full, sliding): one layer's KV stands for its kind."""
     return list({a.layer_types[i]: i for i in reversed(layers)}.values())
+
+
+def cuda_alloc_bytes(storage: str, shape: tuple[int, ...], nbytes: int) -> int:
+    """What a tensor takes in a CUDA buffer (ggml-org/llama.cpp 0c1e570 ggml/src/ggml-cuda/ggml-cuda.cu
+    `ggml_backend_cuda_buffer_type_get_alloc_size`, laid out by ggml-alloc.c `ggml_backend_alloc_ctx_tensors_from_buft`
+    at the buffer's alignment): a quantized matrix whose row length (ne0, the shape's last entry) is not a multiple
+    of 512 gets one partial row more, then every tensor is padded to 128 bytes. Checked by a published CUDA load
+    whose expert matrices have rows of 768 (Qwen3-Coder-30B-A3B, tests/data/published)."""
+    block, block_bytes = GGML_TYPES.get(storage.upper(), (1, 0))
+    if block > 1 and shape and shape[-1] % MATRIX_ROW_PADDING:
+        nbytes += (MATRIX_ROW_PADDING - shape[-1] % MATRIX_ROW_PADDING) // block * block_bytes
+    return -(-nbytes // CUDA_ALIGNMENT) * CUDA_ALIGNMENT
+
+
+@lru_cache(maxsize=64)
+def _cuda_extra(a: Architecture, wf: WeightFormat) -> np.ndarray:
+    """Per tensor of `tensor_table(a, wf)`: the bytes a CUDA buffer adds to it."""
+    return np.array([cuda_alloc_bytes(storage, t.shape, nbytes) - nbytes for t, storage, nbytes in tensor_bytes(a, wf)],
+                    dtype=np.float64)
 
 
 def pad(x: Any, multiple: int) -> Any:
@@ -387,11 +408,26 @@ class LlamaCpp(Engine):
         return offsets
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
-        """The repacked copies of a CPU run, counted with the first stage."""
-        if x.sc.device != "cpu" or layers.start != 0:
+        """The repacked copies of a CPU run, counted with the first stage; on a GPU, the padding its buffer adds
+        to the tensors of the stage `layers` it holds (`cuda_alloc_bytes`)."""
+        if x.sc.device != "cpu":
+            return self._cuda_padding(x, layers)
+        if layers.start != 0:
             return 0.0
         buffers, own = self._cpu_buffers(x)
         return float(sum(buffers.values()) - own)
+
+    def _cuda_padding(self, x: Inputs, layers: range) -> float:
+        a = x.a
+        placement = self.placement(x)
+        tt = tensor_table(a, x.wf)
+        extra = _cuda_extra(a, x.wf)
+        here = np.isin(tt.layer, list(layers)) | ((tt.layer < 0) & np.where(tt.front, layers.start == 0,
+                                                                            layers.stop == a.num_layers))
+        pad = float(extra[here & tensor_on_gpu(a, tt, placement)].sum())
+        if placement.tied_output_copy and layers.stop == a.num_layers:  # the embedding's GPU duplicate
+            pad += float(extra[tt.embedding & tt.front].sum())
+        return pad
 
     def facts(self, x: Inputs, gpu, pool_bytes: float | None) -> dict[str, Any]:
         n_ctx, swa, n_ubatch = self.cells(x)

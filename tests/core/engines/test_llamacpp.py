@@ -175,3 +175,30 @@ def test_override_tensor_sends_matching_tensors_to_host_memory():
     for bad, needle in bad_specs:
         with pytest.raises(InputError, match=needle):
             estimate(a, base.with_changes(options={"override_tensor": bad}))
+
+
+def test_a_cuda_buffer_pads_quantized_rows_to_512_and_tensors_to_128_bytes():
+    """ggml-cuda's alloc size: Q8_0 rows of 768 get 256 values (8 blocks of 34 bytes) more, then 128-byte
+    alignment; rows of 2048 and f32 tensors only the alignment."""
+    from memviz.core.engines.llamacpp import cuda_alloc_bytes
+
+    down = 128 * 2048 * 768 // 32 * 34  # one expert stack of Qwen3-30B-A3B's ffn_down_exps
+    assert cuda_alloc_bytes("Q8_0", (128, 2048, 768), down) == down + 384
+    assert cuda_alloc_bytes("q8_0", (512, 2048), 512 * 2048 // 32 * 34) == 512 * 2048 // 32 * 34
+    assert cuda_alloc_bytes("F32", (4, 769), 4 * 769 * 4) == 12_416
+    assert cuda_alloc_bytes("F16", (1, 768), 1536) == 1536
+
+
+def test_gpu_weights_carry_the_cuda_padding_of_the_layers_offloaded():
+    """Qwen3-30B-A3B in Q8_0: of all its GPU tensors only the 48 ffn_down_exps (rows of 768) are padded, by
+    256 values (272 bytes) aligned to 384; with half the layers offloaded, half of them."""
+    from memviz.core.formats import get_weight_format, weight_bytes
+    from memviz.core.tensor_table import tensor_table
+
+    a = get_preset("qwen3-30b-a3b").architecture()
+    sc = Scenario(engine="llamacpp", weight_format="q8_0", context_tokens=4096)
+    tt = tensor_table(a, get_weight_format("q8_0"))
+    embedding = float(tt.nbytes[tt.embedding].sum())  # the token embedding stays in host memory
+    assert estimate(a, sc).bytes["weights"] == weight_bytes(a, get_weight_format("q8_0")) - embedding + 48 * 384
+    half = estimate(a, sc.with_changes(gpu_layers=24)).bytes["weights"]
+    assert half == float(tt.nbytes[tt.layer >= 24].sum()) + 24 * 384
