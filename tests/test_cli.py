@@ -78,14 +78,15 @@ def test_listings_and_training():
 
 
 def test_estimate_and_inspect_imported_files(tmp_path):
-    from tests.core.importers.files import write_gguf_model, write_safetensors_model
+    from tests.core.importers.files import cuda_padding, write_gguf_model, write_safetensors_model
 
     tensors = write_safetensors_model(tmp_path / "st")
     d = json.loads(run("estimate", "--safetensors", str(tmp_path / "st"), "--json").stdout)
     assert d["bytes"]["weights"] == sum(a.nbytes for a in tensors.values())
     expected = write_gguf_model(tmp_path / "m.gguf")
     d = json.loads(run("estimate", "--gguf", str(tmp_path / "m.gguf"), "--engine", "llamacpp", "--json").stdout)
-    assert d["bytes"]["weights"] + d["host"]["weights"] == sum(b for _, b in expected.values())
+    assert d["bytes"]["weights"] + d["host"]["weights"] == sum(b for _, b in expected.values()) + cuda_padding(
+        tmp_path / "m.gguf")
     r = run("inspect", str(tmp_path / "m.gguf"), "--json")
     i = json.loads(r.stdout)
     assert i["stored_bytes"] == sum(b for _, b in expected.values())

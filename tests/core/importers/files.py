@@ -119,3 +119,13 @@ def write_gguf_model(path: Path) -> dict[str, tuple[str, int]]:
     w.write_tensors_to_file()
     w.close()
     return expected
+
+
+def cuda_padding(path) -> int:
+    """What ggml-cuda's allocation adds to the GPU tensors of a GGUF file (all but token_embd, which llama.cpp keeps
+    in host memory): the file's bytes plus this are the weights memviz places."""
+    from memviz.core.engines.llamacpp import cuda_alloc_bytes
+    from memviz.core.importers.gguf_file import read_gguf
+
+    return sum(cuda_alloc_bytes(t.storage, t.shape, t.nbytes) - t.nbytes for t in read_gguf(path).stored
+               if t.name != "token_embd.weight")
