@@ -65,6 +65,11 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     # CUDA total of an A100-SXM4-80GB: deviceQuery, CUDA 12.5 driver (thamada/nvidia-smi nvsim/A100SXMx4_deviceQuery.py);
     # other drivers report 79.15-79.32 GiB
     GPU("a100-80g", "A100 80GB", 81920 * MiB, 2039e9, 312e12, _SMI, 85100068864, compute_capability=(8, 0)),
+    # the A100 sold in China (NVLink cut to 400 GB/s), 80 GB HBM2e; bandwidth of NVIDIA's A800 SXM4 datasheet;
+    # CUDA total: vLLM 0.11.0 on an eight-GPU A800 server, CUDA driver 13.0 ("Free memory on device (78.64/79.25
+    # GiB)", github.com/yuy4o/llm inference/logs/Seed-OSS-36B-Instruct_vllm.log); the same server's vLLM 0.9 logs
+    # of August 2025, an older driver, printed total_gpu_memory 79.14 GiB
+    GPU("a800-80g", "A800 80GB", 81920 * MiB, 2039e9, 312e12, _SMI, round(79.25 * GiB), compute_capability=(8, 0)),
     # vllm PR #10511
     GPU("h100-80g", "H100 SXM 80GB", 81559 * MiB, 3350e9, 989e12, _SMI, round(79.22 * GiB), compute_capability=(9, 0)),
     # torch.cuda.mem_get_info on an H200 SXM (driver 580.159.04, CUDA 13.0; docs/accuracy-cuda.md)
