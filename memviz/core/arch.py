@@ -95,6 +95,7 @@ class Architecture:
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
+    mla_kv_b_unsplit: bool = False  # a GGUF converted before llama.cpp split attn_kv_b: no latent cache there
     stored: tuple[StoredTensor, ...] = ()  # tensors of an imported file (weight format "stored")
     source: str = field(default="", compare=False)
     ref: str = field(default="", compare=False)  # what an engine loads: a repository id, a folder or a file

@@ -14,7 +14,7 @@ and `memviz.core.sweep` (thousands of points) share one implementation.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache, partial
 from typing import Any
 
@@ -26,7 +26,7 @@ from memviz.core.errors import InputError, reject_unknown_fields
 from memviz.core.formats import get_kv_format, get_weight_format, tensor_bytes
 from memviz.core.gpus import get_gpu
 from memviz.core.inventory import active_fraction, active_parameter_count, parameter_count
-from memviz.core.kv import KVLayout, kv_bytes_per_token
+from memviz.core.kv import kv_bytes_per_token
 from memviz.core.tensor_table import on_gpu as tensor_on_gpu
 from memviz.core.tensor_table import tensor_table
 
@@ -411,7 +411,7 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
             source = "user-set runtime overhead"
         components.append(Component(name, getattr(busiest, name), prov, formula, source))
     kvf = get_kv_format(sc.kv_format)
-    layout = KVLayout(latent_mla=engine.latent_mla, kv_heads_divisor=1)
+    layout = replace(engine.kv_layout(x), kv_heads_divisor=1)
     notes = list(a.warnings)
     host_usage = DeviceUsage("host", *(int(np.ceil(getattr(host, c))) for c in COMPONENTS))
     if host_usage.total:

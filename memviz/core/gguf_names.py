@@ -74,7 +74,7 @@ def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
         half = (*t.shape[:-1], t.shape[-1] // 2)
         return (replace(t, name=f"{t.name}#gate", shape=half, kind="gate_exps_bias"),
                 replace(t, name=f"{t.name}#up", shape=half, kind="up_exps_bias"))
-    if t.kind != "kv_b" or not a.is_mla:
+    if t.kind != "kv_b" or not a.is_mla or a.mla_kv_b_unsplit:  # a legacy file keeps attn_kv_b whole
         return (t,)
     heads = a.num_heads
     return (replace(t, name=f"{t.name}#k_b", shape=(heads, a.kv_lora_rank, a.qk_nope_head_dim), kind="k_b"),

@@ -88,14 +88,20 @@ def _metadata(w, a: Architecture, arch: str) -> None:
 
 def _deepseek2_metadata(w, a: Architecture) -> None:
     """MLA as llama.cpp's converter writes it (`DeepseekV2Model.set_gguf_parameters`): one KV head of the latent
-    (key kv_lora_rank + rope, value kv_lora_rank), the per-head sizes as the `_mla` lengths, softmax gating."""
+    (key kv_lora_rank + rope, value kv_lora_rank), the per-head sizes as the `_mla` lengths, softmax gating; a
+    legacy file (`mla_kv_b_unsplit`) as converters wrote it before: every head a KV head of the per-head sizes."""
     import gguf
 
-    w.add_head_count_kv(1)
-    w.add_key_length(a.kv_lora_rank + a.qk_rope_head_dim)
-    w.add_value_length(a.kv_lora_rank)
-    w.add_key_length_mla(a.qk_nope_head_dim + a.qk_rope_head_dim)
-    w.add_value_length_mla(a.v_head_dim)
+    if a.mla_kv_b_unsplit:  # a file converted before llama.cpp PR #12801: per-head lengths, attn_kv_b whole
+        w.add_head_count_kv(a.num_heads)
+        w.add_key_length(a.qk_nope_head_dim + a.qk_rope_head_dim)
+        w.add_value_length(a.v_head_dim)
+    else:
+        w.add_head_count_kv(1)
+        w.add_key_length(a.kv_lora_rank + a.qk_rope_head_dim)
+        w.add_value_length(a.kv_lora_rank)
+        w.add_key_length_mla(a.qk_nope_head_dim + a.qk_rope_head_dim)
+        w.add_value_length_mla(a.v_head_dim)
     w.add_q_lora_rank(a.q_lora_rank or 0)
     w.add_kv_lora_rank(a.kv_lora_rank)
     w.add_rope_dimension_count(a.qk_rope_head_dim)

@@ -102,6 +102,14 @@ def _one_per_kind(a: Architecture, layers: list[int]) -> list[int]:
     return list({a.layer_types[i]: i for i in reversed(layers)}.values())
 
 
+def latent_cache(a: Architecture) -> bool:
+    """llama.cpp caches an MLA model's latent (K only, kv_lora_rank + rope per token and layer) when its GGUF holds
+    attn_k_b / attn_v_b (key_length_mla in the metadata, converted since PR #12801); a legacy file with the unsplit
+    attn_kv_b runs the per-head path and caches K (nope + rope) and V per head (ggml-org/llama.cpp 0c1e570
+    src/llama-hparams.cpp `is_mla`, src/models/deepseek2.cpp, src/llama-kv-cache.cpp)."""
+    return a.is_mla and not a.mla_kv_b_unsplit
+
+
 def cuda_alloc_bytes(storage: str, shape: tuple[int, ...], nbytes: int) -> int:
     """What a tensor takes in a CUDA buffer (ggml-org/llama.cpp 0c1e570 ggml/src/ggml-cuda/ggml-cuda.cu
     `ggml_backend_cuda_buffer_type_get_alloc_size`, laid out by ggml-alloc.c `ggml_backend_alloc_ctx_tensors_from_buft`
@@ -187,7 +195,6 @@ class LlamaCpp(Engine):
                "each weight in (off: --no-op-offload)"),
     )
     attention_default = "flash"
-    latent_mla = True
     supports_offload = True
 
     # --- resolved settings --------------------------------------------------------------
@@ -242,7 +249,7 @@ class LlamaCpp(Engine):
                          host_tensors=host)
 
     def kv_layout(self, x: Inputs) -> KVLayout:
-        return KVLayout(latent_mla=True, kv_heads_divisor=1)
+        return KVLayout(latent_mla=latent_cache(x.a), kv_heads_divisor=1)
 
     def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
         n_ctx, swa, _ = self.cells(x)
@@ -274,12 +281,14 @@ class LlamaCpp(Engine):
         ffn = 4 * (self._ffn_rows(a, n) + FFN_UNITS_HIDDEN[where] * n * h)
         flash = self.flash(x.sc, x.options)
         scores = 0 if flash else 4 * n_kv * n * a.num_heads  # one f32 score matrix, softmax in place
-        if a.is_mla:
+        if latent_cache(a):
             attn = scores + mask + 4 * n * (self._mla_query_rows(a) + MLA_UNITS_HIDDEN[where] * h)
         elif flash:
             attn = 4 * n * (h + a.num_heads * a.v_head_dim + 2 * a.num_kv_heads * a.head_dim) + mask
         else:
             attn = scores + mask + 4 * ATTN_UNITS_HIDDEN[where] * n * h
+        if a.is_mla and not latent_cache(a):  # a legacy file's per-head path: q and kv_b's output stay alive too
+            attn = attn + 4 * n * a.num_heads * (2 * a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
         output = 4 * n * (a.vocab_size + OUTPUT_UNITS_HIDDEN[where] * h) if last_stage else x.zeros
         if not on_host:
             copy_attn, copy_ffn, copy_output = self._offload_copies(x, n)

@@ -120,7 +120,6 @@ class VLLM(Engine):
         Option("cpu_offload_gb", float, 0.0, "GiB of weights per GPU kept in host memory", minimum=0),
     )
     attention_default = "flash"
-    latent_mla = True
     supports_tp = True
     quantizes_on_load = frozenset(QUANTIZE_ON_LOAD)
 

@@ -210,6 +210,10 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(kv_lora_rank=kv_lora, qk_rope_head_dim=rope, qk_nope_head_dim=(k_mla or rope) - rope,
                    v_head_dim=v_mla, q_lora_rank=_scalar(get("attention.q_lora_rank"), "q_lora_rank", warnings))
         cfg.pop("head_dim", None)
+        if get("attention.key_length_mla") is None:  # converted before llama.cpp split attn_kv_b (PR #12801)
+            cfg["_mla_kv_b_unsplit"] = True
+            warnings.append("this GGUF predates llama.cpp's MLA cache (no key_length_mla): llama.cpp runs it per "
+                            "head and caches full K and V per head instead of the latent; a re-converted file caches far less")
     missing = [k for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size") if not cfg.get(k)]
     if missing:
         raise InputError(f"GGUF metadata for '{arch}' lacks {', '.join(missing)}")
@@ -252,10 +256,17 @@ def read_gguf(path: str | Path) -> Architecture:
         raise InputError(f"{p}: cannot read GGUF ({type(exc).__name__}: {msg})") from None
     shapes = {t.name: t.shape for t in stored}
     cfg, warnings = config_from_gguf(meta, set(shapes), shapes)
-    warnings = read_warnings + warnings
-    value_length = cfg.pop("_value_length")
     name = meta.get("general.name") if isinstance(meta.get("general.name"), str) else p.stem
-    arch = from_hf_config(cfg, name=name, source=str(p), ref=str(p))
+    arch = architecture_from_gguf_config(cfg, read_warnings + warnings, name=name, source=str(p), ref=str(p))
+    return arch.with_changes(stored=tuple(stored))
+
+
+def architecture_from_gguf_config(cfg: dict[str, Any], warnings: list[str], **names: str) -> Architecture:
+    """The Architecture of a `config_from_gguf` result: a value length of its own (`attention.value_length`) and
+    an MLA file's unsplit attn_kv_b, which a Hugging Face config does not carry, are applied after it."""
+    value_length = cfg.pop("_value_length")
+    unsplit = cfg.pop("_mla_kv_b_unsplit", False)
+    arch = from_hf_config(cfg, **names)
     if value_length and not arch.is_mla and value_length != arch.head_dim:
         arch = arch.with_changes(v_head_dim=value_length)
-    return arch.with_changes(stored=tuple(stored), warnings=tuple([*arch.warnings, *warnings]))
+    return arch.with_changes(mla_kv_b_unsplit=unsplit, warnings=tuple([*arch.warnings, *warnings]))

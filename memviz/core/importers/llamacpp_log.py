@@ -22,13 +22,13 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memviz.core.arch import Architecture, from_hf_config
+from memviz.core.arch import Architecture
 from memviz.core.engines.llamacpp_cpu import features_of
 from memviz.core.errors import InputError
 from memviz.core.formats import LLAMACPP_CACHE_TYPES
 from memviz.core.gguf_mixes import GGUF_MIXES, IMATRIX_SUFFIX, QKV_BRANCH_SUFFIX, gguf_type_counts, mix_base
 from memviz.core.gguf_names import FUSED_QKV, gguf_name, gguf_tensors
-from memviz.core.importers.gguf_file import config_from_gguf
+from memviz.core.importers.gguf_file import architecture_from_gguf_config, config_from_gguf
 from memviz.core.importers.logs import is_host_buffer, llamacpp_buffers
 
 #: llama.h `enum llama_ftype` -> memviz's GGUF mix names (general.file_type)
@@ -191,12 +191,8 @@ def architecture_of(load: LlamaCppLoad) -> Architecture:
 
 def _from_metadata(load: LlamaCppLoad, tensor_names: set[str]) -> Architecture:
     cfg, warnings = config_from_gguf(load.meta, tensor_names)
-    value_length = cfg.pop("_value_length")
     name = load.meta.get("general.name") or load.meta.get("general.architecture") or "llama.cpp log"
-    a = from_hf_config(cfg, name=str(name), source="llama.cpp log")
-    if value_length and not a.is_mla and value_length != a.head_dim:
-        a = a.with_changes(v_head_dim=value_length)
-    return a.with_changes(warnings=tuple([*a.warnings, *warnings, *load.notes]))
+    return architecture_from_gguf_config(cfg, [*warnings, *load.notes], name=str(name), source="llama.cpp log")
 
 
 def _gguf_tensor_count(a: Architecture) -> int:
