@@ -42,7 +42,9 @@ capability (`fused_moe/oracle/mxfp4.py` `_get_priority_backends_for_gpt_oss`, `_
 `mxfp4_round_up_hidden_size_and_intermediate_size`): Marlin (Ampere, Ada, consumer Blackwell) rounds each
 rank's intermediate size up to 128 and the hidden size to 256; FlashInfer TRT-LLM (SM100) the same; the
 Triton kernels gpt-oss takes on Hopper round the intermediate size to 64 only. gpt-oss-120b at TP 4 on A100:
-17.22 GiB per rank loaded, 15.21 GiB unpadded, 17.17 GiB padded.
+17.22 GiB per rank loaded, 15.21 GiB unpadded, 17.17 GiB padded. FP8 weights on a GPU without FP8 (below compute
+capability 8.9) run on Marlin with 16-bit scales widened to one per output row and 128 inputs
+(`_marlin_fp8_scales`): Qwen3-30B-A3B-FP8 on an A800, 29.50 GiB loaded, 29.04 GiB unwidened, 29.47 GiB widened.
 
 Constants (provenance "constant"): non-torch memory inside the budget (attention-backend workspaces
 allocated during the profile run) 64 MiB (published profiles: 0.01-0.08 GiB on one GPU); CUDA-graph memory
@@ -53,7 +55,7 @@ VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, option `estimate_cudagraphs`; publis
 
 from __future__ import annotations
 
-from math import ceil
+from math import ceil, prod
 from typing import Any
 
 import numpy as np
@@ -72,6 +74,9 @@ NON_TORCH_BYTES = 64 * MiB
 NCCL_BYTES_PER_GPU = 256 * MiB
 CUDA_GRAPH_BYTES = 512 * MiB
 SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
+#: FP8 weight formats and whether their scales are 128 x 128 blocks; the GPUs where vLLM runs them on Marlin
+FP8_BLOCK_SCALES = {"fp8": False, "fp8-channel": False, "fp8-block": True}
+MARLIN_MIN_CAPABILITY, FP8_NATIVE_CAPABILITY = (7, 5), (8, 9)
 #: what `--quantization` makes of a 16-bit checkpoint while loading (`model_executor/layers/quantization/fp8.py`
 #: `Fp8Config` with is_checkpoint_fp8_serialized False: per-tensor dynamic FP8; `bitsandbytes.py`: in-flight NF4)
 QUANTIZE_ON_LOAD = {"fp8": "fp8", "bnb-nf4": "bitsandbytes"}
@@ -191,6 +196,36 @@ class VLLM(Engine):
         return TORCH_CUDA_BASELINE_BYTES + (NCCL_BYTES_PER_GPU * world if world > 1 else 0)
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
+        """What the kernels' weight layouts add on one rank of the stage `layers`: MXFP4 expert padding for the MoE
+        backend, FP8 scales widened for Marlin on GPUs without FP8."""
+        return self._mxfp4_padding(x, layers) + self._marlin_fp8_scales(x, layers)
+
+    @staticmethod
+    def _marlin_fp8_scales(x: Inputs, layers: range) -> float:
+        """On a GPU without FP8 arithmetic (compute capability below 8.9: `current_platform.supports_fp8`) vLLM runs
+        FP8 weights on Marlin as W8A16 (kernels/linear/scaled_mm/marlin.py; fused_moe/oracle/fp8.py, whose TRITON
+        backend needs supports_fp8, falls to MARLIN), and `prepare_fp8_layer_for_marlin` /
+        `prepare_fp8_moe_layer_for_marlin` (quantization/utils/marlin_utils_fp8.py) replace the fp32 scales by
+        scales in the model's 16-bit dtype: a 128 x 128 block's scale repeated over its 128 output rows, (K / 128)
+        x N per matrix; a per-tensor or per-channel scale one per output row. The FP8 values keep their bytes
+        (repacked; dimensions that are multiples of 128 need no Marlin padding). About 1/64 of the FP8 bytes for
+        block scales: a published Qwen3-30B-A3B-FP8 load on an A800 took 29.50 GiB for a 29.04 GiB checkpoint."""
+        if x.sc.device != "cuda" or not x.sc.gpu:
+            return 0.0
+        cap = get_gpu(x.sc.gpu).compute_capability
+        if cap is None or not MARLIN_MIN_CAPABILITY <= cap < FP8_NATIVE_CAPABILITY:
+            return 0.0
+        extra = 0
+        for t, storage, nbytes in tensor_bytes(x.a, x.wf):
+            if storage not in FP8_BLOCK_SCALES or not t.is_matrix or t.layer is None or t.layer not in layers:
+                continue
+            *stack, n, k = t.shape
+            matrices = prod(stack)
+            groups = -(-k // 128) if FP8_BLOCK_SCALES[storage] else 1
+            extra += matrices * groups * n * 2 - (nbytes - matrices * n * k)
+        return extra / x.sc.tp
+
+    def _mxfp4_padding(self, x: Inputs, layers: range) -> float:
         """Padding of MXFP4 expert matrices for the MoE backend (one rank of the stage `layers`)."""
         backend = self._mxfp4_backend(x)
         if backend is None:

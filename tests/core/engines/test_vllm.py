@@ -165,3 +165,19 @@ def test_expert_biases_stay_sixteen_bit_in_an_mxfp4_checkpoint():
     rows = {t.name: (s, b) for t, s, b in tensor_bytes(GPT_OSS, get_weight_format("mxfp4-moe"))}
     assert rows["model.layers.0.mlp.experts.gate_up_proj_bias"] == ("bf16", 32 * 5760 * 2)
     assert rows["model.layers.0.mlp.experts.gate_proj"][0] == "mxfp4"
+
+
+def test_fp8_scales_are_widened_for_marlin_on_gpus_without_fp8():
+    """Below compute capability 8.9 vLLM runs FP8 on Marlin with 16-bit scales: a block-scaled matrix's fp32 scales
+    (one per 128 x 128 block) become (K / 128) x N; a GPU with FP8 keeps the checkpoint's bytes."""
+    a = get_preset("llama-3.1-8b").architecture()
+    sc = Scenario(engine="vllm", weight_format="fp8-block", context_tokens=4096)
+    on_h100 = estimate(a, sc.with_changes(gpu="h100-80g")).bytes["weights"]
+    on_a100 = estimate(a, sc.with_changes(gpu="a100-80g")).bytes["weights"]
+    h, i, kv = 4096, 14336, 1024
+    per_layer = [(h, h), (kv, h), (kv, h), (h, h), (i, h), (i, h), (h, i)]  # (N out, K in): q k v o gate up down
+    widened = sum(k // 128 * n * 2 - (n // 128) * (k // 128) * 4 for n, k in per_layer) * 32
+    assert on_a100 - on_h100 == widened
+    assert widened / (32 * sum(n * k for n, k in per_layer)) == pytest.approx(63 / 4096)  # (2 - 4 / 128) / 128
+    half = estimate(a, sc.with_changes(gpu="a100-80g", tp=2)).bytes["weights"]
+    assert half - estimate(a, sc.with_changes(gpu="h100-80g", tp=2)).bytes["weights"] == widened // 2
