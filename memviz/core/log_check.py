@@ -9,10 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memviz.core.arch import Architecture
+from memviz.core.engines.vllm_cudagraphs import capture_sizes, cudagraph_bytes
 from memviz.core.estimate import Estimate, estimate
 from memviz.core.gguf_mixes import GGUF_MIXES, gguf_type_counts, mix_base
 from memviz.core.importers.llamacpp_log import LlamaCppLoad, architecture_of, read_llamacpp_load, scenario_of
 from memviz.core.importers.logs import is_host_buffer
+from memviz.core.units import GiB
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,14 @@ def logged_weights(e: Estimate) -> int:
     return e.bytes["weights"] + e.engine_facts.get("rotary_table_bytes", 0)
 
 
+def _captured_graphs(a: Architecture, sc, facts: dict, details: dict) -> float:
+    """memviz's CUDA-graph rule for the graphs a log says it captured (its sizes, its piecewise count; the
+    capture itself, without the estimate's 1 MiB floor per FULL graph), else for vLLM 0.33's sizes."""
+    sizes = capture_sizes(facts["max_num_seqs"], facts["max_num_batched_tokens"])
+    graphs = details.get("piecewise_graphs") or details.get("capture_sizes") or len(sizes)
+    return cudagraph_bytes(a, sc.tp, sc.pp, int(details.get("largest_capture", sizes[-1])), int(graphs), 0)
+
+
 def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferCheck]]:
     """A vLLM start-up log against memviz's estimate of the scenario it ran (per GPU, as vLLM prints it); the
     log does not name the model or the settings, so the caller gives them."""
@@ -117,6 +127,9 @@ def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferChe
         # the layout alone: the tokens memviz fits in the pool the log printed (to its 0.01 GiB)
         held = int(got["kv_cache"] // facts["kv_block_bytes"]) * facts["block_size"]
         rows.append(BufferCheck("tokens in printed pool", int(tokens), held, "tokens"))
+    if "cudagraph_took_gib" in details and "max_num_seqs" in facts:
+        rows.append(BufferCheck("CUDA graphs (captured)", round(details["cudagraph_took_gib"] * GiB),
+                                int(_captured_graphs(a, sc, facts, details))))
     if details.get("max_concurrency") and got.get("kv_cache") and "one_request_kv_bytes" in facts:
         # the same for the requests the printed pool holds (vLLM prints the ratio to 0.01)
         held_bytes = got["kv_cache"] // facts["kv_block_bytes"] * facts["kv_block_bytes"]

@@ -156,6 +156,15 @@ def test_vllm_v1_kv_pools_within_five_percent_median_fifteen_worst():
     assert errors[len(errors) // 2] <= 0.05 and errors[-1] <= 0.15
 
 
+def test_vllm_cuda_graph_captures_in_one_machine():
+    """What the capture took, against `vllm_cudagraphs` for the graphs the log counted: Qwen2-7B on one GPU and at
+    TP 2 fix the two per-graph constants; QwQ-32B (both modes, 64 layers) is the check."""
+    rows = {c["id"]: vllm_rows(c)["CUDA graphs (captured)"] for c in _compared("CUDA graphs (captured)")}
+    assert len(rows) >= 4
+    assert all(abs(r.error) <= 0.05 for r in rows.values()), rows
+    assert abs(rows["qwq-32b-a800-v1-0.11"].error) <= 0.05
+
+
 def test_every_case_is_compared_somewhere():
     weights = {c["id"] for c in _compared("weights")}
     layout = {c["id"] for c in _compared("tokens in printed pool")}

@@ -46,11 +46,13 @@ Triton kernels gpt-oss takes on Hopper round the intermediate size to 64 only. g
 capability 8.9) run on Marlin with 16-bit scales widened to one per output row and 128 inputs
 (`_marlin_fp8_scales`): Qwen3-30B-A3B-FP8 on an A800, 29.50 GiB loaded, 29.04 GiB unwidened, 29.47 GiB widened.
 
+CUDA-graph memory (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
+VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, option `estimate_cudagraphs`): `vllm_cudagraphs`, the capture sizes
+vLLM picks and the piece outputs the largest capture keeps, with two per-graph constants fitted to published
+captures.
+
 Constants (provenance "constant"): non-torch memory inside the budget (attention-backend workspaces
-allocated during the profile run) 64 MiB (published profiles: 0.01-0.08 GiB on one GPU); CUDA-graph memory
-0.5 GiB (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
-VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, option `estimate_cudagraphs`; published captures took
-0.18-0.65 GiB on one GPU).
+allocated during the profile run) 64 MiB (published profiles: 0.01-0.08 GiB on one GPU).
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ import numpy as np
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
+from memviz.core.engines.vllm_cudagraphs import capture_sizes
+from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
 from memviz.core.errors import InputError
 from memviz.core.formats import tensor_bytes
 from memviz.core.gpus import GPU, get_gpu
@@ -72,7 +76,6 @@ from memviz.core.units import GiB, MiB
 
 NON_TORCH_BYTES = 64 * MiB
 NCCL_BYTES_PER_GPU = 256 * MiB
-CUDA_GRAPH_BYTES = 512 * MiB
 SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
 #: FP8 weight formats and whether their scales are 128 x 128 blocks; the GPUs where vLLM runs them on Marlin
 FP8_BLOCK_SCALES = {"fp8": False, "fp8-channel": False, "fp8-block": True}
@@ -246,10 +249,17 @@ class VLLM(Engine):
             return None
         return mxfp4_moe_backend(get_gpu(x.sc.gpu), x.a.model_type == "gpt_oss")
 
-    @staticmethod
-    def cudagraph_bytes(x: Inputs) -> float:
-        """The CUDA-graph estimate taken from the budget (none with enforce_eager or estimate_cudagraphs off)."""
-        return 0 if x.options["enforce_eager"] or not x.options["estimate_cudagraphs"] else CUDA_GRAPH_BYTES
+    def cudagraph_bytes(self, x: Inputs) -> float:
+        """The CUDA-graph estimate taken from the budget (`vllm_cudagraphs`; none with enforce_eager or
+        estimate_cudagraphs off)."""
+        if x.options["enforce_eager"] or not x.options["estimate_cudagraphs"]:
+            return 0.0
+        s = self.settings(x.a, x.sc, x.options)
+        cap = get_gpu(x.sc.gpu).compute_capability if x.sc.gpu else None
+        sizes = capture_sizes(s["max_num_seqs"], s["max_num_batched_tokens"], sm100=cap is not None and cap[0] == 10)
+        full = [n for n in sizes if n <= s["max_num_seqs"]]
+        return cudagraph_estimate(x.a, x.sc.tp, x.sc.pp, sizes[-1], len(sizes), len(full),
+                                  4 if x.wf.name == "fp32" else 2)
 
     def usable_bytes(self, gpu, sc) -> float:
         return float(ceil(sc.gpu_memory_utilization * gpu.cuda_total_bytes))

@@ -159,6 +159,24 @@ _VLLM_DETAILS = {
 }
 
 
+def _vllm_cudagraphs(text: str) -> dict[str, float]:
+    """What a V1 log says of its CUDA graphs: the memory the capture took (GiB, as printed), the sizes of its
+    config dump (how many, the largest) and the graphs its progress bars counted per mode."""
+    out: dict[str, float] = {}
+    m = re.search(r"Graph capturing finished in [\d.]+ secs?, took\s*" + _NUM + r"\s*GiB", text)
+    if m:
+        out["cudagraph_took_gib"] = _num(m.group(1))
+    m = re.search(r'"cudagraph_capture_sizes":\s*\[([\d,\s]+)\]', text)
+    if m:
+        sizes = [int(v) for v in re.sub(r"\s+", "", m.group(1)).split(",") if v]  # a terminal may wrap the dump
+        out["capture_sizes"], out["largest_capture"] = len(sizes), max(sizes)
+    for mode in ("PIECEWISE", "FULL"):
+        counts = re.findall(r"Capturing CUDA graphs \([^)]*\b" + mode + r"\): 100%[^\n]*?(\d+)/\1\b", text)
+        if counts:
+            out[f"{mode.lower()}_graphs"] = max(int(c) for c in counts)
+    return out
+
+
 #: vLLM's "GB" is GiB: `model_runner.py` "Loading model weights took %.4f GB" divides by 2**30 (the V1 runner
 #: prints the same figure, 14.9889 for Llama-3.1-8B, as GiB)
 _VLLM_UNITS = {**_UNITS, "gb": GiB}
@@ -180,6 +198,7 @@ def _parse_vllm(text: str) -> LogMeasurement | None:
         if m:
             details[key] = _num(m.group(1))
             matched += 1
+    details.update(_vllm_cudagraphs(text))
     if not any(v is not None for v in values.values()):
         return None
     known = [v for v in values.values() if v is not None]

@@ -47,7 +47,8 @@ def test_tensor_parallel_splits_heads_and_keeps_nccl_outside_the_budget():
     they do not shrink the pool but must fit beside the budget."""
     one = estimate(LLAMA8, Scenario(engine="vllm", context_tokens=8192))
     two = estimate(LLAMA8, Scenario(engine="vllm", context_tokens=8192, tp=2))
-    assert two.bytes["overhead"] == one.bytes["overhead"]
+    graphs = [e.engine_facts["cudagraph_bytes"] for e in (one, two)]  # per rank: fewer heads, captured all-reduces
+    assert two.bytes["overhead"] - graphs[1] == one.bytes["overhead"] - graphs[0]
     assert two.engine_facts["outside_budget_bytes"] == one.engine_facts["outside_budget_bytes"] + 512 * 2**20
     assert two.kv_cache_required == one.kv_cache_required // 2
     with pytest.raises(InputError, match="divisible by tp"):
@@ -181,3 +182,20 @@ def test_fp8_scales_are_widened_for_marlin_on_gpus_without_fp8():
     assert widened / (32 * sum(n * k for n, k in per_layer)) == pytest.approx(63 / 4096)  # (2 - 4 / 128) / 128
     half = estimate(a, sc.with_changes(gpu="a100-80g", tp=2)).bytes["weights"]
     assert half - estimate(a, sc.with_changes(gpu="h100-80g", tp=2)).bytes["weights"] == widened // 2
+
+
+def test_cuda_graph_estimate_follows_the_capture_sizes_and_the_model():
+    """0.33's capture sizes (51 up to 512 for 256 sequences, fewer when max_num_batched_tokens is smaller), the
+    largest capture's retained outputs growing with the model, the 1 MiB floor per FULL decode graph, nothing
+    with enforce_eager or the estimate off."""
+    from memviz.core.engines.vllm_cudagraphs import capture_sizes
+
+    assert len(capture_sizes(256, 8192)) == 51 and capture_sizes(256, 8192)[-1] == 512
+    assert capture_sizes(8, 8192)[-1] == 16 and capture_sizes(256, 100)[-1] == 100
+    assert capture_sizes(1024, 16384, sm100=True)[-1] == 1024
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=4096)
+    small = estimate(get_preset("llama-3.2-1b").architecture(), sc).engine_facts["cudagraph_bytes"]
+    large = estimate(get_preset("llama-3.1-70b").architecture(), sc).engine_facts["cudagraph_bytes"]
+    assert 0.1 * GiB < small < large < 4 * GiB
+    for off in ({"enforce_eager": True}, {"estimate_cudagraphs": False}):
+        assert estimate(LLAMA8, sc.with_changes(options=off)).engine_facts["cudagraph_bytes"] == 0

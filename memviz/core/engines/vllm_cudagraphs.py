@@ -1,0 +1,66 @@
+"""The CUDA-graph memory vLLM 0.33 takes from the KV budget, as `profile_cudagraph_memory` estimates it.
+
+vllm/v1/worker/gpu_model_runner.py `profile_cudagraph_memory` (on by default since v0.21; off with
+VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0) captures the two largest graphs of each mode into a fresh pool and
+estimates: the largest mode's first capture + for each mode (its graphs - 1) x max(second capture, 1 MiB).
+
+- Capture sizes (vllm/config/vllm.py `VllmConfig._set_cudagraph_sizes`): up to
+  min(2 x max_num_seqs, 512 (1024 on SM100), max_num_batched_tokens) tokens: 1, 2, 4, every 8 below 256, every
+  16 from 256, plus max_num_batched_tokens and max_num_seqs where they fit. PIECEWISE graphs are captured for every
+  size; with the default FULL_AND_PIECEWISE mode, FULL decode graphs for the sizes up to max_num_seqs
+  (vllm/v1/cudagraph_dispatcher.py `initialize_cudagraph_keys`).
+- First capture, modelled as the tensors the pieces (split at attention) hand on, kept in the pool for every
+  layer: the q/k/v projection (q heads x head_dim + the K and V heads' width, or an MLA model's latent and rope
+  key), the attention output and the residual, in the activation dtype, for the largest size's tokens. This is
+  the structure the published captures fit (a pool of one piece's working set, or of piece graphs alone, leaves
+  QwQ-32B 24 % short); which allocations vLLM's shared pool keeps is not traced here.
+- Every captured size adds its piece graphs (layers + 1) and, with tensor parallelism, its two all-reduces per
+  layer; the estimate's floor is 1 MiB per further graph, the FULL decode graphs' cost here.
+
+The two per-graph constants are fitted to published captures ("Graph capturing finished ..., took X GiB",
+tests/data/published/vllm_logs.json): 100 KiB per piece graph to Qwen2-7B on one A100 (0.50 GiB, 67 sizes,
+vLLM 0.10.1), 72 KiB per captured all-reduce to the same model at TP 2 in one node without custom all-reduce
+(0.65 GiB). QwQ-32B on one A800 (vLLM 0.11.0, 67 sizes in both modes) is the check: 1.43 GiB printed,
+1.48 GiB from this rule. Not modelled: all-reduce across nodes (Ray over two nodes printed 1.00 and 1.88 GiB
+where this rule gives 0.65 and 0.88), and the pool a MoE kernel's workspace may add.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+
+from memviz.core.arch import Architecture
+from memviz.core.units import KiB, MiB
+
+PIECE_GRAPH_BYTES = 100 * KiB
+ALL_REDUCE_BYTES = 72 * KiB
+MIN_GRAPH_BYTES = MiB  # `profile_cudagraph_memory`: "at least 1 MiB per graph for driver overhead"
+
+
+def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, sm100: bool = False) -> list[int]:
+    """Token counts vLLM 0.33 captures graphs for (`_set_cudagraph_sizes`, one token per decode step)."""
+    largest = min(2 * max_num_seqs, 1024 if sm100 else 512, max_num_batched_tokens)
+    sizes = {s for s in (1, 2, 4) if s <= largest}
+    sizes |= set(range(8, min(largest + 1, 256), 8)) | set(range(256, largest + 1, 16))
+    sizes |= {n for n in (max_num_batched_tokens, max_num_seqs) if n <= largest}
+    return sorted(sizes)
+
+
+def retained_bytes_per_token(a: Architecture, tp: int, act_bytes: int) -> float:
+    """Bytes one token of a captured batch keeps in one layer's piece outputs on one tensor-parallel rank."""
+    heads = max(a.num_heads // tp, 1)
+    if a.is_mla:
+        q, kv = heads * (a.qk_nope_head_dim + a.qk_rope_head_dim), a.kv_lora_rank + a.qk_rope_head_dim
+    else:
+        q, kv = heads * a.head_dim, 2 * max(a.num_kv_heads // tp, 1) * a.head_dim
+    return act_bytes * (q + kv + heads * a.v_head_dim + a.hidden_size)
+
+
+def cudagraph_bytes(a: Architecture, tp: int, pp: int, largest: int, piecewise_graphs: int, full_graphs: int,
+                    act_bytes: int = 2) -> float:
+    """The estimate for one rank holding `num_layers / pp` layers: the largest capture's retained outputs, then
+    every piecewise size's graphs and all-reduces, then the FULL decode graphs at the estimate's floor."""
+    layers = ceil(a.num_layers / pp)
+    pool = layers * largest * retained_bytes_per_token(a, tp, act_bytes)
+    per_size = (layers + 1) * PIECE_GRAPH_BYTES + (2 * layers * ALL_REDUCE_BYTES if tp > 1 else 0)
+    return pool + piecewise_graphs * max(per_size, MIN_GRAPH_BYTES) + max(full_graphs - 1, 0) * MIN_GRAPH_BYTES
