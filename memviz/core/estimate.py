@@ -29,6 +29,7 @@ from memviz.core.inventory import active_fraction, active_parameter_count, param
 from memviz.core.kv import kv_bytes_per_token
 from memviz.core.tensor_table import on_gpu as tensor_on_gpu
 from memviz.core.tensor_table import tensor_table
+from memviz.core.units import GiB, MiB
 
 COMPONENTS = ("weights", "kv_cache", "activations", "overhead")
 ATTENTION_IMPLS = ("sdpa", "eager", "flash")
@@ -407,6 +408,11 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
         if name == "kv_cache" and pool is not None:
             formula += (f"; {engine.name} reserves gpu_memory_utilization ({sc.gpu_memory_utilization}) x the GPU's "
                         "CUDA total and the KV pool takes the rest in whole blocks")
+        if name == "overhead" and sc.runtime_overhead_bytes is None and facts.get("cudagraph_bytes"):
+            prov = "formula"
+            formula += (f"; {engine.name}: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + its CUDA-graph estimate "
+                        f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: the largest capture's outputs per layer and the "
+                        "graphs of every capture size) + the rotary table")
         if name == "overhead" and sc.runtime_overhead_bytes is not None:
             source = "user-set runtime overhead"
         components.append(Component(name, getattr(busiest, name), prov, formula, source))

@@ -86,6 +86,10 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     "formula", f"{facts['kv_blocks']:,d} blocks of {facts['block_size']} tokens", engine.version))
         out.append(("maximum concurrency", f"{facts['max_concurrency']:.2f}x", "", "formula",
                     f"requests of max_model_len {facts['max_model_len']:,d} the pool holds at once", engine.version))
+    if facts.get("cudagraph_bytes"):
+        out.append(("CUDA graphs (vLLM's estimate)", "", format_bytes(facts["cudagraph_bytes"], unit, 3), "formula",
+                    "taken from the budget before the KV pool; counted in the overhead (none with enforce_eager)",
+                    engine.version))
     if "outside_budget_bytes" in facts:
         out.append(("before the budget (CUDA context, NCCL)", "", format_bytes(facts["outside_budget_bytes"], unit, 3),
                     "constant", "allocated before vLLM's baseline snapshot: must fit beside gpu_memory_utilization x "

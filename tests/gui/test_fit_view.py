@@ -77,3 +77,15 @@ def test_breakdown_shows_the_weight_op_offload_copies_for_a_partial_offload():
     assert row[2] == format_bytes(est.engine_facts["offload_copy_bytes"], Unit.GiB, 3) and row[3] == "exact"
     full = estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", kv_format="fp16"))
     assert "weights copied in by op offload" not in {r[0] for r in breakdown_rows(full, Unit.GiB)}
+
+
+def test_breakdown_names_vllms_cuda_graph_estimate():
+    from memviz.core.units import Unit, format_bytes
+    from memviz.gui.breakdown import breakdown_rows
+
+    a = get_preset("llama-3.1-8b").architecture()
+    est = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192))
+    row = {r[0]: r for r in breakdown_rows(est, Unit.GiB)}["CUDA graphs (vLLM's estimate)"]
+    assert row[2] == format_bytes(est.engine_facts["cudagraph_bytes"], Unit.GiB, 3) and row[3] == "formula"
+    eager = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, options={"enforce_eager": True}))
+    assert "CUDA graphs (vLLM's estimate)" not in {r[0] for r in breakdown_rows(eager, Unit.GiB)}
