@@ -22,7 +22,9 @@ tests/data/published/vllm_logs.json): 100 KiB per piece graph to Qwen2-7B on one
 vLLM 0.10.1), 72 KiB per captured all-reduce to the same model at TP 2 in one node without custom all-reduce
 (0.65 GiB). QwQ-32B on one A800 (vLLM 0.11.0, 67 sizes in both modes) is the check: 1.43 GiB printed,
 1.48 GiB from this rule. Not modelled: all-reduce across nodes (Ray over two nodes printed 1.00 and 1.88 GiB
-where this rule gives 0.65 and 0.88), and the pool a MoE kernel's workspace may add.
+where this rule gives 0.65 and 1.06), and the pool a MoE kernel's workspace may add. A vLLM 0.22 log of Qwen2.5-7B
+(no repository to cite) printed an estimate of 0.37 GiB and a capture of 0.31 GiB where this rule gives 0.27:
+newer releases may keep more per capture.
 """
 
 from __future__ import annotations
