@@ -13,7 +13,7 @@ from memviz.core.engines.vllm_cudagraphs import capture_sizes, cudagraph_bytes
 from memviz.core.estimate import Estimate, estimate
 from memviz.core.gguf_mixes import GGUF_MIXES, gguf_type_counts, mix_base
 from memviz.core.importers.llamacpp_log import LlamaCppLoad, architecture_of, read_llamacpp_load, scenario_of
-from memviz.core.importers.logs import is_host_buffer
+from memviz.core.importers.logs import LogMeasurement, is_host_buffer, parse_log
 from memviz.core.units import GiB
 
 
@@ -101,10 +101,14 @@ def _captured_graphs(a: Architecture, sc, facts: dict, details: dict) -> float:
 def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferCheck]]:
     """A vLLM start-up log against memviz's estimate of the scenario it ran (per GPU, as vLLM prints it); the
     log does not name the model or the settings, so the caller gives them."""
-    from memviz.core.importers.logs import parse_log
-
-    measured = parse_log(text)
     e = estimate(a, sc)
+    return e, vllm_checks(parse_log(text), e)
+
+
+def vllm_checks(measured: LogMeasurement, e: Estimate) -> list[BufferCheck]:
+    """What a parsed vLLM log prints beside the estimate `e` of the scenario it ran: the profile's components, the
+    pool's tokens, what the pool implies, the captured CUDA graphs and the maximum concurrency."""
+    a, sc = e.architecture, e.scenario
     facts, gpu0 = e.engine_facts, e.devices[0]
     got = measured.bytes
     estimated = {"weights": logged_weights(e), "overhead": facts.get("non_torch_bytes"), "activations": gpu0.activations,
@@ -135,4 +139,4 @@ def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferChe
         held_bytes = got["kv_cache"] // facts["kv_block_bytes"] * facts["kv_block_bytes"]
         rows.append(BufferCheck("concurrency in printed pool", round(details["max_concurrency"] * 100),
                                 round(held_bytes / facts["one_request_kv_bytes"] * 100), "x / 100"))
-    return e, rows
+    return rows

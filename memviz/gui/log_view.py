@@ -21,7 +21,7 @@ from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate
 from memviz.core.importers.llamacpp_log import dumps_metadata
 from memviz.core.importers.logs import LogMeasurement, parse_log
-from memviz.core.log_check import logged_weights
+from memviz.core.log_check import BufferCheck, logged_weights, vllm_checks
 from memviz.core.units import Unit, format_bytes
 
 HEADERS = ("Component", "Measured (log)", "Estimate", "Estimate − measured", "Error")
@@ -49,7 +49,25 @@ def comparison_rows(measured: LogMeasurement, est: Estimate | None, unit: Unit) 
             format_bytes(diff, unit, 3) if diff is not None else "—",
             f"{diff / m * 100:+.1f} %" if diff is not None and m else "—",
         ))
+    if measured.engine == "vllm" and est is not None and est.scenario.engine == "vllm":
+        rows += [figure_row(r, unit) for r in vllm_checks(measured, est) if r.name not in VLLM_COMPONENT_CHECKS]
     return rows
+
+
+#: `vllm_checks` rows the component rows above already show
+VLLM_COMPONENT_CHECKS = ("weights", "non-torch", "activation peak", "KV pool")
+
+
+def figure_row(r: BufferCheck, unit: Unit) -> tuple[str, ...]:
+    """One more figure a vLLM log prints (its pool's tokens, what the pool implies, the captured CUDA graphs, the
+    maximum concurrency) as a table row."""
+    if r.unit == "bytes":
+        m, e, d = (format_bytes(v, unit, 3) for v in (r.measured, r.estimated, r.estimated - r.measured))
+    elif r.unit == "x / 100":
+        m, e, d = (f"{v / 100:,.2f}x" for v in (r.measured, r.estimated, r.estimated - r.measured))
+    else:
+        m, e, d = (f"{v:,d} {r.unit}" for v in (r.measured, r.estimated, r.estimated - r.measured))
+    return r.name, m, e, d, "—" if r.error is None else f"{r.error * 100:+.1f} %"
 
 
 class LogView(QWidget):
@@ -88,6 +106,8 @@ class LogView(QWidget):
         rl.addWidget(self.status)
         rl.addWidget(self.table)
         split.addWidget(right)
+        split.setStretchFactor(0, 2)  # the table's five columns need more room than the log's lines
+        split.setStretchFactor(1, 3)
         layout.addWidget(split)
         self.measurement: LogMeasurement | None = None
 
@@ -108,8 +128,12 @@ class LogView(QWidget):
         if m is None:
             return
         rows = comparison_rows(m, est, unit)
+        shown = m.engine == "vllm" and est is not None and est.scenario.engine == "vllm"  # as rows of the table
+        details = "" if shown or not m.details else "; " + ", ".join(
+            f"{k.replace('_', ' ')} {v:,g}" if isinstance(v, int | float) else f"{k.replace('_', ' ')} {v}"
+            for k, v in m.details.items())
         self.status.setText(f"<b>{m.engine}</b> log, {m.lines_matched} lines recognised; compared with <b>{label}</b>"
-                            + (f"; details: {m.details}" if m.details else ""))
+                            + details)
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             for c, text in enumerate(row):
