@@ -40,10 +40,16 @@ def check_load(load: LlamaCppLoad, a: Architecture | None = None) -> tuple[Estim
     """memviz's estimate of the load and the buffers it printed, side by side (a buffer the log does not print is
     left out). `a`: the model, when the log does not print its metadata."""
     a = a or architecture_of(load)
-    sc = scenario_of(load, a)
-    e = estimate(a, sc)
+    e = estimate(a, scenario_of(load, a))
+    return e, load_checks(load, e)
+
+
+def load_checks(load: LlamaCppLoad, e: Estimate) -> list[BufferCheck]:
+    """The buffers (and the tensors per type) a llama.cpp load printed beside the estimate `e` of a llama.cpp
+    scenario, device and host apart."""
+    a, sc = e.architecture, e.scenario
     facts, b = e.engine_facts, load.buffers
-    rows = [BufferCheck("n_ctx", int(load.settings["n_ctx"]), facts["n_ctx"], "cells")]
+    rows = [BufferCheck("n_ctx", int(load.settings["n_ctx"]), facts["n_ctx"], "cells")] if "n_ctx" in load.settings else []
     gpu = sc.device == "cuda"
     if gpu and b["model"]:
         rows.append(BufferCheck("model (device)", _sum(b["model"], host=False), sum(d.weights for d in e.devices)))
@@ -61,7 +67,7 @@ def check_load(load: LlamaCppLoad, a: Architecture | None = None) -> tuple[Estim
         rows.append(BufferCheck("compute (host)", _sum(b["compute"], host=True), facts["host_compute_bytes"]))
     if b["output"]:
         rows.append(BufferCheck("output", sum(b["output"].values()), facts["output_buffer_bytes"]))
-    return e, rows + _type_rows(load, a, sc.weight_format)
+    return rows + _type_rows(load, a, sc.weight_format)
 
 
 def _type_rows(load: LlamaCppLoad, a: Architecture, weight_format: str) -> list[BufferCheck]:

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
 
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate
-from memviz.core.importers.llamacpp_log import dumps_metadata
+from memviz.core.importers.llamacpp_log import dumps_metadata, read_llamacpp_load
 from memviz.core.importers.logs import LogMeasurement, parse_log
-from memviz.core.log_check import BufferCheck, logged_weights, vllm_checks
+from memviz.core.log_check import BufferCheck, load_checks, logged_weights, vllm_checks
 from memviz.core.units import Unit, format_bytes
 
 HEADERS = ("Component", "Measured (log)", "Estimate", "Estimate − measured", "Error")
@@ -49,18 +49,32 @@ def comparison_rows(measured: LogMeasurement, est: Estimate | None, unit: Unit) 
             format_bytes(diff, unit, 3) if diff is not None else "—",
             f"{diff / m * 100:+.1f} %" if diff is not None and m else "—",
         ))
-    if measured.engine == "vllm" and est is not None and est.scenario.engine == "vllm":
-        rows += [figure_row(r, unit) for r in vllm_checks(measured, est) if r.name not in VLLM_COMPONENT_CHECKS]
     return rows
 
 
-#: `vllm_checks` rows the component rows above already show
+#: `vllm_checks` rows the component rows already show
 VLLM_COMPONENT_CHECKS = ("weights", "non-torch", "activation peak", "KV pool")
 
 
+def figure_rows(measured: LogMeasurement, text: str, est: Estimate | None, unit: Unit) -> list[tuple[str, ...]]:
+    """The engine's own figures beside the estimate of a scenario of that engine, as `memviz log --check` sets
+    them: a vLLM log's pool tokens, implied profile, captured CUDA graphs and concurrency; a llama.cpp log's
+    context cells, buffers on the device and the host apart, and tensors per type."""
+    if est is None:
+        return []
+    if measured.engine == "vllm" and est.scenario.engine == "vllm":
+        return [figure_row(r, unit) for r in vllm_checks(measured, est) if r.name not in VLLM_COMPONENT_CHECKS]
+    if measured.engine == "llamacpp" and est.scenario.engine in ("llamacpp", "ollama"):
+        try:
+            load = read_llamacpp_load(text, need_metadata=False)
+        except InputError:  # buffer lines without the context lines a load check needs: the components stay
+            return []
+        return [figure_row(r, unit) for r in load_checks(load, est)]
+    return []
+
+
 def figure_row(r: BufferCheck, unit: Unit) -> tuple[str, ...]:
-    """One more figure a vLLM log prints (its pool's tokens, what the pool implies, the captured CUDA graphs, the
-    maximum concurrency) as a table row."""
+    """One figure an engine printed, beside memviz's, as a table row."""
     if r.unit == "bytes":
         m, e, d = (format_bytes(v, unit, 3) for v in (r.measured, r.estimated, r.estimated - r.measured))
     elif r.unit == "x / 100":
@@ -127,9 +141,9 @@ class LogView(QWidget):
         m = self.measurement
         if m is None:
             return
-        rows = comparison_rows(m, est, unit)
-        shown = m.engine == "vllm" and est is not None and est.scenario.engine == "vllm"  # as rows of the table
-        details = "" if shown or not m.details else "; " + ", ".join(
+        figures = figure_rows(m, self.text.toPlainText(), est, unit)
+        rows = comparison_rows(m, est, unit) + figures
+        details = "" if figures or not m.details else "; " + ", ".join(
             f"{k.replace('_', ' ')} {v:,g}" if isinstance(v, int | float) else f"{k.replace('_', ' ')} {v}"
             for k, v in m.details.items())
         self.status.setText(f"<b>{m.engine}</b> log, {m.lines_matched} lines recognised; compared with <b>{label}</b>"

@@ -10,9 +10,11 @@ from memviz.core.estimate import Scenario, estimate
 from memviz.core.importers.logs import parse_log
 from memviz.core.log_check import check_vllm
 from memviz.core.units import GiB, Unit
-from memviz.gui.log_view import comparison_rows
+from memviz.gui.log_view import comparison_rows, figure_rows
 
-CASES = json.loads((Path(__file__).parents[1] / "data" / "published" / "vllm_logs.json").read_text())["cases"]
+PUBLISHED = Path(__file__).parents[1] / "data" / "published"
+CASES = json.loads((PUBLISHED / "vllm_logs.json").read_text())["cases"]
+LOADS = json.loads((PUBLISHED / "llamacpp_logs.json").read_text())["cases"]
 
 
 def test_a_vllm_logs_figures_follow_its_components_as_the_cli_checks_them():
@@ -20,7 +22,9 @@ def test_a_vllm_logs_figures_follow_its_components_as_the_cli_checks_them():
     a = from_hf_config(case["model"]["config"], name="QwQ-32B")
     sc = Scenario(engine="vllm", gpu=case["gpu"], options=case["options"], **case["scenario"])
     text = "\n".join(case["log"])
-    rows = {r[0]: r for r in comparison_rows(parse_log(text), estimate(a, sc), Unit.GiB)}
+    est = estimate(a, sc)
+    rows = {r[0]: r for r in comparison_rows(parse_log(text), est, Unit.GiB) + figure_rows(parse_log(text), text, est,
+                                                                                           Unit.GiB)}
     _, checks = check_vllm(text, a, sc)
     graphs = next(r for r in checks if r.name == "CUDA graphs (captured)")
     assert rows["CUDA graphs (captured)"][1:3] == (f"{graphs.measured / GiB:.3f} GiB", f"{graphs.estimated / GiB:.3f} GiB")
@@ -28,4 +32,20 @@ def test_a_vllm_logs_figures_follow_its_components_as_the_cli_checks_them():
     assert rows["concurrency in printed pool"][4] == "+0.1 %"
     assert "weights" in rows and "KV pool" not in rows  # the components are not repeated as figures
     other = estimate(a, sc.with_changes(engine="transformers", gpu=None))
-    assert "KV tokens" not in {r[0] for r in comparison_rows(parse_log(text), other, Unit.GiB)}
+    assert figure_rows(parse_log(text), text, other, Unit.GiB) == []
+
+
+def test_a_llamacpp_logs_buffers_device_and_host_apart_with_the_tensor_types():
+    """After "Use its settings" on a published load, every buffer the CLI checks is a row, equal on both sides."""
+    from memviz.core.importers.llamacpp_log import architecture_of, read_llamacpp_load, scenario_of
+
+    text = "\n".join(next(c for c in LOADS if c["id"].startswith("qwen3-coder"))["log"])
+    load = read_llamacpp_load(text)
+    a = architecture_of(load)
+    rows = {r[0]: r for r in figure_rows(parse_log(text), text, estimate(a, scenario_of(load, a)), Unit.GiB)}
+    assert {"n_ctx", "model (device)", "model (host)", "compute (host)", "tensors q8_0"} <= set(rows)
+    assert rows["n_ctx"][1:3] == ("65,536 cells", "65,536 cells") and rows["tensors q8_0"][4] == "+0.0 %"
+    assert rows["compute (device)"][1] == rows["compute (device)"][2]
+    buffers_only = "\n".join(line for line in text.splitlines() if "buffer size" in line)  # no context lines
+    rows = {r[0] for r in figure_rows(parse_log(buffers_only), buffers_only, estimate(a, scenario_of(load, a)), Unit.GiB)}
+    assert "model (device)" in rows and "n_ctx" not in rows
