@@ -345,7 +345,7 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
     out: list[Arrays] = []
     for s, r in enumerate(stages):
         last = s == sc.pp - 1
-        act = engine.activations(x, last, streamed if s == 0 else 0.0) + stage_held[s]
+        act = engine.activations(x, last, streamed if s == 0 else 0.0, first_stage=s == 0) + stage_held[s]
         act = act * (1 if len(r) else 0) + zeros
         kv_required = stage_kv[s]
         overhead = runtime + alloc * (kv_required + act) + zeros

@@ -214,8 +214,10 @@ class Engine:
         return x.zeros
 
     # --- workspace, runtime, budget --------------------------------------------------
-    def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float) -> np.ndarray:
-        """Transient peak of one device holding a pipeline stage (`last_stage`: it computes the logits).
+    def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
+                    first_stage: bool = True) -> np.ndarray:
+        """Transient peak of one device holding a pipeline stage (`last_stage`: it computes the logits;
+        `first_stage`: the first device, where llama.cpp's scheduler runs ops on weights in host memory).
         `streamed_layer_bytes`: the largest layer kept in host memory, for engines that copy offloaded
         layers onto the GPU to run them (accelerate); engines that run them on the CPU ignore it."""
         raise NotImplementedError

@@ -255,12 +255,17 @@ class LlamaCpp(Engine):
         n_ctx, swa, _ = self.cells(x)
         return np.asarray(kv_cache_bytes(x.a, x.kvf, n_ctx, self.kv_layout(x), layers, sliding_tokens=swa)) + x.zeros
 
-    def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float) -> np.ndarray:
-        """The compute buffer of the device holding these layers (graph reserve, f32)."""
+    def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
+                    first_stage: bool = True) -> np.ndarray:
+        """The compute buffer of the device holding these layers (graph reserve, f32). An op on a weight in host
+        memory runs on the first GPU, the scheduler's first backend that takes it (`_offload_copies`): its copies,
+        and the logits of an output layer left in host memory, land there; an output layer on the GPUs computes
+        the logits on the last."""
         if x.sc.device == "cpu":
             return self._graph_peak(x, last_stage, on_host=True)
-        logits_here = last_stage and (self.placement(x).output_on_gpu or x.options["op_offload"])
-        return self._graph_peak(x, logits_here, on_host=False)
+        output_on_gpu = self.placement(x).output_on_gpu
+        logits_here = (last_stage and output_on_gpu) or (first_stage and not output_on_gpu and x.options["op_offload"])
+        return self._graph_peak(x, logits_here, on_host=False, copies=first_stage)
 
     def _masks(self, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(n_kv cells a graph attends per stream, cells of its masks, n_ubatch): the masks are graph inputs of
@@ -270,7 +275,7 @@ class LlamaCpp(Engine):
         n_kv = n_ctx // streams
         return n_kv, n_kv + (swa // streams if SLIDING in x.a.layer_types else 0), n
 
-    def _graph_peak(self, x: Inputs, last_stage: bool, on_host: bool) -> np.ndarray:
+    def _graph_peak(self, x: Inputs, last_stage: bool, on_host: bool, copies: bool = True) -> np.ndarray:
         """ggml-alloc's peak of the worst-case graph on the host (a CPU run, or the host's share beside GPUs) or
         on a GPU."""
         a = x.a
@@ -290,7 +295,7 @@ class LlamaCpp(Engine):
         if a.is_mla and not latent_cache(a):  # a legacy file's per-head path: q and kv_b's output stay alive too
             attn = attn + 4 * n * a.num_heads * (2 * a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
         output = 4 * n * (a.vocab_size + OUTPUT_UNITS_HIDDEN[where] * h) if last_stage else x.zeros
-        if not on_host:
+        if not on_host and copies:
             copy_attn, copy_ffn, copy_output = self._offload_copies(x, n)
             attn, ffn = attn + copy_attn, ffn + copy_ffn
             output = output + (copy_output if last_stage else 0)

@@ -95,7 +95,8 @@ class Transformers(Engine):
             held = x.batch * kv_cache_bytes(x.a, x.kvf, x.context, layout, layers, sliding_tokens=x.context)
         return np.asarray(held) - self.kv_bytes(x, layers)
 
-    def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float) -> np.ndarray:
+    def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
+                    first_stage: bool = True) -> np.ndarray:
         a, sc = x.a, x.sc
         act_bytes = 4 if x.wf.name == "fp32" else 2
         chunk = sc.prefill_chunk_tokens

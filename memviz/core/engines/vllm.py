@@ -163,7 +163,8 @@ class VLLM(Engine):
     def kv_layout(self, x: Inputs) -> KVLayout:
         return KVLayout(latent_mla=True, block_tokens=x.options["block_size"], kv_heads_divisor=x.sc.tp)
 
-    def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float) -> np.ndarray:
+    def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
+                    first_stage: bool = True) -> np.ndarray:
         """Torch peak increase of the profile run on one rank (`profile_run`)."""
         a, sc = x.a, x.sc
         s = self.settings(a, sc, x.options)

@@ -202,3 +202,16 @@ def test_gpu_weights_carry_the_cuda_padding_of_the_layers_offloaded():
     assert estimate(a, sc).bytes["weights"] == weight_bytes(a, get_weight_format("q8_0")) - embedding + 48 * 384
     half = estimate(a, sc.with_changes(gpu_layers=24)).bytes["weights"]
     assert half == float(tt.nbytes[tt.layer >= 24].sum()) + 24 * 384
+
+
+def test_ops_on_host_weights_run_on_the_first_gpu_only():
+    """ggml's scheduler runs an op on a host-resident weight on its first backend that takes it (0c1e570
+    ggml-backend.cpp `ggml_backend_sched_backend_id_from_cur`: the loop from backend 0), so with two GPUs the weight
+    copies and the logits of an output layer left in host memory land on the first; an output layer on the GPUs
+    computes the logits on the last."""
+    a = get_preset("llama-3.1-70b").architecture()
+    sc = Scenario(engine="llamacpp", weight_format="Q4_K_M", kv_format="fp16", gpu_layers=40)
+    one, two = (estimate(a, sc.with_changes(pp=pp)).devices for pp in (1, 2))
+    assert two[0].activations == one[0].activations > 4 * two[1].activations
+    full = estimate(a, sc.with_changes(gpu_layers=None, pp=2)).devices
+    assert full[1].activations > full[0].activations == two[1].activations
