@@ -283,6 +283,9 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
               f"for {facts['max_model_len']:,d} tokens per request: {facts['max_concurrency']:.2f}x")
     if facts.get("cudagraph_bytes"):
         print(f"vLLM CUDA-graph estimate (in its budget, before the pool): {format_bytes(facts['cudagraph_bytes'], unit)}")
+    if facts.get("graphs_after_pool_bytes"):
+        print(f"vLLM CUDA graphs captured after the pool (beyond its budget): "
+              f"{format_bytes(facts['graphs_after_pool_bytes'], unit)}")
     if "outside_budget_bytes" in facts:
         print(f"vLLM before its budget (CUDA context, NCCL): {format_bytes(facts['outside_budget_bytes'], unit)}"
               + (f"; MXFP4 MoE backend {facts['mxfp4_moe_backend']} (experts padded)"

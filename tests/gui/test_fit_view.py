@@ -89,3 +89,7 @@ def test_breakdown_names_vllms_cuda_graph_estimate():
     assert row[2] == format_bytes(est.engine_facts["cudagraph_bytes"], Unit.GiB, 3) and row[3] == "formula"
     eager = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, options={"enforce_eager": True}))
     assert "CUDA graphs (vLLM's estimate)" not in {r[0] for r in breakdown_rows(eager, Unit.GiB)}
+    old = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192,
+                               options={"estimate_cudagraphs": False}))
+    row = {r[0]: r for r in breakdown_rows(old, Unit.GiB)}["CUDA graphs captured after the pool"]
+    assert row[2] == format_bytes(old.engine_facts["graphs_after_pool_bytes"], Unit.GiB, 3)

@@ -255,10 +255,21 @@ class VLLM(Engine):
         estimate_cudagraphs off)."""
         if x.options["enforce_eager"] or not x.options["estimate_cudagraphs"]:
             return 0.0
+        return self._graphs(x, floor_full=True)
+
+    def graphs_after_pool_bytes(self, x: Inputs) -> float:
+        """Before v0.21 (estimate_cudagraphs off) vLLM captures its graphs after sizing the pool
+        (`gpu_model_runner.py` `capture_model`), so they take memory beyond gpu_memory_utilization's share: the
+        capture itself, without the estimate's 1 MiB floor per FULL graph."""
+        if x.options["enforce_eager"] or x.options["estimate_cudagraphs"]:
+            return 0.0
+        return self._graphs(x, floor_full=False)
+
+    def _graphs(self, x: Inputs, floor_full: bool) -> float:
         s = self.settings(x.a, x.sc, x.options)
         cap = get_gpu(x.sc.gpu).compute_capability if x.sc.gpu else None
         sizes = capture_sizes(s["max_num_seqs"], s["max_num_batched_tokens"], sm100=cap is not None and cap[0] == 10)
-        full = [n for n in sizes if n <= s["max_num_seqs"]]
+        full = [n for n in sizes if n <= s["max_num_seqs"]] if floor_full else []
         return cudagraph_estimate(x.a, x.sc.tp, x.sc.pp, sizes[-1], len(sizes), len(full),
                                   4 if x.wf.name == "fp32" else 2)
 
@@ -285,6 +296,7 @@ class VLLM(Engine):
             "max_num_batched_tokens": s["max_num_batched_tokens"], "block_size": s["block_size"],
             "non_torch_bytes": NON_TORCH_BYTES, "cudagraph_bytes": int(self.cudagraph_bytes(x)),
             "outside_budget_bytes": int(self.outside_budget_bytes(x)),
+            "graphs_after_pool_bytes": int(self.graphs_after_pool_bytes(x)),
             "rotary_table_bytes": int(self.rotary_table_bytes(x)), "kv_block_bytes": int(self.block_bytes(x)),
         }
         limit = x.a.max_position_embeddings
@@ -308,6 +320,11 @@ class VLLM(Engine):
             out["startup_risk"] = (f"the CUDA context and NCCL buffers (about {out['outside_budget_bytes'] / GiB:.2f} GiB, "
                                    f"NCCL varying with the links) may leave less free than gpu_memory_utilization "
                                    f"{x.sc.gpu_memory_utilization:g} asks for; vLLM then refuses to start")
+        elif total - out["outside_budget_bytes"] - out["graphs_after_pool_bytes"] < requested:
+            out["startup_risk"] = (f"the CUDA graphs captured after the pool (about "
+                                   f"{out['graphs_after_pool_bytes'] / GiB:.2f} GiB, estimate_cudagraphs off) do not fit "
+                                   f"beside gpu_memory_utilization {x.sc.gpu_memory_utilization:g} and the CUDA context: "
+                                   "the capture may run out of memory; lower it or use enforce_eager")
         block = out["kv_block_bytes"]
         blocks = int(pool_bytes // block) if pool_bytes > 0 else 0
         need = self.request_bytes(x, s, s["max_model_len"])

@@ -199,3 +199,17 @@ def test_cuda_graph_estimate_follows_the_capture_sizes_and_the_model():
     assert 0.1 * GiB < small < large < 4 * GiB
     for off in ({"enforce_eager": True}, {"estimate_cudagraphs": False}):
         assert estimate(LLAMA8, sc.with_changes(options=off)).engine_facts["cudagraph_bytes"] == 0
+
+
+def test_before_v021_graphs_are_captured_after_the_pool_and_can_overrun_the_gpu():
+    """With the estimate off (vLLM before 0.21) the graphs are not in the budget: they come after the pool, beside
+    gpu_memory_utilization's share and the CUDA context, and a share that leaves them no room is a stated risk."""
+    sc = Scenario(engine="vllm", gpu="rtx4090", context_tokens=8192, options={"estimate_cudagraphs": False})
+    off = estimate(LLAMA8, sc)
+    on = estimate(LLAMA8, sc.with_changes(options={}))
+    after = off.engine_facts["graphs_after_pool_bytes"]
+    assert off.engine_facts["cudagraph_bytes"] == 0 and on.engine_facts["graphs_after_pool_bytes"] == 0
+    assert 0 < after < on.engine_facts["cudagraph_bytes"]  # the capture, without the estimate's FULL-graph floor
+    assert "startup_risk" not in off.engine_facts
+    tight = estimate(LLAMA8, sc.with_changes(gpu_memory_utilization=0.97)).engine_facts
+    assert "captured after the pool" in tight["startup_risk"] and "refusal" not in tight
