@@ -34,8 +34,12 @@ def to_unit(nbytes: float, unit: Unit = Unit.GiB) -> float:
 
 
 def format_bytes(nbytes: float, unit: Unit = Unit.GiB, digits: int = 2) -> str:
-    """`nbytes` as text with the unit always printed, e.g. '3.26 GiB'."""
-    return f"{to_unit(nbytes, unit):,.{digits}f} {unit.value}"
+    """`nbytes` as text with the unit always printed, e.g. '3.26 GiB' (a difference that rounds to zero shows no
+    sign: '0.000 GiB', not '-0.000 GiB')."""
+    text = f"{to_unit(nbytes, unit):,.{digits}f}"
+    if not float(text.replace(",", "")):
+        text = text.lstrip("-")
+    return f"{text} {unit.value}"
 
 
 MAX_BYTES = 1 << 60  # 1 EiB: far beyond any memory a scenario or a machine has

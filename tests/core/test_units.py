@@ -18,3 +18,8 @@ def test_parse_bytes():
         parse_bytes("lots")
     with pytest.raises(InputError):
         parse_bytes("-1GB")
+
+
+def test_a_difference_that_rounds_to_zero_has_no_sign():
+    assert format_bytes(-19_333, Unit.GB, 3) == "0.000 GB" and format_bytes(19_333, Unit.GB, 3) == "0.000 GB"
+    assert format_bytes(-2 * 10**6, Unit.GB, 3) == "-0.002 GB" and format_bytes(-1.5 * GiB, Unit.GiB) == "-1.50 GiB"
