@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from memviz.core.arch import Architecture
-from memviz.core.engines import Inputs, Placement, get_engine
+from memviz.core.engines import Engine, Inputs, Placement, get_engine
 from memviz.core.errors import InputError, reject_unknown_fields
 from memviz.core.formats import get_kv_format, get_weight_format, tensor_bytes
 from memviz.core.gpus import get_gpu
@@ -282,11 +282,12 @@ def inputs(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray
                   sc.attention or engine.attention_default, context, batch, bool(seqs_given))
 
 
-def _weights(x: Inputs, placement: Placement, stages: list[range]) -> tuple[list[float], float, float, float]:
-    """(weights per pipeline stage on one device, weights in host memory, largest offloaded layer, weight bytes
-    read from host memory per decoded token)."""
+def _weights(x: Inputs, placement: Placement, stages: list[range], engine: Engine) -> tuple[list[float], float, float, float]:
+    """(weights per pipeline stage on one device, as its buffers hold them (`Engine.device_tensor_bytes`), weights
+    in host memory, largest offloaded layer, weight bytes read from host memory per decoded token)."""
     a, sc = x.a, x.sc
     tt = tensor_table(a, x.wf)
+    device_bytes = engine.device_tensor_bytes(x, tt)
     stage_of = np.zeros(a.num_layers, dtype=np.int64)
     for s_i, r in enumerate(stages):
         stage_of[list(r)] = s_i
@@ -302,7 +303,7 @@ def _weights(x: Inputs, placement: Placement, stages: list[range]) -> tuple[list
         host_w += float(tt.nbytes[copy].sum()) - float(tt.nbytes[copy & ~on_gpu].sum())
         on_gpu = on_gpu | copy
         stage = np.where(copy, sc.pp - 1, stage)
-    share = np.where(tt.split, tt.nbytes / sc.tp, tt.nbytes)
+    share = np.where(tt.split, device_bytes / sc.tp, device_bytes)
     stage_w = np.bincount(stage[on_gpu], weights=share[on_gpu], minlength=sc.pp)
     per_layer = np.bincount(tt.layer[in_layer], weights=tt.nbytes[in_layer], minlength=a.num_layers)
     offloaded = ~gpu_layer & (per_layer > 0)
@@ -325,7 +326,7 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
     zeros = x.zeros
     placement = engine.placement(x)
     stages = _stages(a, sc.pp)
-    stage_w, host_w, streamed, host_read = _weights(x, placement, stages)
+    stage_w, host_w, streamed, host_read = _weights(x, placement, stages, engine)
     for s_i, r in enumerate(stages):
         stage_w[s_i] += engine.weight_extra(x, r)
 

@@ -23,6 +23,7 @@ from memviz.core.units import MiB
 if TYPE_CHECKING:
     from memviz.core.estimate import Scenario
     from memviz.core.gpus import GPU
+    from memviz.core.tensor_table import TensorTable
 
 
 #: Non-torch device memory of a torch process once it has run its first CUDA kernels (CUDA context, cuBLAS
@@ -239,6 +240,11 @@ class Engine:
     def kv_pool(self, x: Inputs, gpu: GPU, non_kv: np.ndarray) -> np.ndarray | None:
         """The KV pool the engine pre-allocates on a GPU (None: it allocates what sequences need)."""
         return None
+
+    def device_tensor_bytes(self, x: Inputs, tt: TensorTable) -> np.ndarray:
+        """Bytes each tensor of `tt` takes in a device's weight buffer: its stored bytes, unless the engine's
+        allocator pads them (llama.cpp's CUDA buffers)."""
+        return tt.nbytes
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """Bytes one device holding the pipeline stage `layers` keeps beyond its tensors' own (llama.cpp's

@@ -64,8 +64,8 @@ from memviz.core.formats import GGML_TYPES, KV_FORMATS, LLAMACPP_CACHE_TYPES, ST
 from memviz.core.gguf_names import gguf_name
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
+from memviz.core.tensor_table import TensorTable, tensor_table
 from memviz.core.tensor_table import on_gpu as tensor_on_gpu
-from memviz.core.tensor_table import tensor_table
 from memviz.core.units import MiB
 
 CONTEXT_PAD = 256
@@ -124,7 +124,7 @@ def cuda_alloc_bytes(storage: str, shape: tuple[int, ...], nbytes: int) -> int:
 
 @lru_cache(maxsize=64)
 def _cuda_extra(a: Architecture, wf: WeightFormat) -> np.ndarray:
-    """Per tensor of `tensor_table(a, wf)`: the bytes a CUDA buffer adds to it."""
+    """Per tensor of `tensor_table(a, wf)` (the same rows, in the same order): the bytes a CUDA buffer adds."""
     return np.array([cuda_alloc_bytes(storage, t.shape, nbytes) - nbytes for t, storage, nbytes in tensor_bytes(a, wf)],
                     dtype=np.float64)
 
@@ -421,27 +421,16 @@ class LlamaCpp(Engine):
             at += -(-nbytes // GGUF_ALIGNMENT) * GGUF_ALIGNMENT
         return offsets
 
+    def device_tensor_bytes(self, x: Inputs, tt: TensorTable) -> np.ndarray:
+        """On a GPU, each tensor as a CUDA buffer holds it (`cuda_alloc_bytes`)."""
+        return tt.nbytes + _cuda_extra(x.a, x.wf) if x.sc.device == "cuda" else tt.nbytes
+
     def weight_extra(self, x: Inputs, layers: range) -> float:
-        """The repacked copies of a CPU run, counted with the first stage; on a GPU, the padding its buffer adds
-        to the tensors of the stage `layers` it holds (`cuda_alloc_bytes`)."""
-        if x.sc.device != "cpu":
-            return self._cuda_padding(x, layers)
-        if layers.start != 0:
+        """The repacked copies of a CPU run, counted with the first stage."""
+        if x.sc.device != "cpu" or layers.start != 0:
             return 0.0
         buffers, own = self._cpu_buffers(x)
         return float(sum(buffers.values()) - own)
-
-    def _cuda_padding(self, x: Inputs, layers: range) -> float:
-        a = x.a
-        placement = self.placement(x)
-        tt = tensor_table(a, x.wf)
-        extra = _cuda_extra(a, x.wf)
-        here = np.isin(tt.layer, list(layers)) | ((tt.layer < 0) & np.where(tt.front, layers.start == 0,
-                                                                            layers.stop == a.num_layers))
-        pad = float(extra[here & tensor_on_gpu(a, tt, placement)].sum())
-        if placement.tied_output_copy and layers.stop == a.num_layers:  # the embedding's GPU duplicate
-            pad += float(extra[tt.embedding & tt.front].sum())
-        return pad
 
     def facts(self, x: Inputs, gpu, pool_bytes: float | None) -> dict[str, Any]:
         n_ctx, swa, n_ubatch = self.cells(x)
