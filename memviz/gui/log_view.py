@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate
-from memviz.core.importers.llamacpp_log import dumps_metadata, read_llamacpp_load
+from memviz.core.importers.llamacpp_log import LlamaCppLoad, dumps_metadata, read_llamacpp_load
 from memviz.core.importers.logs import LogMeasurement, parse_log
 from memviz.core.log_check import BufferCheck, load_checks, logged_weights, vllm_checks
 from memviz.core.units import Unit, format_bytes
@@ -56,19 +56,27 @@ def comparison_rows(measured: LogMeasurement, est: Estimate | None, unit: Unit) 
 VLLM_COMPONENT_CHECKS = ("weights", "non-torch", "activation peak", "KV pool")
 
 
-def figure_rows(measured: LogMeasurement, text: str, est: Estimate | None, unit: Unit) -> list[tuple[str, ...]]:
+def llamacpp_load(measured: LogMeasurement, text: str) -> LlamaCppLoad | None:
+    """The load a llama.cpp log reports, read once when the log is parsed (None: not a llama.cpp log, or one
+    without the buffer lines of a load)."""
+    if measured.engine != "llamacpp":
+        return None
+    try:
+        return read_llamacpp_load(text, need_metadata=False)
+    except InputError:
+        return None
+
+
+def figure_rows(measured: LogMeasurement, load: LlamaCppLoad | None, est: Estimate | None,
+                unit: Unit) -> list[tuple[str, ...]]:
     """The engine's own figures beside the estimate of a scenario of that engine, as `memviz log --check` sets
-    them: a vLLM log's pool tokens, implied profile, captured CUDA graphs and concurrency; a llama.cpp log's
+    them: a vLLM log's pool tokens, implied profile, captured CUDA graphs and concurrency; a llama.cpp load's
     context cells, buffers on the device and the host apart, and tensors per type."""
     if est is None:
         return []
     if measured.engine == "vllm" and est.scenario.engine == "vllm":
         return [figure_row(r, unit) for r in vllm_checks(measured, est) if r.name not in VLLM_COMPONENT_CHECKS]
-    if measured.engine == "llamacpp" and est.scenario.engine in ("llamacpp", "ollama"):
-        try:
-            load = read_llamacpp_load(text, need_metadata=False)
-        except InputError:  # buffer lines without the context lines a load check needs: the components stay
-            return []
+    if load is not None and est.scenario.engine in ("llamacpp", "ollama"):
         return [figure_row(r, unit) for r in load_checks(load, est)]
     return []
 
@@ -124,6 +132,7 @@ class LogView(QWidget):
         split.setStretchFactor(1, 3)
         layout.addWidget(split)
         self.measurement: LogMeasurement | None = None
+        self.load: LlamaCppLoad | None = None
 
     def parse(self) -> LogMeasurement | None:
         try:
@@ -132,6 +141,7 @@ class LogView(QWidget):
             self.status.setText(f"<span style='color:#D55E00'>{exc}</span>")
             return None
         text = self.text.toPlainText()
+        self.load = llamacpp_load(self.measurement, text)
         self.adopt_button.setEnabled(self.measurement.engine == "vllm"
                                      or (self.measurement.engine == "llamacpp" and dumps_metadata(text)))
         self.sig_measured.emit(self.measurement)
@@ -141,7 +151,7 @@ class LogView(QWidget):
         m = self.measurement
         if m is None:
             return
-        figures = figure_rows(m, self.text.toPlainText(), est, unit)
+        figures = figure_rows(m, self.load, est, unit)
         rows = comparison_rows(m, est, unit) + figures
         details = "" if figures or not m.details else "; " + ", ".join(
             f"{k.replace('_', ' ')} {v:,g}" if isinstance(v, int | float) else f"{k.replace('_', ' ')} {v}"

@@ -10,7 +10,7 @@ from memviz.core.estimate import Scenario, estimate
 from memviz.core.importers.logs import parse_log
 from memviz.core.log_check import check_vllm
 from memviz.core.units import GiB, Unit
-from memviz.gui.log_view import comparison_rows, figure_rows
+from memviz.gui.log_view import comparison_rows, figure_rows, llamacpp_load
 
 PUBLISHED = Path(__file__).parents[1] / "data" / "published"
 CASES = json.loads((PUBLISHED / "vllm_logs.json").read_text())["cases"]
@@ -23,7 +23,7 @@ def test_a_vllm_logs_figures_follow_its_components_as_the_cli_checks_them():
     sc = Scenario(engine="vllm", gpu=case["gpu"], options=case["options"], **case["scenario"])
     text = "\n".join(case["log"])
     est = estimate(a, sc)
-    rows = {r[0]: r for r in comparison_rows(parse_log(text), est, Unit.GiB) + figure_rows(parse_log(text), text, est,
+    rows = {r[0]: r for r in comparison_rows(parse_log(text), est, Unit.GiB) + figure_rows(parse_log(text), None, est,
                                                                                            Unit.GiB)}
     _, checks = check_vllm(text, a, sc)
     graphs = next(r for r in checks if r.name == "CUDA graphs (captured)")
@@ -32,7 +32,7 @@ def test_a_vllm_logs_figures_follow_its_components_as_the_cli_checks_them():
     assert rows["concurrency in printed pool"][4] == "+0.1 %"
     assert "weights" in rows and "KV pool" not in rows  # the components are not repeated as figures
     other = estimate(a, sc.with_changes(engine="transformers", gpu=None))
-    assert figure_rows(parse_log(text), text, other, Unit.GiB) == []
+    assert figure_rows(parse_log(text), None, other, Unit.GiB) == []
 
 
 def test_a_llamacpp_logs_buffers_device_and_host_apart_with_the_tensor_types():
@@ -42,10 +42,14 @@ def test_a_llamacpp_logs_buffers_device_and_host_apart_with_the_tensor_types():
     text = "\n".join(next(c for c in LOADS if c["id"].startswith("qwen3-coder"))["log"])
     load = read_llamacpp_load(text)
     a = architecture_of(load)
-    rows = {r[0]: r for r in figure_rows(parse_log(text), text, estimate(a, scenario_of(load, a)), Unit.GiB)}
+    measured = parse_log(text)
+    rows = {r[0]: r for r in figure_rows(measured, llamacpp_load(measured, text), estimate(a, scenario_of(load, a)),
+                                         Unit.GiB)}
     assert {"n_ctx", "model (device)", "model (host)", "compute (host)", "tensors q8_0"} <= set(rows)
     assert rows["n_ctx"][1:3] == ("65,536 cells", "65,536 cells") and rows["tensors q8_0"][4] == "+0.0 %"
     assert rows["compute (device)"][1] == rows["compute (device)"][2]
     buffers_only = "\n".join(line for line in text.splitlines() if "buffer size" in line)  # no context lines
-    rows = {r[0] for r in figure_rows(parse_log(buffers_only), buffers_only, estimate(a, scenario_of(load, a)), Unit.GiB)}
+    measured = parse_log(buffers_only)
+    rows = {r[0] for r in figure_rows(measured, llamacpp_load(measured, buffers_only), estimate(a, scenario_of(load, a)),
+                                      Unit.GiB)}
     assert "model (device)" in rows and "n_ctx" not in rows
