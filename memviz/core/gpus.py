@@ -10,7 +10,9 @@ on a real GPU by memviz's CUDA checks (benchmarks/cuda_check.sh). Bandwidth and 
 cards the FP16-with-FP16-accumulate rate their whitepapers list, which is twice their BF16 (FP32
 accumulate) rate. A higher peak only makes a prefill bound looser: speed bounds built on these figures
 are lower bounds on time, never predictions. `compute_capability` is NVIDIA's (CUDA GPUs table,
-developer.nvidia.com/cuda-gpus): engines pick their kernels by it (vLLM's MXFP4 MoE backend and its padding).
+developer.nvidia.com/cuda-gpus): engines pick their kernels by it (vLLM's MXFP4 MoE backend and its padding;
+FP8 arithmetic from `FP8_NATIVE_CAPABILITY` on, below which vLLM runs FP8 weights on Marlin and transformers
+dequantizes them).
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from dataclasses import dataclass
 
 from memviz.core.errors import InputError
 from memviz.core.units import GB, GiB, MiB, parse_bytes
+
+#: Ada (compute capability 8.9) is the first NVIDIA architecture with FP8 tensor-core arithmetic
+#: (vLLM `current_platform.supports_fp8`, transformers `FineGrainedFP8HfQuantizer.validate_environment`)
+FP8_NATIVE_CAPABILITY = (8, 9)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,12 @@ Follows transformers 5.x (`src/transformers/cache_utils.py`, `generation/utils.p
   every forward (`expand_kv`, counted with the activations);
 - accelerate offload (`device_map` with CPU layers) streams each offloaded layer's
   weights to the GPU when it runs, while the cache stays on the GPU.
+- weights transformers dequantizes while loading take the model's 16-bit dtype: FP8
+  checkpoints (`quant_method` "fp8", formats fp8 / fp8-block) on the CPU and on GPUs
+  below compute capability 8.9 (`quantizer_finegrained_fp8.py`, `Fp8Dequantize`:
+  scales dropped; a real CPU load of a block-FP8 Qwen3 checkpoint held 2,886,912
+  bytes for a 1,707,296-byte file, all of it bf16), MXFP4 experts without the
+  `kernels` package.
 
 Runtime constants (provenance "constant", editable per scenario; stored runs
 calibrate them per machine):
@@ -48,6 +54,7 @@ from memviz.core.activations import inference_workspace
 from memviz.core.arch import FULL, SLIDING, Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
 from memviz.core.formats import BITSANDBYTES, tensor_bytes
+from memviz.core.gpus import FP8_NATIVE_CAPABILITY, get_gpu
 from memviz.core.kv import kv_cache_bytes
 from memviz.core.units import MiB
 
@@ -59,6 +66,8 @@ BITSANDBYTES_CONFIG = {
                   'bnb_4bit_compute_dtype="bfloat16"',
     "bnb-fp4": 'load_in_4bit=True, bnb_4bit_quant_type="fp4", bnb_4bit_compute_dtype="bfloat16"',
 }
+#: FP8 storages `FineGrainedFP8HfQuantizer` loads (quant_method "fp8": per-tensor or 128 x 128 block scales)
+FINEGRAINED_FP8 = frozenset({"fp8", "fp8-block"})
 RUNTIME_BYTES_CPU = 425 * MiB
 BITSANDBYTES_RUNTIME_BYTES_CPU = 63 * MiB
 ALLOCATOR_FRACTION_CUDA = 0.26
@@ -112,14 +121,27 @@ class Transformers(Engine):
         return np.maximum(ws.peak + streamed_layer_bytes, decode_copy)
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
-        """MXFP4 experts dequantized to bf16 while loading (`quantizers/quantizer_mxfp4.py`
-        `Mxfp4HfQuantizer.validate_environment`: a pre-quantized checkpoint without the `kernels` package, Triton
-        >= 3.4 or a GPU of compute capability 7.5, and on the CPU without use_kernels): the bf16 copy replaces
-        the packed one."""
-        if x.options["mxfp4_kernels"]:
-            return 0.0
+        """Weights dequantized while loading replace their packed bytes by 2 per value (the bf16 model dtype):
+        FP8 without FP8 arithmetic (`dequantizes_fp8`); MXFP4 experts unless the `kernels` package is there
+        (`quantizer_mxfp4.py` `Mxfp4HfQuantizer.validate_environment`: it also needs Triton >= 3.4 or a GPU of
+        compute capability 7.5, and use_kernels on the CPU; option `mxfp4_kernels`)."""
+        storages = set()
+        if self.dequantizes_fp8(x.sc):
+            storages |= FINEGRAINED_FP8
+        if not x.options["mxfp4_kernels"]:
+            storages.add("mxfp4")
         return float(sum(t.numel * 2 - nbytes for t, storage, nbytes in tensor_bytes(x.a, x.wf)
-                         if storage == "mxfp4" and t.layer in layers))
+                         if storage in storages and t.layer in layers))
+
+    @staticmethod
+    def dequantizes_fp8(sc: Any) -> bool:
+        """`FineGrainedFP8HfQuantizer.validate_environment` (transformers 5.24) sets `dequantize` for a
+        pre-quantized FP8 checkpoint without a GPU, or on a GPU below compute capability 8.9; an unnamed GPU is
+        taken to have FP8."""
+        if sc.device == "cpu":
+            return True
+        cap = get_gpu(sc.gpu).compute_capability if sc.gpu else None
+        return cap is not None and cap < FP8_NATIVE_CAPABILITY
 
     def runtime_bytes(self, x: Inputs) -> float:
         if x.sc.device == "cuda":
@@ -145,6 +167,8 @@ class Transformers(Engine):
             f'    attn_implementation="{impl}", trust_remote_code={opts["trust_remote_code"]})',
             f"# generate() over {sc.sequences} sequence(s) of up to {sc.longest_sequence:,d} tokens",
         ]
+        if sc.weight_format in FINEGRAINED_FP8 and self.dequantizes_fp8(sc):
+            lines.insert(0, "# no FP8 arithmetic here: transformers dequantizes the FP8 weights to bf16 (estimated so)")
         if "mxfp4" in sc.weight_format:
             lines.insert(0, "# pip install kernels: MXFP4 experts stay packed" if opts["mxfp4_kernels"] else
                          "# without the kernels package transformers dequantizes the MXFP4 experts to bf16 (estimated so)")

@@ -1,0 +1,81 @@
+"""transformers loads an FP8 checkpoint as FP8 only where the GPU has FP8 arithmetic; elsewhere it dequantizes the
+weights to the model's bf16 (quantizer_finegrained_fp8.py, transformers 5.x). Checked against a real CPU load:
+every parameter bf16, their bytes memviz's to the byte."""
+
+import json
+
+import pytest
+
+from memviz.core.arch import from_config_path
+from memviz.core.estimate import Scenario, estimate
+from memviz.core.presets import get_preset
+
+LLAMA8 = get_preset("llama-3.1-8b").architecture()
+
+
+def weights(a, fmt, **kw) -> float:
+    return estimate(a, Scenario(engine="transformers", weight_format=fmt, **kw)).bytes["weights"]
+
+
+@pytest.mark.parametrize("fmt", ["fp8", "fp8-block"])
+def test_fp8_stays_fp8_from_compute_capability_8_9_and_is_bf16_below_and_on_the_cpu(fmt):
+    bf16 = weights(LLAMA8, "bf16")
+    for gpu in ("h100-80g", "rtx4090", "l40s"):
+        assert weights(LLAMA8, fmt, gpu=gpu) < 0.6 * bf16, gpu
+    assert weights(LLAMA8, fmt) < 0.6 * bf16  # no GPU named: taken to have FP8
+    for kw in ({"gpu": "a100-80g"}, {"gpu": "rtx3090"}, {"device": "cpu"}):
+        assert weights(LLAMA8, fmt, **kw) == bf16, kw
+
+
+def test_the_launch_command_says_when_fp8_is_dequantized():
+    on_a100 = estimate(LLAMA8, Scenario(engine="transformers", weight_format="fp8-block", gpu="a100-80g"))
+    on_h100 = estimate(LLAMA8, Scenario(engine="transformers", weight_format="fp8-block", gpu="h100-80g"))
+    assert "dequantizes the FP8 weights to bf16" in on_a100.launch_command()
+    assert "dequantizes" not in on_h100.launch_command()
+
+
+def _fp8_checkpoint(folder, tie: bool) -> int:
+    """A random Qwen3 saved as a block-FP8 release: every decoder matrix float8_e4m3fn with its fp32
+    `weight_scale_inv` per 128 x 128 block, embeddings and norms bf16 (the layout of Qwen/Qwen3-*-FP8)."""
+    import torch
+    from safetensors.torch import save_file
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    cfg = AutoConfig.for_model("qwen3", hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=2, head_dim=64, vocab_size=1024,
+                               tie_word_embeddings=tie)
+    model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16)
+    tensors = {}
+    for name, t in model.state_dict().items():
+        if tie and name == "lm_head.weight":
+            continue
+        if ".layers." in name and name.endswith("proj.weight"):
+            rows, cols = t.shape
+            tensors[name] = t.to(torch.float8_e4m3fn)
+            tensors[name.removesuffix("weight") + "weight_scale_inv"] = torch.ones(-(-rows // 128), -(-cols // 128))
+        else:
+            tensors[name] = t.contiguous()
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    config = cfg.to_dict()
+    config["quantization_config"] = {"quant_method": "fp8", "activation_scheme": "dynamic",
+                                     "weight_block_size": [128, 128]}
+    (folder / "config.json").write_text(json.dumps(config))
+    return sum(t.numel() * t.element_size() for t in tensors.values())
+
+
+@pytest.mark.parametrize("tie", [True, False])
+def test_a_real_cpu_load_of_a_block_fp8_checkpoint_holds_what_memviz_estimates(tmp_path, tie):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    if int(transformers.__version__.split(".")[0]) < 5:
+        pytest.skip("transformers 4.x refuses FP8 without a GPU; the engine follows 5.x, which dequantizes")
+    stored = _fp8_checkpoint(tmp_path, tie)
+    model = transformers.AutoModelForCausalLM.from_pretrained(tmp_path, dtype=torch.bfloat16, device_map="cpu")
+    params = {p.data_ptr(): p for p in model.parameters()}
+    assert {p.dtype for p in params.values()} == {torch.bfloat16}
+    loaded = sum(p.numel() * p.element_size() for p in params.values())
+
+    a = from_config_path(tmp_path)
+    assert a.native_format == "fp8-block"
+    assert weights(a, "fp8-block", device="cpu") == loaded
+    assert weights(a, "fp8-block", gpu="h100-80g") == stored < loaded  # kept in FP8 where the GPU has it
