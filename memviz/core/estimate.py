@@ -378,8 +378,9 @@ def _sum_layers(kv_for, layers: list[int], zeros: np.ndarray) -> np.ndarray:
 
 _SOURCES = {
     "weights": ("exact", "sum over the tensor inventory of each tensor's bytes in its storage format, "
-                "placed where the engine keeps it, with the engine's own copies and padding (llama.cpp's repacked "
-                "CPU weights, vLLM's MXFP4 MoE tiles)",
+                "placed where the engine keeps it, with the engine's own copies, padding and load-time conversions "
+                "(llama.cpp's repacked CPU weights, vLLM's MXFP4 MoE tiles and Marlin FP8 scales, transformers' "
+                "bf16 copies of FP8 / MXFP4 weights it cannot run)",
                 "memviz.core.formats (ggml type traits, GPTQ/AWQ/bitsandbytes layouts)"),
     "kv_cache": ("formula", "sum over layers and sequences of 2 x Hkv x D x tokens_kept x S (+ scales, pages), "
                  "tokens kept as the engine allocates them",

@@ -53,6 +53,7 @@ import numpy as np
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import FULL, SLIDING, Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
+from memviz.core.errors import InputError
 from memviz.core.formats import BITSANDBYTES, tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY, get_gpu
 from memviz.core.kv import kv_cache_bytes
@@ -86,6 +87,18 @@ class Transformers(Engine):
     supports_offload = True
     quantizes_on_load = frozenset(BITSANDBYTES_CONFIG)
     latent_mla = True
+
+    def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
+        """`FbgemmFp8HfQuantizer.validate_environment` (per-channel FP8, quant_method fbgemm_fp8) refuses to load
+        without a GPU and on GPUs below compute capability 9.0."""
+        super().check(a, sc, options)
+        if sc.weight_format != "fp8-channel":
+            return
+        cap = get_gpu(sc.gpu).compute_capability if sc.gpu and sc.device == "cuda" else None
+        if sc.device == "cpu" or (cap is not None and cap < (9, 0)):
+            where = "on the CPU" if sc.device == "cpu" else f"on a GPU of compute capability {cap[0]}.{cap[1]}"
+            raise InputError(f"transformers does not load per-channel FP8 (fbgemm_fp8) {where}: it needs compute "
+                             "capability 9.0 or more (H100); choose fp8-block / fp8, or vLLM")
 
     def placement(self, x: Inputs) -> Placement:
         every = frozenset(range(x.a.num_layers))

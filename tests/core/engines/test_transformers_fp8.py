@@ -79,3 +79,12 @@ def test_a_real_cpu_load_of_a_block_fp8_checkpoint_holds_what_memviz_estimates(t
     assert a.native_format == "fp8-block"
     assert weights(a, "fp8-block", device="cpu") == loaded
     assert weights(a, "fp8-block", gpu="h100-80g") == stored < loaded  # kept in FP8 where the GPU has it
+
+
+@pytest.mark.parametrize("kw", [{"device": "cpu"}, {"gpu": "a100-80g"}, {"gpu": "rtx4090"}])
+def test_transformers_refuses_per_channel_fbgemm_fp8_below_compute_capability_9(kw):
+    from memviz.core.errors import InputError
+
+    with pytest.raises(InputError, match="compute capability 9.0"):
+        weights(LLAMA8, "fp8-channel", **kw)
+    assert weights(LLAMA8, "fp8-channel", gpu="h100-80g") < 0.6 * weights(LLAMA8, "bf16")
