@@ -66,6 +66,10 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("a10g", "A10G 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6)),
     GPU("rtx-a6000", "RTX A6000 48GB", 49140 * MiB, 768e9, 155e12, _SMI, compute_capability=(8, 6)),
     GPU("l40s", "L40S 48GB", 46068 * MiB, 864e9, 362e12, _SMI, compute_capability=(8, 9)),
+    # workstation cards: NVIDIA's datasheets give tensor throughput as sparse FP8 (Ada, 1,457 TFLOPS) or FP4
+    # (Blackwell, 4,000 TOPS); dense 16-bit is a quarter (Ada) or an eighth (Blackwell) of it
+    GPU("rtx6000-ada", "RTX 6000 Ada 48GB", 49140 * MiB, 960e9, 364e12, _SMI, compute_capability=(8, 9)),
+    GPU("rtx-pro-6000", "RTX PRO 6000 Blackwell 96GB", 97887 * MiB, 1792e9, 500e12, _SMI, compute_capability=(12, 0)),
     # vLLM logs: 39.49 GiB
     GPU("a100-40g", "A100 40GB", 40960 * MiB, 1555e9, 312e12, _SMI, round(39.49 * GiB), compute_capability=(8, 0)),
     # CUDA total of an A100-SXM4-80GB: deviceQuery, CUDA 12.5 driver (thamada/nvidia-smi nvsim/A100SXMx4_deviceQuery.py);
@@ -80,8 +84,10 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("h100-80g", "H100 SXM 80GB", 81559 * MiB, 3350e9, 989e12, _SMI, round(79.22 * GiB), compute_capability=(9, 0)),
     # torch.cuda.mem_get_info on an H200 SXM (driver 580.159.04, CUDA 13.0; docs/accuracy-cuda.md)
     GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI, 150109880320, compute_capability=(9, 0)),
-    GPU("b200", "B200 180GB", 180 * GB, 8000e9, 2250e12, "datasheet, decimal GB", compute_capability=(10, 0)),
-    GPU("mi300x", "MI300X 192GB", 192 * GiB, 5300e9, 1307e12, "datasheet, 192 GiB HBM3"),
+    # nvidia-smi on B200s (driver 570.172.08, CUDA 12.8): 183,359 MiB = 179.06 GiB; the datasheet's "180GB" is binary
+    GPU("b200", "B200 180GB", 183359 * MiB, 8000e9, 2250e12, _SMI, compute_capability=(10, 0)),
+    # rocm-smi "VRAM Total Memory (B)" of an MI300X, the total torch.cuda.mem_get_info reports on ROCm too
+    GPU("mi300x", "MI300X 192GB", 205822885888, 5300e9, 1307e12, "rocm-smi total"),
     # Apple unified memory: Metal lets one process keep about 3/4 of it resident by default
     # (MTLDevice.recommendedMaxWorkingSetSize, which llama.cpp's Metal backend prints at start-up)
     GPU("m3-max-128g", "Apple M3 Max 128GB (unified)", 128 * GiB, 400e9, 28e12, "Apple spec, unified", None, 0.75),
