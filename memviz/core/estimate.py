@@ -434,8 +434,10 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
 
 
 @lru_cache(maxsize=1024)
-def active_weight_bytes(a: Architecture, weight_format: str) -> float:
-    """Bytes of weights read per decoded token (routed experts: top-k of E)."""
+def active_weight_bytes(a: Architecture, weight_format: str, sixteen_bit: frozenset[str] = frozenset()) -> float:
+    """Bytes of weights read per decoded token (routed experts: top-k of E); tensors stored in a `sixteen_bit`
+    storage are read as the 16-bit copies the engine made of them while loading."""
     wf = get_weight_format(weight_format)
-    return sum(nbytes * active_fraction(t, a) for t, _, nbytes in tensor_bytes(a, wf))
+    return sum((t.numel * 2 if storage in sixteen_bit else nbytes) * active_fraction(t, a)
+               for t, storage, nbytes in tensor_bytes(a, wf))
 

@@ -5,7 +5,8 @@ Roofline lower bounds on time, never predictions:
 - decode: each step must read the active weights and every cached K/V once, so
   time per step >= (active weight bytes + KV bytes) / memory bandwidth (MQA paper,
   Shazeer 2019, on the bandwidth cost of incremental decoding); MoE reads top-k
-  experts only; tensor-parallel ranks read their shares at the same time;
+  experts only; tensor-parallel ranks read their shares at the same time; weights
+  the engine dequantized while loading are read as their 16-bit copies;
 - offloaded layers (llama.cpp `-ngl`, accelerate's device_map): the host's share
   of the weights is read once per step from host memory, by the CPU (llama.cpp
   computes those layers there: dual-channel DDR5-5600, 89.6 GB/s) or over PCIe
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memviz.core.engines import get_engine
 from memviz.core.estimate import Estimate, active_weight_bytes
 from memviz.core.gpus import GPU
 
@@ -37,7 +39,8 @@ def speed_bounds(est: Estimate, gpu: GPU) -> SpeedBounds:
     parallel = sc.tp  # pipeline stages run one after another for a single token
     kv_read = est.kv_cache_required * len(est.devices) / parallel
     host_read = est.host_read_bytes  # offloaded layers' weights, read from host memory each step
-    step_bytes = (active_weight_bytes(a, sc.weight_format) - host_read + kv_read) / parallel
+    loaded_16_bit = get_engine(sc.engine).dequantized_storages(sc, sc.engine_options)
+    step_bytes = (active_weight_bytes(a, sc.weight_format, loaded_16_bit) - host_read + kv_read) / parallel
     decode = step_bytes / gpu.bandwidth_bytes_per_s
     if host_read:
         decode += host_read / HOST_READ_BYTES_PER_S.get(sc.engine, HOST_READ_BYTES_PER_S["transformers"])

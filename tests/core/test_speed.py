@@ -36,3 +36,19 @@ def test_an_embedding_kept_in_host_memory_is_not_read_per_token():
     assert half.host_read_bytes > 0.4 * active_weight_bytes(a, "Q4_K_M")
     host_step = half.host_read_bytes / HOST_READ_BYTES_PER_S["llamacpp"]
     assert speed_bounds(half, gpu).decode_step_s_min > host_step
+
+
+def test_weights_the_engine_dequantized_are_read_as_16_bit():
+    """transformers runs an FP8 release on an A100 as bf16 (and gpt-oss's MXFP4 experts without `kernels`): the
+    decode bound reads what memory holds, not the file's bytes."""
+    a, gpu = get_preset("llama-3.1-8b").architecture(), get_gpu("a100-80g")
+
+    def step(fmt: str, on: str) -> float:
+        sc = Scenario(engine="transformers", weight_format=fmt, gpu=on, context_tokens=1024)
+        return speed_bounds(estimate(a, sc), gpu).decode_step_s_min
+
+    assert step("fp8-block", "a100-80g") == pytest.approx(step("bf16", "a100-80g"))
+    assert step("fp8-block", "h100-80g") < 0.6 * step("bf16", "h100-80g")
+    gpt_oss = get_preset("gpt-oss-20b").architecture()
+    assert active_weight_bytes(gpt_oss, "mxfp4-moe", frozenset({"mxfp4"})) == pytest.approx(
+        active_weight_bytes(gpt_oss, "bf16"))

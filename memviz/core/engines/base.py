@@ -246,6 +246,10 @@ class Engine:
         allocator pads them (llama.cpp's CUDA buffers)."""
         return tt.nbytes
 
+    def dequantized_storages(self, sc: Scenario, options: dict[str, Any]) -> frozenset[str]:
+        """Storage formats the engine converts to 16 bits while loading (2 bytes per value from then on)."""
+        return frozenset()
+
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """Bytes one device holding the pipeline stage `layers` keeps beyond its tensors' own (llama.cpp's
         repacked CPU copies, vLLM's kernel padding); 0 for most engines."""

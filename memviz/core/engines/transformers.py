@@ -133,16 +133,16 @@ class Transformers(Engine):
         decode_copy = self.kv_bytes(x, range(biggest, biggest + 1))
         return np.maximum(ws.peak + streamed_layer_bytes, decode_copy)
 
-    def weight_extra(self, x: Inputs, layers: range) -> float:
-        """Weights dequantized while loading replace their packed bytes by 2 per value (the bf16 model dtype):
-        FP8 without FP8 arithmetic (`dequantizes_fp8`); MXFP4 experts unless the `kernels` package is there
+    def dequantized_storages(self, sc: Any, options: dict[str, Any]) -> frozenset[str]:
+        """FP8 without FP8 arithmetic (`dequantizes_fp8`); MXFP4 experts unless the `kernels` package is there
         (`quantizer_mxfp4.py` `Mxfp4HfQuantizer.validate_environment`: it also needs Triton >= 3.4 or a GPU of
         compute capability 7.5, and use_kernels on the CPU; option `mxfp4_kernels`)."""
-        storages = set()
-        if self.dequantizes_fp8(x.sc):
-            storages |= FINEGRAINED_FP8
-        if not x.options["mxfp4_kernels"]:
-            storages.add("mxfp4")
+        mxfp4 = frozenset() if options["mxfp4_kernels"] else frozenset({"mxfp4"})
+        return mxfp4 | (FINEGRAINED_FP8 if self.dequantizes_fp8(sc) else frozenset())
+
+    def weight_extra(self, x: Inputs, layers: range) -> float:
+        """Weights dequantized while loading replace their packed bytes by 2 per value (the bf16 model dtype)."""
+        storages = self.dequantized_storages(x.sc, x.options)
         return float(sum(t.numel * 2 - nbytes for t, storage, nbytes in tensor_bytes(x.a, x.wf)
                          if storage in storages and t.layer in layers))
 
