@@ -89,8 +89,9 @@ class Transformers(Engine):
     latent_mla = True
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
-        """`FbgemmFp8HfQuantizer.validate_environment` (per-channel FP8, quant_method fbgemm_fp8) refuses to load
-        without a GPU and on GPUs below compute capability 9.0."""
+        """huggingface/transformers 5.24 `src/transformers/quantizers/quantizer_fbgemm_fp8.py`
+        `FbgemmFp8HfQuantizer.validate_environment` (per-channel FP8, quant_method fbgemm_fp8) refuses to load
+        without a GPU and on GPUs below compute capability 9.0 (a real CPU load raises: test_transformers_fp8.py)."""
         super().check(a, sc, options)
         if sc.weight_format != "fp8-channel":
             return
@@ -148,9 +149,11 @@ class Transformers(Engine):
 
     @staticmethod
     def dequantizes_fp8(sc: Any) -> bool:
-        """`FineGrainedFP8HfQuantizer.validate_environment` (transformers 5.24) sets `dequantize` for a
-        pre-quantized FP8 checkpoint without a GPU, or on a GPU below compute capability 8.9; an unnamed GPU is
-        taken to have FP8."""
+        """huggingface/transformers 5.24 `src/transformers/quantizers/quantizer_finegrained_fp8.py`
+        `FineGrainedFP8HfQuantizer.validate_environment` sets `dequantize` for a pre-quantized FP8 checkpoint without
+        a GPU, or on a GPU below compute capability 8.9 (5.0 onwards; 4.x raised instead); `integrations/
+        finegrained_fp8.py` `Fp8Dequantize` then writes each matrix in the model's dtype. An unnamed GPU is taken to
+        have FP8."""
         if sc.device == "cpu":
             return True
         cap = get_gpu(sc.gpu).compute_capability if sc.gpu else None

@@ -3,6 +3,7 @@ weights to the model's bf16 (quantizer_finegrained_fp8.py, transformers 5.x). Ch
 every parameter bf16, their bytes memviz's to the byte."""
 
 import json
+from functools import partial
 
 import pytest
 
@@ -34,9 +35,10 @@ def test_the_launch_command_says_when_fp8_is_dequantized():
     assert "dequantizes" not in on_h100.launch_command()
 
 
-def _fp8_checkpoint(folder, tie: bool) -> int:
-    """A random Qwen3 saved as a block-FP8 release: every decoder matrix float8_e4m3fn with its fp32
-    `weight_scale_inv` per 128 x 128 block, embeddings and norms bf16 (the layout of Qwen/Qwen3-*-FP8)."""
+def _checkpoint(folder, tie: bool, quantization_config: dict) -> int:
+    """A random Qwen3 saved with `quantization_config`; for quant_method "fp8" as a block-FP8 release (every decoder
+    matrix float8_e4m3fn with its fp32 `weight_scale_inv` per 128 x 128 block, embeddings and norms bf16: the layout
+    of Qwen/Qwen3-*-FP8), else in bf16. Returns the tensors' bytes."""
     import torch
     from safetensors.torch import save_file
     from transformers import AutoConfig, AutoModelForCausalLM
@@ -45,32 +47,42 @@ def _fp8_checkpoint(folder, tie: bool) -> int:
                                num_attention_heads=4, num_key_value_heads=2, head_dim=64, vocab_size=1024,
                                tie_word_embeddings=tie)
     model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16)
+    fp8 = quantization_config["quant_method"] == "fp8"
     tensors = {}
     for name, t in model.state_dict().items():
         if tie and name == "lm_head.weight":
             continue
-        if ".layers." in name and name.endswith("proj.weight"):
+        if fp8 and ".layers." in name and name.endswith("proj.weight"):
             rows, cols = t.shape
             tensors[name] = t.to(torch.float8_e4m3fn)
             tensors[name.removesuffix("weight") + "weight_scale_inv"] = torch.ones(-(-rows // 128), -(-cols // 128))
         else:
             tensors[name] = t.contiguous()
     save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
-    config = cfg.to_dict()
-    config["quantization_config"] = {"quant_method": "fp8", "activation_scheme": "dynamic",
-                                     "weight_block_size": [128, 128]}
-    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "config.json").write_text(json.dumps({**cfg.to_dict(), "quantization_config": quantization_config}))
     return sum(t.numel() * t.element_size() for t in tensors.values())
+
+
+BLOCK_FP8 = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
+
+
+def _transformers_major(transformers) -> int:
+    return int(transformers.__version__.split(".")[0])
 
 
 @pytest.mark.parametrize("tie", [True, False])
 def test_a_real_cpu_load_of_a_block_fp8_checkpoint_holds_what_memviz_estimates(tmp_path, tie):
+    """transformers 5.x dequantizes on the CPU, to memviz's bytes; 4.x (the lowest version the probe takes) refuses
+    FP8 without a GPU, which is why the engine follows 5.x."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    if int(transformers.__version__.split(".")[0]) < 5:
-        pytest.skip("transformers 4.x refuses FP8 without a GPU; the engine follows 5.x, which dequantizes")
-    stored = _fp8_checkpoint(tmp_path, tie)
-    model = transformers.AutoModelForCausalLM.from_pretrained(tmp_path, dtype=torch.bfloat16, device_map="cpu")
+    stored = _checkpoint(tmp_path, tie, BLOCK_FP8)
+    load = partial(transformers.AutoModelForCausalLM.from_pretrained, tmp_path, dtype=torch.bfloat16, device_map="cpu")
+    if _transformers_major(transformers) < 5:
+        with pytest.raises(RuntimeError, match="A GPU or XPU is needed for FP8"):
+            load()
+        return
+    model = load()
     params = {p.data_ptr(): p for p in model.parameters()}
     assert {p.dtype for p in params.values()} == {torch.bfloat16}
     loaded = sum(p.numel() * p.element_size() for p in params.values())
@@ -81,6 +93,23 @@ def test_a_real_cpu_load_of_a_block_fp8_checkpoint_holds_what_memviz_estimates(t
     assert a.native_format == "fp8-block"
     assert weights(a, "fp8-block", device="cpu") == loaded
     assert weights(a, "fp8-block", gpu="h100-80g") == stored < loaded  # kept in FP8 where the GPU has it
+
+
+def test_transformers_and_memviz_both_refuse_per_channel_fbgemm_fp8_on_the_cpu(tmp_path):
+    """FbgemmFp8HfQuantizer.validate_environment raises before any weight is read (5.x: no GPU; 4.x: no fbgemm-gpu,
+    then no GPU); memviz refuses the same scenario."""
+    from memviz.core.errors import InputError
+
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    _checkpoint(tmp_path, True, {"quant_method": "fbgemm_fp8"})
+    match = "requires a GPU" if _transformers_major(transformers) >= 5 else "fbgemm"
+    with pytest.raises((ImportError, RuntimeError), match=match):
+        transformers.AutoModelForCausalLM.from_pretrained(tmp_path, dtype=torch.bfloat16, device_map="cpu")
+    a = from_config_path(tmp_path)
+    assert a.native_format == "fp8-channel"
+    with pytest.raises(InputError, match="on the CPU"):
+        weights(a, "fp8-channel", device="cpu")
 
 
 @pytest.mark.parametrize("kw", [{"device": "cpu"}, {"gpu": "a100-80g"}, {"gpu": "rtx4090"}])
