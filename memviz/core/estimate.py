@@ -149,6 +149,11 @@ class Scenario:
         return len(self.sequence_tokens) or self.batch
 
     @property
+    def compute_capability(self) -> tuple[int, int] | None:
+        """The scenario's NVIDIA GPU's compute capability; None on the CPU, for an unnamed GPU or a non-NVIDIA one."""
+        return get_gpu(self.gpu).compute_capability if self.gpu and self.device == "cuda" else None
+
+    @property
     def longest_sequence(self) -> int:
         return max(self.sequence_tokens) if self.sequence_tokens else self.context_tokens
 

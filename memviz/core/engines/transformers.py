@@ -55,7 +55,7 @@ from memviz.core.arch import FULL, SLIDING, Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
 from memviz.core.errors import InputError
 from memviz.core.formats import BITSANDBYTES, tensor_bytes
-from memviz.core.gpus import FP8_NATIVE_CAPABILITY, get_gpu
+from memviz.core.gpus import FP8_NATIVE_CAPABILITY
 from memviz.core.kv import kv_cache_bytes
 from memviz.core.units import MiB
 
@@ -95,7 +95,7 @@ class Transformers(Engine):
         super().check(a, sc, options)
         if sc.weight_format != "fp8-channel":
             return
-        cap = get_gpu(sc.gpu).compute_capability if sc.gpu and sc.device == "cuda" else None
+        cap = sc.compute_capability
         if sc.device == "cpu" or (cap is not None and cap < (9, 0)):
             where = "on the CPU" if sc.device == "cpu" else f"on a GPU of compute capability {cap[0]}.{cap[1]}"
             raise InputError(f"transformers does not load per-channel FP8 (fbgemm_fp8) {where}: it needs compute "
@@ -154,10 +154,8 @@ class Transformers(Engine):
         a GPU, or on a GPU below compute capability 8.9 (5.0 onwards; 4.x raised instead); `integrations/
         finegrained_fp8.py` `Fp8Dequantize` then writes each matrix in the model's dtype. An unnamed GPU is taken to
         have FP8."""
-        if sc.device == "cpu":
-            return True
-        cap = get_gpu(sc.gpu).compute_capability if sc.gpu else None
-        return cap is not None and cap < FP8_NATIVE_CAPABILITY
+        cap = sc.compute_capability
+        return sc.device == "cpu" or (cap is not None and cap < FP8_NATIVE_CAPABILITY)
 
     def runtime_bytes(self, x: Inputs) -> float:
         if x.sc.device == "cuda":

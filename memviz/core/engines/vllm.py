@@ -214,9 +214,7 @@ class VLLM(Engine):
         x N per matrix; a per-tensor or per-channel scale one per output row. The FP8 values keep their bytes
         (repacked; dimensions that are multiples of 128 need no Marlin padding). About 1/64 of the FP8 bytes for
         block scales: a published Qwen3-30B-A3B-FP8 load on an A800 took 29.50 GiB for a 29.04 GiB checkpoint."""
-        if x.sc.device != "cuda" or not x.sc.gpu:
-            return 0.0
-        cap = get_gpu(x.sc.gpu).compute_capability
+        cap = x.sc.compute_capability
         if cap is None or not MARLIN_MIN_CAPABILITY <= cap < FP8_NATIVE_CAPABILITY:
             return 0.0
         extra = 0
@@ -267,7 +265,7 @@ class VLLM(Engine):
 
     def _graphs(self, x: Inputs, floor_full: bool) -> float:
         s = self.settings(x.a, x.sc, x.options)
-        cap = get_gpu(x.sc.gpu).compute_capability if x.sc.gpu else None
+        cap = x.sc.compute_capability
         sizes = capture_sizes(s["max_num_seqs"], s["max_num_batched_tokens"], sm100=cap is not None and cap[0] == 10)
         full = [n for n in sizes if n <= s["max_num_seqs"]] if floor_full else []
         return cudagraph_estimate(x.a, x.sc.tp, x.sc.pp, sizes[-1], len(sizes), len(full),
