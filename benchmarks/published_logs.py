@@ -36,9 +36,10 @@ def _cell(row, scale: float) -> str:
 
 
 def llamacpp_table() -> list[str]:
-    cols = ["KV (device)", "KV", "compute (device)", "compute", "compute (host)", "output", "model (device)", "model"]
-    out = ["| case | build | device | KV MiB | compute MiB | host compute MiB | output MiB | model MiB | tensor types |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    cols = ["KV (device)", "KV", "KV (host)", "compute (device)", "compute", "compute (host)", "output",
+            "model (device)", "model", "model (host)"]
+    out = ["| case | build | device | KV MiB | host KV MiB | compute MiB | host compute MiB | output MiB | model MiB | "
+           "host model MiB | tensor types |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for case in LLAMACPP:
         e, rows = llamacpp_check(case)
         get = {c: rows.get(c) for c in cols}
@@ -48,8 +49,9 @@ def llamacpp_table() -> list[str]:
         agree = "" if not types else "differ" if any(r.measured != r.estimated for r in types) else \
             "older qkv branch ¹" if e.scenario.weight_format.endswith("+qkv-branch") else "0c1e570's rules"
         out.append(f"| [{case['id']}]({case['source'].split()[0]}) | {case['build']} | {case['device']} | "
-                   f"{_cell(kv, MiB)} | {_cell(comp, MiB)} | {_cell(get['compute (host)'], MiB)} | "
-                   f"{_cell(get['output'], MiB)} | {_cell(model, MiB)} | {agree} |")
+                   f"{_cell(kv, MiB)} | {_cell(get['KV (host)'], MiB)} | {_cell(comp, MiB)} | "
+                   f"{_cell(get['compute (host)'], MiB)} | {_cell(get['output'], MiB)} | {_cell(model, MiB)} | "
+                   f"{_cell(get['model (host)'], MiB)} | {agree} |")
     errors = compute_errors()
     within = sum(abs(e) <= 0.10 for e in errors)
     out.append("")

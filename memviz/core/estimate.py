@@ -360,6 +360,7 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
         kv = kv_required if pool is None else np.maximum(kv_required, pool)
         for _ in range(sc.tp):
             out.append(Arrays(f"{label}{len(out)}", w, kv, act, overhead, kv_required, pool))
+    host_w += engine.host_weight_extra(x)
     host = Arrays("host", host_w + zeros, host_kv, engine.host_buffers(x) + zeros, zeros, host_kv,
                   weights_read=host_read)
     return out, host

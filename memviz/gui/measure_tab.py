@@ -46,7 +46,8 @@ LLAMACPP_MIXES = ("Q4_K_M", "Q8_0", "Q6_K", "Q5_K_M", "Q4_0", "IQ4_XS", "Q3_K_M"
 LLAMACPP_FLAGS = (("--unified-kv", "one KV buffer for all sequences (-kvu)"), ("--no-mmap", "read the file (--no-mmap)"),
                   ("--no-repack", "no packed CPU weights (--no-repack)"), ("--swa-full", "full-size SWA cache"),
                   ("--no-kv-offload", "KV cache in host memory"),
-                  ("--no-op-offload", "the host runs ops on its weights (--no-op-offload)"))
+                  ("--no-op-offload", "the host runs ops on its weights (--no-op-offload)"),
+                  ("--no-host", "beside a GPU, let the CPU pack host weights (--no-host)"))
 
 
 def _file_form(label: str, edit: QLineEdit, browse) -> tuple[QWidget, QFormLayout]:

@@ -56,6 +56,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--n-cpu-moe", type=int, default=0)
     p.add_argument("--no-mmap", action="store_true")
     p.add_argument("--no-repack", action="store_true")
+    p.add_argument("--no-host", action="store_true",
+                   help="beside a GPU, host weights skip the GPU's host buffer type (so the CPU may pack them)")
     p.add_argument("--swa-full", action="store_true")
     p.add_argument("--prompt", type=int, default=128, help="prompt tokens per sequence")
     p.add_argument("--new", type=int, default=16, help="new tokens per sequence")
@@ -113,7 +115,7 @@ def scenario(arch, args):
     options = {"n_ubatch": args.ubatch, "n_batch": args.batch, "flash_attn": args.flash_attn,
                "kv_unified": args.unified_kv, "swa_full": args.swa_full, "n_cpu_moe": args.n_cpu_moe,
                "mmap": not args.no_mmap, "repack": not args.no_repack, "cpu": args.cpu_features,
-               "op_offload": not args.no_op_offload}
+               "op_offload": not args.no_op_offload, "host_buffer": not args.no_host}
     per_seq = -(-args.context // args.parallel)
     on_gpu = args.gpu_layers > 0
     return Scenario(weight_format=_weight_format(arch, args), kv_format=args.cache_type_k,
@@ -276,6 +278,7 @@ def _load(llama_cpp, args, path: Path):
     mp.n_gpu_layers = args.gpu_layers
     mp.load_mode = llama_cpp.LLAMA_LOAD_MODE_NONE if args.no_mmap else llama_cpp.LLAMA_LOAD_MODE_MMAP
     mp.use_extra_bufts = not args.no_repack
+    mp.no_host = args.no_host
     model = llama_cpp.llama_model_load_from_file(str(path).encode(), mp)
     if not model:
         raise BadInput(f"llama.cpp could not load {path} (see its log: unsupported architecture or a damaged file)")

@@ -6,10 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from memviz.core.presets import get_preset
 from memviz.gui.measure_tab import MeasureTab, SampleBuffer
 from memviz.gui.probe_client import State
 from memviz.probe import llamacpp_runner
 from tests.conftest import needs_llamacpp
+
+QWEN = get_preset("qwen2.5-0.5b").architecture()
 
 FAKE = str(Path(__file__).parents[1] / "probe" / "fake_probe.py")
 
@@ -35,7 +38,12 @@ def test_llamacpp_options_become_probe_arguments(tab):
     args = llamacpp_runner.parser().parse_args(argv[argv.index("--engine"):])
     assert (args.preset, args.weights, args.context, args.parallel, args.flash_attn) == ("qwen2.5-0.5b", "IQ4_XS", 3000,
                                                                                          3, "off")
-    assert args.no_mmap and not args.no_repack
+    assert args.no_mmap and not args.no_repack and not args.no_host
+    tab.flags["--no-host"].setChecked(True)
+    argv = tab.arguments()
+    args = llamacpp_runner.parser().parse_args(argv[argv.index("--engine"):])
+    args.cpu_features = "avx2"  # the runner reads them from llama.cpp's system info
+    assert args.no_host and not dict(llamacpp_runner.scenario(QWEN, args).options)["host_buffer"]
     tab.gguf_edit.setText("/models/x.gguf")
     argv = tab.arguments()
     assert llamacpp_runner.parser().parse_args(argv[argv.index("--engine"):]).gguf == "/models/x.gguf"

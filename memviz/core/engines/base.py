@@ -255,6 +255,11 @@ class Engine:
         repacked CPU copies, vLLM's kernel padding); 0 for most engines."""
         return 0.0
 
+    def host_weight_extra(self, x: Inputs) -> float:
+        """Bytes the host's model buffers hold beyond its tensors' own (llama.cpp's mapped file range beside GPUs);
+        0 for most engines."""
+        return 0.0
+
     def facts(self, x: Inputs, gpu: GPU | None, pool_bytes: float | None) -> dict[str, Any]:
         """Engine-specific figures to report next to the components (vLLM's token pool, ...)."""
         return {}

@@ -58,7 +58,7 @@ import numpy as np
 
 from memviz.core.arch import SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement
-from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers
+from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.errors import InputError
 from memviz.core.formats import GGML_TYPES, KV_FORMATS, LLAMACPP_CACHE_TYPES, STORED, WeightFormat, tensor_bytes
 from memviz.core.gguf_names import gguf_name
@@ -189,6 +189,8 @@ class LlamaCpp(Engine):
                "(-ot PATTERN=BUFFER[,...], ';' also separates; CPU keeps them in host memory)"),
         Option("mmap", bool, True, "map the GGUF file instead of reading it into memory (off: --no-mmap)"),
         Option("repack", bool, True, "CPU weights packed for AMX / AVX / ARM kernels (off: --no-repack)"),
+        Option("host_buffer", bool, True, "beside a GPU, weights kept in host memory use the GPU's host buffer "
+               "type ahead of the CPU's packed ones, so none is packed (off: --no-host)"),
         Option("cpu", str, "avx2", "CPU features deciding which weights are packed on a CPU run",
                choices=CPU_FEATURES),
         Option("op_offload", bool, True, "a GPU runs the micro-batch's ops on weights kept in host memory, copying "
@@ -321,6 +323,7 @@ class LlamaCpp(Engine):
         tt = tensor_table(x.a, x.wf)
         tied_output_on_host = x.a.tie_word_embeddings and not placement.output_on_gpu  # its matmul reads the embedding
         host = ~tensor_on_gpu(x.a, tt, placement) & (~tt.embedding | tied_output_on_host)  # GET_ROWS stays on host
+        host &= ~self._packed(x, tt)
         largest = {}
         for stage, roles in (("attn", _ATTN_ROLES), ("ffn", _FFN_ROLES), ("output", _OUTPUT_ROLES)):
             pick = host & np.array([r in roles for r in tt.roles], dtype=bool)
@@ -383,26 +386,62 @@ class LlamaCpp(Engine):
         return np.where(offloaded, inputs, self._graph_peak(x, not placement.output_on_gpu, on_host=True))
 
     def cpu_buffers(self, x: Inputs) -> dict[str, int]:
-        """Model buffers of a CPU run by llama.cpp's names (llamacpp_cpu), from the file's layout when imported."""
+        """Model buffers of the weights in host memory by llama.cpp's names (llamacpp_cpu): every weight of a CPU
+        run, those left on the host beside GPUs; from the file's layout when imported."""
         return self._cpu_buffers(x)[0]
 
-    def _cpu_buffers(self, x: Inputs) -> tuple[dict[str, int], int]:
-        """(the buffers, the bytes of the tensors themselves), from one pass over the tensors."""
+    def packs_host_weights(self, x: Inputs) -> bool:
+        """Whether weights in host memory go to the CPU's packed buffer types (AMX, CPU_REPACK). Beside a GPU,
+        llama.cpp 0c1e570 lists the GPU's host buffer type first (src/llama-model.cpp `make_cpu_buft_list`, which
+        every host weight, `-ot ...=CPU` and `--n-cpu-moe` ones too, is chosen from by
+        src/llama-model-loader.cpp `select_weight_buft`), and a mapped file takes its place: nothing is packed
+        unless --no-host drops it. Builds of December 2024 listed the packed types first (ggml-org/ci's
+        build-4343 V100 loads with 10 of 32 layers on the GPU print CPU_AARCH64 beside CUDA0, tests/data/published)."""
+        o = x.options
+        return o["repack"] and (x.sc.device == "cpu" or not o["host_buffer"])
+
+    def _weight_tensors(self, x: Inputs) -> list[WeightTensor]:
+        """Every weight as llama.cpp's CPU backend sees it (type, shape, file offset), in `tensor_table`'s order."""
         rows = tensor_bytes(x.a, x.wf)
         offsets = {t.name: t.offset for t in x.a.stored} if x.wf.name == STORED else self._quantizer_offsets(x, rows)
-        tensors, embedding = [], None
-        for t, storage, nbytes in rows:
-            # ggml's extra buffers take 2-D matrix products and 3-D expert products (MUL_MAT_ID), not MLA's
-            # per-head 3-D attn_k_b / attn_v_b (repack.cpp `supports_op`)
-            product = t.is_matrix and t.role in _MATMUL_ROLES and (len(t.shape) == 2 or t.role is Role.EXPERT)
-            wt = WeightTensor(t.name, storage.upper(), tuple(reversed(t.shape)), nbytes, offsets.get(t.name), product)
-            tensors.append(wt)
-            if t.role is Role.EMBEDDING:
-                embedding = wt
-        tied = embedding if x.a.tie_word_embeddings and embedding is not None else None
+        # ggml's extra buffers take 2-D matrix products and 3-D expert products (MUL_MAT_ID), not MLA's
+        # per-head 3-D attn_k_b / attn_v_b (repack.cpp `supports_op`)
+        return [WeightTensor(t.name, storage.upper(), tuple(reversed(t.shape)), nbytes, offsets.get(t.name),
+                             t.is_matrix and t.role in _MATMUL_ROLES and (len(t.shape) == 2 or t.role is Role.EXPERT))
+                for t, storage, nbytes in rows]
+
+    def _host_weights(self, x: Inputs) -> tuple[list[WeightTensor], WeightTensor | None]:
+        """The weights in host memory (all of a CPU run's), and the tied embedding when it also serves as an output
+        layer kept there."""
+        tt = tensor_table(x.a, x.wf)
+        every = self._weight_tensors(x)
+        embedding = next((w for w, is_embedding in zip(every, tt.embedding, strict=True) if is_embedding), None)
+        if x.sc.device == "cpu":
+            tensors, output_on_host = every, True
+        else:
+            placement = self.placement(x)
+            tensors = [w for w, gpu in zip(every, tensor_on_gpu(x.a, tt, placement), strict=True) if not gpu]
+            output_on_host = not placement.output_on_gpu
+        tied = x.a.tie_word_embeddings and embedding is not None and output_on_host
+        return tensors, replace(embedding, matmul=True) if tied else None
+
+    def _packed(self, x: Inputs, tt: TensorTable) -> np.ndarray:
+        """Per tensor: held in a packed CPU buffer (AMX, CPU_REPACK) when it lies in host memory. Such a buffer is
+        not a host buffer (ggml-cpu/repack.cpp and amx/amx.cpp leave `is_host` unset), so the scheduler never
+        offloads an op on it to a GPU (ggml-backend.cpp `ggml_backend_sched_backend_id_from_cur`)."""
+        if not self.packs_host_weights(x):
+            return np.zeros(len(tt.names), dtype=bool)
+        tied = x.a.tie_word_embeddings
+        return np.array([extra_buffer(replace(w, matmul=True) if tied and e else w, x.options["cpu"]) is not None
+                         for w, e in zip(self._weight_tensors(x), tt.embedding, strict=True)], dtype=bool)
+
+    def _cpu_buffers(self, x: Inputs) -> tuple[dict[str, int], int]:
+        """(the buffers, the bytes of the tensors themselves), from one pass over the host's tensors."""
+        tensors, tied = self._host_weights(x)
         o = x.options
-        buffers = cpu_weight_buffers(tensors, o["cpu"], o["mmap"], o["repack"],
-                                     tied_output=None if tied is None else replace(tied, matmul=True))
+        buffers = cpu_weight_buffers(tensors, o["cpu"], o["mmap"], self.packs_host_weights(x), tied_output=tied)
+        if x.sc.device == "cuda" and o["host_buffer"] and "CPU" in buffers:  # read in, not mapped: pinned memory
+            buffers["CUDA_Host"] = buffers.pop("CPU")
         return buffers, sum(t.nbytes for t in tensors)
 
     @staticmethod
@@ -429,6 +468,14 @@ class LlamaCpp(Engine):
         """The repacked copies of a CPU run, counted with the first stage."""
         if x.sc.device != "cpu" or layers.start != 0:
             return 0.0
+        return self._buffers_beyond_tensors(x)
+
+    def host_weight_extra(self, x: Inputs) -> float:
+        """Beside GPUs, the host's model buffers beyond its tensors' bytes: the mapped file range spans the GPU's
+        tensors lying between two host ones (`--n-cpu-moe` maps each such layer whole), and --no-host packs copies."""
+        return 0.0 if x.sc.device == "cpu" else self._buffers_beyond_tensors(x)
+
+    def _buffers_beyond_tensors(self, x: Inputs) -> float:
         buffers, own = self._cpu_buffers(x)
         return float(sum(buffers.values()) - own)
 
@@ -438,9 +485,8 @@ class LlamaCpp(Engine):
                                "flash_attn": self.flash(x.sc, x.options)}
         if SLIDING in x.a.layer_types:
             out["swa_cells"] = int(np.max(swa))
-        if x.sc.device == "cpu":
-            out["cpu_model_buffers"] = self.cpu_buffers(x)
-        else:
+        out["cpu_model_buffers"] = self.cpu_buffers(x)
+        if x.sc.device != "cpu":
             copied = max(float(np.max(c)) for c in self._offload_copies(x, n_ubatch))
             if copied:
                 out["offload_copy_bytes"] = int(copied)
@@ -485,6 +531,8 @@ class LlamaCpp(Engine):
             args.append("--no-mmap")
         if not o["repack"]:
             args.append("--no-repack")
+        if not o["host_buffer"] and sc.device == "cuda":
+            args.append("--no-host")
         if not o["op_offload"]:
             args.append("--no-op-offload")
         if self.micro_batch(sc, o) != 512:

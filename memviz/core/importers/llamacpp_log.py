@@ -158,16 +158,20 @@ def _read(lines: list[str], buffers: dict[str, dict[str, int]]) -> LlamaCppLoad:
     return LlamaCppLoad(meta, n_tensors, counts, settings, offloaded, buffers, tuple(notes))
 
 
+#: model buffers of the CPU's packed weight types: AMX, CPU_REPACK (named CPU_AARCH64 until early 2025)
+PACKED_BUFFERS = ("AMX", "CPU_REPACK", "CPU_AARCH64")
+
+
 def _cpu_from_buffers(load: LlamaCppLoad) -> LlamaCppLoad:
     """A log without its system_info line: the CPU's weight buffers say whether it packs weights (AMX, or
     CPU_REPACK: read as AVX2, the x86 set; an ARM CPU packs others); none printed, generic."""
     model = load.buffers["model"]
-    features = "amx" if "AMX" in model else "avx2" if "CPU_REPACK" in model else "generic"
+    packed = next((name for name in PACKED_BUFFERS if name in model), None)
+    features = "generic" if packed is None else "amx" if packed == "AMX" else "avx2"
     load.settings["cpu"] = features
-    if features == "generic":
+    if packed is None:
         return load
-    note = f"the log has no system_info line; its {'AMX' if features == 'amx' else 'CPU_REPACK'} buffer is read as " \
-           f"a CPU with {features.upper()}"
+    note = f"the log has no system_info line; its {packed} buffer is read as a CPU with {features.upper()}"
     return replace(load, notes=(*load.notes, note))
 
 
@@ -250,6 +254,8 @@ def scenario_of(load: LlamaCppLoad, a: Architecture):
     if s.get("host_tensors"):  # the loader's own list, as one -ot pattern of exact GGUF names
         options["override_tensor"] = "^(" + "|".join(re.escape(n) for n in s["host_tensors"]) + ")$=CPU"
     device = "cuda" if load.accelerators else "cpu"
+    if device == "cuda" and any(name in load.buffers["model"] for name in PACKED_BUFFERS):
+        options["host_buffer"] = False  # packed beside a GPU: --no-host, or a build listing the packed types first
     gpu_layers = None
     if load.offloaded and device == "cuda" and load.offloaded[0] < load.offloaded[1]:
         gpu_layers = load.offloaded[0]

@@ -10,6 +10,8 @@ from memviz.core.arch import FULL, SLIDING, Architecture
 from memviz.core.engines import get_engine
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, device_arrays, estimate
+from memviz.core.formats import get_weight_format, tensor_bytes
+from memviz.core.inventory import Role
 from memviz.core.presets import get_preset
 from memviz.core.units import MiB
 
@@ -117,9 +119,36 @@ def test_experts_on_cpu_move_to_host_memory():
     moved = estimate(a, base.with_changes(options={"n_cpu_moe": 16}))
     kept = estimate(a, base)
     assert moved.bytes["weights"] < kept.bytes["weights"]
-    assert moved.host.weights - kept.host.weights == kept.bytes["weights"] - moved.bytes["weights"]
+    experts = kept.bytes["weights"] - moved.bytes["weights"]
+    read = {n: estimate(a, base.with_changes(options={"n_cpu_moe": n, "mmap": False})) for n in (0, 16)}
+    padding = 32 * 3 * 16  # each tensor of a CPU buffer is padded to 32 bytes
+    assert 0 <= read[16].host.weights - read[0].host.weights - experts < padding
+    # mapped, the host buffer is the file's range from the embedding to layer 15's last expert: in llama.cpp's order
+    # (by layer, then name) every other tensor of layers 0-15 lies inside it, though loaded into the GPU
+    between = sum(b for t, _, b in tensor_bytes(a, get_weight_format("Q4_K_M"))
+                  if t.layer is not None and t.layer < 16 and t.role is not Role.EXPERT)
+    assert 0 <= moved.host.weights - kept.host.weights - experts - between < padding * 5
     with pytest.raises(InputError, match="mixture-of-experts"):
         estimate(get_preset("llama-3.1-8b").architecture(), base.with_changes(options={"n_cpu_moe": 4}))
+
+
+def test_no_host_packs_the_experts_left_in_host_memory_and_the_cpu_runs_them():
+    """Beside a GPU, 0c1e570 keeps host weights in the GPU's host buffer type (a mapped file: its pages), unpacked;
+    --no-host lets the CPU's packed types take them, and no GPU op copies a packed weight in (its buffer is not a
+    host buffer)."""
+    a = get_preset("mixtral-8x7b").architecture()
+    base = Scenario(engine="llamacpp", weight_format="Q4_0", kv_format="fp16", options={"n_cpu_moe": 16})
+    mapped = estimate(a, base)
+    packed = estimate(a, base.with_changes(options={"n_cpu_moe": 16, "host_buffer": False}))
+    experts = sum(b for t, _, b in tensor_bytes(a, get_weight_format("Q4_0"))
+                  if t.role is Role.EXPERT and t.layer < 16)
+    assert set(mapped.engine_facts["cpu_model_buffers"]) == {"CPU_Mapped"}
+    assert packed.engine_facts["cpu_model_buffers"]["CPU_REPACK"] == experts  # Q4_0, rows a multiple of 8
+    assert mapped.engine_facts["offload_copy_bytes"] == max(
+        b for t, _, b in tensor_bytes(a, get_weight_format("Q4_0")) if t.role is Role.EXPERT)
+    assert "offload_copy_bytes" not in packed.engine_facts
+    assert packed.devices[0].activations < mapped.devices[0].activations
+    assert packed.launch_command().endswith("--n-cpu-moe 16 --no-host")
 
 
 def test_launch_command_reproduces_the_scenario():
