@@ -290,6 +290,8 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         print(f"vLLM before its budget (CUDA context, NCCL): {format_bytes(facts['outside_budget_bytes'], unit)}"
               + (f"; MXFP4 MoE backend {facts['mxfp4_moe_backend']} (experts padded)"
                  if "mxfp4_moe_backend" in facts else ""))
+    if "fit" in facts:
+        print(f"llama-server --fit (1 GiB left free): {facts['fit']}")
     if "startup_risk" in facts:
         print(f"warning: {facts['startup_risk']}")
     for note in data["notes"]:

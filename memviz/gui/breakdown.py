@@ -107,6 +107,9 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
         out.append(("weights copied in by op offload", "", format_bytes(facts["offload_copy_bytes"], unit, 3), "exact",
                     "the largest weight kept in host memory that a GPU op copies into its compute buffer (counted in "
                     "the activations; off: --no-op-offload)", engine.version))
+    if "fit" in facts:
+        out.append(("placement by --fit", "", "", "formula", f"{facts['fit']}: where llama-server's --fit puts the "
+                    "weights to leave 1 GiB of the GPU free (common/fit.cpp)", engine.version))
     for buffer, nbytes in facts.get("cpu_model_buffers", {}).items():
         out.append((f"{buffer} model buffer", "", format_bytes(nbytes, unit, 3), "exact",
                     "weights as llama.cpp's CPU backend holds them (mapped file, packed copies)", engine.version))

@@ -40,7 +40,9 @@ logits in host memory. Placement: `-ngl N` offloads the last N repeating layers
 (`i_gpu_start = n_layer - ngl`) and the output layer when N > n_layer; the token
 embedding stays in host memory (a tied embedding is loaded twice, host input and
 GPU output). `--n-cpu-moe N` keeps the routed experts of the first N layers in
-host memory. Weights of a CPU run: `llamacpp_cpu` (mapped file, AMX / REPACK copies).
+host memory. Weights of a CPU run: `llamacpp_cpu` (mapped file, AMX / REPACK copies). With the option `fit`
+(llama-server's default `--fit`, on for Ollama) the placement of a scenario that does not fit its GPU is the one
+`llamacpp_fit` finds as common/fit.cpp does.
 
 Runtime constant: 250 MiB per GPU (CUDA context and cuBLAS workspace: gguf-parser's
 `--platform-footprint` default), 150 MiB on a CPU-only run (process, libraries).
@@ -59,6 +61,8 @@ import numpy as np
 from memviz.core.arch import SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
+from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
+from memviz.core.engines.llamacpp_fit import applies as fit_applies
 from memviz.core.errors import InputError
 from memviz.core.formats import GGML_TYPES, KV_FORMATS, LLAMACPP_CACHE_TYPES, STORED, WeightFormat, tensor_bytes
 from memviz.core.gguf_names import gguf_name
@@ -189,6 +193,8 @@ class LlamaCpp(Engine):
                "(-ot PATTERN=BUFFER[,...], ';' also separates; CPU keeps them in host memory)"),
         Option("mmap", bool, True, "map the GGUF file instead of reading it into memory (off: --no-mmap)"),
         Option("repack", bool, True, "CPU weights packed for AMX / AVX / ARM kernels (off: --no-repack)"),
+        Option("fit", bool, False, "place layers and MoE experts as llama-server's --fit does when they do not all "
+               "fit the GPU, leaving it 1 GiB free (llama-server's default; off here, where -ngl states the placement)"),
         Option("host_buffer", bool, True, "beside a GPU, weights kept in host memory use the GPU's host buffer "
                "type ahead of the CPU's packed ones, so none is packed (off: --no-host)"),
         Option("cpu", str, "avx2", "CPU features deciding which weights are packed on a CPU run",
@@ -236,14 +242,22 @@ class LlamaCpp(Engine):
         return n_ctx, swa, n_ubatch
 
     # --- the model of the engine --------------------------------------------------------
+    @staticmethod
+    def fitted(a: Architecture, sc: Any, options: dict[str, Any]) -> FitPlacement | None:
+        """The placement llama-server's --fit gives the scenario (`llamacpp_fit`), or None where it changes nothing."""
+        return fit_placement(a, sc) if fit_applies(sc, options) else None
+
     def placement(self, x: Inputs) -> Placement:
         a, sc = x.a, x.sc
         every = frozenset(range(a.num_layers))
-        experts = frozenset(range(min(x.options["n_cpu_moe"], a.num_layers)))
+        fit = self.fitted(a, sc, x.options)
+        gpu_layers = sc.gpu_layers if fit is None else fit.gpu_layers
+        o = x.options if fit is None else {**x.options, **fit.options(a)}
+        experts = frozenset(range(min(o["n_cpu_moe"], a.num_layers)))
         if sc.device == "cpu":
             return Placement(every, every, True, True)
-        host = host_tensors(a, x.wf, x.options["override_tensor"])
-        ngl = a.num_layers + 1 if sc.gpu_layers is None else min(sc.gpu_layers, a.num_layers + 1)
+        host = host_tensors(a, x.wf, o["override_tensor"])
+        ngl = a.num_layers + 1 if gpu_layers is None else min(gpu_layers, a.num_layers + 1)
         layers = frozenset(range(a.num_layers - min(ngl, a.num_layers), a.num_layers))
         out_on_gpu = ngl > a.num_layers
         return Placement(layers, frozenset() if sc.kv_offload else layers, False, out_on_gpu,
@@ -486,6 +500,9 @@ class LlamaCpp(Engine):
         if SLIDING in x.a.layer_types:
             out["swa_cells"] = int(np.max(swa))
         out["cpu_model_buffers"] = self.cpu_buffers(x)
+        fit = self.fitted(x.a, x.sc, x.options)
+        if fit is not None:
+            out["fit"] = fit.describe(x.a)
         if x.sc.device != "cpu":
             copied = max(float(np.max(c)) for c in self._offload_copies(x, n_ubatch))
             if copied:
@@ -512,7 +529,7 @@ class LlamaCpp(Engine):
         args = ["llama-server", "-m", model, "-c", str(sc.longest_sequence * sc.sequences), "-np", str(sc.sequences)]
         if sc.device == "cpu":
             args += ["-ngl", "0"]
-        else:
+        elif not fit_applies(sc, o):  # with --fit on (llama-server's default) and no -ngl, llama-server places them
             args += ["-ngl", "999" if sc.gpu_layers is None else str(sc.gpu_layers)]
         args += ["-fa", "on" if self.flash(sc, o) else "off"]
         if sc.kv_format != "fp16":

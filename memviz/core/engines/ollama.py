@@ -26,6 +26,8 @@ _OLLAMA_DEFAULTS: dict[str, dict[str, Any]] = {
     "n_batch": {"default": 512, "help": "num_batch"},
     "flash_attn": {"help": "OLLAMA_FLASH_ATTENTION"},
     "n_cpu_moe": {"choices": (0,), "help": "not an Ollama setting"},
+    "fit": {"default": True, "help": "llama-server's --fit: Ollama leaves -ngl unset unless num_gpu is given"},
+    "host_buffer": {"choices": (True,), "help": "not an Ollama setting (its runner keeps llama.cpp's host buffer)"},
 }
 
 

@@ -1,0 +1,104 @@
+"""Where llama-server's `--fit` puts layers and MoE experts when they do not all fit the GPU.
+
+llama.cpp 0c1e570 (common/fit.cpp `common_params_fit_impl`, called by common/common.cpp before loading; on unless
+`--fit off`) measures the memory of trial placements with dry-run loads and keeps `fit_params_target` (1 GiB,
+common/common.h) free on each device. It changes only what the user left unset:
+
+- a context the user set (`-c N`) stays; memviz's scenarios always set one;
+- `-ngl` set (memviz writes `-ngl 999` unless `fit` is on), `-ot` or `--n-cpu-moe` given: nothing changes;
+- a dense model: the most layers that fit, filled from the back (the output layer first, `-ngl N`);
+- a MoE model: first every expert tensor in host memory ("dense-only" layers). If that fits, layers become whole
+  again from the front while they fit, the experts of the remaining last layers staying in host memory (one `-ot`
+  pattern `blk\\.i\\.ffn_(up|down|gate_up|gate)_(ch|)exps` per layer); if even that does not fit, the most
+  dense-only layers that fit, from the back.
+
+memviz measures each trial with its own estimate of the device's memory (model, KV and compute buffers) against
+the GPU's CUDA total less the runtime constant it counts for the CUDA context, as llama.cpp measures against the
+free memory after its context. Not modelled: the last refinement that puts the up (and gate) or attention part of
+one more layer on the GPU (at most one layer's feed-forward matrices differ), several GPUs (a layer split the
+search makes across them), the context reduction llama.cpp applies only when no context was given, and, where even
+the dense-only layers do not all fit, the one or two GPU layers whose experts llama.cpp leaves on the GPU (its
+layer count includes the output layer); memviz moves every expert then. A sweep keeps the placement chosen at the
+scenario's own context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from memviz.core.arch import Architecture
+from memviz.core.units import MiB
+
+FIT_MARGIN_BYTES = 1024 * MiB  # common/common.h `fit_params_target`: 1 GiB left free per device
+
+
+@dataclass(frozen=True)
+class FitPlacement:
+    """The placement `--fit` chose: `-ngl` (None: every layer), the first layer whose experts stay in host memory
+    (None: none, or every one with `all_experts_on_host`)."""
+
+    gpu_layers: int | None = None
+    experts_from: int | None = None
+    all_experts_on_host: bool = False
+
+    def options(self, a: Architecture) -> dict[str, Any]:
+        """The scenario options that place the weights this way (`--n-cpu-moe`, `-ot`)."""
+        rule = experts_pattern(range(self.experts_from, a.num_layers)) if self.experts_from is not None else ""
+        return {"n_cpu_moe": a.num_layers if self.all_experts_on_host else 0, "override_tensor": rule}
+
+    def describe(self, a: Architecture) -> str:
+        if self.experts_from is not None:
+            return (f"every layer on the GPU, the experts of layers {self.experts_from}-{a.num_layers - 1} "
+                    "in host memory")
+        layers = f"-ngl {self.gpu_layers}: {min(self.gpu_layers, a.num_layers)} of {a.num_layers} layers on the GPU"
+        return layers + (", every expert in host memory" if self.all_experts_on_host else "")
+
+
+def applies(sc: Any, options: dict[str, Any]) -> bool:
+    """Whether `--fit` may place anything: on, one named GPU, and no placement the user set."""
+    return bool(options["fit"] and sc.device == "cuda" and sc.gpu and sc.tp == 1 and sc.pp == 1
+                and sc.gpu_layers is None and not options["n_cpu_moe"] and not options["override_tensor"])
+
+
+def experts_pattern(layers: range) -> str:
+    """One `-ot` rule keeping the expert tensors of `layers` in host memory (common/fit.cpp LAYER_FRACTION_MOE)."""
+    return r"blk\.(" + "|".join(str(i) for i in layers) + r")\.ffn_(up|down|gate_up|gate)_(ch|)exps=CPU"
+
+
+def _largest(ok, lo: int, hi: int) -> int:
+    """Largest n in [lo, hi] with ok(n) (ok true at lo's side, monotone); lo - 1 when none."""
+    if not ok(lo):
+        return lo - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
+    return lo
+
+
+@lru_cache(maxsize=256)
+def fit_placement(a: Architecture, sc: Any) -> FitPlacement | None:
+    """The placement llama.cpp's `--fit` gives scenario `sc` at its own context and batch; None when every layer
+    fits already (or nothing fits: then it keeps the scenario's)."""
+    from memviz.core.engines import get_engine  # the estimate assembles the engines: imported when first used
+    from memviz.core.estimate import device_arrays
+    from memviz.core.gpus import get_gpu
+
+    budget = get_engine(sc.engine).usable_bytes(get_gpu(sc.gpu), sc) - FIT_MARGIN_BYTES
+    own = dict(sc.options)
+
+    def fits(p: FitPlacement) -> bool:
+        trial = sc.with_changes(gpu_layers=p.gpu_layers, options={**own, "fit": False, **p.options(a)})
+        gpus, _ = device_arrays(a, trial, np.asarray(sc.context_tokens), np.asarray(sc.batch))
+        return max(float(np.max(d.needed)) for d in gpus) <= budget
+
+    n = a.num_layers
+    if fits(FitPlacement()):
+        return None
+    if a.is_moe and fits(FitPlacement(experts_from=0)):
+        return FitPlacement(experts_from=_largest(lambda f: fits(FitPlacement(experts_from=f)), 0, n - 1))
+    ngl = _largest(lambda k: fits(FitPlacement(gpu_layers=k, all_experts_on_host=a.is_moe)), 0, n)
+    return FitPlacement(gpu_layers=ngl, all_experts_on_host=a.is_moe) if ngl >= 0 else None
