@@ -23,7 +23,8 @@ SLIDING = "sliding"
 KNOWN_MODEL_TYPES = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
     "gemma3_text", "gemma3", "phi3", "gpt2", "gpt_neox", "opt", "falcon", "deepseek_v2", "deepseek_v3", "gpt_oss",
-    "glm4", "glm4_moe", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe", "llama4_text",
+    "glm4", "glm4_moe", "glm4_moe_lite", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe",
+    "llama4_text",
 )
 
 
@@ -268,6 +269,14 @@ def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bo
         step = _at_least_one(cfg.get("interleave_moe_layer_step", 1), "interleave_moe_layer_step")
         chosen = set(_int_list(listed, "moe_layers")) if listed is not None else set(range(step - 1, n_layers, step))
         return tuple(i in chosen for i in range(n_layers))
+    if model_type == "glm4_moe_lite":  # Glm4MoeLiteConfig: mlp_layer_types, by default the first layer dense
+        kinds = cfg.get("mlp_layer_types")
+        if kinds is None:
+            first = _int(cfg.get("first_k_dense_replace", 1), "first_k_dense_replace")
+            return tuple(i >= first for i in range(n_layers))
+        if not isinstance(kinds, list) or len(kinds) != n_layers:
+            raise InputError(f"mlp_layer_types must list one of 'dense' / 'sparse' per layer ({n_layers})")
+        return tuple(k == "sparse" for k in kinds)
     first_dense = _int(cfg.get("first_k_dense_replace", 0) or 0, "first_k_dense_replace")
     step = _at_least_one(_get(cfg, "moe_layer_freq", default=1), "moe_layer_freq")
     return tuple(i >= first_dense and i % step == 0 for i in range(n_layers))
@@ -283,7 +292,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     shared = 0
     if model_type == "qwen2_moe":
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
-    elif model_type in ("deepseek_v2", "deepseek_v3", "glm4_moe"):  # one shared MLP of n_shared x I
+    elif model_type in ("deepseek_v2", "deepseek_v3", "glm4_moe", "glm4_moe_lite"):  # one shared MLP of n_shared x I
         shared = moe_inter * _int(cfg.get("n_shared_experts", 0) or 0, "n_shared_experts")
     elif model_type == "ernie4_5_moe":
         shared = moe_inter * _int(cfg.get("moe_num_shared_experts", 0) or 0, "moe_num_shared_experts")
@@ -291,7 +300,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
         shared = moe_inter
     return dict(num_experts=_int(n_experts, "num_experts"), experts_per_token=topk, moe_intermediate_size=moe_inter,
                 shared_expert_intermediate_size=shared, shared_expert_gate=model_type == "qwen2_moe" and shared > 0,
-                router_score_bias=model_type in ("deepseek_v3", "glm4_moe", "ernie4_5_moe"),
+                router_score_bias=model_type in ("deepseek_v3", "glm4_moe", "glm4_moe_lite", "ernie4_5_moe"),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
 
@@ -424,6 +433,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kv_heads = 1 if cfg.get("multi_query", True) else n_heads
     kv_heads = _int(kv_heads, "num_key_value_heads")
     head_dim = _get(cfg, "head_dim")
+    if head_dim is None and cfg.get("kv_lora_rank"):  # MLA: per-head widths of their own (set below)
+        head_dim = _get(cfg, "qk_head_dim") or hidden // n_heads
     if head_dim is None:
         if hidden % n_heads:
             raise InputError(f"hidden_size {hidden} is not divisible by num_attention_heads {n_heads}; set head_dim")

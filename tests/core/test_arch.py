@@ -181,3 +181,19 @@ def test_layer_types_that_is_not_a_list_is_one_clear_error():
     cfg = dict(get_preset("gpt-oss-120b").config, layer_types=-1)
     with pytest.raises(InputError, match="layer_types must be a list"):
         from_hf_config(cfg)
+
+
+def test_glm4_moe_lite_is_mla_with_its_own_head_widths_and_listed_dense_layers():
+    """Glm4MoeLiteConfig (GLM-4.7-Flash): MLA whose 20 heads do not divide the hidden size, experts in the layers
+    mlp_layer_types marks "sparse" (default: every layer but the first), one shared expert, router score bias."""
+    cfg = {"model_type": "glm4_moe_lite", "hidden_size": 2048, "num_hidden_layers": 4, "num_attention_heads": 20,
+           "num_key_value_heads": 20, "vocab_size": 1000, "intermediate_size": 10240, "moe_intermediate_size": 1536,
+           "n_routed_experts": 64, "n_shared_experts": 1, "num_experts_per_tok": 4, "kv_lora_rank": 512,
+           "q_lora_rank": 768, "qk_rope_head_dim": 64, "qk_nope_head_dim": 192, "v_head_dim": 256}
+    a = from_hf_config(cfg)
+    assert a.is_mla and (a.head_dim, a.v_head_dim, a.num_kv_heads) == (256, 256, 20) and not a.warnings
+    assert a.moe_layers == (False, True, True, True) and a.shared_expert_intermediate_size == 1536
+    assert from_hf_config({**cfg, "mlp_layer_types": ["dense", "dense", "sparse", "dense"]}).moe_layers == (
+        False, False, True, False)
+    with pytest.raises(InputError, match="mlp_layer_types"):
+        from_hf_config({**cfg, "mlp_layer_types": ["sparse"]})
