@@ -215,6 +215,10 @@ class LlamaCpp(Engine):
         """n_ubatch asked for: the option, else the scenario's prefill chunk, else llama.cpp's 512."""
         return options["n_ubatch"] or sc.prefill_chunk_tokens or 512
 
+    def batches(self, x: Inputs) -> tuple[int, int]:
+        """(n_batch, n_ubatch) the engine asks llama.cpp for, before llama.cpp clamps them to n_ctx."""
+        return x.options["n_batch"], self.micro_batch(x.sc, x.options)
+
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         super().check(a, sc, options)
         if sc.kv_format not in CACHE_TYPES:
@@ -231,8 +235,9 @@ class LlamaCpp(Engine):
         n_ctx = pad(x.total_tokens, CONTEXT_PAD)
         if not o["kv_unified"]:
             n_ctx = pad(-(-n_ctx // seqs), CONTEXT_PAD) * seqs
-        n_batch = np.minimum(n_ctx, o["n_batch"])
-        n_ubatch = np.minimum(n_batch, self.micro_batch(x.sc, o))
+        asked_batch, asked_ubatch = self.batches(x)
+        n_batch = np.minimum(n_ctx, asked_batch)
+        n_ubatch = np.minimum(n_batch, asked_ubatch)
         if o["swa_full"] or SLIDING not in x.a.layer_types:
             return n_ctx, n_ctx, n_ubatch
         window = x.a.sliding_window * (seqs if o["kv_unified"] else 1) + n_ubatch

@@ -4,7 +4,12 @@
   23 GiB of total VRAM, 32,768 from 23 GiB, 262,144 from 47 GiB, capped at the
   model's trained length (`server/sched.go`); each of OLLAMA_NUM_PARALLEL
   (default 1, `envconfig/config.go`) parallel requests gets that context;
-- batch: num_batch 512 (`api/types.go` DefaultOptions), also the micro-batch;
+- batch: num_batch, passed as both -b and -ub (`llm/llama_server.go` `appendBatchArgs`); left at its default,
+  the scheduler picks it for generation (`server/sched.go` `automaticGenerationBatch`): 512 up to 4,096 tokens of
+  context in all (num_ctx x parallel), 1,024 up to 32,768, 2,048 beyond, stepped down while its own prediction
+  (`llm.PredictServerVRAM`: the GGUF file + an f16 KV estimate) exceeds 80 % of the GPUs' free memory, 75 % (1,024)
+  or 60 % (2,048) of it, or leaves less than 768 MiB (1,024) / 2 GiB (2,048) below that 80 %; with flash attention
+  off on CUDA, 512 (256 beyond 4,096 tokens on a GPU of 8 GiB or less);
 - flash attention: OLLAMA_FLASH_ATTENTION unset lets the runner decide
   (`llm.LlamaServerFlashAttention`): on where the GPUs support it;
 - KV cache type: OLLAMA_KV_CACHE_TYPE, default f16 (`llm/server.go`).
@@ -17,13 +22,14 @@ from dataclasses import replace
 from typing import Any
 
 from memviz.core.arch import Architecture
-from memviz.core.engines.llamacpp import CACHE_TYPES, LlamaCpp
-from memviz.core.units import GiB
+from memviz.core.engines.llamacpp import CACHE_TYPES, RUNTIME_BYTES_CUDA, LlamaCpp
+from memviz.core.gpus import get_gpu
+from memviz.core.units import GiB, MiB
 
-# num_batch 512 is Ollama's batch and micro-batch; each parallel request has its own context; no --n-cpu-moe
+# num_batch is Ollama's batch and micro-batch (automatic unless set); each parallel request has its own context
 _OLLAMA_DEFAULTS: dict[str, dict[str, Any]] = {
-    "n_ubatch": {"default": 512, "help": "num_batch"},
-    "n_batch": {"default": 512, "help": "num_batch"},
+    "n_ubatch": {"default": None, "help": "num_batch (default: as n_batch)"},
+    "n_batch": {"default": None, "help": "num_batch (default: Ollama's automatic generation batch)"},
     "flash_attn": {"help": "OLLAMA_FLASH_ATTENTION"},
     "n_cpu_moe": {"choices": (0,), "help": "not an Ollama setting"},
     "fit": {"default": True, "help": "llama-server's --fit: Ollama leaves -ngl unset unless num_gpu is given"},
@@ -37,12 +43,52 @@ def default_context(total_vram_bytes: float, model_max_tokens: int = 0) -> int:
     return min(tokens, model_max_tokens) if model_max_tokens else tokens
 
 
+def predicted_vram(a: Architecture, sc: Any, context_tokens: int) -> float:
+    """`llm.PredictServerVRAM`: the GGUF file (its tensors here) + 2 x layers x the fewest KV heads x
+    (hidden / heads) x context x 2 bytes."""
+    from memviz.core.formats import get_weight_format, weight_bytes
+
+    kv = 2 * a.num_layers * a.num_kv_heads * (a.hidden_size // a.num_heads) * context_tokens * 2
+    return weight_bytes(a, get_weight_format(sc.weight_format)) + kv
+
+
+def automatic_batch(a: Architecture, sc: Any, flash: bool) -> int:
+    """num_batch Ollama picks for generation when the request leaves it unset (`server/sched.go`
+    `automaticGenerationBatch` and the generationBatch* helpers); the GPUs' free memory is their CUDA total less
+    the runtime constant memviz counts for the CUDA context."""
+    ctx = sc.longest_sequence * sc.sequences
+    gpu = get_gpu(sc.gpu) if sc.gpu and sc.device == "cuda" else None
+    if gpu is not None and not flash:
+        return 256 if ctx > 4096 and gpu.usable_bytes <= 8 * GiB else 512
+    batch = 2048 if ctx > 32768 else 1024 if ctx > 4096 else 512
+    if gpu is None:
+        return batch  # no GPU memory to weigh it against (`generationBatchFits` with none available)
+    available = sc.tp * sc.pp * (gpu.usable_bytes - RUNTIME_BYTES_CUDA)
+    predicted = predicted_vram(a, sc, ctx)
+    while batch > 512 and not _batch_fits(batch, predicted, available):
+        batch = 1024 if batch > 1024 else 512
+    return batch
+
+
+def _batch_fits(batch: int, predicted: float, available: float) -> bool:
+    """`generationBatchFits`: within 80 % of the free memory, under the batch's headroom, room for its surcharge."""
+    threshold = 0.8 * available
+    headroom = 0.6 if batch >= 2048 else 0.75
+    surcharge = 2 * GiB if batch >= 2048 else 768 * MiB
+    return predicted <= threshold and predicted <= headroom * available and surcharge <= threshold - predicted
+
+
 class Ollama(LlamaCpp):
     name = "ollama"
     label = "Ollama (llama.cpp with Ollama's defaults)"
     version = "ollama fb30760 on llama.cpp"
     source = "ollama/ollama fb30760: envconfig/config.go, server/routes.go, server/sched.go, api/types.go"
     options = tuple(replace(o, **_OLLAMA_DEFAULTS.get(o.name, {})) for o in LlamaCpp.options)
+
+    def batches(self, x: Any) -> tuple[int, int]:
+        o = x.options
+        n_batch = o["n_batch"] or x.sc.prefill_chunk_tokens or automatic_batch(x.a, x.sc, self.flash(x.sc, o))
+        return n_batch, o["n_ubatch"] or n_batch
 
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
         o = sc.engine_options
@@ -53,6 +99,6 @@ class Ollama(LlamaCpp):
         modelfile = [f"FROM {model}", f"PARAMETER num_ctx {sc.longest_sequence}"]
         if sc.gpu_layers is not None:
             modelfile.append(f"PARAMETER num_gpu {sc.gpu_layers}")
-        if o["n_batch"] != 512:
-            modelfile.append(f"PARAMETER num_batch {o['n_batch']}")
+        if o["n_batch"] or sc.prefill_chunk_tokens:
+            modelfile.append(f"PARAMETER num_batch {o['n_batch'] or sc.prefill_chunk_tokens}")
         return "# Modelfile\n" + "\n".join(modelfile) + "\n# server\n" + " ".join(env) + " ollama serve"

@@ -173,6 +173,26 @@ def test_ollama_is_llamacpp_with_ollamas_defaults():
     assert default_context(80 * GiB, model_max_tokens=131072) == 131072
 
 
+@pytest.mark.parametrize("context, gpu, flash, batch", [
+    (4096, "rtx4090", "auto", 512), (16384, "rtx4090", "auto", 1024), (40960, "rtx4090", "auto", 2048),
+    (40960, None, "auto", 2048),  # no GPU memory to weigh it against
+    (40960, "rtx3060-12g", "auto", 512),  # Q8_0 + its f16 KV estimate: over 60 % and 75 % of the free memory
+    (16384, "rtx4090", "off", 512)])
+def test_ollama_picks_num_batch_for_generation_by_context_and_memory(context, gpu, flash, batch):
+    """ollama fb30760 server/sched.go `automaticGenerationBatch`, passed as -b and -ub (llm/llama_server.go)."""
+    a = get_preset("qwen3-8b").architecture()
+    sc = Scenario(engine="ollama", weight_format="Q8_0", kv_format="fp16", context_tokens=context, gpu=gpu,
+                  options={"flash_attn": flash})
+    e = estimate(a, sc)
+    assert e.engine_facts["n_ubatch"] == batch
+    llama = sc.with_changes(engine="llamacpp", options={"flash_attn": flash, "n_batch": batch, "n_ubatch": batch,
+                                                        "fit": True})
+    assert e.bytes["activations"] == estimate(a, llama).bytes["activations"]
+    assert "num_batch" not in e.launch_command()
+    set_by_user = estimate(a, sc.with_changes(options={"flash_attn": flash, "n_batch": 256}))
+    assert set_by_user.engine_facts["n_ubatch"] == 256 and "PARAMETER num_batch 256" in set_by_user.launch_command()
+
+
 def test_the_scenarios_prefill_chunk_is_the_micro_batch_unless_set():
     a = get_preset("llama-3.1-8b").architecture()
     chunk = Scenario(engine="llamacpp", kv_format="fp16", context_tokens=8192, prefill_chunk_tokens=256)
