@@ -68,9 +68,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_model_source(e)
     e.add_argument("--weights", help="weight format (see 'memviz formats'); default the checkpoint's own (bf16, a "
                    "release's MXFP4 / FP8), or 'stored' for imported files")
-    e.add_argument("--kv", default="bf16", help="KV cache format, default bf16")
-    e.add_argument("--context", type=int, help="tokens kept per sequence (prompt + generated); default 4096, or the "
-                   "model's positions if fewer")
+    e.add_argument("--kv", help="KV cache format; default the engine's (llama.cpp, Ollama: f16; else bf16)")
+    e.add_argument("--context", type=int, help="tokens kept per sequence (prompt + generated); default 4096 (Ollama: "
+                   "its VRAM tier for --gpu), or the model's positions if fewer")
     e.add_argument("--extrapolate", action="store_true", help="estimate a context beyond the model's positions")
     e.add_argument("--batch", type=int, default=1, help="concurrent sequences")
     e.add_argument("--sequences", help="comma-separated per-sequence token counts (overrides --context/--batch)")
@@ -97,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_model_source(x)
     x.add_argument("--weights", help="comma-separated weight formats, one scenario each (default the checkpoint's "
                    "own / stored)")
-    x.add_argument("--kv", default="bf16", help="KV cache format")
+    x.add_argument("--kv", help="KV cache format; default the engine's (llama.cpp, Ollama: f16; else bf16)")
     x.add_argument("--context", type=int, help="default 4096, or the model's positions if fewer")
     x.add_argument("--extrapolate", action="store_true", help="estimate a context beyond the model's positions")
     x.add_argument("--batch", type=int, default=1)
@@ -172,14 +172,24 @@ def _engine_name(args: argparse.Namespace, weight_format: str, a: Architecture) 
     return default_engine(weight_format, a.native_format) if args.engine == "auto" else args.engine
 
 
-DEFAULT_CONTEXT = 4096
+def _context(args: argparse.Namespace, a: Architecture, engine: str = "transformers") -> int:
+    """--context, or the engine's default for the GPUs of `estimate` (Ollama's VRAM tier; else 4096), capped at the
+    model's positions."""
+    from memviz.core.engines import get_engine
+    from memviz.core.gpus import get_gpu
 
-
-def _context(args: argparse.Namespace, a: Architecture) -> int:
-    """--context, or 4096 capped at the model's positions."""
     if args.context is not None:
         return args.context
-    return min(DEFAULT_CONTEXT, a.max_position_embeddings or DEFAULT_CONTEXT)
+    gpu = getattr(args, "gpu", None) if args.command == "estimate" else None
+    vram = get_gpu(gpu).usable_bytes * args.tp * args.pp if gpu and args.device == "cuda" else None
+    return get_engine(engine).default_context(a, vram)
+
+
+def _kv(args: argparse.Namespace, engine: str) -> str:
+    """--kv, or the cache the engine keeps when not told (llama.cpp and Ollama: f16; else bf16)."""
+    from memviz.core.engines import get_engine
+
+    return args.kv or get_engine(engine).default_kv_format
 
 
 def _scenario(args: argparse.Namespace, a: Architecture) -> Scenario:
@@ -193,9 +203,10 @@ def _scenario(args: argparse.Namespace, a: Architecture) -> Scenario:
             raise InputError(f"--sequences must be comma-separated integers, got {args.sequences!r}") from None
     overhead = None if args.overhead is None else parse_bytes(args.overhead)
     weights = _default_weights(args, a)
+    engine = _engine_name(args, weights, a)
     return Scenario(
-        weight_format=weights, kv_format=args.kv, context_tokens=_context(args, a), batch=args.batch,
-        sequence_tokens=seqs, engine=_engine_name(args, weights, a), device=args.device, tp=args.tp,
+        weight_format=weights, kv_format=_kv(args, engine), context_tokens=_context(args, a, engine),
+        batch=args.batch, sequence_tokens=seqs, engine=engine, device=args.device, tp=args.tp,
         pp=args.pp, gpu=args.gpu, options=tuple(sorted(parse_option_pairs(args.option).items())),
         gpu_layers=args.gpu_layers, kv_offload=args.kv_offload, attention=args.attention,
         prefill_chunk_tokens=args.prefill_chunk, logits_all_tokens=args.logits_all,
@@ -336,8 +347,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
     scenarios = []
     for fmt in (f.strip() for f in _default_weights(args, a).split(",") if f.strip()):
         engine = _engine_name(args, fmt, a)
-        scenarios.append(Scenario(weight_format=fmt, kv_format=args.kv, context_tokens=_context(args, a),
-                                  batch=args.batch, engine=engine, extrapolate=args.extrapolate))
+        scenarios.append(Scenario(weight_format=fmt, kv_format=_kv(args, engine),
+                                  context_tokens=_context(args, a, engine), batch=args.batch, engine=engine,
+                                  extrapolate=args.extrapolate))
     if not scenarios:
         raise InputError("--weights names no format")
     gpus = tuple(get_gpu(g).key for g in args.gpu.split(",") if g.strip())

@@ -238,3 +238,15 @@ def test_log_check_of_a_vllm_log_takes_the_model_and_gpu_from_the_command(tmp_pa
     assert "KV pool" in r.stdout and "utilization 0.25" in r.stdout
     r = run("log", str(log), "--check")
     assert r.returncode == 2 and "give --preset or --config, and --gpu" in r.stderr
+
+
+@pytest.mark.parametrize("args, kv, context", [
+    (("--weights", "Q4_K_M"), "fp16", 4096),  # llama.cpp's -ctk default
+    (("--weights", "Q4_K_M", "--engine", "ollama", "--gpu", "rtx4090"), "fp16", 32768),  # Ollama's tier for 24 GiB
+    (("--weights", "Q4_K_M", "--engine", "ollama", "--gpu", "rtx4080"), "fp16", 4096),
+    (("--weights", "Q4_K_M", "--engine", "ollama"), "fp16", 4096),  # no GPU named: its lowest tier
+    ((), "bf16", 4096),  # transformers: the checkpoint's dtype
+    (("--weights", "Q4_K_M", "--kv", "q8_0", "--context", "8192"), "q8_0", 8192)])
+def test_kv_and_context_default_to_the_engines_own(args, kv, context):
+    d = json.loads(run("estimate", "--preset", "qwen3-8b", *args, "--json").stdout)
+    assert (d["scenario"]["kv_format"], d["scenario"]["context_tokens"]) == (kv, context)

@@ -204,6 +204,7 @@ class LlamaCpp(Engine):
     )
     attention_default = "flash"
     supports_offload = True
+    default_kv_format = "fp16"  # common/common.h cache_type_k / cache_type_v: GGML_TYPE_F16
 
     # --- resolved settings --------------------------------------------------------------
     def flash(self, sc: Any, options: dict[str, Any]) -> bool:

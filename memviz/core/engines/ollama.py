@@ -85,6 +85,12 @@ class Ollama(LlamaCpp):
     source = "ollama/ollama fb30760: envconfig/config.go, server/routes.go, server/sched.go, api/types.go"
     options = tuple(replace(o, **_OLLAMA_DEFAULTS.get(o.name, {})) for o in LlamaCpp.options)
 
+    def default_context(self, a: Architecture, total_vram_bytes: float | None) -> int:
+        """Ollama's VRAM tier (`server/routes.go`); without a GPU named, its lowest, 4,096 tokens."""
+        if total_vram_bytes is None:
+            return super().default_context(a, None)
+        return default_context(total_vram_bytes, a.max_position_embeddings)
+
     def batches(self, x: Any) -> tuple[int, int]:
         o = x.options
         n_batch = o["n_batch"] or x.sc.prefill_chunk_tokens or automatic_batch(x.a, x.sc, self.flash(x.sc, o))
