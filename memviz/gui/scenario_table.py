@@ -64,7 +64,7 @@ def compare_quantizations(base: Scenario) -> tuple[Scenario, ...]:
     """The common formats on the base scenario's context and batch, each in its usual engine."""
     out = []
     for fmt, engine in COMMON_QUANTIZATIONS:
-        kv = "fp16" if engine == "llamacpp" else "bf16"
+        kv = ENGINES[engine].default_kv_format
         out.append(base.with_changes(name="", weight_format=fmt, engine=engine, kv_format=kv, tp=1, gpu_layers=None,
                                      kv_offload=False, attention=None))
     return tuple(out)
