@@ -11,15 +11,15 @@ common/common.h) free on each device. It changes only what the user left unset:
   again from the front while they fit, the experts of the remaining last layers staying in host memory (one `-ot`
   pattern `blk\\.i\\.ffn_(up|down|gate_up|gate)_(ch|)exps` per layer); if even that does not fit, the most
   dense-only layers that fit, from the back.
+  Last, the first of those layers gets its up experts back on the GPU if they fit (then its gate experts too), else
+  its whole feed-forward goes to the host (`get_overflow_pattern`: LAYER_FRACTION_UP / GATE / ATTN).
 
 memviz measures each trial with its own estimate of the device's memory (model, KV and compute buffers) against
 the GPU's CUDA total less the runtime constant it counts for the CUDA context, as llama.cpp measures against the
-free memory after its context. Not modelled: the last refinement that puts the up (and gate) or attention part of
-one more layer on the GPU (at most one layer's feed-forward matrices differ), several GPUs (a layer split the
-search makes across them), the context reduction llama.cpp applies only when no context was given, and, where even
-the dense-only layers do not all fit, the one or two GPU layers whose experts llama.cpp leaves on the GPU (its
-layer count includes the output layer); memviz moves every expert then. A sweep keeps the placement chosen at the
-scenario's own context.
+free memory after its context. Not modelled: several GPUs (a layer split the search makes across them), the
+context reduction llama.cpp applies only when no context was given, and, where even the dense-only layers do not
+all fit, the one or two GPU layers whose experts llama.cpp leaves on the GPU (its layer count includes the output
+layer); memviz moves every expert then. A sweep keeps the placement chosen at the scenario's own context.
 """
 
 from __future__ import annotations
@@ -38,24 +38,39 @@ FIT_MARGIN_BYTES = 1024 * MiB  # common/common.h `fit_params_target`: 1 GiB left
 
 @dataclass(frozen=True)
 class FitPlacement:
-    """The placement `--fit` chose: `-ngl` (None: every layer), the first layer whose experts stay in host memory
-    (None: none, or every one with `all_experts_on_host`)."""
+    """The placement `--fit` chose: `-ngl` (None: every layer); the first layer whose experts stay in host memory
+    (None: none, or every one with `all_experts_on_host`) and which of its feed-forward tensors go there
+    (`first_layer_rule`, one of `LAYER_RULES`: the rest of those layers keep every expert in host memory)."""
 
     gpu_layers: int | None = None
     experts_from: int | None = None
     all_experts_on_host: bool = False
+    first_layer_rule: str = "moe"
 
     def options(self, a: Architecture) -> dict[str, Any]:
         """The scenario options that place the weights this way (`--n-cpu-moe`, `-ot`)."""
-        rule = experts_pattern(range(self.experts_from, a.num_layers)) if self.experts_from is not None else ""
-        return {"n_cpu_moe": a.num_layers if self.all_experts_on_host else 0, "override_tensor": rule}
+        rules = []
+        if self.experts_from is not None and self.experts_from < a.num_layers:
+            rules.append(rf"blk\.{self.experts_from}\.{LAYER_RULES[self.first_layer_rule]}=CPU")
+            if self.experts_from + 1 < a.num_layers:
+                rules.append(experts_pattern(range(self.experts_from + 1, a.num_layers)))
+        return {"n_cpu_moe": a.num_layers if self.all_experts_on_host else 0, "override_tensor": ",".join(rules)}
 
     def describe(self, a: Architecture) -> str:
         if self.experts_from is not None:
+            part = {"moe": "", "up": " (layer {0} keeps its up experts on the GPU)",
+                    "gate": " (layer {0} keeps its up and gate experts on the GPU)",
+                    "attn": " (layer {0} keeps its attention only)"}[self.first_layer_rule].format(self.experts_from)
             return (f"every layer on the GPU, the experts of layers {self.experts_from}-{a.num_layers - 1} "
-                    "in host memory")
+                    f"in host memory{part}")
         layers = f"-ngl {self.gpu_layers}: {min(self.gpu_layers, a.num_layers)} of {a.num_layers} layers on the GPU"
         return layers + (", every expert in host memory" if self.all_experts_on_host else "")
+
+
+#: what of one layer's feed-forward goes to host memory (common/fit.cpp `get_overflow_pattern`, by
+#: common_layer_fraction_t): the experts (MOE), all but up (UP), the down tensors (GATE), all of it (ATTN)
+LAYER_RULES = {"moe": r"ffn_(up|down|gate_up|gate)_(ch|)exps", "up": r"ffn_(gate|gate_up|down).*",
+               "gate": r"ffn_down.*", "attn": r"ffn_(gate|up|gate_up|down).*"}
 
 
 def applies(sc: Any, options: dict[str, Any]) -> bool:
@@ -99,6 +114,17 @@ def fit_placement(a: Architecture, sc: Any) -> FitPlacement | None:
     if fits(FitPlacement()):
         return None
     if a.is_moe and fits(FitPlacement(experts_from=0)):
-        return FitPlacement(experts_from=_largest(lambda f: fits(FitPlacement(experts_from=f)), 0, n - 1))
+        whole = _largest(lambda f: fits(FitPlacement(experts_from=f)), 0, n - 1)
+        return _one_more_part(whole, fits)
     ngl = _largest(lambda k: fits(FitPlacement(gpu_layers=k, all_experts_on_host=a.is_moe)), 0, n)
     return FitPlacement(gpu_layers=ngl, all_experts_on_host=a.is_moe) if ngl >= 0 else None
+
+
+def _one_more_part(first: int, fits) -> FitPlacement:
+    """common/fit.cpp's last step for the first layer whose experts stay on the host: its up experts back on the GPU
+    if that fits (then its gate experts too, if that fits as well), else its whole feed-forward on the host."""
+    up = FitPlacement(experts_from=first, first_layer_rule="up")
+    if not fits(up):
+        return FitPlacement(experts_from=first, first_layer_rule="attn")
+    gate = FitPlacement(experts_from=first, first_layer_rule="gate")
+    return gate if fits(gate) else up

@@ -1,6 +1,8 @@
 """llama-server's --fit (common/fit.cpp in llama.cpp 0c1e570) as memviz models it: the most the GPU holds with 1 GiB
 left free, whole layers for a dense model, experts moved to host memory first for a MoE model."""
 
+from dataclasses import replace
+
 import pytest
 
 from memviz.core.engines import get_engine
@@ -48,7 +50,14 @@ def test_a_moe_model_moves_the_last_layers_experts_to_host_memory_first():
     assert need(fit.experts_from) <= _budget(sc) < need(fit.experts_from + 1)
     e = estimate(a, sc)
     assert e.host.weights > 0 and needed_bytes(e) <= _budget(sc)
-    assert e.engine_facts["fit"] == f"every layer on the GPU, the experts of layers {fit.experts_from}-47 in host memory"
+    # the last step: layer F's up experts back on the GPU (they fit here), its gate experts not as well
+    assert fit.first_layer_rule == "up"
+    gate = replace(fit, first_layer_rule="gate")
+    assert _need(a, sc, options={**plain, **gate.options(a)}) > _budget(sc)
+    assert e.engine_facts["fit"] == (f"every layer on the GPU, the experts of layers {fit.experts_from}-47 in host "
+                                     f"memory (layer {fit.experts_from} keeps its up experts on the GPU)")
+    assert e.bytes["weights"] > estimate(a, sc.with_changes(options={**plain, **replace(
+        fit, first_layer_rule="moe").options(a)})).bytes["weights"]
 
 
 def test_where_even_dense_only_layers_do_not_all_fit_the_last_ones_stay_with_every_expert_in_host_memory():
