@@ -1,7 +1,9 @@
 """The planner: which weight format, KV format, engine and split to run on given hardware.
 
 It enumerates weight format × KV format × engine × tensor / pipeline split (and,
-where host RAM is given, llama.cpp and transformers layer offload), estimates each
+where host RAM is given, llama.cpp and transformers layer offload, and for a
+mixture-of-experts model in llama.cpp the expert offload llama-server's `--fit`
+chooses: every layer on the GPU, the experts of the last ones in host RAM), estimates each
 with the same `estimate` as everywhere, keeps what fits the engine's budget with
 `headroom` left (the fit rule of `memviz.core.fit.within`) and meets the limits,
 and ranks what is left: quality loss first (`memviz.core.quality`; evidence from
@@ -23,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from memviz.core.arch import Architecture
+from memviz.core.engines.llamacpp_fit import FitPlacement
 from memviz.core.errors import InputError
 from memviz.core.estimate import Estimate, Scenario, estimate
 from memviz.core.fit import capacity_bytes, needed_bytes, refused_on, within
@@ -118,12 +121,14 @@ class Candidate:
 
     @property
     def offloaded(self) -> bool:
-        return self.scenario.gpu_layers is not None
+        return self.scenario.gpu_layers is not None or bool(self.scenario.engine_options.get("override_tensor"))
 
     def label(self) -> str:
         sc = self.scenario
         split = f"TP{sc.tp}" + (f"×PP{sc.pp}" if sc.pp > 1 else "") if sc.tp > 1 else (f"PP{sc.pp}" if sc.pp > 1 else "1 GPU")
-        off = f", {sc.gpu_layers} layers on GPU" if self.offloaded else ""
+        off = f", {sc.gpu_layers} layers on GPU" if sc.gpu_layers is not None else ""
+        if sc.engine_options.get("override_tensor"):
+            off += f", experts of {_host_expert_layers(self.estimate)} layers in host RAM"
         return f"{sc.engine} {sc.weight_format} · KV {sc.kv_format} · {split}{off}"
 
     def launch_command(self, model: str | None = None) -> str:
@@ -200,6 +205,39 @@ def _offloaded(a: Architecture, sc: Scenario, hw: Hardware, req: Requirements) -
     return best
 
 
+def _experts_offloaded(a: Architecture, sc: Scenario, hw: Hardware, req: Requirements) -> Estimate | None:
+    """A MoE model in llama.cpp placed as llama-server's --fit places it (`llamacpp_fit.FitPlacement`): every layer
+    on the GPU, the experts of the fewest last layers in host RAM that fit the planner's budget; None if even every
+    expert in host RAM does not fit."""
+    if sc.engine != "llamacpp" or not a.is_moe:
+        return None
+
+    def placed(first: int) -> Estimate | None:
+        rule = FitPlacement(experts_from=first).options(a)["override_tensor"]
+        return _estimate(a, sc.with_changes(options={**sc.engine_options, "override_tensor": rule}))
+
+    best, lo, hi = None, 0, a.num_layers - 1
+    while lo <= hi:  # the most layers keeping their experts on the GPU
+        mid = (lo + hi) // 2
+        est = placed(mid)
+        if est is not None and _fits(est, hw, req):
+            best, lo = est, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def _host_expert_layers(est: Estimate) -> int:
+    """How many layers keep their experts in host memory under the scenario's -ot rule."""
+    from memviz.core.engines.llamacpp import host_tensors
+    from memviz.core.formats import get_weight_format
+    from memviz.core.inventory import Role, build_inventory
+
+    sc, a = est.scenario, est.architecture
+    host = host_tensors(a, get_weight_format(sc.weight_format), sc.engine_options["override_tensor"])
+    return len({t.layer for t in build_inventory(a) if t.role is Role.EXPERT and t.name in host})
+
+
 def _candidate(est: Estimate, hw: Hardware, req: Requirements, parameters_b: float) -> Candidate:
     a, sc = est.architecture, est.scenario
     q = quality(a, sc.weight_format, sc.kv_format, parameters_b)
@@ -253,7 +291,7 @@ def plan(a: Architecture, hardware: list[Hardware], req: Requirements, engines: 
                             continue
                         whole_node = tp * pp == hw.gpus_per_node  # offloading beside an idle GPU is never better
                         if engine in OFFLOAD_ENGINES and hw.host_ram_bytes and whole_node and not _fits(est, hw, req):
-                            est = _offloaded(a, est.scenario, hw, req) or est
+                            est = _experts_offloaded(a, est.scenario, hw, req) or _offloaded(a, est.scenario, hw, req) or est
                         c = _candidate(est, hw, req, parameters_b)
                         (rejected if c.problem else kept).append(c)
     return Plan(a, req, tuple(hardware), tuple(sorted(kept, key=rank_key)), tuple(rejected),

@@ -103,6 +103,21 @@ def test_offload_uses_host_ram_and_has_a_slower_bound():
         assert c.decode_tokens_per_s_max < 1.05 * HOST_READ_BYTES_PER_S[c.scenario.engine] / c.estimate.host.weights
 
 
+def test_a_moe_model_in_llamacpp_keeps_every_layer_and_moves_the_last_layers_experts():
+    """As llama-server's --fit places it (engines/llamacpp_fit.py): the fewest layers' experts in host RAM."""
+    from memviz.core.engines.llamacpp_fit import FitPlacement
+    from memviz.core.gpus import get_gpu
+
+    a = get_preset("qwen3-30b-a3b").architecture()
+    p = plan(a, parse_hardware("rtx4090", 1, 64 * 2**30), Requirements(32768, 1), engines=("llamacpp",))
+    q8 = next(c for c in p.ranked if c.scenario.weight_format == "Q8_0" and c.scenario.kv_format == "fp16")
+    assert q8.offloaded and q8.scenario.gpu_layers is None and "experts of 18 layers in host RAM" in q8.label()
+    assert "-ot 'blk" in q8.launch_command() and q8.estimate.host_read_bytes > 0
+    one_fewer = FitPlacement(experts_from=a.num_layers - 17).options(a)
+    more_on_gpu = q8.scenario.with_changes(options={**q8.scenario.engine_options, **one_fewer})
+    assert not _fits(a, more_on_gpu, get_gpu("rtx4090"))
+
+
 def test_limits_filter_and_say_why():
     p = _plan("llama-3.1-8b", "rtx4090", min_tokens_per_s=100, max_quality_loss_pct=0.5)
     assert p.ranked and all(c.decode_tokens_per_s_max >= 100 and c.quality.loss_pct <= 0.5 for c in p.ranked)

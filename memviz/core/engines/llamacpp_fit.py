@@ -51,9 +51,11 @@ class FitPlacement:
         """The scenario options that place the weights this way (`--n-cpu-moe`, `-ot`)."""
         rules = []
         if self.experts_from is not None and self.experts_from < a.num_layers:
-            rules.append(rf"blk\.{self.experts_from}\.{LAYER_RULES[self.first_layer_rule]}=CPU")
-            if self.experts_from + 1 < a.num_layers:
-                rules.append(experts_pattern(range(self.experts_from + 1, a.num_layers)))
+            whole = self.experts_from + (self.first_layer_rule != "moe")  # the first layer its own rule, if it has one
+            if whole > self.experts_from:
+                rules.append(rf"blk\.{self.experts_from}\.{LAYER_RULES[self.first_layer_rule]}=CPU")
+            if whole < a.num_layers:
+                rules.append(experts_pattern(range(whole, a.num_layers)))
         return {"n_cpu_moe": a.num_layers if self.all_experts_on_host else 0, "override_tensor": ",".join(rules)}
 
     def describe(self, a: Architecture) -> str:
