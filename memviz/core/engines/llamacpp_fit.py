@@ -1,8 +1,9 @@
 """Where llama-server's `--fit` puts layers and MoE experts when they do not all fit the GPU.
 
 llama.cpp 0c1e570 (common/fit.cpp `common_params_fit_impl`, called by common/common.cpp before loading; on unless
-`--fit off`; introduced by ggml-org/llama.cpp pull request #16653, October 2025) measures the memory of trial placements with dry-run loads and keeps `fit_params_target` (1 GiB,
-common/common.h) free on each device. It changes only what the user left unset:
+`--fit off`; introduced by ggml-org/llama.cpp pull request #16653, October 2025) measures the memory of trial
+placements with dry-run loads and keeps `fit_params_target` (1 GiB, common/common.h) free on each device. It changes
+only what the user left unset:
 
 - a context the user set (`-c N`) stays; memviz's scenarios always set one;
 - `-ngl` set (memviz writes `-ngl 999` unless `fit` is on), `-ot` or `--n-cpu-moe` given: nothing changes;

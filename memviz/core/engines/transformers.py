@@ -171,7 +171,8 @@ class Transformers(Engine):
         attn = sc.attention or self.attention_default
         impl = {"flash": "flash_attention_2"}.get(attn, attn)
         dtype = "float32" if sc.weight_format == "fp32" else "bfloat16"
-        device_map = '"cpu"' if sc.device == "cpu" else '"auto"'
+        device_map = '"cpu"' if sc.device == "cpu" else '"auto"' if sc.pp * sc.tp > 1 or sc.gpu_layers is not None \
+            else '"cuda"'  # one GPU holds it all, as estimated ("auto" would spill what does not fit to the CPU)
         ref, on_load = self.checkpoint(a, sc, model)
         quant = f"    quantization_config=BitsAndBytesConfig({BITSANDBYTES_CONFIG[sc.weight_format]})," if on_load else ""
         lines = [
@@ -181,6 +182,9 @@ class Transformers(Engine):
             f'    attn_implementation="{impl}", trust_remote_code={opts["trust_remote_code"]})',
             f"# generate() over {sc.sequences} sequence(s) of up to {sc.longest_sequence:,d} tokens",
         ]
+        if sc.gpu_layers is not None and sc.device == "cuda":
+            lines.insert(0, f"# estimated with layers 0-{min(sc.gpu_layers, a.num_layers) - 1} on the GPU and the rest "
+                            "in host RAM; accelerate's \"auto\" map places them by free memory")
         if sc.weight_format in FINEGRAINED_FP8 and self.dequantizes_fp8(sc):
             lines.insert(0, "# no FP8 arithmetic here: transformers dequantizes the FP8 weights to bf16 (estimated so)")
         if "mxfp4" in sc.weight_format:

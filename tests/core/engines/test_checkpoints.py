@@ -68,3 +68,14 @@ def test_transformers_dequantizes_mxfp4_experts_without_the_kernels_package():
     assert plain.bytes["weights"] == bf16.bytes["weights"] > 3 * packed.bytes["weights"]
     assert "dequantizes the MXFP4 experts" in plain.launch_command()
     assert "pip install kernels" in packed.launch_command()
+
+
+@pytest.mark.parametrize("changes, device_map", [({}, '"cuda"'), ({"gpu_layers": 10}, '"auto"'),
+                                                 ({"pp": 2}, '"auto"'), ({"device": "cpu"}, '"cpu"')])
+def test_transformers_launch_places_the_model_as_estimated(changes, device_map):
+    """One GPU holding everything is device_map="cuda", as the probe loads it: "auto" would spill what does not fit
+    to the CPU where the estimate says it does not fit; offload and several GPUs are accelerate's to place."""
+    a = get_preset("llama-3.1-8b").architecture()
+    cmd = estimate(a, Scenario(engine="transformers", **changes)).launch_command()
+    assert f"device_map={device_map}," in cmd
+    assert ("layers 0-9 on the GPU" in cmd) is ("gpu_layers" in changes)
