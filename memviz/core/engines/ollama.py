@@ -82,7 +82,8 @@ class Ollama(LlamaCpp):
     name = "ollama"
     label = "Ollama (llama.cpp with Ollama's defaults)"
     version = "ollama fb30760 on llama.cpp"
-    source = "ollama/ollama fb30760: envconfig/config.go, server/routes.go, server/sched.go, api/types.go"
+    source = ("ollama/ollama fb30760: envconfig/config.go, server/routes.go, server/sched.go, api/types.go, "
+              "llm/llama_server.go")
     options = tuple(replace(o, **_OLLAMA_DEFAULTS.get(o.name, {})) for o in LlamaCpp.options)
 
     def default_context(self, a: Architecture, total_vram_bytes: float | None) -> int:
