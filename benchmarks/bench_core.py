@@ -3,7 +3,8 @@
 - one `estimate` call (warm caches: the inventory and per-tensor bytes are cached
   per architecture and format, as in the app where the model rarely changes);
 - a cold estimate (caches cleared);
-- a sweep of 8 scenarios x 4,096 context points (target: under 10 ms in total).
+- a sweep of 8 scenarios x 4,096 context points (target: under 10 ms in total);
+- an Ollama estimate that llama-server's --fit places (the search over trial placements, uncached).
 
 Run: python benchmarks/bench_core.py
 """
@@ -15,6 +16,7 @@ import time
 
 import numpy as np
 
+from memviz.core.engines.llamacpp_fit import fit_placement
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.fit import sweep
 from memviz.core.formats import tensor_bytes
@@ -54,6 +56,17 @@ def main() -> None:
     med, best = timeit(lambda: [sweep(a, s, contexts) for s in scenarios], 50)
     print(f"sweep 8 scenarios x {contexts.size} contexts: median {med * 1e3:.2f} ms, best {best * 1e3:.2f} ms "
           f"(target < 10 ms)")
+
+    moe = get_preset("qwen3-30b-a3b").architecture()
+    placed = Scenario(engine="ollama", weight_format="Q8_0", kv_format="fp16", context_tokens=32768, gpu="rtx4090")
+
+    def fitted():
+        fit_placement.cache_clear()
+        estimate(moe, placed)
+
+    med, best = timeit(fitted, 20)
+    print(f"estimate placed by --fit (search uncached), Qwen3-30B-A3B Q8_0 on an RTX 4090: median {med * 1e3:.1f} ms, "
+          f"best {best * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":
