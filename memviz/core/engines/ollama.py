@@ -9,7 +9,8 @@
   context in all (num_ctx x parallel), 1,024 up to 32,768, 2,048 beyond, stepped down while its own prediction
   (`llm.PredictServerVRAM`: the GGUF file + an f16 KV estimate) exceeds 80 % of the GPUs' free memory, 75 % (1,024)
   or 60 % (2,048) of it, or leaves less than 768 MiB (1,024) / 2 GiB (2,048) below that 80 %; with flash attention
-  off on CUDA, 512 (256 beyond 4,096 tokens on a GPU of 8 GiB or less);
+  off on CUDA, 512 (256 beyond 4,096 tokens on a GPU of 8 GiB or less); a sweep keeps the batch of the
+  scenario's own context;
 - flash attention: OLLAMA_FLASH_ATTENTION unset lets the runner decide
   (`llm.LlamaServerFlashAttention`): on where the GPUs support it;
 - KV cache type: OLLAMA_KV_CACHE_TYPE, default f16 (`llm/server.go`).
