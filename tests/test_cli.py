@@ -250,3 +250,13 @@ def test_log_check_of_a_vllm_log_takes_the_model_and_gpu_from_the_command(tmp_pa
 def test_kv_and_context_default_to_the_engines_own(args, kv, context):
     d = json.loads(run("estimate", "--preset", "qwen3-8b", *args, "--json").stdout)
     assert (d["scenario"]["kv_format"], d["scenario"]["context_tokens"]) == (kv, context)
+
+
+def test_a_llamacpp_scenario_too_big_for_its_gpu_names_where_llama_servers_fit_would_put_it():
+    d = json.loads(run("estimate", "--preset", "llama-3.1-70b", "--weights", "Q4_K_M", "--gpu", "rtx4090",
+                       "--context", "32768", "--json").stdout)
+    assert not d["fit"]["fits"] and d["fit"]["llama_server_fit"].startswith("-ngl 35:")
+    r = run("estimate", "--preset", "llama-3.1-70b", "--weights", "Q4_K_M", "--gpu", "rtx4090", "--context", "32768")
+    assert "llama-server's default --fit would start it instead with -ngl 35" in r.stdout
+    fits = json.loads(run("estimate", "--preset", "llama-3.1-8b", "--weights", "Q4_K_M", "--gpu", "rtx4090", "--json").stdout)
+    assert fits["fit"]["fits"] and "llama_server_fit" not in fits["fit"]
