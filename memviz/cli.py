@@ -224,21 +224,10 @@ def _model_ref(args: argparse.Namespace) -> str | None:
     return args.gguf or args.safetensors or args.config
 
 
-def _placed_by_fit(a: Architecture, sc: Scenario) -> str | None:
-    """Where llama-server's default --fit would put a llama.cpp scenario that memviz places all on the GPU (-ngl 999)
-    and that does not fit: None for other engines, placements the user set, or where fit is already on."""
-    from memviz.core.engines.llamacpp_fit import applies, fit_placement
-
-    if sc.engine != "llamacpp" or sc.engine_options["fit"]:
-        return None
-    trial = sc.with_changes(options={**sc.engine_options, "fit": True})
-    fit = fit_placement(a, trial) if applies(trial, trial.engine_options) else None
-    return fit.describe(a) if fit else None
-
-
 def estimate_json(est: Estimate, model: str | None = None) -> dict[str, Any]:
     """The JSON contract of `memviz estimate --json` (scripts depend on it)."""
     from memviz.core.engines import get_engine
+    from memviz.core.engines.llamacpp_fit import default_fit_placement
     from memviz.core.fit import capacity_bytes, fits, max_batch, max_context, min_gpus, needed_bytes
     from memviz.core.gpus import get_gpu
     from memviz.core.speed import speed_bounds
@@ -272,7 +261,7 @@ def estimate_json(est: Estimate, model: str | None = None) -> dict[str, Any]:
         }
         fewest = min_gpus(a, sc, gpu)
         out["fit"]["fewest_gpus"] = {"count": fewest.tp * fewest.pp, "tp": fewest.tp, "pp": fewest.pp} if fewest else None
-        placed = _placed_by_fit(a, sc) if not out["fit"]["fits"] else None
+        placed = default_fit_placement(a, sc)
         if placed:
             out["fit"]["llama_server_fit"] = placed
         out["speed_bounds"] = {
@@ -303,7 +292,8 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
             g = f["fewest_gpus"]
             print(f"fewest {f['gpu']} GPUs for this scenario: {g['count']} (TP {g['tp']} x PP {g['pp']})")
         if f.get("llama_server_fit"):
-            print(f"llama-server's default --fit would start it instead with {f['llama_server_fit']} (-o fit=true)")
+            print(f"llama-server's default --fit (1 GiB left free) would start it instead with {f['llama_server_fit']} "
+                  "(-o fit=true)")
     facts = data["engine"]
     if "kv_pool_tokens" in facts:
         print(f"vLLM KV cache: {format_bytes(facts['kv_pool_bytes'], unit)} ({facts['kv_blocks']:,d} blocks of "

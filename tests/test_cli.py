@@ -257,6 +257,6 @@ def test_a_llamacpp_scenario_too_big_for_its_gpu_names_where_llama_servers_fit_w
                        "--context", "32768", "--json").stdout)
     assert not d["fit"]["fits"] and d["fit"]["llama_server_fit"].startswith("-ngl 35:")
     r = run("estimate", "--preset", "llama-3.1-70b", "--weights", "Q4_K_M", "--gpu", "rtx4090", "--context", "32768")
-    assert "llama-server's default --fit would start it instead with -ngl 35" in r.stdout
+    assert "llama-server's default --fit (1 GiB left free) would start it instead with -ngl 35" in r.stdout
     fits = json.loads(run("estimate", "--preset", "llama-3.1-8b", "--weights", "Q4_K_M", "--gpu", "rtx4090", "--json").stdout)
     assert fits["fit"]["fits"] and "llama_server_fit" not in fits["fit"]

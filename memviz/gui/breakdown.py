@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from memviz.core.engines import get_engine
+from memviz.core.engines.llamacpp_fit import default_fit_placement
 from memviz.core.estimate import Estimate
 from memviz.core.fit import max_batch, max_context
 from memviz.core.formats import get_weight_format, tensor_bytes
@@ -58,6 +59,9 @@ def breakdown_rows(est: Estimate, unit: Unit, gpus: tuple[str, ...] = ()) -> lis
         out.append((f"weights: {role} ({storage})", f"{nbytes:,d}", format_bytes(nbytes, unit, 3), "exact",
                     f"{count} tensors, {numel:,d} parameters, {nbytes * 8 / numel:.3f} bits each", "tensor inventory"))
     out += engine_rows(est, unit)
+    if sc.gpu and (placed := default_fit_placement(a, sc)):
+        out.append(("llama-server's default --fit", "", "", "formula", f"would start it with {placed}, leaving 1 GiB "
+                    "of the GPU free (-o fit=true estimates that placement)", "common/fit.cpp"))
     if sc.gpu:
         gpu = get_gpu(sc.gpu)
         out.append((f"largest context on {gpu.label}", f"{max_context(a, sc, gpu):,d} tokens", "", "formula",

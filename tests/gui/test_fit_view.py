@@ -93,3 +93,16 @@ def test_breakdown_names_vllms_cuda_graph_estimate():
                                options={"estimate_cudagraphs": False}))
     row = {r[0]: r for r in breakdown_rows(old, Unit.GiB)}["CUDA graphs captured after the pool"]
     assert row[2] == format_bytes(old.engine_facts["graphs_after_pool_bytes"], Unit.GiB, 3)
+
+
+def test_breakdown_names_where_llama_servers_default_fit_would_start_a_scenario_too_big_for_its_gpu():
+    from memviz.core.units import Unit
+    from memviz.gui.breakdown import breakdown_rows
+
+    a = get_preset("llama-3.1-70b").architecture()
+    sc = Scenario(engine="llamacpp", weight_format="Q4_K_M", kv_format="fp16", context_tokens=32768, gpu="rtx4090")
+    row = {r[0]: r for r in breakdown_rows(estimate(a, sc), Unit.GiB)}["llama-server's default --fit"]
+    assert row[4].startswith("would start it with -ngl 35: 35 of 80 layers on the GPU")
+    fitted = estimate(a, sc.with_changes(options={"fit": True}))
+    assert "llama-server's default --fit" not in {r[0] for r in breakdown_rows(fitted, Unit.GiB)}
+    assert {r[0]: r for r in breakdown_rows(fitted, Unit.GiB)}["placement by --fit"][4].startswith("-ngl 35:")

@@ -131,3 +131,13 @@ def _one_more_part(first: int, fits) -> FitPlacement:
         return FitPlacement(experts_from=first, first_layer_rule="attn")
     gate = FitPlacement(experts_from=first, first_layer_rule="gate")
     return gate if fits(gate) else up
+
+
+def default_fit_placement(a: Architecture, sc: Any) -> str | None:
+    """For a llama.cpp scenario with `fit` off (memviz's -ngl 999), where llama-server's default --fit would start it
+    instead; None where --fit would change nothing, for other engines, and where fit is on already."""
+    if sc.engine != "llamacpp" or sc.engine_options["fit"]:
+        return None
+    trial = sc.with_changes(options={**sc.engine_options, "fit": True})
+    fit = fit_placement(a, trial) if applies(trial, trial.engine_options) else None
+    return fit.describe(a) if fit else None
