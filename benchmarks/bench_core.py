@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from memviz.core.engines.llamacpp import weight_tensors
 from memviz.core.engines.llamacpp_fit import fit_placement
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.fit import sweep
@@ -43,6 +44,7 @@ def main() -> None:
     def cold():
         build_inventory.cache_clear()
         tensor_bytes.cache_clear()
+        weight_tensors.cache_clear()
         estimate(get_preset("deepseek-v3").architecture(), Scenario(weight_format="Q4_K_M", engine="llamacpp"))
 
     med, best = timeit(cold, 10)

@@ -17,6 +17,7 @@ from memviz.core.arch import Architecture
 from memviz.core.engines import get_engine
 from memviz.core.estimate import COMPONENTS, Arrays, Estimate, Scenario, device_arrays
 from memviz.core.gpus import GPU
+from memviz.core.search import largest_true
 
 
 @dataclass
@@ -79,19 +80,6 @@ def fits(a: Architecture, sc: Scenario, gpu: GPU) -> bool:
     return bool(_needed(a, sc, np.asarray(sc.context_tokens), np.asarray(sc.batch)) <= capacity_bytes(gpu, sc))
 
 
-def _largest(ok, hi: int) -> int:
-    """Largest n in [1, hi] with ok(n) true (ok monotone decreasing); 0 if none."""
-    if not ok(1):
-        return 0
-    lo = 1
-    if ok(hi):
-        return hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-    return lo
-
-
 def max_context(a: Architecture, sc: Scenario, gpu: GPU, limit: int | None = None) -> int:
     """Largest context per sequence (at the scenario's batch) that fits; 0 if none.
 
@@ -99,14 +87,14 @@ def max_context(a: Architecture, sc: Scenario, gpu: GPU, limit: int | None = Non
     cap = capacity_bytes(gpu, sc)
     base = sc.with_changes(sequence_tokens=())
     hi = limit or a.max_position_embeddings or 1 << 24
-    return _largest(lambda n: bool(_needed(a, base, np.asarray(n), np.asarray(sc.batch)) <= cap), hi)
+    return largest_true(lambda n: bool(_needed(a, base, np.asarray(n), np.asarray(sc.batch)) <= cap), 1, hi)
 
 
 def max_batch(a: Architecture, sc: Scenario, gpu: GPU, limit: int = 1 << 16) -> int:
     """Largest number of concurrent sequences (at the scenario's context) that fits; 0 if none."""
     cap = capacity_bytes(gpu, sc)
     base = sc.with_changes(sequence_tokens=())
-    return _largest(lambda n: bool(_needed(a, base, np.asarray(sc.context_tokens), np.asarray(n)) <= cap), limit)
+    return largest_true(lambda n: bool(_needed(a, base, np.asarray(sc.context_tokens), np.asarray(n)) <= cap), 1, limit)
 
 
 def largest_fit(a: Architecture, sc: Scenario, gpu: GPU, axis: str) -> int:

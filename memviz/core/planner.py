@@ -31,6 +31,7 @@ from memviz.core.estimate import Estimate, Scenario, estimate
 from memviz.core.fit import capacity_bytes, needed_bytes, refused_on, within
 from memviz.core.gpus import GPU, gpu_pool
 from memviz.core.quality import Quality, quality
+from memviz.core.search import largest_true
 from memviz.core.speed import speed_bounds
 
 #: What each engine is asked to run: weight formats it loads, KV formats it offers.
@@ -191,18 +192,21 @@ def _fits(est: Estimate, hw: Hardware, req: Requirements) -> bool:
     return gpu_ok and host_ok
 
 
+def _most_that_fit(placed, hi: int, hw: Hardware, req: Requirements) -> Estimate | None:
+    """The estimate of `placed(n)` for the largest n in [0, hi] that fits (more n, more on the GPUs), or None."""
+    tried: dict[int, Estimate | None] = {}
+
+    def fits(n: int) -> bool:
+        tried[n] = est = placed(n)
+        return est is not None and _fits(est, hw, req)
+
+    n = largest_true(fits, 0, hi)
+    return tried[n] if n >= 0 else None
+
+
 def _offloaded(a: Architecture, sc: Scenario, hw: Hardware, req: Requirements) -> Estimate | None:
-    """The most layers on the GPUs that fit with the rest in host RAM (bisection), or None."""
-    best = None
-    lo, hi = 0, a.num_layers - 1
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        est = _estimate(a, sc.with_changes(gpu_layers=mid))
-        if est is not None and _fits(est, hw, req):
-            best, lo = est, mid + 1
-        else:
-            hi = mid - 1
-    return best
+    """The most layers on the GPUs that fit with the rest in host RAM, or None."""
+    return _most_that_fit(lambda n: _estimate(a, sc.with_changes(gpu_layers=n)), a.num_layers - 1, hw, req)
 
 
 def _experts_offloaded(a: Architecture, sc: Scenario, hw: Hardware, req: Requirements) -> Estimate | None:
@@ -216,15 +220,7 @@ def _experts_offloaded(a: Architecture, sc: Scenario, hw: Hardware, req: Require
         rule = FitPlacement(experts_from=first).options(a)["override_tensor"]
         return _estimate(a, sc.with_changes(options={**sc.engine_options, "override_tensor": rule}))
 
-    best, lo, hi = None, 0, a.num_layers - 1
-    while lo <= hi:  # the most layers keeping their experts on the GPU
-        mid = (lo + hi) // 2
-        est = placed(mid)
-        if est is not None and _fits(est, hw, req):
-            best, lo = est, mid + 1
-        else:
-            hi = mid - 1
-    return best
+    return _most_that_fit(placed, a.num_layers - 1, hw, req)  # the most layers keeping their experts on the GPU
 
 
 def _host_expert_layers(est: Estimate) -> int:

@@ -176,6 +176,34 @@ def host_tensors(a: Architecture, wf: WeightFormat, spec: str) -> frozenset[str]
     return frozenset(out)
 
 
+@lru_cache(maxsize=64)
+def weight_tensors(a: Architecture, wf: WeightFormat) -> tuple[WeightTensor, ...]:
+    """Every weight as llama.cpp's CPU backend sees it (type, shape, file offset), in `tensor_table`'s order."""
+    rows = tensor_bytes(a, wf)
+    offsets = {t.name: t.offset for t in a.stored} if wf.name == STORED else _quantizer_offsets(a, wf, rows)
+    # ggml's extra buffers take 2-D matrix products and 3-D expert products (MUL_MAT_ID), not MLA's
+    # per-head 3-D attn_k_b / attn_v_b (repack.cpp `supports_op`)
+    return tuple(WeightTensor(t.name, storage.upper(), tuple(reversed(t.shape)), nbytes, offsets.get(t.name),
+                              t.is_matrix and t.role in _MATMUL_ROLES and (len(t.shape) == 2 or t.role is Role.EXPERT))
+                 for t, storage, nbytes in rows)
+
+
+def _quantizer_offsets(a: Architecture, wf: WeightFormat, rows) -> dict[str, int]:
+    """Where each tensor lies in a file of a quantized mix: llama.cpp's quantizer writes them in its loader's
+    order, by layer (the others first) then by name (ggml-org/llama.cpp 0c1e570 src/llama-model-loader.h
+    `weight_name_comparer`, src/llama-quant.cpp `llama_model_quantize_impl`), each padded to
+    GGUF_DEFAULT_ALIGNMENT (32 bytes); checked by the published Pythia CPU load (tests/data/published) and the
+    DeepSeek-V2 load in tests/data/llamacpp. Float files keep the converter's order: none given."""
+    if wf.gguf_mix is None or wf.name.upper() in ("F16", "BF16", "F32"):
+        return {}
+    ordered = sorted(rows, key=lambda r: (-1 if r[0].layer is None else r[0].layer, gguf_name(r[0], a)))
+    offsets, at = {}, 0
+    for t, _, nbytes in ordered:
+        offsets[t.name] = at
+        at += -(-nbytes // GGUF_ALIGNMENT) * GGUF_ALIGNMENT
+    return offsets
+
+
 class LlamaCpp(Engine):
     name = "llamacpp"
     label = "llama.cpp / llama-server with a GGUF file"
@@ -420,21 +448,11 @@ class LlamaCpp(Engine):
         o = x.options
         return o["repack"] and (x.sc.device == "cpu" or not o["host_buffer"])
 
-    def _weight_tensors(self, x: Inputs) -> list[WeightTensor]:
-        """Every weight as llama.cpp's CPU backend sees it (type, shape, file offset), in `tensor_table`'s order."""
-        rows = tensor_bytes(x.a, x.wf)
-        offsets = {t.name: t.offset for t in x.a.stored} if x.wf.name == STORED else self._quantizer_offsets(x, rows)
-        # ggml's extra buffers take 2-D matrix products and 3-D expert products (MUL_MAT_ID), not MLA's
-        # per-head 3-D attn_k_b / attn_v_b (repack.cpp `supports_op`)
-        return [WeightTensor(t.name, storage.upper(), tuple(reversed(t.shape)), nbytes, offsets.get(t.name),
-                             t.is_matrix and t.role in _MATMUL_ROLES and (len(t.shape) == 2 or t.role is Role.EXPERT))
-                for t, storage, nbytes in rows]
-
     def _host_weights(self, x: Inputs) -> tuple[list[WeightTensor], WeightTensor | None]:
         """The weights in host memory (all of a CPU run's), and the tied embedding when it also serves as an output
         layer kept there."""
         tt = tensor_table(x.a, x.wf)
-        every = self._weight_tensors(x)
+        every = weight_tensors(x.a, x.wf)
         embedding = next((w for w, is_embedding in zip(every, tt.embedding, strict=True) if is_embedding), None)
         if x.sc.device == "cpu":
             tensors, output_on_host = every, True
@@ -453,7 +471,7 @@ class LlamaCpp(Engine):
             return np.zeros(len(tt.names), dtype=bool)
         tied = x.a.tie_word_embeddings
         return np.array([extra_buffer(replace(w, matmul=True) if tied and e else w, x.options["cpu"]) is not None
-                         for w, e in zip(self._weight_tensors(x), tt.embedding, strict=True)], dtype=bool)
+                         for w, e in zip(weight_tensors(x.a, x.wf), tt.embedding, strict=True)], dtype=bool)
 
     def _cpu_buffers(self, x: Inputs) -> tuple[dict[str, int], int]:
         """(the buffers, the bytes of the tensors themselves), from one pass over the host's tensors."""
@@ -463,22 +481,6 @@ class LlamaCpp(Engine):
         if x.sc.device == "cuda" and o["host_buffer"] and "CPU" in buffers:  # read in, not mapped: pinned memory
             buffers["CUDA_Host"] = buffers.pop("CPU")
         return buffers, sum(t.nbytes for t in tensors)
-
-    @staticmethod
-    def _quantizer_offsets(x: Inputs, rows) -> dict[str, int]:
-        """Where each tensor lies in a file of a quantized mix: llama.cpp's quantizer writes them in its loader's
-        order, by layer (the others first) then by name (ggml-org/llama.cpp 0c1e570 src/llama-model-loader.h
-        `weight_name_comparer`, src/llama-quant.cpp `llama_model_quantize_impl`), each padded to
-        GGUF_DEFAULT_ALIGNMENT (32 bytes); checked by the published Pythia CPU load (tests/data/published) and the
-        DeepSeek-V2 load in tests/data/llamacpp. Float files keep the converter's order: none given."""
-        if x.wf.gguf_mix is None or x.wf.name.upper() in ("F16", "BF16", "F32"):
-            return {}
-        ordered = sorted(rows, key=lambda r: (-1 if r[0].layer is None else r[0].layer, gguf_name(r[0], x.a)))
-        offsets, at = {}, 0
-        for t, _, nbytes in ordered:
-            offsets[t.name] = at
-            at += -(-nbytes // GGUF_ALIGNMENT) * GGUF_ALIGNMENT
-        return offsets
 
     def device_tensor_bytes(self, x: Inputs, tt: TensorTable) -> np.ndarray:
         """On a GPU, each tensor as a CUDA buffer holds it (`cuda_alloc_bytes`)."""

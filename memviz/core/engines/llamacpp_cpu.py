@@ -28,7 +28,7 @@ Each buffer is the sum of its tensors padded to 32 bytes (`TENSOR_ALIGNMENT`,
 the file range from the first to the last tensor it keeps (`get_mapping_range`),
 so tensors moved elsewhere but lying inside that range are counted twice: once
 mapped, once packed. Without the file's offsets (a mix sized from a config, a log) a quantized file's order
-is llama.cpp's quantizer's (`llamacpp.LlamaCpp._quantizer_offsets`); a float file's range is the whole file.
+is llama.cpp's quantizer's (`llamacpp._quantizer_offsets`); a float file's range is the whole file.
 Other CPUs (ARM without DOTPROD, RISC-V, KleidiAI builds) are `cpu="generic"`: none
 of their packings is counted.
 """

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from memviz.core.arch import Architecture
+from memviz.core.search import largest_true
 from memviz.core.units import MiB
 
 FIT_MARGIN_BYTES = 1024 * MiB  # common/common.h `fit_params_target`: 1 GiB left free per device
@@ -87,16 +88,6 @@ def experts_pattern(layers: range) -> str:
     return r"blk\.(" + "|".join(str(i) for i in layers) + r")\.ffn_(up|down|gate_up|gate)_(ch|)exps=CPU"
 
 
-def _largest(ok, lo: int, hi: int) -> int:
-    """Largest n in [lo, hi] with ok(n) (ok true at lo's side, monotone); lo - 1 when none."""
-    if not ok(lo):
-        return lo - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
-    return lo
-
-
 @lru_cache(maxsize=256)
 def fit_placement(a: Architecture, sc: Any) -> FitPlacement | None:
     """The placement llama.cpp's `--fit` gives scenario `sc` at its own context and batch; None when every layer
@@ -117,9 +108,9 @@ def fit_placement(a: Architecture, sc: Any) -> FitPlacement | None:
     if fits(FitPlacement()):
         return None
     if a.is_moe and fits(FitPlacement(experts_from=0)):
-        whole = _largest(lambda f: fits(FitPlacement(experts_from=f)), 0, n - 1)
+        whole = largest_true(lambda f: fits(FitPlacement(experts_from=f)), 0, n - 1)
         return _one_more_part(whole, fits)
-    ngl = _largest(lambda k: fits(FitPlacement(gpu_layers=k, all_experts_on_host=a.is_moe)), 0, n)
+    ngl = largest_true(lambda k: fits(FitPlacement(gpu_layers=k, all_experts_on_host=a.is_moe)), 0, n)
     return FitPlacement(gpu_layers=ngl, all_experts_on_host=a.is_moe) if ngl >= 0 else None
 
 

@@ -93,9 +93,14 @@ class Ollama(LlamaCpp):
             return super().default_context(a, None)
         return default_context(total_vram_bytes, a.max_position_embeddings)
 
+    @staticmethod
+    def num_batch(sc: Any, options: dict[str, Any]) -> int | None:
+        """The num_batch the scenario sets (the option, else its prefill chunk); None leaves it to Ollama."""
+        return options["n_batch"] or sc.prefill_chunk_tokens
+
     def batches(self, x: Any) -> tuple[int, int]:
         o = x.options
-        n_batch = o["n_batch"] or x.sc.prefill_chunk_tokens or automatic_batch(x.a, x.sc, self.flash(x.sc, o))
+        n_batch = self.num_batch(x.sc, o) or automatic_batch(x.a, x.sc, self.flash(x.sc, o))
         return n_batch, o["n_ubatch"] or n_batch
 
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
@@ -107,6 +112,6 @@ class Ollama(LlamaCpp):
         modelfile = [f"FROM {model}", f"PARAMETER num_ctx {sc.longest_sequence}"]
         if sc.gpu_layers is not None:
             modelfile.append(f"PARAMETER num_gpu {sc.gpu_layers}")
-        if o["n_batch"] or sc.prefill_chunk_tokens:
-            modelfile.append(f"PARAMETER num_batch {o['n_batch'] or sc.prefill_chunk_tokens}")
+        if self.num_batch(sc, o):
+            modelfile.append(f"PARAMETER num_batch {self.num_batch(sc, o)}")
         return "# Modelfile\n" + "\n".join(modelfile) + "\n# server\n" + " ".join(env) + " ollama serve"
