@@ -37,20 +37,23 @@ def _cell(row, scale: float) -> str:
 
 def llamacpp_table() -> list[str]:
     cols = ["KV (device)", "KV", "KV (host)", "compute (device)", "compute", "compute (host)", "output",
-            "model (device)", "model", "model (host)"]
+            "model (device)", "model (host)"]
     out = ["| case | build | device | KV MiB | host KV MiB | compute MiB | host compute MiB | output MiB | model MiB | "
            "host model MiB | tensor types |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for case in LLAMACPP:
         e, rows = llamacpp_check(case)
         get = {c: rows.get(c) for c in cols}
         kv, comp = get["KV (device)"] or get["KV"], get["compute (device)"] or get["compute"]
-        model = get["model (device)"] or get["model"]
+        skip = case.get("not_compared", {})
+        cpu_models = "; ".join(f"{n.removeprefix('model ')} {_cell(r, MiB)}" + (" ²" if n in skip else "")
+                               for n, r in rows.items() if n.startswith("model ") and not n.startswith("model ("))
         types = [r for n, r in rows.items() if n.startswith("tensors")]
         agree = "" if not types else "differ" if any(r.measured != r.estimated for r in types) else \
             "older qkv branch ¹" if e.scenario.weight_format.endswith("+qkv-branch") else "0c1e570's rules"
         out.append(f"| [{case['id']}]({case['source'].split()[0]}) | {case['build']} | {case['device']} | "
                    f"{_cell(kv, MiB)} | {_cell(get['KV (host)'], MiB)} | {_cell(comp, MiB)} | "
-                   f"{_cell(get['compute (host)'], MiB)} | {_cell(get['output'], MiB)} | {_cell(model, MiB)} | "
+                   f"{_cell(get['compute (host)'], MiB)} | {_cell(get['output'], MiB)} | "
+                   f"{_cell(get['model (device)'], MiB) or cpu_models} | "
                    f"{_cell(get['model (host)'], MiB)} | {agree} |")
     errors = compute_errors()
     within = sum(abs(e) <= 0.10 for e in errors)
@@ -59,6 +62,8 @@ def llamacpp_table() -> list[str]:
                f"{100 * statistics.median(abs(e) for e in errors):.1f} %.")
     notes = {case["quantizer"] for case in LLAMACPP if "quantizer" in case}
     out += [f"¹ {note}" for note in sorted(notes)]
+    out += [f"² {case['id']}, {name.removeprefix('model ')}: {why}" for case in LLAMACPP
+            for name, why in case.get("not_compared", {}).items()]
     return out
 
 

@@ -55,7 +55,7 @@ def load_checks(load: LlamaCppLoad, e: Estimate) -> list[BufferCheck]:
         rows.append(BufferCheck("model (device)", _sum(b["model"], host=False), sum(d.weights for d in e.devices)))
         rows.append(BufferCheck("model (host)", _sum(b["model"], host=True), e.host.weights))
     elif b["model"]:
-        rows.append(BufferCheck("model", sum(b["model"].values()), sum(facts["cpu_model_buffers"].values())))
+        rows += _cpu_model_rows(b["model"], facts["cpu_model_buffers"])
     if any(not is_host_buffer(d) for d in b["kv"]) or not gpu:
         rows.append(BufferCheck("KV (device)" if gpu else "KV", _sum(b["kv"], host=not gpu),
                                 sum(d.kv_cache for d in e.devices)))
@@ -68,6 +68,14 @@ def load_checks(load: LlamaCppLoad, e: Estimate) -> list[BufferCheck]:
     if b["output"]:
         rows.append(BufferCheck("output", sum(b["output"].values()), facts["output_buffer_bytes"]))
     return rows + _type_rows(load, a, sc.weight_format)
+
+
+def _cpu_model_rows(printed: dict[str, int], ours: dict[str, int]) -> list[BufferCheck]:
+    """A CPU load's model buffers one by one ("model CPU_REPACK", "model CPU_Mapped"): packed and mapped bytes
+    follow different rules, so their sum could hide two errors. The split files of one model each print their own
+    mapped buffer (summed here); CPU_AARCH64 is CPU_REPACK's name before early 2025."""
+    printed = {("CPU_REPACK" if n == "CPU_AARCH64" else n): v for n, v in printed.items()}
+    return [BufferCheck(f"model {n}", printed.get(n, 0), ours.get(n, 0)) for n in sorted(set(printed) | set(ours))]
 
 
 def _type_rows(load: LlamaCppLoad, a: Architecture, weight_format: str) -> list[BufferCheck]:

@@ -61,10 +61,23 @@ def test_llamacpp_tensor_types_follow_the_mix_rules(case):
 
 @pytest.mark.parametrize("case", LLAMACPP, ids=[c["id"] for c in LLAMACPP])
 def test_llamacpp_model_buffers_are_exact(case):
-    """To the printed 0.01 MiB, the CPU's mapped range included (the quantizer's file order: by layer, then name)."""
-    for name, row in llamacpp_rows(case).items():
-        if name.startswith("model"):
+    """To the printed 0.01 MiB, the CPU's mapped range included (the quantizer's file order: by layer, then name);
+    a buffer the case does not compare says why (a split file, an older build's packing)."""
+    rows = llamacpp_rows(case)
+    for name, row in rows.items():
+        if name.startswith("model") and name not in case.get("not_compared", {}):
             assert abs(row.estimated - row.measured) <= PRINTED, name
+    assert set(case.get("not_compared", {})) <= set(rows)
+
+
+def test_arm_packing_before_2026_left_the_q6_k_output_mapped():
+    """DeepSeek-R1 Q4_0 on a Graviton4 (build 4963): 0c1e570 packs the Q6_K output matrix on ARM, that build
+    packed Q4_0 and IQ4_NL only; every other packed tensor, 58 layers of Q4_0 experts included, is memviz's."""
+    e, rows = llamacpp_check(next(c for c in LLAMACPP if c["id"] == "deepseek-r1-q4_0-cpu-graviton4-4k"))
+    a = e.architecture
+    output_q6_k = a.vocab_size * a.hidden_size // 256 * 210
+    row = rows["model CPU_REPACK"]
+    assert abs(row.estimated - output_q6_k - row.measured) <= PRINTED
 
 
 def compute_errors() -> list[float]:

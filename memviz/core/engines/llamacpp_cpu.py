@@ -52,11 +52,13 @@ _REPACK["arm"] = {"Q4_0": 4, "IQ4_NL": 4, "MXFP4": 4, "Q8_0": 4, "Q4_K": 8, "Q5_
 
 def features_of(system_info: str) -> str:
     """The CPU feature set (`CPU_FEATURES`) of the CPU a llama.cpp `system_info` line reports
-    (`CPU : ... AVX512 = 1 | AMX_INT8 = 1 |`, `NEON = 1 | DOTPROD = 1`); nothing known: generic."""
+    (`CPU : ... AVX512 = 1 | AMX_INT8 = 1 |`, `NEON = 1 | DOTPROD = 1`); nothing known: generic. Builds before
+    2025 did not print DOTPROD: an ARM CPU with MATMUL_INT8 (i8mm) is read as "arm", which the repack selects
+    with i8mm as with dotprod for every type but IQ4_NL and MXFP4 (and every core with i8mm has dotprod)."""
     flags = {part.split("=")[0].split(":")[-1].strip() for part in system_info.split("|")
              if part.strip().endswith("= 1")}
     for needs, features in ((("AMX_INT8",), "amx"), (("AVX512",), "avx512"), (("AVX2",), "avx2"),
-                            (("NEON", "DOTPROD"), "arm")):
+                            (("NEON", "DOTPROD"), "arm"), (("NEON", "MATMUL_INT8"), "arm")):
         if flags.issuperset(needs):
             return features
     return "generic"
