@@ -24,7 +24,7 @@ KNOWN_MODEL_TYPES = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
     "gemma3_text", "gemma3", "phi3", "gpt2", "gpt_neox", "opt", "falcon", "deepseek_v2", "deepseek_v3", "gpt_oss",
     "glm4", "glm4_moe", "glm4_moe_lite", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe",
-    "llama4_text",
+    "llama4_text", "gemma4_text", "gemma4",
 )
 
 
@@ -97,6 +97,18 @@ class Architecture:
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
     mla_kv_b_unsplit: bool = False  # a GGUF converted before llama.cpp split attn_kv_b: no latent cache there
+    # Gemma 4 (Gemma4TextConfig, transformers 5.24 modeling_gemma4.py): full-attention layers with their own head
+    # width and KV heads (0: as the sliding layers), their V taken from K (no v_proj; the cache still holds both),
+    # the last layers reusing earlier layers' K/V (no k/v weights, no cache), per-layer input embeddings
+    full_head_dim: int = 0
+    full_num_kv_heads: int = 0
+    full_k_eq_v: bool = False
+    kv_shared_layers: int = 0
+    per_layer_input_size: int = 0  # hidden_size_per_layer_input: each layer's slice of the per-layer embedding
+    per_layer_vocab_size: int = 0  # vocab_size_per_layer_input
+    double_wide_shared_mlp: bool = False  # use_double_wide_mlp: the KV-sharing layers' MLP is twice as wide
+    router_scales: bool = False  # Gemma4TextRouter: a learned scale per hidden unit and per expert
+    layer_scalars: bool = False  # Gemma4TextDecoderLayer.layer_scalar: one stored scalar per layer
     stored: tuple[StoredTensor, ...] = ()  # tensors of an imported file (weight format "stored")
     source: str = field(default="", compare=False)
     ref: str = field(default="", compare=False)  # what an engine loads: a repository id, a folder or a file
@@ -114,7 +126,8 @@ class Architecture:
                 raise InputError(f"{key} must be a whole number from 1 to {MAX_DIMENSION:,d}, got {value!r}")
         for key in ("max_position_embeddings", "learned_positions", "num_experts", "experts_per_token",
                     "moe_intermediate_size", "shared_expert_intermediate_size", "qk_rope_head_dim", "qk_nope_head_dim",
-                    "sliding_window", "q_lora_rank", "kv_lora_rank"):
+                    "sliding_window", "q_lora_rank", "kv_lora_rank", "full_head_dim", "full_num_kv_heads",
+                    "kv_shared_layers", "per_layer_input_size", "per_layer_vocab_size"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
@@ -138,6 +151,20 @@ class Architecture:
                 raise InputError(f"moe_layers must list {self.num_layers} entries")
         if self.kv_lora_rank is not None and (self.kv_lora_rank <= 0 or self.qk_rope_head_dim <= 0):
             raise InputError("MLA models need positive kv_lora_rank and qk_rope_head_dim")
+        self._check_layer_geometry()
+
+    def _check_layer_geometry(self) -> None:
+        if self.full_num_kv_heads and self.num_heads % self.full_num_kv_heads:
+            raise InputError(f"num_attention_heads ({self.num_heads}) must be a multiple of the full-attention "
+                             f"layers' key/value heads ({self.full_num_kv_heads})")
+        if not 0 <= self.kv_shared_layers < self.num_layers:
+            raise InputError(f"num_kv_shared_layers must be below the layer count ({self.num_layers}), "
+                             f"got {self.kv_shared_layers}")
+        producing = set(self.layer_types[:self.num_layers - self.kv_shared_layers])
+        if self.kv_shared_layers and not set(self.layer_types[self.num_layers - self.kv_shared_layers:]) <= producing:
+            raise InputError("a layer kind that reuses K/V (num_kv_shared_layers) has no earlier layer producing it")
+        if bool(self.per_layer_input_size) != bool(self.per_layer_vocab_size):
+            raise InputError("per-layer embeddings need both hidden_size_per_layer_input and vocab_size_per_layer_input")
 
     @property
     def is_mla(self) -> bool:
@@ -146,6 +173,32 @@ class Architecture:
     @property
     def is_moe(self) -> bool:
         return self.num_experts > 0
+
+    def _full(self, i: int) -> bool:
+        return self.layer_types[i] != SLIDING
+
+    def layer_head_dim(self, i: int) -> int:
+        """Layer i's query / key head width (Gemma 4's full-attention layers have their own)."""
+        return self.full_head_dim if self.full_head_dim and self._full(i) else self.head_dim
+
+    def layer_v_head_dim(self, i: int) -> int:
+        return self.full_head_dim if self.full_head_dim and self._full(i) else self.v_head_dim
+
+    def layer_kv_heads(self, i: int) -> int:
+        return self.full_num_kv_heads if self.full_num_kv_heads and self._full(i) else self.num_kv_heads
+
+    def layer_v_from_k(self, i: int) -> bool:
+        """Layer i computes no V of its own: it uses its K (Gemma 4's attention_k_eq_v, full-attention layers)."""
+        return self.full_k_eq_v and self._full(i)
+
+    def layer_caches_kv(self, i: int) -> bool:
+        """Whether layer i projects and caches K/V of its own (the last `kv_shared_layers` reuse earlier ones)."""
+        return i < self.num_layers - self.kv_shared_layers
+
+    @property
+    def uniform_attention(self) -> bool:
+        """Every layer has the same K/V geometry and caches its own (no Gemma 4 per-layer fields)."""
+        return not (self.full_head_dim or self.full_num_kv_heads or self.kv_shared_layers)
 
     def with_changes(self, **changes: Any) -> Architecture:
         """A copy with fields changed and re-validated (layer lists follow `num_layers`)."""
@@ -304,6 +357,54 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
 
+def _gemma4_full_layer_geometry(cfg: dict[str, Any], full_layers: set[int], head_dim: int,
+                                kv_heads: int) -> tuple[int, int]:
+    """(head width, KV heads) of Gemma 4's full-attention layers. Published configs name them `global_head_dim`
+    (default 512) and `num_global_key_value_heads` (used when `attention_k_eq_v`); transformers 5.24 writes them
+    as `per_layer_config` {layer: {head_dim, num_key_value_heads}} (Gemma4TextConfig.__post_init__)."""
+    per_layer = cfg.get("per_layer_config")
+    if per_layer is None:
+        width = _int(cfg.get("global_head_dim", 512), "global_head_dim")
+        shared = cfg.get("num_global_key_value_heads")
+        heads = _int(shared, "num_global_key_value_heads") if shared and cfg.get("attention_k_eq_v", True) else kv_heads
+        return width, heads
+    if not isinstance(per_layer, dict) or not all(isinstance(o, dict) for o in per_layer.values()):
+        raise InputError(f"per_layer_config must map layers to settings, got {per_layer!r:.60}")
+    layers = {_int(int(str(k)), "per_layer_config layer") for k in per_layer} if all(
+        str(k).isdigit() for k in per_layer) else None
+    settings = {(_int(o.get("head_dim", head_dim), "head_dim"), _int(o.get("num_key_value_heads", kv_heads),
+                 "num_key_value_heads")) for o in per_layer.values()}
+    if layers != full_layers or len(settings) != 1:
+        raise InputError("per_layer_config: memviz models one setting shared by every full-attention layer")
+    return settings.pop()
+
+
+def _gemma4_fields(cfg: dict[str, Any], kinds: tuple[str, ...], head_dim: int, kv_heads: int) -> dict[str, Any]:
+    """Gemma 4's text decoder (transformers 5.24 modeling_gemma4.py): Gemma4TextAttention, Gemma4TextMLP,
+    Gemma4TextDecoderLayer, Gemma4TextModel's per-layer embeddings, Gemma4TextRouter / Gemma4TextExperts."""
+    n_layers = len(kinds)
+    width, heads = _gemma4_full_layer_geometry(cfg, {i for i, k in enumerate(kinds) if k == FULL}, head_dim, kv_heads)
+    per_layer = _int(cfg.get("hidden_size_per_layer_input", 256) or 0, "hidden_size_per_layer_input")
+    moe = bool(cfg.get("enable_moe_block"))
+    out: dict[str, Any] = dict(
+        full_head_dim=width if width != head_dim else 0, full_num_kv_heads=heads if heads != kv_heads else 0,
+        full_k_eq_v=bool(cfg.get("attention_k_eq_v", False)),
+        kv_shared_layers=_int(cfg.get("num_kv_shared_layers", 0) or 0, "num_kv_shared_layers"),
+        per_layer_input_size=per_layer,
+        per_layer_vocab_size=_int(cfg.get("vocab_size_per_layer_input", 262_144), "vocab_size_per_layer_input")
+        if per_layer else 0,
+        double_wide_shared_mlp=bool(cfg.get("use_double_wide_mlp", False)), layer_scalars=True,
+        # four norms, the per-layer input's, the MoE block's three more (its router's norm has no weight)
+        norms_per_layer=4 + (1 if per_layer else 0) + (3 if moe else 0))
+    if moe:  # the layer's dense MLP runs beside the experts, always: memviz's shared expert
+        out.update(num_experts=_int(_require(cfg, "num_experts"), "num_experts"),
+                   experts_per_token=_int(_require(cfg, "top_k_experts"), "top_k_experts"),
+                   moe_intermediate_size=_int(_require(cfg, "moe_intermediate_size"), "moe_intermediate_size"),
+                   shared_expert_intermediate_size=_int(cfg.get("intermediate_size", 2112), "intermediate_size"),
+                   router_scales=True, moe_layers=(True,) * n_layers)
+    return out
+
+
 def _explicit_layer_types(cfg: dict[str, Any]) -> list[Any]:
     """The config's `layer_types` list (empty when absent); anything but a list is an InputError."""
     explicit = cfg.get("layer_types")
@@ -330,7 +431,10 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
         if len(explicit) != n_layers:
             raise InputError(f"layer_types has {len(explicit)} entries for {n_layers} layers")
         # chunked attention (Llama 4) caches like a sliding window: "only the mask differs" (cache_utils.py)
-        return tuple(SLIDING if "sliding" in str(t) or "chunked" in str(t) else FULL for t in explicit)
+        kinds = [SLIDING if "sliding" in str(t) or "chunked" in str(t) else FULL for t in explicit]
+        if model_type == "gemma4_text":  # Gemma4TextConfig.__post_init__ forces the last layer to full attention
+            kinds[-1] = FULL
+        return tuple(kinds)
     if not window:
         return (FULL,) * n_layers
     if model_type == "gemma2":
@@ -338,6 +442,8 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
     if model_type == "gemma3_text":
         pattern = _at_least_one(cfg.get("sliding_window_pattern", 6), "sliding_window_pattern")
         return tuple(FULL if (i + 1) % pattern == 0 else SLIDING for i in range(n_layers))
+    if model_type == "gemma4_text":  # Gemma4TextConfig: every 6th layer full, and the last one whatever the list says
+        return tuple(FULL if (i + 1) % 6 == 0 or i == n_layers - 1 else SLIDING for i in range(n_layers))
     if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
         if not cfg.get("use_sliding_window"):
             return (FULL,) * n_layers
@@ -441,6 +547,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         head_dim = hidden // n_heads
     head_dim = _int(head_dim, "head_dim")
     window = _get(cfg, "sliding_window", "attention_chunk_size")
+    if window is None and model_type == "gemma4_text":
+        window = 512  # Gemma4TextConfig's default
     window = _int(window, "sliding_window") if window else None
 
     kw: dict[str, Any] = dict(
@@ -470,14 +578,14 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
 
     if model_type in ("qwen2", "qwen2_moe"):
         kw.update(qkv_bias=True, out_bias=False)  # Qwen2Attention: q/k/v bias, o_proj without
-    if model_type in ("qwen3", "qwen3_moe", "gemma3_text"):
+    if model_type in ("qwen3", "qwen3_moe", "gemma3_text", "gemma4_text"):
         kw.update(qk_norm=True)
     if model_type == "glm4_moe":  # Glm4MoeAttention: q/k/v bias per attention_bias, o_proj without; optional q/k norm
         kw.update(out_bias=False, qk_norm=bool(cfg.get("use_qk_norm", False)))
     if model_type == "glm4":  # Glm4Attention: q/k/v bias per attention_bias, o_proj without; Glm4DecoderLayer has
         # input, post-attention, post-self-attention and post-MLP norms; gate_up_proj holds gate and up
         kw.update(out_bias=False, norms_per_layer=4)
-    if model_type in ("gemma", "gemma2", "gemma3_text"):
+    if model_type in ("gemma", "gemma2", "gemma3_text", "gemma4_text"):
         kw.update(tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))  # GemmaConfig default ties
         if model_type != "gemma":
             kw.update(norms_per_layer=4)  # pre/post attention and pre/post feed-forward norms
@@ -516,8 +624,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if model_type in ("arcee", "apertus"):  # up/down MLP (relu2; xIELU), Apertus with q/k norms
         kw.update(mlp_gated=False, qk_norm=model_type == "apertus")
 
-    # mixture of experts
-    kw.update(_moe_fields(cfg, model_type, n_layers))
+    if model_type == "gemma4_text":
+        kw.update(_gemma4_fields(cfg, _layer_types(cfg, model_type, n_layers, window), head_dim, kv_heads))
+    else:  # mixture of experts
+        kw.update(_moe_fields(cfg, model_type, n_layers))
     if model_type == "llama4_text":  # Llama4TextMLP (dense layers) uses intermediate_size_mlp; experts intermediate_size
         kw.update(intermediate_size=_int(cfg.get("intermediate_size_mlp", kw["intermediate_size"]),
                                          "intermediate_size_mlp"))

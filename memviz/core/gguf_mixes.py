@@ -127,8 +127,8 @@ def _is_70b(a: Architecture) -> bool:
 def _category(t: Tensor, a: Architecture) -> int:
     if t.role is Role.LM_HEAD:
         return OUTPUT
-    if t.role is Role.EMBEDDING:
-        return OUTPUT if a.tie_word_embeddings else TOKEN_EMBD
+    if t.role is Role.EMBEDDING:  # Gemma 4's per-layer table is a token embedding of its own, never the output
+        return OUTPUT if a.tie_word_embeddings and t.kind == "token_embd" else TOKEN_EMBD
     if t.kind in ("q", "k") and a.model_type in FUSED_QKV:
         return ATTN_V  # part of the file's attn_qkv tensor
     return _KIND_CATEGORY.get(t.kind, OTHER)
@@ -277,8 +277,8 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
     (src/llama-quant.cpp `tensor_allows_quantization`)."""
     if not t.is_matrix or t.role in (Role.NORM, Role.ROUTER):
         return "F32"
-    if t.role is Role.POSITION:
-        return "F16"
+    if t.role is Role.POSITION or t.kind == "per_layer_model_proj":  # kept as converted (llama-quant.cpp
+        return "F16"  # `tensor_allows_quantization`: "these are not too big so keep them as it is")
     if mix in ("F16", "BF16"):
         return _BASE[mix]
     mix, qkv_branch = mix.removesuffix(QKV_BRANCH_SUFFIX), mix.endswith(QKV_BRANCH_SUFFIX)

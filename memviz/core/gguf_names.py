@@ -24,11 +24,25 @@ _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post
                 "gpt_oss": ("attn_norm", "post_attention_norm")}
 _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a": "attn_q_a", "q_b": "attn_q_b",
          "kv_a": "attn_kv_a_mqa", "kv_b": "attn_kv_b", "gate_exps": "ffn_gate_exps", "up_exps": "ffn_up_exps",
-         "down_exps": "ffn_down_exps", "sinks": "attn_sinks", "k_b": "attn_k_b", "v_b": "attn_v_b"}
+         "down_exps": "ffn_down_exps", "sinks": "attn_sinks", "k_b": "attn_k_b", "v_b": "attn_v_b",
+         "layer_output_scale": "layer_output_scale", "inp_gate": "inp_gate", "proj": "proj"}
+#: Gemma 4's tensors outside the layers and its router's scales (llama.cpp conversion/gemma.py `Gemma4Model`,
+#: src/models/gemma4.cpp: ffn_gate_inp.scale, the per-expert scale as ffn_down_exps.scale)
+_GLOBAL = {"per_layer_token_embd": "per_layer_token_embd.weight", "per_layer_model_proj": "per_layer_model_proj.weight"}
+_SCALES = {"router_scale": "ffn_gate_inp.scale", "router_expert_scale": "ffn_down_exps.scale"}
+
+
+def _gemma4_norms(a: Architecture) -> tuple[str, ...]:
+    """Gemma4TextDecoderLayer's norms in memviz's order: four, the per-layer input's, the MoE block's three."""
+    return (("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm")
+            + (("post_norm",) if a.per_layer_input_size else ())
+            + (("pre_ffw_norm_2", "post_ffw_norm_1", "post_ffw_norm_2") if a.is_moe else ()))
 
 
 def gguf_name(t: Tensor, a: Architecture) -> str:
     """The GGUF name of an inventory tensor (biases end in `.bias`)."""
+    if t.kind in _GLOBAL:
+        return _GLOBAL[t.kind]
     if t.role is Role.EMBEDDING:
         return "token_embd.weight"
     if t.role is Role.LM_HEAD:
@@ -36,6 +50,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
     if t.role is Role.POSITION:
         return "position_embd.weight"
     if t.layer is None:  # the final norm: weight, and bias where it has one (GPT-NeoX, Falcon, GPT-2)
+        if "per_layer_projection_norm" in t.name:
+            return "per_layer_proj_norm.weight"
         return "output_norm" + (".bias" if t.kind.endswith("_bias") else ".weight")
     p = f"blk.{t.layer}."
     leaf = t.name.rsplit(".", 2)[-2]
@@ -44,18 +60,22 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
         return p + "attn_qkv" + suffix
     if kind in _PROJ:
         return p + _PROJ[kind] + suffix
+    if kind in _SCALES:
+        return p + _SCALES[kind]
     if t.role is Role.NORM:
         if leaf in ("q_norm", "k_norm", "kv_a_layernorm", "q_a_layernorm"):
             return p + {"kv_a_layernorm": "attn_kv_a_norm", "q_a_layernorm": "attn_q_a_norm"}.get(
                 leaf, f"attn_{leaf}") + suffix
-        names = _LAYER_NORMS.get(a.model_type, ("attn_norm", "ffn_norm"))
+        names = _gemma4_norms(a) if a.model_type == "gemma4_text" else _LAYER_NORMS.get(a.model_type,
+                                                                                         ("attn_norm", "ffn_norm"))
         return p + names[int(leaf.removeprefix("norm")) % len(names)] + suffix
     if t.role is Role.ROUTER:
         if "e_score_correction" in t.name:  # DeepSeek-V3's routing bias (constants.py FFN_EXP_PROBS_B)
             return p + "exp_probs_b.bias"
         return p + ("ffn_gate_inp_shexp" if "shared_expert_gate" in t.name else "ffn_gate_inp") + suffix
     if t.role in (Role.MLP, Role.EXPERT):
-        shared = "_shexp" if "shared_expert" in t.name else ""
+        # Gemma 4's dense MLP beside the experts keeps the plain ffn_gate / ffn_up / ffn_down names
+        shared = "_shexp" if "shared_expert" in t.name and a.model_type != "gemma4_text" else ""
         if kind == "gate" and a.model_type in FUSED_GATE_UP:
             kind = "up"
         return p + f"ffn_{kind}{shared}{suffix}"

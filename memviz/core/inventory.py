@@ -82,14 +82,17 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         _linear(out, f"{p}.kv_b_proj", a.num_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, role, i, "kv_b")
         _linear(out, f"{p}.o_proj", h, a.num_heads * a.v_head_dim, role, i, "o")
         return
-    q, kv = a.num_heads * a.head_dim, a.num_kv_heads * a.head_dim
-    _linear(out, f"{p}.q_proj", q, h, role, i, "q", a.qkv_bias)
-    _linear(out, f"{p}.k_proj", kv, h, role, i, "k", a.qkv_bias)
-    _linear(out, f"{p}.v_proj", a.num_kv_heads * a.v_head_dim, h, role, i, "v", a.qkv_bias)
-    _linear(out, f"{p}.o_proj", h, a.num_heads * a.v_head_dim, role, i, "o", a.out_bias)
+    d, dv, kv_heads, own_kv = a.layer_head_dim(i), a.layer_v_head_dim(i), a.layer_kv_heads(i), a.layer_caches_kv(i)
+    _linear(out, f"{p}.q_proj", a.num_heads * d, h, role, i, "q", a.qkv_bias)
+    if own_kv:  # Gemma 4's KV-sharing layers hold no K/V projections; its full layers may take V from K
+        _linear(out, f"{p}.k_proj", kv_heads * d, h, role, i, "k", a.qkv_bias)
+        if not a.layer_v_from_k(i):
+            _linear(out, f"{p}.v_proj", kv_heads * dv, h, role, i, "v", a.qkv_bias)
+    _linear(out, f"{p}.o_proj", h, a.num_heads * dv, role, i, "o", a.out_bias)
     if a.qk_norm:
-        _norm(out, a, f"{p}.q_norm", a.head_dim, i)
-        _norm(out, a, f"{p}.k_norm", a.head_dim, i)
+        _norm(out, a, f"{p}.q_norm", d, i)
+        if own_kv:
+            _norm(out, a, f"{p}.k_norm", d, i)
     if a.attention_sinks:
         out.append(Tensor(f"{p}.sinks", (a.num_heads,), Role.ATTENTION, i, "sinks"))
 
@@ -107,6 +110,9 @@ def _dense_mlp(out: list[Tensor], a: Architecture, p: str, i: int, inter: int, r
 def _moe(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     h, e, inter = a.hidden_size, a.num_experts, a.moe_intermediate_size
     out.append(Tensor(f"{p}.router.weight", (e, h), Role.ROUTER, i, "router"))
+    if a.router_scales:  # Gemma4TextRouter.scale and .per_expert_scale
+        out.append(Tensor(f"{p}.router.scale", (h,), Role.ROUTER, i, "router_scale"))
+        out.append(Tensor(f"{p}.router.per_expert_scale", (e,), Role.ROUTER, i, "router_expert_scale"))
     if a.router_bias:
         out.append(Tensor(f"{p}.router.bias", (e,), Role.ROUTER, i, "router_bias"))
     if a.router_score_bias:
@@ -123,6 +129,16 @@ def _moe(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         out.append(Tensor(f"{p}.shared_expert_gate.weight", (1, h), Role.ROUTER, i, "router"))
 
 
+def _per_layer_embedding(out: list[Tensor], a: Architecture) -> None:
+    """Gemma 3n / 4 per-layer embeddings (Gemma4TextModel): a second token table holding every layer's slice,
+    the projection of the hidden state onto those slices, and their norm."""
+    width = a.num_layers * a.per_layer_input_size
+    out.append(Tensor("model.embed_tokens_per_layer.weight", (a.per_layer_vocab_size, width), Role.EMBEDDING, None,
+                      "per_layer_token_embd"))
+    _linear(out, "model.per_layer_model_projection", width, a.hidden_size, Role.MLP, None, "per_layer_model_proj")
+    _norm(out, a, "model.per_layer_projection_norm", a.per_layer_input_size, None)
+
+
 @lru_cache(maxsize=256)
 def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
     """All weight tensors of `a`. Tied embeddings appear once (as the embedding)."""
@@ -130,6 +146,8 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
     out.append(Tensor("model.embed_tokens.weight", (a.vocab_size, a.hidden_size), Role.EMBEDDING, None, "token_embd"))
     if a.learned_positions:
         out.append(Tensor("model.embed_positions.weight", (a.learned_positions, a.hidden_size), Role.POSITION, None, "pos_embd"))
+    if a.per_layer_input_size:
+        _per_layer_embedding(out, a)
     for i in range(a.num_layers):
         p = f"model.layers.{i}"
         for n in range(a.norms_per_layer):
@@ -138,7 +156,13 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
         if a.moe_layers and a.moe_layers[i]:
             _moe(out, a, f"{p}.mlp", i)
         else:
-            _dense_mlp(out, a, f"{p}.mlp", i, a.intermediate_size)
+            wide = 2 if a.double_wide_shared_mlp and not a.layer_caches_kv(i) else 1
+            _dense_mlp(out, a, f"{p}.mlp", i, wide * a.intermediate_size)
+        if a.per_layer_input_size:  # Gemma4TextDecoderLayer: gate to, and projection from, the layer's slice
+            _linear(out, f"{p}.per_layer_input_gate", a.per_layer_input_size, a.hidden_size, Role.MLP, i, "inp_gate")
+            _linear(out, f"{p}.per_layer_projection", a.hidden_size, a.per_layer_input_size, Role.MLP, i, "proj")
+        if a.layer_scalars:
+            out.append(Tensor(f"{p}.layer_scalar", (1,), Role.NORM, i, "layer_output_scale"))
     _norm(out, a, "model.norm", a.hidden_size, None)
     if not a.tie_word_embeddings:
         out.append(Tensor("lm_head.weight", (a.vocab_size, a.hidden_size), Role.LM_HEAD, None, "output"))
@@ -155,12 +179,13 @@ def active_fraction(t: Tensor, a: Architecture) -> float:
     """Share of a tensor read from memory per decoded token.
 
     Routed experts: top-k of E. The input embedding of an untied model: only the
-    looked-up rows, counted as 0 (a tied embedding is read in full as the LM head).
+    looked-up rows, counted as 0 (a tied embedding is read in full as the LM head; Gemma 4's per-layer table is
+    only looked up).
     Everything else: all of it.
     """
     if t.role is Role.EXPERT and a.num_experts:
         return a.experts_per_token / a.num_experts
-    if t.role in (Role.EMBEDDING, Role.POSITION) and not (t.role is Role.EMBEDDING and a.tie_word_embeddings):
+    if t.role in (Role.EMBEDDING, Role.POSITION) and not (t.kind == "token_embd" and a.tie_word_embeddings):
         return 0.0
     return 1.0
 

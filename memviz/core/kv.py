@@ -18,6 +18,7 @@ Functions accept numpy arrays of token counts so sweeps are vectorised.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -43,17 +44,31 @@ class KVLayout:
     kv_heads_divisor: int = 1
 
 
-def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout) -> float:
-    """Bytes one token occupies in one layer's cache on one device."""
+def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, layer: int = 0) -> float:
+    """Bytes one token occupies in layer `layer`'s cache on one device (0 for a layer that reuses another's K/V;
+    Gemma 4's full-attention layers have their own head width and KV heads)."""
+    if not a.layer_caches_kv(layer):
+        return 0.0
     if a.is_mla and layout.latent_mla:
         return fmt.bytes_per_vector(a.kv_lora_rank + a.qk_rope_head_dim)
-    heads = max(a.num_kv_heads // layout.kv_heads_divisor, 1)
-    return heads * (fmt.bytes_per_vector(a.head_dim) + fmt.bytes_per_vector(a.v_head_dim))
+    heads = max(a.layer_kv_heads(layer) // layout.kv_heads_divisor, 1)
+    return heads * (fmt.bytes_per_vector(a.layer_head_dim(layer)) + fmt.bytes_per_vector(a.layer_v_head_dim(layer)))
 
 
 def kv_bytes_per_token(a: Architecture, fmt: KVFormat, layout: KVLayout = KVLayout()) -> float:
     """Bytes per token of one sequence with every layer keeping it (no window cut)."""
-    return a.num_layers * per_token_layer_bytes(a, fmt, layout)
+    return sum(per_token_layer_bytes(a, fmt, layout, i) for i in range(a.num_layers))
+
+
+@lru_cache(maxsize=1024)
+def layer_bytes_by_kind(a: Architecture, fmt: KVFormat, layout: KVLayout, layers: range | None = None
+                        ) -> tuple[float, float]:
+    """(full, sliding): bytes one token takes in all of `layers` of each attention kind together."""
+    full = slide = 0.0
+    for i in range(a.num_layers) if layers is None else layers:
+        b = per_token_layer_bytes(a, fmt, layout, i)
+        full, slide = (full, slide + b) if a.layer_types[i] == SLIDING else (full + b, slide)
+    return full, slide
 
 
 def paged(tokens: ArrayLike, block_tokens: int) -> ArrayLike:
@@ -78,18 +93,13 @@ def kv_cache_bytes(
     `sliding_tokens` overrides the cells a sliding layer keeps (llama.cpp's iSWA
     cache sizes them from the window, the sequences and the micro-batch).
     """
-    per_layer = per_token_layer_bytes(a, fmt, layout)
-    layer_ids = range(a.num_layers) if layers is None else layers
     lengths = np.asarray(sequence_tokens, dtype=np.int64)
     # group layers by kind: only two distinct token counts exist (full, sliding)
-    n_full = sum(1 for i in layer_ids if a.layer_types[i] != SLIDING)
-    n_slide = len(layer_ids) - n_full
-    full = paged(lengths, layout.block_tokens)
-    total = n_full * per_layer * full
-    if n_slide:
+    full_bytes, slide_bytes = layer_bytes_by_kind(a, fmt, layout, layers)
+    total = full_bytes * paged(lengths, layout.block_tokens)
+    if slide_bytes:
         kept = np.minimum(lengths, a.sliding_window) if sliding_tokens is None else sliding_tokens
-        slide = paged(kept, layout.block_tokens)
-        total = total + n_slide * per_layer * slide
+        total = total + slide_bytes * paged(kept, layout.block_tokens)
     if isinstance(sequence_tokens, list):
         return int(np.ceil(np.sum(total)))
     return np.ceil(total) if np.ndim(total) else int(np.ceil(total))

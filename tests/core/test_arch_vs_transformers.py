@@ -44,3 +44,44 @@ def test_memviz_counts_what_transformers_builds(model_type):
         assert model_type in ("deepseek_v2", "glm4_moe"), exc
         return
     assert reference - parameter_count(a) == ALLOWED.get(model_type, 0)
+
+
+#: Gemma 4's text decoders as transformers' converter defines them (huggingface/transformers 0f3f0632
+#: src/transformers/models/gemma4/convert_gemma4_weights.py `_VARIANTS`): per-layer embeddings and KV sharing (E2B,
+#: E4B), a double-wide MLP in the sharing layers (E2B), V taken from K with fewer KV heads in the full layers (31B,
+#: 26B-A4B), a dense MLP beside 128 experts (26B-A4B)
+_SLIDING, _FULL = "sliding_attention", "full_attention"
+GEMMA4_VARIANTS = {
+    "e2b": dict(hidden_size=1536, hidden_size_per_layer_input=256, intermediate_size=4 * 1536, num_hidden_layers=35,
+                layer_types=([_SLIDING] * 4 + [_FULL]) * 7, num_attention_heads=8, num_key_value_heads=1,
+                attention_k_eq_v=False, num_kv_shared_layers=20, use_double_wide_mlp=True),
+    "e4b": dict(hidden_size=2560, hidden_size_per_layer_input=256, intermediate_size=4 * 2560, num_hidden_layers=42,
+                layer_types=([_SLIDING] * 5 + [_FULL]) * 7, num_attention_heads=8, num_key_value_heads=2,
+                global_head_dim=512, attention_k_eq_v=False, num_kv_shared_layers=18),
+    "31b": dict(hidden_size=5376, hidden_size_per_layer_input=0, intermediate_size=4 * 5376, num_hidden_layers=60,
+                layer_types=([_SLIDING] * 5 + [_FULL]) * 10, num_attention_heads=32, num_key_value_heads=16,
+                num_global_key_value_heads=4, attention_k_eq_v=True, sliding_window=1024),
+    "26b-a4b": dict(hidden_size=2816, hidden_size_per_layer_input=0, intermediate_size=2112, num_hidden_layers=30,
+                    layer_types=([_SLIDING] * 5 + [_FULL]) * 5, num_attention_heads=16, num_key_value_heads=8,
+                    num_global_key_value_heads=2, attention_k_eq_v=True, enable_moe_block=True, num_experts=128,
+                    moe_intermediate_size=704, top_k_experts=8, sliding_window=1024),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(GEMMA4_VARIANTS))
+def test_gemma4_variants_count_what_transformers_builds(variant):
+    """Read as the published config.json writes them (global_head_dim, num_global_key_value_heads) and as
+    transformers 5.24 writes them back (per_layer_config): both give transformers' own count, to the element."""
+    from transformers import AutoModelForCausalLM, Gemma4TextConfig
+
+    kw = GEMMA4_VARIANTS[variant]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = Gemma4TextConfig(**kw)
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(config)
+    reference = sum(p.numel() for p in model.parameters())
+    reference += sum(b.numel() for n, b in model.named_buffers() if not any(k in n for k in NOT_WEIGHTS))
+    published = {"model_type": "gemma4_text", "vocab_size": 262_144, "head_dim": 256, **kw}
+    assert parameter_count(from_hf_config(published)) == reference
+    assert parameter_count(from_hf_config(config.to_dict())) == reference

@@ -18,7 +18,8 @@ TINY = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "nu
         "qk_rope_head_dim": 8, "qk_nope_head_dim": 8, "v_head_dim": 16, "sliding_window": 32, "n_embd": 64,
         "n_layer": 2, "n_head": 4, "ffn_dim": 128, "word_embed_proj_dim": 64, "first_k_dense_replace": 1,
         "num_kv_heads": 2, "n_positions": 256, "max_position_embeddings": 256, "rope_scaling": None,
-        "layer_types": None, "sliding_window_pattern": 2, "query_pre_attn_scalar": 16}
+        "layer_types": None, "sliding_window_pattern": 2, "query_pre_attn_scalar": 16, "top_k_experts": 2,
+        "global_head_dim": 32}
 FAMILIES = {}
 for key, preset in sorted(all_presets().items()):
     FAMILIES.setdefault(preset.config.get("model_type"), key)
