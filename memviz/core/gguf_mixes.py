@@ -127,8 +127,8 @@ def _is_70b(a: Architecture) -> bool:
 def _category(t: Tensor, a: Architecture) -> int:
     if t.role is Role.LM_HEAD:
         return OUTPUT
-    if t.role is Role.EMBEDDING:  # Gemma 4's per-layer table is a token embedding of its own, never the output
-        return OUTPUT if a.tie_word_embeddings and t.kind == "token_embd" else TOKEN_EMBD
+    if t.role is Role.EMBEDDING:  # with tied embeddings llama-quant.cpp types every token table as the output,
+        return OUTPUT if a.tie_word_embeddings else TOKEN_EMBD  # Gemma 4's per-layer one too
     if t.kind in ("q", "k") and a.model_type in FUSED_QKV:
         return ATTN_V  # part of the file's attn_qkv tensor
     return _KIND_CATEGORY.get(t.kind, OTHER)

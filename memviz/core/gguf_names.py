@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memviz.core.arch import Architecture
+from memviz.core.arch import SLIDING, Architecture
 from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: model types whose checkpoints hold Q, K and V as one matrix (query_key_value, qkv_proj, c_attn), which llama.cpp's
@@ -28,7 +28,8 @@ _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a":
          "layer_output_scale": "layer_output_scale", "inp_gate": "inp_gate", "proj": "proj"}
 #: Gemma 4's tensors outside the layers and its router's scales (llama.cpp conversion/gemma.py `Gemma4Model`,
 #: src/models/gemma4.cpp: ffn_gate_inp.scale, the per-expert scale as ffn_down_exps.scale)
-_GLOBAL = {"per_layer_token_embd": "per_layer_token_embd.weight", "per_layer_model_proj": "per_layer_model_proj.weight"}
+_GLOBAL = {"per_layer_token_embd": "per_layer_token_embd.weight", "per_layer_model_proj": "per_layer_model_proj.weight",
+           "rope_freqs": "rope_freqs.weight"}
 _SCALES = {"router_scale": "ffn_gate_inp.scale", "router_expert_scale": "ffn_down_exps.scale"}
 
 
@@ -104,5 +105,9 @@ def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
 def gguf_tensors(a: Architecture) -> list[Tensor]:
     """The tensors a GGUF file of `a` holds, in inventory order (`gguf_parts` of each inventory tensor; a fused
     attn_qkv or ffn_up still shares one `gguf_name` among its inventory tensors)."""
-    return [part for t in build_inventory(a) for part in gguf_parts(t, a)]
+    tensors = [part for t in build_inventory(a) for part in gguf_parts(t, a)]
+    if a.model_type == "gemma4_text":  # the full layers' rope frequency factors, F32 (conversion/gemma.py
+        full = next(i for i, kind in enumerate(a.layer_types) if kind != SLIDING)  # `generate_extra_tensors`)
+        tensors.append(Tensor("rope_freqs.weight", (a.layer_head_dim(full) // 2,), Role.NORM, None, "rope_freqs"))
+    return tensors
 

@@ -37,11 +37,15 @@ class KVLayout:
     `block_tokens`: page size; each sequence is rounded up to whole pages (0 = none).
     `kv_heads_divisor`: tensor-parallel degree; each device keeps max(Hkv/TP, 1)
     heads (MLA latents are replicated on every rank).
+    `v_rows_widest`: llama.cpp without flash attention stores V transposed and pads every layer's V rows to the
+    widest layer's (ggml-org/llama.cpp 0c1e570 src/llama-kv-cache.cpp [TAG_V_CACHE_VARIABLE],
+    `llama_hparams::n_embd_v_gqa_max`): Gemma 4, whose full layers have other V widths than its sliding ones.
     """
 
     latent_mla: bool = False
     block_tokens: int = 0
     kv_heads_divisor: int = 1
+    v_rows_widest: bool = False  # every layer's V row as wide as the widest layer's (llama.cpp's transposed V)
 
 
 def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, layer: int = 0) -> float:
@@ -52,7 +56,10 @@ def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, laye
     if a.is_mla and layout.latent_mla:
         return fmt.bytes_per_vector(a.kv_lora_rank + a.qk_rope_head_dim)
     heads = max(a.layer_kv_heads(layer) // layout.kv_heads_divisor, 1)
-    return heads * (fmt.bytes_per_vector(a.layer_head_dim(layer)) + fmt.bytes_per_vector(a.layer_v_head_dim(layer)))
+    k = heads * fmt.bytes_per_vector(a.layer_head_dim(layer))
+    if layout.v_rows_widest:
+        return k + fmt.bytes_per_vector(max(a.layer_kv_heads(i) * a.layer_v_head_dim(i) for i in range(a.num_layers)))
+    return k + heads * fmt.bytes_per_vector(a.layer_v_head_dim(layer))
 
 
 def kv_bytes_per_token(a: Architecture, fmt: KVFormat, layout: KVLayout = KVLayout()) -> float:

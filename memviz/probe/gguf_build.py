@@ -33,7 +33,7 @@ from memviz.core.units import GB
 #: transformers model_type -> GGUF general.architecture this builder writes
 GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
              "gemma2": "gemma2", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe", "deepseek_v2": "deepseek2",
-             "gpt_oss": "gpt-oss"}
+             "gpt_oss": "gpt-oss", "gemma4_text": "gemma4"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -52,9 +52,12 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     w.add_block_count(a.num_layers)
     w.add_context_length(a.max_position_embeddings or 8192)
     w.add_embedding_length(a.hidden_size)
-    w.add_feed_forward_length(a.intermediate_size)
+    if arch != "gemma4":  # Gemma 4 writes it per layer
+        w.add_feed_forward_length(a.intermediate_size)
     w.add_head_count(a.num_heads)
-    if arch != "deepseek2":  # MLA writes its own
+    if arch == "gemma4":
+        _gemma4_metadata(w, a)
+    elif arch != "deepseek2":  # MLA writes its own
         w.add_head_count_kv(a.num_kv_heads)
         w.add_key_length(a.head_dim)
         w.add_value_length(a.v_head_dim)
@@ -65,7 +68,7 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         w.add_expert_count(a.num_experts)
         w.add_expert_used_count(a.experts_per_token)
         w.add_expert_feed_forward_length(a.moe_intermediate_size)
-        if a.shared_expert_intermediate_size:
+        if a.shared_expert_intermediate_size and arch != "gemma4":  # Gemma 4's dense MLP is feed_forward_length
             w.add_expert_shared_feed_forward_length(a.shared_expert_intermediate_size)
     if arch == "deepseek2":
         _deepseek2_metadata(w, a)
@@ -84,6 +87,28 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     w.add_token_types([2, 3, 3] + [6] * 256 + [1] * (a.vocab_size - 259))
     w.add_bos_token_id(1)
     w.add_eos_token_id(2)
+
+
+def _gemma4_metadata(w, a: Architecture) -> None:
+    """Gemma 4 as llama.cpp's converter writes it (conversion/gemma.py `Gemma4Model.set_gguf_parameters`): the
+    full layers' head width as key/value length, the sliding layers' as the `_swa` lengths, KV heads and
+    feed-forward widths per layer, which layers slide, how many reuse K/V, the per-layer embedding width."""
+    w.add_sliding_window(a.sliding_window)
+    w.add_sliding_window_pattern([kind == SLIDING for kind in a.layer_types])
+    w.add_shared_kv_layers(a.kv_shared_layers)
+    w.add_embedding_length_per_layer_input(a.per_layer_input_size)
+    full = next(i for i, kind in enumerate(a.layer_types) if kind != SLIDING)
+    w.add_key_length(a.layer_head_dim(full))
+    w.add_value_length(a.layer_head_dim(full))
+    w.add_key_length_swa(a.head_dim)
+    w.add_value_length_swa(a.head_dim)
+    w.add_head_count_kv([a.layer_kv_heads(i) for i in range(a.num_layers)])
+    w.add_feed_forward_length([(2 if a.double_wide_shared_mlp and not a.layer_caches_kv(i) else 1)
+                               * (a.shared_expert_intermediate_size or a.intermediate_size) for i in range(a.num_layers)])
+    w.add_rope_dimension_count(a.layer_head_dim(full))
+    w.add_rope_dimension_count_swa(a.head_dim)
+    w.add_rope_freq_base_swa(10000.0)
+    w.add_final_logit_softcapping(30.0)
 
 
 def _deepseek2_metadata(w, a: Architecture) -> None:
@@ -117,6 +142,7 @@ def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]
         # and so do biases, as every tensor not named .weight (conversion/base.py)
         f16 = t.is_matrix and t.role is not Role.ROUTER
         yield gguf_name(t, a), t.shape, np.dtype(np.float16 if f16 else np.float32)
+
 
 
 def write_f16(a: Architecture, path: Path) -> Path:

@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from memviz.core.arch import SLIDING, Architecture
+from memviz.core.arch import FULL, SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
@@ -299,7 +299,8 @@ class LlamaCpp(Engine):
                          host_tensors=host)
 
     def kv_layout(self, x: Inputs) -> KVLayout:
-        return KVLayout(latent_mla=latent_cache(x.a), kv_heads_divisor=1)
+        return KVLayout(latent_mla=latent_cache(x.a), kv_heads_divisor=1,
+                        v_rows_widest=not self.flash(x.sc, x.options) and not x.a.uniform_attention)
 
     def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
         n_ctx, swa, _ = self.cells(x)
@@ -338,12 +339,19 @@ class LlamaCpp(Engine):
         scores = 0 if flash else 4 * n_kv * n * a.num_heads  # one f32 score matrix, softmax in place
         if latent_cache(a):
             attn = scores + mask + 4 * n * (self._mla_query_rows(a) + MLA_UNITS_HIDDEN[where] * h)
-        elif flash:
-            attn = 4 * n * (h + a.num_heads * a.v_head_dim + 2 * a.num_kv_heads * a.head_dim) + mask
-        else:
-            attn = scores + mask + 4 * ATTN_UNITS_HIDDEN[where] * n * h
+        elif flash:  # the widest layer's q, k and v (Gemma 4's full layers)
+            q, kv = max((a.num_heads * a.layer_v_head_dim(i), a.layer_kv_heads(i) * a.layer_head_dim(i))
+                        for i in range(a.num_layers))
+            attn = 4 * n * (h + q + 2 * kv) + mask
+        else:  # Gemma 4's wider full layers keep about three more query rows and two more K/V rows of the extra
+            # width alive (measured on this project's CPU over head widths 64-256 and 1-2 KV heads, within 5 %)
+            q_more, kv_more = self._wider_full_layers(a)
+            attn = scores + mask + 4 * n * (ATTN_UNITS_HIDDEN[where] * h + 3 * q_more + 2 * kv_more)
         if a.is_mla and not latent_cache(a):  # a legacy file's per-head path: q and kv_b's output stay alive too
             attn = attn + 4 * n * a.num_heads * (2 * a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
+        if a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
+            per_layer = 4 * n * a.num_layers * a.per_layer_input_size  # every layer (src/models/gemma4.cpp
+            attn, ffn = attn + per_layer, ffn + per_layer  # `project_per_layer_inputs`): alive through both stages
         output = 4 * n * (a.vocab_size + OUTPUT_UNITS_HIDDEN[where] * h) if last_stage else x.zeros
         if not on_host and copies:
             copy_attn, copy_ffn, copy_output = self._offload_copies(x, n)
@@ -384,6 +392,17 @@ class LlamaCpp(Engine):
                 np.where(offloaded, largest["output"], 0.0))
 
     @staticmethod
+    def _wider_full_layers(a: Architecture) -> tuple[int, int]:
+        """How much wider the full-attention layers' query and key rows are than the sliding layers' (Gemma 4)."""
+        if a.uniform_attention or SLIDING not in a.layer_types:
+            return 0, 0
+        full = a.layer_types.index(FULL)
+        slide = a.layer_types.index(SLIDING)
+        q = a.num_heads * (a.layer_head_dim(full) - a.layer_head_dim(slide))
+        kv = a.layer_kv_heads(full) * a.layer_head_dim(full) - a.layer_kv_heads(slide) * a.layer_head_dim(slide)
+        return max(q, 0), max(kv, 0)
+
+    @staticmethod
     def _ffn_rows(a: Architecture, n: np.ndarray) -> np.ndarray:
         """f32 values of the largest feed-forward stage per micro-batch: gate, up and their GLU of a dense layer
         (3 x n x I); in a routed layer those of the top-k experts with the router logits, and after them, not
@@ -392,7 +411,8 @@ class LlamaCpp(Engine):
         shape whose shared expert is the larger peaks at 3 x n x its width, measured in
         tests/data/llamacpp/mla_moe_buffers.json); a model with both kinds of layer (DeepSeek's leading dense
         layers) reserves for the larger."""
-        dense = 3 * n * a.intermediate_size
+        wide = 2 if a.double_wide_shared_mlp and a.kv_shared_layers else 1  # Gemma 4's KV-sharing layers
+        dense = 3 * n * wide * a.intermediate_size
         if not a.is_moe:
             return dense
         routed = n * a.experts_per_token * 3 * a.moe_intermediate_size + n * a.num_experts

@@ -23,6 +23,10 @@ _RULES: tuple[tuple[Role, re.Pattern], ...] = (
     (Role.NORM, re.compile(r"(norm|ln_\d|ln_f|layernorm)")),
     (Role.ATTENTION, re.compile(r"(self_attn|attention|\.attn\.|attn_|\.sinks)")),
     (Role.MLP, re.compile(r"(\.mlp\.|feed_forward|ffn_|shared_expert|dense_h_to_4h|dense_4h_to_h|\.fc\d\.)")),
+    # Gemma 3n / 4 per-layer inputs: the projection onto every layer's slice, each layer's gate and projection back
+    (Role.MLP, re.compile(r"(per_layer_model_proj|per_layer_input_gate|per_layer_projection\.|"
+                          r"\.inp_gate\.|\.proj\.weight$)")),
+    (Role.NORM, re.compile(r"(layer_output_scale|layer_scalar|rope_freqs)")),
 )
 
 

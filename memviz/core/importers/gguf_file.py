@@ -27,6 +27,7 @@ ARCH_TO_MODEL_TYPE = {
     "gpt2": "gpt2", "gptneox": "gpt_neox", "falcon": "falcon", "deepseek2": "deepseek_v3", "gpt-oss": "gpt_oss",
     # llama.cpp's names (src/llama-arch.cpp LLM_ARCH_NAMES) of the further types memviz reads
     "glm4": "glm4", "glm4moe": "glm4_moe", "starcoder2": "starcoder2", "phi2": "phi", "arcee": "arcee", "apertus": "apertus",
+    "gemma4": "gemma4_text",
 }
 MAX_TENSORS = 1_000_000
 MAX_KEYS = 100_000
@@ -214,6 +215,10 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
             cfg["_mla_kv_b_unsplit"] = True
             warnings.append("this GGUF predates llama.cpp's MLA cache (no key_length_mla): llama.cpp runs it per "
                             "head and caches full K and V per head instead of the latent; a re-converted file caches far less")
+    if arch == "gemma4":  # per-layer values read layer by layer, value_length being the full layers' width
+        cfg.update(_gemma4_config(get, tensor_names, shapes or {}, cfg))
+        warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
+        value_length = None
     missing = [k for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size") if not cfg.get(k)]
     if missing:
         raise InputError(f"GGUF metadata for '{arch}' lacks {', '.join(missing)}")
@@ -221,6 +226,53 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         warnings.append(f"GGUF architecture '{arch}' is read with the generic rules")
     cfg["_value_length"] = value_length
     return cfg, warnings
+
+
+def _per_layer(values: Any, n_layers: int, key: str) -> list[int]:
+    """A per-layer metadata value as one whole number per layer (a scalar repeated)."""
+    if not isinstance(values, (list, tuple)):
+        values = [values] * n_layers
+    if len(values) != n_layers:
+        raise InputError(f"GGUF metadata {key} lists {len(values)} values for {n_layers} layers")
+    try:
+        return [int(v) for v in values]
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"GGUF metadata {key} is not a list of whole numbers") from None
+
+
+def _gemma4_config(get, tensor_names: set[str], shapes: dict[str, tuple[int, ...]], cfg: dict[str, Any]
+                   ) -> dict[str, Any]:
+    """Gemma 4's fields as llama.cpp's converter writes them (conversion/gemma.py `Gemma4Model`): which layers
+    slide (`attention.sliding_window_pattern`), the full layers' head width (`key_length`) and the sliding ones'
+    (`key_length_swa`), KV heads and feed-forward widths per layer, the layers reusing K/V, the per-layer
+    embedding width; a full layer without attn_v takes V from K."""
+    n = cfg["num_hidden_layers"]
+    if not n:
+        return {}
+    pattern = get("attention.sliding_window_pattern")
+    swa = [bool(v) for v in pattern] if isinstance(pattern, (list, tuple)) else [True] * n
+    if len(swa) != n:
+        raise InputError(f"GGUF metadata sliding_window_pattern lists {len(swa)} layers for {n}")
+    heads = _per_layer(get("attention.head_count_kv"), n, "head_count_kv")
+    ff = _per_layer(get("feed_forward_length"), n, "feed_forward_length")
+    full = [i for i in range(n) if not swa[i]]
+    shared = int(get("attention.shared_kv_layers") or 0)
+    per_layer = int(get("embedding_length_per_layer_input") or 0)
+    out: dict[str, Any] = {
+        "layer_types": ["sliding_attention" if s else "full_attention" for s in swa],
+        "head_dim": int(get("attention.key_length_swa") or cfg.get("head_dim") or 0),
+        "num_key_value_heads": next((heads[i] for i in range(n) if swa[i]), heads[0]),
+        "per_layer_config": {str(i): {"head_dim": cfg.get("head_dim"), "num_key_value_heads": heads[i]} for i in full},
+        "attention_k_eq_v": bool(full) and not any(f"blk.{i}.attn_v.weight" in tensor_names for i in full),
+        "num_kv_shared_layers": shared, "intermediate_size": ff[0],
+        "use_double_wide_mlp": shared > 0 and ff[-1] == 2 * ff[0],
+        "hidden_size_per_layer_input": per_layer,
+        "vocab_size_per_layer_input": shapes.get("per_layer_token_embd.weight", (cfg["vocab_size"],))[0] if per_layer
+        else 0,
+    }
+    if cfg.get("num_experts"):
+        out.update(enable_moe_block=True, top_k_experts=cfg["num_experts_per_tok"])
+    return out
 
 
 def read_gguf(path: str | Path) -> Architecture:

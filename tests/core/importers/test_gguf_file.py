@@ -73,3 +73,28 @@ def test_recurrent_gguf_architectures_are_refused():
                  {"general.architecture": "qwen35", "qwen35.full_attention_interval": 4}):
         with pytest.raises(InputError, match="recurrent layers"):
             config_from_gguf({**meta, f"{meta['general.architecture']}.block_count": 4}, set())
+
+
+@pytest.mark.parametrize("config", ["gemma4-ondevice", "gemma4-moe"])
+def test_gemma4_files_read_back_as_their_config(config, tmp_path):
+    """A Gemma 4 file as llama.cpp's converter lays it out (memviz.probe.gguf_build follows conversion/gemma.py):
+    which layers slide, the two head widths, KV heads and feed-forward widths per layer, the layers reusing K/V and
+    the per-layer embedding width come back as the config had them; a full layer without attn_v takes V from K."""
+    import json
+    from dataclasses import fields
+    from pathlib import Path
+
+    from memviz.core.arch import from_hf_config
+    from memviz.core.inventory import Role
+    from memviz.probe.gguf_build import write_f16
+
+    cfg = json.loads((Path(__file__).parents[2] / "data" / "llamacpp" / "configs" / f"{config}.json").read_text())
+    want = from_hf_config(cfg)
+    got = read_gguf(write_f16(want, tmp_path / "g4.gguf"))
+    same = [f.name for f in fields(want) if f.name not in ("stored", "source", "ref", "warnings", "name")]
+    assert {k: getattr(got, k) for k in same} == {k: getattr(want, k) for k in same}
+    assert not got.warnings
+    roles = {t.name: t.role for t in got.stored}
+    if want.per_layer_input_size:
+        assert roles["blk.0.inp_gate.weight"] == roles["blk.0.proj.weight"] == Role.MLP.value
+        assert roles["per_layer_token_embd.weight"] == Role.EMBEDDING.value
