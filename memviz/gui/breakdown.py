@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from memviz.core.arch import FULL
 from memviz.core.engines import get_engine
 from memviz.core.engines.llamacpp_fit import default_fit_placement
 from memviz.core.estimate import Estimate
@@ -29,11 +30,22 @@ from memviz.core.units import Unit, format_bytes
 HEADERS = ("Item", "Bytes", "Size", "Provenance", "Formula / inputs", "Source")
 
 
+def _other_layers(a) -> str:
+    """Where layers differ from L x Hkv x D (Gemma 4): the full-attention layers' shape, the layers caching nothing."""
+    if a.uniform_attention:
+        return ""
+    full = a.layer_types.index(FULL)
+    parts = [f"full layers Hkv={a.layer_kv_heads(full)}, D={a.layer_head_dim(full)}"]
+    if a.kv_shared_layers:
+        parts.append(f"last {a.kv_shared_layers} layers reuse K/V")
+    return " (" + "; ".join(parts) + ")"
+
+
 def breakdown_rows(est: Estimate, unit: Unit, gpus: tuple[str, ...] = ()) -> list[tuple[str, str, str, str, str, str]]:
     """Rows: the four components, per-device and host usage, weights per tensor group, the engine's figures,
     the largest context and batch on the scenario's GPU, and the decode speed bound on each GPU (`gpus`)."""
     a, sc = est.architecture, est.scenario
-    inputs = (f"L={a.num_layers}, Hkv={a.num_kv_heads}, D={a.head_dim}, context={sc.context_tokens:,}, "
+    inputs = (f"L={a.num_layers}, Hkv={a.num_kv_heads}, D={a.head_dim}{_other_layers(a)}, context={sc.context_tokens:,}, "
               f"sequences={sc.sequences}, KV={sc.kv_format}, engine={sc.engine}")
     out = []
     for c in est.components:

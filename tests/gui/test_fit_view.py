@@ -106,3 +106,17 @@ def test_breakdown_names_where_llama_servers_default_fit_would_start_a_scenario_
     fitted = estimate(a, sc.with_changes(options={"fit": True}))
     assert "llama-server's default --fit" not in {r[0] for r in breakdown_rows(fitted, Unit.GiB)}
     assert {r[0]: r for r in breakdown_rows(fitted, Unit.GiB)}["placement by --fit"][4].startswith("-ngl 35:")
+
+
+def test_breakdown_kv_inputs_name_gemma4s_full_layers_and_the_layers_caching_nothing():
+    import json
+    from pathlib import Path
+
+    from memviz.core.arch import from_hf_config
+    from memviz.core.units import Unit
+    from memviz.gui.breakdown import breakdown_rows
+
+    cfg = json.loads((Path(__file__).parents[1] / "data" / "llamacpp" / "configs" / "gemma4-ondevice.json").read_text())
+    est = estimate(from_hf_config(cfg), Scenario(engine="llamacpp", weight_format="Q4_K_M", context_tokens=4096))
+    kv = next(r for r in breakdown_rows(est, Unit.GiB) if r[0] == "kv_cache")
+    assert "L=6, Hkv=1, D=64 (full layers Hkv=1, D=128; last 3 layers reuse K/V)" in kv[4]
