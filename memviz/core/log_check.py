@@ -10,10 +10,12 @@ from dataclasses import dataclass
 
 from memviz.core.arch import Architecture
 from memviz.core.engines.vllm_cudagraphs import capture_sizes, cudagraph_bytes
+from memviz.core.engines.vllm_kv import PRINTS_CONCURRENCY_SINCE
 from memviz.core.estimate import Estimate, estimate
 from memviz.core.gguf_mixes import GGUF_MIXES, gguf_type_counts, mix_base
 from memviz.core.importers.llamacpp_log import LlamaCppLoad, architecture_of, read_llamacpp_load, scenario_of
 from memviz.core.importers.logs import LogMeasurement, is_host_buffer, parse_log
+from memviz.core.importers.vllm_log import read_vllm_settings
 from memviz.core.units import GiB
 
 
@@ -116,12 +118,21 @@ def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferChe
     """A vLLM start-up log against memviz's estimate of the scenario it ran (per GPU, as vLLM prints it); the
     log does not name the model or the settings, so the caller gives them."""
     e = estimate(a, sc)
-    return e, vllm_checks(parse_log(text), e)
+    return e, vllm_checks(parse_log(text), e, read_vllm_settings(text).version)
 
 
-def vllm_checks(measured: LogMeasurement, e: Estimate) -> list[BufferCheck]:
+def _printed_tokens(facts: dict, blocks: int, version: tuple[int, int] | None) -> int:
+    """"GPU KV cache size" as the log's vLLM prints it for `blocks` blocks: maximum concurrency x max_model_len
+    from 0.21, num_blocks // groups x the smallest block before (and when the log names no release)."""
+    if version is not None and version >= PRINTS_CONCURRENCY_SINCE:
+        return int(blocks / facts["kv_request_blocks"] * facts["max_model_len"])
+    return blocks // facts.get("kv_groups", 1) * facts.get("kv_group_block_tokens", facts["block_size"])
+
+
+def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int] | None = None) -> list[BufferCheck]:
     """What a parsed vLLM log prints beside the estimate `e` of the scenario it ran: the profile's components, the
-    pool's tokens, what the pool implies, the captured CUDA graphs and the maximum concurrency."""
+    pool's tokens, what the pool implies, the captured CUDA graphs and the maximum concurrency. `version`: the
+    log's vLLM release, which decides how it prints the pool's tokens."""
     a, sc = e.architecture, e.scenario
     facts, gpu0 = e.engine_facts, e.devices[0]
     got = measured.bytes
@@ -135,7 +146,8 @@ def vllm_checks(measured: LogMeasurement, e: Estimate) -> list[BufferCheck]:
     if tokens is None and "gpu_blocks" in details:
         tokens = details["gpu_blocks"] * facts["block_size"]
     if tokens is not None and "kv_pool_tokens" in facts:
-        rows.append(BufferCheck("KV tokens", int(tokens), facts["kv_pool_tokens"], "tokens"))
+        rows.append(BufferCheck("KV tokens", int(tokens), _printed_tokens(facts, facts["kv_blocks"], version),
+                                "tokens"))
     if got.get("weights") and got.get("kv_cache") and "budget_bytes" in facts:
         # what the profile took, as the budget leaves it: requested - weights (with the rotary table) - pool
         implied = facts["budget_bytes"] - got["weights"] - got["kv_cache"] - facts["cudagraph_bytes"]
@@ -143,7 +155,7 @@ def vllm_checks(measured: LogMeasurement, e: Estimate) -> list[BufferCheck]:
                                 int(gpu0.activations + facts["non_torch_bytes"])))
     if tokens is not None and got.get("kv_cache"):
         # the layout alone: the tokens memviz fits in the pool the log printed (to its 0.01 GiB)
-        held = int(got["kv_cache"] // facts["kv_block_bytes"]) * facts["block_size"]
+        held = _printed_tokens(facts, int(got["kv_cache"] // facts["kv_block_bytes"]), version)
         rows.append(BufferCheck("tokens in printed pool", int(tokens), held, "tokens"))
     if "cudagraph_took_gib" in details and "max_num_seqs" in facts:
         rows.append(BufferCheck("CUDA graphs (captured)", round(details["cudagraph_took_gib"] * GiB),

@@ -21,6 +21,7 @@ from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate
 from memviz.core.importers.llamacpp_log import LlamaCppLoad, dumps_metadata, read_llamacpp_load
 from memviz.core.importers.logs import LogMeasurement, parse_log
+from memviz.core.importers.vllm_log import read_vllm_settings
 from memviz.core.log_check import BufferCheck, load_checks, logged_weights, vllm_checks
 from memviz.core.units import Unit, format_bytes
 
@@ -68,14 +69,15 @@ def llamacpp_load(measured: LogMeasurement, text: str) -> LlamaCppLoad | None:
 
 
 def figure_rows(measured: LogMeasurement, load: LlamaCppLoad | None, est: Estimate | None,
-                unit: Unit) -> list[tuple[str, ...]]:
+                unit: Unit, vllm_version: tuple[int, int] | None = None) -> list[tuple[str, ...]]:
     """The engine's own figures beside the estimate of a scenario of that engine, as `memviz log --check` sets
     them: a vLLM log's pool tokens, implied profile, captured CUDA graphs and concurrency; a llama.cpp load's
     context cells, buffers on the device and the host apart, and tensors per type."""
     if est is None:
         return []
     if measured.engine == "vllm" and est.scenario.engine == "vllm":
-        return [figure_row(r, unit) for r in vllm_checks(measured, est) if r.name not in VLLM_COMPONENT_CHECKS]
+        return [figure_row(r, unit) for r in vllm_checks(measured, est, vllm_version)
+                if r.name not in VLLM_COMPONENT_CHECKS]
     if load is not None and est.scenario.engine in ("llamacpp", "ollama"):
         return [figure_row(r, unit) for r in load_checks(load, est)]
     return []
@@ -133,6 +135,7 @@ class LogView(QWidget):
         layout.addWidget(split)
         self.measurement: LogMeasurement | None = None
         self.load: LlamaCppLoad | None = None
+        self.vllm_version: tuple[int, int] | None = None
 
     def parse(self) -> LogMeasurement | None:
         try:
@@ -142,6 +145,7 @@ class LogView(QWidget):
             return None
         text = self.text.toPlainText()
         self.load = llamacpp_load(self.measurement, text)
+        self.vllm_version = read_vllm_settings(text).version if self.measurement.engine == "vllm" else None
         self.adopt_button.setEnabled(self.measurement.engine == "vllm"
                                      or (self.measurement.engine == "llamacpp" and dumps_metadata(text)))
         self.sig_measured.emit(self.measurement)
@@ -151,7 +155,7 @@ class LogView(QWidget):
         m = self.measurement
         if m is None:
             return
-        figures = figure_rows(m, self.load, est, unit)
+        figures = figure_rows(m, self.load, est, unit, self.vllm_version)
         rows = comparison_rows(m, est, unit) + figures
         details = "" if figures or not m.details else "; " + ", ".join(
             f"{k.replace('_', ' ')} {v:,g}" if isinstance(v, int | float) else f"{k.replace('_', ' ')} {v}"

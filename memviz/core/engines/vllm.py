@@ -20,9 +20,9 @@
   max_num_batched_tokens 2048 and max_num_seqs 256 below 70 GiB or on A100,
   8192 / 1024 from 70 GiB, 16384 / 1024 from 160 GiB; block_size 16; chunked
   prefill on (off: a whole max_model_len prompt is one step).
-- KV blocks (`vllm/v1/core/kv_cache_utils.py`): whole blocks of block_size tokens
-  over all layers; "GPU KV cache size: N tokens" = blocks x block_size; "Maximum
-  concurrency" = blocks / blocks one max_model_len request needs; a pool that
+- KV blocks (`vllm/v1/core/kv_cache_utils.py`, `vllm_kv`): whole blocks of block_size tokens
+  over all layers, grouped by spec where layers cache differently; "Maximum concurrency" = blocks / blocks
+  one max_model_len request needs; "GPU KV cache size: N tokens" = that x max_model_len; a pool that
   cannot hold one such request is an error (`check_enough_kv_cache_memory`).
   MLA models cache the latent, replicated on every tensor-parallel rank; KV heads
   are split over TP ranks (replicated when fewer heads than ranks).
@@ -67,6 +67,7 @@ from memviz.core.arch import Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.vllm_cudagraphs import capture_sizes
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
+from memviz.core.engines.vllm_kv import KVGroups, kv_groups
 from memviz.core.errors import InputError
 from memviz.core.formats import tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, get_gpu
@@ -281,11 +282,13 @@ class VLLM(Engine):
         return np.maximum(np.floor(free / block), 0) * block
 
     def block_bytes(self, x: Inputs) -> float:
-        """Bytes of one block of block_size tokens over all of this rank's layers (per pipeline stage: the largest)."""
-        layout = self.kv_layout(x)
-        n = x.options["block_size"]
-        stage_layers = -(-x.a.num_layers // x.sc.pp)
-        return float(kv_cache_bytes(x.a, x.kvf, n, layout, range(stage_layers), sliding_tokens=n))
+        """Bytes of one step of `num_blocks` over all of this rank's layers (per pipeline stage: the largest)."""
+        return float(self.groups(x).unit_bytes)
+
+    def groups(self, x: Inputs) -> KVGroups:
+        """The KV cache groups of the largest pipeline stage (`vllm_kv`)."""
+        stage_layers = range(-(-x.a.num_layers // x.sc.pp))
+        return kv_groups(x.a, x.kvf, self.kv_layout(x), stage_layers, x.options["block_size"])
 
     def facts(self, x: Inputs, gpu, pool_bytes: float | None) -> dict[str, Any]:
         s = self.settings(x.a, x.sc, x.options)
@@ -323,13 +326,16 @@ class VLLM(Engine):
                                    f"{out['graphs_after_pool_bytes'] / GiB:.2f} GiB, estimate_cudagraphs off) do not fit "
                                    f"beside gpu_memory_utilization {x.sc.gpu_memory_utilization:g} and the CUDA context: "
                                    "the capture may run out of memory; lower it or use enforce_eager")
-        block = out["kv_block_bytes"]
+        block, groups = out["kv_block_bytes"], self.groups(x)
         blocks = int(pool_bytes // block) if pool_bytes > 0 else 0
         need = self.request_bytes(x, s, s["max_model_len"])
+        per_request = groups.request_blocks(s["max_model_len"], self._sliding_tokens(x, s))
         out.update({
             "budget_bytes": int(requested), "kv_pool_bytes": int(pool_bytes), "kv_blocks": blocks,
-            "kv_pool_tokens": blocks * s["block_size"], "max_concurrency": blocks * block / need,
-            "one_request_kv_bytes": need,
+            "kv_pool_tokens": int(blocks / per_request * s["max_model_len"]), "one_request_kv_bytes": need,
+            "max_concurrency": blocks / per_request, "kv_request_blocks": per_request,
+            "kv_pool_tokens_before_0_21": groups.block_tokens_printed(blocks),
+            "kv_groups": len(groups.kinds), "kv_group_block_tokens": min(groups.block_tokens),
         })
         if blocks * block < need and "refusal" not in out:
             longest = self.longest_request(x, s, blocks * block)
@@ -346,11 +352,14 @@ class VLLM(Engine):
         tokens = max_num_batched_tokens x concurrent batches: two with asynchronous scheduling, pp + 1 with
         pipeline stages, `config/vllm.py` `max_concurrent_batches`)."""
         n = s["block_size"]
-        in_flight = s["max_num_batched_tokens"] * (x.sc.pp + 1)
-        window = x.a.sliding_window or model_len
-        sliding = (-(-min(window - 1 + in_flight, model_len) // n) + 1) * n
+        sliding = (-(-min(self._sliding_tokens(x, s), model_len) // n) + 1) * n
         stage_layers = range(-(-x.a.num_layers // x.sc.pp))
         return int(kv_cache_bytes(x.a, x.kvf, model_len, self.kv_layout(x), stage_layers, sliding_tokens=sliding))
+
+    @staticmethod
+    def _sliding_tokens(x: Inputs, s: dict[str, Any]) -> int:
+        """Tokens a sliding layer may hold for one request: its window and the tokens in flight."""
+        return (x.a.sliding_window or s["max_model_len"]) - 1 + s["max_num_batched_tokens"] * (x.sc.pp + 1)
 
     def longest_request(self, x: Inputs, s: dict[str, Any], pool_bytes: float) -> int:
         """The largest max_model_len whose request fits `pool_bytes` (what vLLM's refusal suggests), by bisection."""

@@ -1,0 +1,84 @@
+"""vLLM's KV cache groups: how the pool is cut into blocks when layers cache differently.
+
+vLLM 0.33 `vllm/v1/core/kv_cache_utils.py` (`get_kv_cache_groups`, `unify_kv_cache_spec_page_size`,
+`_get_kv_cache_groups_uniform_page_size`, `get_kv_cache_config_from_groups`, `_report_kv_cache_config`,
+`get_max_concurrency_for_kv_cache_config`):
+
+- every layer with a cache of its own has a spec: its kind (full or sliding window) and its bytes per token on
+  this rank; a page is one block of `block_size` tokens of one layer;
+- one spec for every layer: one group of all layers; one kind with several sizes (`UniformTypeKVCacheSpecs`):
+  one group, each layer its own page;
+- several kinds (hybrid): a smaller page is made as large as the largest by more tokens per block (Gemma 4's
+  full layers, half the sliding layers' bytes a token: 32 tokens a block); layers are grouped by spec into
+  groups of `group_size` layers, the fewest layers of any spec (the most when the most are under 1.5 times
+  the fewest), padding the last group of a spec (Gemma-3-27B: 52 sliding layers in six groups of ten);
+  `group_size` pool tensors, each shared by one layer of every group;
+- `num_blocks` = pool // (page x group_size); one request needs, per group, the blocks of its spec's longest
+  use (a full layer: max_model_len, a sliding one: its window and the tokens in flight, one block more);
+  "Maximum concurrency" = num_blocks over the blocks of one max_model_len request;
+- "GPU KV cache size": vLLM 0.21 and later print maximum concurrency x max_model_len (the tokens of context the
+  pool holds at peak, a sliding group's blocks capped by its window: about 10x more for Gemma-4-31B than
+  before); earlier releases printed num_blocks // groups x the smallest block (`PRINTS_CONCURRENCY_SINCE`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from math import ceil
+
+from memviz.core.arch import SLIDING, Architecture
+from memviz.core.formats import KVFormat
+from memviz.core.kv import KVLayout, per_token_layer_bytes
+
+#: the vLLM release that prints "GPU KV cache size" as maximum concurrency x max_model_len
+PRINTS_CONCURRENCY_SINCE = (0, 21)
+
+
+@dataclass(frozen=True)
+class KVGroups:
+    """The groups of one rank's KV pool: per group its kind and tokens per block; the bytes one block step
+    takes over every group (`unit_bytes`)."""
+
+    kinds: tuple[str, ...]
+    block_tokens: tuple[int, ...]
+    unit_bytes: int
+    group_size: int
+    page_bytes: tuple[int, ...]  # per group: one block of one of its layers (a uniform-type group: all layers)
+
+    def block_tokens_printed(self, num_blocks: int) -> int:
+        """"GPU KV cache size" as vLLM before 0.21 printed it: num_blocks // groups x the smallest block."""
+        return num_blocks // len(self.kinds) * min(self.block_tokens)
+
+    def request_blocks(self, model_len: int, sliding_tokens: int) -> int:
+        """Blocks one request of `model_len` tokens needs (`get_max_concurrency_for_kv_cache_config`);
+        `sliding_tokens`: what a sliding layer keeps (its window and the tokens in flight)."""
+        usage = 0
+        for kind, block, page in zip(self.kinds, self.block_tokens, self.page_bytes, strict=True):
+            blocks = ceil(min(sliding_tokens, model_len) / block) + 1 if kind == SLIDING else ceil(model_len / block)
+            usage += blocks * page
+        return ceil(usage * self.group_size / self.unit_bytes)
+
+
+def kv_groups(a: Architecture, fmt: KVFormat, layout: KVLayout, layers: range, block_tokens: int) -> KVGroups:
+    """vLLM's KV cache groups for `layers` (one pipeline stage) at `block_tokens` tokens a block."""
+    specs = [(a.layer_types[i], per_token_layer_bytes(a, fmt, layout, i)) for i in layers if a.layer_caches_kv(i)]
+    counts = Counter(specs)
+    if len(counts) == 1:
+        (kind, per_token), n = next(iter(counts.items()))
+        page = int(block_tokens * per_token)
+        return KVGroups((kind,), (block_tokens,), page * n, n, (page,))
+    if len({kind for kind, _ in counts}) == 1:  # UniformTypeKVCacheSpecs: one group, a page per layer
+        pages = [int(block_tokens * per_token) for _, per_token in specs]
+        return KVGroups((specs[0][0],), (block_tokens,), sum(pages), 1, (sum(pages),))
+    page = max(int(block_tokens * per_token) for _, per_token in counts)
+    fewest, most = min(counts.values()), max(counts.values())
+    group_size = most if most < 1.5 * fewest else fewest
+    kinds, blocks = [], []
+    for (kind, per_token), n in counts.items():
+        own = int(block_tokens * per_token)
+        # a page that does not divide the largest is padded to it (the block-stride backends); vLLM refuses others
+        ratio = page // own if page % own == 0 else 1
+        kinds += [kind] * ceil(n / group_size)
+        blocks += [block_tokens * ratio] * ceil(n / group_size)
+    return KVGroups(tuple(kinds), tuple(blocks), page * group_size, group_size, (page,) * len(kinds))
