@@ -24,7 +24,7 @@ KNOWN_MODEL_TYPES = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
     "gemma3_text", "gemma3", "phi3", "gpt2", "gpt_neox", "opt", "falcon", "deepseek_v2", "deepseek_v3", "gpt_oss",
     "glm4", "glm4_moe", "glm4_moe_lite", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe",
-    "llama4_text", "gemma4_text", "gemma4",
+    "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
 )
 
 
@@ -475,7 +475,8 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
 #: so in a field): a fixed state per sequence instead of a KV cache, and weights memviz's inventory does not hold
 RECURRENT_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv6", "rwkv7", "jamba", "zamba",
                                    "zamba2", "bamba", "falcon_h1", "granitemoehybrid", "nemotron_h", "qwen3_next",
-                                   "qwen3_5", "qwen3_5_moe", "lfm2", "lfm2_moe", "kimi_linear", "plamo2", "minimax"})
+                                   "qwen3_5", "qwen3_5_moe", "lfm2", "lfm2_moe", "kimi_linear", "plamo2", "minimax",
+                                   "recurrent_gemma", "xlstm", "lfm3"})
 #: config fields that place recurrent layers (Qwen3-Next, Jamba, Granite-4.0-H / Zamba, Nemotron-H)
 _HYBRID_FIELDS = ("full_attention_interval", "attn_layer_period", "layers_block_type", "hybrid_override_pattern")
 
@@ -512,6 +513,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                 inner[key] = cfg[key]
         cfg = inner
     model_type = str(cfg.get("model_type") or "unknown")
+    if model_type == "gemma4_unified_text":  # Gemma 4 12B's text model: Gemma 4's decoder without per-layer inputs
+        cfg = {"hidden_size_per_layer_input": 0, **cfg}  # or experts (Gemma4UnifiedTextConfig has neither field)
+        model_type = "gemma4_text"
     _refuse_recurrent(cfg, model_type)
     warnings: list[str] = []
     if model_type not in KNOWN_MODEL_TYPES:
