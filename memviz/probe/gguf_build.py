@@ -92,23 +92,23 @@ def _metadata(w, a: Architecture, arch: str) -> None:
 def _gemma4_metadata(w, a: Architecture) -> None:
     """Gemma 4 as llama.cpp's converter writes it (conversion/gemma.py `Gemma4Model.set_gguf_parameters`): the
     full layers' head width as key/value length, the sliding layers' as the `_swa` lengths, KV heads and
-    feed-forward widths per layer, which layers slide, how many reuse K/V, the per-layer embedding width."""
-    w.add_sliding_window(a.sliding_window)
-    w.add_sliding_window_pattern([kind == SLIDING for kind in a.layer_types])
-    w.add_shared_kv_layers(a.kv_shared_layers)
-    w.add_embedding_length_per_layer_input(a.per_layer_input_size)
+    feed-forward widths per layer, which layers slide, how many reuse K/V, the per-layer embedding width. Keys
+    by name (src/llama-arch.cpp LLM_KV_NAMES), so gguf releases without Gemma 4's writer methods write them too."""
     full = next(i for i, kind in enumerate(a.layer_types) if kind != SLIDING)
-    w.add_key_length(a.layer_head_dim(full))
-    w.add_value_length(a.layer_head_dim(full))
-    w.add_key_length_swa(a.head_dim)
-    w.add_value_length_swa(a.head_dim)
-    w.add_head_count_kv([a.layer_kv_heads(i) for i in range(a.num_layers)])
-    w.add_feed_forward_length([(2 if a.double_wide_shared_mlp and not a.layer_caches_kv(i) else 1)
-                               * (a.shared_expert_intermediate_size or a.intermediate_size) for i in range(a.num_layers)])
-    w.add_rope_dimension_count(a.layer_head_dim(full))
-    w.add_rope_dimension_count_swa(a.head_dim)
-    w.add_rope_freq_base_swa(10000.0)
+    width = a.shared_expert_intermediate_size or a.intermediate_size
+    w.add_sliding_window(a.sliding_window)
     w.add_final_logit_softcapping(30.0)
+    for key, value in (("attention.key_length", a.layer_head_dim(full)), ("attention.value_length", a.layer_head_dim(full)),
+                       ("attention.key_length_swa", a.head_dim), ("attention.value_length_swa", a.head_dim),
+                       ("attention.shared_kv_layers", a.kv_shared_layers),
+                       ("embedding_length_per_layer_input", a.per_layer_input_size),
+                       ("rope.dimension_count", a.layer_head_dim(full)), ("rope.dimension_count_swa", a.head_dim)):
+        w.add_uint32(f"gemma4.{key}", value)
+    w.add_float32("gemma4.rope.freq_base_swa", 10000.0)
+    w.add_array("gemma4.attention.sliding_window_pattern", [kind == SLIDING for kind in a.layer_types])
+    w.add_array("gemma4.attention.head_count_kv", [a.layer_kv_heads(i) for i in range(a.num_layers)])
+    w.add_array("gemma4.feed_forward_length", [(2 if a.double_wide_shared_mlp and not a.layer_caches_kv(i) else 1)
+                                               * width for i in range(a.num_layers)])
 
 
 def _deepseek2_metadata(w, a: Architecture) -> None:
