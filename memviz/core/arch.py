@@ -24,7 +24,7 @@ KNOWN_MODEL_TYPES = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
     "gemma3_text", "gemma3", "phi3", "gpt2", "gpt_neox", "opt", "falcon", "deepseek_v2", "deepseek_v3", "gpt_oss",
     "glm4", "glm4_moe", "glm4_moe_lite", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe",
-    "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
+    "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
 )
 
 
@@ -109,6 +109,11 @@ class Architecture:
     double_wide_shared_mlp: bool = False  # use_double_wide_mlp: the KV-sharing layers' MLP is twice as wide
     router_scales: bool = False  # Gemma4TextRouter: a learned scale per hidden unit and per expert
     layer_scalars: bool = False  # Gemma4TextDecoderLayer.layer_scalar: one stored scalar per layer
+    # DeepSeek sparse attention (DeepSeek-V3.2, GLM-5: DeepseekV32Indexer / GlmMoeDsaIndexer): a lightning indexer
+    # of `indexer_heads` x `indexer_head_dim` per layer that has one, caching one key of indexer_head_dim a token
+    indexer_heads: int = 0
+    indexer_head_dim: int = 0
+    indexer_layers: tuple[bool, ...] = ()
     stored: tuple[StoredTensor, ...] = ()  # tensors of an imported file (weight format "stored")
     source: str = field(default="", compare=False)
     ref: str = field(default="", compare=False)  # what an engine loads: a repository id, a folder or a file
@@ -163,6 +168,8 @@ class Architecture:
         producing = set(self.layer_types[:self.num_layers - self.kv_shared_layers])
         if self.kv_shared_layers and not set(self.layer_types[self.num_layers - self.kv_shared_layers:]) <= producing:
             raise InputError("a layer kind that reuses K/V (num_kv_shared_layers) has no earlier layer producing it")
+        if self.indexer_head_dim and len(self.indexer_layers) != self.num_layers:
+            raise InputError(f"indexer layers must list {self.num_layers} entries")
         if bool(self.per_layer_input_size) != bool(self.per_layer_vocab_size):
             raise InputError("per-layer embeddings need both hidden_size_per_layer_input and vocab_size_per_layer_input")
 
@@ -191,6 +198,10 @@ class Architecture:
         """Layer i computes no V of its own: it uses its K (Gemma 4's attention_k_eq_v, full-attention layers)."""
         return self.full_k_eq_v and self._full(i)
 
+    def layer_indexer(self, i: int) -> bool:
+        """Whether layer i runs (and caches keys for) a sparse-attention indexer of its own."""
+        return bool(self.indexer_head_dim) and self.indexer_layers[i]
+
     def layer_caches_kv(self, i: int) -> bool:
         """Whether layer i projects and caches K/V of its own (the last `kv_shared_layers` reuse earlier ones)."""
         return i < self.num_layers - self.kv_shared_layers
@@ -213,12 +224,15 @@ class Architecture:
                 changes.setdefault("layer_types", _resize(self.layer_types, n))
                 if self.moe_layers:
                     changes.setdefault("moe_layers", _resize(self.moe_layers, n))
+                if self.indexer_layers:
+                    changes.setdefault("indexer_layers", _resize(self.indexer_layers, n))
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["layer_types"] = list(self.layer_types)
         d["moe_layers"] = list(self.moe_layers)
+        d["indexer_layers"] = list(self.indexer_layers)
         d["warnings"] = list(self.warnings)
         d["stored"] = [[t.name, list(t.shape), t.role, t.layer, t.storage, t.nbytes, t.offset] for t in self.stored]
         return d
@@ -228,7 +242,7 @@ class Architecture:
         """Inverse of `to_dict` (used by sessions); unknown keys are an error."""
         reject_unknown_fields(cls, data, "architecture")
         d = dict(data)
-        for key in ("layer_types", "moe_layers", "warnings"):
+        for key in ("layer_types", "moe_layers", "warnings", "indexer_layers"):
             if key in d:
                 d[key] = tuple(d[key])
         d["stored"] = tuple(StoredTensor(row[0], tuple(row[1]), *row[2:7]) for row in d.get("stored", ()))
@@ -322,11 +336,11 @@ def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bo
         step = _at_least_one(cfg.get("interleave_moe_layer_step", 1), "interleave_moe_layer_step")
         chosen = set(_int_list(listed, "moe_layers")) if listed is not None else set(range(step - 1, n_layers, step))
         return tuple(i in chosen for i in range(n_layers))
-    if model_type == "glm4_moe_lite":  # Glm4MoeLiteConfig: mlp_layer_types, by default the first layer dense
+    if model_type == "glm4_moe_lite" and cfg.get("mlp_layer_types") is None:  # Glm4MoeLiteConfig: the first dense
+        first = _int(cfg.get("first_k_dense_replace", 1), "first_k_dense_replace")
+        return tuple(i >= first for i in range(n_layers))
+    if model_type in ("glm4_moe_lite", "glm_moe_dsa", "deepseek_v32") and cfg.get("mlp_layer_types") is not None:
         kinds = cfg.get("mlp_layer_types")
-        if kinds is None:
-            first = _int(cfg.get("first_k_dense_replace", 1), "first_k_dense_replace")
-            return tuple(i >= first for i in range(n_layers))
         if not isinstance(kinds, list) or len(kinds) != n_layers:
             raise InputError(f"mlp_layer_types must list one of 'dense' / 'sparse' per layer ({n_layers})")
         return tuple(k == "sparse" for k in kinds)
@@ -345,7 +359,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     shared = 0
     if model_type == "qwen2_moe":
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
-    elif model_type in ("deepseek_v2", "deepseek_v3", "glm4_moe", "glm4_moe_lite"):  # one shared MLP of n_shared x I
+    elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
+                        "glm_moe_dsa"):  # one shared MLP of n_shared x I
         shared = moe_inter * _int(cfg.get("n_shared_experts", 0) or 0, "n_shared_experts")
     elif model_type == "ernie4_5_moe":
         shared = moe_inter * _int(cfg.get("moe_num_shared_experts", 0) or 0, "moe_num_shared_experts")
@@ -353,7 +368,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
         shared = moe_inter
     return dict(num_experts=_int(n_experts, "num_experts"), experts_per_token=topk, moe_intermediate_size=moe_inter,
                 shared_expert_intermediate_size=shared, shared_expert_gate=model_type == "qwen2_moe" and shared > 0,
-                router_score_bias=model_type in ("deepseek_v3", "glm4_moe", "glm4_moe_lite", "ernie4_5_moe"),
+                router_score_bias=model_type in ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
+                                                 "glm_moe_dsa", "ernie4_5_moe"),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
 
@@ -403,6 +419,18 @@ def _gemma4_fields(cfg: dict[str, Any], kinds: tuple[str, ...], head_dim: int, k
                    shared_expert_intermediate_size=_int(cfg.get("intermediate_size", 2112), "intermediate_size"),
                    router_scales=True, moe_layers=(True,) * n_layers)
     return out
+
+
+def _indexer_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
+    """DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer, GlmMoeDsaIndexer, transformers 5.24): in
+    every layer, or in the layers `indexer_types` marks "full" (GLM-5's "shared" layers reuse the previous one's
+    selection and hold no indexer)."""
+    kinds = cfg.get("indexer_types")
+    if kinds is not None and (not isinstance(kinds, list) or len(kinds) != n_layers):
+        raise InputError(f"indexer_types must list one of 'full' / 'shared' per layer ({n_layers})")
+    return dict(indexer_heads=_int(_require(cfg, "index_n_heads"), "index_n_heads"),
+                indexer_head_dim=_int(cfg["index_head_dim"], "index_head_dim"),
+                indexer_layers=tuple(k == "full" for k in kinds) if kinds is not None else (True,) * n_layers)
 
 
 def _explicit_layer_types(cfg: dict[str, Any]) -> list[Any]:
@@ -645,6 +673,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   q_lora_rank=_int(q_lora, "q_lora_rank") if q_lora else None,
                   head_dim=nope + rope, v_head_dim=_int(_require(cfg, "v_head_dim"), "v_head_dim"),
                   num_kv_heads=n_heads)
+
+    if cfg.get("index_head_dim") and model_type in ("deepseek_v32", "glm_moe_dsa"):
+        kw.update(_indexer_fields(cfg, n_layers))
 
     kw["native_format"] = native_format(cfg)
     kw["layer_types"] = _layer_types(cfg, model_type, n_layers, window)

@@ -25,7 +25,10 @@ _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post
 _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a": "attn_q_a", "q_b": "attn_q_b",
          "kv_a": "attn_kv_a_mqa", "kv_b": "attn_kv_b", "gate_exps": "ffn_gate_exps", "up_exps": "ffn_up_exps",
          "down_exps": "ffn_down_exps", "sinks": "attn_sinks", "k_b": "attn_k_b", "v_b": "attn_v_b",
-         "layer_output_scale": "layer_output_scale", "inp_gate": "inp_gate", "proj": "proj"}
+         "layer_output_scale": "layer_output_scale", "inp_gate": "inp_gate", "proj": "proj",
+         # DeepSeek sparse attention's indexer (src/llama-arch.cpp LLM_TENSOR_INDEXER_*)
+         "indexer_q_b": "indexer.attn_q_b", "indexer_k": "indexer.attn_k", "indexer_k_norm": "indexer.k_norm",
+         "indexer_proj": "indexer.proj"}
 #: Gemma 4's tensors outside the layers and its router's scales (llama.cpp conversion/gemma.py `Gemma4Model`,
 #: src/models/gemma4.cpp: ffn_gate_inp.scale, the per-expert scale as ffn_down_exps.scale)
 _GLOBAL = {"per_layer_token_embd": "per_layer_token_embd.weight", "per_layer_model_proj": "per_layer_model_proj.weight",

@@ -81,6 +81,8 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         _norm(out, a, f"{p}.kv_a_layernorm", a.kv_lora_rank, i)
         _linear(out, f"{p}.kv_b_proj", a.num_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, role, i, "kv_b")
         _linear(out, f"{p}.o_proj", h, a.num_heads * a.v_head_dim, role, i, "o")
+        if a.layer_indexer(i):
+            _indexer(out, a, f"{p}.indexer", i)
         return
     d, dv, kv_heads, own_kv = a.layer_head_dim(i), a.layer_v_head_dim(i), a.layer_kv_heads(i), a.layer_caches_kv(i)
     _linear(out, f"{p}.q_proj", a.num_heads * d, h, role, i, "q", a.qkv_bias)
@@ -95,6 +97,17 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
             _norm(out, a, f"{p}.k_norm", d, i)
     if a.attention_sinks:
         out.append(Tensor(f"{p}.sinks", (a.num_heads,), Role.ATTENTION, i, "sinks"))
+
+
+def _indexer(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
+    """DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer): queries from the q latent, one key head,
+    its LayerNorm (weight and bias), per-head weights."""
+    h, role, d = a.hidden_size, Role.ATTENTION, a.indexer_head_dim
+    _linear(out, f"{p}.wq_b", a.indexer_heads * d, a.q_lora_rank or h, role, i, "indexer_q_b")
+    _linear(out, f"{p}.wk", d, h, role, i, "indexer_k")
+    out.append(Tensor(f"{p}.k_norm.weight", (d,), Role.NORM, i, "indexer_k_norm"))
+    out.append(Tensor(f"{p}.k_norm.bias", (d,), Role.NORM, i, "indexer_k_norm_bias"))
+    _linear(out, f"{p}.weights_proj", a.indexer_heads, h, role, i, "indexer_proj")
 
 
 def _dense_mlp(out: list[Tensor], a: Architecture, p: str, i: int, inter: int, role: Role = Role.MLP) -> None:

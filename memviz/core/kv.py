@@ -40,12 +40,16 @@ class KVLayout:
     `v_rows_widest`: llama.cpp without flash attention stores V transposed and pads every layer's V rows to the
     widest layer's (ggml-org/llama.cpp 0c1e570 src/llama-kv-cache.cpp [TAG_V_CACHE_VARIABLE],
     `llama_hparams::n_embd_v_gqa_max`): Gemma 4, whose full layers have other V widths than its sliding ones.
+    `indexer_fp8`: a DeepSeek sparse-attention layer also caches one indexer key a token: in the cache's own
+    format in transformers (`DynamicIndexedLayer`) and llama.cpp (`llama_kv_cache_dsa`, K only), as 128 FP8
+    values and one fp32 scale per 128 in vLLM (`DeepseekV32IndexerCache`: 132 bytes for DeepSeek-V3.2).
     """
 
     latent_mla: bool = False
     block_tokens: int = 0
     kv_heads_divisor: int = 1
     v_rows_widest: bool = False  # every layer's V row as wide as the widest layer's (llama.cpp's transposed V)
+    indexer_fp8: bool = False  # sparse-attention indexer keys in FP8 with an fp32 scale per 128 values (vLLM)
 
 
 def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, layer: int = 0) -> float:
@@ -53,13 +57,19 @@ def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, laye
     Gemma 4's full-attention layers have their own head width and KV heads)."""
     if not a.layer_caches_kv(layer):
         return 0.0
+    indexer = _indexer_key_bytes(a, fmt, layout) if a.layer_indexer(layer) else 0
     if a.is_mla and layout.latent_mla:
-        return fmt.bytes_per_vector(a.kv_lora_rank + a.qk_rope_head_dim)
+        return fmt.bytes_per_vector(a.kv_lora_rank + a.qk_rope_head_dim) + indexer
     heads = max(a.layer_kv_heads(layer) // layout.kv_heads_divisor, 1)
-    k = heads * fmt.bytes_per_vector(a.layer_head_dim(layer))
+    k = heads * fmt.bytes_per_vector(a.layer_head_dim(layer)) + indexer
     if layout.v_rows_widest:
         return k + fmt.bytes_per_vector(max(a.layer_kv_heads(i) * a.layer_v_head_dim(i) for i in range(a.num_layers)))
     return k + heads * fmt.bytes_per_vector(a.layer_v_head_dim(layer))
+
+
+def _indexer_key_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout) -> float:
+    d = a.indexer_head_dim
+    return d + -(-d // 128) * 4 if layout.indexer_fp8 else fmt.bytes_per_vector(d)
 
 
 def kv_bytes_per_token(a: Architecture, fmt: KVFormat, layout: KVLayout = KVLayout()) -> float:

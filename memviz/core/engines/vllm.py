@@ -162,7 +162,8 @@ class VLLM(Engine):
 
     # --- the model of the engine --------------------------------------------------------
     def kv_layout(self, x: Inputs) -> KVLayout:
-        return KVLayout(latent_mla=True, block_tokens=x.options["block_size"], kv_heads_divisor=x.sc.tp)
+        return KVLayout(latent_mla=True, block_tokens=x.options["block_size"], kv_heads_divisor=x.sc.tp,
+                        indexer_fp8=True)
 
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
                     first_stage: bool = True) -> np.ndarray:

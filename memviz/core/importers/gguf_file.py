@@ -27,7 +27,7 @@ ARCH_TO_MODEL_TYPE = {
     "gpt2": "gpt2", "gptneox": "gpt_neox", "falcon": "falcon", "deepseek2": "deepseek_v3", "gpt-oss": "gpt_oss",
     # llama.cpp's names (src/llama-arch.cpp LLM_ARCH_NAMES) of the further types memviz reads
     "glm4": "glm4", "glm4moe": "glm4_moe", "starcoder2": "starcoder2", "phi2": "phi", "arcee": "arcee", "apertus": "apertus",
-    "gemma4": "gemma4_text",
+    "gemma4": "gemma4_text", "deepseek32": "deepseek_v32", "glm-dsa": "glm_moe_dsa",
 }
 MAX_TENSORS = 1_000_000
 MAX_KEYS = 100_000
@@ -215,6 +215,13 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
             cfg["_mla_kv_b_unsplit"] = True
             warnings.append("this GGUF predates llama.cpp's MLA cache (no key_length_mla): llama.cpp runs it per "
                             "head and caches full K and V per head instead of the latent; a re-converted file caches far less")
+    indexer = _scalar(get("attention.indexer.key_length"), "indexer.key_length", warnings)
+    if indexer:  # DeepSeek sparse attention: which layers run an indexer ("full"), its heads and key width
+        kinds = get("attention.indexer.types")
+        cfg.update(index_head_dim=indexer, index_n_heads=_scalar(get("attention.indexer.head_count"),
+                                                                  "indexer.head_count", warnings))
+        if isinstance(kinds, (list, tuple)):
+            cfg["indexer_types"] = ["full" if str(k).lower() in ("full", "1", "true") else "shared" for k in kinds]
     if arch == "gemma4":  # per-layer values read layer by layer, value_length being the full layers' width
         cfg.update(_gemma4_config(get, tensor_names, shapes or {}, cfg))
         warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
