@@ -8,6 +8,7 @@ import pytest
 from memviz.core.arch import from_hf_config
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.inventory import parameter_count
+from tests.core.engines.transformers_runs import run_and_compare
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -19,11 +20,6 @@ TINY = dict(vocab_size=512, hidden_size=64, intermediate_size=96, moe_intermedia
             topk_group=1, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 
-def _cache_bytes(cache) -> int:
-    tensors = [getattr(layer, n, None) for layer in cache.layers for n in ("keys", "values", "indexer_keys")]
-    return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
-
-
 @pytest.mark.parametrize("model_type", ["deepseek_v32", "glm_moe_dsa"])
 def test_the_cache_transformers_fills_is_memviz_kv_with_the_indexer_keys(model_type):
     extra = {"index_topk_freq": 2, "mlp_layer_types": ["dense", "sparse", "sparse"]} if model_type == "glm_moe_dsa" \
@@ -31,16 +27,8 @@ def test_the_cache_transformers_fills_is_memviz_kv_with_the_indexer_keys(model_t
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         config = transformers.AutoConfig.for_model(model_type, **TINY, **extra)
-        torch.manual_seed(0)
-        model = transformers.AutoModelForCausalLM.from_config(config).eval()
-    tokens = 24
-    cache = transformers.DynamicCache(config=config)
-    with torch.no_grad():
-        model(torch.randint(3, 500, (1, tokens)), cache=cache, use_cache=True)
-    a = from_hf_config(config.to_dict())
-    e = estimate(a, Scenario(engine="transformers", weight_format="fp32", kv_format="fp32", context_tokens=tokens,
-                             batch=1, device="cpu"))
-    assert e.kv_cache_required == _cache_bytes(cache) > 0
+    a, model, held, kv = run_and_compare(transformers.AutoModelForCausalLM.from_config, config)
+    assert kv == held > 0
     buffers = sum(b.numel() for n, b in model.named_buffers() if "e_score_correction_bias" in n)  # the routing bias
     assert parameter_count(a) == sum(p.numel() for p in model.parameters()) + buffers
 

@@ -9,6 +9,7 @@ from memviz.core.arch import from_hf_config
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.inventory import parameter_count
+from tests.core.engines.transformers_runs import run_and_compare
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -33,26 +34,13 @@ SHAPES = {
 }
 
 
-def _cache_bytes(cache) -> int:
-    tensors = [getattr(layer, name, None) for layer in cache.layers for name in ("keys", "values")]
-    return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
-
-
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_the_cache_transformers_fills_is_memviz_kv(shape):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         config = transformers.Gemma4TextConfig(**TINY, **SHAPES[shape])
-        torch.manual_seed(0)
-        model = transformers.Gemma4ForCausalLM(config).eval()
-    tokens = 24  # within the window: every layer that caches holds every token
-    cache = transformers.DynamicCache(config=config)
-    with torch.no_grad():
-        model(torch.randint(3, 500, (1, tokens)), cache=cache, use_cache=True)
-    a = from_hf_config(config.to_dict())
-    e = estimate(a, Scenario(engine="transformers", weight_format="fp32", kv_format="fp32", context_tokens=tokens,
-                             batch=1, device="cpu"))
-    assert e.kv_cache_required == _cache_bytes(cache) > 0
+    a, model, held, kv = run_and_compare(transformers.Gemma4ForCausalLM, config)
+    assert kv == held > 0
     stored = sum(p.numel() for p in model.parameters()) + sum(
         b.numel() for n, b in model.named_buffers() if "layer_scalar" in n)
     assert parameter_count(a) == stored
