@@ -276,6 +276,10 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
     sc = data["scenario"]
     print(f"{sc['engine']}, weights {sc['weight_format']}, KV {sc['kv_format']}, context {sc['context_tokens']:,d} x "
           f"batch {sc['batch']}; KV {data['kv_bytes_per_token']:,d} bytes per token")
+    facts = data["engine"]
+    if "linear_state_layers" in facts:
+        print(f"plus a fixed state of {facts['linear_state_bytes_per_layer_sequence']:,d} bytes per sequence in each of "
+              f"{facts['linear_state_layers']} linear-attention layers")
     print(f"{'component':<12} {unit.value:>12} {'bytes':>18}  provenance")
     for c in data["components"]:
         print(f"{c['name']:<12} {format_bytes(c['bytes'], unit):>12} {c['bytes']:>18,d}  {c['provenance']}")
@@ -294,7 +298,6 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         if f.get("llama_server_fit"):
             print(f"llama-server's default --fit (1 GiB left free) would start it instead with {f['llama_server_fit']} "
                   "(-o fit=true)")
-    facts = data["engine"]
     if "kv_pool_tokens" in facts:
         print(f"vLLM KV cache: {format_bytes(facts['kv_pool_bytes'], unit)} ({facts['kv_blocks']:,d} blocks of "
               f"{facts['block_size']}); GPU KV cache size: {facts['kv_pool_tokens']:,d} tokens; maximum concurrency "

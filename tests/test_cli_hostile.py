@@ -51,7 +51,19 @@ def test_plan_sizes(capsys, size):
 
 def test_a_hybrid_config_is_one_line_and_exit_2(capsys, tmp_path):
     cfg = tmp_path / "config.json"
-    cfg.write_text(json.dumps({"model_type": "qwen3_next", "hidden_size": 2048, "num_hidden_layers": 48,
-                               "num_attention_heads": 16, "vocab_size": 151936, "full_attention_interval": 4}))
+    cfg.write_text(json.dumps({"model_type": "nemotron_h", "hidden_size": 2048, "num_hidden_layers": 4,
+                               "num_attention_heads": 16, "vocab_size": 151936, "hybrid_override_pattern": "M-M*"}))
     assert main(["estimate", "--config", str(cfg)]) == 2
     assert "recurrent / linear-attention" in capsys.readouterr().err
+
+
+def test_qwen3_next_is_estimated_for_transformers_and_refused_by_an_engine_without_its_state(capsys, tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"model_type": "qwen3_next", "hidden_size": 2048, "num_hidden_layers": 48,
+                               "num_attention_heads": 16, "num_key_value_heads": 2, "vocab_size": 151936,
+                               "full_attention_interval": 4}))
+    assert main(["estimate", "--config", str(cfg), "--engine", "transformers"]) == 0
+    capsys.readouterr()
+    assert main(["estimate", "--config", str(cfg), "--engine", "vllm"]) == 2
+    err = capsys.readouterr().err
+    assert "linear-attention" in err and len(err.strip().splitlines()) == 1

@@ -28,7 +28,9 @@ compute buffer from the largest layer's graph). The pieces:
   fine-grained experts (I < H: Qwen3-30B-A3B's measured prefill peak on an H200
   is 290 MiB, S x (H + 4I) says 198; docs/accuracy-cuda.md);
 - logits: rows x vocab in the compute dtype plus an fp32 copy (transformers'
-  generate keeps only the last position; a plain forward computes all).
+  generate keeps only the last position; a plain forward computes all);
+- gated delta-net layers (Qwen3.5 / Qwen3-Next) in transformers' reference path
+  (`gated_deltanet_workspace`), in place of attention on those layers.
 
 Training, for comparison with the seed's example only: Korthikanti et al. 2022,
 "Reducing Activation Recomputation in Large Transformer Models", eq. 1-2.
@@ -40,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memviz.core.arch import Architecture
+from memviz.core.arch import LINEAR, Architecture
 from memviz.core.kv import ArrayLike
 
 # n x I temporaries beyond input and output that transformers' Python-written activations hold at their peak
@@ -114,7 +116,32 @@ def inference_workspace(
     else:
         mlp = dense
     logits = logits_rows * (a.vocab_size / tp) * logits_bytes
+    if LINEAR in a.layer_types:
+        attn = np.maximum(attn, gated_deltanet_workspace(a, n, b, act_bytes))
     return Workspace(hidden=hidden, attention=attn, mlp=mlp, logits=logits)
+
+
+DELTA_RULE_CHUNK_TOKENS = 64  # torch_chunk_gated_delta_rule's chunk_size default (transformers 5.24)
+
+
+def gated_deltanet_workspace(a: Architecture, step_tokens: ArrayLike, batch: ArrayLike, act_bytes: float) -> ArrayLike:
+    """Peak transient bytes of a gated delta-net layer's prefill in transformers' reference path.
+
+    transformers 5.24 models/qwen3_5/modeling_qwen3_5.py: `Qwen3_5GatedDeltaNet.forward` holds the convolved
+    q/k/v (conv_dim channels) and the gate z (value width) in the compute dtype while `torch_chunk_gated_delta_rule`
+    runs; that function works in fp32 on every value head (keys repeated to them) over the tokens padded to whole
+    64-token chunks, and at its last line still references five key-wide tensors (query, key, k_beta, their decayed
+    copy, k_cumdecay) plus the one a rescale creates beside its input, four value-wide ones (value, v_beta,
+    new_values, core_attn_out) and three chunk x chunk matrices per token (pairwise decay, UT system, intra-chunk
+    attention); it returns a compute-dtype copy of the output. flash-linear-attention's kernels, which transformers
+    uses instead when that package is installed, are not modelled.
+    """
+    chunk = DELTA_RULE_CHUNK_TOKENS
+    padded = np.ceil(np.asarray(step_tokens) / chunk) * chunk
+    fp32 = batch * padded * a.linear_v_heads * 4 * (6 * a.linear_k_head_dim + 4 * a.linear_v_head_dim + 3 * chunk)
+    value_width = a.linear_v_heads * a.linear_v_head_dim
+    compute = batch * step_tokens * (a.linear_conv_dim + 2 * value_width) * act_bytes
+    return fp32 + compute
 
 
 TRAINING_VARIANTS = ("none", "flash", "selective", "full")

@@ -18,6 +18,7 @@ from memviz.core.errors import InputError, reject_unknown_fields
 
 FULL = "full"
 SLIDING = "sliding"
+LINEAR = "linear"  # a gated-delta-net (linear-attention) layer: a fixed state per sequence, no KV cache
 
 #: model_types whose config fields memviz reads with their own quirks.
 KNOWN_MODEL_TYPES = (
@@ -25,7 +26,10 @@ KNOWN_MODEL_TYPES = (
     "gemma3_text", "gemma3", "phi3", "gpt2", "gpt_neox", "opt", "falcon", "deepseek_v2", "deepseek_v3", "gpt_oss",
     "glm4", "glm4_moe", "glm4_moe_lite", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe",
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next",
 )
+#: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
+GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,15 @@ class Architecture:
     indexer_heads: int = 0
     indexer_head_dim: int = 0
     indexer_layers: tuple[bool, ...] = ()
+    # Qwen3.5 / Qwen3-Next (Qwen3_5GatedDeltaNet, transformers 5.24): gated delta-net layers of linear_v_heads value
+    # heads over linear_k_heads key heads, a causal convolution of linear_conv_kernel taps over q, k and v; their
+    # attention layers gate their output by a second query-sized projection
+    linear_k_heads: int = 0
+    linear_v_heads: int = 0
+    linear_k_head_dim: int = 0
+    linear_v_head_dim: int = 0
+    linear_conv_kernel: int = 0
+    attn_output_gate: bool = False
     stored: tuple[StoredTensor, ...] = ()  # tensors of an imported file (weight format "stored")
     source: str = field(default="", compare=False)
     ref: str = field(default="", compare=False)  # what an engine loads: a repository id, a folder or a file
@@ -132,7 +145,8 @@ class Architecture:
         for key in ("max_position_embeddings", "learned_positions", "num_experts", "experts_per_token",
                     "moe_intermediate_size", "shared_expert_intermediate_size", "qk_rope_head_dim", "qk_nope_head_dim",
                     "sliding_window", "q_lora_rank", "kv_lora_rank", "full_head_dim", "full_num_kv_heads",
-                    "kv_shared_layers", "per_layer_input_size", "per_layer_vocab_size"):
+                    "kv_shared_layers", "per_layer_input_size", "per_layer_vocab_size", "linear_k_heads",
+                    "linear_v_heads", "linear_k_head_dim", "linear_v_head_dim", "linear_conv_kernel"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
@@ -143,8 +157,10 @@ class Architecture:
             raise InputError(
                 f"num_attention_heads ({self.num_heads}) must be a multiple of num_key_value_heads ({self.num_kv_heads})"
             )
-        if len(self.layer_types) != self.num_layers or any(t not in (FULL, SLIDING) for t in self.layer_types):
-            raise InputError(f"layer_types must list {self.num_layers} entries of '{FULL}' or '{SLIDING}'")
+        if len(self.layer_types) != self.num_layers or any(t not in (FULL, SLIDING, LINEAR) for t in self.layer_types):
+            raise InputError(f"layer_types must list {self.num_layers} entries of '{FULL}', '{SLIDING}' or '{LINEAR}'")
+        if LINEAR in self.layer_types and not (self.linear_v_heads and self.linear_k_head_dim and self.linear_conv_kernel):
+            raise InputError("linear-attention layers need their heads, head widths and convolution kernel")
         if SLIDING in self.layer_types and not (self.sliding_window and self.sliding_window > 0):
             raise InputError("sliding-window layers need a positive sliding_window")
         if self.num_experts:
@@ -203,8 +219,19 @@ class Architecture:
         return bool(self.indexer_head_dim) and self.indexer_layers[i]
 
     def layer_caches_kv(self, i: int) -> bool:
-        """Whether layer i projects and caches K/V of its own (the last `kv_shared_layers` reuse earlier ones)."""
-        return i < self.num_layers - self.kv_shared_layers
+        """Whether layer i projects and caches K/V of its own (the last `kv_shared_layers` reuse earlier ones; a
+        linear-attention layer keeps a fixed state instead)."""
+        return i < self.num_layers - self.kv_shared_layers and self.layer_types[i] != LINEAR
+
+    @property
+    def linear_conv_dim(self) -> int:
+        """Channels of a linear-attention layer's convolution: q and k of every key head, v of every value head."""
+        return 2 * self.linear_k_heads * self.linear_k_head_dim + self.linear_v_heads * self.linear_v_head_dim
+
+    @property
+    def linear_state_values(self) -> int:
+        """Values of one linear-attention layer's recurrent state for one sequence (value heads x k x v)."""
+        return self.linear_v_heads * self.linear_k_head_dim * self.linear_v_head_dim
 
     @property
     def uniform_attention(self) -> bool:
@@ -321,7 +348,7 @@ def _int_list(value: Any, key: str) -> list[int]:
 
 def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bool, ...]:
     """Which layers hold routed experts, as each family's decoder layer decides."""
-    if model_type in ("qwen2_moe", "qwen3_moe"):
+    if model_type in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text"):
         # Qwen2MoeDecoderLayer: sparse when not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
         step = _at_least_one(cfg.get("decoder_sparse_step", 1), "decoder_sparse_step")
         dense_only = set(_int_list(cfg.get("mlp_only_layers"), "mlp_only_layers"))
@@ -357,7 +384,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token", "moe_k"), "num_experts_per_tok")
     moe_inter = _int(_get(cfg, "moe_intermediate_size", "intermediate_size"), "moe_intermediate_size")
     shared = 0
-    if model_type == "qwen2_moe":
+    if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text"):
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
     elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                         "glm_moe_dsa"):  # one shared MLP of n_shared x I
@@ -367,7 +394,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     elif model_type == "llama4_text":  # Llama4TextMoe: a shared expert as wide as one routed expert
         shared = moe_inter
     return dict(num_experts=_int(n_experts, "num_experts"), experts_per_token=topk, moe_intermediate_size=moe_inter,
-                shared_expert_intermediate_size=shared, shared_expert_gate=model_type == "qwen2_moe" and shared > 0,
+                shared_expert_intermediate_size=shared,
+                shared_expert_gate=model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text") and shared > 0,
                 router_score_bias=model_type in ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                                                  "glm_moe_dsa", "ernie4_5_moe"),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
@@ -421,6 +449,17 @@ def _gemma4_fields(cfg: dict[str, Any], kinds: tuple[str, ...], head_dim: int, k
     return out
 
 
+def _gated_deltanet_fields(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Qwen3.5 / Qwen3-Next: the gated delta-net's heads, widths and convolution (Qwen3_5GatedDeltaNet), the
+    attention layers' output gate (Qwen3_5Attention's q_proj: heads x head_dim x 2) and q / k norms."""
+    return dict(linear_k_heads=_int(cfg.get("linear_num_key_heads", 16), "linear_num_key_heads"),
+                linear_v_heads=_int(cfg.get("linear_num_value_heads", 32), "linear_num_value_heads"),
+                linear_k_head_dim=_int(cfg.get("linear_key_head_dim", 128), "linear_key_head_dim"),
+                linear_v_head_dim=_int(cfg.get("linear_value_head_dim", 128), "linear_value_head_dim"),
+                linear_conv_kernel=_int(cfg.get("linear_conv_kernel_dim", 4), "linear_conv_kernel_dim"),
+                attn_output_gate=True, qk_norm=True)
+
+
 def _indexer_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
     """DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer, GlmMoeDsaIndexer, transformers 5.24): in
     every layer, or in the layers `indexer_types` marks "full" (GLM-5's "shared" layers reuse the previous one's
@@ -459,10 +498,14 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
         if len(explicit) != n_layers:
             raise InputError(f"layer_types has {len(explicit)} entries for {n_layers} layers")
         # chunked attention (Llama 4) caches like a sliding window: "only the mask differs" (cache_utils.py)
-        kinds = [SLIDING if "sliding" in str(t) or "chunked" in str(t) else FULL for t in explicit]
+        kinds = [SLIDING if "sliding" in str(t) or "chunked" in str(t) else LINEAR if "linear" in str(t) else FULL
+                 for t in explicit]
         if model_type == "gemma4_text":  # Gemma4TextConfig.__post_init__ forces the last layer to full attention
             kinds[-1] = FULL
         return tuple(kinds)
+    if model_type in GATED_DELTANET_TYPES:  # Qwen3_5TextConfig / Qwen3NextConfig: every full_attention_interval-th
+        step = _at_least_one(cfg.get("full_attention_interval", 4), "full_attention_interval")  # layer is full
+        return tuple(FULL if (i + 1) % step == 0 else LINEAR for i in range(n_layers))
     if not window:
         return (FULL,) * n_layers
     if model_type == "gemma2":
@@ -502,24 +545,26 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
 #: model types built of recurrent / linear-attention layers, alone or beside attention (their configs do not all say
 #: so in a field): a fixed state per sequence instead of a KV cache, and weights memviz's inventory does not hold
 RECURRENT_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv6", "rwkv7", "jamba", "zamba",
-                                   "zamba2", "bamba", "falcon_h1", "granitemoehybrid", "nemotron_h", "qwen3_next",
-                                   "qwen3_5", "qwen3_5_moe", "lfm2", "lfm2_moe", "kimi_linear", "plamo2", "minimax",
-                                   "recurrent_gemma", "xlstm", "lfm3"})
+                                   "zamba2", "bamba", "falcon_h1", "granitemoehybrid", "nemotron_h", "lfm2",
+                                   "lfm2_moe", "kimi_linear", "plamo2", "minimax", "recurrent_gemma", "xlstm", "lfm3"})
 #: config fields that place recurrent layers (Qwen3-Next, Jamba, Granite-4.0-H / Zamba, Nemotron-H)
 _HYBRID_FIELDS = ("full_attention_interval", "attn_layer_period", "layers_block_type", "hybrid_override_pattern")
 
 
 def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
     """One clear error for models with recurrent or linear-attention layers: memviz would count a KV cache for
-    every layer and miss their state and weights."""
+    every layer and miss their state and weights (Qwen3.5 / Qwen3-Next's gated delta-nets are modelled)."""
+    if model_type in GATED_DELTANET_TYPES:
+        return
     types = [str(t) for t in _explicit_layer_types(cfg)]
     recurrent = [t for t in types if "attention" not in t or "linear" in t]
     field = next((f for f in _HYBRID_FIELDS if cfg.get(f)), None)
     if recurrent or field or model_type in RECURRENT_MODEL_TYPES:
         what = (f"{len(recurrent)} of {len(types)} layers are {recurrent[0]}" if recurrent
                 else f"its '{field}' places recurrent layers" if field else "it is built of recurrent layers")
-        raise InputError(f"{model_type}: {what}; memviz does not model recurrent / linear-attention layers "
-                         "(their fixed state per sequence, their weights), so its figures would be wrong")
+        raise InputError(f"{model_type}: {what}; memviz models no recurrent / linear-attention "
+                         "layers but Qwen3.5 / Qwen3-Next's gated delta-nets (their fixed state per sequence, their "
+                         "weights), so its figures would be wrong")
 
 
 def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "", ref: str = "") -> Architecture:
@@ -612,6 +657,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(qkv_bias=True, out_bias=False)  # Qwen2Attention: q/k/v bias, o_proj without
     if model_type in ("qwen3", "qwen3_moe", "gemma3_text", "gemma4_text"):
         kw.update(qk_norm=True)
+    if model_type in GATED_DELTANET_TYPES:
+        kw.update(_gated_deltanet_fields(cfg))
     if model_type == "glm4_moe":  # Glm4MoeAttention: q/k/v bias per attention_bias, o_proj without; optional q/k norm
         kw.update(out_bias=False, qk_norm=bool(cfg.get("use_qk_norm", False)))
     if model_type == "glm4":  # Glm4Attention: q/k/v bias per attention_bias, o_proj without; Glm4DecoderLayer has

@@ -16,7 +16,7 @@ from enum import Enum
 from functools import lru_cache
 from math import prod
 
-from memviz.core.arch import Architecture
+from memviz.core.arch import LINEAR, Architecture
 
 
 class Role(str, Enum):
@@ -84,8 +84,12 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         if a.layer_indexer(i):
             _indexer(out, a, f"{p}.indexer", i)
         return
+    if a.layer_types[i] == LINEAR:
+        _gated_deltanet(out, a, p.replace("self_attn", "linear_attn"), i)
+        return
     d, dv, kv_heads, own_kv = a.layer_head_dim(i), a.layer_v_head_dim(i), a.layer_kv_heads(i), a.layer_caches_kv(i)
-    _linear(out, f"{p}.q_proj", a.num_heads * d, h, role, i, "q", a.qkv_bias)
+    gate = 2 if a.attn_output_gate else 1  # Qwen3_5Attention: the query and the output gate in one projection
+    _linear(out, f"{p}.q_proj", gate * a.num_heads * d, h, role, i, "q", a.qkv_bias)
     if own_kv:  # Gemma 4's KV-sharing layers hold no K/V projections; its full layers may take V from K
         _linear(out, f"{p}.k_proj", kv_heads * d, h, role, i, "k", a.qkv_bias)
         if not a.layer_v_from_k(i):
@@ -97,6 +101,23 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
             _norm(out, a, f"{p}.k_norm", d, i)
     if a.attention_sinks:
         out.append(Tensor(f"{p}.sinks", (a.num_heads,), Role.ATTENTION, i, "sinks"))
+
+
+def _gated_deltanet(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
+    """Qwen3_5GatedDeltaNet (transformers 5.24): q, k, v in one projection, the output gate z, the b and a
+    projections (one value a head), the depthwise convolution over q, k and v, dt_bias and A_log, the gated norm of
+    one head's width, the output projection."""
+    h, role, value = a.hidden_size, Role.ATTENTION, a.linear_v_heads * a.linear_v_head_dim
+    _linear(out, f"{p}.in_proj_qkv", a.linear_conv_dim, h, role, i, "ssm_in_qkv")
+    _linear(out, f"{p}.in_proj_z", value, h, role, i, "ssm_in_z")
+    _linear(out, f"{p}.in_proj_b", a.linear_v_heads, h, role, i, "ssm_beta")
+    _linear(out, f"{p}.in_proj_a", a.linear_v_heads, h, role, i, "ssm_alpha")
+    out.append(Tensor(f"{p}.conv1d.weight", (a.linear_conv_dim, 1, a.linear_conv_kernel), Role.ATTENTION, i,
+                      "ssm_conv1d"))
+    out.append(Tensor(f"{p}.dt_bias", (a.linear_v_heads,), Role.NORM, i, "ssm_dt_bias"))
+    out.append(Tensor(f"{p}.A_log", (a.linear_v_heads,), Role.NORM, i, "ssm_a"))
+    out.append(Tensor(f"{p}.norm.weight", (a.linear_v_head_dim,), Role.NORM, i, "ssm_norm"))
+    _linear(out, f"{p}.out_proj", h, value, role, i, "ssm_out")
 
 
 def _indexer(out: list[Tensor], a: Architecture, p: str, i: int) -> None:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from memviz.core.arch import FULL
+from memviz.core.arch import FULL, LINEAR
 from memviz.core.engines import get_engine
 from memviz.core.engines.llamacpp_fit import default_fit_placement
 from memviz.core.estimate import Estimate
@@ -31,14 +31,19 @@ HEADERS = ("Item", "Bytes", "Size", "Provenance", "Formula / inputs", "Source")
 
 
 def _other_layers(a) -> str:
-    """Where layers differ from L x Hkv x D (Gemma 4): the full-attention layers' shape, the layers caching nothing."""
-    if a.uniform_attention:
-        return ""
-    full = a.layer_types.index(FULL)
-    parts = [f"full layers Hkv={a.layer_kv_heads(full)}, D={a.layer_head_dim(full)}"]
-    if a.kv_shared_layers:
-        parts.append(f"last {a.kv_shared_layers} layers reuse K/V")
-    return " (" + "; ".join(parts) + ")"
+    """Where layers differ from L x Hkv x D: Gemma 4's full-attention layers' shape and the layers caching nothing,
+    Qwen3.5's gated delta-net layers with their fixed state per sequence."""
+    parts = []
+    if not a.uniform_attention:
+        full = a.layer_types.index(FULL)
+        parts.append(f"full layers Hkv={a.layer_kv_heads(full)}, D={a.layer_head_dim(full)}")
+        if a.kv_shared_layers:
+            parts.append(f"last {a.kv_shared_layers} layers reuse K/V")
+    if LINEAR in a.layer_types:
+        parts.append(f"{a.layer_types.count(LINEAR)} linear-attention layers: no KV, a fixed state per sequence "
+                     f"(a {a.linear_conv_kernel}-tap convolution over {a.linear_conv_dim:,} channels and "
+                     f"{a.linear_state_values:,} float32 values each)")
+    return " (" + "; ".join(parts) + ")" if parts else ""
 
 
 def breakdown_rows(est: Estimate, unit: Unit, gpus: tuple[str, ...] = ()) -> list[tuple[str, str, str, str, str, str]]:

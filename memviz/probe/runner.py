@@ -240,9 +240,16 @@ def cache_keyword(model) -> str:
 
 
 def cache_tensors(cache):
+    """Every tensor a transformers cache holds per layer: keys and values, a sparse-attention indexer's keys
+    (DynamicIndexedLayer) and a linear-attention layer's conv and recurrent states (LinearAttentionCacheLayerMixin,
+    transformers 5.2x cache_utils.py, which keeps them in dicts by state index)."""
     for layer in getattr(cache, "layers", []):
-        yield getattr(layer, "keys", None)
-        yield getattr(layer, "values", None)
+        for name in ("keys", "values", "indexer_keys"):
+            yield getattr(layer, name, None)
+        for name in ("conv_states", "recurrent_states"):
+            states = getattr(layer, name, None)
+            if isinstance(states, dict):
+                yield from states.values()
 
 
 class Sampler(threading.Thread):

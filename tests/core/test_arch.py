@@ -142,8 +142,8 @@ def test_glm4_moe_counts_what_transformers_builds():
 
 
 @pytest.mark.parametrize("cfg, says", [
-    ({"model_type": "qwen3_next", "full_attention_interval": 4}, "full_attention_interval"),
-    ({"model_type": "qwen3_5_text", "layer_types": ["linear_attention"] * 3 + ["full_attention"]},
+    ({"model_type": "future_hybrid", "full_attention_interval": 4}, "full_attention_interval"),
+    ({"model_type": "kimi_linear", "layer_types": ["linear_attention"] * 3 + ["full_attention"]},
      "3 of 4 layers are linear_attention"),
     ({"model_type": "granitemoehybrid", "layers_block_type": ["mamba", "attention", "mamba", "mamba"]}, "layers_block_type"),
     ({"model_type": "nemotron_h", "hybrid_override_pattern": "M-M*"}, "hybrid_override_pattern"),

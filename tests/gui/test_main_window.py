@@ -285,3 +285,13 @@ def test_a_run_follows_its_scenario_and_turns_stale_when_it_is_edited(win):
     win.apply(win.session.with_changes(scenarios=(edited, *win.session.scenarios[1:])))
     assert win.compare.bars[0].measured_stale and "stale" in win.compare.tooltip_for(0, "weights")
     assert "estimate error" not in win.compare.tooltip_for(0, "weights")
+
+
+def test_picking_a_delta_net_model_keeps_the_scenarios_and_says_which_engines_moved(win):
+    engines = {sc.engine for sc in win.session.scenarios}
+    assert engines - {"transformers"}  # the default comparison runs in vLLM and llama.cpp
+    win.load_preset("qwen3-next-80b-a3b")
+    assert win.session.preset == "qwen3-next-80b-a3b"
+    assert {sc.engine for sc in win.session.scenarios} == {"transformers"}
+    message = win.statusBar().currentMessage()
+    assert all(e in message for e in engines - {"transformers"}) and "transformers" in message

@@ -31,6 +31,9 @@ def tiny(config: dict) -> dict:
     out.update(pad_token_id=0, bos_token_id=1, eos_token_id=2)  # within the tiny vocabulary
     if isinstance(out.get("text_config"), dict):
         out["text_config"] = tiny(out["text_config"])
+    if "linear_num_value_heads" in out:  # Qwen3.5 / Qwen3-Next: three delta-net layers, then a full-attention one
+        out.update(num_hidden_layers=4, linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
+                   linear_value_head_dim=16)
     if out.get("model_type") == "falcon":
         out.update(num_kv_heads=1, multi_query=True, new_decoder_architecture=False)
     return out

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memviz.core.arch import Architecture
+from memviz.core.arch import LINEAR, Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import KVFormat, WeightFormat
 from memviz.core.kv import KVLayout, kv_cache_bytes
@@ -186,8 +186,14 @@ class Engine:
             out[key] = self.option(key).parse(value)
         return out
 
+    #: whether the engine's estimate models gated delta-net layers' state (Qwen3.5 / Qwen3-Next)
+    models_linear_state = False
+
     def check(self, a: Architecture, sc: Scenario, options: dict[str, Any]) -> None:
         """Raise InputError for a combination the engine refuses."""
+        if LINEAR in a.layer_types and not self.models_linear_state:
+            raise InputError(f"{a.name}: memviz models the linear-attention (gated delta-net) layers' state for "
+                             f"transformers, not yet for {self.name}; estimate it with the transformers engine")
         if sc.tp > 1 and not self.supports_tp:
             raise InputError(f"tensor parallelism is modelled for vllm only, not {self.name} (use pp to split layers)")
         if (sc.gpu_layers is not None or sc.kv_offload) and not self.supports_offload:

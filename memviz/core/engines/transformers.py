@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from memviz.core.activations import inference_workspace
-from memviz.core.arch import FULL, SLIDING, Architecture
+from memviz.core.arch import FULL, LINEAR, SLIDING, Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
 from memviz.core.errors import InputError
 from memviz.core.formats import BITSANDBYTES, tensor_bytes
@@ -87,6 +87,31 @@ class Transformers(Engine):
     supports_offload = True
     quantizes_on_load = frozenset(BITSANDBYTES_CONFIG)
     latent_mla = True
+    models_linear_state = True
+
+    def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
+        """The cache of `layers`: KV of the attention layers, and the fixed state of each gated delta-net layer for
+        every sequence (`linear_state_bytes`)."""
+        linear = sum(1 for i in layers if x.a.layer_types[i] == LINEAR)
+        if not linear:
+            return super().kv_bytes(x, layers)
+        sequences = x.sc.sequences if x.seqs_given else x.batch
+        return super().kv_bytes(x, layers) + linear * self.linear_state_bytes(x) * sequences
+
+    @staticmethod
+    def linear_state_bytes(x: Inputs) -> int:
+        """One gated delta-net layer's state for one sequence (`cache_utils.py` `LinearAttentionLayer`, measured):
+        the convolution's last `linear_conv_kernel` inputs of its q, k and v channels in the model's dtype, and the
+        recurrent state of value heads x k x v in float32 (the delta rule runs in fp32), whatever the context."""
+        act_bytes = 4 if x.wf.name == "fp32" else 2
+        return x.a.linear_conv_dim * x.a.linear_conv_kernel * act_bytes + x.a.linear_state_values * 4
+
+    def facts(self, x: Inputs, gpu: Any, pool_bytes: float | None) -> dict[str, Any]:
+        """Gated delta-net models: the state one such layer holds per sequence and how many layers hold one."""
+        if LINEAR not in x.a.layer_types:
+            return {}
+        return {"linear_state_bytes_per_layer_sequence": self.linear_state_bytes(x),
+                "linear_state_layers": x.a.layer_types.count(LINEAR)}
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         """huggingface/transformers 5.24 `src/transformers/quantizers/quantizer_fbgemm_fp8.py`
