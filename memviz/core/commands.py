@@ -45,8 +45,8 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
 
 
 def _engine_that_models(sc: Scenario, a: Architecture) -> Scenario:
-    """A scenario whose engine does not model `a`'s gated delta-net layers moves to transformers, which does (one
-    device, its engine options dropped), instead of the whole switch being refused."""
+    """A scenario whose engine does not model `a`'s gated delta-net layers (vLLM) moves to transformers, which does
+    (one device, its engine options dropped), instead of the whole switch being refused."""
     if LINEAR not in a.layer_types or get_engine(sc.engine).models_linear_state:
         return sc
     return sc.with_changes(engine="transformers", tp=1, options=())

@@ -7,7 +7,8 @@ base type), `llama_tensor_get_type_impl` (the per-category rules) and
 `tensor_type_fallback` (a type whose block does not divide the row length):
 
 - 1-D tensors (norms, biases) stay F32; MoE routers and position embeddings are
-  not quantized;
+  not quantized, nor a delta-net's convolution (`ssm_conv1d`, F32 from the converter);
+  a delta-net's fused `attn_qkv` counts among the attn_v tensors (`category_is_attn_v`);
 - the output matrix (or the tied token embedding) becomes Q6_K (Q5_K for the IQ1 /
   IQ2 / IQ3_XXS mixes, Q8_0 for Falcon, a Q8_0 mix or a row length the base block
   does not divide); an untied token embedding keeps the base type except in the
@@ -111,7 +112,8 @@ _FALLBACK = {"IQ1_S": "IQ4_NL", "IQ1_M": "IQ4_NL", "IQ2_XXS": "IQ4_NL", "IQ2_XS"
 # tensor categories (llama-quant.cpp `tensor_get_category`)
 OUTPUT, TOKEN_EMBD, ATTN_V, ATTN_K, ATTN_Q, ATTN_OUT, FFN_DOWN, FFN_GATE, FFN_UP, OTHER = range(10)
 _KIND_CATEGORY = {"v": ATTN_V, "k": ATTN_K, "q": ATTN_Q, "o": ATTN_OUT, "down": FFN_DOWN, "down_exps": FFN_DOWN,
-                  "gate": FFN_GATE, "gate_exps": FFN_GATE, "up": FFN_UP, "up_exps": FFN_UP}
+                  "gate": FFN_GATE, "gate_exps": FFN_GATE, "up": FFN_UP, "up_exps": FFN_UP,
+                  "ssm_in_qkv": ATTN_V}  # a delta-net's attn_qkv: `category_is_attn_v` (ATTENTION_QKV)
 
 
 def use_more_bits(i_layer: int, n_layers: int) -> bool:
@@ -275,8 +277,8 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
     the converter writes every tensor not named `.weight` in F32 (ggml-org/llama.cpp 0c1e570
     conversion/base.py `ModelBase.prepare_tensors`) and the quantizer touches only `.weight` tensors
     (src/llama-quant.cpp `tensor_allows_quantization`)."""
-    if not t.is_matrix or t.role in (Role.NORM, Role.ROUTER):
-        return "F32"
+    if not t.is_matrix or t.role in (Role.NORM, Role.ROUTER) or t.kind == "ssm_conv1d":
+        return "F32"  # a delta-net's convolution: F32 from the converter, skipped by the quantizer
     if t.role is Role.POSITION or t.kind == "per_layer_model_proj":  # kept as converted (llama-quant.cpp
         return "F16"  # `tensor_allows_quantization`: "these are not too big so keep them as it is")
     if mix in ("F16", "BF16"):

@@ -19,6 +19,10 @@ FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2"})
 #: (llama.cpp src/models/glm4.cpp: `ffn_up` {n_embd, n_ff * 2}, no `ffn_gate`)
 FUSED_GATE_UP = frozenset({"glm4"})
 _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
+                # Qwen3.5 / Qwen3-Next: input and post-attention norms (src/models/qwen35.cpp attn_post_norm)
+                "qwen3_5_text": ("attn_norm", "post_attention_norm"),
+                "qwen3_5_moe_text": ("attn_norm", "post_attention_norm"),
+                "qwen3_next": ("attn_norm", "post_attention_norm"),
                 "glm4": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 "gemma3_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 "gpt_oss": ("attn_norm", "post_attention_norm")}
@@ -34,6 +38,11 @@ _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a":
 _GLOBAL = {"per_layer_token_embd": "per_layer_token_embd.weight", "per_layer_model_proj": "per_layer_model_proj.weight",
            "rope_freqs": "rope_freqs.weight"}
 _SCALES = {"router_scale": "ffn_gate_inp.scale", "router_expert_scale": "ffn_down_exps.scale"}
+#: a gated delta-net layer's tensors (Qwen3.5 / Qwen3-Next: src/models/qwen35.cpp `load_block_trunk`, names from
+#: src/llama-arch.cpp): q, k and v in attn_qkv, the output gate z in attn_gate, A without a suffix
+_DELTANET = {"ssm_in_qkv": "attn_qkv.weight", "ssm_in_z": "attn_gate.weight", "ssm_beta": "ssm_beta.weight",
+             "ssm_alpha": "ssm_alpha.weight", "ssm_conv1d": "ssm_conv1d.weight", "ssm_dt_bias": "ssm_dt.bias",
+             "ssm_a": "ssm_a", "ssm_norm": "ssm_norm.weight", "ssm_out": "ssm_out.weight"}
 
 
 def _gemma4_norms(a: Architecture) -> tuple[str, ...]:
@@ -58,6 +67,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
             return "per_layer_proj_norm.weight"
         return "output_norm" + (".bias" if t.kind.endswith("_bias") else ".weight")
     p = f"blk.{t.layer}."
+    if t.kind in _DELTANET:
+        return p + _DELTANET[t.kind]
     leaf = t.name.rsplit(".", 2)[-2]
     kind, suffix = (t.kind.removesuffix("_bias"), ".bias") if t.kind.endswith("_bias") else (t.kind, ".weight")
     if kind in ("q", "k", "v") and a.model_type in FUSED_QKV:
@@ -88,7 +99,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
 
 def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
     """The GGUF tensors an inventory tensor becomes: itself, except gpt-oss's fused expert gate/up bias (two
-    tensors) and an MLA model's kv_b_proj, which llama.cpp's converter splits per head into attn_k_b
+    tensors), a delta-net convolution's (conv_dim, 1, kernel) weight (two axes) and an MLA model's kv_b_proj,
+    which llama.cpp's converter splits per head into attn_k_b
     {nope, kv_lora_rank, heads} and attn_v_b {kv_lora_rank, v_head, heads} (convert_hf_to_gguf.py
     `DeepseekV2Model`; src/models/deepseek2.cpp loads wk_b / wv_b, the unsplit attn_kv_b only from legacy
     files); shapes here outermost first, so a part's last entry is ggml's row length."""
@@ -98,6 +110,8 @@ def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
         half = (*t.shape[:-1], t.shape[-1] // 2)
         return (replace(t, name=f"{t.name}#gate", shape=half, kind="gate_exps_bias"),
                 replace(t, name=f"{t.name}#up", shape=half, kind="up_exps_bias"))
+    if t.kind == "ssm_conv1d":  # the depthwise kernel without its middle axis: {d_conv, conv_dim} in ggml
+        return (replace(t, shape=(t.shape[0], t.shape[-1])),)
     if t.kind != "kv_b" or not a.is_mla or a.mla_kv_b_unsplit:  # a legacy file keeps attn_kv_b whole
         return (t,)
     heads = a.num_heads

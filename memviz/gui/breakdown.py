@@ -41,7 +41,7 @@ def _other_layers(a) -> str:
             parts.append(f"last {a.kv_shared_layers} layers reuse K/V")
     if LINEAR in a.layer_types:
         parts.append(f"{a.layer_types.count(LINEAR)} linear-attention layers: no KV, a fixed state per sequence "
-                     f"(a {a.linear_conv_kernel}-tap convolution over {a.linear_conv_dim:,} channels and "
+                     f"(the convolution's last inputs over {a.linear_conv_dim:,} channels and "
                      f"{a.linear_state_values:,} float32 values each)")
     return " (" + "; ".join(parts) + ")" if parts else ""
 

@@ -193,8 +193,8 @@ class MainWindow(QMainWindow):
             return
         moved = sorted(before - {sc.engine for sc in after.scenarios})
         if moved:
-            self.statusBar().showMessage(f"{a.name}: memviz models its linear-attention layers in transformers only; "
-                                         f"scenarios in {', '.join(moved)} now use transformers", 15000)
+            self.statusBar().showMessage(f"{a.name}: memviz does not model its linear-attention layers in "
+                                         f"{', '.join(moved)}; those scenarios now use transformers", 15000)
 
     def _update_probe_source(self) -> None:
         self.measure.set_source(*commands.probe_source(self.session, self.measure.engine.currentData()))

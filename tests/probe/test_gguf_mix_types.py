@@ -1,7 +1,8 @@
 """Every tensor's ggml type in memviz's GGUF mixes equals what llama.cpp's own quantizer writes (llama-cpp-python
-0.3.36, llama.cpp 0c1e570): files of seven shapes (GQA 4 and 2, tied output, 8-expert MoE, sliding window, MLA with
-its per-head attn_k_b / attn_v_b and a dense lead layer, gpt-oss with its biases, sinks and MXFP4 experts, and a row
-length of 384 that forces fallbacks) built at every mix that needs no importance matrix, read back with gguf."""
+0.3.36, llama.cpp 0c1e570): files of nine shapes (GQA 4 and 2, tied output, 8-expert MoE, sliding window, MLA with
+its per-head attn_k_b / attn_v_b and a dense lead layer, gpt-oss with its biases, sinks and MXFP4 experts, Qwen3.5's
+gated delta-nets dense and MoE, and a row length of 384 that forces fallbacks) built at every mix that needs no
+importance matrix, read back with gguf."""
 
 from pathlib import Path
 
@@ -32,6 +33,8 @@ def _shapes():
         "gemma2-swa-8L": arch("gemma2-swa", num_layers=8),
         "deepseek2-mla-3L": arch("deepseek2-mla"),
         "gpt-oss-4L": arch("gpt-oss-swa-moe"),
+        "qwen35-deltanet-8L": arch("qwen35-deltanet"),
+        "qwen35moe-deltanet-8L": arch("qwen35moe-deltanet"),
         "llama-rows-384": arch("llama-gqa", num_layers=8, hidden_size=384, num_heads=6, num_kv_heads=2, head_dim=64,
                                v_head_dim=64, intermediate_size=768),
     }

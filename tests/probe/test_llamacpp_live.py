@@ -161,3 +161,20 @@ def test_gemma4_buffers_match_llamacpp(data_dir, arch, mix, fa):
     compute = _model_and_kv_exact_then_compute(r, kv_slack=1.001)
     assert r["buffers"]["settings"]["n_ctx"] == r["estimated_buffers"]["n_ctx"] == 2048
     assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.12
+
+
+@pytest.mark.parametrize("fa", ["on", "off"])
+@pytest.mark.parametrize("mix", ["Q8_0", "Q4_K_M"])
+@pytest.mark.parametrize("arch", ["qwen35-deltanet", "qwen35moe-deltanet"])
+def test_qwen35_delta_net_buffers_match_llamacpp(data_dir, arch, mix, fa):
+    """Qwen3.5's hybrid of gated delta-net layers and every fourth layer of full attention, dense and MoE
+    (tests/data/llamacpp/configs), with two sequences: the model buffers (the delta-net's fused attn_qkv typed as
+    an attn_v tensor, its F32 convolution) and the cache, KV cells of the attention layers plus each delta-net
+    layer's F32 recurrent state per sequence (printed apart as the RS buffer), exact; the compute buffer within
+    10 %."""
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / f"{arch}.json"), "--weights", mix, "--context", "2048",
+                         "--flash-attn", fa, "--parallel", "2", "--prompt", "24", "--new", "4", "--no-store")
+    assert rc == 0
+    r = result_of(messages)
+    compute = _model_and_kv_exact_then_compute(r, kv_slack=2.0)  # two printed buffers: KV and RS
+    assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10

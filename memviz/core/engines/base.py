@@ -193,7 +193,7 @@ class Engine:
         """Raise InputError for a combination the engine refuses."""
         if LINEAR in a.layer_types and not self.models_linear_state:
             raise InputError(f"{a.name}: memviz models the linear-attention (gated delta-net) layers' state for "
-                             f"transformers, not yet for {self.name}; estimate it with the transformers engine")
+                             f"transformers and llama.cpp, not yet for {self.name}; estimate it with one of those")
         if sc.tp > 1 and not self.supports_tp:
             raise InputError(f"tensor parallelism is modelled for vllm only, not {self.name} (use pp to split layers)")
         if (sc.gpu_layers is not None or sc.kv_offload) and not self.supports_offload:
@@ -275,6 +275,17 @@ class Engine:
     def facts(self, x: Inputs, gpu: GPU | None, pool_bytes: float | None) -> dict[str, Any]:
         """Engine-specific figures to report next to the components (vLLM's token pool, ...)."""
         return {}
+
+    def linear_state_bytes(self, x: Inputs) -> int:
+        """One gated delta-net layer's state for one sequence, in an engine that models it (`models_linear_state`)."""
+        raise NotImplementedError
+
+    def linear_state_facts(self, x: Inputs) -> dict[str, Any]:
+        """The state a delta-net layer holds per sequence and how many layers hold one (empty without any)."""
+        if LINEAR not in x.a.layer_types:
+            return {}
+        return {"linear_state_bytes_per_layer_sequence": self.linear_state_bytes(x),
+                "linear_state_layers": x.a.layer_types.count(LINEAR)}
 
     def launch_command(self, a: Architecture, sc: Scenario, model: str) -> str:
         raise NotImplementedError

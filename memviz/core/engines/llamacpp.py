@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from memviz.core.arch import FULL, SLIDING, Architecture
+from memviz.core.arch import FULL, LINEAR, SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
@@ -90,6 +90,9 @@ OUTPUT_UNITS_HIDDEN = {"cpu": 2.0, "gpu": 1.0}
 #: the same beside an MLA model's attention (deepseek2.cpp), flash attention or not: 3 on this project's CPU
 #: (`benchmarks/llamacpp_mla_sweep.py`); the GPU figure, one row set less as above, is not measured
 MLA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
+# a gated delta-net layer's stage (`_deltanet_stage`): hidden rows measured on this project's CPU; the GPU figure
+# assumes the token embedding's rows stay in the host buffer as for the other stages (not measured on a GPU)
+DELTANET_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 
 
 _MATMUL_ROLES = frozenset({Role.ATTENTION, Role.MLP, Role.EXPERT, Role.ROUTER, Role.LM_HEAD})
@@ -232,6 +235,7 @@ class LlamaCpp(Engine):
     )
     attention_default = "flash"
     supports_offload = True
+    models_linear_state = True
     default_kv_format = "fp16"  # common/common.h cache_type_k / cache_type_v: GGML_TYPE_F16
 
     # --- resolved settings --------------------------------------------------------------
@@ -303,8 +307,23 @@ class LlamaCpp(Engine):
                         v_rows_widest=not self.flash(x.sc, x.options) and not x.a.uniform_attention)
 
     def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
+        """The attention layers' KV cells and the delta-net layers' recurrent states (`linear_state_bytes`)."""
         n_ctx, swa, _ = self.cells(x)
-        return np.asarray(kv_cache_bytes(x.a, x.kvf, n_ctx, self.kv_layout(x), layers, sliding_tokens=swa)) + x.zeros
+        kv = np.asarray(kv_cache_bytes(x.a, x.kvf, n_ctx, self.kv_layout(x), layers, sliding_tokens=swa)) + x.zeros
+        linear = sum(1 for i in layers if x.a.layer_types[i] == LINEAR)
+        if not linear:
+            return kv
+        seqs = x.batch if not x.seqs_given else np.asarray(x.sc.sequences)
+        return kv + linear * self.linear_state_bytes(x) * np.maximum(1, seqs)
+
+    def linear_state_bytes(self, x: Inputs) -> int:
+        """One delta-net layer's state for one sequence (ggml-org/llama.cpp 0c1e570 src/llama-memory-recurrent.cpp
+        `llama_memory_recurrent`: r_l of n_embd_r and s_l of n_embd_s values, F32 both (src/llama-model.cpp
+        `create_memory`: recurrent_type_r / _s GGML_TYPE_F32), one row per sequence (rs_size = max(1, n_seq_max));
+        src/llama-hparams.cpp: n_embd_r = (d_conv - 1) x (inner + 2 x groups x state), n_embd_s = state x inner):
+        the convolution's last kernel - 1 inputs over q, k and v, and the value heads' k x v states."""
+        a = x.a
+        return 4 * ((a.linear_conv_kernel - 1) * a.linear_conv_dim + a.linear_state_values)
 
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
                     first_stage: bool = True) -> np.ndarray:
@@ -349,6 +368,8 @@ class LlamaCpp(Engine):
             attn = scores + mask + 4 * n * (ATTN_UNITS_HIDDEN[where] * h + 3 * q_more + 2 * kv_more)
         if a.is_mla and not latent_cache(a):  # a legacy file's per-head path: q and kv_b's output stay alive too
             attn = attn + 4 * n * a.num_heads * (2 * a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
+        if LINEAR in a.layer_types:  # the delta-net layers' stage beside the attention layers'
+            attn = np.maximum(attn, self._deltanet_stage(x, n, where) + mask)
         if a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
             per_layer = 4 * n * a.num_layers * a.per_layer_input_size  # every layer (src/models/gemma4.cpp
             attn, ffn = attn + per_layer, ffn + per_layer  # `project_per_layer_inputs`): alive through both stages
@@ -418,6 +439,20 @@ class LlamaCpp(Engine):
         routed = n * a.experts_per_token * 3 * a.moe_intermediate_size + n * a.num_experts
         moe = np.maximum(routed, 3 * n * a.shared_expert_intermediate_size)
         return moe if all(a.moe_layers) else np.maximum(moe, dense)
+
+    @staticmethod
+    def _deltanet_stage(x: Inputs, n: np.ndarray, where: str) -> np.ndarray:
+        """f32 bytes alive when a gated delta-net layer runs its fused op (ggml-org/llama.cpp 0c1e570
+        src/models/qwen35.cpp `build_layer_attn_linear`, src/models/delta-net-base.cpp `build_delta_net_fused`,
+        fused by default: `cparams.fused_gdn_ch`): per token the convolved q, k and v, the l2-normed q and k and
+        the gate z, the op's output (about 6 key widths and 3 value widths in all) and three hidden rows; per
+        sequence of the reserve (n_seq_max) the op's new state. Fitted on this project's CPU over six shapes (key
+        heads 8-16, value heads 16-32, widths 64-128, hidden 1024-2048) within 3 % (tests/probe/test_llamacpp_live.py)."""
+        a = x.a
+        seqs = x.batch if not x.seqs_given else np.asarray(x.sc.sequences)
+        key, value = a.linear_k_heads * a.linear_k_head_dim, a.linear_v_heads * a.linear_v_head_dim
+        per_token = DELTANET_UNITS_HIDDEN[where] * a.hidden_size + 6 * key + 3 * value
+        return 4 * (n * per_token + seqs * a.linear_state_values)
 
     @staticmethod
     def _mla_query_rows(a: Architecture) -> int:
@@ -537,7 +572,7 @@ class LlamaCpp(Engine):
                 out["offload_copy_bytes"] = int(copied)
         out["output_buffer_bytes"] = int(np.max(self.output_buffer(x)))
         out["host_compute_bytes"] = int(np.max(self.host_compute(x)))
-        return out
+        return out | self.linear_state_facts(x)
 
     def runtime_bytes(self, x: Inputs) -> float:
         return RUNTIME_BYTES_CUDA if x.sc.device == "cuda" else RUNTIME_BYTES_CPU

@@ -98,8 +98,7 @@ class Transformers(Engine):
         sequences = x.sc.sequences if x.seqs_given else x.batch
         return super().kv_bytes(x, layers) + linear * self.linear_state_bytes(x) * sequences
 
-    @staticmethod
-    def linear_state_bytes(x: Inputs) -> int:
+    def linear_state_bytes(self, x: Inputs) -> int:
         """One gated delta-net layer's state for one sequence (`cache_utils.py` `LinearAttentionLayer`, measured):
         the convolution's last `linear_conv_kernel` inputs of its q, k and v channels in the model's dtype, and the
         recurrent state of value heads x k x v in float32 (the delta rule runs in fp32), whatever the context."""
@@ -107,11 +106,7 @@ class Transformers(Engine):
         return x.a.linear_conv_dim * x.a.linear_conv_kernel * act_bytes + x.a.linear_state_values * 4
 
     def facts(self, x: Inputs, gpu: Any, pool_bytes: float | None) -> dict[str, Any]:
-        """Gated delta-net models: the state one such layer holds per sequence and how many layers hold one."""
-        if LINEAR not in x.a.layer_types:
-            return {}
-        return {"linear_state_bytes_per_layer_sequence": self.linear_state_bytes(x),
-                "linear_state_layers": x.a.layer_types.count(LINEAR)}
+        return self.linear_state_facts(x)
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         """huggingface/transformers 5.24 `src/transformers/quantizers/quantizer_fbgemm_fp8.py`

@@ -21,7 +21,7 @@ _RULES: tuple[tuple[Role, re.Pattern], ...] = (
                              r"e_score_correction|exp_probs_b)")),
     (Role.EXPERT, re.compile(r"(\.experts\.|_exps\.|_exps$)")),
     (Role.NORM, re.compile(r"(norm|ln_\d|ln_f|layernorm)")),
-    (Role.ATTENTION, re.compile(r"(self_attn|attention|\.attn\.|attn_|\.sinks)")),
+    (Role.ATTENTION, re.compile(r"(self_attn|attention|\.attn\.|attn_|\.sinks|linear_attn|\.ssm_)")),
     (Role.MLP, re.compile(r"(\.mlp\.|feed_forward|ffn_|shared_expert|dense_h_to_4h|dense_4h_to_h|\.fc\d\.)")),
     # Gemma 3n / 4 per-layer inputs: the projection onto every layer's slice, each layer's gate and projection back
     (Role.MLP, re.compile(r"(per_layer_model_proj|per_layer_input_gate|per_layer_projection\.|"

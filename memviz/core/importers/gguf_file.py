@@ -28,7 +28,10 @@ ARCH_TO_MODEL_TYPE = {
     # llama.cpp's names (src/llama-arch.cpp LLM_ARCH_NAMES) of the further types memviz reads
     "glm4": "glm4", "glm4moe": "glm4_moe", "starcoder2": "starcoder2", "phi2": "phi", "arcee": "arcee", "apertus": "apertus",
     "gemma4": "gemma4_text", "deepseek32": "deepseek_v32", "glm-dsa": "glm_moe_dsa",
+    "qwen35": "qwen3_5_text", "qwen35moe": "qwen3_5_moe_text", "qwen3next": "qwen3_next",
 }
+#: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
+DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
 MAX_TENSORS = 1_000_000
 MAX_KEYS = 100_000
 MAX_STRING_ARRAY = 8_000_000  # vocabularies and merge lists are a few 100 k entries
@@ -163,7 +166,7 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
 
     recurrent = [k for k, v in meta.items() if k.startswith((f"{arch}.ssm.", f"{arch}.wkv", f"{arch}.shortconv"))
                  and v] + ([f"{arch}.full_attention_interval"] if get("full_attention_interval") else [])
-    if recurrent:  # llama.cpp's recurrent / hybrid architectures (Mamba, RWKV, Jamba, Qwen3-Next, LFM2, ...)
+    if recurrent and arch not in DELTANET_ARCHS:  # llama.cpp's recurrent / hybrid architectures (Mamba, RWKV, LFM2, ...)
         raise InputError(f"GGUF architecture '{arch}' has recurrent layers ({recurrent[0]}); memviz does not model "
                          "recurrent / linear-attention layers, so its figures would be wrong")
 
@@ -222,6 +225,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
                                                                   "indexer.head_count", warnings))
         if isinstance(kinds, (list, tuple)):
             cfg["indexer_types"] = ["full" if str(k).lower() in ("full", "1", "true") else "shared" for k in kinds]
+    if arch in DELTANET_ARCHS:
+        cfg.update(_deltanet_config(get, tensor_names, cfg, warnings))
     if arch == "gemma4":  # per-layer values read layer by layer, value_length being the full layers' width
         cfg.update(_gemma4_config(get, tensor_names, shapes or {}, cfg))
         warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
@@ -282,6 +287,26 @@ def _gemma4_config(get, tensor_names: set[str], shapes: dict[str, tuple[int, ...
     return out
 
 
+def _deltanet_config(get, tensor_names: set[str], cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """Qwen3.5 / Qwen3-Next's delta-net fields as llama.cpp's converter writes them (conversion/qwen.py
+    `Qwen3NextModel.set_gguf_parameters`: ssm.conv_kernel, ssm.state_size = the key head width, ssm.group_count =
+    key heads, ssm.time_step_rank = value heads, ssm.inner_size = value heads x value width); which layers are
+    delta-nets from the file's tensors (a layer with ssm_conv1d). A multi-token-prediction block the converter
+    appends (`nextn_predict_layers`) is no decoder layer: llama.cpp skips its tensors unless asked to load it."""
+    n = (cfg["num_hidden_layers"] or 0) - int(get("nextn_predict_layers") or 0)
+    v_heads = _scalar(get("ssm.time_step_rank"), "ssm.time_step_rank", warnings)
+    inner = _scalar(get("ssm.inner_size"), "ssm.inner_size", warnings)
+    if not (v_heads and inner and n > 0):
+        raise InputError("GGUF metadata lacks the delta-net's ssm.time_step_rank / ssm.inner_size")
+    return {"num_hidden_layers": n,
+            "layer_types": ["linear_attention" if f"blk.{i}.ssm_conv1d.weight" in tensor_names else "full_attention"
+                            for i in range(n)],
+            "linear_conv_kernel_dim": _scalar(get("ssm.conv_kernel"), "ssm.conv_kernel", warnings),
+            "linear_key_head_dim": _scalar(get("ssm.state_size"), "ssm.state_size", warnings),
+            "linear_num_key_heads": _scalar(get("ssm.group_count"), "ssm.group_count", warnings),
+            "linear_num_value_heads": v_heads, "linear_value_head_dim": inner // v_heads}
+
+
 def read_gguf(path: str | Path) -> Architecture:
     """Architecture and stored tensors of a GGUF file (memory-mapped; data never read)."""
     p = Path(path)
@@ -315,6 +340,12 @@ def read_gguf(path: str | Path) -> Architecture:
         raise InputError(f"{p}: cannot read GGUF ({type(exc).__name__}: {msg})") from None
     shapes = {t.name: t.shape for t in stored}
     cfg, warnings = config_from_gguf(meta, set(shapes), shapes)
+    skipped = [t for t in stored if t.layer is not None and t.layer >= cfg["num_hidden_layers"]]
+    if skipped:  # a multi-token-prediction block (`nextn_predict_layers`): not loaded by default
+        stored = [t for t in stored if t not in skipped]
+        warnings.append(f"the file's multi-token-prediction block ({len(skipped)} tensors, "
+                        f"{sum(t.nbytes for t in skipped) / 2**20:,.1f} MiB) is left out: llama.cpp loads it only "
+                        "for speculative decoding with it")
     name = meta.get("general.name") if isinstance(meta.get("general.name"), str) else p.stem
     arch = architecture_from_gguf_config(cfg, read_warnings + warnings, name=name, source=str(p), ref=str(p))
     return arch.with_changes(stored=tuple(stored))

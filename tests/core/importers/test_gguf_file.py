@@ -68,18 +68,20 @@ def test_recurrent_gguf_architectures_are_refused():
     """llama.cpp's hybrid / recurrent architectures state their SSM or RWKV sizes in the metadata."""
     from memviz.core.importers.gguf_file import config_from_gguf
 
-    for meta in ({"general.architecture": "qwen3next", "qwen3next.ssm.state_size": 128},
+    for meta in ({"general.architecture": "mamba2", "mamba2.ssm.state_size": 128},
                  {"general.architecture": "rwkv7", "rwkv7.wkv.head_size": 64},
-                 {"general.architecture": "qwen35", "qwen35.full_attention_interval": 4}):
+                 {"general.architecture": "lfm2", "lfm2.shortconv.l_cache": 3},
+                 {"general.architecture": "jamba", "jamba.ssm.conv_kernel": 4}):
         with pytest.raises(InputError, match="recurrent layers"):
             config_from_gguf({**meta, f"{meta['general.architecture']}.block_count": 4}, set())
 
 
-@pytest.mark.parametrize("config", ["gemma4-ondevice", "gemma4-moe"])
-def test_gemma4_files_read_back_as_their_config(config, tmp_path):
-    """A Gemma 4 file as llama.cpp's converter lays it out (memviz.probe.gguf_build follows conversion/gemma.py):
-    which layers slide, the two head widths, KV heads and feed-forward widths per layer, the layers reusing K/V and
-    the per-layer embedding width come back as the config had them; a full layer without attn_v takes V from K."""
+@pytest.mark.parametrize("config", ["gemma4-ondevice", "gemma4-moe", "qwen35-deltanet", "qwen35moe-deltanet"])
+def test_gemma4_and_qwen35_files_read_back_as_their_config(config, tmp_path):
+    """A Gemma 4 or Qwen3.5 file as llama.cpp's converter lays it out (memviz.probe.gguf_build follows
+    conversion/gemma.py and conversion/qwen.py): which layers slide or are delta-nets, the head widths, KV heads and
+    feed-forward widths per layer, the layers reusing K/V, the per-layer embedding width, the delta-net's heads,
+    widths and convolution come back as the config had them; a full layer without attn_v takes V from K."""
     import json
     from dataclasses import fields
     from pathlib import Path
@@ -98,3 +100,31 @@ def test_gemma4_files_read_back_as_their_config(config, tmp_path):
     if want.per_layer_input_size:
         assert roles["blk.0.inp_gate.weight"] == roles["blk.0.proj.weight"] == Role.MLP.value
         assert roles["per_layer_token_embd.weight"] == Role.EMBEDDING.value
+
+
+def test_a_qwen35_files_multi_token_prediction_block_is_left_out(tmp_path):
+    """conversion/qwen.py appends the MTP block as one more layer and writes nextn_predict_layers; llama.cpp skips
+    its tensors unless told to load them (src/models/qwen35.cpp: TENSOR_SKIP), so memviz reads the decoder alone and
+    says what it left out."""
+    import gguf
+    import numpy as np
+
+    path = tmp_path / "mtp.gguf"
+    w = gguf.GGUFWriter(str(path), "qwen35")
+    for key, value in {"block_count": 5, "nextn_predict_layers": 1, "embedding_length": 64, "feed_forward_length": 128,
+                       "attention.head_count": 4, "attention.head_count_kv": 2, "attention.key_length": 16,
+                       "ssm.conv_kernel": 4, "ssm.state_size": 8, "ssm.group_count": 2, "ssm.time_step_rank": 4,
+                       "ssm.inner_size": 32, "vocab_size": 100}.items():
+        w.add_uint32(f"qwen35.{key}", value)
+    names = ["token_embd.weight", "output.weight"] + [f"blk.{i}.ssm_conv1d.weight" for i in range(3)]
+    names += [f"blk.{i}.attn_q.weight" for i in (3, 4)]
+    for name in names:
+        w.add_tensor(name, np.zeros((100 if "token" in name or "output" in name else 8, 64), np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    a = read_gguf(path)
+    assert a.num_layers == 4 and a.layer_types == ("linear",) * 3 + ("full",)
+    assert max(t.layer or 0 for t in a.stored) == 3 and len(a.stored) == len(names) - 1
+    assert any("multi-token-prediction block (1 tensors" in w for w in a.warnings)
