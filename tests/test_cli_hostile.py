@@ -57,13 +57,16 @@ def test_a_hybrid_config_is_one_line_and_exit_2(capsys, tmp_path):
     assert "recurrent / linear-attention" in capsys.readouterr().err
 
 
-def test_qwen3_next_is_estimated_for_transformers_and_refused_by_an_engine_without_its_state(capsys, tmp_path):
+def test_qwen3_next_in_every_engine_and_a_tensor_parallel_split_of_its_delta_net_heads_refused(capsys, tmp_path):
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps({"model_type": "qwen3_next", "hidden_size": 2048, "num_hidden_layers": 48,
                                "num_attention_heads": 16, "num_key_value_heads": 2, "vocab_size": 151936,
                                "full_attention_interval": 4}))
-    assert main(["estimate", "--config", str(cfg), "--engine", "transformers"]) == 0
+    for engine in ("transformers", "vllm", "llamacpp", "ollama"):
+        assert main(["estimate", "--config", str(cfg), "--engine", engine]) == 0, engine
     capsys.readouterr()
-    assert main(["estimate", "--config", str(cfg), "--engine", "vllm"]) == 2
+    cfg.write_text(json.dumps({**json.loads(cfg.read_text()), "num_attention_heads": 12, "num_key_value_heads": 3,
+                               "head_dim": 256}))
+    assert main(["estimate", "--config", str(cfg), "--engine", "vllm", "--tp", "3"]) == 2
     err = capsys.readouterr().err
-    assert "linear-attention" in err and len(err.strip().splitlines()) == 1
+    assert "delta-net" in err and len(err.strip().splitlines()) == 1

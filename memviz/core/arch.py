@@ -126,6 +126,9 @@ class Architecture:
     linear_k_head_dim: int = 0
     linear_v_head_dim: int = 0
     linear_conv_kernel: int = 0
+    # the config's `mamba_ssm_dtype` (Qwen3.5's released configs: "float32"): vLLM keeps the recurrent state in it
+    # (`Qwen3_5ForConditionalGenerationConfig.verify_and_update_config`); "" = the model's dtype
+    linear_state_dtype: str = ""
     attn_output_gate: bool = False
     stored: tuple[StoredTensor, ...] = ()  # tensors of an imported file (weight format "stored")
     source: str = field(default="", compare=False)
@@ -457,7 +460,7 @@ def _gated_deltanet_fields(cfg: dict[str, Any]) -> dict[str, Any]:
                 linear_k_head_dim=_int(cfg.get("linear_key_head_dim", 128), "linear_key_head_dim"),
                 linear_v_head_dim=_int(cfg.get("linear_value_head_dim", 128), "linear_value_head_dim"),
                 linear_conv_kernel=_int(cfg.get("linear_conv_kernel_dim", 4), "linear_conv_kernel_dim"),
-                attn_output_gate=True, qk_norm=True)
+                linear_state_dtype=str(cfg.get("mamba_ssm_dtype") or ""), attn_output_gate=True, qk_norm=True)
 
 
 def _indexer_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:

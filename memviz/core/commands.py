@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from memviz.core.arch import LINEAR, Architecture
-from memviz.core.engines import default_engine, get_engine
+from memviz.core.arch import Architecture
+from memviz.core.engines import default_engine
 from memviz.core.estimate import Scenario
 from memviz.core.runs import MeasuredRun, settings_key
 from memviz.core.session import Session
@@ -23,11 +23,9 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
     """The session on model `a`: scenarios on a file's own tensors fall back to bf16 without one; contexts
     beyond its positions are shortened to them (unless a scenario asks to extrapolate); an imported file adds
     a scenario "as stored in the file" (run by llama.cpp when the file is a quantized GGUF), a pre-quantized
-    release (gpt-oss MXFP4, DeepSeek FP8) one "as released" in vLLM; scenarios in an engine that does not model
-    the model's layers move to one that does (`_engine_that_models`)."""
-    scenarios = tuple(_engine_that_models(_within_positions(sc.with_changes(weight_format="bf16")
-                                                            if sc.weight_format == "stored" and not a.stored else sc, a), a)
-                      for sc in session.scenarios)
+    release (gpt-oss MXFP4, DeepSeek FP8) one "as released" in vLLM."""
+    scenarios = tuple(_within_positions(sc.with_changes(weight_format="bf16") if sc.weight_format == "stored"
+                                        and not a.stored else sc, a) for sc in session.scenarios)
     if a.stored and not any(sc.weight_format == "stored" for sc in scenarios):
         gguf = any(t.storage.startswith(GGUF_TYPE_PREFIXES) for t in a.stored)
         base = scenarios[0] if scenarios else Scenario()
@@ -42,14 +40,6 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
         scenarios = tuple(sc.with_changes(run_id=None) for sc in scenarios)
         return session.with_changes(architecture=a, preset=preset, scenarios=scenarios, runs=())
     return session.with_changes(architecture=a, preset=preset, scenarios=scenarios)
-
-
-def _engine_that_models(sc: Scenario, a: Architecture) -> Scenario:
-    """A scenario whose engine does not model `a`'s gated delta-net layers (vLLM) moves to transformers, which does
-    (one device, its engine options dropped), instead of the whole switch being refused."""
-    if LINEAR not in a.layer_types or get_engine(sc.engine).models_linear_state:
-        return sc
-    return sc.with_changes(engine="transformers", tp=1, options=())
 
 
 def _within_positions(sc: Scenario, a: Architecture) -> Scenario:

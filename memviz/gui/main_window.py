@@ -186,15 +186,8 @@ class MainWindow(QMainWindow):
         return True
 
     def set_architecture(self, a: Architecture, preset: str | None) -> None:
-        """Switch the model (`commands.switch_architecture`), saying which scenarios changed engine."""
-        before = {sc.engine for sc in self.session.scenarios}
-        after = commands.switch_architecture(self.session, a, preset)
-        if not self.apply(after):
-            return
-        moved = sorted(before - {sc.engine for sc in after.scenarios})
-        if moved:
-            self.statusBar().showMessage(f"{a.name}: memviz does not model its linear-attention layers in "
-                                         f"{', '.join(moved)}; those scenarios now use transformers", 15000)
+        """Switch the model (`commands.switch_architecture`)."""
+        self.apply(commands.switch_architecture(self.session, a, preset))
 
     def _update_probe_source(self) -> None:
         self.measure.set_source(*commands.probe_source(self.session, self.measure.engine.currentData()))

@@ -84,14 +84,3 @@ def test_switching_model_keeps_contexts_within_its_positions():
                                              Scenario(context_tokens=8192, extrapolate=True)), gpt2, "gpt2")
     assert [sc.context_tokens for sc in s.scenarios] == [1024, 512, 8192]
 
-
-def test_switching_to_a_delta_net_model_moves_engines_that_do_not_model_it_to_transformers():
-    """vLLM would refuse Qwen3.5's linear-attention layers: the switch keeps every scenario, a vLLM one in
-    transformers, on one device and without vLLM's options; llama.cpp and transformers model them and stay."""
-    qwen = get_preset("qwen3.5-35b-a3b").architecture()
-    s = session(Scenario(engine="vllm", tp=2, options=(("enforce_eager", True),)), Scenario(engine="llamacpp"),
-                Scenario(engine="transformers", batch=3))
-    moved = commands.switch_architecture(s, qwen, "qwen3.5-35b-a3b")
-    assert (moved.scenarios[0].engine, moved.scenarios[0].tp, moved.scenarios[0].options) == ("transformers", 1, ())
-    assert moved.scenarios[1:] == s.scenarios[1:]
-    assert commands.switch_architecture(s, LLAMA, "llama-3.2-1b").scenarios == s.scenarios

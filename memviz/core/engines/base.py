@@ -186,14 +186,8 @@ class Engine:
             out[key] = self.option(key).parse(value)
         return out
 
-    #: whether the engine's estimate models gated delta-net layers' state (Qwen3.5 / Qwen3-Next)
-    models_linear_state = False
-
     def check(self, a: Architecture, sc: Scenario, options: dict[str, Any]) -> None:
         """Raise InputError for a combination the engine refuses."""
-        if LINEAR in a.layer_types and not self.models_linear_state:
-            raise InputError(f"{a.name}: memviz models the linear-attention (gated delta-net) layers' state for "
-                             f"transformers and llama.cpp, not yet for {self.name}; estimate it with one of those")
         if sc.tp > 1 and not self.supports_tp:
             raise InputError(f"tensor parallelism is modelled for vllm only, not {self.name} (use pp to split layers)")
         if (sc.gpu_layers is not None or sc.kv_offload) and not self.supports_offload:
@@ -277,14 +271,18 @@ class Engine:
         return {}
 
     def linear_state_bytes(self, x: Inputs) -> int:
-        """One gated delta-net layer's state for one sequence, in an engine that models it (`models_linear_state`)."""
+        """One gated delta-net layer's state for one sequence, as the engine keeps it."""
         raise NotImplementedError
+
+    def linear_state_held_bytes(self, x: Inputs) -> int:
+        """What a delta-net layer holds per sequence: its state, unless the engine pages it (vLLM)."""
+        return self.linear_state_bytes(x)
 
     def linear_state_facts(self, x: Inputs) -> dict[str, Any]:
         """The state a delta-net layer holds per sequence and how many layers hold one (empty without any)."""
         if LINEAR not in x.a.layer_types:
             return {}
-        return {"linear_state_bytes_per_layer_sequence": self.linear_state_bytes(x),
+        return {"linear_state_bytes_per_layer_sequence": self.linear_state_held_bytes(x),
                 "linear_state_layers": x.a.layer_types.count(LINEAR)}
 
     def launch_command(self, a: Architecture, sc: Scenario, model: str) -> str:

@@ -235,7 +235,6 @@ class LlamaCpp(Engine):
     )
     attention_default = "flash"
     supports_offload = True
-    models_linear_state = True
     default_kv_format = "fp16"  # common/common.h cache_type_k / cache_type_v: GGML_TYPE_F16
 
     # --- resolved settings --------------------------------------------------------------

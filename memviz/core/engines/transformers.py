@@ -87,7 +87,6 @@ class Transformers(Engine):
     supports_offload = True
     quantizes_on_load = frozenset(BITSANDBYTES_CONFIG)
     latent_mla = True
-    models_linear_state = True
 
     def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
         """The cache of `layers`: KV of the attention layers, and the fixed state of each gated delta-net layer for

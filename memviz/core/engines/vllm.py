@@ -57,13 +57,13 @@ allocated during the profile run) 64 MiB (published profiles: 0.01-0.08 GiB on o
 
 from __future__ import annotations
 
-from math import ceil, prod
+from math import ceil, lcm, prod
 from typing import Any
 
 import numpy as np
 
 from memviz.core.activations import inference_workspace
-from memviz.core.arch import Architecture
+from memviz.core.arch import FULL, LINEAR, Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.vllm_cudagraphs import capture_sizes
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
@@ -72,7 +72,7 @@ from memviz.core.errors import InputError
 from memviz.core.formats import tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, get_gpu
 from memviz.core.inventory import Role
-from memviz.core.kv import KVLayout, kv_cache_bytes
+from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
 from memviz.core.units import GiB, MiB
 
 NON_TORCH_BYTES = 64 * MiB
@@ -85,6 +85,12 @@ MARLIN_MIN_CAPABILITY = (7, 5)
 #: `Fp8Config` with is_checkpoint_fp8_serialized False: per-tensor dynamic FP8; `bitsandbytes.py`: in-flight NF4)
 QUANTIZE_ON_LOAD = {"fp8": "fp8", "bnb-nf4": "bitsandbytes"}
 KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8"}
+
+
+#: FLASH_ATTN's smallest kernel block (`get_supported_kernel_block_sizes`: MultipleOf(16)) and FlashInfer's GDN
+#: checkpoint grid (vllm/v1/attention/backends/gdn_attn.py FLASHINFER_GDN_CHECKPOINT_ALIGNMENT), vLLM 0.33
+KERNEL_BLOCK_TOKENS = 16
+GDN_CHECKPOINT_TOKENS = 64
 
 
 def mxfp4_moe_backend(gpu: GPU, gpt_oss: bool) -> tuple[str, int, int] | None:
@@ -126,6 +132,8 @@ class VLLM(Engine):
         Option("estimate_cudagraphs", bool, True, "CUDA-graph memory taken from the KV budget "
                "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; on since v0.21, off in earlier releases)"),
         Option("block_size", int, 16, "tokens per KV block", choices=(1, 8, 16, 32, 64, 128)),
+        Option("enable_prefix_caching", bool, True, "reuse cached prompt prefixes (on by default since hybrid models "
+               "support it; a delta-net model's state then keeps checkpoint blocks per request)"),
         Option("cpu_offload_gb", float, 0.0, "GiB of weights per GPU kept in host memory", minimum=0),
     )
     attention_default = "flash"
@@ -153,6 +161,9 @@ class VLLM(Engine):
             raise InputError(f"vLLM needs the {a.num_kv_heads} KV heads divisible by tp ({sc.tp})")
         if a.num_kv_heads < sc.tp and sc.tp % a.num_kv_heads:
             raise InputError(f"vLLM needs tp ({sc.tp}) to be a multiple of the {a.num_kv_heads} KV heads")
+        if LINEAR in a.layer_types and (a.linear_k_heads % sc.tp or a.linear_v_heads % sc.tp):
+            raise InputError(f"vLLM needs the delta-net's {a.linear_k_heads} key and {a.linear_v_heads} value heads "
+                             f"divisible by tp ({sc.tp})")
         if sc.kv_format not in KV_CACHE_DTYPES:
             raise InputError(f"vLLM has no KV cache dtype {sc.kv_format!r}; it takes {', '.join(KV_CACHE_DTYPES)}")
         if sc.longest_sequence > s["max_model_len"]:
@@ -162,8 +173,58 @@ class VLLM(Engine):
 
     # --- the model of the engine --------------------------------------------------------
     def kv_layout(self, x: Inputs) -> KVLayout:
-        return KVLayout(latent_mla=True, block_tokens=x.options["block_size"], kv_heads_divisor=x.sc.tp,
+        return KVLayout(latent_mla=True, block_tokens=self.hybrid_block(x)[0], kv_heads_divisor=x.sc.tp,
                         indexer_fp8=True)
+
+    def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
+        """KV blocks of the attention layers and the state pages of the delta-net layers for every sequence."""
+        kv = super().kv_bytes(x, layers)
+        linear = sum(1 for i in layers if x.a.layer_types[i] == LINEAR)
+        if not linear:
+            return kv
+        sequences = x.sc.sequences if x.seqs_given else x.batch
+        return kv + linear * self.linear_state_held_bytes(x) * sequences
+
+    def linear_state_bytes(self, x: Inputs) -> int:
+        """One delta-net layer's state on this rank, unpadded (vllm/model_executor/layers/mamba/mamba_utils.py
+        `gated_delta_net_state_shape` and `_mamba_state_dtype`): the convolution's last kernel - 1 inputs over its
+        channels in the model's dtype (mamba_cache_dtype "auto"), and value heads x value x key values in the
+        config's mamba_ssm_dtype (Qwen3.5's released configs: float32), else the model's dtype (Qwen3-Next)."""
+        a, tp = x.a, x.sc.tp
+        act = 4 if x.wf.name == "fp32" else 2
+        ssm = 4 if a.linear_state_dtype == "float32" else 2 if a.linear_state_dtype else act
+        conv = a.linear_conv_dim // tp * (a.linear_conv_kernel - 1) * act
+        return conv + a.linear_v_heads // tp * a.linear_v_head_dim * a.linear_k_head_dim * ssm
+
+    def linear_state_held_bytes(self, x: Inputs) -> int:
+        """The pages of the pool a delta-net layer takes per request (`hybrid_block`)."""
+        _, page, blocks = self.hybrid_block(x)
+        return page * blocks
+
+    def gdn_checkpoints(self, x: Inputs) -> bool:
+        """Whether a delta-net layer exports prefill checkpoints: with prefix caching ("align" mode) and FlashInfer's
+        GDN prefill, which vLLM 0.33 picks on Hopper (`_resolve_gdn_prefill_backend`; on Blackwell it needs a CUDA 13
+        runtime, not assumed here); then its blocks sit on a 64-token grid and a request keeps one block more."""
+        gpu = get_gpu(x.sc.gpu) if x.sc.gpu else None
+        return bool(x.options["enable_prefix_caching"] and gpu and (gpu.compute_capability or (0,))[0] == 9)
+
+    def hybrid_block(self, x: Inputs) -> tuple[int, int, int]:
+        """(tokens a block, a delta-net layer's page, the pages one request takes per layer) as vLLM 0.33 sizes them
+        (vllm/platforms/interface.py `_align_hybrid_block_size`): the attention block grows to the smallest multiple
+        of the kernel block (16, FLASH_ATTN; lcm with FlashInfer's 64-token checkpoint grid) whose page holds the
+        state, and the state page is padded to it; a request takes 1 page per layer, 2 with prefix caching (the
+        running and the cached state), 3 with checkpoints (`MambaSpec.max_memory_usage_bytes`)."""
+        block = x.options["block_size"]
+        if LINEAR not in x.a.layer_types:
+            return block, 0, 1
+        layout = KVLayout(latent_mla=True, kv_heads_divisor=x.sc.tp, indexer_fp8=True)
+        attn = int(per_token_layer_bytes(x.a, x.kvf, layout, x.a.layer_types.index(FULL)))
+        checkpoints = self.gdn_checkpoints(x)
+        align = lcm(max(KERNEL_BLOCK_TOKENS, block), GDN_CHECKPOINT_TOKENS if checkpoints else 1)
+        need = align * ceil(self.linear_state_bytes(x) / (align * attn))
+        block = max(block, KERNEL_BLOCK_TOKENS * ceil(need / KERNEL_BLOCK_TOKENS))
+        per_request = (2 + checkpoints) if x.options["enable_prefix_caching"] else 1
+        return block, block * attn, per_request
 
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
                     first_stage: bool = True) -> np.ndarray:
@@ -289,18 +350,19 @@ class VLLM(Engine):
     def groups(self, x: Inputs) -> KVGroups:
         """The KV cache groups of the largest pipeline stage (`vllm_kv`)."""
         stage_layers = range(-(-x.a.num_layers // x.sc.pp))
-        return kv_groups(x.a, x.kvf, self.kv_layout(x), stage_layers, x.options["block_size"])
+        block, page, blocks = self.hybrid_block(x)
+        return kv_groups(x.a, x.kvf, self.kv_layout(x), stage_layers, block, page, blocks)
 
     def facts(self, x: Inputs, gpu, pool_bytes: float | None) -> dict[str, Any]:
         s = self.settings(x.a, x.sc, x.options)
         out: dict[str, Any] = {
             "max_model_len": s["max_model_len"], "max_num_seqs": s["max_num_seqs"],
-            "max_num_batched_tokens": s["max_num_batched_tokens"], "block_size": s["block_size"],
+            "max_num_batched_tokens": s["max_num_batched_tokens"], "block_size": self.hybrid_block(x)[0],
             "non_torch_bytes": NON_TORCH_BYTES, "cudagraph_bytes": int(self.cudagraph_bytes(x)),
             "outside_budget_bytes": int(self.outside_budget_bytes(x)),
             "graphs_after_pool_bytes": int(self.graphs_after_pool_bytes(x)),
             "rotary_table_bytes": int(self.rotary_table_bytes(x)), "kv_block_bytes": int(self.block_bytes(x)),
-        }
+        } | self.linear_state_facts(x)
         limit = x.a.max_position_embeddings
         if limit and s["max_model_len"] > limit:
             out["refusal"] = (f"vLLM refuses max_model_len {s['max_model_len']:,d}: the model has {limit:,d} positions "
@@ -352,10 +414,11 @@ class VLLM(Engine):
         one block more (`kv_cache_interface.py` `SlidingWindowSpec.max_admission_blocks_per_request`, in-flight
         tokens = max_num_batched_tokens x concurrent batches: two with asynchronous scheduling, pp + 1 with
         pipeline stages, `config/vllm.py` `max_concurrent_batches`)."""
-        n = s["block_size"]
+        n, page, blocks = self.hybrid_block(x)
         sliding = (-(-min(self._sliding_tokens(x, s), model_len) // n) + 1) * n
         stage_layers = range(-(-x.a.num_layers // x.sc.pp))
-        return int(kv_cache_bytes(x.a, x.kvf, model_len, self.kv_layout(x), stage_layers, sliding_tokens=sliding))
+        states = sum(1 for i in stage_layers if x.a.layer_types[i] == LINEAR) * blocks * page
+        return int(kv_cache_bytes(x.a, x.kvf, model_len, self.kv_layout(x), stage_layers, sliding_tokens=sliding)) + states
 
     @staticmethod
     def _sliding_tokens(x: Inputs, s: dict[str, Any]) -> int:

@@ -18,7 +18,10 @@ vLLM 0.33 `vllm/v1/core/kv_cache_utils.py` (`get_kv_cache_groups`, `unify_kv_cac
   "Maximum concurrency" = num_blocks over the blocks of one max_model_len request;
 - "GPU KV cache size": vLLM 0.21 and later print maximum concurrency x max_model_len (the tokens of context the
   pool holds at peak, a sliding group's blocks capped by its window: about 10x more for Gemma-4-31B than
-  before); earlier releases printed num_blocks // groups x the smallest block (`PRINTS_CONCURRENCY_SINCE`).
+  before); earlier releases printed num_blocks // groups x the smallest block (`PRINTS_CONCURRENCY_SINCE`);
+- a gated delta-net layer (Qwen3.5, `MambaSpec`) holds its state in pages of the same pool, padded to the
+  attention page (the engine sizes both: `VLLM.hybrid_block`), and one request takes `state_blocks` of them per
+  group whatever its length (`MambaSpec.max_memory_usage_bytes`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass
 from math import ceil
 
-from memviz.core.arch import SLIDING, Architecture
+from memviz.core.arch import LINEAR, SLIDING, Architecture
 from memviz.core.formats import KVFormat
 from memviz.core.kv import KVLayout, per_token_layer_bytes
 
@@ -45,6 +48,7 @@ class KVGroups:
     unit_bytes: int
     group_size: int
     page_bytes: tuple[int, ...]  # per group: one block of one of its layers (a uniform-type group: all layers)
+    state_blocks: int = 1  # blocks a delta-net group's layer takes per request
 
     def block_tokens_printed(self, num_blocks: int) -> int:
         """"GPU KV cache size" as vLLM before 0.21 printed it: num_blocks // groups x the smallest block."""
@@ -55,30 +59,37 @@ class KVGroups:
         `sliding_tokens`: what a sliding layer keeps (its window and the tokens in flight)."""
         usage = 0
         for kind, block, page in zip(self.kinds, self.block_tokens, self.page_bytes, strict=True):
-            blocks = ceil(min(sliding_tokens, model_len) / block) + 1 if kind == SLIDING else ceil(model_len / block)
+            if kind == LINEAR:
+                blocks = self.state_blocks
+            elif kind == SLIDING:
+                blocks = ceil(min(sliding_tokens, model_len) / block) + 1
+            else:
+                blocks = ceil(model_len / block)
             usage += blocks * page
         return ceil(usage * self.group_size / self.unit_bytes)
 
 
-def kv_groups(a: Architecture, fmt: KVFormat, layout: KVLayout, layers: range, block_tokens: int) -> KVGroups:
-    """vLLM's KV cache groups for `layers` (one pipeline stage) at `block_tokens` tokens a block."""
-    specs = [(a.layer_types[i], per_token_layer_bytes(a, fmt, layout, i)) for i in layers if a.layer_caches_kv(i)]
+def kv_groups(a: Architecture, fmt: KVFormat, layout: KVLayout, layers: range, block_tokens: int,
+              state_page: int = 0, state_blocks: int = 1) -> KVGroups:
+    """vLLM's KV cache groups for `layers` (one pipeline stage) at `block_tokens` tokens a block; a delta-net
+    layer's page is `state_page`, of which a request takes `state_blocks`."""
+    specs = [(a.layer_types[i], state_page if a.layer_types[i] == LINEAR
+              else int(block_tokens * per_token_layer_bytes(a, fmt, layout, i)))
+             for i in layers if a.layer_caches_kv(i) or a.layer_types[i] == LINEAR]
     counts = Counter(specs)
     if len(counts) == 1:
-        (kind, per_token), n = next(iter(counts.items()))
-        page = int(block_tokens * per_token)
-        return KVGroups((kind,), (block_tokens,), page * n, n, (page,))
+        (kind, page), n = next(iter(counts.items()))
+        return KVGroups((kind,), (block_tokens,), page * n, n, (page,), state_blocks)
     if len({kind for kind, _ in counts}) == 1:  # UniformTypeKVCacheSpecs: one group, a page per layer
-        pages = [int(block_tokens * per_token) for _, per_token in specs]
-        return KVGroups((specs[0][0],), (block_tokens,), sum(pages), 1, (sum(pages),))
-    page = max(int(block_tokens * per_token) for _, per_token in counts)
+        pages = sum(page for _, page in specs)
+        return KVGroups((specs[0][0],), (block_tokens,), pages, 1, (pages,), state_blocks)
+    page = max(own for _, own in counts)
     fewest, most = min(counts.values()), max(counts.values())
     group_size = most if most < 1.5 * fewest else fewest
     kinds, blocks = [], []
-    for (kind, per_token), n in counts.items():
-        own = int(block_tokens * per_token)
+    for (kind, own), n in counts.items():
         # a page that does not divide the largest is padded to it (the block-stride backends); vLLM refuses others
-        ratio = page // own if page % own == 0 else 1
+        ratio = page // own if page % own == 0 and kind != LINEAR else 1
         kinds += [kind] * ceil(n / group_size)
         blocks += [block_tokens * ratio] * ceil(n / group_size)
-    return KVGroups(tuple(kinds), tuple(blocks), page * group_size, group_size, (page,) * len(kinds))
+    return KVGroups(tuple(kinds), tuple(blocks), page * group_size, group_size, (page,) * len(kinds), state_blocks)

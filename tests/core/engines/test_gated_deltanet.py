@@ -35,12 +35,12 @@ def test_the_cache_transformers_fills_is_memviz_kv_and_state(model_type, extra, 
     assert parameter_count(a) == sum(p.numel() for p in model.parameters())
 
 
-def test_the_engines_that_do_not_model_the_state_say_so():
+def test_the_transformers_state_per_sequence_and_vllms_tensor_parallel_check():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = from_hf_config(transformers.AutoConfig.for_model("qwen3_5_text").to_dict())
-    with pytest.raises(InputError, match="linear-attention"):
-        estimate(a, Scenario(engine="vllm", context_tokens=4096))
+    with pytest.raises(InputError, match="delta-net's 16 key and 32 value heads divisible by tp"):
+        estimate(a.with_changes(num_heads=12, num_kv_heads=3), Scenario(engine="vllm", context_tokens=4096, tp=3))
     e = estimate(a, Scenario(engine="transformers", context_tokens=4096, batch=2))
     # 8 full layers x 4 KV heads x 256 x K, V x 2 bytes a token; 24 delta-net layers of a 4-tap convolution over
     # 8,192 channels (bf16) and a 32 x 128 x 128 float32 state, per sequence
