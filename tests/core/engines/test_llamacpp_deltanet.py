@@ -40,3 +40,24 @@ def test_the_state_is_one_row_per_sequence_and_follows_its_layer():
     assert split.host.kv_cache + split.bytes["kv_cache"] == one.bytes["kv_cache"]
     assert split.host.kv_cache == 4096 * 4 * 2 * 4 * 256 * 2 + 12 * one.engine_facts[
         "linear_state_bytes_per_layer_sequence"]
+
+
+def test_the_published_qwen35_35b_a3b_cache_of_four_sequences():
+    """ggml-org/llama.cpp issue #20587 (Qwen3.5-35B-A3B on CUDA, four slots, unified KV): "llama_kv_cache: size =
+    80.00 MiB (4096 cells, 10 layers, 4/1 seqs)", "CPU RS buffer size = 134.00 MiB", "CUDA0 RS buffer size =
+    117.25 MiB", "size = 251.25 MiB (4 cells, 40 layers, 4 seqs), R (f32): 11.25 MiB, S (f32): 240.00 MiB". The RS
+    buffers split by whole layers as the layers' weights do: 16 delta-net layers in host memory, 14 on the GPU,
+    which -ngl 19 gives (the first 21 layers stay on the host)."""
+    from memviz.core.presets import get_preset
+
+    a = get_preset("qwen3.5-35b-a3b").architecture()
+    sc = Scenario(engine="llamacpp", weight_format="Q4_K_M", context_tokens=1024, batch=4, device="cuda",
+                  gpu_layers=19, options=(("kv_unified", True),))
+    e = estimate(a, sc)
+    per_layer = e.engine_facts["linear_state_bytes_per_layer_sequence"] * 4
+    assert 30 * per_layer == 251.25 * MiB
+    assert (16 * per_layer, 14 * per_layer) == (134.00 * MiB, 117.25 * MiB)
+    kv_layer = 4096 * 2 * 2 * 256 * 2  # one full-attention layer: 4,096 cells, K and V, 2 heads of 256, f16
+    assert e.host.kv_cache == 5 * kv_layer + 16 * per_layer
+    assert e.bytes["kv_cache"] == 5 * kv_layer + 14 * per_layer
+    assert 10 * kv_layer == 80 * MiB
