@@ -67,6 +67,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
             return "per_layer_proj_norm.weight"
         return "output_norm" + (".bias" if t.kind.endswith("_bias") else ".weight")
     p = f"blk.{t.layer}."
+    if t.kind in ("ssm_beta", "ssm_alpha") and a.model_type == "qwen3_next":  # one ssm_beta_alpha tensor
+        return p + "ssm_beta_alpha.weight"  # (src/models/qwen3next.cpp; conversion/qwen.py keeps in_proj_ba whole)
     if t.kind in _DELTANET:
         return p + _DELTANET[t.kind]
     leaf = t.name.rsplit(".", 2)[-2]

@@ -117,3 +117,23 @@ def test_the_older_quantizers_qkv_branch_is_a_variant_of_each_mix():
     assert weight_bytes(llama, get_weight_format("q4_k_m+QKV-BRANCH")) == weight_bytes(llama, get_weight_format("Q4_K_M"))
     with pytest.raises(InputError, match="unknown weight format"):
         get_weight_format("bf16" + QKV_BRANCH_SUFFIX)
+
+
+def test_delta_net_tensors_are_named_and_typed_as_llamacpp_writes_them():
+    """Qwen3.5: attn_qkv (an attn_v tensor to the quantizer), attn_gate, ssm_beta / ssm_alpha, an F32 ssm_conv1d of
+    {d_conv, channels}, ssm_a without a suffix; Qwen3-Next keeps b and a in one ssm_beta_alpha tensor
+    (src/models/qwen35.cpp, src/models/qwen3next.cpp)."""
+    from memviz.core.gguf_names import gguf_name, gguf_tensors
+
+    a = get_preset("qwen3.5-35b-a3b").architecture()
+    names = {gguf_name(t, a): t for t in gguf_tensors(a) if t.layer == 0}
+    assert {"blk.0.attn_qkv.weight", "blk.0.attn_gate.weight", "blk.0.ssm_beta.weight", "blk.0.ssm_alpha.weight",
+            "blk.0.ssm_conv1d.weight", "blk.0.ssm_dt.bias", "blk.0.ssm_a", "blk.0.ssm_norm.weight",
+            "blk.0.ssm_out.weight"} <= set(names)
+    conv = names["blk.0.ssm_conv1d.weight"]
+    assert conv.shape == (8192, 4) and gguf_tensor_type("Q4_K_M", conv, a) == "F32"
+    qkv = [gguf_tensor_type("Q4_K_M", t, a) for t in gguf_tensors(a) if t.kind in ("ssm_in_qkv", "v")]
+    assert set(qkv) == {"Q4_K", "Q6_K"}  # use_more_bits over the attn_v tensors, the delta-nets' attn_qkv among them
+    nxt = get_preset("qwen3-next-80b-a3b").architecture()
+    assert {gguf_name(t, nxt) for t in gguf_tensors(nxt) if t.layer == 0 and t.kind in ("ssm_beta", "ssm_alpha")} == {
+        "blk.0.ssm_beta_alpha.weight"}
