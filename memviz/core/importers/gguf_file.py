@@ -290,21 +290,36 @@ def _gemma4_config(get, tensor_names: set[str], shapes: dict[str, tuple[int, ...
 def _deltanet_config(get, tensor_names: set[str], cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     """Qwen3.5 / Qwen3-Next's delta-net fields as llama.cpp's converter writes them (conversion/qwen.py
     `Qwen3NextModel.set_gguf_parameters`: ssm.conv_kernel, ssm.state_size = the key head width, ssm.group_count =
-    key heads, ssm.time_step_rank = value heads, ssm.inner_size = value heads x value width); which layers are
-    delta-nets from the file's tensors (a layer with ssm_conv1d). A multi-token-prediction block the converter
-    appends (`nextn_predict_layers`) is no decoder layer: llama.cpp skips its tensors unless asked to load it."""
+    key heads, ssm.time_step_rank = value heads, ssm.inner_size = value heads x value width). Which layers are
+    delta-nets: the file's tensors say (a layer with ssm_conv1d); a log, which prints no tensor names, says it as
+    llama.cpp reads it (src/models/qwen35.cpp `load_arch_hparams`: `attention.recurrent_layers`, else every
+    `full_attention_interval`-th layer, 4 by default, is full attention). A multi-token-prediction block the
+    converter appends (`nextn_predict_layers`) is no decoder layer: llama.cpp skips its tensors unless asked."""
     n = (cfg["num_hidden_layers"] or 0) - int(get("nextn_predict_layers") or 0)
     v_heads = _scalar(get("ssm.time_step_rank"), "ssm.time_step_rank", warnings)
     inner = _scalar(get("ssm.inner_size"), "ssm.inner_size", warnings)
     if not (v_heads and inner and n > 0):
         raise InputError("GGUF metadata lacks the delta-net's ssm.time_step_rank / ssm.inner_size")
     return {"num_hidden_layers": n,
-            "layer_types": ["linear_attention" if f"blk.{i}.ssm_conv1d.weight" in tensor_names else "full_attention"
-                            for i in range(n)],
+            "layer_types": ["linear_attention" if linear else "full_attention"
+                            for linear in _delta_net_layers(get, tensor_names, n, warnings)],
             "linear_conv_kernel_dim": _scalar(get("ssm.conv_kernel"), "ssm.conv_kernel", warnings),
             "linear_key_head_dim": _scalar(get("ssm.state_size"), "ssm.state_size", warnings),
             "linear_num_key_heads": _scalar(get("ssm.group_count"), "ssm.group_count", warnings),
             "linear_num_value_heads": v_heads, "linear_value_head_dim": inner // v_heads}
+
+
+def _delta_net_layers(get, tensor_names: set[str], n: int, warnings: list[str]) -> list[bool]:
+    """Whether each of the `n` decoder layers is a delta-net (`_deltanet_config`)."""
+    if any(name.endswith("ssm_conv1d.weight") for name in tensor_names):
+        return [f"blk.{i}.ssm_conv1d.weight" in tensor_names for i in range(n)]
+    listed = get("attention.recurrent_layers")
+    if isinstance(listed, (list, tuple)):
+        if len(listed) < n:
+            raise InputError(f"GGUF metadata attention.recurrent_layers lists {len(listed)} layers for {n}")
+        return [bool(v) for v in listed[:n]]
+    interval = _scalar(get("full_attention_interval"), "full_attention_interval", warnings) or 4
+    return [(i + 1) % interval != 0 for i in range(n)]
 
 
 def read_gguf(path: str | Path) -> Architecture:

@@ -128,3 +128,17 @@ def test_a_qwen35_files_multi_token_prediction_block_is_left_out(tmp_path):
     assert a.num_layers == 4 and a.layer_types == ("linear",) * 3 + ("full",)
     assert max(t.layer or 0 for t in a.stored) == 3 and len(a.stored) == len(names) - 1
     assert any("multi-token-prediction block (1 tensors" in w for w in a.warnings)
+
+
+def test_a_qwen35_log_without_tensor_names_places_its_delta_nets_by_the_interval():
+    """A llama.cpp log prints the metadata but no tensor names: the full-attention interval decides, as in llama.cpp."""
+    from memviz.core.importers.gguf_file import config_from_gguf
+
+    meta = {"general.architecture": "qwen35moe", "qwen35moe.block_count": 8, "qwen35moe.embedding_length": 256,
+            "qwen35moe.attention.head_count": 4, "qwen35moe.ssm.time_step_rank": 4, "qwen35moe.ssm.inner_size": 128,
+            "qwen35moe.ssm.state_size": 32, "qwen35moe.ssm.group_count": 2, "qwen35moe.ssm.conv_kernel": 4,
+            "qwen35moe.full_attention_interval": 4, "qwen35moe.vocab_size": 1000}
+    cfg, _ = config_from_gguf(meta, {"token_embd.weight", "output.weight"})
+    assert cfg["layer_types"] == (["linear_attention"] * 3 + ["full_attention"]) * 2
+    cfg, _ = config_from_gguf({**meta, "qwen35moe.attention.recurrent_layers": [True, False] * 4}, set())
+    assert cfg["layer_types"] == ["linear_attention", "full_attention"] * 4

@@ -162,3 +162,21 @@ def test_an_mla_load_without_system_info_is_checked_buffer_by_buffer():
     for name in ("model CPU_REPACK", "model CPU_Mapped", "KV", "n_ctx"):
         assert abs(by_name[name].estimated - by_name[name].measured) <= 0.01 * MiB, name
     assert abs(by_name["compute"].error) < 0.01 and retyped_tensors(rows) == 0
+
+
+def test_a_qwen35_load_reads_its_delta_nets_from_the_metadata_and_checks_exactly():
+    """A Qwen3.5-MoE-shaped Q4_K_M file on this project's CPU (tests/data/llamacpp): the log names no tensors, so the
+    full-attention interval places the delta-net layers; model buffers, KV with the RS buffer, every tensor type
+    exact, compute within 1 %."""
+    from memviz.core.arch import LINEAR
+    from memviz.core.log_check import check_log, retyped_tensors
+
+    text = (Path(__file__).parents[2] / "data" / "llamacpp" / "qwen35moe_q4km_cpu.log").read_text()
+    e, rows = check_log(text)
+    by_name = {r.name: r for r in rows}
+    assert e.architecture.model_type == "qwen3_5_moe_text"
+    assert e.architecture.layer_types.count(LINEAR) == 6
+    assert "llama_memory_recurrent:        CPU RS buffer size =     1.64 MiB" in text
+    for name in ("model CPU_REPACK", "model CPU_Mapped", "KV", "n_ctx"):
+        assert abs(by_name[name].estimated - by_name[name].measured) <= 0.01 * MiB, name
+    assert abs(by_name["compute"].error) < 0.01 and retyped_tensors(rows) == 0
