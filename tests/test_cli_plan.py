@@ -51,7 +51,15 @@ def test_nothing_fits_exits_1_and_names_the_closest():
     (["--preset", "gpt2", "--gpu", "rtx4090", "--headroom", "1.5"], "headroom"),
     (["--preset", "gpt2", "--gpu", "rtx4090", "--concurrency", "0"], "batch must be"),
     (["--preset", "gpt2", "--gpu", "rtx4090", "--context", "8192"], "exceed GPT-2 (124M)'s 1,024 positions"),
+    (["--preset", "gpt2", "--gpu", "rtx4090", "--host-ram", "64"], "has no unit"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, needle):
     r = run(*args)
     assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_plan_held_back_by_host_ram_says_so():
+    """Every candidate fits the GPU; too little host RAM for llama.cpp's host buffers is the reason, named as such."""
+    r = run("--preset", "qwen3-30b-a3b", "--gpu", "rtx4090", "--context", "32768", "--engine", "llamacpp",
+            "--host-ram", "10MiB")
+    assert r.returncode == 1 and "does not fit in host RAM: needs" in r.stdout and "GiB per GPU" not in r.stdout

@@ -69,6 +69,8 @@ def nothing_fits(p: Plan) -> str:
     limits = {x.problem for x in p.rejected}
     if all(not x.startswith("does not fit") for x in limits):
         return f"configurations fit, but none meets the limits ({'; '.join(sorted(limits))[:300]})"
+    if c.problem.startswith("does not fit in host RAM"):
+        return f"nothing fits: the closest is {c.label()} on {c.hardware.label}, which {c.problem}"
     return (f"nothing fits: the closest is {c.label()} on {c.hardware.label}, which needs "
             f"{c.needed_bytes / GiB:.2f} GiB per GPU of {c.budget_bytes / GiB:.2f} GiB ({over_pct(c):+.1f} %)")
 

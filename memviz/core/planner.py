@@ -33,6 +33,7 @@ from memviz.core.gpus import GPU, gpu_pool
 from memviz.core.quality import Quality, quality
 from memviz.core.search import largest_true
 from memviz.core.speed import speed_bounds
+from memviz.core.units import GiB
 
 #: What each engine is asked to run: weight formats it loads, KV formats it offers.
 GRID: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -187,9 +188,15 @@ def _budget(hw: Hardware, sc: Scenario, req: Requirements) -> float:
 
 
 def _fits(est: Estimate, hw: Hardware, req: Requirements) -> bool:
-    gpu_ok = within(needed_bytes(est), _budget(hw, est.scenario, req)) and not refused_on(est, hw.gpu)
-    host_ok = hw.host_ram_bytes is None or within(est.host.total, hw.host_ram_bytes)
-    return gpu_ok and host_ok
+    return _gpu_fits(est, hw, req) and _host_fits(est, hw)
+
+
+def _gpu_fits(est: Estimate, hw: Hardware, req: Requirements) -> bool:
+    return within(needed_bytes(est), _budget(hw, est.scenario, req)) and not refused_on(est, hw.gpu)
+
+
+def _host_fits(est: Estimate, hw: Hardware) -> bool:
+    return hw.host_ram_bytes is None or within(est.host.total, hw.host_ram_bytes)
 
 
 def _most_that_fit(placed, hi: int, hw: Hardware, req: Requirements) -> Estimate | None:
@@ -240,8 +247,10 @@ def _candidate(est: Estimate, hw: Hardware, req: Requirements, parameters_b: flo
     bound = speed_bounds(est, hw.gpu).decode_tokens_per_s_max
     bound = bound if math.isfinite(bound) else None
     problem = ""
-    if not _fits(est, hw, req):
+    if not _gpu_fits(est, hw, req):
         problem = "does not fit" + (f" with {req.headroom:.0%} headroom" if req.headroom else "")
+    elif not _host_fits(est, hw):
+        problem = f"does not fit in host RAM: needs {est.host.total / GiB:.2f} of {hw.host_ram_bytes / GiB:.2f} GiB"
     elif req.min_tokens_per_s is not None and (bound is None or bound < req.min_tokens_per_s):
         problem = f"decode bound {'unknown' if bound is None else f'{bound:,.0f} tokens/s'} < {req.min_tokens_per_s:g}"
     elif req.max_quality_loss_pct is not None and (q.loss_pct is None or q.loss_pct > req.max_quality_loss_pct):

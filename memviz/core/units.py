@@ -46,7 +46,8 @@ MAX_BYTES = 1 << 60  # 1 EiB: far beyond any memory a scenario or a machine has
 
 
 def parse_bytes(text: str) -> int:
-    """Parse '24GiB', '80 GB', '512MiB' or a plain byte count into bytes."""
+    """Parse '24GiB', '80 GB', '512MiB' or a plain byte count into bytes. A plain number under 1 MiB is refused:
+    no memory size is that small, and '64' meant as 64 GiB would silently read as 64 bytes."""
     units = {"tib": TiB, "gib": GiB, "mib": MiB, "kib": KiB, "tb": TB, "gb": GB, "mb": MB, "kb": KB, "b": 1}
     s = text.strip().lower().replace(" ", "").replace("_", "")
     suffix = next((u for u in units if s.endswith(u)), "")
@@ -57,6 +58,8 @@ def parse_bytes(text: str) -> int:
         raise InputError(f"cannot read a memory size from {text!r} (expected e.g. '24GiB' or '80GB')") from None
     if not math.isfinite(value) or value <= 0:
         raise InputError(f"memory size must be a positive number, got {text!r:.40}")
+    if not suffix and value < MiB:
+        raise InputError(f"memory size {text!r:.40} has no unit: write e.g. '{number}GiB' or '{number}GB'")
     if value * factor > MAX_BYTES:
         raise InputError(f"memory size {text!r:.40} is beyond any machine (more than 1 EiB)")
     return int(round(value * factor))

@@ -18,6 +18,9 @@ def test_parse_bytes():
         parse_bytes("lots")
     with pytest.raises(InputError):
         parse_bytes("-1GB")
+    assert parse_bytes("262144000") == 262_144_000  # a plain byte count
+    with pytest.raises(InputError, match="'64' has no unit: write e.g. '64GiB' or '64GB'"):
+        parse_bytes("64")  # 64 GiB of host RAM meant: never read as 64 bytes
 
 
 def test_a_difference_that_rounds_to_zero_has_no_sign():
