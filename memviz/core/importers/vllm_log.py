@@ -14,16 +14,20 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memviz.core.arch import Architecture
+from memviz.core.arch import LINEAR, Architecture
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 
 #: the release that made the CUDA-graph estimate part of the budget by default (its own log line: "CUDA graph
 #: memory profiling is enabled (default since v0.21.0)")
 CUDAGRAPH_ESTIMATE_SINCE = (0, 21)
+#: the first release known to cache prefixes of hybrid (delta-net) models by default: 0.19 did not (vllm-project/vllm
+#: issue #40691's pool takes one state page per request), 0.24 did (noonghunna/club-3090 issue #612); releases between
+#: are read as not, unless the log says so ("Mamba cache mode is set to 'align'")
+HYBRID_PREFIX_CACHING_SINCE = (0, 24)
 _ARG_KEYS = ("max_model_len", "gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
              "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "enforce_eager", "block_size",
-             "enable_chunked_prefill")
+             "enable_chunked_prefill", "enable_prefix_caching")
 _CONFIG_KEYS = {"tensor_parallel_size": int, "pipeline_parallel_size": int, "max_seq_len": int}
 
 
@@ -83,6 +87,14 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
         options["enforce_eager"] = True
     if args.get("enable_chunked_prefill") is False:
         options["enable_chunked_prefill"] = False
+    if LINEAR in a.layer_types:  # prefix caching decides how many state pages a request keeps
+        caching = args.get("enable_prefix_caching")
+        if caching is None and re.search(r"Mamba cache mode is set to 'align'", text):
+            caching = True
+        if caching is None and s.version is not None and s.version < HYBRID_PREFIX_CACHING_SINCE:
+            caching = False
+        if isinstance(caching, bool):
+            options["enable_prefix_caching"] = caching
     if s.version is not None and s.version < CUDAGRAPH_ESTIMATE_SINCE and not re.search(
             r"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1|CUDA graph memory profiling is enabled", text):
         options["estimate_cudagraphs"] = False

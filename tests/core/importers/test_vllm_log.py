@@ -51,3 +51,18 @@ def test_a_kv_cache_dtype_memviz_does_not_model_is_one_error():
     with pytest.raises(InputError, match="kv_cache_dtype 'int4'"):
         vllm_scenario(LOG_010.replace("kv_cache_dtype=auto", "kv_cache_dtype=int4"),
                       get_preset("qwen2.5-7b").architecture(), "a100-80g")
+
+
+def test_a_hybrid_models_prefix_caching_comes_from_the_log_or_its_release():
+    """Prefix caching decides how many state pages a Qwen3.5 request keeps: stated in the args, announced by vLLM
+    ("Mamba cache mode is set to 'align'"), else off before 0.24 (0.19's published pool keeps one page)."""
+    a = get_preset("qwen3.5-35b-a3b").architecture()
+    head = "INFO [core.py:114] Initializing a V1 LLM engine (v0.{}.0) with config: model='Qwen3.5'\n"
+    assert dict(vllm_scenario(head.format(19), a, "h100-80g").options)["enable_prefix_caching"] is False
+    assert "enable_prefix_caching" not in dict(vllm_scenario(head.format(24), a, "h100-80g").options)
+    told = head.format(19) + "INFO Mamba cache mode is set to 'align' for Qwen3_5MoeForConditionalGeneration by default"
+    assert dict(vllm_scenario(told, a, "h100-80g").options)["enable_prefix_caching"] is True
+    args = head.format(21) + "INFO non-default args: {'enable_prefix_caching': True, 'max_model_len': 8192}"
+    assert dict(vllm_scenario(args, a, "h100-80g").options)["enable_prefix_caching"] is True
+    assert "enable_prefix_caching" not in dict(vllm_scenario(head.format(19), get_preset("qwen2.5-7b").architecture(),
+                                                             "h100-80g").options)
