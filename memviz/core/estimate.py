@@ -408,7 +408,7 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
     gpu = get_gpu(sc.gpu) if sc.gpu and sc.device == "cuda" else None
     pool = gpus[busiest_i].kv_pool
     pool = None if pool is None else float(pool)
-    facts = engine.facts(x, gpu, pool)
+    facts = engine.facts(x, gpu, pool) | engine.linear_state_facts(x)
     components = []
     for name in COMPONENTS:
         prov, formula, source = _SOURCES[name]

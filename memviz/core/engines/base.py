@@ -144,6 +144,16 @@ class Inputs:
         return np.asarray(self.sc.longest_sequence) if self.seqs_given else self.context
 
     @property
+    def act_bytes(self) -> int:
+        """Bytes of one value in the model's compute dtype: fp32 for an fp32 model, else 16-bit."""
+        return 4 if self.wf.name == "fp32" else 2
+
+    @property
+    def sequences(self) -> np.ndarray:
+        """Sequences decoded together: the scenario's own when its lengths apply, else the batch."""
+        return np.asarray(self.sc.sequences) if self.seqs_given else self.batch
+
+    @property
     def total_tokens(self) -> np.ndarray:
         return np.asarray(sum(self.sc.sequence_tokens)) if self.seqs_given else self.context * self.batch
 
@@ -210,11 +220,18 @@ class Engine:
         return KVLayout(latent_mla=self.latent_mla, kv_heads_divisor=x.sc.tp)
 
     def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
-        """KV bytes of `layers` on one device for all sequences."""
+        """KV bytes of `layers` on one device for all sequences, the delta-net layers' states included."""
         layout = self.kv_layout(x)
         if x.seqs_given:
-            return np.asarray(kv_cache_bytes(x.a, x.kvf, list(x.sc.sequence_tokens), layout, layers))
-        return x.batch * kv_cache_bytes(x.a, x.kvf, x.context, layout, layers)
+            kv = np.asarray(kv_cache_bytes(x.a, x.kvf, list(x.sc.sequence_tokens), layout, layers))
+        else:
+            kv = x.batch * kv_cache_bytes(x.a, x.kvf, x.context, layout, layers)
+        return kv + self.linear_states(x, layers)
+
+    def linear_states(self, x: Inputs, layers: range) -> np.ndarray | int:
+        """What the gated delta-net layers among `layers` hold for all sequences (`linear_state_held_bytes`)."""
+        linear = sum(1 for i in layers if x.a.layer_types[i] == LINEAR)
+        return linear * self.linear_state_held_bytes(x) * x.sequences if linear else 0
 
     def kv_transient(self, x: Inputs, layers: range) -> np.ndarray:
         """KV bytes held on top of `kv_bytes` while the prompt is processed (0 for most engines)."""

@@ -263,7 +263,7 @@ class LlamaCpp(Engine):
 
     def cells(self, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(n_ctx cells of a full layer, cells of a sliding layer, n_ubatch), all devices together."""
-        o, seqs = x.options, x.batch if not x.seqs_given else np.asarray(x.sc.sequences)
+        o, seqs = x.options, x.sequences
         n_ctx = pad(x.total_tokens, CONTEXT_PAD)
         if not o["kv_unified"]:
             n_ctx = pad(-(-n_ctx // seqs), CONTEXT_PAD) * seqs
@@ -309,11 +309,7 @@ class LlamaCpp(Engine):
         """The attention layers' KV cells and the delta-net layers' recurrent states (`linear_state_bytes`)."""
         n_ctx, swa, _ = self.cells(x)
         kv = np.asarray(kv_cache_bytes(x.a, x.kvf, n_ctx, self.kv_layout(x), layers, sliding_tokens=swa)) + x.zeros
-        linear = sum(1 for i in layers if x.a.layer_types[i] == LINEAR)
-        if not linear:
-            return kv
-        seqs = x.batch if not x.seqs_given else np.asarray(x.sc.sequences)
-        return kv + linear * self.linear_state_bytes(x) * np.maximum(1, seqs)
+        return kv + self.linear_states(x, layers)
 
     def linear_state_bytes(self, x: Inputs) -> int:
         """One delta-net layer's state for one sequence (ggml-org/llama.cpp 0c1e570 src/llama-memory-recurrent.cpp
@@ -340,7 +336,7 @@ class LlamaCpp(Engine):
         """(n_kv cells a graph attends per stream, cells of its masks, n_ubatch): the masks are graph inputs of
         n_kv x n_ubatch, one per cache (a model with sliding layers has two)."""
         n_ctx, swa, n = self.cells(x)
-        streams = 1 if x.options["kv_unified"] else (x.batch if not x.seqs_given else x.sc.sequences)
+        streams = 1 if x.options["kv_unified"] else x.sequences
         n_kv = n_ctx // streams
         return n_kv, n_kv + (swa // streams if SLIDING in x.a.layer_types else 0), n
 
@@ -448,10 +444,9 @@ class LlamaCpp(Engine):
         sequence of the reserve (n_seq_max) the op's new state. Fitted on this project's CPU over six shapes (key
         heads 8-16, value heads 16-32, widths 64-128, hidden 1024-2048) within 3 % (tests/probe/test_llamacpp_live.py)."""
         a = x.a
-        seqs = x.batch if not x.seqs_given else np.asarray(x.sc.sequences)
         key, value = a.linear_k_heads * a.linear_k_head_dim, a.linear_v_heads * a.linear_v_head_dim
         per_token = DELTANET_UNITS_HIDDEN[where] * a.hidden_size + 6 * key + 3 * value
-        return 4 * (n * per_token + seqs * a.linear_state_values)
+        return 4 * (n * per_token + x.sequences * a.linear_state_values)
 
     @staticmethod
     def _mla_query_rows(a: Architecture) -> int:
@@ -571,15 +566,14 @@ class LlamaCpp(Engine):
                 out["offload_copy_bytes"] = int(copied)
         out["output_buffer_bytes"] = int(np.max(self.output_buffer(x)))
         out["host_compute_bytes"] = int(np.max(self.host_compute(x)))
-        return out | self.linear_state_facts(x)
+        return out
 
     def runtime_bytes(self, x: Inputs) -> float:
         return RUNTIME_BYTES_CUDA if x.sc.device == "cuda" else RUNTIME_BYTES_CPU
 
     def output_buffer(self, x: Inputs) -> np.ndarray:
         """`llama_context::output_reserve`: f32 logits of one row per sequence, in host memory."""
-        seqs = x.batch if not x.seqs_given else np.asarray(x.sc.sequences)
-        return 4.0 * x.a.vocab_size * np.maximum(seqs, 1) + x.zeros
+        return 4.0 * x.a.vocab_size * np.maximum(x.sequences, 1) + x.zeros
 
     def host_buffers(self, x: Inputs) -> np.ndarray:
         return self.output_buffer(x) + self.host_compute(x)

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from memviz.core.activations import inference_workspace
-from memviz.core.arch import FULL, LINEAR, SLIDING, Architecture
+from memviz.core.arch import FULL, SLIDING, Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
 from memviz.core.errors import InputError
 from memviz.core.formats import BITSANDBYTES, tensor_bytes
@@ -88,24 +88,13 @@ class Transformers(Engine):
     quantizes_on_load = frozenset(BITSANDBYTES_CONFIG)
     latent_mla = True
 
-    def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
-        """The cache of `layers`: KV of the attention layers, and the fixed state of each gated delta-net layer for
-        every sequence (`linear_state_bytes`)."""
-        linear = sum(1 for i in layers if x.a.layer_types[i] == LINEAR)
-        if not linear:
-            return super().kv_bytes(x, layers)
-        sequences = x.sc.sequences if x.seqs_given else x.batch
-        return super().kv_bytes(x, layers) + linear * self.linear_state_bytes(x) * sequences
-
     def linear_state_bytes(self, x: Inputs) -> int:
-        """One gated delta-net layer's state for one sequence (`cache_utils.py` `LinearAttentionLayer`, measured):
+        """One gated delta-net layer's state for one sequence (huggingface/transformers 5.24
+        src/transformers/cache_utils.py `LinearAttentionLayer`, filled by models/qwen3_5/modeling_qwen3_5.py
+        `Qwen3_5GatedDeltaNet.forward`; measured by tests/core/engines/test_gated_deltanet.py):
         the convolution's last `linear_conv_kernel` inputs of its q, k and v channels in the model's dtype, and the
         recurrent state of value heads x k x v in float32 (the delta rule runs in fp32), whatever the context."""
-        act_bytes = 4 if x.wf.name == "fp32" else 2
-        return x.a.linear_conv_dim * x.a.linear_conv_kernel * act_bytes + x.a.linear_state_values * 4
-
-    def facts(self, x: Inputs, gpu: Any, pool_bytes: float | None) -> dict[str, Any]:
-        return self.linear_state_facts(x)
+        return x.a.linear_conv_dim * x.a.linear_conv_kernel * x.act_bytes + x.a.linear_state_values * 4
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         """huggingface/transformers 5.24 `src/transformers/quantizers/quantizer_fbgemm_fp8.py`
@@ -135,12 +124,12 @@ class Transformers(Engine):
             held = kv_cache_bytes(x.a, x.kvf, seqs, layout, layers, sliding_tokens=np.asarray(seqs))
         else:
             held = x.batch * kv_cache_bytes(x.a, x.kvf, x.context, layout, layers, sliding_tokens=x.context)
-        return np.asarray(held) - self.kv_bytes(x, layers)
+        return np.asarray(held) + self.linear_states(x, layers) - self.kv_bytes(x, layers)
 
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
                     first_stage: bool = True) -> np.ndarray:
         a, sc = x.a, x.sc
-        act_bytes = 4 if x.wf.name == "fp32" else 2
+        act_bytes = x.act_bytes
         chunk = sc.prefill_chunk_tokens
         if chunk:
             step, b, rows = np.minimum(x.longest * x.batch, chunk), np.ones_like(x.batch), x.batch

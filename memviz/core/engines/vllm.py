@@ -176,22 +176,13 @@ class VLLM(Engine):
         return KVLayout(latent_mla=True, block_tokens=self.hybrid_block(x)[0], kv_heads_divisor=x.sc.tp,
                         indexer_fp8=True)
 
-    def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
-        """KV blocks of the attention layers and the state pages of the delta-net layers for every sequence."""
-        kv = super().kv_bytes(x, layers)
-        linear = sum(1 for i in layers if x.a.layer_types[i] == LINEAR)
-        if not linear:
-            return kv
-        sequences = x.sc.sequences if x.seqs_given else x.batch
-        return kv + linear * self.linear_state_held_bytes(x) * sequences
-
     def linear_state_bytes(self, x: Inputs) -> int:
         """One delta-net layer's state on this rank, unpadded (vllm/model_executor/layers/mamba/mamba_utils.py
         `gated_delta_net_state_shape` and `_mamba_state_dtype`): the convolution's last kernel - 1 inputs over its
         channels in the model's dtype (mamba_cache_dtype "auto"), and value heads x value x key values in the
         config's mamba_ssm_dtype (Qwen3.5's released configs: float32), else the model's dtype (Qwen3-Next)."""
         a, tp = x.a, x.sc.tp
-        act = 4 if x.wf.name == "fp32" else 2
+        act = x.act_bytes
         ssm = 4 if a.linear_state_dtype == "float32" else 2 if a.linear_state_dtype else act
         conv = a.linear_conv_dim // tp * (a.linear_conv_kernel - 1) * act
         return conv + a.linear_v_heads // tp * a.linear_v_head_dim * a.linear_k_head_dim * ssm
@@ -233,7 +224,7 @@ class VLLM(Engine):
         s = self.settings(a, sc, x.options)
         tokens = s["max_num_batched_tokens"]
         requests = min(s["max_num_seqs"], tokens)
-        act_bytes = 4 if x.wf.name == "fp32" else 2
+        act_bytes = x.act_bytes
         forward = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp).peak
         peak = forward
         if last_stage:
@@ -250,7 +241,7 @@ class VLLM(Engine):
         weights' 14.9575 GiB + 32 MiB); memviz keeps the weights to the checkpoint's bytes and counts it as runtime."""
         a = x.a
         rotary = a.qk_rope_head_dim if a.is_mla else a.head_dim
-        return float(a.max_position_embeddings * rotary * (4 if x.wf.name == "fp32" else 2))
+        return float(a.max_position_embeddings * rotary * x.act_bytes)
 
     def runtime_bytes(self, x: Inputs) -> float:
         return NON_TORCH_BYTES + self.cudagraph_bytes(x) + self.rotary_table_bytes(x)
@@ -332,7 +323,7 @@ class VLLM(Engine):
         sizes = capture_sizes(s["max_num_seqs"], s["max_num_batched_tokens"], sm100=cap is not None and cap[0] == 10)
         full = [n for n in sizes if n <= s["max_num_seqs"]] if floor_full else []
         return cudagraph_estimate(x.a, x.sc.tp, x.sc.pp, sizes[-1], len(sizes), len(full),
-                                  4 if x.wf.name == "fp32" else 2)
+                                  x.act_bytes)
 
     def usable_bytes(self, gpu, sc) -> float:
         return float(ceil(sc.gpu_memory_utilization * gpu.cuda_total_bytes))
@@ -362,7 +353,7 @@ class VLLM(Engine):
             "outside_budget_bytes": int(self.outside_budget_bytes(x)),
             "graphs_after_pool_bytes": int(self.graphs_after_pool_bytes(x)),
             "rotary_table_bytes": int(self.rotary_table_bytes(x)), "kv_block_bytes": int(self.block_bytes(x)),
-        } | self.linear_state_facts(x)
+        }
         limit = x.a.max_position_embeddings
         if limit and s["max_model_len"] > limit:
             out["refusal"] = (f"vLLM refuses max_model_len {s['max_model_len']:,d}: the model has {limit:,d} positions "
@@ -414,10 +405,10 @@ class VLLM(Engine):
         one block more (`kv_cache_interface.py` `SlidingWindowSpec.max_admission_blocks_per_request`, in-flight
         tokens = max_num_batched_tokens x concurrent batches: two with asynchronous scheduling, pp + 1 with
         pipeline stages, `config/vllm.py` `max_concurrent_batches`)."""
-        n, page, blocks = self.hybrid_block(x)
+        n = self.hybrid_block(x)[0]
         sliding = (-(-min(self._sliding_tokens(x, s), model_len) // n) + 1) * n
         stage_layers = range(-(-x.a.num_layers // x.sc.pp))
-        states = sum(1 for i in stage_layers if x.a.layer_types[i] == LINEAR) * blocks * page
+        states = sum(1 for i in stage_layers if x.a.layer_types[i] == LINEAR) * self.linear_state_held_bytes(x)
         return int(kv_cache_bytes(x.a, x.kvf, model_len, self.kv_layout(x), stage_layers, sliding_tokens=sliding)) + states
 
     @staticmethod

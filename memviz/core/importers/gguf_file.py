@@ -300,26 +300,26 @@ def _deltanet_config(get, tensor_names: set[str], cfg: dict[str, Any], warnings:
     inner = _scalar(get("ssm.inner_size"), "ssm.inner_size", warnings)
     if not (v_heads and inner and n > 0):
         raise InputError("GGUF metadata lacks the delta-net's ssm.time_step_rank / ssm.inner_size")
-    return {"num_hidden_layers": n,
-            "layer_types": ["linear_attention" if linear else "full_attention"
-                            for linear in _delta_net_layers(get, tensor_names, n, warnings)],
+    return {"num_hidden_layers": n, **_delta_net_layers(get, tensor_names, n, warnings),
             "linear_conv_kernel_dim": _scalar(get("ssm.conv_kernel"), "ssm.conv_kernel", warnings),
             "linear_key_head_dim": _scalar(get("ssm.state_size"), "ssm.state_size", warnings),
             "linear_num_key_heads": _scalar(get("ssm.group_count"), "ssm.group_count", warnings),
             "linear_num_value_heads": v_heads, "linear_value_head_dim": inner // v_heads}
 
 
-def _delta_net_layers(get, tensor_names: set[str], n: int, warnings: list[str]) -> list[bool]:
-    """Whether each of the `n` decoder layers is a delta-net (`_deltanet_config`)."""
+def _delta_net_layers(get, tensor_names: set[str], n: int, warnings: list[str]) -> dict[str, Any]:
+    """Which of the `n` decoder layers are delta-nets, as config fields: `layer_types` where the file's tensors or
+    `attention.recurrent_layers` list them, else `full_attention_interval`, which `from_hf_config` expands."""
     if any(name.endswith("ssm_conv1d.weight") for name in tensor_names):
-        return [f"blk.{i}.ssm_conv1d.weight" in tensor_names for i in range(n)]
-    listed = get("attention.recurrent_layers")
-    if isinstance(listed, (list, tuple)):
+        linear = [f"blk.{i}.ssm_conv1d.weight" in tensor_names for i in range(n)]
+    elif isinstance(listed := get("attention.recurrent_layers"), (list, tuple)):
         if len(listed) < n:
             raise InputError(f"GGUF metadata attention.recurrent_layers lists {len(listed)} layers for {n}")
-        return [bool(v) for v in listed[:n]]
-    interval = _scalar(get("full_attention_interval"), "full_attention_interval", warnings) or 4
-    return [(i + 1) % interval != 0 for i in range(n)]
+        linear = [bool(v) for v in listed[:n]]
+    else:
+        return {"full_attention_interval": _scalar(get("full_attention_interval"), "full_attention_interval",
+                                                   warnings) or 4}
+    return {"layer_types": ["linear_attention" if is_linear else "full_attention" for is_linear in linear]}
 
 
 def read_gguf(path: str | Path) -> Architecture:
@@ -357,7 +357,7 @@ def read_gguf(path: str | Path) -> Architecture:
     cfg, warnings = config_from_gguf(meta, set(shapes), shapes)
     skipped = [t for t in stored if t.layer is not None and t.layer >= cfg["num_hidden_layers"]]
     if skipped:  # a multi-token-prediction block (`nextn_predict_layers`): not loaded by default
-        stored = [t for t in stored if t not in skipped]
+        stored = [t for t in stored if t.layer is None or t.layer < cfg["num_hidden_layers"]]
         warnings.append(f"the file's multi-token-prediction block ({len(skipped)} tensors, "
                         f"{sum(t.nbytes for t in skipped) / 2**20:,.1f} MiB) is left out: llama.cpp loads it only "
                         "for speculative decoding with it")

@@ -132,13 +132,15 @@ def test_a_qwen35_files_multi_token_prediction_block_is_left_out(tmp_path):
 
 def test_a_qwen35_log_without_tensor_names_places_its_delta_nets_by_the_interval():
     """A llama.cpp log prints the metadata but no tensor names: the full-attention interval decides, as in llama.cpp."""
-    from memviz.core.importers.gguf_file import config_from_gguf
+    from memviz.core.arch import FULL, LINEAR
+    from memviz.core.importers.gguf_file import architecture_from_gguf_config, config_from_gguf
 
     meta = {"general.architecture": "qwen35moe", "qwen35moe.block_count": 8, "qwen35moe.embedding_length": 256,
             "qwen35moe.attention.head_count": 4, "qwen35moe.ssm.time_step_rank": 4, "qwen35moe.ssm.inner_size": 128,
             "qwen35moe.ssm.state_size": 32, "qwen35moe.ssm.group_count": 2, "qwen35moe.ssm.conv_kernel": 4,
             "qwen35moe.full_attention_interval": 4, "qwen35moe.vocab_size": 1000}
-    cfg, _ = config_from_gguf(meta, {"token_embd.weight", "output.weight"})
-    assert cfg["layer_types"] == (["linear_attention"] * 3 + ["full_attention"]) * 2
-    cfg, _ = config_from_gguf({**meta, "qwen35moe.attention.recurrent_layers": [True, False] * 4}, set())
-    assert cfg["layer_types"] == ["linear_attention", "full_attention"] * 4
+    def layer_types(meta, names):
+        return architecture_from_gguf_config(*config_from_gguf(meta, names)).layer_types
+
+    assert layer_types(meta, {"token_embd.weight", "output.weight"}) == (LINEAR,) * 3 + (FULL,) + (LINEAR,) * 3 + (FULL,)
+    assert layer_types({**meta, "qwen35moe.attention.recurrent_layers": [True, False] * 4}, set()) == (LINEAR, FULL) * 4
