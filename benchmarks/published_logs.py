@@ -62,8 +62,8 @@ def llamacpp_table() -> list[str]:
                f"{100 * statistics.median(abs(e) for e in errors):.1f} %.")
     notes = {case["quantizer"] for case in LLAMACPP if "quantizer" in case}
     out += [f"¹ {note}" for note in sorted(notes)]
-    out += [f"² {case['id']}, {name.removeprefix('model ')}: {why}" for case in LLAMACPP
-            for name, why in case.get("not_compared", {}).items()]
+    out += [f"² {case['id']}, {name if name.startswith('model (') else name.removeprefix('model ')}: {why}"
+            for case in LLAMACPP for name, why in case.get("not_compared", {}).items()]
     return out
 
 

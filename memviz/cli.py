@@ -490,7 +490,7 @@ def _print_log_check(text: str) -> int:
     print(f"{e.architecture.name}: {sc.weight_format}, n_ctx {e.engine_facts['n_ctx']:,d}, "
           f"n_ubatch {e.engine_facts['n_ubatch']}, flash attention {'on' if e.engine_facts['flash_attn'] else 'off'}, "
           f"{'all layers on the GPU' if sc.gpu_layers is None else f'{sc.gpu_layers} layers on the GPU'}"
-          if sc.device == "cuda" else f"{e.architecture.name}: {sc.weight_format}, CPU run")
+          f"{_host_experts(e)}" if sc.device == "cuda" else f"{e.architecture.name}: {sc.weight_format}, CPU run")
     print(f"{'buffer':18s} {'llama.cpp':>12s} {'memviz':>12s} {'error':>8s}")
     for r in rows:
         err = "" if r.error is None else f"{100 * r.error:+7.1f}%"
@@ -507,6 +507,18 @@ def _print_log_check(text: str) -> int:
         print(f"{retyped} tensors of the file have other types than {sc.weight_format} gets under the rules memviz "
               f"follows ({get_engine('llamacpp').version}): another quantizer made it; the model buffers follow.")
     return 0
+
+
+def _host_experts(e) -> str:
+    """", the experts of N layers in host memory" for a load whose -ot rules (or --fit) kept them there."""
+    from memviz.core.engines.llamacpp import host_tensors
+    from memviz.core.formats import get_weight_format
+    from memviz.core.inventory import Role, build_inventory
+
+    a, spec = e.architecture, e.scenario.engine_options.get("override_tensor", "")
+    names = host_tensors(a, get_weight_format(e.scenario.weight_format), spec) if spec else frozenset()
+    layers = {t.layer for t in build_inventory(a) if t.role is Role.EXPERT and t.name in names}
+    return f", the experts of {len(layers)} layers in host memory" if layers else ""
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:

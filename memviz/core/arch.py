@@ -101,6 +101,12 @@ class Architecture:
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
     mla_kv_b_unsplit: bool = False  # a GGUF converted before llama.cpp split attn_kv_b: no latent cache there
+    # a Qwen3-Next GGUF converted before llama.cpp split the delta-nets' in_proj_qkvz: one `ssm_in` tensor per layer
+    deltanet_ssm_in: bool = False
+    # the GGUF type of the shared expert's gate (Qwen2-MoE family, a {hidden} row): llama.cpp 0c1e570's converter
+    # writes it F32 (conversion/base.py `prepare_tensors`); files of earlier converters keep the conversion's F16,
+    # which the quantizer leaves (src/llama-quant.cpp: tensors of one dimension are not quantized)
+    shared_gate_gguf_type: str = "F32"
     # Gemma 4 (Gemma4TextConfig, transformers 5.24 modeling_gemma4.py): full-attention layers with their own head
     # width and KV heads (0: as the sliding layers), their V taken from K (no v_proj; the cache still holds both),
     # the last layers reusing earlier layers' K/V (no k/v weights, no cache), per-layer input embeddings

@@ -133,6 +133,8 @@ def _category(t: Tensor, a: Architecture) -> int:
         return OUTPUT if a.tie_word_embeddings else TOKEN_EMBD  # Gemma 4's per-layer one too
     if t.kind in ("q", "k") and a.model_type in FUSED_QKV:
         return ATTN_V  # part of the file's attn_qkv tensor
+    if t.kind == "ssm_in_qkv" and a.deltanet_ssm_in:
+        return OTHER  # a legacy Qwen3-Next file's `ssm_in` matches no category name
     return _KIND_CATEGORY.get(t.kind, OTHER)
 
 
@@ -277,6 +279,8 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
     the converter writes every tensor not named `.weight` in F32 (ggml-org/llama.cpp 0c1e570
     conversion/base.py `ModelBase.prepare_tensors`) and the quantizer touches only `.weight` tensors
     (src/llama-quant.cpp `tensor_allows_quantization`)."""
+    if t.role is Role.ROUTER and "shared_expert_gate" in t.name:
+        return a.shared_gate_gguf_type
     if not t.is_matrix or t.role in (Role.NORM, Role.ROUTER) or t.kind == "ssm_conv1d":
         return "F32"  # a delta-net's convolution: F32 from the converter, skipped by the quantizer
     if t.role is Role.POSITION or t.kind == "per_layer_model_proj":  # kept as converted (llama-quant.cpp

@@ -69,6 +69,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
     p = f"blk.{t.layer}."
     if t.kind in ("ssm_beta", "ssm_alpha") and a.model_type == "qwen3_next":  # one ssm_beta_alpha tensor
         return p + "ssm_beta_alpha.weight"  # (src/models/qwen3next.cpp; conversion/qwen.py keeps in_proj_ba whole)
+    if t.kind in ("ssm_in_qkv", "ssm_in_z") and a.deltanet_ssm_in:  # a legacy Qwen3-Next file: q, k, v and z in
+        return p + "ssm_in.weight"  # one tensor (src/models/qwen3next.cpp loads `ssm_in` when attn_qkv is absent)
     if t.kind in _DELTANET:
         return p + _DELTANET[t.kind]
     leaf = t.name.rsplit(".", 2)[-2]

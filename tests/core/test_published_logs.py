@@ -55,7 +55,10 @@ def test_llamacpp_tensor_types_follow_the_mix_rules(case):
     e, rows = llamacpp_check(case)
     types = {n: (r.measured, r.estimated) for n, r in rows.items() if n.startswith("tensors")}
     assert types or "model" in case
-    assert all(printed == ours for printed, ours in types.values()), types
+    if "tensors" in case.get("not_compared", {}):  # a recipe of the quantizer's own, which the case names
+        assert any(printed != ours for printed, ours in types.values())
+    else:
+        assert all(printed == ours for printed, ours in types.values()), types
     assert e.scenario.weight_format.endswith(QKV_BRANCH_SUFFIX) is ("quantizer" in case)
 
 
@@ -67,7 +70,7 @@ def test_llamacpp_model_buffers_are_exact(case):
     for name, row in rows.items():
         if name.startswith("model") and name not in case.get("not_compared", {}):
             assert abs(row.estimated - row.measured) <= PRINTED, name
-    assert set(case.get("not_compared", {})) <= set(rows)
+    assert set(case.get("not_compared", {})) - {"tensors"} <= set(rows)
 
 
 def test_arm_packing_before_2026_left_the_q6_k_output_mapped():

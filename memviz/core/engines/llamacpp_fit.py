@@ -25,6 +25,7 @@ layer); memviz moves every expert then. A sweep keeps the placement chosen at th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -93,17 +94,9 @@ def fit_placement(a: Architecture, sc: Any) -> FitPlacement | None:
     """The placement llama.cpp's `--fit` gives scenario `sc` at its own context and batch; None when every layer
     fits already (or nothing fits: then it keeps the scenario's)."""
     from memviz.core.engines import get_engine  # the estimate assembles the engines: imported when first used
-    from memviz.core.estimate import device_arrays
     from memviz.core.gpus import get_gpu
 
-    budget = get_engine(sc.engine).usable_bytes(get_gpu(sc.gpu), sc) - FIT_MARGIN_BYTES
-    own = dict(sc.options)
-
-    def fits(p: FitPlacement) -> bool:
-        trial = sc.with_changes(gpu_layers=p.gpu_layers, options={**own, "fit": False, **p.options(a)})
-        gpus, _ = device_arrays(a, trial, np.asarray(sc.context_tokens), np.asarray(sc.batch))
-        return max(float(np.max(d.needed)) for d in gpus) <= budget
-
+    fits = _fits_within(a, sc, get_engine(sc.engine).usable_bytes(get_gpu(sc.gpu), sc) - FIT_MARGIN_BYTES)
     n = a.num_layers
     if fits(FitPlacement()):
         return None
@@ -112,6 +105,28 @@ def fit_placement(a: Architecture, sc: Any) -> FitPlacement | None:
         return _one_more_part(whole, fits)
     ngl = largest_true(lambda k: fits(FitPlacement(gpu_layers=k, all_experts_on_host=a.is_moe)), 0, n)
     return FitPlacement(gpu_layers=ngl, all_experts_on_host=a.is_moe) if ngl >= 0 else None
+
+
+def _fits_within(a: Architecture, sc: Any, budget_bytes: float) -> Callable[[FitPlacement], bool]:
+    """Whether a placement's device memory, as memviz estimates it for `sc`, stays within `budget_bytes` (the
+    trial loads of common/fit.cpp `get_memory_for_layers`)."""
+    from memviz.core.estimate import device_arrays  # the estimate assembles the engines: imported when first used
+
+    own = dict(sc.options)
+
+    def fits(p: FitPlacement) -> bool:
+        trial = sc.with_changes(gpu_layers=p.gpu_layers, options={**own, "fit": False, **p.options(a)})
+        gpus, _ = device_arrays(a, trial, np.asarray(sc.context_tokens), np.asarray(sc.batch))
+        return max(float(np.max(d.needed)) for d in gpus) <= budget_bytes
+    return fits
+
+
+def logged_placement(a: Architecture, sc: Any, whole_layers: int, free_bytes: float) -> FitPlacement:
+    """The placement a llama.cpp log's fit line states ("N layers (M overflowing)" on one GPU: the first N - M
+    layers whole, the experts of the rest in host memory); which part of the first overflowing layer stays on the
+    GPU is traced only at debug level, so it is decided as `--fit` decides it, with memviz's estimate against the
+    free memory the log printed less `fit_params_target`."""
+    return _one_more_part(whole_layers, _fits_within(a, sc, free_bytes - FIT_MARGIN_BYTES))
 
 
 def _one_more_part(first: int, fits) -> FitPlacement:

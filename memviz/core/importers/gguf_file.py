@@ -218,6 +218,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
             cfg["_mla_kv_b_unsplit"] = True
             warnings.append("this GGUF predates llama.cpp's MLA cache (no key_length_mla): llama.cpp runs it per "
                             "head and caches full K and V per head instead of the latent; a re-converted file caches far less")
+    if arch == "qwen3next" and any(n.endswith(".ssm_in.weight") for n in tensor_names):
+        cfg["_deltanet_ssm_in"] = True  # converted before llama.cpp split in_proj_qkvz into attn_qkv and attn_gate
     indexer = _scalar(get("attention.indexer.key_length"), "indexer.key_length", warnings)
     if indexer:  # DeepSeek sparse attention: which layers run an indexer ("full"), its heads and key width
         kinds = get("attention.indexer.types")
@@ -367,11 +369,13 @@ def read_gguf(path: str | Path) -> Architecture:
 
 
 def architecture_from_gguf_config(cfg: dict[str, Any], warnings: list[str], **names: str) -> Architecture:
-    """The Architecture of a `config_from_gguf` result: a value length of its own (`attention.value_length`) and
-    an MLA file's unsplit attn_kv_b, which a Hugging Face config does not carry, are applied after it."""
+    """The Architecture of a `config_from_gguf` result: a value length of its own (`attention.value_length`), an MLA
+    file's unsplit attn_kv_b and a Qwen3-Next file's fused ssm_in, which a Hugging Face config does not carry, are
+    applied after it."""
     value_length = cfg.pop("_value_length")
     unsplit = cfg.pop("_mla_kv_b_unsplit", False)
+    ssm_in = cfg.pop("_deltanet_ssm_in", False)
     arch = from_hf_config(cfg, **names)
     if value_length and not arch.is_mla and value_length != arch.head_dim:
         arch = arch.with_changes(v_head_dim=value_length)
-    return arch.with_changes(mla_kv_b_unsplit=unsplit, warnings=tuple([*arch.warnings, *warnings]))
+    return arch.with_changes(mla_kv_b_unsplit=unsplit, deltanet_ssm_in=ssm_in, warnings=tuple([*arch.warnings, *warnings]))

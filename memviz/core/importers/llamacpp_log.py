@@ -10,6 +10,8 @@ estimate and the measurement to hold it against:
   `offloaded N/M layers to GPU` and the tensors `-ot` / `--n-cpu-moe` kept in host memory (`src/llama-model.cpp`
   `load_tensors`: `tensor NAME (SIZE TYPE) buffer type overridden to CPU` or `CUDA_Host`; older builds print
   `Tensor NAME buffer type overriden to CPU`);
+- what llama-server's `--fit` printed before the load (`common/fit.cpp`: the free memory it measured and, per
+  device, "N layers (M overflowing)"), which places the experts of the last layers in host memory;
 - its buffers (`memviz.core.importers.logs.llamacpp_buffers`).
 
 A log that holds several loads (a server that reloads, Ollama's vocabulary-only load) is read at its last load
@@ -30,6 +32,8 @@ from memviz.core.gguf_mixes import GGUF_MIXES, IMATRIX_SUFFIX, QKV_BRANCH_SUFFIX
 from memviz.core.gguf_names import FUSED_QKV, gguf_name, gguf_tensors
 from memviz.core.importers.gguf_file import architecture_from_gguf_config, config_from_gguf
 from memviz.core.importers.logs import is_host_buffer, llamacpp_buffers
+from memviz.core.inventory import Role
+from memviz.core.units import MiB
 
 #: llama.h `enum llama_ftype` -> memviz's GGUF mix names (general.file_type)
 FILE_TYPES = {
@@ -51,6 +55,10 @@ _TYPE_K = re.compile(r"type_k = '(\w+)'|K \((\w+)\):")
 _NO_VOCAB = "vocab only - skipping tensors"
 _OVERRIDE = re.compile(r"[Tt]ensor (\S+?)(?: \([^)]*\))? buffer type overridd?en to (\S+)")
 _HOST_BUFFERS = ("CPU", "CUDA_Host")  # CPU, CPU_REPACK, ... and CUDA's pinned host buffer
+#: llama-server's `--fit` (common/fit.cpp `common_params_fit_impl`): the free memory it measured and, per device,
+#: the layers it gave it and how many of those keep experts in host memory
+_FIT_FREE = re.compile(r"projected to use \d+ MiB of device memory vs\. (\d+) MiB of free device memory")
+_FIT_DEVICE = re.compile(r"llama_params_fit_impl:\s+- (\S+) .*?:\s+(\d+) layers \(\s*(\d+) overflowing\)")
 
 
 @dataclass(frozen=True)
@@ -112,13 +120,15 @@ def dumps_metadata(text: str) -> bool:
 def read_llamacpp_load(text: str, need_metadata: bool = True) -> LlamaCppLoad:
     """The last load of a llama.cpp log that reserved a compute buffer (`need_metadata`: and printed the model's
     metadata; without it the caller names the model)."""
-    for lines in reversed(_loads(text)):
+    parts = _loads(text)
+    for i in reversed(range(len(parts))):
+        lines = parts[i]
         if any(_NO_VOCAB in ln for ln in lines):
             continue
         buffers = llamacpp_buffers(lines)
         if buffers["compute"] and (not need_metadata or any(_META.search(ln) for ln in lines)):
-            load = _read(lines, buffers)
-            info = next((ln for ln in reversed(text.splitlines()) if "system_info" in ln), "")
+            load = _read(lines, buffers, _preamble(parts, i))
+            info = next((ln for ln in reversed(text.splitlines()) if _is_system_info(ln)), "")
             if info or "cpu" in load.settings:
                 load.settings.setdefault("cpu", features_of(info))
                 return load
@@ -127,15 +137,39 @@ def read_llamacpp_load(text: str, need_metadata: bool = True) -> LlamaCppLoad:
     raise InputError(f"no llama.cpp load with {what}a compute buffer line in the log")
 
 
+def _is_system_info(line: str) -> bool:
+    """llama.cpp's `system_info:` line, or the bare `CPU : SSE3 = 1 | ...` that llama-cpp-python prints (its
+    `llama_print_system_info()` when verbose)."""
+    return "system_info" in line or line.lstrip().startswith("CPU : ")
+
+
+def _preamble(parts: list[list[str]], i: int) -> list[str]:
+    """What the log printed before load `i` began and after the load before it ended: `--fit`'s lines."""
+    before = parts[i - 1] if i else []
+    ends = [k for k, line in enumerate(before) if "compute buffer size" in line]
+    return before[ends[-1] + 1:] if ends else before
+
+
 def type_counts_of(lines: list[str]) -> dict[str, int]:
     """Tensors per ggml type the loader printed (`llama_model_loader: - type q4_K: N tensors`), names lower-case."""
     return {m.group(1).lower(): int(m.group(2)) for line in lines if (m := _TYPE_COUNT.search(line))}
 
 
-def _read(lines: list[str], buffers: dict[str, dict[str, int]]) -> LlamaCppLoad:
+def _fit_settings(preamble: list[str]) -> dict[str, Any]:
+    """What `--fit` printed before the load: the free memory it measured, each device's layers and overflow."""
+    out: dict[str, Any] = {}
+    for line in preamble:
+        if m := _FIT_FREE.search(line):
+            out["fit_free_mib"] = int(m.group(1))
+        elif m := _FIT_DEVICE.search(line):
+            out.setdefault("fit_devices", {})[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    return out
+
+
+def _read(lines: list[str], buffers: dict[str, dict[str, int]], preamble: list[str]) -> LlamaCppLoad:
     meta: dict[str, Any] = {}
     counts = type_counts_of(lines)
-    settings: dict[str, Any] = {}
+    settings: dict[str, Any] = _fit_settings(preamble)
     n_tensors = offloaded = None
     for line in lines:
         if m := _META.search(line):
@@ -176,21 +210,37 @@ def _cpu_from_buffers(load: LlamaCppLoad) -> LlamaCppLoad:
 
 
 def architecture_of(load: LlamaCppLoad) -> Architecture:
-    """The model of a load, from its metadata. Whether the output layer is the token embedding (tied) is not
-    printed: the tensor count decides where memviz names every GGUF tensor, else the printed model buffers
-    (the nearer total), else untied with a note."""
-    variants = [_from_metadata(load, names) for names in ({"output.weight", "token_embd.weight"},
-                                                          {"token_embd.weight"})]
+    """The model of a load, from its metadata. What the tensor names decide is not printed: whether the output
+    layer is the token embedding (tied), and a Qwen3-Next file's delta-net layout (one `ssm_in` per layer before
+    llama.cpp split it). The tensor count decides where memviz names every GGUF tensor, else the printed model
+    buffers (the nearer total), else untied with a note."""
+    layouts = [set(), {"blk.0.ssm_in.weight"}] if load.meta.get("general.architecture") == "qwen3next" else [set()]
+    variants = [_from_metadata(load, names | layout) for layout in layouts
+                for names in ({"output.weight", "token_embd.weight"}, {"token_embd.weight"})]
     if load.n_tensors is not None:
         for a in variants:
             if _gguf_tensor_count(a) == load.n_tensors:
-                return a
+                return _with_converter_gates(load, a)
     printed = sum(load.buffers["model"].values())
     if printed:
-        return min(variants, key=lambda a: abs(_weight_bytes(a, load) - printed))
+        return _with_converter_gates(load, min(variants, key=lambda a: abs(_weight_bytes(a, load) - printed)))
     untied = variants[0]
     return untied.with_changes(warnings=(*untied.warnings, "the log does not say whether the output layer is the "
                                          "token embedding; read as a separate tensor"))
+
+
+def _with_converter_gates(load: LlamaCppLoad, a: Architecture) -> Architecture:
+    """A file whose shared-expert gates an earlier converter kept in 16 bits (`shared_gate_gguf_type`): the
+    printed tensors per type hold exactly that many more F16 (or BF16) and fewer F32 tensors than the mix rules."""
+    gates = sum(1 for t in gguf_tensors(a) if t.role is Role.ROUTER and "shared_expert_gate" in t.name)
+    mix = FILE_TYPES.get(load.meta.get("general.file_type"))
+    if not gates or mix is None or not load.type_counts:
+        return a
+    ours, printed = gguf_type_counts(mix, a), load.type_counts
+    for kind in ("f16", "bf16"):
+        if (printed.get(kind, 0) - ours.get(kind, 0) == gates == ours.get("f32", 0) - printed.get("f32", 0)):
+            return a.with_changes(shared_gate_gguf_type=kind.upper())
+    return a
 
 
 def _from_metadata(load: LlamaCppLoad, tensor_names: set[str]) -> Architecture:
@@ -259,7 +309,23 @@ def scenario_of(load: LlamaCppLoad, a: Architecture):
     gpu_layers = None
     if load.offloaded and device == "cuda" and load.offloaded[0] < load.offloaded[1]:
         gpu_layers = load.offloaded[0]
-    return Scenario(name=str(a.name), weight_format=mix, kv_format=kv,
-                    context_tokens=max(n_ctx // seqs, 1), batch=seqs, engine="llamacpp", device=device,
-                    gpu_layers=gpu_layers, options=tuple(sorted(options.items())),
-                    extrapolate=True)  # llama.cpp builds a context beyond the trained length (it warns)
+    sc = Scenario(name=str(a.name), weight_format=mix, kv_format=kv,
+                  context_tokens=max(n_ctx // seqs, 1), batch=seqs, engine="llamacpp", device=device,
+                  gpu_layers=gpu_layers, options=tuple(sorted(options.items())),
+                  extrapolate=True)  # llama.cpp builds a context beyond the trained length (it warns)
+    return _fitted(load, a, sc) if device == "cuda" and "override_tensor" not in options else sc
+
+
+def _fitted(load: LlamaCppLoad, a: Architecture, sc):
+    """A MoE load `--fit` placed on one GPU with the experts of its last layers in host memory (its fit line says
+    how many): the same placement (`llamacpp_fit.logged_placement`) as -ot rules."""
+    from memviz.core.engines.llamacpp_fit import logged_placement
+
+    devices, free = load.settings.get("fit_devices", {}), load.settings.get("fit_free_mib")
+    if len(devices) != 1 or free is None or not a.is_moe:
+        return sc
+    (n_layer, n_part), = devices.values()
+    if not n_part or sc.gpu_layers not in (None, n_layer):
+        return sc
+    placement = logged_placement(a, sc, a.num_layers + 1 - n_part, free * MiB)
+    return sc.with_changes(options={**sc.engine_options, **placement.options(a)})

@@ -150,12 +150,13 @@ def test_a_damaged_log_gives_a_check_or_one_clear_error(data):
 
 
 def test_an_mla_load_without_system_info_is_checked_buffer_by_buffer():
-    """A DeepSeek-V2-shaped Q4_K_M file on this project's CPU (tests/data/llamacpp): its CPU_REPACK buffer says the
-    CPU packs weights; the mapped range follows the quantizer's file order; MLA's k_b / v_b count as two tensors."""
+    """A DeepSeek-V2-shaped Q4_K_M file on this project's CPU (tests/data/llamacpp), its CPU feature line left out:
+    its CPU_REPACK buffer says the CPU packs weights; the mapped range follows the quantizer's file order; MLA's
+    k_b / v_b count as two tensors."""
     from memviz.core.log_check import check_log, retyped_tensors
 
     text = (Path(__file__).parents[2] / "data" / "llamacpp" / "deepseek2_mla_q4km_cpu.log").read_text()
-    e, rows = check_log(text)
+    e, rows = check_log("\n".join(ln for ln in text.splitlines() if not ln.startswith("CPU : ")))
     by_name = {r.name: r for r in rows}
     assert e.architecture.model_type == "deepseek_v2" and e.architecture.is_mla
     assert any("CPU_REPACK buffer is read as a CPU with AVX2" in w for w in e.architecture.warnings)
@@ -180,3 +181,42 @@ def test_a_qwen35_load_reads_its_delta_nets_from_the_metadata_and_checks_exactly
     for name in ("model CPU_REPACK", "model CPU_Mapped", "KV", "n_ctx"):
         assert abs(by_name[name].estimated - by_name[name].measured) <= 0.01 * MiB, name
     assert abs(by_name["compute"].error) < 0.01 and retyped_tensors(rows) == 0
+
+
+CODER_NEXT = "\n".join(CASES["qwen3-coder-next-q5_k_m-cuda-4060-fit-40k"]["log"])
+
+
+def test_a_legacy_qwen3_next_file_is_told_by_its_tensor_count():
+    """Qwen's own Qwen3-Next GGUFs predate llama.cpp's split of in_proj_qkvz: one `ssm_in` per delta-net layer
+    (807 tensors, not 843), which the quantizer types by no category; their converter kept the shared-expert
+    gates in F16 (48 more F16 and fewer F32 tensors than 0c1e570's converter writes)."""
+    from memviz.core.gguf_mixes import gguf_type_counts
+
+    load = read_llamacpp_load(CODER_NEXT)
+    a = architecture_of(load)
+    assert a.deltanet_ssm_in and a.shared_gate_gguf_type == "F16" and load.n_tensors == 807
+    assert gguf_type_counts("Q5_K_M", a) == load.type_counts == {"f32": 313, "f16": 48, "q5_k": 391, "q6_k": 55}
+    current = a.with_changes(deltanet_ssm_in=False, shared_gate_gguf_type="F32")
+    assert gguf_type_counts("Q5_K_M", current) == {"f32": 361, "q5_k": 409, "q6_k": 73}
+
+
+def test_the_fit_line_places_the_experts_of_the_last_layers_in_host_memory():
+    """`--fit` printed "49 layers (47 overflowing)" on one GPU: layers 0-1 whole, the experts of 2-47 in host
+    memory, and layer 2's up experts back on the GPU as fit decides it against the 6,968 MiB it found free."""
+    load = read_llamacpp_load(CODER_NEXT)
+    assert load.settings["fit_devices"] == {"CUDA0": (49, 47)} and load.settings["fit_free_mib"] == 6968
+    sc = scenario_of(load, architecture_of(load))
+    rule = dict(sc.options)["override_tensor"]
+    assert rule.startswith(r"blk\.2\.ffn_(gate|gate_up|down).*=CPU,blk\.(3|4|") and r"|47)\.ffn_" in rule
+    assert sc.gpu_layers is None
+
+
+def test_a_fit_line_without_its_free_memory_changes_nothing():
+    text = "\n".join(ln for ln in CODER_NEXT.splitlines() if "projected to use" not in ln)
+    load = read_llamacpp_load(text)
+    assert "override_tensor" not in dict(scenario_of(load, architecture_of(load)).options)
+
+
+def test_llama_cpp_python_prints_the_cpu_features_without_a_prefix():
+    load = read_llamacpp_load("\n".join(CASES["qwen3.6-35b-a3b-q2_k-cpu-avx2-8k"]["log"]))
+    assert load.settings["cpu"] == "avx2" and not load.notes
