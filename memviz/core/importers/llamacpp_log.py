@@ -325,7 +325,8 @@ def _fitted(load: LlamaCppLoad, a: Architecture, sc):
     if len(devices) != 1 or free is None or not a.is_moe:
         return sc
     (n_layer, n_part), = devices.values()
-    if not n_part or sc.gpu_layers not in (None, n_layer):
+    first = a.num_layers + 1 - n_part  # common/fit.cpp: the overflowing layers are the last n_part of n_layer
+    if not 0 < n_part <= n_layer <= a.num_layers + 1 or sc.gpu_layers not in (None, n_layer) or first < 0:
         return sc
-    placement = logged_placement(a, sc, a.num_layers + 1 - n_part, free * MiB)
+    placement = logged_placement(a, sc, first, free * MiB)
     return sc.with_changes(options={**sc.engine_options, **placement.options(a)})

@@ -220,3 +220,11 @@ def test_a_fit_line_without_its_free_memory_changes_nothing():
 def test_llama_cpp_python_prints_the_cpu_features_without_a_prefix():
     load = read_llamacpp_load("\n".join(CASES["qwen3.6-35b-a3b-q2_k-cpu-avx2-8k"]["log"]))
     assert load.settings["cpu"] == "avx2" and not load.notes
+
+
+@pytest.mark.parametrize("line", ["49 layers (50 overflowing)", "60 layers ( 2 overflowing)", "49 layers ( 0 overflowing)"])
+def test_a_fit_line_that_cannot_describe_the_model_places_nothing(line):
+    """More overflowing layers than layers, more layers than the model has, or none overflowing: no -ot rule."""
+    text = CODER_NEXT.replace("49 layers (47 overflowing)", line)
+    load = read_llamacpp_load(text)
+    assert "override_tensor" not in dict(scenario_of(load, architecture_of(load)).options)
