@@ -269,13 +269,6 @@ class Arrays:
         return self.total - self.kv_cache + self.kv_required
 
 
-def _stages(a: Architecture, pp: int) -> list[range]:
-    """Layers of each pipeline stage: an even split, earlier stages take the remainder."""
-    bounds = np.linspace(0, a.num_layers, pp + 1)
-    edges = [int(round(x)) for x in bounds]
-    return [range(edges[i], edges[i + 1]) for i in range(pp)]
-
-
 def inputs(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray) -> Inputs:
     """The scenario at contexts `context` and batches `batch` (broadcast together), checked by its engine."""
     engine = get_engine(sc.engine)
@@ -326,11 +319,11 @@ def device_arrays(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.
 
 
 def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
-    a, sc = x.a, x.sc
+    sc = x.sc
     engine = get_engine(sc.engine)
     zeros = x.zeros
     placement = engine.placement(x)
-    stages = _stages(a, sc.pp)
+    stages = engine.stages(x)
     stage_w, host_w, streamed, host_read = _weights(x, placement, stages, engine)
     for s_i, r in enumerate(stages):
         stage_w[s_i] += engine.weight_extra(x, r)

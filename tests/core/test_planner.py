@@ -42,17 +42,19 @@ def test_seed_model_on_an_h100_runs_unquantized():
 
 
 def test_dense_70b_on_two_4090s_is_the_best_gguf_that_fits():
-    """By hand: 2 × 24 GB holds no 8-, 6- or 5-bit 70B; Q4_K_M (+1.20 % on Llama-2-70B) does, but only with the
-    q8_0 cache (+0.03 %) — with an f16 cache the same split needs more than the budget."""
+    """By hand: 2 × 24 GB holds no 8-, 6- or 5-bit 70B (Q5_K_M needs 24.96 GiB on the first GPU even with a q8_0
+    cache); Q4_K_M (+1.20 % on Llama-2-70B) does with an f16 cache: llama.cpp's split gives the first GPU layers
+    0-40 and the second 41-79 with the output (`llamacpp_split`), 22.67 and 22.49 GiB with two 8K sequences, inside
+    95 % of the 23.99 GiB the card reports."""
     a = get_preset("llama-3.1-70b").architecture()
     gpu = get_gpu("rtx4090")
     base = Scenario(engine="llamacpp", context_tokens=8192, batch=2, pp=2)
     for wf in ("Q8_0", "Q6_K", "Q5_K_M"):
         assert not _fits(a, base.with_changes(weight_format=wf), gpu)
-    assert not _fits(a, base.with_changes(weight_format="Q4_K_M"), gpu)
-    assert _fits(a, base.with_changes(weight_format="Q4_K_M", kv_format="q8_0"), gpu)
+        assert not _fits(a, base.with_changes(weight_format=wf, kv_format="q8_0"), gpu)
+    assert _fits(a, base.with_changes(weight_format="Q4_K_M", kv_format="fp16"), gpu)
     best = _plan("llama-3.1-70b", "rtx4090x2", concurrency=2).ranked[0].scenario
-    assert (best.engine, best.weight_format, best.kv_format, best.pp) == ("llamacpp", "Q4_K_M", "q8_0", 2)
+    assert (best.engine, best.weight_format, best.kv_format, best.pp) == ("llamacpp", "Q4_K_M", "fp16", 2)
 
 
 @pytest.mark.parametrize("preset", ["qwen3-30b-a3b", "deepseek-v2-lite"])  # MoE; MoE with MLA

@@ -207,6 +207,13 @@ class Engine:
         check_context(a, sc)
 
     # --- placement and KV --------------------------------------------------------------
+    def stages(self, x: Inputs) -> list[range]:
+        """The layers of each pipeline stage (one GPU, or `tp` of them): an even split, earlier stages take the
+        remainder."""
+        n, pp = x.a.num_layers, x.sc.pp
+        edges = [round(n * i / pp) for i in range(pp + 1)]
+        return [range(edges[i], edges[i + 1]) for i in range(pp)]
+
     def placement(self, x: Inputs) -> Placement:
         a, sc = x.a, x.sc
         every = frozenset(range(a.num_layers))

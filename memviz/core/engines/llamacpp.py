@@ -63,6 +63,7 @@ from memviz.core.engines.base import Engine, Inputs, Option, Placement
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
 from memviz.core.engines.llamacpp_fit import applies as fit_applies
+from memviz.core.engines.llamacpp_split import N_COPIES, layer_devices, split_points
 from memviz.core.errors import InputError
 from memviz.core.formats import GGML_TYPES, KV_FORMATS, LLAMACPP_CACHE_TYPES, STORED, WeightFormat, tensor_bytes
 from memviz.core.gguf_names import gguf_name
@@ -232,6 +233,8 @@ class LlamaCpp(Engine):
                choices=CPU_FEATURES),
         Option("op_offload", bool, True, "a GPU runs the micro-batch's ops on weights kept in host memory, copying "
                "each weight in (off: --no-op-offload)"),
+        Option("tensor_split", str, "", "with several GPUs (pp), each one's share of the layers, e.g. '3,1' (-ts); "
+               "empty: equal shares, as llama.cpp splits by the free memory of identical GPUs"),
     )
     attention_default = "flash"
     supports_offload = True
@@ -260,6 +263,9 @@ class LlamaCpp(Engine):
         if options["n_cpu_moe"] and not a.is_moe:
             raise InputError("n_cpu_moe needs a mixture-of-experts model")
         tensor_overrides(options["override_tensor"])
+        if options["tensor_split"] and sc.pp == 1:
+            raise InputError("tensor_split shares layers among several GPUs: set pp to their number")
+        split_points(sc.pp, options["tensor_split"])
 
     def cells(self, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(n_ctx cells of a full layer, cells of a sliding layer, n_ubatch), all devices together."""
@@ -283,6 +289,19 @@ class LlamaCpp(Engine):
     def fitted(a: Architecture, sc: Any, options: dict[str, Any]) -> FitPlacement | None:
         """The placement llama-server's --fit gives the scenario (`llamacpp_fit`), or None where it changes nothing."""
         return fit_placement(a, sc) if fit_applies(sc, options) else None
+
+    def stages(self, x: Inputs) -> list[range]:
+        """Several GPUs (pp): the layers each holds as llama.cpp splits them (`llamacpp_split`)."""
+        if x.sc.pp == 1 or x.sc.device == "cpu":
+            return super().stages(x)
+        return layer_devices(x.a.num_layers, x.sc.pp, x.sc.gpu_layers, x.options["tensor_split"])
+
+    def pipeline_parallel(self, x: Inputs) -> bool:
+        """`llama_context`'s pipeline parallelism: several GPUs holding every layer and the output, the KV cache
+        on them, no tensor override (--n-cpu-moe is one)."""
+        o, sc = x.options, x.sc
+        return (sc.device == "cuda" and sc.pp > 1 and (sc.gpu_layers is None or sc.gpu_layers > x.a.num_layers)
+                and not sc.kv_offload and not o["n_cpu_moe"] and not o["override_tensor"])
 
     def placement(self, x: Inputs) -> Placement:
         a, sc = x.a, x.sc
@@ -330,7 +349,17 @@ class LlamaCpp(Engine):
             return self._graph_peak(x, last_stage, on_host=True)
         output_on_gpu = self.placement(x).output_on_gpu
         logits_here = (last_stage and output_on_gpu) or (first_stage and not output_on_gpu and x.options["op_offload"])
-        return self._graph_peak(x, logits_here, on_host=False, copies=first_stage)
+        return self._graph_peak(x, logits_here, on_host=False, copies=first_stage) + self._input_ring(x)
+
+    def _input_ring(self, x: Inputs) -> np.ndarray:
+        """With pipeline parallelism, the three more copies of a GPU's inputs its scheduler keeps
+        (`llamacpp_split`): the attention masks and the n_ubatch rows of hidden state arriving from the host or the
+        previous GPU."""
+        if not self.pipeline_parallel(x):
+            return x.zeros
+        _, masked, n = self._masks(x)
+        mask = (2 if self.flash(x.sc, x.options) else 4) * masked * n
+        return (N_COPIES - 1) * (mask + 4 * n * x.a.hidden_size) + x.zeros
 
     def _masks(self, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(n_kv cells a graph attends per stream, cells of its masks, n_ubatch): the masks are graph inputs of
@@ -608,6 +637,10 @@ class LlamaCpp(Engine):
             args.append("--no-host")
         if not o["op_offload"]:
             args.append("--no-op-offload")
+        if sc.pp > 1 and sc.device == "cuda":  # the GPUs, layers split among them (--split-mode layer, the default)
+            args += ["--device", ",".join(f"CUDA{i}" for i in range(sc.pp))]
+            if o["tensor_split"]:
+                args += ["-ts", o["tensor_split"].replace(";", ",")]
         if self.micro_batch(sc, o) != 512:
             args += ["-ub", str(self.micro_batch(sc, o))]
         if o["n_batch"] != 2048:

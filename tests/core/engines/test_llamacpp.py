@@ -262,5 +262,11 @@ def test_ops_on_host_weights_run_on_the_first_gpu_only():
     sc = Scenario(engine="llamacpp", weight_format="Q4_K_M", kv_format="fp16", gpu_layers=40)
     one, two = (estimate(a, sc.with_changes(pp=pp)).devices for pp in (1, 2))
     assert two[0].activations == one[0].activations > 4 * two[1].activations
-    full = estimate(a, sc.with_changes(gpu_layers=None, pp=2)).devices
+    # every layer on the GPUs and no tensor override: pipeline parallelism adds the same input copies to both
+    # (`llamacpp_split`); a tensor override (here one that changes no placement) turns it off
+    pinned = (("override_tensor", "blk\\.0\\.ffn_up=CUDA0"),)
+    full = estimate(a, sc.with_changes(gpu_layers=None, pp=2, options=pinned)).devices
     assert full[1].activations > full[0].activations == two[1].activations
+    ring = [p.activations - f.activations for p, f in zip(estimate(a, sc.with_changes(gpu_layers=None, pp=2)).devices,
+                                                            full, strict=True)]
+    assert ring[0] == ring[1] > 0
