@@ -206,8 +206,11 @@ def weight_formats() -> dict[str, WeightFormat]:
 
 
 def get_weight_format(name: str) -> WeightFormat:
-    """A weight format by name, case-insensitively; a GGUF mix also with `gguf_mixes.QKV_BRANCH_SUFFIX`."""
+    """A weight format by name, case-insensitively where the case decides nothing ("BF16", the GGUF mix, is not
+    "bf16", the checkpoint format); a GGUF mix also with `gguf_mixes.QKV_BRANCH_SUFFIX`."""
     formats = _weight_formats_cached()
+    if name.strip() in formats:
+        return formats[name.strip()]
     key = name.strip().lower()
     for known, fmt in formats.items():
         if known.lower() == key:

@@ -114,3 +114,11 @@ def test_kv_format_bytes_and_errors():
         get_kv_format("int3")
     with pytest.raises(InputError, match="unknown weight"):
         get_weight_format("q9_k")
+
+
+def test_the_gguf_bf16_mix_is_not_the_bf16_checkpoint():
+    """"BF16" names the GGUF file (1-D tensors F32, the quantizer's layout), "bf16" the checkpoint; a log's
+    file type 32 read as the checkpoint had counted norms and biases in 16 bits (Qwen2-7B: 0.64 MiB)."""
+    assert get_weight_format("BF16").gguf_mix == "BF16" and get_weight_format("bf16").gguf_mix is None
+    assert get_weight_format(" BF16 ").gguf_mix == "BF16" and get_weight_format("Bf16").gguf_mix is None
+    assert get_weight_format("q4_k_m").name == "Q4_K_M"
