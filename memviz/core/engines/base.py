@@ -72,7 +72,8 @@ class Option:
         except (TypeError, ValueError, OverflowError):
             raise InputError(f"option {self.name} must be {self.kind.__name__}, got {value!r}") from None
         if self.choices and out not in self.choices:
-            raise InputError(f"option {self.name} must be one of {', '.join(map(str, self.choices))}, got {out!r}")
+            allowed = ", ".join(repr(c) if c == "" else str(c) for c in self.choices)
+            raise InputError(f"option {self.name} must be one of {allowed} ({self.help}), got {out!r}")
         if self.minimum is not None and out < self.minimum:
             raise InputError(f"option {self.name} must be >= {self.minimum:g}, got {out!r}")
         return out

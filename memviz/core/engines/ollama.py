@@ -35,6 +35,7 @@ _OLLAMA_DEFAULTS: dict[str, dict[str, Any]] = {
     "n_cpu_moe": {"choices": (0,), "help": "not an Ollama setting"},
     "fit": {"default": True, "help": "llama-server's --fit: Ollama leaves -ngl unset unless num_gpu is given"},
     "host_buffer": {"choices": (True,), "help": "not an Ollama setting (its runner keeps llama.cpp's host buffer)"},
+    "tensor_split": {"choices": ("",), "help": "not an Ollama setting (llama-server splits the layers by free memory)"},
 }
 
 

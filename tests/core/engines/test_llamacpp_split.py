@@ -64,3 +64,9 @@ def test_the_fewest_gpus_search_drops_a_split_written_for_another_number_of_gpus
                   options=(("tensor_split", "3,1"),))
     fewest = min_gpus(a, sc, get_gpu("rtx4090"))
     assert fewest.pp == 3 and "tensor_split" not in dict(fewest.options)
+
+
+def test_ollama_has_no_tensor_split_and_says_so():
+    a = get_preset("llama-3.1-70b").architecture()
+    with pytest.raises(InputError, match="not an Ollama setting"):
+        estimate(a, Scenario(engine="ollama", weight_format="Q4_K_M", pp=2, options=(("tensor_split", "3,1"),)))
