@@ -85,6 +85,14 @@ class SampleBuffer:
 
 
 REDRAW_MS = 100  # samples arriving faster than this are drawn together
+MAX_SAMPLE_S = 1e7  # a probe's clock, seconds since its start: 116 days bounds any run
+MAX_SAMPLE_BYTES = 2.0**60  # an exbibyte bounds any process's memory
+
+
+def _plottable(x: object, limit: float) -> bool:
+    """A number the timeline can draw: finite, from 0 to `limit` (pyqtgraph's downsampling fails on an axis
+    spanning 1e300 or a NaN)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= limit
 
 
 class MeasureTab(QWidget):
@@ -290,7 +298,7 @@ class MeasureTab(QWidget):
         d = msg.data
         if msg.event == "sample":
             value = d.get("rss") or d.get("nvml_process_used") or d.get("reserved") or 0
-            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (d.get("t_s"), value)):
+            if not _plottable(d.get("t_s"), MAX_SAMPLE_S) or not _plottable(value, MAX_SAMPLE_BYTES):
                 return  # a malformed sample is not drawn (the run's result is still checked on its own)
             self.samples.append(float(d["t_s"]), value / 2**30)
             self.empty_hint.setVisible(False)

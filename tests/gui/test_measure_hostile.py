@@ -61,3 +61,14 @@ def test_twenty_thousand_samples_are_drawn_together(tab, qtbot):
                     timeout=10 * REDRAW_MS)
     assert len(tab.samples) == 20_000 and tab.curve.yData[-1] == pytest.approx((2**30 + 19_999) / 2**30)
     print(f"20,000 samples appended in {appended_s * 1e3:.0f} ms")  # was 254 s with a redraw per sample
+
+
+@pytest.mark.parametrize("t_s, rss", [(1e300, 2**30), (float("nan"), 2**30), (float("inf"), 2**30), (-1.0, 2**30),
+                                      (1.0, float("nan")), (1.0, -5), (1.0, 2.0**70)])
+def test_a_sample_the_timeline_cannot_draw_is_skipped(tab, qtbot, t_s, rss):
+    """pyqtgraph's peak downsampling failed ("Maximum allowed dimension exceeded") on a time axis reaching 1e300;
+    a sample outside [0, 1e7 s] x [0, 2^60 bytes] is not drawn, and the real samples around it are."""
+    for t, v in ((0.0, 2**30), (t_s, rss), (2.0, 2**31)):
+        tab._message(Message("sample", {"v": 1, "event": "sample", "t_s": t, "rss": v}))
+    qtbot.waitUntil(lambda: tab.curve.xData is not None and len(tab.curve.xData) == 2, timeout=10 * REDRAW_MS)
+    assert list(tab.curve.yData) == [1.0, 2.0]
