@@ -120,15 +120,10 @@ def min_gpus(a: Architecture, sc: Scenario, gpu: GPU, most: int = 64) -> Scenari
         if (tp, pp) in seen or pp > a.num_layers:
             continue
         seen.add((tp, pp))
-        trial = sc.with_changes(tp=tp, pp=pp, gpu=gpu.key, options=_for_gpus(sc, pp))
+        trial = sc.with_changes(tp=tp, pp=pp, gpu=gpu.key, options=engine.options_on(sc, pp))
         if fits(a, trial, gpu):
             return trial
     return None
-
-
-def _for_gpus(sc: Scenario, pp: int) -> dict:
-    """The scenario's options on `pp` GPUs: a llama.cpp tensor_split names the shares of its own number of GPUs."""
-    return {k: v for k, v in sc.options if k != "tensor_split" or pp == sc.pp}
 
 
 TIGHT_FRACTION = 0.9  # "tight": fits, but needs more than 90 % of the budget (little room for what varies)

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from memviz.core.errors import InputError
 from memviz.core.runs import MeasuredRun
-from memviz.core.units import Unit, format_bytes
+from memviz.core.units import MAX_BYTES, Unit, format_bytes
 from memviz.gui import settings
 from memviz.gui.palette import chart_colors
 from memviz.gui.probe_client import ProbeClient, State
@@ -86,7 +86,6 @@ class SampleBuffer:
 
 REDRAW_MS = 100  # samples arriving faster than this are drawn together
 MAX_SAMPLE_S = 1e7  # a probe's clock, seconds since its start: 116 days bounds any run
-MAX_SAMPLE_BYTES = 2.0**60  # an exbibyte bounds any process's memory
 
 
 def _plottable(x: object, limit: float) -> bool:
@@ -298,7 +297,7 @@ class MeasureTab(QWidget):
         d = msg.data
         if msg.event == "sample":
             value = d.get("rss") or d.get("nvml_process_used") or d.get("reserved") or 0
-            if not _plottable(d.get("t_s"), MAX_SAMPLE_S) or not _plottable(value, MAX_SAMPLE_BYTES):
+            if not _plottable(d.get("t_s"), MAX_SAMPLE_S) or not _plottable(value, MAX_BYTES):
                 return  # a malformed sample is not drawn (the run's result is still checked on its own)
             self.samples.append(float(d["t_s"]), value / 2**30)
             self.empty_hint.setVisible(False)

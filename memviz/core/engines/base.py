@@ -207,6 +207,10 @@ class Engine:
             raise InputError(f"pp ({sc.pp}) cannot exceed the model's {a.num_layers} layers")
         check_context(a, sc)
 
+    def options_on(self, sc: Scenario, pp: int) -> dict[str, Any]:
+        """The scenario's options when it is tried on `pp` pipeline stages (the fewest-GPUs search)."""
+        return dict(sc.options)
+
     # --- placement and KV --------------------------------------------------------------
     def stages(self, x: Inputs) -> list[range]:
         """The layers of each pipeline stage (one GPU, or `tp` of them): an even split, earlier stages take the

@@ -296,12 +296,18 @@ class LlamaCpp(Engine):
             return super().stages(x)
         return layer_devices(x.a.num_layers, x.sc.pp, x.sc.gpu_layers, x.options["tensor_split"])
 
+    def options_on(self, sc: Any, pp: int) -> dict[str, Any]:
+        """`tensor_split` names the shares of the scenario's own number of GPUs: dropped on another."""
+        return {k: v for k, v in sc.options if k != "tensor_split" or pp == sc.pp}
+
     def pipeline_parallel(self, x: Inputs) -> bool:
         """`llama_context`'s pipeline parallelism: several GPUs holding every layer and the output, the KV cache
         on them, no tensor override (--n-cpu-moe is one)."""
         o, sc = x.options, x.sc
-        return (sc.device == "cuda" and sc.pp > 1 and (sc.gpu_layers is None or sc.gpu_layers > x.a.num_layers)
-                and not sc.kv_offload and not o["n_cpu_moe"] and not o["override_tensor"])
+        if sc.device != "cuda" or sc.pp == 1 or o["n_cpu_moe"] or o["override_tensor"]:
+            return False
+        p = self.placement(x)
+        return p.output_on_gpu and len(p.kv_gpu_layers) == x.a.num_layers
 
     def placement(self, x: Inputs) -> Placement:
         a, sc = x.a, x.sc
@@ -358,8 +364,7 @@ class LlamaCpp(Engine):
         if not self.pipeline_parallel(x):
             return x.zeros
         _, masked, n = self._masks(x)
-        mask = (2 if self.flash(x.sc, x.options) else 4) * masked * n
-        return (N_COPIES - 1) * (mask + 4 * n * x.a.hidden_size) + x.zeros
+        return (N_COPIES - 1) * (self._mask_bytes(x, masked, n) + 4 * n * x.a.hidden_size) + x.zeros
 
     def _masks(self, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(n_kv cells a graph attends per stream, cells of its masks, n_ubatch): the masks are graph inputs of
@@ -369,12 +374,16 @@ class LlamaCpp(Engine):
         n_kv = n_ctx // streams
         return n_kv, n_kv + (swa // streams if SLIDING in x.a.layer_types else 0), n
 
+    def _mask_bytes(self, x: Inputs, masked: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """The masks on a GPU or a CPU run: 0c1e570 `build_attn_inp_kq_mask` makes them f16 with flash attention."""
+        return (2 if self.flash(x.sc, x.options) else 4) * masked * n
+
     def _graph_peak(self, x: Inputs, last_stage: bool, on_host: bool, copies: bool = True) -> np.ndarray:
         """ggml-alloc's peak of the worst-case graph on the host (a CPU run, or the host's share beside GPUs) or
         on a GPU."""
         a = x.a
         n_kv, masked, n = self._masks(x)
-        mask = (2 if self.flash(x.sc, x.options) else 4) * masked * n  # 0c1e570 `build_attn_inp_kq_mask`: f16 for FA
+        mask = self._mask_bytes(x, masked, n)
         h = a.hidden_size
         where = "cpu" if on_host else "gpu"
         ffn = 4 * (self._ffn_rows(a, n) + FFN_UNITS_HIDDEN[where] * n * h)
