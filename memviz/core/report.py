@@ -28,11 +28,13 @@ SETTINGS = ("name", "weight_format", "kv_format", "context_tokens", "batch", "en
 
 
 def scenario_label(sc: Scenario) -> str:
-    """A short label for a scenario: its name, or weights · KV · context×batch."""
+    """A short label for a scenario: its name, or weights · KV · context×batch, and TP / PP where several GPUs
+    share it (the chart shows one of them: without it, one GPU and a split of the same model looked alike)."""
     if sc.name:
         return sc.name
     ctx = f"{sc.context_tokens // 1024}K" if sc.context_tokens % 1024 == 0 else f"{sc.context_tokens:,}"
-    return f"{sc.weight_format} · KV {sc.kv_format} · {ctx}×{sc.batch}"
+    gpus = "".join(f" · {k}{n}" for k, n in (("TP", sc.tp), ("PP", sc.pp)) if n > 1)
+    return f"{sc.weight_format} · KV {sc.kv_format} · {ctx}×{sc.batch}{gpus}"
 
 
 def estimates(a: Architecture, scenarios: tuple[Scenario, ...] | list[Scenario]) -> list[Estimate]:
