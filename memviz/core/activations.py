@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memviz.core.arch import LINEAR, Architecture
+from memviz.core.arch import LINEAR, MAMBA2, Architecture
 from memviz.core.kv import ArrayLike
 
 # n x I temporaries beyond input and output that transformers' Python-written activations hold at their peak
@@ -75,6 +75,7 @@ def inference_workspace(
     logits_bytes: float,
     tp: int = 1,
     eager_modules: bool = False,
+    mamba_kernels: bool = False,
 ) -> Workspace:
     """Workspace of a forward step that processes `step_tokens` new tokens per
     sequence for `batch` sequences attending to `kv_tokens` cached tokens.
@@ -84,7 +85,8 @@ def inference_workspace(
     peak (compute dtype + fp32 copy for PyTorch engines, 4 for ggml's F32 graph).
     Under tensor parallelism heads, intermediate size and vocabulary are split
     over `tp` ranks (Megatron-LM layout). `eager_modules` is transformers'
-    PyTorch eager mode: Python-written activations and its grouped experts layout.
+    PyTorch eager mode: Python-written activations and its grouped experts layout; there Mamba2 layers run the
+    PyTorch reference scan unless `mamba_kernels` (mamba_ssm installed) gives them the fused kernels.
     """
     n, t, b = step_tokens, kv_tokens, batch
     heads = a.num_heads / tp
@@ -117,7 +119,13 @@ def inference_workspace(
         mlp = dense
     logits = logits_rows * (a.vocab_size / tp) * logits_bytes
     if LINEAR in a.layer_types:
-        attn = np.maximum(attn, gated_deltanet_workspace(a, n, b, act_bytes))
+        if a.linear_mixer != MAMBA2:
+            linear = gated_deltanet_workspace(a, n, b, act_bytes)
+        elif eager_modules and not mamba_kernels:
+            linear = mamba2_workspace(a, n, b, act_bytes)
+        else:
+            linear = mamba2_kernel_workspace(a, n, b, act_bytes, tp)
+        attn = np.maximum(attn, linear)
     return Workspace(hidden=hidden, attention=attn, mlp=mlp, logits=logits)
 
 
@@ -142,6 +150,47 @@ def gated_deltanet_workspace(a: Architecture, step_tokens: ArrayLike, batch: Arr
     value_width = a.linear_v_heads * a.linear_v_head_dim
     compute = batch * step_tokens * (a.linear_conv_dim + 2 * value_width) * act_bytes
     return fp32 + compute
+
+
+def mamba2_workspace(a: Architecture, step_tokens: ArrayLike, batch: ArrayLike, act_bytes: float) -> ArrayLike:
+    """Peak transient bytes of a Mamba2 layer's prefill in transformers' reference path.
+
+    transformers 5.24 models/granitemoehybrid/modeling_granitemoehybrid.py: `GraniteMoeHybridMambaLayer.forward`
+    holds in_proj's output (z, x, B, C and dt) and the convolved x, B and C in the compute dtype while
+    `mamba2_chunk_scan` (the fallback when mamba_ssm is not installed) runs in fp32 over the tokens padded to whole
+    `mamba_chunk_size` chunks; where it makes its output contiguous it still references three chunk x chunk
+    matrices per head and token (L, G and M), seven head-width tensors (x, its D residual, x x dt, Y_diag,
+    C x states, Y_off and the output), three state-width ones per head (B and C repeated to every head, B's decayed
+    copy) and the chunk states (chunks + 1 of heads x head width x state): measured op by op in
+    tests/probe/test_workspace_live.py. The mamba_ssm kernels are not modelled.
+    """
+    chunk, heads = a.linear_chunk, a.linear_v_heads
+    padded = np.ceil(np.asarray(step_tokens) / chunk) * chunk
+    per_token = heads * (3 * chunk + 7 * a.linear_v_head_dim + 3 * a.linear_k_head_dim)
+    states = (padded / chunk + 1) * a.linear_state_values
+    fp32 = batch * 4 * (padded * per_token + states)
+    in_proj = heads * a.linear_v_head_dim + a.linear_conv_dim + heads  # z, x B C, dt
+    compute = batch * step_tokens * (in_proj + a.linear_conv_dim) * act_bytes
+    return fp32 + compute
+
+
+def mamba2_kernel_workspace(a: Architecture, step_tokens: ArrayLike, batch: ArrayLike, act_bytes: float,
+                            tp: int = 1) -> ArrayLike:
+    """Transient bytes of a Mamba2 layer's prefill through the fused Triton kernels (vLLM 0.33
+    vllm/model_executor/layers/mamba/ops/ssd_combined.py `_mamba_chunk_scan_combined_fwd`, called by MambaMixer2):
+    in_proj's output, the convolved x, B and C and the output in the compute dtype; dt and its cumulative decay
+    (fp32, heads x chunk per chunk), the chunk states twice (fp32 from `_chunk_state_fwd`, then in the compute
+    dtype from `_state_passing_fwd`) and C^T B per group (fp32, chunk x chunk per chunk), on this rank's heads.
+    From the source; not measured (no CUDA run here)."""
+    chunk, heads = a.linear_chunk, a.linear_v_heads / tp
+    tokens = batch * np.asarray(step_tokens)
+    chunks = np.ceil(tokens / chunk)
+    value = heads * a.linear_v_head_dim
+    conv = value + 2 * max(a.linear_k_heads / tp, 1) * a.linear_k_head_dim
+    compute = tokens * (value + conv + heads + conv + value) * act_bytes
+    states = chunks * heads * a.linear_v_head_dim * a.linear_k_head_dim * (4 + act_bytes)
+    fp32 = chunks * chunk * 4 * (2 * heads + max(a.linear_k_heads / tp, 1) * chunk)
+    return compute + states + fp32
 
 
 TRAINING_VARIANTS = ("none", "flash", "selective", "full")

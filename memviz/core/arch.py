@@ -18,7 +18,10 @@ from memviz.core.errors import InputError, reject_unknown_fields
 
 FULL = "full"
 SLIDING = "sliding"
-LINEAR = "linear"  # a gated-delta-net (linear-attention) layer: a fixed state per sequence, no KV cache
+LINEAR = "linear"  # a linear-attention layer (gated delta-net or Mamba2): a fixed state per sequence, no KV cache
+#: what a LINEAR layer's mixer is (`Architecture.linear_mixer`)
+DELTANET = "gated_deltanet"
+MAMBA2 = "mamba2"
 
 #: model_types whose config fields memviz reads with their own quirks.
 KNOWN_MODEL_TYPES = (
@@ -26,10 +29,12 @@ KNOWN_MODEL_TYPES = (
     "gemma3_text", "gemma3", "phi3", "gpt2", "gpt_neox", "opt", "falcon", "deepseek_v2", "deepseek_v3", "gpt_oss",
     "glm4", "glm4_moe", "glm4_moe_lite", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe",
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
-    "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next",
+    "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid",
 )
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
+#: hybrid model types whose Mamba2 layers memviz models (Granite-4.0-H: GraniteMoeHybridMambaLayer)
+MAMBA2_TYPES = frozenset({"granitemoehybrid"})
 
 
 @dataclass(frozen=True)
@@ -135,6 +140,14 @@ class Architecture:
     # the config's `mamba_ssm_dtype` (Qwen3.5's released configs: "float32"): vLLM keeps the recurrent state in it
     # (`Qwen3_5ForConditionalGenerationConfig.verify_and_update_config`); "" = the model's dtype
     linear_state_dtype: str = ""
+    # Granite-4.0-H (GraniteMoeHybridMambaLayer, transformers 5.24) maps Mamba2 onto the same fields: n_groups as
+    # key heads of d_state, mamba_n_heads value heads of mamba_d_head, the convolution over x, B and C (so the
+    # state formulas hold as they are), with a fused in_proj, a D per head, a bias on the convolution
+    # (mamba_conv_bias) and on in_proj / out_proj (mamba_proj_bias)
+    linear_mixer: str = DELTANET
+    linear_chunk: int = 0  # mamba_chunk_size: the tokens the reference chunked scan works on at once (Mamba2)
+    linear_conv_bias: bool = False
+    linear_proj_bias: bool = False
     attn_output_gate: bool = False
     stored: tuple[StoredTensor, ...] = ()  # tensors of an imported file (weight format "stored")
     source: str = field(default="", compare=False)
@@ -155,7 +168,7 @@ class Architecture:
                     "moe_intermediate_size", "shared_expert_intermediate_size", "qk_rope_head_dim", "qk_nope_head_dim",
                     "sliding_window", "q_lora_rank", "kv_lora_rank", "full_head_dim", "full_num_kv_heads",
                     "kv_shared_layers", "per_layer_input_size", "per_layer_vocab_size", "linear_k_heads",
-                    "linear_v_heads", "linear_k_head_dim", "linear_v_head_dim", "linear_conv_kernel"):
+                    "linear_v_heads", "linear_k_head_dim", "linear_v_head_dim", "linear_conv_kernel", "linear_chunk"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
@@ -170,6 +183,8 @@ class Architecture:
             raise InputError(f"layer_types must list {self.num_layers} entries of '{FULL}', '{SLIDING}' or '{LINEAR}'")
         if LINEAR in self.layer_types and not (self.linear_v_heads and self.linear_k_head_dim and self.linear_conv_kernel):
             raise InputError("linear-attention layers need their heads, head widths and convolution kernel")
+        if self.linear_mixer not in (DELTANET, MAMBA2):
+            raise InputError(f"linear_mixer must be '{DELTANET}' or '{MAMBA2}', got {self.linear_mixer!r}")
         if SLIDING in self.layer_types and not (self.sliding_window and self.sliding_window > 0):
             raise InputError("sliding-window layers need a positive sliding_window")
         if self.num_experts:
@@ -402,6 +417,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
         shared = moe_inter * _int(cfg.get("moe_num_shared_experts", 0) or 0, "moe_num_shared_experts")
     elif model_type == "llama4_text":  # Llama4TextMoe: a shared expert as wide as one routed expert
         shared = moe_inter
+    elif model_type == "granitemoehybrid":  # GraniteMoeHybridDecoderLayer: shared_mlp beside the experts, no gate
+        shared = _int(cfg.get("shared_intermediate_size", 1024), "shared_intermediate_size")
     return dict(num_experts=_int(n_experts, "num_experts"), experts_per_token=topk, moe_intermediate_size=moe_inter,
                 shared_expert_intermediate_size=shared,
                 shared_expert_gate=model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text") and shared > 0,
@@ -469,6 +486,26 @@ def _gated_deltanet_fields(cfg: dict[str, Any]) -> dict[str, Any]:
                 linear_state_dtype=str(cfg.get("mamba_ssm_dtype") or ""), attn_output_gate=True, qk_norm=True)
 
 
+def _mamba2_fields(cfg: dict[str, Any], hidden: int) -> dict[str, Any]:
+    """Granite-4.0-H's Mamba2 layers (GraniteMoeHybridConfig, GraniteMoeHybridMambaLayer, transformers 5.24): n_groups
+    groups of B and C of d_state, mamba_n_heads heads of mamba_d_head ("auto": mamba_expand x hidden / heads), a
+    convolution of mamba_d_conv taps; the MLP of a model without experts is its shared_mlp."""
+    heads = _at_least_one(cfg.get("mamba_n_heads", 128), "mamba_n_heads")
+    head_dim = cfg.get("mamba_d_head", "auto")
+    inner = _int(cfg.get("mamba_expand", 2), "mamba_expand") * hidden
+    head_dim = inner // heads if head_dim in (None, "auto") else _int(head_dim, "mamba_d_head")
+    if head_dim * heads != inner:
+        raise InputError(f"mamba_n_heads x mamba_d_head ({heads} x {head_dim}) must equal mamba_expand x hidden_size "
+                         f"({inner}), as GraniteMoeHybridConfig requires")
+    return dict(linear_mixer=MAMBA2, linear_k_heads=_at_least_one(cfg.get("mamba_n_groups", 1), "mamba_n_groups"),
+                linear_k_head_dim=_at_least_one(cfg.get("mamba_d_state", 256), "mamba_d_state"),
+                linear_v_heads=heads, linear_v_head_dim=head_dim,
+                linear_conv_kernel=_at_least_one(cfg.get("mamba_d_conv", 4), "mamba_d_conv"),
+                linear_chunk=_at_least_one(cfg.get("mamba_chunk_size", 256), "mamba_chunk_size"),
+                linear_conv_bias=bool(cfg.get("mamba_conv_bias", True)),
+                linear_proj_bias=bool(cfg.get("mamba_proj_bias", False)))
+
+
 def _indexer_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
     """DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer, GlmMoeDsaIndexer, transformers 5.24): in
     every layer, or in the layers `indexer_types` marks "full" (GLM-5's "shared" layers reuse the previous one's
@@ -507,8 +544,8 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
         if len(explicit) != n_layers:
             raise InputError(f"layer_types has {len(explicit)} entries for {n_layers} layers")
         # chunked attention (Llama 4) caches like a sliding window: "only the mask differs" (cache_utils.py)
-        kinds = [SLIDING if "sliding" in str(t) or "chunked" in str(t) else LINEAR if "linear" in str(t) else FULL
-                 for t in explicit]
+        kinds = [SLIDING if "sliding" in str(t) or "chunked" in str(t)
+                 else LINEAR if "linear" in str(t) or str(t) == "mamba" else FULL for t in explicit]
         if model_type == "gemma4_text":  # Gemma4TextConfig.__post_init__ forces the last layer to full attention
             kinds[-1] = FULL
         return tuple(kinds)
@@ -554,16 +591,28 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
 #: model types built of recurrent / linear-attention layers, alone or beside attention (their configs do not all say
 #: so in a field): a fixed state per sequence instead of a KV cache, and weights memviz's inventory does not hold
 RECURRENT_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv6", "rwkv7", "jamba", "zamba",
-                                   "zamba2", "bamba", "falcon_h1", "granitemoehybrid", "nemotron_h", "lfm2",
+                                   "zamba2", "bamba", "falcon_h1", "nemotron_h", "lfm2",
                                    "lfm2_moe", "kimi_linear", "plamo2", "minimax", "recurrent_gemma", "xlstm", "lfm3"})
 #: config fields that place recurrent layers (Qwen3-Next, Jamba, Granite-4.0-H / Zamba, Nemotron-H)
 _HYBRID_FIELDS = ("full_attention_interval", "attn_layer_period", "layers_block_type", "hybrid_override_pattern")
 
 
+def _granite_hybrid_layers(cfg: dict[str, Any]) -> dict[str, Any]:
+    """GraniteMoeHybridConfig's layer list under either name (`layers_block_type` is its attribute-map alias), its
+    kinds "mamba" / "attention" or, as transformers 5 writes them, "linear_attention" / "full_attention"."""
+    kinds = cfg.get("layer_types") or cfg.get("layers_block_type")
+    if not isinstance(kinds, list) or not kinds:
+        raise InputError("granitemoehybrid: the config lists no layer_types (which layers are Mamba2, which attention)")
+    unknown = sorted({str(k) for k in kinds} - {"mamba", "attention", "linear_attention", "full_attention"})
+    if unknown:
+        raise InputError(f"granitemoehybrid: unknown layer kinds {', '.join(unknown)} (mamba or attention)")
+    return {**cfg, "layer_types": kinds}
+
+
 def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
     """One clear error for models with recurrent or linear-attention layers: memviz would count a KV cache for
     every layer and miss their state and weights (Qwen3.5 / Qwen3-Next's gated delta-nets are modelled)."""
-    if model_type in GATED_DELTANET_TYPES:
+    if model_type in GATED_DELTANET_TYPES or model_type in MAMBA2_TYPES:
         return
     types = [str(t) for t in _explicit_layer_types(cfg)]
     recurrent = [t for t in types if "attention" not in t or "linear" in t]
@@ -572,8 +621,8 @@ def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
         what = (f"{len(recurrent)} of {len(types)} layers are {recurrent[0]}" if recurrent
                 else f"its '{field}' places recurrent layers" if field else "it is built of recurrent layers")
         raise InputError(f"{model_type}: {what}; memviz models no recurrent / linear-attention "
-                         "layers but Qwen3.5 / Qwen3-Next's gated delta-nets (their fixed state per sequence, their "
-                         "weights), so its figures would be wrong")
+                         "layers but Qwen3.5 / Qwen3-Next's gated delta-nets and Granite-4.0-H's Mamba2 layers (their "
+                         "fixed state per sequence, their weights), so its figures would be wrong")
 
 
 def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "", ref: str = "") -> Architecture:
@@ -599,6 +648,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = {"hidden_size_per_layer_input": 0, **cfg}  # or experts (Gemma4UnifiedTextConfig has neither field)
         model_type = "gemma4_text"
     _refuse_recurrent(cfg, model_type)
+    if model_type in MAMBA2_TYPES:
+        cfg = _granite_hybrid_layers(cfg)
     warnings: list[str] = []
     if model_type not in KNOWN_MODEL_TYPES:
         warnings.append(
@@ -668,6 +719,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(qk_norm=True)
     if model_type in GATED_DELTANET_TYPES:
         kw.update(_gated_deltanet_fields(cfg))
+    if model_type in MAMBA2_TYPES:
+        kw.update(_mamba2_fields(cfg, hidden))
+        if not cfg.get("num_local_experts"):  # a dense Granite-4.0-H: its only MLP is shared_mlp
+            kw.update(intermediate_size=_int(cfg.get("shared_intermediate_size", 1024), "shared_intermediate_size"))
     if model_type == "glm4_moe":  # Glm4MoeAttention: q/k/v bias per attention_bias, o_proj without; optional q/k norm
         kw.update(out_bias=False, qk_norm=bool(cfg.get("use_qk_norm", False)))
     if model_type == "glm4":  # Glm4Attention: q/k/v bias per attention_bias, o_proj without; Glm4DecoderLayer has

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memviz.core.arch import SLIDING, Architecture
+from memviz.core.arch import MAMBA2, SLIDING, Architecture
 from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: model types whose checkpoints hold Q, K and V as one matrix (query_key_value, qkv_proj, c_attn), which llama.cpp's
@@ -43,6 +43,10 @@ _SCALES = {"router_scale": "ffn_gate_inp.scale", "router_expert_scale": "ffn_dow
 _DELTANET = {"ssm_in_qkv": "attn_qkv.weight", "ssm_in_z": "attn_gate.weight", "ssm_beta": "ssm_beta.weight",
              "ssm_alpha": "ssm_alpha.weight", "ssm_conv1d": "ssm_conv1d.weight", "ssm_dt_bias": "ssm_dt.bias",
              "ssm_a": "ssm_a", "ssm_norm": "ssm_norm.weight", "ssm_out": "ssm_out.weight"}
+#: a Mamba2 layer's further tensors (Granite-4.0-H: src/models/granite-hybrid.cpp `load_arch_tensors`): the fused
+#: in_proj, the convolution's bias, D without a suffix
+_MAMBA2 = {"ssm_in": "ssm_in.weight", "ssm_in_bias": "ssm_in.bias", "ssm_conv1d_bias": "ssm_conv1d.bias",
+           "ssm_d": "ssm_d", "ssm_out_bias": "ssm_out.bias"}
 
 
 def _gemma4_norms(a: Architecture) -> tuple[str, ...]:
@@ -73,6 +77,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
         return p + "ssm_in.weight"  # one tensor (src/models/qwen3next.cpp loads `ssm_in` when attn_qkv is absent)
     if t.kind in _DELTANET:
         return p + _DELTANET[t.kind]
+    if t.kind in _MAMBA2:
+        return p + _MAMBA2[t.kind]
     leaf = t.name.rsplit(".", 2)[-2]
     kind, suffix = (t.kind.removesuffix("_bias"), ".bias") if t.kind.endswith("_bias") else (t.kind, ".weight")
     if kind in ("q", "k", "v") and a.model_type in FUSED_QKV:
@@ -116,6 +122,10 @@ def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
                 replace(t, name=f"{t.name}#up", shape=half, kind="up_exps_bias"))
     if t.kind == "ssm_conv1d":  # the depthwise kernel without its middle axis: {d_conv, conv_dim} in ggml
         return (replace(t, shape=(t.shape[0], t.shape[-1])),)
+    if a.linear_mixer == MAMBA2 and t.kind in ("ssm_a", "ssm_d"):  # {1, n_head} in ggml (granite-hybrid.cpp)
+        return (replace(t, shape=(t.shape[0], 1)),)
+    if a.linear_mixer == MAMBA2 and t.kind == "ssm_norm":  # grouped: {d_inner / n_group, n_group} in ggml
+        return (replace(t, shape=(a.linear_k_heads, t.shape[0] // a.linear_k_heads)),)
     if t.kind != "kv_b" or not a.is_mla or a.mla_kv_b_unsplit:  # a legacy file keeps attn_kv_b whole
         return (t,)
     heads = a.num_heads

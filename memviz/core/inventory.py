@@ -16,7 +16,7 @@ from enum import Enum
 from functools import lru_cache
 from math import prod
 
-from memviz.core.arch import LINEAR, Architecture
+from memviz.core.arch import LINEAR, MAMBA2, Architecture
 
 
 class Role(str, Enum):
@@ -84,6 +84,9 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         if a.layer_indexer(i):
             _indexer(out, a, f"{p}.indexer", i)
         return
+    if a.layer_types[i] == LINEAR and a.linear_mixer == MAMBA2:
+        _mamba2(out, a, p.replace("self_attn", "mamba"), i)
+        return
     if a.layer_types[i] == LINEAR:
         _gated_deltanet(out, a, p.replace("self_attn", "linear_attn"), i)
         return
@@ -118,6 +121,22 @@ def _gated_deltanet(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     out.append(Tensor(f"{p}.A_log", (a.linear_v_heads,), Role.NORM, i, "ssm_a"))
     out.append(Tensor(f"{p}.norm.weight", (a.linear_v_head_dim,), Role.NORM, i, "ssm_norm"))
     _linear(out, f"{p}.out_proj", h, value, role, i, "ssm_out")
+
+
+def _mamba2(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
+    """GraniteMoeHybridMambaLayer (transformers 5.24): one in_proj to z (d_inner), x, B, C (the convolution's
+    channels) and dt (a value a head), the depthwise convolution and its bias, dt_bias, A_log and D (one a head), the
+    gated norm over d_inner, out_proj; in_proj and out_proj biased with mamba_proj_bias."""
+    h, role, inner, heads = a.hidden_size, Role.ATTENTION, a.linear_v_heads * a.linear_v_head_dim, a.linear_v_heads
+    _linear(out, f"{p}.in_proj", inner + a.linear_conv_dim + heads, h, role, i, "ssm_in", a.linear_proj_bias)
+    out.append(Tensor(f"{p}.conv1d.weight", (a.linear_conv_dim, 1, a.linear_conv_kernel), role, i, "ssm_conv1d"))
+    if a.linear_conv_bias:
+        out.append(Tensor(f"{p}.conv1d.bias", (a.linear_conv_dim,), role, i, "ssm_conv1d_bias"))
+    out.append(Tensor(f"{p}.dt_bias", (heads,), Role.NORM, i, "ssm_dt_bias"))
+    out.append(Tensor(f"{p}.A_log", (heads,), Role.NORM, i, "ssm_a"))
+    out.append(Tensor(f"{p}.D", (heads,), Role.NORM, i, "ssm_d"))
+    out.append(Tensor(f"{p}.norm.weight", (inner,), Role.NORM, i, "ssm_norm"))
+    _linear(out, f"{p}.out_proj", h, inner, role, i, "ssm_out", a.linear_proj_bias)
 
 
 def _indexer(out: list[Tensor], a: Architecture, p: str, i: int) -> None:

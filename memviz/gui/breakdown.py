@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from memviz.core.arch import FULL, LINEAR
+from memviz.core.arch import FULL, LINEAR, MAMBA2
 from memviz.core.engines import get_engine
 from memviz.core.engines.llamacpp_fit import default_fit_placement
 from memviz.core.estimate import Estimate
@@ -40,9 +40,10 @@ def _other_layers(a) -> str:
         if a.kv_shared_layers:
             parts.append(f"last {a.kv_shared_layers} layers reuse K/V")
     if LINEAR in a.layer_types:
-        parts.append(f"{a.layer_types.count(LINEAR)} linear-attention layers: no KV, a fixed state per sequence "
+        kind = "Mamba2" if a.linear_mixer == MAMBA2 else "gated delta-net"
+        parts.append(f"{a.layer_types.count(LINEAR)} {kind} layers: no KV, a fixed state per sequence "
                      f"(the convolution's last inputs over {a.linear_conv_dim:,} channels and "
-                     f"{a.linear_state_values:,} float32 values each)")
+                     f"{a.linear_state_values:,} state values each)")
     return " (" + "; ".join(parts) + ")" if parts else ""
 
 

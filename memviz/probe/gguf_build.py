@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memviz.core.arch import FULL, SLIDING, Architecture
+from memviz.core.arch import FULL, LINEAR, SLIDING, Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import get_weight_format, weight_bytes
 from memviz.core.gguf_names import gguf_name, gguf_tensors
@@ -33,7 +33,8 @@ from memviz.core.units import GB
 #: transformers model_type -> GGUF general.architecture this builder writes
 GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
              "gemma2": "gemma2", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe", "deepseek_v2": "deepseek2",
-             "gpt_oss": "gpt-oss", "gemma4_text": "gemma4", "qwen3_5_text": "qwen35", "qwen3_5_moe_text": "qwen35moe"}
+             "gpt_oss": "gpt-oss", "gemma4_text": "gemma4", "qwen3_5_text": "qwen35", "qwen3_5_moe_text": "qwen35moe",
+             "granitemoehybrid": "granitehybrid"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -57,6 +58,11 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     w.add_head_count(a.num_heads)
     if arch == "gemma4":
         _gemma4_metadata(w, a)
+    elif arch == "granitehybrid":  # a Mamba2 layer is one with no KV heads (src/models/granite-hybrid.cpp)
+        w.add_array("granitehybrid.attention.head_count_kv",
+                    [0 if kind == LINEAR else a.num_kv_heads for kind in a.layer_types])
+        w.add_key_length(a.head_dim)
+        w.add_value_length(a.v_head_dim)
     elif arch != "deepseek2":  # MLA writes its own
         w.add_head_count_kv(a.num_kv_heads)
         w.add_key_length(a.head_dim)
@@ -65,6 +71,8 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     w.add_rope_freq_base(10000.0)
     if arch in ("qwen35", "qwen35moe"):
         _deltanet_metadata(w, a, arch)
+    if arch == "granitehybrid":
+        _ssm_metadata(w, a, arch)
     w.add_file_type(1)  # MOSTLY_F16
     if a.num_experts:
         w.add_expert_count(a.num_experts)
@@ -142,22 +150,30 @@ def _deltanet_metadata(w, a: Architecture, arch: str) -> None:
     """Qwen3.5's keys by name (src/llama-arch.cpp LLM_KV_NAMES; conversion/qwen.py `Qwen3NextModel`): the
     delta-net's convolution, key width, key and value heads, value width, the full-attention interval, and the
     M-RoPE sections src/models/qwen35.cpp requires (a quarter of the head rotated, as Qwen3.5's config)."""
-    w.add_uint32(f"{arch}.ssm.conv_kernel", a.linear_conv_kernel)
-    w.add_uint32(f"{arch}.ssm.state_size", a.linear_k_head_dim)
-    w.add_uint32(f"{arch}.ssm.group_count", a.linear_k_heads)
-    w.add_uint32(f"{arch}.ssm.time_step_rank", a.linear_v_heads)
-    w.add_uint32(f"{arch}.ssm.inner_size", a.linear_v_heads * a.linear_v_head_dim)
+    _ssm_metadata(w, a, arch)
     w.add_uint32(f"{arch}.full_attention_interval", a.layer_types.index(FULL) + 1)
     rotary = a.head_dim // 4
     w.add_uint32(f"{arch}.rope.dimension_count", rotary)
     w.add_array(f"{arch}.rope.dimension_sections", [rotary // 2, 0, 0, 0])
 
 
+def _ssm_metadata(w, a: Architecture, arch: str) -> None:
+    """The recurrent layers' keys (src/llama-arch.cpp LLM_KV_SSM_*), written the same way for a delta-net
+    (conversion/qwen.py) and for Mamba2 (conversion/granite.py): the convolution, d_state / the key width, the
+    groups / key heads, the heads / value heads, and heads x head width."""
+    w.add_uint32(f"{arch}.ssm.conv_kernel", a.linear_conv_kernel)
+    w.add_uint32(f"{arch}.ssm.state_size", a.linear_k_head_dim)
+    w.add_uint32(f"{arch}.ssm.group_count", a.linear_k_heads)
+    w.add_uint32(f"{arch}.ssm.time_step_rank", a.linear_v_heads)
+    w.add_uint32(f"{arch}.ssm.inner_size", a.linear_v_heads * a.linear_v_head_dim)
+
+
 def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]:
     for t in gguf_tensors(a):
         # routers stay F32, as llama.cpp's converter writes them (conversion/base.py, "always in float32"),
         # and so do biases, as every tensor not named .weight (conversion/base.py), and a delta-net's convolution
-        f16 = t.is_matrix and t.role is not Role.ROUTER and t.kind != "ssm_conv1d"
+        # (a Mamba2 layer's grouped norm and its A and D are two-dimensional in ggml, F32 all the same)
+        f16 = t.is_matrix and t.role not in (Role.ROUTER, Role.NORM) and t.kind != "ssm_conv1d"
         yield gguf_name(t, a), t.shape, np.dtype(np.float16 if f16 else np.float32)
 
 

@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from memviz.core.arch import FULL, LINEAR, SLIDING, Architecture
+from memviz.core.arch import FULL, LINEAR, MAMBA2, SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
@@ -91,8 +91,9 @@ OUTPUT_UNITS_HIDDEN = {"cpu": 2.0, "gpu": 1.0}
 #: the same beside an MLA model's attention (deepseek2.cpp), flash attention or not: 3 on this project's CPU
 #: (`benchmarks/llamacpp_mla_sweep.py`); the GPU figure, one row set less as above, is not measured
 MLA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
-# a gated delta-net layer's stage (`_deltanet_stage`): hidden rows measured on this project's CPU; the GPU figure
-# assumes the token embedding's rows stay in the host buffer as for the other stages (not measured on a GPU)
+# a gated delta-net or Mamba2 layer's stage (`_deltanet_stage`, `_mamba2_stage`): hidden rows measured on this
+# project's CPU; the GPU figure assumes the token embedding's rows stay in the host buffer as for the other stages
+# (not measured on a GPU)
 DELTANET_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 
 
@@ -401,8 +402,9 @@ class LlamaCpp(Engine):
             attn = scores + mask + 4 * n * (ATTN_UNITS_HIDDEN[where] * h + 3 * q_more + 2 * kv_more)
         if a.is_mla and not latent_cache(a):  # a legacy file's per-head path: q and kv_b's output stay alive too
             attn = attn + 4 * n * a.num_heads * (2 * a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
-        if LINEAR in a.layer_types:  # the delta-net layers' stage beside the attention layers'
-            attn = np.maximum(attn, self._deltanet_stage(x, n, where) + mask)
+        if LINEAR in a.layer_types:  # the delta-net or Mamba2 layers' stage beside the attention layers'
+            stage = self._mamba2_stage if a.linear_mixer == MAMBA2 else self._deltanet_stage
+            attn = np.maximum(attn, stage(x, n, where) + mask)
         if a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
             per_layer = 4 * n * a.num_layers * a.per_layer_input_size  # every layer (src/models/gemma4.cpp
             attn, ffn = attn + per_layer, ffn + per_layer  # `project_per_layer_inputs`): alive through both stages
@@ -484,6 +486,19 @@ class LlamaCpp(Engine):
         a = x.a
         key, value = a.linear_k_heads * a.linear_k_head_dim, a.linear_v_heads * a.linear_v_head_dim
         per_token = DELTANET_UNITS_HIDDEN[where] * a.hidden_size + 6 * key + 3 * value
+        return 4 * (n * per_token + x.sequences * a.linear_state_values)
+
+    @staticmethod
+    def _mamba2_stage(x: Inputs, n: np.ndarray, where: str) -> np.ndarray:
+        """f32 bytes alive when a Mamba2 layer runs its scan (ggml-org/llama.cpp 0c1e570
+        src/models/mamba-base.cpp `build_mamba2_layer`, Granite-4.0-H's src/models/granite-hybrid.cpp): per token
+        in_proj's output, the convolution's input with the cached columns, its output, the scan's output, the gate
+        and the grouped norm (about 1.5 d_inner and 3.5 convolution widths beside the hidden rows); per sequence of
+        the reserve the scan's new state (d_state x d_inner). Fitted on this project's CPU over six shapes (d_inner
+        1,024-3,072, d_state 64-256, 1-4 groups, 8-48 heads) within 3 % (tests/probe/test_llamacpp_live.py)."""
+        a = x.a
+        inner = a.linear_v_heads * a.linear_v_head_dim
+        per_token = DELTANET_UNITS_HIDDEN[where] * a.hidden_size + 1.5 * inner + 3.5 * a.linear_conv_dim
         return 4 * (n * per_token + x.sequences * a.linear_state_values)
 
     @staticmethod

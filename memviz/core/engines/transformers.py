@@ -83,6 +83,8 @@ class Transformers(Engine):
         Option("trust_remote_code", bool, False, "run code shipped with the model (launch command only)"),
         Option("mxfp4_kernels", bool, False, "the `kernels` package is installed: MXFP4 experts stay packed "
                "(without it transformers dequantizes them to bf16)"),
+        Option("mamba_kernels", bool, False, "mamba_ssm is installed: Mamba2 layers (Granite-4.0-H) run its fused "
+               "scan (without it transformers' PyTorch reference scan holds chunk x chunk matrices per head)"),
     )
     supports_offload = True
     quantizes_on_load = frozenset(BITSANDBYTES_CONFIG)
@@ -137,7 +139,7 @@ class Transformers(Engine):
             step, b = x.longest, x.batch
             rows = x.batch * x.longest if sc.logits_all_tokens else x.batch
         ws = inference_workspace(a, step, x.longest, b, x.attention, act_bytes, rows if last_stage else 0,
-                                 act_bytes + 4, sc.tp, eager_modules=True)
+                                 act_bytes + 4, sc.tp, eager_modules=True, mamba_kernels=x.options["mamba_kernels"])
         biggest = next((i for i, kind in enumerate(a.layer_types) if kind == FULL), 0)
         decode_copy = self.kv_bytes(x, range(biggest, biggest + 1))
         return np.maximum(ws.peak + streamed_layer_bytes, decode_copy)

@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from memviz.core.activations import inference_workspace
-from memviz.core.arch import FULL, LINEAR, Architecture
+from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.vllm_cudagraphs import capture_sizes
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
@@ -161,7 +161,14 @@ class VLLM(Engine):
             raise InputError(f"vLLM needs the {a.num_kv_heads} KV heads divisible by tp ({sc.tp})")
         if a.num_kv_heads < sc.tp and sc.tp % a.num_kv_heads:
             raise InputError(f"vLLM needs tp ({sc.tp}) to be a multiple of the {a.num_kv_heads} KV heads")
-        if LINEAR in a.layer_types and (a.linear_k_heads % sc.tp or a.linear_v_heads % sc.tp):
+        if LINEAR in a.layer_types and FULL not in a.layer_types:
+            raise InputError("vLLM sizes a hybrid model's state pages by its attention layers; a model of recurrent "
+                             "layers only (attention-free) is not modelled")
+        if LINEAR in a.layer_types and a.linear_mixer == MAMBA2:
+            if a.linear_v_heads % sc.tp or (a.linear_k_heads % sc.tp and a.linear_k_heads != 1):
+                raise InputError(f"vLLM needs the Mamba2 layers' {a.linear_v_heads} heads divisible by tp ({sc.tp}) "
+                                 f"and their {a.linear_k_heads} groups too, or one group (MambaMixer2)")
+        elif LINEAR in a.layer_types and (a.linear_k_heads % sc.tp or a.linear_v_heads % sc.tp):
             raise InputError(f"vLLM needs the delta-net's {a.linear_k_heads} key and {a.linear_v_heads} value heads "
                              f"divisible by tp ({sc.tp})")
         if sc.kv_format not in KV_CACHE_DTYPES:
@@ -177,14 +184,18 @@ class VLLM(Engine):
                         indexer_fp8=True)
 
     def linear_state_bytes(self, x: Inputs) -> int:
-        """One delta-net layer's state on this rank, unpadded (vllm/model_executor/layers/mamba/mamba_utils.py
-        `gated_delta_net_state_shape` and `_mamba_state_dtype`): the convolution's last kernel - 1 inputs over its
-        channels in the model's dtype (mamba_cache_dtype "auto"), and value heads x value x key values in the
-        config's mamba_ssm_dtype (Qwen3.5's released configs: float32), else the model's dtype (Qwen3-Next)."""
+        """One delta-net or Mamba2 layer's state on this rank, unpadded (vllm/model_executor/layers/mamba/mamba_utils.py
+        `gated_delta_net_state_shape` / `mamba2_state_shape` and `_mamba_state_dtype`): the convolution's last
+        kernel - 1 inputs over its channels in the model's dtype (mamba_cache_dtype "auto"), and value heads x value
+        x key values (Mamba2: heads x head width x d_state) in the config's mamba_ssm_dtype (Qwen3.5's released
+        configs: float32), else the model's dtype (Qwen3-Next, Granite-4.0-H: mamba_ssm_cache_dtype "auto")."""
         a, tp = x.a, x.sc.tp
         act = x.act_bytes
         ssm = 4 if a.linear_state_dtype == "float32" else 2 if a.linear_state_dtype else act
-        conv = a.linear_conv_dim // tp * (a.linear_conv_kernel - 1) * act
+        conv_dim = a.linear_conv_dim
+        if a.linear_mixer == MAMBA2 and a.linear_k_heads % tp:  # `mamba2_state_shape`: a single group of B and C is
+            conv_dim += 2 * (tp - a.linear_k_heads) * a.linear_k_head_dim  # repeated on every rank
+        conv = conv_dim // tp * (a.linear_conv_kernel - 1) * act
         return conv + a.linear_v_heads // tp * a.linear_v_head_dim * a.linear_k_head_dim * ssm
 
     def linear_state_held_bytes(self, x: Inputs) -> int:
@@ -197,7 +208,8 @@ class VLLM(Engine):
         GDN prefill, which vLLM 0.33 picks on Hopper (`_resolve_gdn_prefill_backend`; on Blackwell it needs a CUDA 13
         runtime, not assumed here); then its blocks sit on a 64-token grid and a request keeps one block more."""
         gpu = get_gpu(x.sc.gpu) if x.sc.gpu else None
-        return bool(x.options["enable_prefix_caching"] and gpu and (gpu.compute_capability or (0,))[0] == 9)
+        return bool(x.options["enable_prefix_caching"] and gpu and (gpu.compute_capability or (0,))[0] == 9
+                    and x.a.linear_mixer == DELTANET)  # MambaMixer2 exports no checkpoints (no alignment)
 
     def hybrid_block(self, x: Inputs) -> tuple[int, int, int]:
         """(tokens a block, a delta-net layer's page, the pages one request takes per layer) as vLLM 0.33 sizes them

@@ -29,6 +29,7 @@ ARCH_TO_MODEL_TYPE = {
     "glm4": "glm4", "glm4moe": "glm4_moe", "starcoder2": "starcoder2", "phi2": "phi", "arcee": "arcee", "apertus": "apertus",
     "gemma4": "gemma4_text", "deepseek32": "deepseek_v32", "glm-dsa": "glm_moe_dsa",
     "qwen35": "qwen3_5_text", "qwen35moe": "qwen3_5_moe_text", "qwen3next": "qwen3_next",
+    "granitehybrid": "granitemoehybrid",
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
@@ -166,7 +167,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
 
     recurrent = [k for k, v in meta.items() if k.startswith((f"{arch}.ssm.", f"{arch}.wkv", f"{arch}.shortconv"))
                  and v] + ([f"{arch}.full_attention_interval"] if get("full_attention_interval") else [])
-    if recurrent and arch not in DELTANET_ARCHS:  # llama.cpp's recurrent / hybrid architectures (Mamba, RWKV, LFM2, ...)
+    # llama.cpp's recurrent / hybrid architectures (Mamba, RWKV, LFM2, ...) but the delta-nets and Granite-4.0-H
+    if recurrent and arch not in DELTANET_ARCHS and arch != "granitehybrid":
         raise InputError(f"GGUF architecture '{arch}' has recurrent layers ({recurrent[0]}); memviz does not model "
                          "recurrent / linear-attention layers, so its figures would be wrong")
 
@@ -229,6 +231,9 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
             cfg["indexer_types"] = ["full" if str(k).lower() in ("full", "1", "true") else "shared" for k in kinds]
     if arch in DELTANET_ARCHS:
         cfg.update(_deltanet_config(get, tensor_names, cfg, warnings))
+    if arch == "granitehybrid":
+        cfg.update(_granite_hybrid_config(get, cfg, warnings))
+        warnings[:] = [w for w in warnings if not w.startswith("head_count_kv differs")]
     if arch == "gemma4":  # per-layer values read layer by layer, value_length being the full layers' width
         cfg.update(_gemma4_config(get, tensor_names, shapes or {}, cfg))
         warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
@@ -307,6 +312,32 @@ def _deltanet_config(get, tensor_names: set[str], cfg: dict[str, Any], warnings:
             "linear_key_head_dim": _scalar(get("ssm.state_size"), "ssm.state_size", warnings),
             "linear_num_key_heads": _scalar(get("ssm.group_count"), "ssm.group_count", warnings),
             "linear_num_value_heads": v_heads, "linear_value_head_dim": inner // v_heads}
+
+
+def _granite_hybrid_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """Granite-4.0-H as llama.cpp reads it (src/models/granite-hybrid.cpp `load_arch_hparams`; conversion/granite.py
+    writes it): a layer is Mamba2 where its `attention.head_count_kv` entry is 0; ssm.inner_size = heads x head
+    width, ssm.state_size = d_state, ssm.group_count = groups, ssm.time_step_rank = heads; the experts' width is
+    feed_forward_length, the shared MLP's expert_shared_feed_forward_length (a model without experts has only
+    the latter as its MLP)."""
+    kv = get("attention.head_count_kv")
+    n = cfg["num_hidden_layers"] or 0
+    if not isinstance(kv, (list, tuple)) or len(kv) != n:
+        raise InputError("a granitehybrid GGUF needs attention.head_count_kv per layer (0 marks a Mamba2 layer)")
+    heads = _scalar(get("ssm.time_step_rank"), "ssm.time_step_rank", warnings)
+    inner = _scalar(get("ssm.inner_size"), "ssm.inner_size", warnings)
+    hidden = cfg["hidden_size"] or 0
+    if not (heads and inner and hidden) or inner % heads or inner % hidden:
+        raise InputError("GGUF metadata lacks a consistent ssm.time_step_rank / ssm.inner_size for the Mamba2 layers")
+    out = {"layer_types": ["mamba" if not int(v) else "attention" for v in kv],
+           "mamba_n_heads": heads, "mamba_d_head": inner // heads, "mamba_expand": inner // hidden,
+           "mamba_d_state": _scalar(get("ssm.state_size"), "ssm.state_size", warnings),
+           "mamba_n_groups": _scalar(get("ssm.group_count"), "ssm.group_count", warnings) or 1,
+           "mamba_d_conv": _scalar(get("ssm.conv_kernel"), "ssm.conv_kernel", warnings),
+           "shared_intermediate_size": cfg.get("shared_expert_intermediate_size") or cfg["intermediate_size"]}
+    if cfg.get("num_experts"):
+        out.update(num_local_experts=cfg["num_experts"], intermediate_size=cfg["intermediate_size"])
+    return out
 
 
 def _delta_net_layers(get, tensor_names: set[str], n: int, warnings: list[str]) -> dict[str, Any]:

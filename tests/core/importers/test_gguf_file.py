@@ -76,10 +76,12 @@ def test_recurrent_gguf_architectures_are_refused():
             config_from_gguf({**meta, f"{meta['general.architecture']}.block_count": 4}, set())
 
 
-@pytest.mark.parametrize("config", ["gemma4-ondevice", "gemma4-moe", "qwen35-deltanet", "qwen35moe-deltanet"])
-def test_gemma4_and_qwen35_files_read_back_as_their_config(config, tmp_path):
-    """A Gemma 4 or Qwen3.5 file as llama.cpp's converter lays it out (memviz.probe.gguf_build follows
-    conversion/gemma.py and conversion/qwen.py): which layers slide or are delta-nets, the head widths, KV heads and
+@pytest.mark.parametrize("config", ["gemma4-ondevice", "gemma4-moe", "qwen35-deltanet", "qwen35moe-deltanet",
+                                    "granite-hybrid-moe", "granite-hybrid-dense"])
+def test_gemma4_qwen35_and_granite_hybrid_files_read_back_as_their_config(config, tmp_path):
+    """A Gemma 4, Qwen3.5 or Granite-4.0-H file as llama.cpp's converter lays it out (memviz.probe.gguf_build follows
+    conversion/gemma.py, conversion/qwen.py and conversion/granite.py): which layers slide, are delta-nets or
+    Mamba2 (no KV heads), the head widths, KV heads and
     feed-forward widths per layer, the layers reusing K/V, the per-layer embedding width, the delta-net's heads,
     widths and convolution come back as the config had them; a full layer without attn_v takes V from K."""
     import json
