@@ -228,3 +228,22 @@ def test_a_fit_line_that_cannot_describe_the_model_places_nothing(line):
     text = CODER_NEXT.replace("49 layers (47 overflowing)", line)
     load = read_llamacpp_load(text)
     assert "override_tensor" not in dict(scenario_of(load, architecture_of(load)).options)
+
+
+def test_a_granite_hybrid_log_places_its_mamba2_layers_from_the_model_summary():
+    """A real load of a 40-layer granitehybrid file on this CPU (tests/data/llamacpp/README.md): the metadata dump
+    cuts head_count_kv after 12 layers, `print_info: n_head_kv` prints all 40, so the four attention layers are
+    found; model (CPU_REPACK included), KV with the RS buffer and the tensors per type exact, compute within 3 %."""
+    from memviz.core.arch import LINEAR
+    from memviz.core.log_check import check_log, retyped_tensors
+
+    text = (Path(__file__).parents[2] / "data" / "llamacpp" / "granitehybrid40_q4km_cpu.log").read_text()
+    assert "head_count_kv arr[i32,40]      = [0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, ..." in text
+    e, rows = check_log(text)
+    a = e.architecture
+    assert a.model_type == "granitemoehybrid" and [i for i, kind in enumerate(a.layer_types) if kind != LINEAR] == [
+        5, 15, 25, 35]
+    by_name = {r.name: r for r in rows}
+    for name in ("model CPU_REPACK", "model CPU_Mapped", "KV", "n_ctx"):
+        assert abs(by_name[name].estimated - by_name[name].measured) <= 0.01 * MiB, name
+    assert abs(by_name["compute"].error) < 0.03 and retyped_tensors(rows) == 0
