@@ -51,10 +51,24 @@ def test_plan_sizes(capsys, size):
 
 def test_a_hybrid_config_is_one_line_and_exit_2(capsys, tmp_path):
     cfg = tmp_path / "config.json"
-    cfg.write_text(json.dumps({"model_type": "nemotron_h", "hidden_size": 2048, "num_hidden_layers": 4,
-                               "num_attention_heads": 16, "vocab_size": 151936, "hybrid_override_pattern": "M-M*"}))
+    cfg.write_text(json.dumps({"model_type": "jamba", "hidden_size": 2048, "num_hidden_layers": 4,
+                               "num_attention_heads": 16, "vocab_size": 151936, "attn_layer_period": 4}))
     assert main(["estimate", "--config", str(cfg)]) == 2
     assert "recurrent / linear-attention" in capsys.readouterr().err
+
+
+def test_nemotron_h_in_every_engine_and_a_split_of_its_mamba2_heads_refused(capsys, tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"model_type": "nemotron_h", "hidden_size": 2048, "num_attention_heads": 16,
+                               "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 131072,
+                               "mamba_num_heads": 64, "mamba_head_dim": 64, "hybrid_override_pattern": "M-M*M-M*"}))
+    for engine in ("transformers", "vllm", "llamacpp", "ollama"):
+        assert main(["estimate", "--config", str(cfg), "--engine", engine]) == 0, engine
+    capsys.readouterr()
+    cfg.write_text(json.dumps({**json.loads(cfg.read_text()), "mamba_num_heads": 100, "n_groups": 4}))
+    assert main(["estimate", "--config", str(cfg), "--engine", "vllm", "--tp", "16"]) == 2
+    err = capsys.readouterr().err
+    assert "Mamba2 layers' 100 heads divisible by tp (16)" in err and len(err.strip().splitlines()) == 1
 
 
 def test_qwen3_next_in_every_engine_and_a_tensor_parallel_split_of_its_delta_net_heads_refused(capsys, tmp_path):

@@ -19,6 +19,7 @@ from memviz.core.errors import InputError, reject_unknown_fields
 FULL = "full"
 SLIDING = "sliding"
 LINEAR = "linear"  # a linear-attention layer (gated delta-net or Mamba2): a fixed state per sequence, no KV cache
+NO_MIXER = "none"  # a layer of only a feed-forward block (Nemotron-H's MLP and MoE layers): no cache, no state
 #: what a LINEAR layer's mixer is (`Architecture.linear_mixer`)
 DELTANET = "gated_deltanet"
 MAMBA2 = "mamba2"
@@ -29,12 +30,15 @@ KNOWN_MODEL_TYPES = (
     "gemma3_text", "gemma3", "phi3", "gpt2", "gpt_neox", "opt", "falcon", "deepseek_v2", "deepseek_v3", "gpt_oss",
     "glm4", "glm4_moe", "glm4_moe_lite", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe",
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
-    "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid",
+    "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
 )
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
 #: hybrid model types whose Mamba2 layers memviz models (Granite-4.0-H: GraniteMoeHybridMambaLayer)
-MAMBA2_TYPES = frozenset({"granitemoehybrid"})
+MAMBA2_TYPES = frozenset({"granitemoehybrid", "nemotron_h"})
+#: Nemotron-H's block kinds (NemotronHConfig `_pattern_to_list`: M, *, -, E) and their names, old and new
+_NEMOTRON_BLOCKS = {"M": LINEAR, "mamba": LINEAR, "linear_attention": LINEAR, "*": FULL, "attention": FULL,
+                    "full_attention": FULL, "-": "mlp", "mlp": "mlp", "E": "moe", "moe": "moe"}
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,8 @@ class Architecture:
     expert_bias: bool = False
     router_score_bias: bool = False  # DeepSeek-V3 e_score_correction_bias
     moe_layers: tuple[bool, ...] = ()
+    # which layers hold a feed-forward block (() = every layer): Nemotron-H's Mamba2 and attention layers hold none
+    ffn_layers: tuple[bool, ...] = ()
     # multi-head latent attention
     q_lora_rank: int | None = None
     kv_lora_rank: int | None = None
@@ -179,8 +185,12 @@ class Architecture:
             raise InputError(
                 f"num_attention_heads ({self.num_heads}) must be a multiple of num_key_value_heads ({self.num_kv_heads})"
             )
-        if len(self.layer_types) != self.num_layers or any(t not in (FULL, SLIDING, LINEAR) for t in self.layer_types):
-            raise InputError(f"layer_types must list {self.num_layers} entries of '{FULL}', '{SLIDING}' or '{LINEAR}'")
+        if len(self.layer_types) != self.num_layers or any(t not in (FULL, SLIDING, LINEAR, NO_MIXER)
+                                                           for t in self.layer_types):
+            raise InputError(f"layer_types must list {self.num_layers} entries of '{FULL}', '{SLIDING}', '{LINEAR}' "
+                             f"or '{NO_MIXER}'")
+        if self.ffn_layers and len(self.ffn_layers) != self.num_layers:
+            raise InputError(f"ffn_layers must list {self.num_layers} entries")
         if LINEAR in self.layer_types and not (self.linear_v_heads and self.linear_k_head_dim and self.linear_conv_kernel):
             raise InputError("linear-attention layers need their heads, head widths and convolution kernel")
         if self.linear_mixer not in (DELTANET, MAMBA2):
@@ -245,7 +255,11 @@ class Architecture:
     def layer_caches_kv(self, i: int) -> bool:
         """Whether layer i projects and caches K/V of its own (the last `kv_shared_layers` reuse earlier ones; a
         linear-attention layer keeps a fixed state instead)."""
-        return i < self.num_layers - self.kv_shared_layers and self.layer_types[i] != LINEAR
+        return i < self.num_layers - self.kv_shared_layers and self.layer_types[i] not in (LINEAR, NO_MIXER)
+
+    def layer_has_ffn(self, i: int) -> bool:
+        """Whether layer i holds a feed-forward block (MLP or experts)."""
+        return not self.ffn_layers or self.ffn_layers[i]
 
     @property
     def linear_conv_dim(self) -> int:
@@ -277,6 +291,8 @@ class Architecture:
                     changes.setdefault("moe_layers", _resize(self.moe_layers, n))
                 if self.indexer_layers:
                     changes.setdefault("indexer_layers", _resize(self.indexer_layers, n))
+                if self.ffn_layers:
+                    changes.setdefault("ffn_layers", _resize(self.ffn_layers, n))
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -284,6 +300,7 @@ class Architecture:
         d["layer_types"] = list(self.layer_types)
         d["moe_layers"] = list(self.moe_layers)
         d["indexer_layers"] = list(self.indexer_layers)
+        d["ffn_layers"] = list(self.ffn_layers)
         d["warnings"] = list(self.warnings)
         d["stored"] = [[t.name, list(t.shape), t.role, t.layer, t.storage, t.nbytes, t.offset] for t in self.stored]
         return d
@@ -293,7 +310,7 @@ class Architecture:
         """Inverse of `to_dict` (used by sessions); unknown keys are an error."""
         reject_unknown_fields(cls, data, "architecture")
         d = dict(data)
-        for key in ("layer_types", "moe_layers", "warnings", "indexer_layers"):
+        for key in ("layer_types", "moe_layers", "warnings", "indexer_layers", "ffn_layers"):
             if key in d:
                 d[key] = tuple(d[key])
         d["stored"] = tuple(StoredTensor(row[0], tuple(row[1]), *row[2:7]) for row in d.get("stored", ()))
@@ -372,6 +389,8 @@ def _int_list(value: Any, key: str) -> list[int]:
 
 def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bool, ...]:
     """Which layers hold routed experts, as each family's decoder layer decides."""
+    if model_type == "nemotron_h":  # its "moe" blocks (`_nemotron_h_layers`)
+        return tuple(kind == "moe" for kind in cfg["layer_types"])
     if model_type in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text"):
         # Qwen2MoeDecoderLayer: sparse when not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
         step = _at_least_one(cfg.get("decoder_sparse_step", 1), "decoder_sparse_step")
@@ -403,7 +422,7 @@ def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bo
 def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str, Any]:
     """Routed experts, their width and layers, shared experts and router extras; {} for a dense model."""
     n_experts = _get(cfg, "num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts", default=0) or 0
-    if not n_experts:
+    if not n_experts or (model_type == "nemotron_h" and "moe" not in cfg["layer_types"]):
         return {}
     topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token", "moe_k"), "num_experts_per_tok")
     moe_inter = _int(_get(cfg, "moe_intermediate_size", "intermediate_size"), "moe_intermediate_size")
@@ -419,11 +438,13 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
         shared = moe_inter
     elif model_type == "granitemoehybrid":  # GraniteMoeHybridDecoderLayer: shared_mlp beside the experts, no gate
         shared = _int(cfg.get("shared_intermediate_size", 1024), "shared_intermediate_size")
+    elif model_type == "nemotron_h":  # NemotronHMoE.shared_experts: one MLP of moe_shared_expert_intermediate_size
+        shared = _int(cfg.get("moe_shared_expert_intermediate_size", 0) or 0, "moe_shared_expert_intermediate_size")
     return dict(num_experts=_int(n_experts, "num_experts"), experts_per_token=topk, moe_intermediate_size=moe_inter,
                 shared_expert_intermediate_size=shared,
                 shared_expert_gate=model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text") and shared > 0,
                 router_score_bias=model_type in ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
-                                                 "glm_moe_dsa", "ernie4_5_moe"),
+                                                 "glm_moe_dsa", "ernie4_5_moe", "nemotron_h"),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
 
@@ -545,7 +566,8 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
             raise InputError(f"layer_types has {len(explicit)} entries for {n_layers} layers")
         # chunked attention (Llama 4) caches like a sliding window: "only the mask differs" (cache_utils.py)
         kinds = [SLIDING if "sliding" in str(t) or "chunked" in str(t)
-                 else LINEAR if "linear" in str(t) or str(t) == "mamba" else FULL for t in explicit]
+                 else LINEAR if "linear" in str(t) or str(t) == "mamba" else NO_MIXER if str(t) in ("mlp", "moe")
+                 else FULL for t in explicit]
         if model_type == "gemma4_text":  # Gemma4TextConfig.__post_init__ forces the last layer to full attention
             kinds[-1] = FULL
         return tuple(kinds)
@@ -609,6 +631,45 @@ def _granite_hybrid_layers(cfg: dict[str, Any]) -> dict[str, Any]:
     return {**cfg, "layer_types": kinds}
 
 
+def _nemotron_h_layers(cfg: dict[str, Any]) -> dict[str, Any]:
+    """NemotronHConfig's blocks (`layers_block_type`, its alias `layer_types`, or the older `hybrid_override_pattern`
+    string of M / * / - / E): Mamba2, attention, MLP or experts, one mixer a block; their count is the model's
+    layer count, whatever num_hidden_layers says (transformers 5.24 derives it from the list)."""
+    kinds = cfg.get("layers_block_type") or cfg.get("layer_types") or cfg.get("hybrid_override_pattern")
+    if isinstance(kinds, str):
+        kinds = list(kinds)
+    if not isinstance(kinds, list) or not kinds:
+        raise InputError("nemotron_h: the config gives no layers_block_type / hybrid_override_pattern")
+    unknown = sorted({str(k) for k in kinds} - set(_NEMOTRON_BLOCKS))
+    if unknown:
+        raise InputError(f"nemotron_h: unknown block kinds {', '.join(unknown)} (mamba, attention, mlp or moe)")
+    if cfg.get("moe_latent_size"):
+        raise InputError("nemotron_h: experts behind a latent projection (moe_latent_size) are not modelled")
+    blocks = [_NEMOTRON_BLOCKS[str(k)] for k in kinds]
+    return {**cfg, "num_hidden_layers": len(blocks), "layer_types": blocks}
+
+
+def _nemotron_h_fields(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Nemotron-H's blocks (NemotronHBlock, transformers 5.24): one RMSNorm and one mixer each; Mamba2
+    (NemotronHMamba2Mixer: mamba_num_heads x mamba_head_dim, n_groups x ssm_state_size, conv_kernel taps, use_conv_bias,
+    use_bias on in_proj / out_proj), attention without biases, an up / down MLP (mlp_hidden_act, relu2) and
+    ungated experts; vLLM keeps its SSM state in mamba_ssm_cache_dtype (float32 by default:
+    `NemotronHForCausalLMConfig`)."""
+    kinds = cfg["layer_types"]
+    return dict(linear_mixer=MAMBA2, linear_k_heads=_at_least_one(cfg.get("n_groups", 8), "n_groups"),
+                linear_k_head_dim=_at_least_one(cfg.get("ssm_state_size", 128), "ssm_state_size"),
+                linear_v_heads=_at_least_one(cfg.get("mamba_num_heads", 128), "mamba_num_heads"),
+                linear_v_head_dim=_at_least_one(cfg.get("mamba_head_dim", 64), "mamba_head_dim"),
+                linear_conv_kernel=_at_least_one(cfg.get("conv_kernel", 4), "conv_kernel"),
+                linear_chunk=_at_least_one(cfg.get("chunk_size", 128), "chunk_size"),
+                linear_conv_bias=bool(cfg.get("use_conv_bias", True)), linear_proj_bias=bool(cfg.get("use_bias", False)),
+                linear_state_dtype=str(cfg.get("mamba_ssm_cache_dtype") or "float32"),
+                mlp_gated=False, hidden_act=str(cfg.get("mlp_hidden_act", "relu2")),
+                mlp_bias=bool(cfg.get("mlp_bias", False)), norms_per_layer=1, qkv_bias=False, out_bias=False,
+                tie_word_embeddings=False,  # NemotronHForCausalLM ties nothing (`_tied_weights_keys = {}`)
+                ffn_layers=tuple(kind in ("mlp", "moe") for kind in kinds))
+
+
 def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
     """One clear error for models with recurrent or linear-attention layers: memviz would count a KV cache for
     every layer and miss their state and weights (Qwen3.5 / Qwen3-Next's gated delta-nets are modelled)."""
@@ -648,8 +709,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = {"hidden_size_per_layer_input": 0, **cfg}  # or experts (Gemma4UnifiedTextConfig has neither field)
         model_type = "gemma4_text"
     _refuse_recurrent(cfg, model_type)
-    if model_type in MAMBA2_TYPES:
+    if model_type == "granitemoehybrid":
         cfg = _granite_hybrid_layers(cfg)
+    if model_type == "nemotron_h":
+        cfg = _nemotron_h_layers(cfg)
     warnings: list[str] = []
     if model_type not in KNOWN_MODEL_TYPES:
         warnings.append(
@@ -719,7 +782,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(qk_norm=True)
     if model_type in GATED_DELTANET_TYPES:
         kw.update(_gated_deltanet_fields(cfg))
-    if model_type in MAMBA2_TYPES:
+    if model_type == "nemotron_h":
+        kw.update(_nemotron_h_fields(cfg))
+    if model_type == "granitemoehybrid":
         kw.update(_mamba2_fields(cfg, hidden))
         if not cfg.get("num_local_experts"):  # a dense Granite-4.0-H: its only MLP is shared_mlp
             kw.update(intermediate_size=_int(cfg.get("shared_intermediate_size", 1024), "shared_intermediate_size"))

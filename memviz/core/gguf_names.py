@@ -25,7 +25,8 @@ _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post
                 "qwen3_next": ("attn_norm", "post_attention_norm"),
                 "glm4": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 "gemma3_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
-                "gpt_oss": ("attn_norm", "post_attention_norm")}
+                "gpt_oss": ("attn_norm", "post_attention_norm"),
+                "nemotron_h": ("attn_norm",)}  # one norm a block (src/models/nemotron-h.cpp)
 _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a": "attn_q_a", "q_b": "attn_q_b",
          "kv_a": "attn_kv_a_mqa", "kv_b": "attn_kv_b", "gate_exps": "ffn_gate_exps", "up_exps": "ffn_up_exps",
          "down_exps": "ffn_down_exps", "sinks": "attn_sinks", "k_b": "attn_k_b", "v_b": "attn_v_b",

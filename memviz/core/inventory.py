@@ -16,7 +16,7 @@ from enum import Enum
 from functools import lru_cache
 from math import prod
 
-from memviz.core.arch import LINEAR, MAMBA2, Architecture
+from memviz.core.arch import LINEAR, MAMBA2, NO_MIXER, Architecture
 
 
 class Role(str, Enum):
@@ -170,7 +170,8 @@ def _moe(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         out.append(Tensor(f"{p}.router.bias", (e,), Role.ROUTER, i, "router_bias"))
     if a.router_score_bias:
         out.append(Tensor(f"{p}.router.e_score_correction_bias", (e,), Role.ROUTER, i, "router_bias"))
-    out.append(Tensor(f"{p}.experts.gate_proj", (e, inter, h), Role.EXPERT, i, "gate_exps"))
+    if a.mlp_gated:  # Nemotron-H's experts are up / down only (NemotronHExperts)
+        out.append(Tensor(f"{p}.experts.gate_proj", (e, inter, h), Role.EXPERT, i, "gate_exps"))
     out.append(Tensor(f"{p}.experts.up_proj", (e, inter, h), Role.EXPERT, i, "up_exps"))
     out.append(Tensor(f"{p}.experts.down_proj", (e, h, inter), Role.EXPERT, i, "down_exps"))
     if a.expert_bias:
@@ -205,8 +206,11 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
         p = f"model.layers.{i}"
         for n in range(a.norms_per_layer):
             _norm(out, a, f"{p}.norm{n}", a.hidden_size, i)
-        _attention(out, a, f"{p}.self_attn", i)
-        if a.moe_layers and a.moe_layers[i]:
+        if a.layer_types[i] != NO_MIXER:
+            _attention(out, a, f"{p}.self_attn", i)
+        if not a.layer_has_ffn(i):
+            pass
+        elif a.moe_layers and a.moe_layers[i]:
             _moe(out, a, f"{p}.mlp", i)
         else:
             wide = 2 if a.double_wide_shared_mlp and not a.layer_caches_kv(i) else 1

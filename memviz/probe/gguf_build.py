@@ -34,7 +34,7 @@ from memviz.core.units import GB
 GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
              "gemma2": "gemma2", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe", "deepseek_v2": "deepseek2",
              "gpt_oss": "gpt-oss", "gemma4_text": "gemma4", "qwen3_5_text": "qwen35", "qwen3_5_moe_text": "qwen35moe",
-             "granitemoehybrid": "granitehybrid"}
+             "granitemoehybrid": "granitehybrid", "nemotron_h": "nemotron_h"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -46,6 +46,8 @@ def check_supported(a: Architecture) -> str:
                          f"(supported: {', '.join(sorted(GGUF_ARCH))}); give an existing file with --gguf")
     if a.model_type in ("mistral", "llama") and SLIDING in a.layer_types:
         raise InputError("llama.cpp runs Mistral's sliding window as full attention; use a GGUF file with --gguf")
+    if a.model_type == "nemotron_h" and a.is_moe:
+        return "nemotron_h_moe"  # conversion/nemotron.py `NemotronHModel`: its own architecture with experts
     return GGUF_ARCH[a.model_type]
 
 
@@ -53,11 +55,13 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     w.add_block_count(a.num_layers)
     w.add_context_length(a.max_position_embeddings or 8192)
     w.add_embedding_length(a.hidden_size)
-    if arch != "gemma4":  # Gemma 4 writes it per layer
+    if arch not in ("gemma4", "nemotron_h", "nemotron_h_moe"):  # these write it per layer
         w.add_feed_forward_length(a.intermediate_size)
     w.add_head_count(a.num_heads)
     if arch == "gemma4":
         _gemma4_metadata(w, a)
+    elif arch in ("nemotron_h", "nemotron_h_moe"):
+        _nemotron_h_metadata(w, a, arch)
     elif arch == "granitehybrid":  # a Mamba2 layer is one with no KV heads (src/models/granite-hybrid.cpp)
         w.add_array("granitehybrid.attention.head_count_kv",
                     [0 if kind == LINEAR else a.num_kv_heads for kind in a.layer_types])
@@ -155,6 +159,25 @@ def _deltanet_metadata(w, a: Architecture, arch: str) -> None:
     rotary = a.head_dim // 4
     w.add_uint32(f"{arch}.rope.dimension_count", rotary)
     w.add_array(f"{arch}.rope.dimension_sections", [rotary // 2, 0, 0, 0])
+
+
+def _nemotron_h_metadata(w, a: Architecture, arch: str) -> None:
+    """Nemotron-H as conversion/nemotron.py `NemotronHModel.set_gguf_parameters` writes it: KV heads per layer (0
+    but in attention blocks), feed-forward width per layer (0 but in MLP / expert blocks: the experts' width in an
+    MoE file), a block with neither being Mamba2 (src/models/nemotron-h.cpp `load_arch_hparams`); the
+    LayerNorm epsilon that loader requires; the experts' counts, widths and routing."""
+    width = a.moe_intermediate_size if a.is_moe else a.intermediate_size
+    w.add_array(f"{arch}.attention.head_count_kv", [a.num_kv_heads if kind == FULL else 0 for kind in a.layer_types])
+    w.add_array(f"{arch}.feed_forward_length", [width if a.layer_has_ffn(i) else 0 for i in range(a.num_layers)])
+    w.add_key_length(a.head_dim)
+    w.add_value_length(a.v_head_dim)
+    w.add_layer_norm_eps(1e-5)
+    _ssm_metadata(w, a, arch)
+    if a.is_moe:
+        w.add_expert_shared_count(1)
+        w.add_expert_weights_norm(True)
+        w.add_expert_weights_scale(1.0)
+        w.add_expert_group_count(1)
 
 
 def _ssm_metadata(w, a: Architecture, arch: str) -> None:

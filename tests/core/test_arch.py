@@ -146,7 +146,7 @@ def test_glm4_moe_counts_what_transformers_builds():
     ({"model_type": "kimi_linear", "layer_types": ["linear_attention"] * 3 + ["full_attention"]},
      "3 of 4 layers are linear_attention"),
     ({"model_type": "zamba2", "layers_block_type": ["mamba", "hybrid", "mamba", "mamba"]}, "layers_block_type"),
-    ({"model_type": "nemotron_h", "hybrid_override_pattern": "M-M*"}, "hybrid_override_pattern"),
+    ({"model_type": "future_hybrid", "hybrid_override_pattern": "M-M*"}, "hybrid_override_pattern"),
     ({"model_type": "mamba2"}, "built of recurrent layers"),
 ])
 def test_recurrent_and_linear_attention_layers_are_refused_by_name(cfg, says):

@@ -29,10 +29,11 @@ ARCH_TO_MODEL_TYPE = {
     "glm4": "glm4", "glm4moe": "glm4_moe", "starcoder2": "starcoder2", "phi2": "phi", "arcee": "arcee", "apertus": "apertus",
     "gemma4": "gemma4_text", "deepseek32": "deepseek_v32", "glm-dsa": "glm_moe_dsa",
     "qwen35": "qwen3_5_text", "qwen35moe": "qwen3_5_moe_text", "qwen3next": "qwen3_next",
-    "granitehybrid": "granitemoehybrid",
+    "granitehybrid": "granitemoehybrid", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h",
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
+MAMBA2_ARCHS = frozenset({"granitehybrid", "nemotron_h", "nemotron_h_moe"})
 MAX_TENSORS = 1_000_000
 MAX_KEYS = 100_000
 MAX_STRING_ARRAY = 8_000_000  # vocabularies and merge lists are a few 100 k entries
@@ -168,7 +169,7 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
     recurrent = [k for k, v in meta.items() if k.startswith((f"{arch}.ssm.", f"{arch}.wkv", f"{arch}.shortconv"))
                  and v] + ([f"{arch}.full_attention_interval"] if get("full_attention_interval") else [])
     # llama.cpp's recurrent / hybrid architectures (Mamba, RWKV, LFM2, ...) but the delta-nets and Granite-4.0-H
-    if recurrent and arch not in DELTANET_ARCHS and arch != "granitehybrid":
+    if recurrent and arch not in DELTANET_ARCHS | MAMBA2_ARCHS:
         raise InputError(f"GGUF architecture '{arch}' has recurrent layers ({recurrent[0]}); memviz does not model "
                          "recurrent / linear-attention layers, so its figures would be wrong")
 
@@ -233,7 +234,10 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_deltanet_config(get, tensor_names, cfg, warnings))
     if arch == "granitehybrid":
         cfg.update(_granite_hybrid_config(get, cfg, warnings))
-        warnings[:] = [w for w in warnings if not w.startswith("head_count_kv differs")]
+    if arch in ("nemotron_h", "nemotron_h_moe"):
+        cfg.update(_nemotron_h_config(get, cfg, warnings))
+    if arch in MAMBA2_ARCHS:
+        warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
     if arch == "gemma4":  # per-layer values read layer by layer, value_length being the full layers' width
         cfg.update(_gemma4_config(get, tensor_names, shapes or {}, cfg))
         warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
@@ -337,6 +341,29 @@ def _granite_hybrid_config(get, cfg: dict[str, Any], warnings: list[str]) -> dic
            "shared_intermediate_size": cfg.get("shared_expert_intermediate_size") or cfg["intermediate_size"]}
     if cfg.get("num_experts"):
         out.update(num_local_experts=cfg["num_experts"], intermediate_size=cfg["intermediate_size"])
+    return out
+
+
+def _nemotron_h_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """Nemotron-H as llama.cpp reads it (src/models/nemotron-h.cpp `load_arch_hparams`): a block with KV heads is
+    attention, one with a feed-forward width an MLP (experts in an MoE file), one with neither Mamba2; the Mamba2
+    fields as for Granite-4.0-H; the feed-forward width per layer is the MLP's, or the experts' in an MoE file."""
+    kv, ff = get("attention.head_count_kv"), get("feed_forward_length")
+    n = cfg["num_hidden_layers"] or 0
+    if not (isinstance(kv, (list, tuple)) and isinstance(ff, (list, tuple)) and len(kv) == len(ff) == n):
+        raise InputError("a nemotron_h GGUF needs attention.head_count_kv and feed_forward_length per layer")
+    heads = _scalar(get("ssm.time_step_rank"), "ssm.time_step_rank", warnings)
+    inner = _scalar(get("ssm.inner_size"), "ssm.inner_size", warnings)
+    if not (heads and inner) or inner % heads:
+        raise InputError("GGUF metadata lacks a consistent ssm.time_step_rank / ssm.inner_size for the Mamba2 layers")
+    ffn = "E" if cfg.get("num_experts") else "-"
+    out = {"hybrid_override_pattern": "".join("*" if int(h) else ffn if int(f) else "M" for h, f in zip(kv, ff, strict=True)),
+           "mamba_num_heads": heads, "mamba_head_dim": inner // heads,
+           "ssm_state_size": _scalar(get("ssm.state_size"), "ssm.state_size", warnings),
+           "n_groups": _scalar(get("ssm.group_count"), "ssm.group_count", warnings) or 1,
+           "conv_kernel": _scalar(get("ssm.conv_kernel"), "ssm.conv_kernel", warnings)}
+    if cfg.get("num_experts"):
+        out["moe_shared_expert_intermediate_size"] = cfg.get("shared_expert_intermediate_size") or 0
     return out
 
 

@@ -46,9 +46,10 @@ FILE_TYPES = {
 _LOAD_START = "llama_model_loader: loaded meta data"
 _META = re.compile(r"llama_model_loader: - kv\s+\d+:\s+(\S+)\s+(\S+)\s+=\s?(.*)$")
 _TENSORS = re.compile(r"loaded meta data with \d+ key-value pairs and (\d+) tensors")
-#: the per-layer KV heads the model summary prints whole (`llama_model::print_info`, `print_f` over n_layer), where
-#: the metadata dump cuts arrays longer than a dozen values
-_HEAD_KV_PER_LAYER = re.compile(r"(?:print_info|llm_load_print_meta): n_head_kv\s+= \[([\d, ]+)\]")
+#: the per-layer KV heads and feed-forward widths the model summary prints whole (`llama_model::print_info`, `print_f`
+#: over n_layer), where the metadata dump cuts arrays longer than a dozen values
+_PER_LAYER = re.compile(r"(?:print_info|llm_load_print_meta): (n_head_kv|n_ff)\s+= \[([\d, ]+)\]")
+_PER_LAYER_KEYS = {"n_head_kv": "attention.head_count_kv", "n_ff": "feed_forward_length"}
 _TYPE_COUNT = re.compile(r"llama_model_loader: - type\s+(\w+):\s+(\d+) tensors")
 _OFFLOADED = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
 _SETTING = re.compile(r"(?:llama_context|llama_new_context_with_model):\s+(n_ctx|n_ctx_seq|n_ctx_per_seq|n_batch|"
@@ -179,8 +180,9 @@ def _read(lines: list[str], buffers: dict[str, dict[str, int]], preamble: list[s
             meta[m.group(1)] = _value(m.group(2), m.group(3))
         elif m := _TENSORS.search(line):
             n_tensors = int(m.group(1))
-        elif m := _HEAD_KV_PER_LAYER.search(line):
-            settings["head_kv_per_layer"] = [int(v) for v in m.group(1).split(",") if v.strip()]
+        elif m := _PER_LAYER.search(line):
+            settings.setdefault("per_layer", {})[_PER_LAYER_KEYS[m.group(1)]] = [
+                int(v) for v in m.group(2).split(",") if v.strip()]
         elif m := _OFFLOADED.search(line):
             offloaded = (int(m.group(1)), int(m.group(2)))
         elif m := _SETTING.search(line):
@@ -191,9 +193,10 @@ def _read(lines: list[str], buffers: dict[str, dict[str, int]], preamble: list[s
             settings.setdefault("host_tensors", []).append(m.group(1))
         if (m := _TYPE_K.search(line)) and "type_k" not in settings:
             settings["type_k"] = m.group(1) or m.group(2)
-    key = f"{meta.get('general.architecture')}.attention.head_count_kv"
-    if isinstance(meta.get(key), list) and len(settings.get("head_kv_per_layer", ())) > len(meta[key]):
-        meta[key] = settings["head_kv_per_layer"]  # a cut array printed whole by the summary (granitehybrid)
+    for suffix, values in settings.pop("per_layer", {}).items():  # a cut array printed whole by the summary
+        key = f"{meta.get('general.architecture')}.{suffix}"  # (granitehybrid's and nemotron_h's layer kinds)
+        if isinstance(meta.get(key), list) and len(values) > len(meta[key]):
+            meta[key] = values
     notes = []
     if any(isinstance(v, list) and len(v) < 2 for v in meta.values()):
         notes.append("an array in the metadata dump was cut; its printed values are used")

@@ -247,3 +247,21 @@ def test_a_granite_hybrid_log_places_its_mamba2_layers_from_the_model_summary():
     for name in ("model CPU_REPACK", "model CPU_Mapped", "KV", "n_ctx"):
         assert abs(by_name[name].estimated - by_name[name].measured) <= 0.01 * MiB, name
     assert abs(by_name["compute"].error) < 0.03 and retyped_tensors(rows) == 0
+
+
+def test_a_nemotron_h_log_places_its_blocks_from_the_model_summary():
+    """A real load of a 56-block nemotron_h file (Nemotron-Nano-9B-v2's pattern) on this CPU: the metadata dump cuts
+    the per-layer KV heads and feed-forward widths, the summary prints them, so Mamba2, MLP and attention blocks
+    are told apart; model, KV with the RS buffer and the tensors per type exact, compute within 3 %."""
+    from memviz.core.arch import FULL, LINEAR, NO_MIXER
+    from memviz.core.log_check import check_log, retyped_tensors
+
+    text = (Path(__file__).parents[2] / "data" / "llamacpp" / "nemotronh56_q4km_cpu.log").read_text()
+    e, rows = check_log(text)
+    a = e.architecture
+    pattern = "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-"
+    assert a.layer_types == tuple({"M": LINEAR, "-": NO_MIXER, "*": FULL}[c] for c in pattern)
+    by_name = {r.name: r for r in rows}
+    for name in ("model CPU_REPACK", "model CPU_Mapped", "KV", "n_ctx"):
+        assert abs(by_name[name].estimated - by_name[name].measured) <= 0.01 * MiB, name
+    assert abs(by_name["compute"].error) < 0.03 and retyped_tensors(rows) == 0
