@@ -394,7 +394,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     for t in a.stored:
         counts[(t.storage, t.role)] += 1
         sizes[(t.storage, t.role)] += t.nbytes
-    arch = {k: v for k, v in a.to_dict().items() if k not in ("stored", "layer_types", "moe_layers")}
+    arch = {k: v for k, v in a.to_dict().items() if k not in ("stored", "layer_types", "moe_layers", "ffn_layers")}
     data = {
         "architecture": arch,
         "layer_types": dict(Counter(a.layer_types)),
@@ -410,7 +410,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2))
         return 0
     print(f"{a.name} ({a.model_type}): {a.num_layers} layers, hidden {a.hidden_size}, heads {a.num_heads}/"
-          f"{a.num_kv_heads} KV, head dim {a.head_dim}, vocab {a.vocab_size:,d}; layers {data['layer_types']}")
+          f"{a.num_kv_heads} KV, head dim {a.head_dim}, vocab {a.vocab_size:,d}; layers {a.layer_kinds_text()}")
     if a.is_moe:
         print(f"MoE: {a.num_experts} experts, top-{a.experts_per_token}, expert intermediate {a.moe_intermediate_size}")
     if a.is_mla:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -256,6 +257,12 @@ class Architecture:
         """Whether layer i projects and caches K/V of its own (the last `kv_shared_layers` reuse earlier ones; a
         linear-attention layer keeps a fixed state instead)."""
         return i < self.num_layers - self.kv_shared_layers and self.layer_types[i] not in (LINEAR, NO_MIXER)
+
+    def layer_kinds_text(self) -> str:
+        """The layer kinds and their counts in words ("36 × Mamba2, 4 × full"), in order of first appearance."""
+        names = {SLIDING: f"sliding ({self.sliding_window or 0:,} tokens)", FULL: "full",
+                 LINEAR: "Mamba2" if self.linear_mixer == MAMBA2 else "gated delta-net", NO_MIXER: "feed-forward only"}
+        return ", ".join(f"{n} × {names[kind]}" for kind, n in Counter(self.layer_types).items())
 
     def layer_has_ffn(self, i: int) -> bool:
         """Whether layer i holds a feed-forward block (MLP or experts)."""

@@ -7,8 +7,6 @@ valid estimate on screen) stays as it was.
 
 from __future__ import annotations
 
-from collections import Counter
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -24,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from memviz.core.arch import FULL, LINEAR, MAMBA2, NO_MIXER, SLIDING, Architecture
+from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import get_kv_format
 from memviz.core.inventory import active_parameter_count, parameter_count
@@ -55,16 +53,13 @@ ERROR_STYLE = "QLineEdit { border: 2px solid #D55E00; }"
 
 def derived_facts(a: Architecture) -> str:
     """Read-only facts: parameters, KV bytes per token, attention kinds per layer group."""
-    names = {SLIDING: f"sliding ({a.sliding_window or 0:,} tokens)", FULL: "full",
-             LINEAR: "Mamba2" if a.linear_mixer == MAMBA2 else "gated delta-net", NO_MIXER: "feed-forward only"}
-    groups = ", ".join(f"{n} × {names[k]}" for k, n in Counter(a.layer_types).items())
     kv = kv_bytes_per_token(a, get_kv_format("bf16"), KVLayout(latent_mla=True))
     kv_hf = kv_bytes_per_token(a, get_kv_format("bf16"))
     lines = [
         f"Parameters: {parameter_count(a):,d}",
         f"Active per token: {active_parameter_count(a):,d}",
         f"KV per token (bf16, all layers): {kv:,.0f} bytes" + (f" latent; {kv_hf:,.0f} expanded" if a.is_mla else ""),
-        f"Layers: {groups}",
+        f"Layers: {a.layer_kinds_text()}",
     ]
     if a.is_moe:
         lines.append(f"MoE: {a.num_experts} experts, top-{a.experts_per_token}, {sum(a.moe_layers)} MoE layers")

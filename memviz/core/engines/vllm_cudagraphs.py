@@ -14,8 +14,10 @@ estimates: the largest mode's first capture + for each mode (its graphs - 1) x m
   key), the attention output and the residual, in the activation dtype, for the largest size's tokens. This is
   the structure the published captures fit (a pool of one piece's working set, or of piece graphs alone, leaves
   QwQ-32B 24 % short); which allocations vLLM's shared pool keeps is not traced here.
-- Every captured size adds its piece graphs (layers + 1) and, with tensor parallelism, its two all-reduces per
-  layer; the estimate's floor is 1 MiB per further graph, the FULL decode graphs' cost here.
+- Every captured size adds its piece graphs (layers + 1) and, with tensor parallelism, its all-reduces (one after
+  each mixer, one after each feed-forward block); the estimate's floor is 1 MiB per further graph, the FULL decode
+  graphs' cost here. A layer here is one that splits the graph: attention, or a Mamba2 / delta-net mixer
+  (vllm/config/compilation.py `_attention_ops`), not a Nemotron-H block of only an MLP or experts.
 
 The two per-graph constants are fitted to published captures ("Graph capturing finished ..., took X GiB",
 tests/data/published/vllm_logs.json): 100 KiB per piece graph to Qwen2-7B on one A100 (0.50 GiB, 67 sizes,
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 from math import ceil
 
-from memviz.core.arch import Architecture
+from memviz.core.arch import NO_MIXER, Architecture
 from memviz.core.units import KiB, MiB
 
 PIECE_GRAPH_BYTES = 100 * KiB
@@ -62,7 +64,9 @@ def cudagraph_bytes(a: Architecture, tp: int, pp: int, largest: int, piecewise_g
                     act_bytes: int = 2) -> float:
     """The estimate for one rank holding `num_layers / pp` layers: the largest capture's retained outputs, then
     every piecewise size's graphs and all-reduces, then the FULL decode graphs at the estimate's floor."""
-    layers = ceil(a.num_layers / pp)
+    mixers = sum(1 for kind in a.layer_types if kind != NO_MIXER)  # the split points (`_attention_ops`, with
+    layers = ceil(mixers / pp)  # mamba_mixer2 and the delta-net's core); Nemotron-H's MLP blocks are none
+    reduces = layers + ceil(sum(1 for i in range(a.num_layers) if a.layer_has_ffn(i)) / pp)  # one a mixer, one an FFN
     pool = layers * largest * retained_bytes_per_token(a, tp, act_bytes)
-    per_size = (layers + 1) * PIECE_GRAPH_BYTES + (2 * layers * ALL_REDUCE_BYTES if tp > 1 else 0)
+    per_size = (layers + 1) * PIECE_GRAPH_BYTES + (reduces * ALL_REDUCE_BYTES if tp > 1 else 0)
     return pool + piecewise_graphs * max(per_size, MIN_GRAPH_BYTES) + max(full_graphs - 1, 0) * MIN_GRAPH_BYTES

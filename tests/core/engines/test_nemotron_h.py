@@ -81,3 +81,17 @@ def test_vllm_attention_block_for_nano_9b_v2():
         a = from_hf_config(NANO_9B_V2 | {"mamba_ssm_cache_dtype": dtype})
         f = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=32768)).engine_facts
         assert (f["block_size"], f["kv_groups"], f["kv_request_blocks"]) == (block, 8, -(-32768 // block) + 7 * 2)
+
+
+def test_vllm_cuda_graph_pieces_split_at_mixers_only():
+    """vLLM splits its piecewise graphs at attention and Mamba2 ops (`CompilationConfig._attention_ops`): the 25 MLP
+    blocks of Nano-9B-v2 add no piece and keep nothing for the estimate at TP 1, so it equals that of the model
+    without them; at TP 2 each block adds its one all-reduce."""
+    from memviz.core.engines.vllm_cudagraphs import ALL_REDUCE_BYTES, cudagraph_bytes
+
+    a = from_hf_config(NANO_9B_V2)
+    mixers_only = from_hf_config(NANO_9B_V2 | {"hybrid_override_pattern": NANO_9B_V2["hybrid_override_pattern"]
+                                               .replace("-", "")})
+    assert cudagraph_bytes(a, 1, 1, 512, 51, 35) == cudagraph_bytes(mixers_only, 1, 1, 512, 51, 35)
+    assert (cudagraph_bytes(a, 2, 1, 512, 51, 35) - cudagraph_bytes(mixers_only, 2, 1, 512, 51, 35)
+            == 51 * 25 * ALL_REDUCE_BYTES)
