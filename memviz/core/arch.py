@@ -32,11 +32,12 @@ KNOWN_MODEL_TYPES = (
     "glm4", "glm4_moe", "glm4_moe_lite", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe",
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
+    "bamba",
 )
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
 #: hybrid model types whose Mamba2 layers memviz models (Granite-4.0-H: GraniteMoeHybridMambaLayer)
-MAMBA2_TYPES = frozenset({"granitemoehybrid", "nemotron_h"})
+MAMBA2_TYPES = frozenset({"granitemoehybrid", "nemotron_h", "bamba"})
 #: Nemotron-H's block kinds (NemotronHConfig `_pattern_to_list`: M, *, -, E) and their names, old and new
 _NEMOTRON_BLOCKS = {"M": LINEAR, "mamba": LINEAR, "linear_attention": LINEAR, "*": FULL, "attention": FULL,
                     "full_attention": FULL, "-": "mlp", "mlp": "mlp", "E": "moe", "moe": "moe"}
@@ -620,7 +621,7 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
 #: model types built of recurrent / linear-attention layers, alone or beside attention (their configs do not all say
 #: so in a field): a fixed state per sequence instead of a KV cache, and weights memviz's inventory does not hold
 RECURRENT_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv6", "rwkv7", "jamba", "zamba",
-                                   "zamba2", "bamba", "falcon_h1", "nemotron_h", "lfm2",
+                                   "zamba2", "falcon_h1", "lfm2",
                                    "lfm2_moe", "kimi_linear", "plamo2", "minimax", "recurrent_gemma", "xlstm", "lfm3"})
 #: config fields that place recurrent layers (Qwen3-Next, Jamba, Granite-4.0-H / Zamba, Nemotron-H)
 _HYBRID_FIELDS = ("full_attention_interval", "attn_layer_period", "layers_block_type", "hybrid_override_pattern")
@@ -720,6 +721,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _granite_hybrid_layers(cfg)
     if model_type == "nemotron_h":
         cfg = _nemotron_h_layers(cfg)
+    if model_type == "bamba":  # BambaConfig.layers_block_type: attention at attn_layer_indices, Mamba2 elsewhere
+        attention = set(_int_list(cfg.get("attn_layer_indices"), "attn_layer_indices"))
+        n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
+        cfg = {**cfg, "layer_types": ["attention" if i in attention else "mamba" for i in range(n)]}
     warnings: list[str] = []
     if model_type not in KNOWN_MODEL_TYPES:
         warnings.append(
@@ -791,6 +796,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_gated_deltanet_fields(cfg))
     if model_type == "nemotron_h":
         kw.update(_nemotron_h_fields(cfg))
+    if model_type == "bamba":  # BambaDecoderLayer: Granite-4.0-H's Mamba2 mixer beside a gated MLP
+        kw.update(_mamba2_fields(cfg, hidden))
     if model_type == "granitemoehybrid":
         kw.update(_mamba2_fields(cfg, hidden))
         if not cfg.get("num_local_experts"):  # a dense Granite-4.0-H: its only MLP is shared_mlp

@@ -34,7 +34,8 @@ from memviz.core.units import GB
 GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
              "gemma2": "gemma2", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe", "deepseek_v2": "deepseek2",
              "gpt_oss": "gpt-oss", "gemma4_text": "gemma4", "qwen3_5_text": "qwen35", "qwen3_5_moe_text": "qwen35moe",
-             "granitemoehybrid": "granitehybrid", "nemotron_h": "nemotron_h"}
+             "granitemoehybrid": "granitehybrid", "nemotron_h": "nemotron_h",
+             "bamba": "granitehybrid"}  # conversion/granite.py `GraniteHybridModel` converts Bamba too
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 

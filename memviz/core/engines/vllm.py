@@ -161,6 +161,9 @@ class VLLM(Engine):
             raise InputError(f"vLLM needs the {a.num_kv_heads} KV heads divisible by tp ({sc.tp})")
         if a.num_kv_heads < sc.tp and sc.tp % a.num_kv_heads:
             raise InputError(f"vLLM needs tp ({sc.tp}) to be a multiple of the {a.num_kv_heads} KV heads")
+        if a.model_type == "bamba":
+            raise InputError("vLLM no longer runs Bamba: 0.23 removed it (model_executor/models/registry.py "
+                             "_PREVIOUSLY_SUPPORTED_MODELS), and memviz follows vLLM 0.33")
         if LINEAR in a.layer_types and FULL not in a.layer_types:
             raise InputError("vLLM sizes a hybrid model's state pages by its attention layers; a model of recurrent "
                              "layers only (attention-free) is not modelled")

@@ -109,3 +109,28 @@ def test_transformers_reference_scan_and_the_mamba_ssm_kernels():
     reference = estimate(a, Scenario(**sc)).bytes["activations"]
     fused = estimate(a, Scenario(**sc, options=(("mamba_kernels", True),))).bytes["activations"]
     assert reference - fused >= 3 * 128 * 256 * 32768 * 4 * 0.9  # most of the 12 GiB of chunk matrices go
+
+
+@pytest.mark.parametrize(("changes", "dtype"), [
+    ({}, "fp32"), ({}, "bf16"),
+    ({"attention_bias": True, "mlp_bias": True, "mamba_proj_bias": True, "mamba_n_groups": 2}, "bf16")])
+def test_bamba_is_granites_mamba2_beside_a_gated_mlp(changes, dtype):
+    """BambaConfig: attention at attn_layer_indices, Granite's Mamba2 mixer elsewhere, a gated MLP in every layer:
+    parameters and transformers' cache exact. vLLM removed Bamba in 0.23, so the vLLM engine refuses it; llama.cpp
+    converts it as granitehybrid (conversion/granite.py `GraniteHybridModel`), written so by gguf_build."""
+    from memviz.probe.gguf_build import check_supported
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = transformers.AutoConfig.for_model("bamba", **{
+            **{k: TINY[k] for k in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                                    "num_key_value_heads", "mamba_d_state", "mamba_n_heads", "mamba_d_head",
+                                    "mamba_d_conv", "mamba_chunk_size", "pad_token_id", "bos_token_id", "eos_token_id")},
+            "intermediate_size": 96, "attn_layer_indices": [2], **changes})
+    a, model, held, kv = run_and_compare(transformers.AutoModelForCausalLM.from_config, config, dtype)
+    assert a.linear_mixer == MAMBA2 and a.layer_types == (LINEAR, LINEAR, FULL, LINEAR) and not a.is_moe
+    assert kv == held > 0
+    assert parameter_count(a) == sum(p.numel() for p in model.parameters())
+    assert check_supported(a) == "granitehybrid"
+    with pytest.raises(InputError, match="vLLM no longer runs Bamba"):
+        estimate(a, Scenario(engine="vllm", context_tokens=64))
