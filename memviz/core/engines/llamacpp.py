@@ -495,7 +495,8 @@ class LlamaCpp(Engine):
         in_proj's output, the convolution's input with the cached columns, its output, the scan's output, the gate
         and the grouped norm (about 1.5 d_inner and 3.5 convolution widths beside the hidden rows); per sequence of
         the reserve the scan's new state (d_state x d_inner). Fitted on this project's CPU over six shapes (d_inner
-        1,024-3,072, d_state 64-256, 1-4 groups, 8-48 heads) within 3 % (tests/probe/test_llamacpp_live.py)."""
+        1,024-3,072, d_state 64-256, 1-4 groups, 8-48 heads): within 2 % with flash attention, -5.4 ... +1.6 %
+        without (the attention stage then decides some); tests/probe/test_llamacpp_live.py checks four shapes."""
         a = x.a
         inner = a.linear_v_heads * a.linear_v_head_dim
         per_token = DELTANET_UNITS_HIDDEN[where] * a.hidden_size + 1.5 * inner + 3.5 * a.linear_conv_dim
