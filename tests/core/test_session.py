@@ -32,6 +32,28 @@ def test_round_trip_through_a_file(tmp_path):
     assert json.loads((tmp_path / "s.json").read_text())["format_version"] == 3
 
 
+def test_a_hybrid_model_round_trips_with_its_layer_kinds(tmp_path):
+    """A Nemotron-H session keeps which blocks are Mamba2, attention or feed-forward only, and the Mamba2 fields;
+    a session written before these fields existed still opens (they take their defaults)."""
+    from memviz.core.arch import from_hf_config
+
+    nemotron = dict(model_type="nemotron_h", hidden_size=4480, num_attention_heads=40, num_key_value_heads=8,
+                    head_dim=128, intermediate_size=15680, vocab_size=131072, mamba_num_heads=128, mamba_head_dim=80,
+                    hybrid_override_pattern="M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-")
+    s = Session(architecture=from_hf_config(nemotron), preset="", scenarios=(Scenario(engine="vllm"),),
+                gpus=("h100-80g",), unit=Unit.GiB)
+    s.save(tmp_path / "s.json")
+    back = Session.load(tmp_path / "s.json")
+    assert back == s and back.architecture.ffn_layers == s.architecture.ffn_layers
+    old = json.loads((tmp_path / "s.json").read_text())
+    dense = make().to_dict()
+    for key in ("ffn_layers", "linear_mixer", "linear_chunk", "linear_conv_bias", "linear_proj_bias"):
+        del dense["architecture"][key]
+    (tmp_path / "old.json").write_text(json.dumps(dense))
+    assert Session.load(tmp_path / "old.json") == make()
+    assert old["architecture"]["linear_mixer"] == "mamba2"
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [("nope", "not valid JSON"), ("[]", "not a memviz session"),
