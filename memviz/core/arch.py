@@ -516,9 +516,9 @@ def _gated_deltanet_fields(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def _mamba2_fields(cfg: dict[str, Any], hidden: int) -> dict[str, Any]:
-    """Granite-4.0-H's Mamba2 layers (GraniteMoeHybridConfig, GraniteMoeHybridMambaLayer, transformers 5.24): n_groups
-    groups of B and C of d_state, mamba_n_heads heads of mamba_d_head ("auto": mamba_expand x hidden / heads), a
-    convolution of mamba_d_conv taps; the MLP of a model without experts is its shared_mlp."""
+    """Granite-4.0-H's and Bamba's Mamba2 layers (GraniteMoeHybridMambaLayer, BambaMixer, transformers 5.24; their
+    configs name the fields alike): n_groups groups of B and C of d_state, mamba_n_heads heads of mamba_d_head
+    ("auto": mamba_expand x hidden / heads), a convolution of mamba_d_conv taps."""
     heads = _at_least_one(cfg.get("mamba_n_heads", 128), "mamba_n_heads")
     head_dim = cfg.get("mamba_d_head", "auto")
     inner = _int(cfg.get("mamba_expand", 2), "mamba_expand") * hidden
@@ -680,7 +680,7 @@ def _nemotron_h_fields(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
     """One clear error for models with recurrent or linear-attention layers: memviz would count a KV cache for
-    every layer and miss their state and weights (Qwen3.5 / Qwen3-Next's gated delta-nets are modelled)."""
+    every layer and miss their state and weights (gated delta-nets and Mamba2 hybrids are modelled)."""
     if model_type in GATED_DELTANET_TYPES or model_type in MAMBA2_TYPES:
         return
     types = [str(t) for t in _explicit_layer_types(cfg)]
@@ -690,8 +690,9 @@ def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
         what = (f"{len(recurrent)} of {len(types)} layers are {recurrent[0]}" if recurrent
                 else f"its '{field}' places recurrent layers" if field else "it is built of recurrent layers")
         raise InputError(f"{model_type}: {what}; memviz models no recurrent / linear-attention "
-                         "layers but Qwen3.5 / Qwen3-Next's gated delta-nets and Granite-4.0-H's Mamba2 layers (their "
-                         "fixed state per sequence, their weights), so its figures would be wrong")
+                         "layers but Qwen3.5 / Qwen3-Next's gated delta-nets and the Mamba2 layers of Granite-4.0-H, "
+                         "Nemotron-H and Bamba (their fixed state per sequence, their weights), so its figures would "
+                         "be wrong")
 
 
 def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "", ref: str = "") -> Architecture:
@@ -796,12 +797,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_gated_deltanet_fields(cfg))
     if model_type == "nemotron_h":
         kw.update(_nemotron_h_fields(cfg))
-    if model_type == "bamba":  # BambaDecoderLayer: Granite-4.0-H's Mamba2 mixer beside a gated MLP
+    if model_type in ("granitemoehybrid", "bamba"):  # BambaDecoderLayer: the same Mamba2 mixer, a gated MLP
         kw.update(_mamba2_fields(cfg, hidden))
-    if model_type == "granitemoehybrid":
-        kw.update(_mamba2_fields(cfg, hidden))
-        if not cfg.get("num_local_experts"):  # a dense Granite-4.0-H: its only MLP is shared_mlp
-            kw.update(intermediate_size=_int(cfg.get("shared_intermediate_size", 1024), "shared_intermediate_size"))
+    if model_type == "granitemoehybrid" and not cfg.get("num_local_experts"):  # dense: shared_mlp is its MLP
+        kw.update(intermediate_size=_int(cfg.get("shared_intermediate_size", 1024), "shared_intermediate_size"))
     if model_type == "glm4_moe":  # Glm4MoeAttention: q/k/v bias per attention_bias, o_proj without; optional q/k norm
         kw.update(out_bias=False, qk_norm=bool(cfg.get("use_qk_norm", False)))
     if model_type == "glm4":  # Glm4Attention: q/k/v bias per attention_bias, o_proj without; Glm4DecoderLayer has

@@ -318,6 +318,19 @@ def _deltanet_config(get, tensor_names: set[str], cfg: dict[str, Any], warnings:
             "linear_num_value_heads": v_heads, "linear_value_head_dim": inner // v_heads}
 
 
+def _mamba2_keys(get, warnings: list[str]) -> dict[str, int]:
+    """A Mamba2 file's ssm.* keys as llama.cpp names them (src/llama-arch.cpp LLM_KV_SSM_*): heads (time_step_rank),
+    heads x head width (inner_size), d_state, groups, convolution taps."""
+    heads = _scalar(get("ssm.time_step_rank"), "ssm.time_step_rank", warnings)
+    inner = _scalar(get("ssm.inner_size"), "ssm.inner_size", warnings)
+    if not (heads and inner) or inner % heads:
+        raise InputError("GGUF metadata lacks a consistent ssm.time_step_rank / ssm.inner_size for the Mamba2 layers")
+    return {"heads": heads, "inner": inner, "head_dim": inner // heads,
+            "state": _scalar(get("ssm.state_size"), "ssm.state_size", warnings),
+            "groups": _scalar(get("ssm.group_count"), "ssm.group_count", warnings) or 1,
+            "conv": _scalar(get("ssm.conv_kernel"), "ssm.conv_kernel", warnings)}
+
+
 def _granite_hybrid_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     """Granite-4.0-H as llama.cpp reads it (src/models/granite-hybrid.cpp `load_arch_hparams`; conversion/granite.py
     writes it): a layer is Mamba2 where its `attention.head_count_kv` entry is 0; ssm.inner_size = heads x head
@@ -328,16 +341,13 @@ def _granite_hybrid_config(get, cfg: dict[str, Any], warnings: list[str]) -> dic
     n = cfg["num_hidden_layers"] or 0
     if not isinstance(kv, (list, tuple)) or len(kv) != n:
         raise InputError("a granitehybrid GGUF needs attention.head_count_kv per layer (0 marks a Mamba2 layer)")
-    heads = _scalar(get("ssm.time_step_rank"), "ssm.time_step_rank", warnings)
-    inner = _scalar(get("ssm.inner_size"), "ssm.inner_size", warnings)
+    ssm = _mamba2_keys(get, warnings)
     hidden = cfg["hidden_size"] or 0
-    if not (heads and inner and hidden) or inner % heads or inner % hidden:
-        raise InputError("GGUF metadata lacks a consistent ssm.time_step_rank / ssm.inner_size for the Mamba2 layers")
+    if not hidden or ssm["inner"] % hidden:
+        raise InputError("GGUF metadata's ssm.inner_size is no multiple of the embedding length")
     out = {"layer_types": ["mamba" if not int(v) else "attention" for v in kv],
-           "mamba_n_heads": heads, "mamba_d_head": inner // heads, "mamba_expand": inner // hidden,
-           "mamba_d_state": _scalar(get("ssm.state_size"), "ssm.state_size", warnings),
-           "mamba_n_groups": _scalar(get("ssm.group_count"), "ssm.group_count", warnings) or 1,
-           "mamba_d_conv": _scalar(get("ssm.conv_kernel"), "ssm.conv_kernel", warnings),
+           "mamba_n_heads": ssm["heads"], "mamba_d_head": ssm["head_dim"], "mamba_expand": ssm["inner"] // hidden,
+           "mamba_d_state": ssm["state"], "mamba_n_groups": ssm["groups"], "mamba_d_conv": ssm["conv"],
            "shared_intermediate_size": cfg.get("shared_expert_intermediate_size") or cfg["intermediate_size"]}
     if cfg.get("num_experts"):
         out.update(num_local_experts=cfg["num_experts"], intermediate_size=cfg["intermediate_size"])
@@ -352,16 +362,11 @@ def _nemotron_h_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[st
     n = cfg["num_hidden_layers"] or 0
     if not (isinstance(kv, (list, tuple)) and isinstance(ff, (list, tuple)) and len(kv) == len(ff) == n):
         raise InputError("a nemotron_h GGUF needs attention.head_count_kv and feed_forward_length per layer")
-    heads = _scalar(get("ssm.time_step_rank"), "ssm.time_step_rank", warnings)
-    inner = _scalar(get("ssm.inner_size"), "ssm.inner_size", warnings)
-    if not (heads and inner) or inner % heads:
-        raise InputError("GGUF metadata lacks a consistent ssm.time_step_rank / ssm.inner_size for the Mamba2 layers")
+    ssm = _mamba2_keys(get, warnings)
     ffn = "E" if cfg.get("num_experts") else "-"
     out = {"hybrid_override_pattern": "".join("*" if int(h) else ffn if int(f) else "M" for h, f in zip(kv, ff, strict=True)),
-           "mamba_num_heads": heads, "mamba_head_dim": inner // heads,
-           "ssm_state_size": _scalar(get("ssm.state_size"), "ssm.state_size", warnings),
-           "n_groups": _scalar(get("ssm.group_count"), "ssm.group_count", warnings) or 1,
-           "conv_kernel": _scalar(get("ssm.conv_kernel"), "ssm.conv_kernel", warnings)}
+           "mamba_num_heads": ssm["heads"], "mamba_head_dim": ssm["head_dim"], "ssm_state_size": ssm["state"],
+           "n_groups": ssm["groups"], "conv_kernel": ssm["conv"]}
     if cfg.get("num_experts"):
         out["moe_shared_expert_intermediate_size"] = cfg.get("shared_expert_intermediate_size") or 0
     return out
