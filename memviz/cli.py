@@ -237,6 +237,7 @@ def estimate_json(est: Estimate, model: str | None = None) -> dict[str, Any]:
         "model": a.name,
         "parameters": est.parameters,
         "active_parameters": est.active_parameters,
+        "encoder_parameters": {e.modality: e.parameters for e in a.encoders},
         "bytes": {**est.bytes, "total": est.total},
         "kv_bytes_per_token": est.kv_bytes_per_token,
         "kv_cache_required": est.kv_cache_required,
@@ -272,7 +273,8 @@ def estimate_json(est: Estimate, model: str | None = None) -> dict[str, Any]:
 
 
 def _print_table(data: dict[str, Any], unit: Unit) -> None:
-    print(f"{data['model']}: {data['parameters']:,d} parameters ({data['active_parameters']:,d} active per token)")
+    print(f"{data['model']}: {data['parameters']:,d} parameters ({data['active_parameters']:,d} active per token)"
+          + "".join(f" + {n:,d} in its {m} encoder" for m, n in data["encoder_parameters"].items()))
     sc = data["scenario"]
     print(f"{sc['engine']}, weights {sc['weight_format']}, KV {sc['kv_format']}, context {sc['context_tokens']:,d} x "
           f"batch {sc['batch']}; KV {data['kv_bytes_per_token']:,d} bytes per token")
@@ -387,6 +389,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
     from memviz.core.importers import import_path
     from memviz.core.inventory import active_parameter_count, parameter_count
+    from memviz.core.towers import describe
 
     a = import_path(args.path)
     counts: Counter = Counter()
@@ -416,6 +419,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     if a.is_mla:
         print(f"MLA: kv_lora_rank {a.kv_lora_rank}, rope dim {a.qk_rope_head_dim}")
     print(f"parameters (from the architecture): {data['parameters_from_config']:,d}")
+    if a.encoders:
+        print(f"encoders (parameters with their projectors, beside the language model): {describe(a.encoders)}")
     if a.stored:
         print(f"stored: {data['stored_tensors']:,d} tensors, {data['stored_elements']:,d} elements, "
               f"{data['stored_bytes']:,d} bytes ({format_bytes(data['stored_bytes'])})")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memviz.core.errors import InputError, reject_unknown_fields
+from memviz.core.towers import AUDIO, VISION, Encoder, encoders
 
 FULL = "full"
 SLIDING = "sliding"
@@ -34,6 +35,10 @@ KNOWN_MODEL_TYPES = (
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
     "bamba",
 )
+#: the language models of Qwen's VL wrappers, read as the text models they are built on (Qwen2_5_VLTextModel:
+#: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms included)
+_TEXT_ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2", "qwen2_5_vl_text": "qwen2",
+                 "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe"}
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
 #: hybrid model types whose Mamba2 layers memviz models (Granite-4.0-H: GraniteMoeHybridMambaLayer)
@@ -157,6 +162,9 @@ class Architecture:
     linear_conv_bias: bool = False
     linear_proj_bias: bool = False
     attn_output_gate: bool = False
+    # a multimodal checkpoint's vision / audio encoders with their projectors (`memviz.core.towers`): loaded beside
+    # the language model by transformers and vLLM, kept in a separate mmproj file by llama.cpp
+    encoders: tuple[Encoder, ...] = ()
     stored: tuple[StoredTensor, ...] = ()  # tensors of an imported file (weight format "stored")
     source: str = field(default="", compare=False)
     ref: str = field(default="", compare=False)  # what an engine loads: a repository id, a folder or a file
@@ -195,6 +203,10 @@ class Architecture:
             raise InputError(f"ffn_layers must list {self.num_layers} entries")
         if LINEAR in self.layer_types and not (self.linear_v_heads and self.linear_k_head_dim and self.linear_conv_kernel):
             raise InputError("linear-attention layers need their heads, head widths and convolution kernel")
+        for e in self.encoders:
+            if e.modality not in (VISION, AUDIO) or isinstance(e.parameters, bool) or not isinstance(
+                    e.parameters, int) or not 0 < e.parameters <= MAX_POSITIONS * MAX_DIMENSION:
+                raise InputError(f"an encoder is '{VISION}' or '{AUDIO}' with a positive parameter count, got {e!r:.80}")
         if self.linear_mixer not in (DELTANET, MAMBA2):
             raise InputError(f"linear_mixer must be '{DELTANET}' or '{MAMBA2}', got {self.linear_mixer!r}")
         if SLIDING in self.layer_types and not (self.sliding_window and self.sliding_window > 0):
@@ -311,6 +323,7 @@ class Architecture:
         d["ffn_layers"] = list(self.ffn_layers)
         d["warnings"] = list(self.warnings)
         d["stored"] = [[t.name, list(t.shape), t.role, t.layer, t.storage, t.nbytes, t.offset] for t in self.stored]
+        d["encoders"] = [[e.modality, e.family, e.parameters] for e in self.encoders]
         return d
 
     @classmethod
@@ -322,6 +335,10 @@ class Architecture:
             if key in d:
                 d[key] = tuple(d[key])
         d["stored"] = tuple(StoredTensor(row[0], tuple(row[1]), *row[2:7]) for row in d.get("stored", ()))
+        try:
+            d["encoders"] = tuple(Encoder(str(m), str(f), n) for m, f, n in d.get("encoders", ()))
+        except (TypeError, ValueError):
+            raise InputError("architecture encoders must be [modality, family, parameters] rows") from None
         return cls(**d)
 
 
@@ -700,12 +717,14 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
 
     Rules common to all types (transformers' own defaults): an explicit `head_dim`
     wins over hidden/heads; a missing `num_key_value_heads` means MHA; MoE models
-    count all experts. Multimodal wrappers (gemma3) are read from `text_config`.
+    count all experts. Multimodal wrappers (gemma3, gemma4, mistral3, qwen3_vl, ...) are read from
+    `text_config`, their vision / audio encoders counted by `memviz.core.towers`.
     An unknown `model_type` with the standard Llama-style fields still works and
     the assumptions made are listed in `warnings`.
     """
     if not isinstance(cfg, dict):
         raise InputError("config must be a JSON object")
+    outer = cfg
     if "text_config" in cfg and isinstance(cfg["text_config"], dict):
         inner = dict(cfg["text_config"])
         inner.setdefault("model_type", f"{cfg.get('model_type', 'unknown')}_text")
@@ -714,6 +733,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                 inner[key] = cfg[key]
         cfg = inner
     model_type = str(cfg.get("model_type") or "unknown")
+    model_type = _TEXT_ALIASES.get(model_type, model_type)
     if model_type == "gemma4_unified_text":  # Gemma 4 12B's text model: Gemma 4's decoder without per-layer inputs
         cfg = {"hidden_size_per_layer_input": 0, **cfg}  # or experts (Gemma4UnifiedTextConfig has neither field)
         model_type = "gemma4_text"
@@ -764,7 +784,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         window = 512  # Gemma4TextConfig's default
     window = _int(window, "sliding_window") if window else None
 
+    towers, tower_warnings = encoders(outer, hidden)
+    warnings += tower_warnings
     kw: dict[str, Any] = dict(
+        encoders=towers,
         name=name or str(cfg.get("_name_or_path") or model_type),
         model_type=model_type,
         vocab_size=vocab,

@@ -23,7 +23,7 @@ import numpy as np
 from memviz.core.arch import Architecture
 from memviz.core.engines import Engine, Inputs, Placement, get_engine
 from memviz.core.errors import InputError, reject_unknown_fields
-from memviz.core.formats import get_kv_format, get_weight_format, tensor_bytes
+from memviz.core.formats import STORED, get_kv_format, get_weight_format, tensor_bytes
 from memviz.core.gpus import get_gpu
 from memviz.core.inventory import active_fraction, active_parameter_count, parameter_count
 from memviz.core.kv import kv_bytes_per_token
@@ -327,6 +327,7 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
     stage_w, host_w, streamed, host_read = _weights(x, placement, stages, engine)
     for s_i, r in enumerate(stages):
         stage_w[s_i] += engine.weight_extra(x, r)
+    stage_w[0] += engine.encoder_bytes(x)
 
     host_kv = zeros.copy()
     stage_kv, stage_held = [], []
@@ -420,6 +421,10 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
     kvf = get_kv_format(sc.kv_format)
     layout = replace(engine.kv_layout(x), kv_heads_divisor=1)
     notes = list(a.warnings)
+    if a.encoders and x.wf.name != STORED:
+        held = engine.encoder_bytes(x)
+        facts["encoders_loaded"] = bool(held)
+        notes.append(_encoder_note(a, held))
     host_usage = DeviceUsage("host", *(int(np.ceil(getattr(host, c))) for c in COMPONENTS))
     if host_usage.total:
         notes.append(f"host memory holds {host_usage.total:,d} bytes (offloaded weights/KV, output buffers)")
@@ -430,6 +435,16 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
         kv_cache_required=int(np.ceil(gpus[busiest_i].kv_required)), notes=tuple(notes), engine_facts=facts,
         host_read_bytes=int(host.weights_read),
     )
+
+
+def _encoder_note(a: Architecture, device_bytes: float) -> str:
+    """What the weights say of a multimodal model's encoders: held, and how much, or left out."""
+    what = " and the ".join(f"{e.modality} encoder ({e.parameters / 1e9:.2f}B parameters with its projector)"
+                            for e in a.encoders)
+    if device_bytes:
+        return f"weights include the {what}: {device_bytes / GiB:.2f} GiB on each GPU of the first stage, at 16 bits"
+    return (f"the {what} is not loaded: vLLM's --language-model-only leaves it out, and llama.cpp / Ollama keep "
+            "it in a separate mmproj file")
 
 
 @lru_cache(maxsize=1024)

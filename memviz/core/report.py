@@ -21,6 +21,7 @@ from memviz.core.fit import estimate_fits
 from memviz.core.gpus import get_gpu
 from memviz.core.runs import MeasuredRun, for_scenario, is_stale
 from memviz.core.session import Session
+from memviz.core.towers import describe
 from memviz.core.units import Unit, to_unit
 
 DATA_SUFFIXES = (".csv", ".json", ".md")
@@ -81,7 +82,8 @@ def to_csv(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs=()) 
 
 
 def to_json(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs=()) -> str:
-    return json.dumps({"model": a.name, "unit": unit.value, "bytes_unit": "bytes", "gpus": list(gpus),
+    return json.dumps({"model": a.name, "encoder_parameters": {e.modality: e.parameters for e in a.encoders},
+                       "unit": unit.value, "bytes_unit": "bytes", "gpus": list(gpus),
                        "scenarios": rows(a, scenarios, gpus, runs), "runs": [r.to_dict() for r in runs]}, indent=2)
 
 
@@ -100,6 +102,10 @@ def to_markdown(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs
             peak = r["measured_peak_bytes"]
             cells.append(f"{to_unit(peak, unit):.2f}" if peak is not None else "—")
         lines.append("| " + " | ".join(cells) + " |")
+    if a.encoders:
+        lines += ["", f"Encoders beside the language model (parameters): {describe(a.encoders)}. The weights hold them "
+                  "at 16 bits where the engine loads them (transformers; vLLM unless --language-model-only); llama.cpp "
+                  "keeps them in a separate mmproj file, not counted."]
     lines += ["", "Launch commands (each reproduces its scenario in its engine):", ""]
     for r in data:
         lines += [f"- {r['label']} ({r['engine']}):", "", "  ```", *(f"  {x}" for x in r["launch_command"].splitlines()),

@@ -28,6 +28,7 @@ from memviz.core.formats import get_kv_format
 from memviz.core.inventory import active_parameter_count, parameter_count
 from memviz.core.kv import KVLayout, kv_bytes_per_token
 from memviz.core.presets import all_presets
+from memviz.core.towers import describe
 
 #: (field, label, unit shown next to it); all are integers, optional ones may be empty.
 FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -61,6 +62,8 @@ def derived_facts(a: Architecture) -> str:
         f"KV per token (bf16, all layers): {kv:,.0f} bytes" + (f" latent; {kv_hf:,.0f} expanded" if a.is_mla else ""),
         f"Layers: {a.layer_kinds_text()}",
     ]
+    if a.encoders:
+        lines.append(f"Encoders (loaded by transformers and vLLM): {describe(a.encoders)}")
     if a.is_moe:
         lines.append(f"MoE: {a.num_experts} experts, top-{a.experts_per_token}, {sum(a.moe_layers)} MoE layers")
     lines += [f"⚠ {w}" for w in a.warnings]

@@ -76,6 +76,7 @@ def breakdown_rows(est: Estimate, unit: Unit, gpus: tuple[str, ...] = ()) -> lis
     for (role, storage), (count, numel, nbytes) in sorted(groups.items(), key=lambda kv: -kv[1][2]):
         out.append((f"weights: {role} ({storage})", f"{nbytes:,d}", format_bytes(nbytes, unit, 3), "exact",
                     f"{count} tensors, {numel:,d} parameters, {nbytes * 8 / numel:.3f} bits each", "tensor inventory"))
+    out += _encoder_rows(est, unit)
     out += engine_rows(est, unit)
     if sc.gpu and (placed := default_fit_placement(a, sc)):
         out.append(("llama-server's default --fit", "", "", "formula", f"would start it with {placed}, leaving 1 GiB "
@@ -93,6 +94,24 @@ def breakdown_rows(est: Estimate, unit: Unit, gpus: tuple[str, ...] = ()) -> lis
             out.append((f"decode speed bound on {gpu.label}", f"≤ {b.decode_tokens_per_s_max:,.0f} tokens/s", "",
                         "bound", f"one step reads the active weights and the KV cache at "
                         f"{gpu.bandwidth_bytes_per_s / 1e12:.2f} TB/s; prefill ≥ {b.prefill_s_min:.3f} s", "memviz.core.speed"))
+    return out
+
+
+def _encoder_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str, str]]:
+    """A multimodal model's encoders beside the tensor groups: their bytes at 16 bits where the engine loads them."""
+    if "encoders_loaded" not in est.engine_facts:  # a text model, or an imported file whose tensors hold them
+        return []
+    held = est.engine_facts["encoders_loaded"]
+    value_bytes = 4 if est.scenario.weight_format == "fp32" else 2
+    out = []
+    for e in est.architecture.encoders:
+        nbytes = e.parameters * value_bytes
+        what = f"{e.parameters:,d} parameters ({e.family}, with its projector)"
+        out.append((f"weights: {e.modality} encoder", f"{nbytes:,d}" if held else "",
+                    format_bytes(nbytes, unit, 3) if held else "not loaded", "exact",
+                    f"{what}, {8 * value_bytes} bits each" if held else
+                    f"{what}: this engine does not load it (vLLM --language-model-only; llama.cpp's separate mmproj)",
+                    "memviz.core.towers"))
     return out
 
 

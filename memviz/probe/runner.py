@@ -155,6 +155,8 @@ def estimate_result(arch, args, devices: list[str], context_tokens: int) -> tupl
     from memviz.core.estimate import Scenario, estimate
 
     weights = {"none": args.dtype, "bnb-int8": "llm-int8", "bnb-nf4": "bnb-nf4"}[args.quant]
+    if not args.model:  # from a config the probe builds a wrapper's language model only (`hf_config`)
+        arch = arch.with_changes(encoders=())
     if args.model and arch.stored and args.quant == "none":
         weights = "stored"
     sc = Scenario(weight_format=weights, kv_format=args.dtype, context_tokens=context_tokens, batch=args.batch,

@@ -120,3 +120,21 @@ def test_breakdown_kv_inputs_name_gemma4s_full_layers_and_the_layers_caching_not
     est = estimate(from_hf_config(cfg), Scenario(engine="llamacpp", weight_format="Q4_K_M", context_tokens=4096))
     kv = next(r for r in breakdown_rows(est, Unit.GiB) if r[0] == "kv_cache")
     assert "L=6, Hkv=1, D=64 (full layers Hkv=1, D=128; last 3 layers reuse K/V)" in kv[4]
+
+
+def test_breakdown_rows_of_a_multimodal_model_add_up_to_its_weights():
+    """The tensor groups and the vision encoder's row together are the weights of one GPU; an engine that does not
+    load the encoder says so in its row."""
+    from memviz.core.estimate import Scenario, estimate
+    from memviz.core.presets import get_preset
+    from memviz.core.units import Unit
+    from memviz.gui.breakdown import breakdown_rows
+
+    a = get_preset("gemma-3-27b").architecture()
+    est = estimate(a, Scenario(engine="transformers", context_tokens=4096))
+    rows = [r for r in breakdown_rows(est, Unit.GiB) if r[0].startswith("weights: ")]
+    assert "weights: vision encoder" in {r[0] for r in rows}
+    assert sum(int(r[1].replace(",", "")) for r in rows) == est.bytes["weights"]
+    est = estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", context_tokens=4096))
+    row = next(r for r in breakdown_rows(est, Unit.GiB) if r[0] == "weights: vision encoder")
+    assert row[2] == "not loaded" and "mmproj" in row[4]

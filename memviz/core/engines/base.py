@@ -16,7 +16,7 @@ import numpy as np
 
 from memviz.core.arch import LINEAR, Architecture
 from memviz.core.errors import InputError
-from memviz.core.formats import KVFormat, WeightFormat
+from memviz.core.formats import STORED, KVFormat, WeightFormat
 from memviz.core.kv import KVLayout, kv_cache_bytes
 from memviz.core.units import MiB
 
@@ -289,6 +289,16 @@ class Engine:
         """Bytes one device holding the pipeline stage `layers` keeps beyond its tensors' own (llama.cpp's
         repacked CPU copies, vLLM's kernel padding); 0 for most engines."""
         return 0.0
+
+    def encoder_bytes(self, x: Inputs) -> float:
+        """Bytes of a multimodal checkpoint's encoders (`Architecture.encoders`) on one device of the first stage:
+        their parameters in the model's dtype, loaded beside the language model (transformers'
+        `...ForConditionalGeneration`). Quantized releases leave them unquantized (their quantization configs
+        exclude the towers), so every weight format counts them at 16 bits. An imported file's own tensors
+        (format "stored") hold them already."""
+        if x.wf.name == STORED:
+            return 0.0
+        return float(sum(e.parameters for e in x.a.encoders) * x.act_bytes)
 
     def host_weight_extra(self, x: Inputs) -> float:
         """Bytes the host's model buffers hold beyond its tensors' own (llama.cpp's mapped file range beside GPUs);

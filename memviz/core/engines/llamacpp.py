@@ -589,6 +589,11 @@ class LlamaCpp(Engine):
         """On a GPU, each tensor as a CUDA buffer holds it (`cuda_alloc_bytes`)."""
         return tt.nbytes + _cuda_extra(x.a, x.wf) if x.sc.device == "cuda" else tt.nbytes
 
+    def encoder_bytes(self, x: Inputs) -> float:
+        """None: llama.cpp's model file holds the language model; a multimodal model's encoders are a separate
+        mmproj GGUF that `llama-server --mmproj` loads through libmtmd (tools/mtmd), outside this estimate."""
+        return 0.0
+
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """The repacked copies of a CPU run, counted with the first stage."""
         if x.sc.device != "cpu" or layers.start != 0:

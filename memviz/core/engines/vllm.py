@@ -135,6 +135,8 @@ class VLLM(Engine):
         Option("enable_prefix_caching", bool, True, "reuse cached prompt prefixes (on by default since hybrid models "
                "support it; a delta-net model's state then keeps checkpoint blocks per request)"),
         Option("cpu_offload_gb", float, 0.0, "GiB of weights per GPU kept in host memory", minimum=0),
+        Option("language_model_only", bool, False, "a multimodal model without its encoders (--language-model-only: "
+               "no image / audio inputs, the towers not loaded)"),
     )
     attention_default = "flash"
     supports_tp = True
@@ -267,6 +269,13 @@ class VLLM(Engine):
         handles, and NCCL buffers when the model spans several GPUs."""
         world = x.sc.tp * x.sc.pp
         return TORCH_CUDA_BASELINE_BYTES + (NCCL_BYTES_PER_GPU * world if world > 1 else 0)
+
+    def encoder_bytes(self, x: Inputs) -> float:
+        """The encoders on each rank of the first stage: their linear layers are split over the TP ranks
+        (`MultiModalConfig.mm_encoder_tp_mode` "weights", the default; SiglipAttention, Qwen3_VisionBlock, ... use
+        QKVParallelLinear / RowParallelLinear), and none at all with `--language-model-only`, under which
+        `_mark_tower_model` (model_executor/models/interfaces.py) skips the towers."""
+        return 0.0 if x.options["language_model_only"] else super().encoder_bytes(x) / x.sc.tp
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """What the kernels' weight layouts add on one rank of the stage `layers`: MXFP4 expert padding for the MoE
@@ -462,5 +471,7 @@ class VLLM(Engine):
             args.append("--no-enable-chunked-prefill")
         if s["cpu_offload_gb"]:
             args += ["--cpu-offload-gb", f"{s['cpu_offload_gb']:g}"]
+        if s["language_model_only"] and a.encoders:
+            args.append("--language-model-only")
         return " ".join(args)
 

@@ -1,0 +1,244 @@
+"""Encoders of multimodal checkpoints: the vision (and audio) towers beside the language model.
+
+A multimodal config (Gemma 3 / 4, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5, Mistral Small 3.x, Llama 4, LLaVA) holds its
+language model in `text_config` (or at the top level) and each encoder in `vision_config` / `audio_config`.
+The encoders' weights are loaded with the language model by transformers and by vLLM (unless
+`--language-model-only`); llama.cpp keeps them in a separate mmproj file. Their parameter counts follow the
+modules of transformers 5.24 (`models/<family>/modeling_<family>.py`, named per function) and are checked
+against those modules instantiated on the meta device (tests/core/test_towers.py); the projector that maps an
+encoder's output into the language model's width counts with its encoder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memviz.core.errors import InputError
+
+VISION = "vision"
+AUDIO = "audio"
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """One encoder tower with its projector: `parameters` elements in the checkpoint's dtype."""
+
+    modality: str  # VISION or AUDIO
+    family: str  # the encoder config's model_type (siglip_vision_model, pixtral, qwen3_vl_vision, ...)
+    parameters: int
+
+
+def _lin(n_in: int, n_out: int, bias: bool = True) -> int:
+    return n_in * n_out + (n_out if bias else 0)
+
+
+def _get(cfg: dict[str, Any], key: str, default: Any) -> Any:
+    value = cfg.get(key, default)
+    return default if value is None else value
+
+
+def _whole(cfg: dict[str, Any], key: str, default: int) -> int:
+    value = _get(cfg, key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 1 << 24:
+        raise InputError(f"vision/audio config: {key} must be a positive whole number, got {value!r}")
+    return value
+
+
+def _vit_layer(h: int, inter: int, *, bias: bool = True, gated: bool = False, norm_bias: bool = True) -> int:
+    """One pre-norm ViT block: two norms, q/k/v/o of h x h, an MLP of `inter` (gated: gate, up, down)."""
+    mlp = (2 * _lin(h, inter, bias) if gated else _lin(h, inter, bias)) + _lin(inter, h, bias)
+    return 2 * (2 * h if norm_bias else h) + 4 * _lin(h, h, bias) + mlp
+
+
+def siglip(vc: dict[str, Any]) -> int:
+    """SiglipVisionModel (siglip/modeling_siglip.py): Conv2d patch embedding with bias, a learned position per
+    patch of the (image_size / patch_size)^2 grid, LayerNorm blocks with biased attention and fc1/fc2, the
+    post_layernorm and, with vision_use_head (SiglipVisionConfig's default), the attention-pooling head."""
+    h, inter = _whole(vc, "hidden_size", 768), _whole(vc, "intermediate_size", 3072)
+    patch, channels = _whole(vc, "patch_size", 16), _whole(vc, "num_channels", 3)
+    grid = _whole(vc, "image_size", 224) // patch
+    n = channels * patch * patch * h + h + grid * grid * h
+    n += _whole(vc, "num_hidden_layers", 12) * _vit_layer(h, inter) + 2 * h
+    if _get(vc, "vision_use_head", True):  # SiglipMultiheadAttentionPoolingHead: probe, MHA, LayerNorm, MLP
+        n += h + 4 * _lin(h, h) + 2 * h + _lin(h, inter) + _lin(inter, h)
+    return n
+
+
+def clip(vc: dict[str, Any]) -> int:
+    """CLIPVisionModel (clip/modeling_clip.py): class embedding, Conv2d patch embedding without bias, a learned
+    position per patch plus the class token, pre- and post-LayerNorm around LayerNorm blocks as SigLIP's."""
+    h, inter = _whole(vc, "hidden_size", 768), _whole(vc, "intermediate_size", 3072)
+    patch, channels = _whole(vc, "patch_size", 32), _whole(vc, "num_channels", 3)
+    grid = _whole(vc, "image_size", 224) // patch
+    n = h + channels * patch * patch * h + (grid * grid + 1) * h + 2 * h
+    return n + _whole(vc, "num_hidden_layers", 12) * _vit_layer(h, inter) + 2 * h
+
+
+def pixtral(vc: dict[str, Any]) -> int:
+    """PixtralVisionModel (pixtral/modeling_pixtral.py): Conv2d patches without bias, RMSNorm ln_pre, blocks of
+    RMSNorms, bias-free q/k/v/o and a gated MLP; positions are rotary (no table)."""
+    h, inter = _whole(vc, "hidden_size", 1024), _whole(vc, "intermediate_size", 4096)
+    patch, channels = _whole(vc, "patch_size", 16), _whole(vc, "num_channels", 3)
+    layer = _vit_layer(h, inter, bias=False, gated=True, norm_bias=False)
+    return channels * patch * patch * h + h + _whole(vc, "num_hidden_layers", 24) * layer
+
+
+def qwen2_5_vision(vc: dict[str, Any], text_hidden: int) -> int:
+    """Qwen2_5_VisionTransformerPretrainedModel (qwen2_5_vl/modeling_qwen2_5_vl.py): Conv3d patches without bias,
+    RMSNorm blocks with a fused biased qkv, biased proj and a gated biased MLP; the patch merger's RMSNorm and
+    two linears over spatial_merge_size^2 patches into out_hidden_size."""
+    h, inter = _whole(vc, "hidden_size", 1280), _whole(vc, "intermediate_size", 3420)
+    patch, t_patch = _whole(vc, "patch_size", 14), _whole(vc, "temporal_patch_size", 2)
+    merged = h * _whole(vc, "spatial_merge_size", 2) ** 2
+    out = _whole(vc, "out_hidden_size", text_hidden)
+    n = _whole(vc, "in_channels", 3) * t_patch * patch * patch * h
+    n += _whole(vc, "depth", 32) * _vit_layer(h, inter, gated=True, norm_bias=False)
+    return n + h + _lin(merged, merged) + _lin(merged, out)
+
+
+def qwen2_vision(vc: dict[str, Any], text_hidden: int) -> int:
+    """Qwen2VisionTransformerPretrainedModel (qwen2_vl/modeling_qwen2_vl.py): Conv3d patches without bias, blocks
+    of embed_dim with LayerNorms, a fused biased qkv, biased proj and fc1/fc2 of mlp_ratio x embed_dim; the merger's
+    LayerNorm and two linears over spatial_merge_size^2 patches into hidden_size (the language model's width)."""
+    h = _whole(vc, "embed_dim", 1280)
+    inter = int(h * float(_get(vc, "mlp_ratio", 4)))
+    patch, t_patch = _whole(vc, "patch_size", 14), _whole(vc, "temporal_patch_size", 2)
+    merged = h * _whole(vc, "spatial_merge_size", 2) ** 2
+    n = _whole(vc, "in_channels", 3) * t_patch * patch * patch * h
+    n += _whole(vc, "depth", 32) * _vit_layer(h, inter)
+    return n + 2 * h + _lin(merged, merged) + _lin(merged, _whole(vc, "hidden_size", text_hidden))
+
+
+def qwen3_vision(vc: dict[str, Any], text_hidden: int) -> int:
+    """Qwen3VLVisionModel / Qwen3_5VisionModel (qwen3_vl/modeling_qwen3_vl.py, qwen3_5/modeling_qwen3_5.py):
+    Conv3d patches with bias, a learned table of num_position_embeddings, LayerNorm blocks with a fused biased
+    qkv and fc1/fc2; the merger (LayerNorm, two linears over spatial_merge_size^2 patches into out_hidden_size)
+    and, Qwen3-VL only, one more merger per deepstack_visual_indexes entry, normalised after the shuffle."""
+    h, inter = _whole(vc, "hidden_size", 1152), _whole(vc, "intermediate_size", 4304)
+    patch, t_patch = _whole(vc, "patch_size", 16), _whole(vc, "temporal_patch_size", 2)
+    merged = h * _whole(vc, "spatial_merge_size", 2) ** 2
+    out = _whole(vc, "out_hidden_size", text_hidden)
+    n = _whole(vc, "in_channels", 3) * t_patch * patch * patch * h + h
+    n += _whole(vc, "num_position_embeddings", 2304) * h
+    n += _whole(vc, "depth", 27) * _vit_layer(h, inter)
+    merger = _lin(merged, merged) + _lin(merged, out)
+    deepstack = len(_get(vc, "deepstack_visual_indexes", ()))
+    return n + 2 * h + merger + deepstack * (2 * merged + merger)
+
+
+def llama4_vision(vc: dict[str, Any]) -> int:
+    """Llama4VisionModel (llama4/modeling_llama4.py): an unfolded linear patch embedding without bias, class
+    embedding and positions (grid + 1), pre/post LayerNorms, LayerNorm blocks with biased q/k/v/o and
+    fc1/fc2, the pixel-shuffle adapter (fc1: intermediate -> projector_input_dim, fc2: projector_output_dim^2)."""
+    h, inter = _whole(vc, "hidden_size", 768), _whole(vc, "intermediate_size", 5632)
+    patch, channels = _whole(vc, "patch_size", 14), _whole(vc, "num_channels", 3)
+    grid = _whole(vc, "image_size", 448) // patch
+    n = channels * patch * patch * h + h + (grid * grid + 1) * h + 4 * h
+    n += _whole(vc, "num_hidden_layers", 34) * _vit_layer(h, inter)
+    out_dim = _whole(vc, "projector_output_dim", 4096)
+    return n + inter * _whole(vc, "projector_input_dim", 4096) + out_dim * out_dim
+
+
+def gemma4_vision(vc: dict[str, Any]) -> int:
+    """Gemma4VisionModel (gemma4/modeling_gemma4.py): a linear patch projection without bias, a (2,
+    position_embedding_size, hidden) position table, blocks of four RMSNorms, bias-free q/k/v/o over
+    num_key_value_heads with q/k norms of head_dim, and a gated bias-free MLP."""
+    h, inter = _whole(vc, "hidden_size", 768), _whole(vc, "intermediate_size", 3072)
+    heads, kv_heads = _whole(vc, "num_attention_heads", 12), _whole(vc, "num_key_value_heads", 12)
+    head_dim, patch = _whole(vc, "head_dim", 64), _whole(vc, "patch_size", 16)
+    attention = 2 * h * heads * head_dim + 2 * h * kv_heads * head_dim + 2 * head_dim
+    layer = 4 * h + attention + 3 * h * inter
+    n = 3 * patch * patch * h + 2 * _whole(vc, "position_embedding_size", 10240) * h
+    return n + _whole(vc, "num_hidden_layers", 16) * layer
+
+
+def gemma4_audio(ac: dict[str, Any]) -> int:
+    """Gemma4AudioModel (gemma4/modeling_gemma4.py): two strided Conv2d subsampling layers with LayerNorms
+    without bias and their input projection; conformer layers of two macaron feed-forwards (4 x hidden, pre
+    and post norms), attention (q/k/v/post, a relative-position key projection, a per-dimension scale), a light
+    convolution (linear_start to 2 x hidden, a depthwise kernel, linear_end, two norms) and three norms; the
+    biased output projection to output_proj_dims."""
+    h, heads = _whole(ac, "hidden_size", 1024), _whole(ac, "num_attention_heads", 8)
+    c0, c1 = (int(c) for c in _get(ac, "subsampling_conv_channels", (128, 32)))
+    kernel = _whole(ac, "conv_kernel_size", 5)
+    n = 9 * c0 + c0 + 9 * c0 * c1 + c1 + (c0 // 4) * c1 * h
+    ffn = 2 * h * 4 * h + 2 * h
+    attention = 5 * h * h + h // heads
+    lconv = 2 * h * h + h * h + h * kernel + 2 * h
+    n += _whole(ac, "num_hidden_layers", 12) * (2 * ffn + attention + lconv + 3 * h)
+    return n + _lin(h, _whole(ac, "output_proj_dims", 1536))
+
+
+def _feature_layers(cfg: dict[str, Any], default: int | list[int]) -> int:
+    """How many encoder layers' outputs the projector concatenates (vision_feature_layer: one index or a list)."""
+    layers = _get(cfg, "vision_feature_layer", default)
+    return len(layers) if isinstance(layers, list) else 1
+
+
+#: the encoder configs' default widths where a projector reads them (SiglipVisionConfig, CLIPVisionConfig and
+#: Gemma4VisionConfig: 768; PixtralVisionConfig: 1024)
+_HIDDEN_DEFAULTS = {"pixtral": 1024}
+
+
+def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
+    """Parameters of the wrapper's vision tower and projector; None for a family memviz does not count."""
+    wrapper, family = str(cfg.get("model_type") or ""), str(vc.get("model_type") or "")
+    vh = _whole(vc, "hidden_size", _HIDDEN_DEFAULTS.get(family, 768))
+    if wrapper == "gemma3" and family == "siglip_vision_model":  # Gemma3MultiModalProjector: matrix + RMSNorm
+        return siglip(vc) + vh * th + vh
+    if wrapper in ("llava", "llava_next", "llava_onevision") and family in ("clip_vision_model", "siglip_vision_model"):
+        tower = clip(vc) if family == "clip_vision_model" else siglip(vc)  # LlavaMultiModalProjector
+        bias = bool(_get(cfg, "multimodal_projector_bias", True))
+        projector = _lin(vh * _feature_layers(cfg, -1 if wrapper == "llava_onevision" else -2), th, bias) + _lin(th, th, bias)
+        return tower + projector + (th if wrapper != "llava" else 0)  # LlavaNextModel.image_newline
+    if wrapper == "mistral3" and family == "pixtral":  # Mistral3MultiModalProjector: RMSNorm, patch merger, MLP
+        bias = bool(_get(cfg, "multimodal_projector_bias", False))
+        merge = _whole(cfg, "spatial_merge_size", 2)
+        projector = vh + vh * merge * merge * vh + _lin(vh * _feature_layers(cfg, -1), th, bias) + _lin(th, th, bias)
+        return pixtral(vc) + projector
+    if wrapper == "llama4" and family == "llama4_vision_model":  # Llama4MultiModalProjector: one linear, no bias
+        return llama4_vision(vc) + _whole(vc, "vision_output_dim", 7680) * th
+    if wrapper == "qwen2_5_vl":
+        return qwen2_5_vision(vc, th)
+    if wrapper == "qwen2_vl":
+        return qwen2_vision(vc, th)
+    if wrapper in ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe"):
+        return qwen3_vision(vc, th)
+    if wrapper in ("gemma4", "gemma4_unified") and family == "gemma4_vision":  # Gemma4MultimodalEmbedder
+        return gemma4_vision(vc) + vh * th
+    return None
+
+
+def encoders(cfg: dict[str, Any], text_hidden: int) -> tuple[tuple[Encoder, ...], tuple[str, ...]]:
+    """The encoders of a multimodal config `cfg` (the outer one, beside `text_config`), and a warning for each
+    encoder config memviz cannot count; a malformed encoder config is one InputError."""
+    try:
+        return _encoders(cfg, text_hidden)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"vision/audio config is malformed: {exc}") from None
+
+
+def _encoders(cfg: dict[str, Any], text_hidden: int) -> tuple[tuple[Encoder, ...], tuple[str, ...]]:
+    out: list[Encoder] = []
+    warnings: list[str] = []
+    vc, ac = cfg.get("vision_config"), cfg.get("audio_config")
+    if isinstance(vc, dict):
+        n = _vision(cfg, vc, text_hidden)
+        if n is None:
+            warnings.append(f"its vision encoder ({vc.get('model_type') or 'vision_config'}) is not counted; "
+                            "transformers and vLLM load it with the language model")
+        else:
+            out.append(Encoder(VISION, str(vc.get("model_type") or cfg.get("model_type")), n))
+    if isinstance(ac, dict):
+        if cfg.get("model_type") in ("gemma4", "gemma4_unified") and ac.get("model_type", "gemma4_audio") == "gemma4_audio":
+            n = gemma4_audio(ac) + _whole(ac, "output_proj_dims", 1536) * text_hidden  # Gemma4MultimodalEmbedder
+            out.append(Encoder(AUDIO, "gemma4_audio", n))
+        else:
+            warnings.append(f"its audio encoder ({ac.get('model_type') or 'audio_config'}) is not counted")
+    return tuple(out), tuple(warnings)
+
+
+def describe(towers: tuple[Encoder, ...]) -> str:
+    """The encoders in words: "vision 423,060,336 (siglip_vision_model)"; "" for a text-only model."""
+    return "; ".join(f"{e.modality} {e.parameters:,d} ({e.family})" for e in towers)

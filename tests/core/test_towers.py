@@ -1,0 +1,186 @@
+"""Multimodal encoders: their parameters against the modules transformers builds from the same configs (meta
+device: no memory, no download), and what each engine loads of them."""
+
+import warnings
+
+import pytest
+
+from memviz.core.arch import Architecture, from_hf_config
+from memviz.core.errors import InputError
+from memviz.core.estimate import Scenario, estimate
+from memviz.core.inventory import parameter_count
+from memviz.core.presets import get_preset
+from memviz.core.towers import AUDIO, VISION
+
+#: published configs' encoders (their sources in the presets) and what transformers' converter writes for Gemma 4
+SIGLIP_896 = {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
+              "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14, "vision_use_head": False}
+SMALL_TEXT = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=4, vocab_size=1000, head_dim=64)
+
+
+def _configs():
+    """(name, transformers config) for each encoder family memviz counts, defaults and variants."""
+    from transformers import (
+        AutoConfig,
+        Gemma3Config,
+        Gemma4AudioConfig,
+        Gemma4Config,
+        Gemma4TextConfig,
+        Gemma4VisionConfig,
+        Llama4Config,
+        LlavaConfig,
+        Mistral3Config,
+        Qwen3VLConfig,
+    )
+
+    out = [(t, AutoConfig.for_model(t)) for t in ("gemma3", "llava", "llava_next", "llava_onevision", "mistral3",
+                                                  "llama4", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5",
+                                                  "qwen3_5_moe")]
+    on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
+    large = Gemma4VisionConfig(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,
+                               num_key_value_heads=16, head_dim=72, global_head_dim=72, standardize=True)
+    out += [
+        ("gemma4 E2B-like (vision + audio)", Gemma4Config(text_config=Gemma4TextConfig(**SMALL_TEXT),
+                                                          vision_config=on_device, audio_config=Gemma4AudioConfig())),
+        ("gemma4 26B-like", Gemma4Config(text_config=Gemma4TextConfig(**SMALL_TEXT), vision_config=large)),
+        ("gemma3 896px", Gemma3Config(text_config=dict(hidden_size=5376, num_hidden_layers=2, vocab_size=1000),
+                                      vision_config=SIGLIP_896)),
+        ("llava two feature layers", LlavaConfig(text_config=dict(model_type="llama", **SMALL_TEXT),
+                                                 vision_feature_layer=[-2, -5], multimodal_projector_bias=False)),
+        ("llava siglip", LlavaConfig(text_config=dict(model_type="llama", **SMALL_TEXT),
+                                     vision_config={**SIGLIP_896, "num_hidden_layers": 3, "vision_use_head": True})),
+        ("mistral3 biased 3x3 merge", Mistral3Config(
+            text_config=dict(model_type="mistral", **SMALL_TEXT), multimodal_projector_bias=True, spatial_merge_size=3,
+            vision_config=dict(model_type="pixtral", hidden_size=512, intermediate_size=1024, num_hidden_layers=3,
+                               num_attention_heads=8))),
+        ("qwen3_vl deepstack", Qwen3VLConfig(text_config=SMALL_TEXT, vision_config=dict(
+            depth=5, hidden_size=256, intermediate_size=512, num_heads=4, deepstack_visual_indexes=[1, 2, 3],
+            out_hidden_size=256, num_position_embeddings=1024))),
+        ("llama4 small", Llama4Config(
+            text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
+            vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+                               image_size=336, patch_size=14, projector_input_dim=512, projector_output_dim=512,
+                               vision_output_dim=512))),
+    ]
+    return out
+
+
+def test_encoders_count_what_transformers_builds():
+    """Every parameter of the wrapper outside its language model and output layer is an encoder's or its
+    projector's, and memviz counts each family's to the element."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    if not hasattr(transformers, "Gemma4Config"):
+        pytest.skip("Gemma 4 needs transformers 5.5")
+    for name, config in _configs():
+        with warnings.catch_warnings(), torch.device("meta"):
+            warnings.simplefilter("ignore")
+            model = transformers.AutoModelForImageTextToText.from_config(config)
+        language = {id(p) for m in (model.get_decoder(), model.get_output_embeddings()) for p in m.parameters()}
+        reference = sum(p.numel() for p in model.parameters() if id(p) not in language)
+        a = from_hf_config(config.to_dict())
+        assert sum(e.parameters for e in a.encoders) == reference, name
+        assert not [w for w in a.warnings if "encoder" in w], name
+
+
+def test_qwen_vl_language_models_are_read_as_the_decoders_they_are():
+    """Qwen2.5-VL's text model is Qwen2's (q/k/v biases), Qwen3-VL's Qwen3's (q/k norms): exact against transformers."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    for model_type in ("qwen2_5_vl", "qwen2_vl", "qwen3_vl"):
+        config = transformers.AutoConfig.for_model(model_type)
+        with warnings.catch_warnings(), torch.device("meta"):
+            warnings.simplefilter("ignore")
+            model = transformers.AutoModelForImageTextToText.from_config(config)
+        language = sum(p.numel() for m in (model.get_decoder(), model.get_output_embeddings()) for p in m.parameters())
+        a = from_hf_config(config.to_dict())
+        assert parameter_count(a) == language, model_type
+        assert not a.warnings, a.warnings
+
+
+def test_gemma3_27b_holds_its_published_total():
+    """Gemma-3-27B's language model (27.01B) and its SigLIP tower with the projector (0.42B): the 27.4B the
+    checkpoint's page gives for google/gemma-3-27b-it."""
+    a = get_preset("gemma-3-27b").architecture()
+    assert [(e.modality, e.family) for e in a.encoders] == [(VISION, "siglip_vision_model")]
+    assert parameter_count(a) + a.encoders[0].parameters == pytest.approx(27.4e9, abs=0.05e9)
+
+
+def _weights(a: Architecture, **scenario) -> int:
+    return estimate(a, Scenario(weight_format="bf16", context_tokens=4096, **scenario)).devices[0].weights
+
+
+def test_each_engine_loads_what_it_loads():
+    """transformers and vLLM load the tower with the language model (vLLM splits it over TP ranks and leaves it
+    out with --language-model-only); llama.cpp's model file holds none of it."""
+    a = get_preset("gemma-4-26b-a4b").architecture()
+    text = a.with_changes(encoders=())
+    tower_bytes = 2 * sum(e.parameters for e in a.encoders)
+    assert _weights(a, engine="transformers") - _weights(text, engine="transformers") == tower_bytes
+    assert _weights(a, engine="vllm") - _weights(text, engine="vllm") == tower_bytes
+    assert _weights(a, engine="vllm", tp=2) - _weights(text, engine="vllm", tp=2) == tower_bytes // 2
+    assert _weights(a, engine="vllm", options={"language_model_only": True}) == _weights(text, engine="vllm")
+    assert _weights(a, engine="llamacpp") == _weights(text, engine="llamacpp")
+    fp8 = estimate(a, Scenario(engine="vllm", weight_format="fp8", context_tokens=4096)).devices[0].weights
+    fp8_text = estimate(text, Scenario(engine="vllm", weight_format="fp8", context_tokens=4096)).devices[0].weights
+    assert fp8 - fp8_text == tower_bytes  # quantized releases leave the towers at 16 bits
+
+
+def test_the_estimate_says_where_the_encoders_are():
+    a = get_preset("gemma-3-27b").architecture()
+    held = estimate(a, Scenario(engine="vllm", context_tokens=4096))
+    assert any("weights include the vision encoder" in n for n in held.notes)
+    left = estimate(a, Scenario(engine="vllm", context_tokens=4096, options={"language_model_only": True}))
+    assert any("vision encoder" in n and "not loaded" in n for n in left.notes)
+    assert left.launch_command("google/gemma-3-27b-it").endswith("--language-model-only")
+    assert "--language-model-only" not in held.launch_command("google/gemma-3-27b-it")
+
+
+def test_an_encoder_memviz_cannot_count_is_named():
+    cfg = {"model_type": "idefics3", "text_config": {"model_type": "llama", **SMALL_TEXT},
+           "vision_config": {"model_type": "idefics3_vision", "hidden_size": 1152}}
+    a = from_hf_config(cfg)
+    assert not a.encoders
+    assert any("vision encoder (idefics3_vision) is not counted" in w for w in a.warnings)
+
+
+def test_encoders_survive_a_session_and_bad_rows_are_refused():
+    a = get_preset("gemma-4-26b-a4b").architecture()
+    assert Architecture.from_dict(a.to_dict()).encoders == a.encoders
+    bad = a.to_dict()
+    bad["encoders"] = [["vision", "x", -3]]
+    with pytest.raises(InputError, match="encoder"):
+        Architecture.from_dict(bad)
+    bad["encoders"] = [["vision"]]
+    with pytest.raises(InputError, match="encoders must be"):
+        Architecture.from_dict(bad)
+    assert AUDIO != VISION
+
+
+def test_a_malformed_vision_config_is_one_clear_error():
+    cfg = {"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", **SMALL_TEXT},
+           "vision_config": {**SIGLIP_896, "hidden_size": "wide"}}
+    with pytest.raises(InputError, match="hidden_size"):
+        from_hf_config(cfg)
+
+
+def test_reports_name_the_encoders():
+    from memviz.core import report
+
+    a = get_preset("gemma-3-27b").architecture()
+    scenarios = [Scenario(engine="vllm", context_tokens=4096), Scenario(engine="llamacpp", weight_format="Q4_K_M")]
+    md = report.to_markdown(a, scenarios)
+    assert "Encoders beside the language model (parameters): vision 423,060,336 (siglip_vision_model)" in md
+    data = __import__("json").loads(report.to_json(a, scenarios))
+    assert data["encoder_parameters"] == {"vision": 423_060_336}
+    assert [s["engine_facts"]["encoders_loaded"] for s in data["scenarios"]] == [True, False]
+    for bad in ({"deepstack_visual_indexes": 7}, {"depth": 2.5}):
+        cfg = {"model_type": "qwen3_vl", "text_config": {"model_type": "qwen3_vl_text", **SMALL_TEXT},
+               "vision_config": {"model_type": "qwen3_vl_vision", **bad}}
+        with pytest.raises(InputError, match="vision/audio config"):
+            from_hf_config(cfg)
+    cfg = {"model_type": "gemma4", "text_config": {"model_type": "gemma4_text", **SMALL_TEXT},
+           "audio_config": {"model_type": "gemma4_audio", "subsampling_conv_channels": "ab"}}
+    with pytest.raises(InputError, match="vision/audio config"):
+        from_hf_config(cfg)
