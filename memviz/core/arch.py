@@ -39,6 +39,23 @@ KNOWN_MODEL_TYPES = (
 #: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms included)
 _TEXT_ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2", "qwen2_5_vl_text": "qwen2",
                  "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe"}
+#: the transformers / vLLM class each text model type is built by (transformers 5.24 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES):
+#: a config whose model_type memviz does not know but whose `architectures` names one of these is read as that type,
+#: as vLLM resolves a model by its architecture (vllm/model_executor/models/registry.py): Kimi-K2's "kimi_k2" is
+#: DeepseekV3ForCausalLM
+_BY_ARCHITECTURE = {
+    "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
+    "Qwen2ForCausalLM": "qwen2", "Qwen2MoeForCausalLM": "qwen2_moe", "Qwen3ForCausalLM": "qwen3",
+    "Qwen3MoeForCausalLM": "qwen3_moe", "GemmaForCausalLM": "gemma", "Gemma2ForCausalLM": "gemma2",
+    "Gemma3ForCausalLM": "gemma3_text", "Phi3ForCausalLM": "phi3", "GPT2LMHeadModel": "gpt2",
+    "GPTNeoXForCausalLM": "gpt_neox", "OPTForCausalLM": "opt", "FalconForCausalLM": "falcon",
+    "DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
+    "Glm4ForCausalLM": "glm4", "Glm4MoeForCausalLM": "glm4_moe", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
+    "Starcoder2ForCausalLM": "starcoder2", "PhiForCausalLM": "phi", "ArceeForCausalLM": "arcee",
+    "ApertusForCausalLM": "apertus", "Ernie4_5ForCausalLM": "ernie4_5", "Ernie4_5_MoeForCausalLM": "ernie4_5_moe",
+    "DeepseekV32ForCausalLM": "deepseek_v32", "GlmMoeDsaForCausalLM": "glm_moe_dsa", "Qwen3NextForCausalLM": "qwen3_next",
+    "GraniteMoeHybridForCausalLM": "granitemoehybrid", "NemotronHForCausalLM": "nemotron_h", "BambaForCausalLM": "bamba",
+}
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
 #: hybrid model types whose Mamba2 layers memviz models (Granite-4.0-H: GraniteMoeHybridMambaLayer)
@@ -695,6 +712,14 @@ def _nemotron_h_fields(cfg: dict[str, Any]) -> dict[str, Any]:
                 ffn_layers=tuple(kind in ("mlp", "moe") for kind in kinds))
 
 
+def _type_of_architecture(cfg: dict[str, Any]) -> str | None:
+    """The model type of the first class in the config's `architectures` that memviz knows, if any."""
+    names = cfg.get("architectures")
+    if not isinstance(names, list):
+        return None
+    return next((_BY_ARCHITECTURE[n] for n in names if isinstance(n, str) and n in _BY_ARCHITECTURE), None)
+
+
 def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
     """One clear error for models with recurrent or linear-attention layers: memviz would count a KV cache for
     every layer and miss their state and weights (gated delta-nets and Mamba2 hybrids are modelled)."""
@@ -734,6 +759,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = inner
     model_type = str(cfg.get("model_type") or "unknown")
     model_type = _TEXT_ALIASES.get(model_type, model_type)
+    read_as = _type_of_architecture(cfg) if model_type not in KNOWN_MODEL_TYPES else None
+    if read_as:
+        cfg = {**cfg, "model_type": read_as}
+        model_type, given_type = read_as, model_type
     if model_type == "gemma4_unified_text":  # Gemma 4 12B's text model: Gemma 4's decoder without per-layer inputs
         cfg = {"hidden_size_per_layer_input": 0, **cfg}  # or experts (Gemma4UnifiedTextConfig has neither field)
         model_type = "gemma4_text"
@@ -747,6 +776,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
         cfg = {**cfg, "layer_types": ["attention" if i in attention else "mamba" for i in range(n)]}
     warnings: list[str] = []
+    if read_as:
+        warnings.append(f"model_type '{given_type}' read as '{read_as}', the type of the architecture its config names "
+                        f"({', '.join(map(str, cfg['architectures']))}), as vLLM resolves it")
     if model_type not in KNOWN_MODEL_TYPES:
         warnings.append(
             f"model_type '{model_type}' is not one memviz knows; read as a Llama-style decoder "

@@ -85,3 +85,31 @@ def test_gemma4_variants_count_what_transformers_builds(variant):
     published = {"model_type": "gemma4_text", "vocab_size": 262_144, "head_dim": 256, **kw}
     assert parameter_count(from_hf_config(published)) == reference
     assert parameter_count(from_hf_config(config.to_dict())) == reference
+
+
+#: Kimi-K2's published shape (moonshotai/Kimi-K2-Instruct config.json: model_type "kimi_k2", architectures
+#: DeepseekV3ForCausalLM; the same widths in every K2 release): 1.03T parameters, 32B active per the model card
+KIMI_K2 = dict(model_type="kimi_k2", architectures=["DeepseekV3ForCausalLM"], vocab_size=163840, hidden_size=7168,
+               intermediate_size=18432, num_hidden_layers=61, num_attention_heads=64, num_key_value_heads=64,
+               q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+               n_routed_experts=384, num_experts_per_tok=8, n_shared_experts=1, moe_intermediate_size=2048,
+               first_k_dense_replace=1, n_group=1, topk_group=1, tie_word_embeddings=False)
+
+
+def test_an_unknown_model_type_is_read_as_the_architecture_its_config_names():
+    """Kimi-K2's own model_type, built by DeepseekV3ForCausalLM (as vLLM resolves it): memviz reads it with
+    DeepSeek-V3's rules and counts what transformers builds."""
+    from transformers import DeepseekV3Config, DeepseekV3ForCausalLM
+
+    from memviz.core.inventory import active_parameter_count
+
+    a = from_hf_config(KIMI_K2)
+    fields = {k: v for k, v in KIMI_K2.items() if k not in ("model_type", "architectures")}
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        model = DeepseekV3ForCausalLM(DeepseekV3Config(**fields))
+    reference = sum(p.numel() for p in model.parameters())
+    reference += sum(b.numel() for n, b in model.named_buffers() if not any(k in n for k in NOT_WEIGHTS))
+    assert a.model_type == "deepseek_v3" and parameter_count(a) == reference
+    assert active_parameter_count(a) == pytest.approx(32e9, rel=0.02)
+    assert any("read as 'deepseek_v3'" in w for w in a.warnings)
