@@ -712,6 +712,22 @@ def _nemotron_h_fields(cfg: dict[str, Any]) -> dict[str, Any]:
                 ffn_layers=tuple(kind in ("mlp", "moe") for kind in kinds))
 
 
+#: heads of encoder models (transformers' class-name suffixes): a config that names only these is no decoder LLM
+_ENCODER_HEADS = ("ForMaskedLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering",
+                  "ForMultipleChoice", "ForPreTraining", "ForNextSentencePrediction")
+
+
+def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
+    """One clear error for an encoder-decoder (T5, BART, Whisper) or an encoder-only model (BERT's heads) of a type
+    memviz does not know: read as a Llama-style decoder, its figures would be wrong."""
+    names = cfg.get("architectures")
+    names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+    if cfg.get("is_encoder_decoder") is True:
+        raise InputError(f"{model_type}: an encoder-decoder model; memviz estimates decoder-only LLMs")
+    if names and all(n.endswith(_ENCODER_HEADS) for n in names):
+        raise InputError(f"{model_type}: an encoder model ({', '.join(names)}); memviz estimates decoder-only LLMs")
+
+
 def _type_of_architecture(cfg: dict[str, Any]) -> str | None:
     """The model type of the first class in the config's `architectures` that memviz knows, if any."""
     names = cfg.get("architectures")
@@ -767,6 +783,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = {"hidden_size_per_layer_input": 0, **cfg}  # or experts (Gemma4UnifiedTextConfig has neither field)
         model_type = "gemma4_text"
     _refuse_recurrent(cfg, model_type)
+    if model_type not in KNOWN_MODEL_TYPES:
+        _refuse_non_decoder(cfg, model_type)
     if model_type == "granitemoehybrid":
         cfg = _granite_hybrid_layers(cfg)
     if model_type == "nemotron_h":

@@ -197,3 +197,15 @@ def test_glm4_moe_lite_is_mla_with_its_own_head_widths_and_listed_dense_layers()
         False, False, True, False)
     with pytest.raises(InputError, match="mlp_layer_types"):
         from_hf_config({**cfg, "mlp_layer_types": ["sparse"]})
+
+
+@pytest.mark.parametrize("cfg, what", [
+    ({"model_type": "bert", "architectures": ["BertForMaskedLM"], "hidden_size": 768, "num_hidden_layers": 12,
+      "num_attention_heads": 12, "vocab_size": 30522}, "an encoder model"),
+    ({"model_type": "t5", "is_encoder_decoder": True, "d_model": 512, "num_layers": 6, "num_heads": 8,
+      "vocab_size": 32128}, "an encoder-decoder model"),
+])
+def test_encoders_and_encoder_decoders_are_refused_with_one_line(cfg, what):
+    """bert-base-uncased's and t5-small's config.json fields: read as Llama-style decoders they were 25 % off."""
+    with pytest.raises(InputError, match=what):
+        from_hf_config(cfg)
