@@ -422,9 +422,8 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
     layout = replace(engine.kv_layout(x), kv_heads_divisor=1)
     notes = list(a.warnings)
     if a.encoders and x.wf.name != STORED:
-        held = engine.encoder_bytes(x)
-        facts["encoders_loaded"] = bool(held)
-        notes.append(_encoder_note(a, held))
+        facts["encoders_place"] = engine.encoder_place(x)
+        notes.append(_encoder_note(a, facts["encoders_place"], engine.encoder_bytes(x)))
     host_usage = DeviceUsage("host", *(int(np.ceil(getattr(host, c))) for c in COMPONENTS))
     if host_usage.total:
         notes.append(f"host memory holds {host_usage.total:,d} bytes (offloaded weights/KV, output buffers)")
@@ -437,14 +436,16 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
     )
 
 
-def _encoder_note(a: Architecture, device_bytes: float) -> str:
-    """What the weights say of a multimodal model's encoders: held, and how much, or left out."""
+def _encoder_note(a: Architecture, place: str, device_bytes: float) -> str:
+    """What the weights say of a multimodal model's encoders: where they are held, and how much, or left out."""
     what = " and the ".join(f"{e.modality} encoder ({e.parameters / 1e9:.2f}B parameters with its projector)"
                             for e in a.encoders)
-    if device_bytes:
+    if place == "device":
         return f"weights include the {what}: {device_bytes / GiB:.2f} GiB on each GPU of the first stage, at 16 bits"
-    return (f"the {what} is not loaded: vLLM's --language-model-only leaves it out, and llama.cpp / Ollama keep "
-            "it in a separate mmproj file")
+    if place == "host":
+        return f"the {what} is held in host memory, at 16 bits (--no-mmproj-offload)"
+    return (f"the {what} is not loaded: vLLM's --language-model-only leaves it out, and llama.cpp loads it only "
+            "with --mmproj (option mmproj)")
 
 
 @lru_cache(maxsize=1024)

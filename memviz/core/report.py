@@ -104,8 +104,8 @@ def to_markdown(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs
         lines.append("| " + " | ".join(cells) + " |")
     if a.encoders:
         lines += ["", f"Encoders beside the language model (parameters): {describe(a.encoders)}. The weights hold them "
-                  "at 16 bits where the engine loads them (transformers; vLLM unless --language-model-only); llama.cpp "
-                  "keeps them in a separate mmproj file, not counted."]
+                  "at 16 bits where the engine loads them (transformers; vLLM unless --language-model-only; llama.cpp with "
+                  "--mmproj, which Ollama passes by default)."]
     lines += ["", "Launch commands (each reproduces its scenario in its engine):", ""]
     for r in data:
         lines += [f"- {r['label']} ({r['engine']}):", "", "  ```", *(f"  {x}" for x in r["launch_command"].splitlines()),

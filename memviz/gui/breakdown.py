@@ -99,19 +99,20 @@ def breakdown_rows(est: Estimate, unit: Unit, gpus: tuple[str, ...] = ()) -> lis
 
 def _encoder_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str, str]]:
     """A multimodal model's encoders beside the tensor groups: their bytes at 16 bits where the engine loads them."""
-    if "encoders_loaded" not in est.engine_facts:  # a text model, or an imported file whose tensors hold them
+    if "encoders_place" not in est.engine_facts:  # a text model, or an imported file whose tensors hold them
         return []
-    held = est.engine_facts["encoders_loaded"]
+    place = est.engine_facts["encoders_place"]
     value_bytes = 4 if est.scenario.weight_format == "fp32" else 2
     out = []
     for e in est.architecture.encoders:
         nbytes = e.parameters * value_bytes
         what = f"{e.parameters:,d} parameters ({e.family}, with its projector)"
-        out.append((f"weights: {e.modality} encoder", f"{nbytes:,d}" if held else "",
-                    format_bytes(nbytes, unit, 3) if held else "not loaded", "exact",
-                    f"{what}, {8 * value_bytes} bits each" if held else
-                    f"{what}: this engine does not load it (vLLM --language-model-only; llama.cpp's separate mmproj)",
-                    "memviz.core.towers"))
+        if place:
+            detail = f"{what}, {8 * value_bytes} bits each" + (", in host memory" if place == "host" else "")
+        else:
+            detail = f"{what}: not loaded (vLLM --language-model-only; llama.cpp without --mmproj)"
+        out.append((f"weights: {e.modality} encoder", f"{nbytes:,d}" if place else "",
+                    format_bytes(nbytes, unit, 3) if place else "not loaded", "exact", detail, "memviz.core.towers"))
     return out
 
 

@@ -122,6 +122,18 @@ def test_each_engine_loads_what_it_loads():
     assert _weights(a, engine="vllm", tp=2) - _weights(text, engine="vllm", tp=2) == tower_bytes // 2
     assert _weights(a, engine="vllm", options={"language_model_only": True}) == _weights(text, engine="vllm")
     assert _weights(a, engine="llamacpp") == _weights(text, engine="llamacpp")
+    mmproj = dict(weight_format="Q4_K_M", kv_format="fp16", context_tokens=4096)
+    on = estimate(a, Scenario(engine="llamacpp", options={"mmproj": True}, **mmproj))
+    off = estimate(a, Scenario(engine="llamacpp", **mmproj))
+    assert on.devices[0].weights - off.devices[0].weights == tower_bytes
+    assert on.launch_command("gemma-4-26b-a4b-Q4_K_M.gguf").split("--mmproj ")[1].startswith(
+        "mmproj-gemma-4-26b-a4b-Q4_K_M-f16.gguf")
+    ollama = estimate(a, Scenario(engine="ollama", **mmproj))  # Ollama passes the model's projector by default
+    assert ollama.engine_facts["encoders_place"] == "device"
+    partial = estimate(a, Scenario(engine="ollama", gpu_layers=10, **mmproj))  # --no-mmproj-offload
+    whole = estimate(text, Scenario(engine="ollama", gpu_layers=10, **mmproj))
+    assert partial.engine_facts["encoders_place"] == "host"
+    assert partial.host.weights - whole.host.weights == tower_bytes
     fp8 = estimate(a, Scenario(engine="vllm", weight_format="fp8", context_tokens=4096)).devices[0].weights
     fp8_text = estimate(text, Scenario(engine="vllm", weight_format="fp8", context_tokens=4096)).devices[0].weights
     assert fp8 - fp8_text == tower_bytes  # quantized releases leave the towers at 16 bits
@@ -174,7 +186,7 @@ def test_reports_name_the_encoders():
     assert "Encoders beside the language model (parameters): vision 423,060,336 (siglip_vision_model)" in md
     data = __import__("json").loads(report.to_json(a, scenarios))
     assert data["encoder_parameters"] == {"vision": 423_060_336}
-    assert [s["engine_facts"]["encoders_loaded"] for s in data["scenarios"]] == [True, False]
+    assert [s["engine_facts"]["encoders_place"] for s in data["scenarios"]] == ["device", ""]
     for bad in ({"deepstack_visual_indexes": 7}, {"depth": 2.5}):
         cfg = {"model_type": "qwen3_vl", "text_config": {"model_type": "qwen3_vl_text", **SMALL_TEXT},
                "vision_config": {"model_type": "qwen3_vl_vision", **bad}}

@@ -102,6 +102,16 @@ def check_context(a: Architecture, sc: Scenario) -> None:
                          "'beyond max' box)")
 
 
+def encoders_bytes(x: Inputs) -> float:
+    """All of a multimodal model's encoders and projectors: their parameters in the model's dtype. Quantized
+    releases leave them unquantized (their quantization configs exclude the towers; llama.cpp's mmproj files are
+    16-bit), so every weight format counts them at 16 bits. An imported file's own tensors (format "stored") hold
+    them already: 0 there."""
+    if x.wf.name == STORED:
+        return 0.0
+    return float(sum(e.parameters for e in x.a.encoders) * x.act_bytes)
+
+
 @dataclass(frozen=True)
 class Placement:
     """Where the engine keeps tensors when a GPU is used.
@@ -290,15 +300,15 @@ class Engine:
         repacked CPU copies, vLLM's kernel padding); 0 for most engines."""
         return 0.0
 
+    def encoder_place(self, x: Inputs) -> str:
+        """Where the engine keeps a multimodal model's encoders (`Architecture.encoders`): "device", "host", or ""
+        when it does not load them. transformers loads them beside the language model (`...ForConditionalGeneration`)."""
+        return "device"
+
     def encoder_bytes(self, x: Inputs) -> float:
-        """Bytes of a multimodal checkpoint's encoders (`Architecture.encoders`) on one device of the first stage:
-        their parameters in the model's dtype, loaded beside the language model (transformers'
-        `...ForConditionalGeneration`). Quantized releases leave them unquantized (their quantization configs
-        exclude the towers), so every weight format counts them at 16 bits. An imported file's own tensors
-        (format "stored") hold them already."""
-        if x.wf.name == STORED:
-            return 0.0
-        return float(sum(e.parameters for e in x.a.encoders) * x.act_bytes)
+        """Bytes of the encoders on one device of the first stage (`encoders_bytes` where `encoder_place` is the
+        device)."""
+        return encoders_bytes(x) if self.encoder_place(x) == "device" else 0.0
 
     def host_weight_extra(self, x: Inputs) -> float:
         """Bytes the host's model buffers hold beyond its tensors' own (llama.cpp's mapped file range beside GPUs);

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from memviz.core.arch import FULL, LINEAR, MAMBA2, SLIDING, Architecture
-from memviz.core.engines.base import Engine, Inputs, Option, Placement
+from memviz.core.engines.base import Engine, Inputs, Option, Placement, encoders_bytes
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
 from memviz.core.engines.llamacpp_fit import applies as fit_applies
@@ -236,6 +236,8 @@ class LlamaCpp(Engine):
                "each weight in (off: --no-op-offload)"),
         Option("tensor_split", str, "", "with several GPUs (pp), each one's share of the layers, e.g. '3,1' (-ts); "
                "empty: equal shares, as llama.cpp splits by the free memory of identical GPUs"),
+        Option("mmproj", bool, False, "a multimodal model's encoders loaded from their mmproj file (--mmproj), on "
+               "the GPU (--mmproj-offload, the default)"),
     )
     attention_default = "flash"
     supports_offload = True
@@ -589,10 +591,18 @@ class LlamaCpp(Engine):
         """On a GPU, each tensor as a CUDA buffer holds it (`cuda_alloc_bytes`)."""
         return tt.nbytes + _cuda_extra(x.a, x.wf) if x.sc.device == "cuda" else tt.nbytes
 
-    def encoder_bytes(self, x: Inputs) -> float:
-        """None: llama.cpp's model file holds the language model; a multimodal model's encoders are a separate
-        mmproj GGUF that `llama-server --mmproj` loads through libmtmd (tools/mtmd), outside this estimate."""
-        return 0.0
+    def encoder_place(self, x: Inputs) -> str:
+        """llama.cpp's model file holds the language model; a multimodal model's encoders are a separate mmproj GGUF
+        (convert_hf_to_gguf.py --mmproj: 16-bit matrices), loaded with option `mmproj` (`llama-server --mmproj`)
+        through libmtmd onto the GPU (common/common.h `mmproj_use_gpu`, true unless --no-mmproj-offload;
+        tools/server/server-context.cpp `mparams.use_gpu`), or into host memory where `mmproj_on_host`."""
+        if not (x.options["mmproj"] and x.a.encoders):
+            return ""
+        return "host" if self.mmproj_on_host(x) else "device"
+
+    def mmproj_on_host(self, x: Inputs) -> bool:
+        """Whether the mmproj stays in host memory beside the GPU: never by llama-server's default."""
+        return False
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """The repacked copies of a CPU run, counted with the first stage."""
@@ -603,7 +613,10 @@ class LlamaCpp(Engine):
     def host_weight_extra(self, x: Inputs) -> float:
         """Beside GPUs, the host's model buffers beyond its tensors' bytes: the mapped file range spans the GPU's
         tensors lying between two host ones (`--n-cpu-moe` maps each such layer whole), and --no-host packs copies."""
-        return 0.0 if x.sc.device == "cpu" else self._buffers_beyond_tensors(x)
+        if x.sc.device == "cpu":
+            return 0.0
+        mmproj = encoders_bytes(x) if self.encoder_place(x) == "host" else 0.0
+        return self._buffers_beyond_tensors(x) + mmproj
 
     def _buffers_beyond_tensors(self, x: Inputs) -> float:
         buffers, own = self._cpu_buffers(x)
@@ -671,6 +684,8 @@ class LlamaCpp(Engine):
             args += ["--device", ",".join(f"CUDA{i}" for i in range(sc.pp))]
             if o["tensor_split"]:
                 args += ["-ts", o["tensor_split"].replace(";", ",")]
+        if o["mmproj"] and a.encoders:  # the encoders' file as convert_hf_to_gguf.py --mmproj names it
+            args += ["--mmproj", f"mmproj-{model.removesuffix('.gguf').split('/')[-1]}-f16.gguf"]
         if self.micro_batch(sc, o) != 512:
             args += ["-ub", str(self.micro_batch(sc, o))]
         if o["n_batch"] != 2048:

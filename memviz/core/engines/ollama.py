@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from memviz.core.arch import Architecture
+from memviz.core.engines.base import encoders_bytes
 from memviz.core.engines.llamacpp import CACHE_TYPES, RUNTIME_BYTES_CUDA, LlamaCpp
 from memviz.core.gpus import get_gpu
 from memviz.core.units import GiB, MiB
@@ -36,6 +37,8 @@ _OLLAMA_DEFAULTS: dict[str, dict[str, Any]] = {
     "fit": {"default": True, "help": "llama-server's --fit: Ollama leaves -ngl unset unless num_gpu is given"},
     "host_buffer": {"choices": (True,), "help": "not an Ollama setting (its runner keeps llama.cpp's host buffer)"},
     "tensor_split": {"choices": ("",), "help": "not an Ollama setting (llama-server splits the layers by free memory)"},
+    "mmproj": {"default": True, "help": "the model's projector (its manifest's projector layer, or the vision "
+               "tensors of the model file) passed as --mmproj"},
 }
 
 
@@ -87,6 +90,15 @@ class Ollama(LlamaCpp):
     source = ("ollama/ollama fb30760: envconfig/config.go, server/routes.go, server/sched.go, api/types.go, "
               "llm/llama_server.go")
     options = tuple(replace(o, **_OLLAMA_DEFAULTS.get(o.name, {})) for o in LlamaCpp.options)
+
+    def mmproj_on_host(self, x: Any) -> bool:
+        """Ollama passes --no-mmproj-offload when only some layers are on the GPU (`llm/llama_server.go`
+        `shouldDisableMMProjOffload`: "partial-text-offload"; also "cpu-only", memviz's CPU device, and
+        "limited-vram", a GPU with less than the projector + 1 GiB)."""
+        sc = x.sc
+        partial = sc.gpu_layers is not None and sc.gpu_layers < x.a.num_layers
+        small = sc.gpu is not None and get_gpu(sc.gpu).cuda_total_bytes < encoders_bytes(x) + GiB
+        return sc.device == "cuda" and (partial or small)
 
     def default_context(self, a: Architecture, total_vram_bytes: float | None) -> int:
         """Ollama's VRAM tier (`server/routes.go`); without a GPU named, its lowest, 4,096 tokens."""

@@ -270,12 +270,16 @@ class VLLM(Engine):
         world = x.sc.tp * x.sc.pp
         return TORCH_CUDA_BASELINE_BYTES + (NCCL_BYTES_PER_GPU * world if world > 1 else 0)
 
+    def encoder_place(self, x: Inputs) -> str:
+        """Beside the language model, unless `--language-model-only`, under which `_mark_tower_model`
+        (model_executor/models/interfaces.py) skips the towers."""
+        return "" if x.options["language_model_only"] else "device"
+
     def encoder_bytes(self, x: Inputs) -> float:
-        """The encoders on each rank of the first stage: their linear layers are split over the TP ranks
+        """On each rank of the first stage: the towers' linear layers are split over the TP ranks
         (`MultiModalConfig.mm_encoder_tp_mode` "weights", the default; SiglipAttention, Qwen3_VisionBlock, ... use
-        QKVParallelLinear / RowParallelLinear), and none at all with `--language-model-only`, under which
-        `_mark_tower_model` (model_executor/models/interfaces.py) skips the towers."""
-        return 0.0 if x.options["language_model_only"] else super().encoder_bytes(x) / x.sc.tp
+        QKVParallelLinear / RowParallelLinear)."""
+        return super().encoder_bytes(x) / x.sc.tp
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """What the kernels' weight layouts add on one rank of the stage `layers`: MXFP4 expert padding for the MoE
