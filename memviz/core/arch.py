@@ -33,7 +33,7 @@ KNOWN_MODEL_TYPES = (
     "glm4", "glm4_moe", "glm4_moe_lite", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe",
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
-    "bamba",
+    "bamba", "gpt_bigcode", "gptj", "codegen",
 )
 #: the language models of Qwen's VL wrappers, read as the text models they are built on (Qwen2_5_VLTextModel:
 #: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms included)
@@ -46,7 +46,8 @@ _TEXT_ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "q
 _BY_ARCHITECTURE = {
     "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
     "Qwen2ForCausalLM": "qwen2", "Qwen2MoeForCausalLM": "qwen2_moe", "Qwen3ForCausalLM": "qwen3",
-    "Qwen3MoeForCausalLM": "qwen3_moe", "GemmaForCausalLM": "gemma", "Gemma2ForCausalLM": "gemma2",
+    "Qwen3MoeForCausalLM": "qwen3_moe", "GPTBigCodeForCausalLM": "gpt_bigcode", "GPTJForCausalLM": "gptj",
+    "CodeGenForCausalLM": "codegen", "GemmaForCausalLM": "gemma", "Gemma2ForCausalLM": "gemma2",
     "Gemma3ForCausalLM": "gemma3_text", "Phi3ForCausalLM": "phi3", "GPT2LMHeadModel": "gpt2",
     "GPTNeoXForCausalLM": "gpt_neox", "OPTForCausalLM": "opt", "FalconForCausalLM": "falcon",
     "DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
@@ -388,7 +389,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
 
 
 # activation when a config omits it: the transformers config classes' defaults
-_DEFAULT_ACT = {"gpt2": "gelu_new", "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu", "gemma": "gelu_pytorch_tanh",
+_DEFAULT_ACT = {"gpt2": "gelu_new", "gptj": "gelu_new", "codegen": "gelu_new", "gpt_bigcode": "gelu_pytorch_tanh",
+                "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu", "gemma": "gelu_pytorch_tanh",
                 "gemma2": "gelu_pytorch_tanh", "gemma3_text": "gelu_pytorch_tanh"}
 
 
@@ -889,6 +891,13 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
                   tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
                   learned_positions=_int(_get(cfg, "n_positions", default=1024), "n_positions"))
+    if model_type == "gpt_bigcode":  # GPTBigCodeAttention: with multi_query (StarCoder, SantaCoder) one K/V head
+        kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
+                  num_kv_heads=1 if cfg.get("multi_query", True) else n_heads,
+                  tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+                  learned_positions=_int(_get(cfg, "n_positions", default=1024), "n_positions"))
+    if model_type in ("gptj", "codegen"):  # GPTJBlock / CodeGenBlock: one LayerNorm before parallel attention (no
+        kw.update(mlp_gated=False, norm_bias=True, norms_per_layer=1, mlp_bias=True)  # biases) and fc_in / fc_out
     if model_type == "gpt_neox":
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
                   tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)))

@@ -209,3 +209,19 @@ def test_encoders_and_encoder_decoders_are_refused_with_one_line(cfg, what):
     """bert-base-uncased's and t5-small's config.json fields: read as Llama-style decoders they were 25 % off."""
     with pytest.raises(InputError, match=what):
         from_hf_config(cfg)
+
+
+def test_starcoder_is_read_with_its_single_kv_head():
+    """bigcode/starcoder's config.json (GPTBigCodeForCausalLM, multi_query): 15.5B parameters as its card says, one
+    K/V head of 128 in 40 layers, 20,480 bytes a token in bf16 (transformers' GPTBigCodeAttention caches K and V
+    of that one head)."""
+    from memviz.core.formats import get_kv_format
+    from memviz.core.inventory import parameter_count
+    from memviz.core.kv import kv_bytes_per_token
+
+    a = from_hf_config({"architectures": ["GPTBigCodeForCausalLM"], "model_type": "gpt_bigcode", "n_embd": 6144,
+                        "n_head": 48, "n_inner": 24576, "n_layer": 40, "n_positions": 8192, "multi_query": True,
+                        "vocab_size": 49152, "activation_function": "gelu_pytorch_tanh"})
+    assert not a.warnings
+    assert parameter_count(a) == pytest.approx(15.5e9, rel=0.005)
+    assert kv_bytes_per_token(a, get_kv_format("bf16")) == 20_480

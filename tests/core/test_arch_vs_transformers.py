@@ -18,6 +18,8 @@ from memviz.core.inventory import parameter_count  # noqa: E402
 ALLOWED = {
     "phi": 51_200,  # PhiForCausalLM's lm_head bias (vocab_size elements)
     "apertus": 4 * 32,  # xIELU's two learned scalars and two constants per layer
+    "gptj": 50_400,  # GPTJForCausalLM's lm_head bias (vocab_size elements)
+    "codegen": 50_400,  # CodeGenForCausalLM's lm_head bias
 }
 NOT_WEIGHTS = ("inv_freq", "rotary", "causal_mask", "masked_bias", "embed_scale")
 
@@ -31,7 +33,8 @@ def _reference(model_type: str) -> tuple[dict, int]:
         with torch.device("meta"):
             model = AutoModelForCausalLM.from_config(config)
     count = sum(p.numel() for p in model.parameters())
-    count += sum(b.numel() for n, b in model.named_buffers() if not any(k in n for k in NOT_WEIGHTS))
+    stored = set(model.state_dict())  # non-persistent buffers (GPTBigCode's causal mask) are no checkpoint weights
+    count += sum(b.numel() for n, b in model.named_buffers() if n in stored and not any(k in n for k in NOT_WEIGHTS))
     return config.to_dict(), count
 
 
