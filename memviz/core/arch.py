@@ -33,7 +33,7 @@ KNOWN_MODEL_TYPES = (
     "glm4", "glm4_moe", "glm4_moe_lite", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe",
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
-    "bamba", "gpt_bigcode", "gptj", "codegen",
+    "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo",
 )
 #: the language models of Qwen's VL wrappers, read as the text models they are built on (Qwen2_5_VLTextModel:
 #: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms included)
@@ -47,7 +47,7 @@ _BY_ARCHITECTURE = {
     "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
     "Qwen2ForCausalLM": "qwen2", "Qwen2MoeForCausalLM": "qwen2_moe", "Qwen3ForCausalLM": "qwen3",
     "Qwen3MoeForCausalLM": "qwen3_moe", "GPTBigCodeForCausalLM": "gpt_bigcode", "GPTJForCausalLM": "gptj",
-    "CodeGenForCausalLM": "codegen", "GemmaForCausalLM": "gemma", "Gemma2ForCausalLM": "gemma2",
+    "CodeGenForCausalLM": "codegen", "GPTNeoForCausalLM": "gpt_neo", "GemmaForCausalLM": "gemma", "Gemma2ForCausalLM": "gemma2",
     "Gemma3ForCausalLM": "gemma3_text", "Phi3ForCausalLM": "phi3", "GPT2LMHeadModel": "gpt2",
     "GPTNeoXForCausalLM": "gpt_neox", "OPTForCausalLM": "opt", "FalconForCausalLM": "falcon",
     "DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
@@ -389,9 +389,9 @@ def load_config(path: str | Path) -> dict[str, Any]:
 
 
 # activation when a config omits it: the transformers config classes' defaults
-_DEFAULT_ACT = {"gpt2": "gelu_new", "gptj": "gelu_new", "codegen": "gelu_new", "gpt_bigcode": "gelu_pytorch_tanh",
-                "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu", "gemma": "gelu_pytorch_tanh",
-                "gemma2": "gelu_pytorch_tanh", "gemma3_text": "gelu_pytorch_tanh"}
+_DEFAULT_ACT = {"gpt2": "gelu_new", "gptj": "gelu_new", "codegen": "gelu_new", "gpt_neo": "gelu_new",
+                "gpt_bigcode": "gelu_pytorch_tanh", "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu",
+                "gemma": "gelu_pytorch_tanh", "gemma2": "gelu_pytorch_tanh", "gemma3_text": "gelu_pytorch_tanh"}
 
 
 def _get(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
@@ -896,6 +896,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   num_kv_heads=1 if cfg.get("multi_query", True) else n_heads,
                   tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
                   learned_positions=_int(_get(cfg, "n_positions", default=1024), "n_positions"))
+    if model_type == "gpt_neo":  # GPTNeoSelfAttention: q/k/v without bias, out_proj with; its local layers' window
+        kw.update(mlp_gated=False, norm_bias=True, qkv_bias=False, out_bias=True, mlp_bias=True,  # masks scores only:
+                  tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),  # DynamicCache keeps every token
+                  learned_positions=kw["max_position_embeddings"] or 2048)
     if model_type in ("gptj", "codegen"):  # GPTJBlock / CodeGenBlock: one LayerNorm before parallel attention (no
         kw.update(mlp_gated=False, norm_bias=True, norms_per_layer=1, mlp_bias=True)  # biases) and fc_in / fc_out
     if model_type == "gpt_neox":
