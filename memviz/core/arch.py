@@ -33,7 +33,7 @@ KNOWN_MODEL_TYPES = (
     "glm4", "glm4_moe", "glm4_moe_lite", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe",
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
-    "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo",
+    "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom",
 )
 #: the language models of Qwen's VL wrappers, read as the text models they are built on (Qwen2_5_VLTextModel:
 #: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms included)
@@ -47,15 +47,17 @@ _BY_ARCHITECTURE = {
     "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
     "Qwen2ForCausalLM": "qwen2", "Qwen2MoeForCausalLM": "qwen2_moe", "Qwen3ForCausalLM": "qwen3",
     "Qwen3MoeForCausalLM": "qwen3_moe", "GPTBigCodeForCausalLM": "gpt_bigcode", "GPTJForCausalLM": "gptj",
-    "CodeGenForCausalLM": "codegen", "GPTNeoForCausalLM": "gpt_neo", "GemmaForCausalLM": "gemma", "Gemma2ForCausalLM": "gemma2",
-    "Gemma3ForCausalLM": "gemma3_text", "Phi3ForCausalLM": "phi3", "GPT2LMHeadModel": "gpt2",
-    "GPTNeoXForCausalLM": "gpt_neox", "OPTForCausalLM": "opt", "FalconForCausalLM": "falcon",
-    "DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
-    "Glm4ForCausalLM": "glm4", "Glm4MoeForCausalLM": "glm4_moe", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
-    "Starcoder2ForCausalLM": "starcoder2", "PhiForCausalLM": "phi", "ArceeForCausalLM": "arcee",
-    "ApertusForCausalLM": "apertus", "Ernie4_5ForCausalLM": "ernie4_5", "Ernie4_5_MoeForCausalLM": "ernie4_5_moe",
-    "DeepseekV32ForCausalLM": "deepseek_v32", "GlmMoeDsaForCausalLM": "glm_moe_dsa", "Qwen3NextForCausalLM": "qwen3_next",
-    "GraniteMoeHybridForCausalLM": "granitemoehybrid", "NemotronHForCausalLM": "nemotron_h", "BambaForCausalLM": "bamba",
+    "CodeGenForCausalLM": "codegen", "GPTNeoForCausalLM": "gpt_neo", "BloomForCausalLM": "bloom",
+    "GemmaForCausalLM": "gemma", "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3_text",
+    "Phi3ForCausalLM": "phi3", "GPT2LMHeadModel": "gpt2", "GPTNeoXForCausalLM": "gpt_neox", "OPTForCausalLM": "opt",
+    "FalconForCausalLM": "falcon", "DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3",
+    "GptOssForCausalLM": "gpt_oss", "Glm4ForCausalLM": "glm4", "Glm4MoeForCausalLM": "glm4_moe",
+    "Glm4MoeLiteForCausalLM": "glm4_moe_lite", "Starcoder2ForCausalLM": "starcoder2", "PhiForCausalLM": "phi",
+    "ArceeForCausalLM": "arcee", "ApertusForCausalLM": "apertus", "Ernie4_5ForCausalLM": "ernie4_5",
+    "Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "DeepseekV32ForCausalLM": "deepseek_v32",
+    "GlmMoeDsaForCausalLM": "glm_moe_dsa", "Qwen3NextForCausalLM": "qwen3_next",
+    "GraniteMoeHybridForCausalLM": "granitemoehybrid", "NemotronHForCausalLM": "nemotron_h",
+    "BambaForCausalLM": "bamba",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
@@ -390,7 +392,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
 
 # activation when a config omits it: the transformers config classes' defaults
 _DEFAULT_ACT = {"gpt2": "gelu_new", "gptj": "gelu_new", "codegen": "gelu_new", "gpt_neo": "gelu_new",
-                "gpt_bigcode": "gelu_pytorch_tanh", "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu",
+                "gpt_bigcode": "gelu_pytorch_tanh", "bloom": "gelu", "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu",
                 "gemma": "gelu_pytorch_tanh", "gemma2": "gelu_pytorch_tanh", "gemma3_text": "gelu_pytorch_tanh"}
 
 
@@ -900,6 +902,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=False, out_bias=True, mlp_bias=True,  # masks scores only:
                   tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),  # DynamicCache keeps every token
                   learned_positions=kw["max_position_embeddings"] or 2048)
+    if model_type == "bloom":  # BloomBlock: LayerNorms, fused biased qkv and dense, dense_h_to_4h / 4h_to_h; ALiBi
+        kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
+                  tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
     if model_type in ("gptj", "codegen"):  # GPTJBlock / CodeGenBlock: one LayerNorm before parallel attention (no
         kw.update(mlp_gated=False, norm_bias=True, norms_per_layer=1, mlp_bias=True)  # biases) and fc_in / fc_out
     if model_type == "gpt_neox":

@@ -225,3 +225,14 @@ def test_starcoder_is_read_with_its_single_kv_head():
     assert not a.warnings
     assert parameter_count(a) == pytest.approx(15.5e9, rel=0.005)
     assert kv_bytes_per_token(a, get_kv_format("bf16")) == 20_480
+
+
+def test_bloom_holds_its_published_size():
+    """bigscience/bloom's config.json (hidden 14,336, 70 layers, 112 heads, 250,880 tokens): 176B parameters, as its
+    card says; memviz leaves out only the embedding LayerNorm (28,672 values)."""
+    from memviz.core.inventory import parameter_count
+
+    a = from_hf_config({"architectures": ["BloomForCausalLM"], "model_type": "bloom", "hidden_size": 14336,
+                        "n_layer": 70, "n_head": 112, "vocab_size": 250880})
+    assert not a.warnings and a.tie_word_embeddings
+    assert parameter_count(a) == pytest.approx(176.2e9, rel=0.002)

@@ -20,6 +20,7 @@ ALLOWED = {
     "apertus": 4 * 32,  # xIELU's two learned scalars and two constants per layer
     "gptj": 50_400,  # GPTJForCausalLM's lm_head bias (vocab_size elements)
     "codegen": 50_400,  # CodeGenForCausalLM's lm_head bias
+    "bloom": 2 * 64,  # BloomModel.word_embeddings_layernorm (weight and bias of hidden_size)
 }
 NOT_WEIGHTS = ("inv_freq", "rotary", "causal_mask", "masked_bias", "embed_scale")
 
