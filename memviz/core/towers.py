@@ -1,9 +1,9 @@
 """Encoders of multimodal checkpoints: the vision (and audio) towers beside the language model.
 
-A multimodal config (Gemma 3 / 4, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5, Mistral Small 3.x, Llama 4, LLaVA) holds its
-language model in `text_config` (or at the top level) and each encoder in `vision_config` / `audio_config`.
-The encoders' weights are loaded with the language model by transformers and by vLLM (unless
-`--language-model-only`); llama.cpp keeps them in a separate mmproj file. Their parameter counts follow the
+A multimodal config (Gemma 3 / 4, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5, Mistral Small 3.x, Llama 4, LLaVA,
+InternVL) holds its language model in `text_config` (or at the top level) and each encoder in `vision_config` /
+`audio_config`. The encoders' weights are loaded with the language model by transformers and by vLLM (unless
+`--language-model-only`); llama.cpp keeps them in a separate mmproj file (`--mmproj`). Their parameter counts follow the
 modules of transformers 5.24 (`models/<family>/modeling_<family>.py`, named per function) and are checked
 against those modules instantiated on the meta device (tests/core/test_towers.py); the projector that maps an
 encoder's output into the language model's width counts with its encoder.
@@ -140,6 +140,32 @@ def llama4_vision(vc: dict[str, Any]) -> int:
     return n + inter * _whole(vc, "projector_input_dim", 4096) + out_dim * out_dim
 
 
+def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
+    """A size given as one number or as [height, width]."""
+    value = _get(cfg, key, default)
+    if isinstance(value, list) and len(value) == 2:
+        return _whole({key: value[0]}, key, default), _whole({key: value[1]}, key, default)
+    return (_whole(cfg, key, default),) * 2
+
+
+def internvl_vision(vc: dict[str, Any]) -> int:
+    """InternVLVisionModel (internvl/modeling_internvl.py, InternViT): a class token, a biased Conv2d patch
+    embedding, absolute positions for the patches and the class token, blocks of two norms (LayerNorm or RMSNorm by
+    norm_type), q/k/v (attention_bias) with optional q/k RMSNorms over the width, a biased projection, fc1/fc2 and
+    two layer scales; a final LayerNorm unless use_mean_pooling."""
+    h, inter = _whole(vc, "hidden_size", 1024), _whole(vc, "intermediate_size", 4096)
+    (img_h, img_w), (p_h, p_w) = _pair(vc, "image_size", 448), _pair(vc, "patch_size", 14)
+    grid = (img_h // p_h) * (img_w // p_w)
+    n = h + (h if _get(vc, "use_mask_token", False) else 0) + _whole(vc, "num_channels", 3) * p_h * p_w * h + h
+    n += (grid + 1) * h if _get(vc, "use_absolute_position_embeddings", True) else 0
+    norm = 2 * h if _get(vc, "norm_type", "layer_norm") == "layer_norm" else h
+    bias = bool(_get(vc, "attention_bias", False))
+    attention = 3 * _lin(h, h, bias) + _lin(h, h) + (2 * h if _get(vc, "use_qk_norm", False) else 0)
+    layer = 2 * norm + attention + _lin(h, inter) + _lin(inter, h) + 2 * h
+    n += _whole(vc, "num_hidden_layers", 24) * layer
+    return n + (0 if _get(vc, "use_mean_pooling", True) else 2 * h)
+
+
 def gemma4_vision(vc: dict[str, Any]) -> int:
     """Gemma4VisionModel (gemma4/modeling_gemma4.py): a linear patch projection without bias, a (2,
     position_embedding_size, hidden) position table, blocks of four RMSNorms, bias-free q/k/v/o over
@@ -177,8 +203,8 @@ def _feature_layers(cfg: dict[str, Any], default: int | list[int]) -> int:
 
 
 #: the encoder configs' default widths where a projector reads them (SiglipVisionConfig, CLIPVisionConfig and
-#: Gemma4VisionConfig: 768; PixtralVisionConfig: 1024)
-_HIDDEN_DEFAULTS = {"pixtral": 1024}
+#: Gemma4VisionConfig: 768; PixtralVisionConfig and InternVLVisionConfig: 1024)
+_HIDDEN_DEFAULTS = {"pixtral": 1024, "internvl_vision": 1024}
 
 
 def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
@@ -205,6 +231,9 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
         return qwen2_vision(vc, th)
     if wrapper in ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe"):
         return qwen3_vision(vc, th)
+    if wrapper == "internvl" and family == "internvl_vision":  # InternVLMultiModalProjector: the pixel shuffle's
+        merged = vh * int(1 / float(_get(cfg, "downsample_ratio", 0.5))) ** 2  # LayerNorm and two linears
+        return internvl_vision(vc) + 2 * merged + _lin(merged, th) + _lin(th, th)
     if wrapper in ("gemma4", "gemma4_unified") and family == "gemma4_vision":  # Gemma4MultimodalEmbedder
         return gemma4_vision(vc) + vh * th
     return None

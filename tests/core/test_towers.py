@@ -28,15 +28,16 @@ def _configs():
         Gemma4Config,
         Gemma4TextConfig,
         Gemma4VisionConfig,
+        InternVLConfig,
         Llama4Config,
         LlavaConfig,
         Mistral3Config,
         Qwen3VLConfig,
     )
 
-    out = [(t, AutoConfig.for_model(t)) for t in ("gemma3", "llava", "llava_next", "llava_onevision", "mistral3",
-                                                  "llama4", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5",
-                                                  "qwen3_5_moe")]
+    names = ("gemma3", "llava", "llava_next", "llava_onevision", "mistral3", "llama4", "internvl", "qwen2_vl",
+             "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
+    out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
     large = Gemma4VisionConfig(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,
                                num_key_value_heads=16, head_dim=72, global_head_dim=72, standardize=True)
@@ -57,6 +58,10 @@ def _configs():
         ("qwen3_vl deepstack", Qwen3VLConfig(text_config=SMALL_TEXT, vision_config=dict(
             depth=5, hidden_size=256, intermediate_size=512, num_heads=4, deepstack_visual_indexes=[1, 2, 3],
             out_hidden_size=256, num_position_embeddings=1024))),
+        ("internvl rms, q/k norms, biased, pooled by a LayerNorm", InternVLConfig(
+            text_config=dict(model_type="qwen2", **SMALL_TEXT), vision_config=dict(
+                hidden_size=320, intermediate_size=640, num_hidden_layers=2, num_attention_heads=5, norm_type="rms_norm",
+                use_qk_norm=True, attention_bias=True, use_mean_pooling=False, image_size=224, patch_size=[14, 14]))),
         ("llama4 small", Llama4Config(
             text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
