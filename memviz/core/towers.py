@@ -1,7 +1,7 @@
 """Encoders of multimodal checkpoints: the vision (and audio) towers beside the language model.
 
 A multimodal config (Gemma 3 / 4, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5, Mistral Small 3.x, Llama 4, LLaVA,
-InternVL) holds its language model in `text_config` (or at the top level) and each encoder in `vision_config` /
+InternVL, Idefics3 / SmolVLM) holds its language model in `text_config` (or at the top level) and each encoder in `vision_config` /
 `audio_config`. The encoders' weights are loaded with the language model by transformers and by vLLM (unless
 `--language-model-only`); llama.cpp keeps them in a separate mmproj file (`--mmproj`). Their parameter counts follow the
 modules of transformers 5.24 (`models/<family>/modeling_<family>.py`, named per function) and are checked
@@ -202,9 +202,11 @@ def _feature_layers(cfg: dict[str, Any], default: int | list[int]) -> int:
     return len(layers) if isinstance(layers, list) else 1
 
 
+#: Idefics3VisionConfig's and SmolVLMVisionConfig's defaults where they differ from SiglipVisionConfig's
+_IDEFICS3_VISION = {"hidden_size": 1152, "patch_size": 32}
 #: the encoder configs' default widths where a projector reads them (SiglipVisionConfig, CLIPVisionConfig and
-#: Gemma4VisionConfig: 768; PixtralVisionConfig and InternVLVisionConfig: 1024)
-_HIDDEN_DEFAULTS = {"pixtral": 1024, "internvl_vision": 1024}
+#: Gemma4VisionConfig: 768; PixtralVisionConfig and InternVLVisionConfig: 1024; Idefics3 / SmolVLM: 1152)
+_HIDDEN_DEFAULTS = {"pixtral": 1024, "internvl_vision": 1024, "idefics3_vision": 1152, "smolvlm_vision": 1152}
 
 
 def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
@@ -231,6 +233,11 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
         return qwen2_vision(vc, th)
     if wrapper in ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe"):
         return qwen3_vision(vc, th)
+    if (wrapper, family) in (("idefics3", "idefics3_vision"), ("smolvlm", "smolvlm_vision")):
+        # Idefics3VisionTransformer / SmolVLMVisionTransformer: SigLIP's blocks without the pooling head, their
+        # configs' defaults; the connector's one bias-free linear over scale_factor^2 patches (Idefics3SimpleMLP)
+        tower = siglip({**_IDEFICS3_VISION, **vc, "vision_use_head": False})
+        return tower + vh * _whole(cfg, "scale_factor", 2) ** 2 * th
     if wrapper == "internvl" and family == "internvl_vision":  # InternVLMultiModalProjector: the pixel shuffle's
         merged = vh * int(1 / float(_get(cfg, "downsample_ratio", 0.5))) ** 2  # LayerNorm and two linears
         return internvl_vision(vc) + 2 * merged + _lin(merged, th) + _lin(th, th)

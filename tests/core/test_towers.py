@@ -33,10 +33,11 @@ def _configs():
         LlavaConfig,
         Mistral3Config,
         Qwen3VLConfig,
+        SmolVLMConfig,
     )
 
-    names = ("gemma3", "llava", "llava_next", "llava_onevision", "mistral3", "llama4", "internvl", "qwen2_vl",
-             "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
+    names = ("gemma3", "llava", "llava_next", "llava_onevision", "mistral3", "llama4", "internvl", "idefics3", "smolvlm",
+             "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
     large = Gemma4VisionConfig(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,
@@ -62,6 +63,9 @@ def _configs():
             text_config=dict(model_type="qwen2", **SMALL_TEXT), vision_config=dict(
                 hidden_size=320, intermediate_size=640, num_hidden_layers=2, num_attention_heads=5, norm_type="rms_norm",
                 use_qk_norm=True, attention_bias=True, use_mean_pooling=False, image_size=224, patch_size=[14, 14]))),
+        ("smolvlm 384 px, 3 x 3 shuffle", SmolVLMConfig(
+            text_config=dict(model_type="llama", **SMALL_TEXT), scale_factor=3, vision_config=dict(
+                hidden_size=1152, intermediate_size=4304, num_hidden_layers=2, image_size=384, patch_size=14))),
         ("llama4 small", Llama4Config(
             text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
@@ -155,11 +159,11 @@ def test_the_estimate_says_where_the_encoders_are():
 
 
 def test_an_encoder_memviz_cannot_count_is_named():
-    cfg = {"model_type": "idefics3", "text_config": {"model_type": "llama", **SMALL_TEXT},
-           "vision_config": {"model_type": "idefics3_vision", "hidden_size": 1152}}
+    cfg = {"model_type": "glm4v", "text_config": {"model_type": "glm4", **SMALL_TEXT},
+           "vision_config": {"model_type": "glm4v_vision", "hidden_size": 1536}}
     a = from_hf_config(cfg)
     assert not a.encoders
-    assert any("vision encoder (idefics3_vision) is not counted" in w for w in a.warnings)
+    assert any("vision encoder (glm4v_vision) is not counted" in w for w in a.warnings)
 
 
 def test_encoders_survive_a_session_and_bad_rows_are_refused():
