@@ -36,9 +36,11 @@ KNOWN_MODEL_TYPES = (
     "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom",
 )
 #: the language models of Qwen's VL wrappers, read as the text models they are built on (Qwen2_5_VLTextModel:
-#: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms included)
+#: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms included;
+#: Glm4vTextModel / Glm4vMoeTextModel: GLM-4's and GLM-4.5's)
 _TEXT_ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2", "qwen2_5_vl_text": "qwen2",
-                 "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe"}
+                 "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4",
+                 "glm4v_moe_text": "glm4_moe"}
 #: the transformers / vLLM class each text model type is built by (transformers 5.24 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES):
 #: a config whose model_type memviz does not know but whose `architectures` names one of these is read as that type,
 #: as vLLM resolves a model by its architecture (vllm/model_executor/models/registry.py): Kimi-K2's "kimi_k2" is
@@ -778,6 +780,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                 inner[key] = cfg[key]
         cfg = inner
     model_type = str(cfg.get("model_type") or "unknown")
+    if model_type == "glm4v_text":  # Glm4vTextAttention: q/k/v biased whatever attention_bias says
+        cfg = {**cfg, "attention_bias": True}
     model_type = _TEXT_ALIASES.get(model_type, model_type)
     read_as = _type_of_architecture(cfg) if model_type not in KNOWN_MODEL_TYPES else None
     if read_as:

@@ -1,12 +1,13 @@
 """Encoders of multimodal checkpoints: the vision (and audio) towers beside the language model.
 
 A multimodal config (Gemma 3 / 4, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5, Mistral Small 3.x, Llama 4, LLaVA,
-InternVL, Idefics3 / SmolVLM) holds its language model in `text_config` (or at the top level) and each encoder in `vision_config` /
-`audio_config`. The encoders' weights are loaded with the language model by transformers and by vLLM (unless
-`--language-model-only`); llama.cpp keeps them in a separate mmproj file (`--mmproj`). Their parameter counts follow the
-modules of transformers 5.24 (`models/<family>/modeling_<family>.py`, named per function) and are checked
-against those modules instantiated on the meta device (tests/core/test_towers.py); the projector that maps an
-encoder's output into the language model's width counts with its encoder.
+InternVL, Idefics3 / SmolVLM, GLM-4.1V / 4.5V) holds its language model in `text_config` (or at the top level) and
+each encoder in `vision_config` / `audio_config`. The encoders' weights are loaded with the language model by
+transformers and by vLLM (unless `--language-model-only`); llama.cpp keeps them in a separate mmproj file
+(`--mmproj`). Their parameter counts follow the modules of transformers 5.24 (`models/<family>/modeling_<family>.py`,
+named per function) and are checked against those modules instantiated on the meta device
+(tests/core/test_towers.py); the projector that maps an encoder's output into the language model's width counts with
+its encoder.
 """
 
 from __future__ import annotations
@@ -166,6 +167,23 @@ def internvl_vision(vc: dict[str, Any]) -> int:
     return n + (0 if _get(vc, "use_mean_pooling", True) else 2 * h)
 
 
+def glm4v_vision(vc: dict[str, Any]) -> int:
+    """Glm4vVisionModel (glm4v/modeling_glm4v.py, GLM-4.1V / 4.5V / 4.6V): a learned position per patch of the
+    (image_size / patch_size)^2 grid, a biased Conv3d patch embedding, RMSNorm blocks with a fused qkv
+    (attention_bias), a bias-free proj and a bias-free gated MLP of out_hidden_size; the post-conv and post RMSNorms,
+    the biased Conv2d downsample over spatial_merge_size^2 patches into out_hidden_size, and the merger (a
+    bias-free projection, a LayerNorm and a gated MLP of intermediate_size)."""
+    h, inter = _whole(vc, "hidden_size", 1536), _whole(vc, "intermediate_size", 13696)
+    out, merge = _whole(vc, "out_hidden_size", 4096), _whole(vc, "spatial_merge_size", 2)
+    patch, t_patch = _whole(vc, "patch_size", 14), _whole(vc, "temporal_patch_size", 2)
+    grid = _whole(vc, "image_size", 336) // patch
+    n = grid * grid * h + _whole(vc, "in_channels", 3) * t_patch * patch * patch * h + h
+    attention = _lin(h, 3 * h, bool(_get(vc, "attention_bias", False))) + h * h
+    n += _whole(vc, "depth", 24) * (2 * h + attention + 3 * h * out)
+    n += 2 * h + h * out * merge * merge + out
+    return n + out * out + 2 * out + 3 * out * inter
+
+
 def gemma4_vision(vc: dict[str, Any]) -> int:
     """Gemma4VisionModel (gemma4/modeling_gemma4.py): a linear patch projection without bias, a (2,
     position_embedding_size, hidden) position table, blocks of four RMSNorms, bias-free q/k/v/o over
@@ -238,6 +256,8 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
         # configs' defaults; the connector's one bias-free linear over scale_factor^2 patches (Idefics3SimpleMLP)
         tower = siglip({**_IDEFICS3_VISION, **vc, "vision_use_head": False})
         return tower + vh * _whole(cfg, "scale_factor", 2) ** 2 * th
+    if wrapper in ("glm4v", "glm4v_moe", "glm46v") and family in ("glm4v_vision", "glm4v_moe_vision"):
+        return glm4v_vision(vc)  # its merger maps into out_hidden_size, the language model's width
     if wrapper == "internvl" and family == "internvl_vision":  # InternVLMultiModalProjector: the pixel shuffle's
         merged = vh * int(1 / float(_get(cfg, "downsample_ratio", 0.5))) ** 2  # LayerNorm and two linears
         return internvl_vision(vc) + 2 * merged + _lin(merged, th) + _lin(th, th)

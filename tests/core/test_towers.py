@@ -28,6 +28,7 @@ def _configs():
         Gemma4Config,
         Gemma4TextConfig,
         Gemma4VisionConfig,
+        Glm4vMoeConfig,
         InternVLConfig,
         Llama4Config,
         LlavaConfig,
@@ -37,7 +38,7 @@ def _configs():
     )
 
     names = ("gemma3", "llava", "llava_next", "llava_onevision", "mistral3", "llama4", "internvl", "idefics3", "smolvlm",
-             "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
+             "glm4v", "glm46v", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
     large = Gemma4VisionConfig(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,
@@ -66,6 +67,9 @@ def _configs():
         ("smolvlm 384 px, 3 x 3 shuffle", SmolVLMConfig(
             text_config=dict(model_type="llama", **SMALL_TEXT), scale_factor=3, vision_config=dict(
                 hidden_size=1152, intermediate_size=4304, num_hidden_layers=2, image_size=384, patch_size=14))),
+        ("glm4v_moe (GLM-4.5V's wrapper)", Glm4vMoeConfig(text_config=dict(
+            SMALL_TEXT, moe_intermediate_size=128, n_routed_experts=4, num_experts_per_tok=2, first_k_dense_replace=1),
+            vision_config=dict(depth=2, hidden_size=256, intermediate_size=512, out_hidden_size=256, num_heads=4))),
         ("llama4 small", Llama4Config(
             text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
@@ -93,11 +97,12 @@ def test_encoders_count_what_transformers_builds():
         assert not [w for w in a.warnings if "encoder" in w], name
 
 
-def test_qwen_vl_language_models_are_read_as_the_decoders_they_are():
-    """Qwen2.5-VL's text model is Qwen2's (q/k/v biases), Qwen3-VL's Qwen3's (q/k norms): exact against transformers."""
+def test_vl_language_models_are_read_as_the_decoders_they_are():
+    """Qwen2.5-VL's text model is Qwen2's (q/k/v biases), Qwen3-VL's Qwen3's (q/k norms), GLM-4.1V's GLM-4's (q/k/v
+    always biased): exact against transformers."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    for model_type in ("qwen2_5_vl", "qwen2_vl", "qwen3_vl"):
+    for model_type in ("qwen2_5_vl", "qwen2_vl", "qwen3_vl", "glm4v"):
         config = transformers.AutoConfig.for_model(model_type)
         with warnings.catch_warnings(), torch.device("meta"):
             warnings.simplefilter("ignore")
@@ -159,11 +164,11 @@ def test_the_estimate_says_where_the_encoders_are():
 
 
 def test_an_encoder_memviz_cannot_count_is_named():
-    cfg = {"model_type": "glm4v", "text_config": {"model_type": "glm4", **SMALL_TEXT},
-           "vision_config": {"model_type": "glm4v_vision", "hidden_size": 1536}}
+    cfg = {"model_type": "kimi_vl", "text_config": {"model_type": "deepseek_v3", **SMALL_TEXT},
+           "vision_config": {"model_type": "moonvit", "hidden_size": 1152}}
     a = from_hf_config(cfg)
     assert not a.encoders
-    assert any("vision encoder (glm4v_vision) is not counted" in w for w in a.warnings)
+    assert any("vision encoder (moonvit) is not counted" in w for w in a.warnings)
 
 
 def test_encoders_survive_a_session_and_bad_rows_are_refused():
