@@ -210,3 +210,24 @@ def test_reports_name_the_encoders():
            "audio_config": {"model_type": "gemma4_audio", "subsampling_conv_channels": "ab"}}
     with pytest.raises(InputError, match="vision/audio config"):
         from_hf_config(cfg)
+
+
+#: Qwen2.5-VL-7B-Instruct's config as transformers 4.49 printed it in github.com/xorbitsai/inference issue #2880
+#: (fields at their class defaults left out, the vision encoder's among them)
+QWEN25_VL_7B = {
+    "architectures": ["Qwen2_5_VLForConditionalGeneration"], "hidden_act": "silu", "hidden_size": 3584,
+    "intermediate_size": 18944, "max_position_embeddings": 128000, "max_window_layers": 28, "model_type": "qwen2_5_vl",
+    "num_attention_heads": 28, "num_hidden_layers": 28, "num_key_value_heads": 4, "rms_norm_eps": 1e-06,
+    "rope_theta": 1000000.0, "sliding_window": 32768, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "use_sliding_window": False, "vocab_size": 152064,
+    "vision_config": {"hidden_size": 1280, "in_chans": 3, "model_type": "qwen2_5_vl", "spatial_patch_size": 14,
+                      "tokens_per_second": 2},
+}
+
+
+def test_qwen25_vl_7b_holds_its_published_total():
+    """Its language model (7.62B, Qwen2's decoder) and its vision encoder with the merger (0.68B, the encoder
+    config's defaults): the 8.29B the checkpoint's page gives for Qwen/Qwen2.5-VL-7B-Instruct."""
+    a = from_hf_config(QWEN25_VL_7B)
+    assert a.model_type == "qwen2" and not a.warnings
+    assert parameter_count(a) + a.encoders[0].parameters == pytest.approx(8.29e9, abs=0.005e9)
