@@ -271,7 +271,7 @@ def encoders(cfg: dict[str, Any], text_hidden: int) -> tuple[tuple[Encoder, ...]
     encoder config memviz cannot count; a malformed encoder config is one InputError."""
     try:
         return _encoders(cfg, text_hidden)
-    except (TypeError, ValueError, AttributeError) as exc:
+    except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:
         raise InputError(f"vision/audio config is malformed: {exc}") from None
 
 

@@ -210,6 +210,10 @@ def test_reports_name_the_encoders():
            "audio_config": {"model_type": "gemma4_audio", "subsampling_conv_channels": "ab"}}
     with pytest.raises(InputError, match="vision/audio config"):
         from_hf_config(cfg)
+    cfg = {"model_type": "internvl", "downsample_ratio": 0, "text_config": {"model_type": "qwen2", **SMALL_TEXT},
+           "vision_config": {"model_type": "internvl_vision"}}
+    with pytest.raises(InputError, match="vision/audio config"):
+        from_hf_config(cfg)
 
 
 #: Qwen2.5-VL-7B-Instruct's config as transformers 4.49 printed it in github.com/xorbitsai/inference issue #2880
