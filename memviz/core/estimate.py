@@ -441,7 +441,7 @@ def _encoder_note(a: Architecture, place: str, device_bytes: float) -> str:
     what = " and the ".join(f"{e.modality} encoder ({e.parameters / 1e9:.2f}B parameters with its projector)"
                             for e in a.encoders)
     if place == "device":
-        return f"weights include the {what}: {device_bytes / GiB:.2f} GiB on each GPU of the first stage, at 16 bits"
+        return f"weights include the {what}: {device_bytes / GiB:.2f} GiB on each device of the first stage"
     if place == "host":
         return f"the {what} is held in host memory, at 16 bits (--no-mmproj-offload)"
     return (f"the {what} is not loaded: vLLM's --language-model-only leaves it out, and llama.cpp loads it only "

@@ -30,6 +30,13 @@ class Encoder:
     parameters: int
 
 
+def encoder_bytes(e: Encoder, weight_format: str) -> int:
+    """An encoder's bytes in a checkpoint of `weight_format`: 16 bits a value (32 in an fp32 model) whatever the
+    language model's format, as quantized releases leave the towers unquantized (their quantization configs exclude
+    them) and llama.cpp's mmproj files are 16-bit."""
+    return e.parameters * (4 if weight_format == "fp32" else 2)
+
+
 def _lin(n_in: int, n_out: int, bias: bool = True) -> int:
     return n_in * n_out + (n_out if bias else 0)
 

@@ -25,6 +25,7 @@ from memviz.core.fit import max_batch, max_context
 from memviz.core.formats import get_weight_format, tensor_bytes
 from memviz.core.gpus import get_gpu
 from memviz.core.speed import speed_bounds
+from memviz.core.towers import encoder_bytes
 from memviz.core.units import Unit, format_bytes
 
 HEADERS = ("Item", "Bytes", "Size", "Provenance", "Formula / inputs", "Source")
@@ -102,13 +103,12 @@ def _encoder_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, s
     if "encoders_place" not in est.engine_facts:  # a text model, or an imported file whose tensors hold them
         return []
     place = est.engine_facts["encoders_place"]
-    value_bytes = 4 if est.scenario.weight_format == "fp32" else 2
     out = []
     for e in est.architecture.encoders:
-        nbytes = e.parameters * value_bytes
+        nbytes = encoder_bytes(e, est.scenario.weight_format)
         what = f"{e.parameters:,d} parameters ({e.family}, with its projector)"
         if place:
-            detail = f"{what}, {8 * value_bytes} bits each" + (", in host memory" if place == "host" else "")
+            detail = f"{what}, {8 * nbytes // e.parameters} bits each" + (", in host memory" if place == "host" else "")
         else:
             detail = f"{what}: not loaded (vLLM --language-model-only; llama.cpp without --mmproj)"
         out.append((f"weights: {e.modality} encoder", f"{nbytes:,d}" if place else "",

@@ -18,6 +18,7 @@ from memviz.core.arch import LINEAR, Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import STORED, KVFormat, WeightFormat
 from memviz.core.kv import KVLayout, kv_cache_bytes
+from memviz.core.towers import encoder_bytes
 from memviz.core.units import MiB
 
 if TYPE_CHECKING:
@@ -103,13 +104,11 @@ def check_context(a: Architecture, sc: Scenario) -> None:
 
 
 def encoders_bytes(x: Inputs) -> float:
-    """All of a multimodal model's encoders and projectors: their parameters in the model's dtype. Quantized
-    releases leave them unquantized (their quantization configs exclude the towers; llama.cpp's mmproj files are
-    16-bit), so every weight format counts them at 16 bits. An imported file's own tensors (format "stored") hold
-    them already: 0 there."""
+    """All of a multimodal model's encoders and projectors (`towers.encoder_bytes`); 0 for an imported file, whose
+    own tensors (format "stored") hold them already."""
     if x.wf.name == STORED:
         return 0.0
-    return float(sum(e.parameters for e in x.a.encoders) * x.act_bytes)
+    return float(sum(encoder_bytes(e, x.wf.name) for e in x.a.encoders))
 
 
 @dataclass(frozen=True)
