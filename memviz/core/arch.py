@@ -33,14 +33,19 @@ KNOWN_MODEL_TYPES = (
     "glm4", "glm4_moe", "glm4_moe_lite", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe",
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
-    "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom",
+    "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom", "solar_open", "exaone4", "exaone_moe", "hy_v3",
+    "afmoe", "mimo_v2_flash",
 )
-#: the language models of Qwen's VL wrappers, read as the text models they are built on (Qwen2_5_VLTextModel:
-#: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms included;
-#: Glm4vTextModel / Glm4vMoeTextModel: GLM-4's and GLM-4.5's)
-_TEXT_ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2", "qwen2_5_vl_text": "qwen2",
-                 "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4",
-                 "glm4v_moe_text": "glm4_moe"}
+#: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
+#: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
+#: included; Glm4vTextModel / Glm4vMoeTextModel: GLM-4's and GLM-4.5's); Sarvam's models, which transformers 5.24
+#: builds with Glm4MoeForCausalLM and DeepseekV3ForCausalLM themselves (models/auto/modeling_auto.py)
+_ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2", "qwen2_5_vl_text": "qwen2",
+            "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4",
+            "glm4v_moe_text": "glm4_moe", "sarvam_moe": "glm4_moe", "sarvam_mla": "deepseek_v3"}
+#: the names the released Sarvam configs give fields (SarvamMoEConfig / SarvamMLAConfig `attribute_map`)
+_RENAMED = {"sarvam_moe": {"num_shared_experts": "n_shared_experts", "use_qkv_bias": "attention_bias"},
+            "sarvam_mla": {"num_shared_experts": "n_shared_experts"}}
 #: the transformers / vLLM class each text model type is built by (transformers 5.24 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES):
 #: a config whose model_type memviz does not know but whose `architectures` names one of these is read as that type,
 #: as vLLM resolves a model by its architecture (vllm/model_executor/models/registry.py): Kimi-K2's "kimi_k2" is
@@ -59,7 +64,9 @@ _BY_ARCHITECTURE = {
     "Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "DeepseekV32ForCausalLM": "deepseek_v32",
     "GlmMoeDsaForCausalLM": "glm_moe_dsa", "Qwen3NextForCausalLM": "qwen3_next",
     "GraniteMoeHybridForCausalLM": "granitemoehybrid", "NemotronHForCausalLM": "nemotron_h",
-    "BambaForCausalLM": "bamba",
+    "BambaForCausalLM": "bamba", "SolarOpenForCausalLM": "solar_open", "Exaone4ForCausalLM": "exaone4",
+    "ExaoneMoeForCausalLM": "exaone_moe", "ExaoneMoEForCausalLM": "exaone_moe", "HYV3ForCausalLM": "hy_v3",
+    "AfmoeForCausalLM": "afmoe", "MiMoV2FlashForCausalLM": "mimo_v2_flash",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
@@ -123,6 +130,7 @@ class Architecture:
     qk_norm: bool = False
     learned_positions: int = 0  # rows of a learned position embedding (GPT-2, OPT)
     attention_sinks: bool = False  # gpt-oss: one learned logit per head
+    sliding_sinks_only: bool = False  # MiMo-V2-Flash: the sinks are its sliding-window layers' alone
     # mixture of experts
     num_experts: int = 0
     experts_per_token: int = 0
@@ -435,6 +443,16 @@ def _int_list(value: Any, key: str) -> list[int]:
     return [_int(v, key) for v in value]
 
 
+#: types whose configs may list each layer's feed-forward kind (`mlp_layer_types`, "dense" / "sparse")
+_MLP_LAYER_TYPES = frozenset({"glm4_moe_lite", "glm_moe_dsa", "deepseek_v32", "exaone_moe", "hy_v3",
+                              "mimo_v2_flash"})
+#: types whose first layers are dense when the config lists no kinds: the field that counts them and its default
+#: (Glm4MoeLiteConfig / ExaoneMoeConfig first_k_dense_replace = 1; HYV3Config: one dense layer, no field;
+#: AfmoeConfig num_dense_layers = 1)
+_FIRST_DENSE = {"glm4_moe_lite": ("first_k_dense_replace", 1), "exaone_moe": ("first_k_dense_replace", 1),
+                "hy_v3": ("first_k_dense_replace", 1), "afmoe": ("num_dense_layers", 1)}
+
+
 def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bool, ...]:
     """Which layers hold routed experts, as each family's decoder layer decides."""
     if model_type == "nemotron_h":  # its "moe" blocks (`_nemotron_h_layers`)
@@ -454,14 +472,15 @@ def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bo
         step = _at_least_one(cfg.get("interleave_moe_layer_step", 1), "interleave_moe_layer_step")
         chosen = set(_int_list(listed, "moe_layers")) if listed is not None else set(range(step - 1, n_layers, step))
         return tuple(i in chosen for i in range(n_layers))
-    if model_type == "glm4_moe_lite" and cfg.get("mlp_layer_types") is None:  # Glm4MoeLiteConfig: the first dense
-        first = _int(cfg.get("first_k_dense_replace", 1), "first_k_dense_replace")
-        return tuple(i >= first for i in range(n_layers))
-    if model_type in ("glm4_moe_lite", "glm_moe_dsa", "deepseek_v32") and cfg.get("mlp_layer_types") is not None:
-        kinds = cfg.get("mlp_layer_types")
+    kinds = cfg.get("mlp_layer_types")
+    if kinds is not None and model_type in _MLP_LAYER_TYPES:
         if not isinstance(kinds, list) or len(kinds) != n_layers:
             raise InputError(f"mlp_layer_types must list one of 'dense' / 'sparse' per layer ({n_layers})")
         return tuple(k == "sparse" for k in kinds)
+    if model_type in _FIRST_DENSE:
+        key, default = _FIRST_DENSE[model_type]
+        first = _int(cfg.get(key, default), key)
+        return tuple(i >= first for i in range(n_layers))
     first_dense = _int(cfg.get("first_k_dense_replace", 0) or 0, "first_k_dense_replace")
     step = _at_least_one(_get(cfg, "moe_layer_freq", default=1), "moe_layer_freq")
     return tuple(i >= first_dense and i % step == 0 for i in range(n_layers))
@@ -478,8 +497,11 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text"):
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
     elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
-                        "glm_moe_dsa"):  # one shared MLP of n_shared x I
+                        "glm_moe_dsa", "solar_open"):  # one shared MLP of n_shared x I
         shared = moe_inter * _int(cfg.get("n_shared_experts", 0) or 0, "n_shared_experts")
+    elif model_type in ("exaone_moe", "hy_v3", "afmoe"):  # ExaoneMoe / HYV3 / Afmoe: num_shared_experts x I
+        shared = moe_inter * _int(cfg.get("num_shared_experts", 1 if model_type != "afmoe" else 2) or 0,
+                                  "num_shared_experts")
     elif model_type == "ernie4_5_moe":
         shared = moe_inter * _int(cfg.get("moe_num_shared_experts", 0) or 0, "moe_num_shared_experts")
     elif model_type == "llama4_text":  # Llama4TextMoe: a shared expert as wide as one routed expert
@@ -491,8 +513,10 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     return dict(num_experts=_int(n_experts, "num_experts"), experts_per_token=topk, moe_intermediate_size=moe_inter,
                 shared_expert_intermediate_size=shared,
                 shared_expert_gate=model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text") and shared > 0,
+                # DeepSeek-V3's e_score_correction_bias (Afmoe's expert_bias: the same vector of one per expert)
                 router_score_bias=model_type in ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
-                                                 "glm_moe_dsa", "ernie4_5_moe", "nemotron_h"),
+                                                 "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
+                                                 "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash"),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
 
@@ -645,7 +669,11 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
         return tuple(SLIDING if r else FULL for r in rope)
     if model_type == "gpt_oss":  # GptOssConfig default: sliding, full, sliding, ...
         return tuple(SLIDING if i % 2 == 0 else FULL for i in range(n_layers))
-    if model_type in ("cohere2", "olmo3", "exaone4"):  # Cohere2Config / Olmo3Config / Exaone4Config: every 4th full
+    if model_type == "afmoe":  # AfmoeConfig: every global_attn_every_n_layers-th layer full
+        step = _at_least_one(cfg.get("global_attn_every_n_layers", 4), "global_attn_every_n_layers")
+        return tuple(FULL if (i + 1) % step == 0 else SLIDING for i in range(n_layers))
+    if model_type in ("cohere2", "olmo3", "exaone4", "exaone_moe"):  # Cohere2Config / Olmo3Config / Exaone4Config
+        # (ExaoneMoeConfig is one): every 4th full
         pattern = cfg.get("sliding_window_pattern", 4) if model_type != "olmo3" else 4
         if isinstance(pattern, str):  # Exaone4's "LLLG": local (sliding) and global layers, repeated
             if not pattern or set(pattern) - {"L", "G"}:
@@ -695,6 +723,46 @@ def _nemotron_h_layers(cfg: dict[str, Any]) -> dict[str, Any]:
         raise InputError("nemotron_h: experts behind a latent projection (moe_latent_size) are not modelled")
     blocks = [_NEMOTRON_BLOCKS[str(k)] for k in kinds]
     return {**cfg, "num_hidden_layers": len(blocks), "layer_types": blocks}
+
+
+def _mimo_v2_layers(cfg: dict[str, Any]) -> dict[str, Any]:
+    """MiMo-V2-Flash's layer lists as transformers 5.24 writes them (MiMoV2FlashConfig `layer_types`,
+    `mlp_layer_types`) or as its released config.json and vLLM 0.33 (`model_executor/models/mimo_v2.py`) give them:
+    `hybrid_layer_pattern` (1 = sliding window) and `moe_layer_freq` (1 = experts). Without either, the first and
+    every 6th layer attend fully and the first layer is dense (MiMoV2FlashConfig.__post_init__); the window is
+    `sliding_window_size` + 1 tokens, the query with the tokens before it."""
+    n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
+    out = dict(cfg)
+
+    def flags(key: str, default: list[int]) -> list[int]:
+        listed = _int_list(cfg[key], key) if isinstance(cfg.get(key), (list, str)) else default
+        if len(listed) != n:
+            raise InputError(f"{key} has {len(listed)} entries for {n} layers")
+        return listed
+
+    if cfg.get("layer_types") is None:
+        out["layer_types"] = ["sliding_attention" if f else "full_attention" for f in flags(
+            "hybrid_layer_pattern", [int(i != 0 and (i + 1) % 6 != 0) for i in range(n)])]
+    if cfg.get("mlp_layer_types") is None:
+        out["mlp_layer_types"] = ["sparse" if f else "dense" for f in flags("moe_layer_freq", [int(i > 0)
+                                                                                                for i in range(n)])]
+    if cfg.get("sliding_window_size") is not None:
+        out["sliding_window"] = _int(cfg["sliding_window_size"], "sliding_window_size") + 1
+    return out
+
+
+def _mimo_v2_fields(cfg: dict[str, Any], heads: int, kv_heads: int, head_dim: int) -> dict[str, Any]:
+    """MiMoV2FlashAttention (transformers 5.24): K of `head_dim`, V of `v_head_dim` a head; the sliding layers
+    with twice the KV heads (the released config's `swa_num_key_value_heads`) and a learned sink per query head
+    (`add_swa_attention_sink_bias`), the full layers with neither. vLLM 0.33 reads the same fields."""
+    value = _int(_require(cfg, "v_head_dim"), "v_head_dim")
+    swa_kv = _int(cfg.get("swa_num_key_value_heads") or 2 * kv_heads, "swa_num_key_value_heads")
+    same = (_get(cfg, "swa_num_attention_heads", default=heads), _get(cfg, "swa_head_dim", default=head_dim),
+            _get(cfg, "swa_v_head_dim", default=value))
+    if same != (heads, head_dim, value):
+        raise InputError("mimo_v2_flash: sliding layers with their own query heads or head widths are not modelled")
+    return dict(num_kv_heads=swa_kv, full_num_kv_heads=kv_heads if kv_heads != swa_kv else 0, v_head_dim=value,
+                attention_sinks=bool(cfg.get("add_swa_attention_sink_bias", True)), sliding_sinks_only=True)
 
 
 def _nemotron_h_fields(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -782,7 +850,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     model_type = str(cfg.get("model_type") or "unknown")
     if model_type == "glm4v_text":  # Glm4vTextAttention: q/k/v biased whatever attention_bias says
         cfg = {**cfg, "attention_bias": True}
-    model_type = _TEXT_ALIASES.get(model_type, model_type)
+    cfg = {**{new: cfg[old] for old, new in _RENAMED.get(model_type, {}).items() if old in cfg}, **cfg}
+    model_type = _ALIASES.get(model_type, model_type)
     read_as = _type_of_architecture(cfg) if model_type not in KNOWN_MODEL_TYPES else None
     if read_as:
         cfg = {**cfg, "model_type": read_as}
@@ -797,6 +866,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _granite_hybrid_layers(cfg)
     if model_type == "nemotron_h":
         cfg = _nemotron_h_layers(cfg)
+    if model_type == "mimo_v2_flash":
+        cfg = _mimo_v2_layers(cfg)
     if model_type == "bamba":  # BambaConfig.layers_block_type: attention at attn_layer_indices, Mamba2 elsewhere
         attention = set(_int_list(cfg.get("attn_layer_indices"), "attn_layer_indices"))
         n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
@@ -872,8 +943,14 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
 
     if model_type in ("qwen2", "qwen2_moe"):
         kw.update(qkv_bias=True, out_bias=False)  # Qwen2Attention: q/k/v bias, o_proj without
-    if model_type in ("qwen3", "qwen3_moe", "gemma3_text", "gemma4_text"):
+    if model_type in ("qwen3", "qwen3_moe", "gemma3_text", "gemma4_text", "exaone4", "exaone_moe", "hy_v3", "afmoe"):
         kw.update(qk_norm=True)
+    if model_type == "solar_open":  # SolarOpenAttention (LlamaAttention's projections): o_proj without bias, no q/k
+        kw.update(out_bias=False)  # norms, beside Glm4MoeMoE's experts
+    if model_type == "mimo_v2_flash":
+        kw.update(_mimo_v2_fields(cfg, n_heads, kv_heads, head_dim))
+    if model_type == "afmoe":  # AfmoeAttention: gate_proj, a query-sized output gate; AfmoeDecoderLayer: four norms
+        kw.update(attn_output_gate=True, norms_per_layer=4)
     if model_type in GATED_DELTANET_TYPES:
         kw.update(_gated_deltanet_fields(cfg))
     if model_type == "nemotron_h":

@@ -16,7 +16,7 @@ from enum import Enum
 from functools import lru_cache
 from math import prod
 
-from memviz.core.arch import LINEAR, MAMBA2, NO_MIXER, Architecture
+from memviz.core.arch import LINEAR, MAMBA2, NO_MIXER, SLIDING, Architecture
 
 
 class Role(str, Enum):
@@ -102,7 +102,7 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         _norm(out, a, f"{p}.q_norm", d, i)
         if own_kv:
             _norm(out, a, f"{p}.k_norm", d, i)
-    if a.attention_sinks:
+    if a.attention_sinks and (a.layer_types[i] == SLIDING or not a.sliding_sinks_only):
         out.append(Tensor(f"{p}.sinks", (a.num_heads,), Role.ATTENTION, i, "sinks"))
 
 

@@ -236,3 +236,19 @@ def test_bloom_holds_its_published_size():
                         "n_layer": 70, "n_head": 112, "vocab_size": 250880})
     assert not a.warnings and a.tie_word_embeddings
     assert parameter_count(a) == pytest.approx(176.2e9, rel=0.002)
+
+
+@pytest.mark.parametrize("patch,message", [
+    (dict(hybrid_layer_pattern=[0, 1]), "hybrid_layer_pattern has 2 entries for 4 layers"),
+    (dict(moe_layer_freq=[0, 1, 1]), "moe_layer_freq has 3 entries for 4 layers"),
+    (dict(hybrid_layer_pattern="LLLG"), "hybrid_layer_pattern must be a list"),
+    (dict(swa_head_dim=64), "sliding layers with their own query heads or head widths"),
+])
+def test_a_malformed_mimo_v2_layout_is_one_clear_error(patch, message):
+    mimo = dict(model_type="mimo_v2_flash", vocab_size=512, hidden_size=64, intermediate_size=96, num_hidden_layers=4,
+                num_attention_heads=4, num_key_value_heads=2, head_dim=24, v_head_dim=16, n_routed_experts=4,
+                num_experts_per_tok=2, moe_intermediate_size=16, hybrid_layer_pattern=[0, 1, 1, 0],
+                moe_layer_freq=[0, 1, 1, 1], sliding_window_size=32)
+    assert from_hf_config(mimo).layer_kv_heads(1) == 4  # the sliding layers' twice as many
+    with pytest.raises(InputError, match=message):
+        from_hf_config({**mimo, **patch})

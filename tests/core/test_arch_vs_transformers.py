@@ -117,3 +117,62 @@ def test_an_unknown_model_type_is_read_as_the_architecture_its_config_names():
     assert a.model_type == "deepseek_v3" and parameter_count(a) == reference
     assert active_parameter_count(a) == pytest.approx(32e9, rel=0.02)
     assert any("read as 'deepseek_v3'" in w for w in a.warnings)
+
+
+#: released configs of MoE families memviz reads with their own rules, with the totals their model cards state
+#: (parameters, active parameters): the fields as published in each repository's config.json on the Hugging Face Hub
+_TRINITY_NANO = dict(model_type="afmoe", architectures=["AfmoeForCausalLM"], vocab_size=200192, hidden_size=1024,
+                     intermediate_size=3072, moe_intermediate_size=256, num_hidden_layers=56, num_attention_heads=8,
+                     num_key_value_heads=2, head_dim=128, num_dense_layers=2, num_experts=128, num_experts_per_tok=8,
+                     num_shared_experts=1, global_attn_every_n_layers=4, sliding_window=2048, mup_enabled=True,
+                     tie_word_embeddings=False)
+_MIMO_PATTERN = [0] + [1] * 4 + ([0] + [1] * 5) * 7 + [0]  # hybrid_layer_pattern: full at 0, 5, 11, ..., 47
+RELEASED = {
+    # upstage/Solar-Open-100B: "102.6B total, 12B active"
+    "solar-open-100b": (dict(model_type="solar_open", architectures=["SolarOpenForCausalLM"], vocab_size=196608,
+                             hidden_size=4096, intermediate_size=10240, moe_intermediate_size=1280,
+                             num_hidden_layers=48, num_attention_heads=64, num_key_value_heads=8, head_dim=128,
+                             n_routed_experts=128, n_shared_experts=1, num_experts_per_tok=8, first_k_dense_replace=0,
+                             tie_word_embeddings=False), 102.6e9, 12e9),
+    # LGAI-EXAONE/EXAONE-4.0-32B: 32.0B
+    "exaone-4.0-32b": (dict(model_type="exaone4", architectures=["Exaone4ForCausalLM"], vocab_size=102400,
+                            hidden_size=5120, intermediate_size=27392, num_hidden_layers=64, num_attention_heads=40,
+                            num_key_value_heads=8, head_dim=128, sliding_window=4096, sliding_window_pattern=4,
+                            tie_word_embeddings=False), 32.0e9, 32.0e9),
+    # arcee-ai/Trinity-Nano-Preview (6B, 1B active), Trinity-Mini (26B, 3B active), Trinity-Large (400B, 13B active)
+    "trinity-nano": (_TRINITY_NANO, 6e9, 1e9),
+    "trinity-mini": ({**_TRINITY_NANO, "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 1024,
+                      "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 4}, 26e9, 3e9),
+    "trinity-large": ({**_TRINITY_NANO, "hidden_size": 3072, "intermediate_size": 12288, "moe_intermediate_size": 3072,
+                       "num_attention_heads": 48, "num_dense_layers": 6, "num_experts": 256, "num_experts_per_tok": 4,
+                       "num_hidden_layers": 60, "num_key_value_heads": 8, "sliding_window": 4096}, 400e9, 13e9),
+    # XiaomiMiMo/MiMo-V2-Flash (309B total, 15B active), in the released field names vLLM 0.33 reads
+    "mimo-v2-flash": (dict(model_type="mimo_v2_flash", architectures=["MiMoV2FlashForCausalLM"], vocab_size=152576,
+                           hidden_size=4096, intermediate_size=16384, moe_intermediate_size=2048, num_hidden_layers=48,
+                           num_attention_heads=64, num_key_value_heads=4, swa_num_attention_heads=64,
+                           swa_num_key_value_heads=8, head_dim=192, v_head_dim=128, swa_head_dim=192,
+                           swa_v_head_dim=128, n_routed_experts=256, num_experts_per_tok=8,
+                           hybrid_layer_pattern=_MIMO_PATTERN, moe_layer_freq=[0] + [1] * 47, sliding_window_size=128,
+                           add_swa_attention_sink_bias=True, tie_word_embeddings=False), 309e9, 15e9),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RELEASED))
+def test_released_configs_count_what_transformers_builds_and_their_cards_state(name):
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from memviz.core.inventory import active_parameter_count
+
+    published, total, active = RELEASED[name]
+    fields = {k: v for k, v in published.items() if k not in ("model_type", "architectures")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = AutoConfig.for_model(published["model_type"], **fields)
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(config)
+    reference = sum(p.numel() for p in model.parameters())
+    reference += sum(b.numel() for n, b in model.named_buffers() if "e_score_correction_bias" in n)
+    a = from_hf_config(published)
+    assert parameter_count(a) == reference and not a.warnings
+    assert parameter_count(a) == pytest.approx(total, rel=0.03)
+    assert active_parameter_count(a) == pytest.approx(active, rel=0.2)  # cards round the active count to 1B

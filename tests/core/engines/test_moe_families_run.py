@@ -1,0 +1,65 @@
+"""The MoE decoders of 2025-26 that memviz reads with their own rules (Solar Open, EXAONE 4.0 and K-EXAONE,
+HY 3, Trinity's AFMoE, MiMo-V2-Flash, Sarvam), run for real as tiny random transformers models on the CPU: the
+cache transformers fills holds memviz's KV to the byte, and the model holds memviz's parameters (transformers 5.24's
+modeling files of each type)."""
+
+import warnings
+
+import pytest
+
+from memviz.core.inventory import parameter_count
+from tests.core.engines.transformers_runs import run_and_compare
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+S, F = "sliding_attention", "full_attention"
+BASE = dict(vocab_size=512, hidden_size=64, intermediate_size=96, num_hidden_layers=4, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=16, moe_intermediate_size=16, num_experts_per_tok=2, pad_token_id=0,
+            bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)
+SHAPES = {
+    "solar_open": dict(n_routed_experts=4, n_shared_experts=1, first_k_dense_replace=0),
+    "exaone4": dict(sliding_window=32, sliding_window_pattern=4),
+    "exaone_moe": dict(num_experts=4, num_shared_experts=1, sliding_window=32, layer_types=[S, S, S, F]),
+    "hy_v3": dict(num_experts=4, num_shared_experts=1, mlp_layer_types=["dense", "sparse", "sparse", "sparse"]),
+    "afmoe": dict(num_experts=4, num_shared_experts=2, num_dense_layers=1, sliding_window=32,
+                  global_attn_every_n_layers=2),
+    # the sliding layers with twice the KV heads and sinks, K and V of different widths
+    "mimo_v2_flash": dict(n_routed_experts=4, head_dim=24, v_head_dim=16, sliding_window=32,
+                          layer_types=[F, S, S, F], mlp_layer_types=["dense", "sparse", "sparse", "sparse"]),
+    # the released configs' names (SarvamMoEConfig / SarvamMLAConfig attribute_map); head_dim, which the released
+    # MLA config sets to kv_lora_rank + qk_rope_head_dim, is left to the config class
+    "sarvam_moe": dict(num_experts=4, num_shared_experts=1, first_k_dense_replace=1, use_qk_norm=True,
+                       use_qkv_bias=True),
+    "sarvam_mla": dict(num_experts=4, num_shared_experts=1, first_k_dense_replace=1, kv_lora_rank=32,
+                       q_lora_rank=48, qk_rope_head_dim=8, qk_nope_head_dim=16, v_head_dim=16, head_dim=None,
+                       num_key_value_heads=None),
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(SHAPES))
+def test_the_cache_and_weights_transformers_builds_are_memviz_figures(model_type):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fields = {k: v for k, v in {**BASE, **SHAPES[model_type]}.items() if v is not None}
+        config = transformers.AutoConfig.for_model(model_type, **fields)
+    a, model, held, kv = run_and_compare(transformers.AutoModelForCausalLM.from_config, config)
+    assert kv == held > 0
+    stored = sum(p.numel() for p in model.parameters()) + sum(
+        b.numel() for n, b in model.named_buffers() if "e_score_correction_bias" in n)
+    assert parameter_count(a) == stored
+    assert not any("not one memviz knows" in w for w in a.warnings)
+
+
+def test_the_released_sarvam_names_count_as_transformers_reads_them():
+    """sarvam-30b / sarvam-105b's config.json name the shared experts `num_shared_experts` and the q/k/v bias
+    `use_qkv_bias`; transformers maps them (SarvamMoEConfig / SarvamMLAConfig attribute_map), and so does memviz."""
+    from memviz.core.arch import from_hf_config
+
+    for model_type in ("sarvam_moe", "sarvam_mla"):
+        fields = {k: v for k, v in {**BASE, **SHAPES[model_type]}.items() if v is not None}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            config = transformers.AutoConfig.for_model(model_type, **fields)
+        released = {**fields, "model_type": model_type}
+        assert parameter_count(from_hf_config(released)) == parameter_count(from_hf_config(config.to_dict()))
