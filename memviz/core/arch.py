@@ -34,7 +34,7 @@ KNOWN_MODEL_TYPES = (
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
     "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom", "solar_open", "exaone4", "exaone_moe", "hy_v3",
-    "afmoe", "mimo_v2_flash",
+    "afmoe", "mimo_v2_flash", "flint", "persimmon",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -66,7 +66,8 @@ _BY_ARCHITECTURE = {
     "GraniteMoeHybridForCausalLM": "granitemoehybrid", "NemotronHForCausalLM": "nemotron_h",
     "BambaForCausalLM": "bamba", "SolarOpenForCausalLM": "solar_open", "Exaone4ForCausalLM": "exaone4",
     "ExaoneMoeForCausalLM": "exaone_moe", "ExaoneMoEForCausalLM": "exaone_moe", "HYV3ForCausalLM": "hy_v3",
-    "AfmoeForCausalLM": "afmoe", "MiMoV2FlashForCausalLM": "mimo_v2_flash",
+    "AfmoeForCausalLM": "afmoe", "MiMoV2FlashForCausalLM": "mimo_v2_flash", "FlintForCausalLM": "flint",
+    "PersimmonForCausalLM": "persimmon",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
@@ -403,7 +404,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
 # activation when a config omits it: the transformers config classes' defaults
 _DEFAULT_ACT = {"gpt2": "gelu_new", "gptj": "gelu_new", "codegen": "gelu_new", "gpt_neo": "gelu_new",
                 "gpt_bigcode": "gelu_pytorch_tanh", "bloom": "gelu", "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu",
-                "gemma": "gelu_pytorch_tanh", "gemma2": "gelu_pytorch_tanh", "gemma3_text": "gelu_pytorch_tanh"}
+                "gemma": "gelu_pytorch_tanh", "gemma2": "gelu_pytorch_tanh", "gemma3_text": "gelu_pytorch_tanh",
+                "persimmon": "relu2"}
 
 
 def _get(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
@@ -443,9 +445,6 @@ def _int_list(value: Any, key: str) -> list[int]:
     return [_int(v, key) for v in value]
 
 
-#: types whose configs may list each layer's feed-forward kind (`mlp_layer_types`, "dense" / "sparse")
-_MLP_LAYER_TYPES = frozenset({"glm4_moe_lite", "glm_moe_dsa", "deepseek_v32", "exaone_moe", "hy_v3",
-                              "mimo_v2_flash"})
 #: types whose first layers are dense when the config lists no kinds: the field that counts them and its default
 #: (Glm4MoeLiteConfig / ExaoneMoeConfig first_k_dense_replace = 1; HYV3Config: one dense layer, no field;
 #: AfmoeConfig num_dense_layers = 1)
@@ -457,10 +456,12 @@ def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bo
     """Which layers hold routed experts, as each family's decoder layer decides."""
     if model_type == "nemotron_h":  # its "moe" blocks (`_nemotron_h_layers`)
         return tuple(kind == "moe" for kind in cfg["layer_types"])
-    if model_type in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text"):
+    if model_type in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text", "flint"):
         # Qwen2MoeDecoderLayer: sparse when not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
+        # (FlintConfig: mlp_only_layers [0, 1] when the config lists none)
         step = _at_least_one(cfg.get("decoder_sparse_step", 1), "decoder_sparse_step")
-        dense_only = set(_int_list(cfg.get("mlp_only_layers"), "mlp_only_layers"))
+        listed = cfg.get("mlp_only_layers")
+        dense_only = set(_int_list([0, 1] if listed is None and model_type == "flint" else listed, "mlp_only_layers"))
         return tuple(i not in dense_only and (i + 1) % step == 0 for i in range(n_layers))
     if model_type == "ernie4_5_moe":  # Ernie4_5_MoeDecoderLayer: (i + 1) % interval == 0, start <= i <= end
         step = _at_least_one(cfg.get("moe_layer_interval", 1), "moe_layer_interval")
@@ -472,11 +473,11 @@ def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bo
         step = _at_least_one(cfg.get("interleave_moe_layer_step", 1), "interleave_moe_layer_step")
         chosen = set(_int_list(listed, "moe_layers")) if listed is not None else set(range(step - 1, n_layers, step))
         return tuple(i in chosen for i in range(n_layers))
-    kinds = cfg.get("mlp_layer_types")
-    if kinds is not None and model_type in _MLP_LAYER_TYPES:
+    kinds = cfg.get("mlp_layer_types")  # each layer's feed-forward kind, "dense" / "sparse", as transformers 5
+    if kinds is not None:  # writes it for the DeepSeek-V3 descendants (GLM-4.7-Flash, K-EXAONE, MiMo-V2-Flash, ...)
         if not isinstance(kinds, list) or len(kinds) != n_layers:
             raise InputError(f"mlp_layer_types must list one of 'dense' / 'sparse' per layer ({n_layers})")
-        return tuple(k == "sparse" for k in kinds)
+        return tuple(k != "dense" for k in kinds)  # "sparse", and DeepSeek-V4's "moe" / "hash_moe"
     if model_type in _FIRST_DENSE:
         key, default = _FIRST_DENSE[model_type]
         first = _int(cfg.get(key, default), key)
@@ -494,7 +495,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token", "moe_k"), "num_experts_per_tok")
     moe_inter = _int(_get(cfg, "moe_intermediate_size", "intermediate_size"), "moe_intermediate_size")
     shared = 0
-    if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text"):
+    if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint"):  # FlintSparseMoeBlock: ungated
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
     elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                         "glm_moe_dsa", "solar_open"):  # one shared MLP of n_shared x I
@@ -669,6 +670,8 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
         return tuple(SLIDING if r else FULL for r in rope)
     if model_type == "gpt_oss":  # GptOssConfig default: sliding, full, sliding, ...
         return tuple(SLIDING if i % 2 == 0 else FULL for i in range(n_layers))
+    if model_type == "flint":  # FlintConfig: the first two, every fourth from the second and the last layer full
+        return tuple(FULL if i < 2 or i % 4 == 1 or i == n_layers - 1 else SLIDING for i in range(n_layers))
     if model_type == "afmoe":  # AfmoeConfig: every global_attn_every_n_layers-th layer full
         step = _at_least_one(cfg.get("global_attn_every_n_layers", 4), "global_attn_every_n_layers")
         return tuple(FULL if (i + 1) % step == 0 else SLIDING for i in range(n_layers))
@@ -943,8 +946,11 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
 
     if model_type in ("qwen2", "qwen2_moe"):
         kw.update(qkv_bias=True, out_bias=False)  # Qwen2Attention: q/k/v bias, o_proj without
-    if model_type in ("qwen3", "qwen3_moe", "gemma3_text", "gemma4_text", "exaone4", "exaone_moe", "hy_v3", "afmoe"):
+    if model_type in ("qwen3", "qwen3_moe", "gemma3_text", "gemma4_text", "exaone4", "exaone_moe", "hy_v3", "afmoe",
+                      "flint"):
         kw.update(qk_norm=True)
+    if model_type == "flint":  # FlintAttention: Qwen3-MoE's with a learned sink per head in every layer
+        kw.update(attention_sinks=True)
     if model_type == "solar_open":  # SolarOpenAttention (LlamaAttention's projections): o_proj without bias, no q/k
         kw.update(out_bias=False)  # norms, beside Glm4MoeMoE's experts
     if model_type == "mimo_v2_flash":
@@ -1011,6 +1017,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         bias = bool(cfg.get("use_bias", True))
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=bias, out_bias=bias, mlp_bias=bias,
                   tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
+    if model_type == "persimmon":  # PersimmonAttention: fused biased query_key_value and dense, q/k LayerNorms;
+        kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,  # a relu2 MLP
+                  qk_norm=bool(cfg.get("qk_layernorm", True)))
     if model_type == "phi":  # PhiDecoderLayer: one LayerNorm, parallel attention (q/k/v/dense) and fc1/fc2, all biased
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True, norms_per_layer=1,
                   qk_norm=bool(cfg.get("qk_layernorm", False)))

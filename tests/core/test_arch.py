@@ -252,3 +252,14 @@ def test_a_malformed_mimo_v2_layout_is_one_clear_error(patch, message):
     assert from_hf_config(mimo).layer_kv_heads(1) == 4  # the sliding layers' twice as many
     with pytest.raises(InputError, match=message):
         from_hf_config({**mimo, **patch})
+
+
+def test_mlp_layer_types_decide_the_expert_layers_of_any_type():
+    """transformers 5 writes each layer's feed-forward kind for the DeepSeek-V3 descendants; any kind but "dense"
+    holds experts (DeepSeek-V4 names them "moe" and "hash_moe"), whatever the type."""
+    cfg = dict(model_type="some_new_moe", vocab_size=512, hidden_size=64, intermediate_size=96, num_hidden_layers=4,
+               num_attention_heads=4, num_key_value_heads=2, num_experts=4, num_experts_per_tok=2,
+               moe_intermediate_size=16, mlp_layer_types=["dense", "sparse", "moe", "hash_moe"])
+    assert from_hf_config(cfg).moe_layers == (False, True, True, True)
+    with pytest.raises(InputError, match="mlp_layer_types"):
+        from_hf_config({**cfg, "mlp_layer_types": ["dense"]})

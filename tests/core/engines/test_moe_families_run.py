@@ -1,5 +1,5 @@
 """The MoE decoders of 2025-26 that memviz reads with their own rules (Solar Open, EXAONE 4.0 and K-EXAONE,
-HY 3, Trinity's AFMoE, MiMo-V2-Flash, Sarvam), run for real as tiny random transformers models on the CPU: the
+HY 3, Trinity's AFMoE, MiMo-V2-Flash, Flint, Sarvam), run for real as tiny random transformers models on the CPU: the
 cache transformers fills holds memviz's KV to the byte, and the model holds memviz's parameters (transformers 5.24's
 modeling files of each type)."""
 
@@ -27,6 +27,8 @@ SHAPES = {
     # the sliding layers with twice the KV heads and sinks, K and V of different widths
     "mimo_v2_flash": dict(n_routed_experts=4, head_dim=24, v_head_dim=16, sliding_window=32,
                           layer_types=[F, S, S, F], mlp_layer_types=["dense", "sparse", "sparse", "sparse"]),
+    # sinks in every layer, an ungated shared expert, the first two layers dense
+    "flint": dict(num_experts=4, shared_expert_intermediate_size=32, sliding_window=32, layer_types=[F, F, S, F]),
     # the released configs' names (SarvamMoEConfig / SarvamMLAConfig attribute_map); head_dim, which the released
     # MLA config sets to kv_lora_rank + qk_rope_head_dim, is left to the config class
     "sarvam_moe": dict(num_experts=4, num_shared_experts=1, first_k_dense_replace=1, use_qk_norm=True,
