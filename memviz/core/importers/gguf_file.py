@@ -199,6 +199,7 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg["sliding_window"] = window
         if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
             cfg["use_sliding_window"] = True
+        cfg.update(_sliding_layers(get("attention.sliding_window_pattern"), cfg["num_hidden_layers"], arch))
     if n_experts:
         cfg["num_experts"] = n_experts
         cfg["num_experts_per_tok"] = _scalar(get("expert_used_count"), "expert_used_count", warnings)
@@ -249,6 +250,18 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         warnings.append(f"GGUF architecture '{arch}' is read with the generic rules")
     cfg["_value_length"] = value_length
     return cfg, warnings
+
+
+def _sliding_layers(pattern: Any, n_layers: int | None, arch: str) -> dict[str, Any]:
+    """Which layers slide, as llama.cpp's converters write it: one flag a layer in `attention.sliding_window_pattern`
+    (llama.cpp 0c1e570 conversion/exaone.py, command_r.py, mimo.py, olmo.py, granite.py, ...; gguf-py
+    `add_sliding_window_pattern`); {} for the older single period, which each type's own rule reads, and for the
+    architectures whose layer kinds are read with their own fields."""
+    if not isinstance(pattern, (list, tuple)) or arch == "gemma4" or arch in DELTANET_ARCHS | MAMBA2_ARCHS:
+        return {}
+    if len(pattern) != n_layers:
+        raise InputError(f"GGUF metadata sliding_window_pattern lists {len(pattern)} layers for {n_layers}")
+    return {"layer_types": ["sliding_attention" if bool(v) else "full_attention" for v in pattern]}
 
 
 def _per_layer(values: Any, n_layers: int, key: str) -> list[int]:

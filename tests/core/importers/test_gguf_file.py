@@ -146,3 +146,22 @@ def test_a_qwen35_log_without_tensor_names_places_its_delta_nets_by_the_interval
 
     assert layer_types(meta, {"token_embd.weight", "output.weight"}) == (LINEAR,) * 3 + (FULL,) + (LINEAR,) * 3 + (FULL,)
     assert layer_types({**meta, "qwen35moe.attention.recurrent_layers": [True, False] * 4}, set()) == (LINEAR, FULL) * 4
+
+
+def test_the_sliding_layers_a_converter_lists_decide_the_cache():
+    """llama.cpp's converters write one sliding flag a layer (conversion/mimo.py: MiMo-V2-Flash's
+    hybrid_layer_pattern, full attention at the first layer and every sixth); memviz reads them for any
+    architecture, so only the full layers hold the whole context."""
+    from memviz.core.arch import SLIDING, from_hf_config
+    from memviz.core.importers.gguf_file import config_from_gguf
+
+    flags = [False] + [True] * 4 + [False] + [True] * 5 + [False]
+    meta = {"general.architecture": "mimo2", "mimo2.block_count": 12, "mimo2.embedding_length": 512,
+            "mimo2.attention.head_count": 8, "mimo2.attention.head_count_kv": 2, "mimo2.feed_forward_length": 1024,
+            "mimo2.vocab_size": 1000, "mimo2.attention.sliding_window": 128,
+            "mimo2.attention.sliding_window_pattern": flags}
+    cfg, _ = config_from_gguf(meta, set())
+    a = from_hf_config(cfg)
+    assert a.layer_types == tuple(SLIDING if f else FULL for f in flags) and a.sliding_window == 128
+    with pytest.raises(InputError, match="sliding_window_pattern lists 3 layers for 12"):
+        config_from_gguf({**meta, "mimo2.attention.sliding_window_pattern": [True] * 3}, set())
