@@ -281,7 +281,7 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
     facts = data["engine"]
     if "linear_state_layers" in facts:
         print(f"plus a fixed state of {facts['linear_state_bytes_per_layer_sequence']:,d} bytes per sequence in each of "
-              f"{facts['linear_state_layers']} linear-attention layers")
+              f"{facts['linear_state_layers']} {facts['linear_state_layer_kind']} layers")
     print(f"{'component':<12} {unit.value:>12} {'bytes':>18}  provenance")
     for c in data["components"]:
         print(f"{c['name']:<12} {format_bytes(c['bytes'], unit):>12} {c['bytes']:>18,d}  {c['provenance']}")

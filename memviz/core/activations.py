@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memviz.core.arch import LINEAR, MAMBA2, Architecture
+from memviz.core.arch import LINEAR, MAMBA2, SHORTCONV, Architecture
 from memviz.core.kv import ArrayLike
 
 # n x I temporaries beyond input and output that transformers' Python-written activations hold at their peak
@@ -119,7 +119,9 @@ def inference_workspace(
         mlp = dense
     logits = logits_rows * (a.vocab_size / tp) * logits_bytes
     if LINEAR in a.layer_types:
-        if a.linear_mixer != MAMBA2:
+        if a.linear_mixer == SHORTCONV:  # `hidden` charges every stage the attention's q, k and v rows
+            linear = short_conv_workspace(a, n, b, act_bytes, tp) - b * n * qkv * act_bytes
+        elif a.linear_mixer != MAMBA2:
             linear = gated_deltanet_workspace(a, n, b, act_bytes)
         elif eager_modules and not mamba_kernels:
             linear = mamba2_workspace(a, n, b, act_bytes)
@@ -150,6 +152,15 @@ def gated_deltanet_workspace(a: Architecture, step_tokens: ArrayLike, batch: Arr
     value_width = a.linear_v_heads * a.linear_v_head_dim
     compute = batch * step_tokens * (a.linear_conv_dim + 2 * value_width) * act_bytes
     return fp32 + compute
+
+
+def short_conv_workspace(a: Architecture, step_tokens: ArrayLike, batch: ArrayLike, act_bytes: float,
+                         tp: int = 1) -> ArrayLike:
+    """Transient bytes of an LFM2 short-convolution layer's prefill beside its input and normed rows (transformers
+    5.24 models/lfm2/modeling_lfm2.py `Lfm2ShortConv.forward`): in_proj's B, C and x (3 hidden widths), B x x, the
+    convolution's output, C times it and its contiguous copy for out_proj: 7 hidden widths a token in the compute
+    dtype (live tensors of a real prefill: tests/probe/test_workspace_live.py)."""
+    return batch * np.asarray(step_tokens) * 7 * (a.hidden_size / tp) * act_bytes
 
 
 def mamba2_workspace(a: Architecture, step_tokens: ArrayLike, batch: ArrayLike, act_bytes: float) -> ArrayLike:

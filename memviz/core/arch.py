@@ -25,6 +25,8 @@ NO_MIXER = "none"  # a layer of only a feed-forward block (Nemotron-H's MLP and 
 #: what a LINEAR layer's mixer is (`Architecture.linear_mixer`)
 DELTANET = "gated_deltanet"
 MAMBA2 = "mamba2"
+SHORTCONV = "short_conv"  # LFM2's gated short convolution: the last kernel inputs over hidden channels, no recurrence
+LINEAR_MIXER_NAMES = {DELTANET: "gated delta-net", MAMBA2: "Mamba2", SHORTCONV: "short convolution"}
 
 #: model_types whose config fields memviz reads with their own quirks.
 KNOWN_MODEL_TYPES = (
@@ -34,7 +36,7 @@ KNOWN_MODEL_TYPES = (
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
     "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom", "solar_open", "exaone4", "exaone_moe", "hy_v3",
-    "afmoe", "mimo_v2_flash", "flint", "persimmon",
+    "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -67,12 +69,14 @@ _BY_ARCHITECTURE = {
     "BambaForCausalLM": "bamba", "SolarOpenForCausalLM": "solar_open", "Exaone4ForCausalLM": "exaone4",
     "ExaoneMoeForCausalLM": "exaone_moe", "ExaoneMoEForCausalLM": "exaone_moe", "HYV3ForCausalLM": "hy_v3",
     "AfmoeForCausalLM": "afmoe", "MiMoV2FlashForCausalLM": "mimo_v2_flash", "FlintForCausalLM": "flint",
-    "PersimmonForCausalLM": "persimmon",
+    "PersimmonForCausalLM": "persimmon", "Lfm2ForCausalLM": "lfm2", "Lfm2MoeForCausalLM": "lfm2_moe",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
 #: hybrid model types whose Mamba2 layers memviz models (Granite-4.0-H: GraniteMoeHybridMambaLayer)
 MAMBA2_TYPES = frozenset({"granitemoehybrid", "nemotron_h", "bamba"})
+#: hybrid model types whose short-convolution layers memviz models (LFM2: Lfm2ShortConv)
+SHORTCONV_TYPES = frozenset({"lfm2", "lfm2_moe"})
 #: Nemotron-H's block kinds (NemotronHConfig `_pattern_to_list`: M, *, -, E) and their names, old and new
 _NEMOTRON_BLOCKS = {"M": LINEAR, "mamba": LINEAR, "linear_attention": LINEAR, "*": FULL, "attention": FULL,
                     "full_attention": FULL, "-": "mlp", "mlp": "mlp", "E": "moe", "moe": "moe"}
@@ -232,14 +236,17 @@ class Architecture:
                              f"or '{NO_MIXER}'")
         if self.ffn_layers and len(self.ffn_layers) != self.num_layers:
             raise InputError(f"ffn_layers must list {self.num_layers} entries")
-        if LINEAR in self.layer_types and not (self.linear_v_heads and self.linear_k_head_dim and self.linear_conv_kernel):
+        keys = self.linear_k_head_dim or self.linear_mixer == SHORTCONV  # a short convolution has no key heads
+        if LINEAR in self.layer_types and not (self.linear_v_heads and self.linear_v_head_dim and keys
+                                               and self.linear_conv_kernel):
             raise InputError("linear-attention layers need their heads, head widths and convolution kernel")
         for e in self.encoders:
             if e.modality not in (VISION, AUDIO) or isinstance(e.parameters, bool) or not isinstance(
                     e.parameters, int) or not 0 < e.parameters <= MAX_POSITIONS * MAX_DIMENSION:
                 raise InputError(f"an encoder is '{VISION}' or '{AUDIO}' with a positive parameter count, got {e!r:.80}")
-        if self.linear_mixer not in (DELTANET, MAMBA2):
-            raise InputError(f"linear_mixer must be '{DELTANET}' or '{MAMBA2}', got {self.linear_mixer!r}")
+        if self.linear_mixer not in LINEAR_MIXER_NAMES:
+            raise InputError(f"linear_mixer must be one of {', '.join(map(repr, LINEAR_MIXER_NAMES))}, "
+                             f"got {self.linear_mixer!r}")
         if SLIDING in self.layer_types and not (self.sliding_window and self.sliding_window > 0):
             raise InputError("sliding-window layers need a positive sliding_window")
         if self.num_experts:
@@ -305,7 +312,7 @@ class Architecture:
     def layer_kinds_text(self) -> str:
         """The layer kinds and their counts in words ("36 × Mamba2, 4 × full"), in order of first appearance."""
         names = {SLIDING: f"sliding ({self.sliding_window or 0:,} tokens)", FULL: "full",
-                 LINEAR: "Mamba2" if self.linear_mixer == MAMBA2 else "gated delta-net", NO_MIXER: "feed-forward only"}
+                 LINEAR: LINEAR_MIXER_NAMES[self.linear_mixer], NO_MIXER: "feed-forward only"}
         return ", ".join(f"{n} × {names[kind]}" for kind, n in Counter(self.layer_types).items())
 
     def layer_has_ffn(self, i: int) -> bool:
@@ -447,9 +454,10 @@ def _int_list(value: Any, key: str) -> list[int]:
 
 #: types whose first layers are dense when the config lists no kinds: the field that counts them and its default
 #: (Glm4MoeLiteConfig / ExaoneMoeConfig first_k_dense_replace = 1; HYV3Config: one dense layer, no field;
-#: AfmoeConfig num_dense_layers = 1)
+#: AfmoeConfig num_dense_layers = 1; Lfm2MoeConfig num_dense_layers = 2)
 _FIRST_DENSE = {"glm4_moe_lite": ("first_k_dense_replace", 1), "exaone_moe": ("first_k_dense_replace", 1),
-                "hy_v3": ("first_k_dense_replace", 1), "afmoe": ("num_dense_layers", 1)}
+                "hy_v3": ("first_k_dense_replace", 1), "afmoe": ("num_dense_layers", 1),
+                "lfm2_moe": ("num_dense_layers", 2)}
 
 
 def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bool, ...]:
@@ -517,7 +525,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                 # DeepSeek-V3's e_score_correction_bias (Afmoe's expert_bias: the same vector of one per expert)
                 router_score_bias=model_type in ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                                                  "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
-                                                 "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash"),
+                                                 "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash")
+                or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
 
@@ -692,8 +701,8 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
 #: model types built of recurrent / linear-attention layers, alone or beside attention (their configs do not all say
 #: so in a field): a fixed state per sequence instead of a KV cache, and weights memviz's inventory does not hold
 RECURRENT_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv6", "rwkv7", "jamba", "zamba",
-                                   "zamba2", "falcon_h1", "lfm2",
-                                   "lfm2_moe", "kimi_linear", "plamo2", "minimax", "recurrent_gemma", "xlstm", "lfm3"})
+                                   "zamba2", "falcon_h1", "kimi_linear", "plamo2", "minimax",
+                                   "recurrent_gemma", "xlstm", "lfm3"})
 #: config fields that place recurrent layers (Qwen3-Next, Jamba, Granite-4.0-H / Zamba, Nemotron-H)
 _HYBRID_FIELDS = ("full_attention_interval", "attn_layer_period", "layers_block_type", "hybrid_override_pattern")
 
@@ -726,6 +735,48 @@ def _nemotron_h_layers(cfg: dict[str, Any]) -> dict[str, Any]:
         raise InputError("nemotron_h: experts behind a latent projection (moe_latent_size) are not modelled")
     blocks = [_NEMOTRON_BLOCKS[str(k)] for k in kinds]
     return {**cfg, "num_hidden_layers": len(blocks), "layer_types": blocks}
+
+
+def _lfm2_layers(cfg: dict[str, Any]) -> dict[str, Any]:
+    """LFM2's layers as Lfm2Config (transformers 5.24) reads them: `layer_types` of "conv" and "full_attention",
+    else full attention at `full_attn_idxs` (every layer when absent) and short convolutions elsewhere; the
+    released configs' `block_ff_dim` and `tie_embedding` stand for intermediate_size and tie_word_embeddings
+    (Lfm2Config.__post_init__)."""
+    n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
+    kinds = cfg.get("layer_types")
+    if kinds is None:
+        listed = cfg.get("full_attn_idxs")
+        full = set(_int_list(listed, "full_attn_idxs")) if listed is not None else set(range(n))
+        kinds = ["full_attention" if i in full else "conv" for i in range(n)]
+    if not isinstance(kinds, list) or set(map(str, kinds)) - {"conv", "full_attention"}:
+        raise InputError("lfm2: layer_types must list 'conv' or 'full_attention' for each layer")
+    out = {**cfg, "layer_types": ["linear_attention" if k == "conv" else k for k in kinds]}
+    if cfg.get("block_ff_dim") is not None:
+        out["intermediate_size"] = cfg["block_ff_dim"]
+    if cfg.get("tie_embedding") is not None:
+        out["tie_word_embeddings"] = cfg["tie_embedding"]
+    return out
+
+
+def _lfm2_fields(cfg: dict[str, Any], hidden: int, intermediate: int, adjust: bool) -> dict[str, Any]:
+    """LFM2's blocks (transformers 5.24 modeling_lfm2.py): Lfm2ShortConv, in_proj to B, C and x (3 x hidden), a
+    depthwise convolution of conv_L_cache taps over hidden channels, out_proj, all biased with conv_bias; attention
+    with q/k norms and no biases; Lfm2MLP's width 2/3 of the configured one, times block_ffn_dim_multiplier, rounded
+    up to block_multiple_of when block_auto_adjust_ff_dim (LFM2-MoE's Lfm2MoeMLP takes intermediate_size as it is);
+    tied embeddings by default. The convolution maps onto the linear-layer fields as one value head of hidden width
+    and no key heads: hidden channels, no recurrent state."""
+    if adjust and cfg.get("block_auto_adjust_ff_dim", True):
+        intermediate = int(2 * intermediate / 3)
+        multiplier = cfg.get("block_ffn_dim_multiplier", 1.0)
+        if multiplier is not None:
+            step = _at_least_one(cfg.get("block_multiple_of", 256), "block_multiple_of")
+            intermediate = step * math.ceil(int(multiplier * intermediate) / step)
+    bias = bool(cfg.get("conv_bias", False))
+    return dict(intermediate_size=_at_least_one(intermediate, "intermediate_size"), linear_mixer=SHORTCONV,
+                linear_k_heads=0, linear_k_head_dim=0, linear_v_heads=1, linear_v_head_dim=hidden,
+                linear_conv_kernel=_at_least_one(cfg.get("conv_L_cache", 3), "conv_L_cache"),
+                linear_conv_bias=bias, linear_proj_bias=bias, qk_norm=True,
+                tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
 
 
 def _mimo_v2_layers(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -816,7 +867,7 @@ def _type_of_architecture(cfg: dict[str, Any]) -> str | None:
 def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
     """One clear error for models with recurrent or linear-attention layers: memviz would count a KV cache for
     every layer and miss their state and weights (gated delta-nets and Mamba2 hybrids are modelled)."""
-    if model_type in GATED_DELTANET_TYPES or model_type in MAMBA2_TYPES:
+    if model_type in GATED_DELTANET_TYPES | MAMBA2_TYPES | SHORTCONV_TYPES:
         return
     types = [str(t) for t in _explicit_layer_types(cfg)]
     recurrent = [t for t in types if "attention" not in t or "linear" in t]
@@ -825,9 +876,9 @@ def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
         what = (f"{len(recurrent)} of {len(types)} layers are {recurrent[0]}" if recurrent
                 else f"its '{field}' places recurrent layers" if field else "it is built of recurrent layers")
         raise InputError(f"{model_type}: {what}; memviz models no recurrent / linear-attention "
-                         "layers but Qwen3.5 / Qwen3-Next's gated delta-nets and the Mamba2 layers of Granite-4.0-H, "
-                         "Nemotron-H and Bamba (their fixed state per sequence, their weights), so its figures would "
-                         "be wrong")
+                         "layers but Qwen3.5 / Qwen3-Next's gated delta-nets, the Mamba2 layers of Granite-4.0-H, "
+                         "Nemotron-H and Bamba and LFM2's short convolutions (their fixed state per sequence, their "
+                         "weights), so its figures would be wrong")
 
 
 def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "", ref: str = "") -> Architecture:
@@ -871,6 +922,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _nemotron_h_layers(cfg)
     if model_type == "mimo_v2_flash":
         cfg = _mimo_v2_layers(cfg)
+    if model_type in SHORTCONV_TYPES:
+        cfg = _lfm2_layers(cfg)
     if model_type == "bamba":  # BambaConfig.layers_block_type: attention at attn_layer_indices, Mamba2 elsewhere
         attention = set(_int_list(cfg.get("attn_layer_indices"), "attn_layer_indices"))
         n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
@@ -955,6 +1008,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(out_bias=False)  # norms, beside Glm4MoeMoE's experts
     if model_type == "mimo_v2_flash":
         kw.update(_mimo_v2_fields(cfg, n_heads, kv_heads, head_dim))
+    if model_type in SHORTCONV_TYPES:
+        kw.update(_lfm2_fields(cfg, hidden, kw["intermediate_size"], adjust=model_type == "lfm2"))
     if model_type == "afmoe":  # AfmoeAttention: gate_proj, a query-sized output gate; AfmoeDecoderLayer: four norms
         kw.update(attn_output_gate=True, norms_per_layer=4)
     if model_type in GATED_DELTANET_TYPES:

@@ -42,7 +42,7 @@ from collections import Counter
 from functools import lru_cache
 
 from memviz.core.arch import Architecture
-from memviz.core.gguf_names import FUSED_QKV, gguf_name, gguf_tensors
+from memviz.core.gguf_names import CONV_KINDS, FUSED_QKV, gguf_name, gguf_tensors
 from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: mix name -> description; the base type of each mix is in `_BASE`.
@@ -281,8 +281,8 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
     (src/llama-quant.cpp `tensor_allows_quantization`)."""
     if t.role is Role.ROUTER and "shared_expert_gate" in t.name:
         return a.shared_gate_gguf_type
-    if not t.is_matrix or t.role in (Role.NORM, Role.ROUTER) or t.kind == "ssm_conv1d":
-        return "F32"  # a delta-net's convolution: F32 from the converter, skipped by the quantizer
+    if not t.is_matrix or t.role in (Role.NORM, Role.ROUTER) or t.kind in CONV_KINDS:
+        return "F32"  # a delta-net's or LFM2's convolution: F32 from the converter, skipped by the quantizer
     if t.role is Role.POSITION or t.kind == "per_layer_model_proj":  # kept as converted (llama-quant.cpp
         return "F16"  # `tensor_allows_quantization`: "these are not too big so keep them as it is")
     if mix in ("F16", "BF16"):

@@ -48,6 +48,13 @@ _DELTANET = {"ssm_in_qkv": "attn_qkv.weight", "ssm_in_z": "attn_gate.weight", "s
 #: in_proj, the convolution's bias, D without a suffix
 _MAMBA2 = {"ssm_in": "ssm_in.weight", "ssm_in_bias": "ssm_in.bias", "ssm_conv1d_bias": "ssm_conv1d.bias",
            "ssm_d": "ssm_d", "ssm_out_bias": "ssm_out.bias"}
+#: an LFM2 short convolution's tensors (src/llama-arch.cpp LLM_TENSOR_SHORTCONV_*; src/models/lfm2.cpp loads no
+#: biases)
+_SHORTCONV = {"shortconv_in": "shortconv.in_proj.weight", "shortconv_conv": "shortconv.conv.weight",
+              "shortconv_out": "shortconv.out_proj.weight"}
+#: the depthwise convolutions the converter writes in F32 and the quantizer skips (conversion/base.py
+#: `prepare_tensors`: SSM_CONV1D, SHORTCONV_CONV; src/llama-quant.cpp)
+CONV_KINDS = frozenset({"ssm_conv1d", "shortconv_conv"})
 
 
 def _gemma4_norms(a: Architecture) -> tuple[str, ...]:
@@ -70,6 +77,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
     if t.layer is None:  # the final norm: weight, and bias where it has one (GPT-NeoX, Falcon, GPT-2)
         if "per_layer_projection_norm" in t.name:
             return "per_layer_proj_norm.weight"
+        if a.model_type in ("lfm2", "lfm2_moe"):  # LFM2's embedding_norm (src/llama-arch.cpp OUTPUT_NORM_LFM2)
+            return "token_embd_norm.weight"
         return "output_norm" + (".bias" if t.kind.endswith("_bias") else ".weight")
     p = f"blk.{t.layer}."
     if t.kind in ("ssm_beta", "ssm_alpha") and a.model_type == "qwen3_next":  # one ssm_beta_alpha tensor
@@ -80,6 +89,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
         return p + _DELTANET[t.kind]
     if t.kind in _MAMBA2:
         return p + _MAMBA2[t.kind]
+    if t.kind in _SHORTCONV:
+        return p + _SHORTCONV[t.kind]
     leaf = t.name.rsplit(".", 2)[-2]
     kind, suffix = (t.kind.removesuffix("_bias"), ".bias") if t.kind.endswith("_bias") else (t.kind, ".weight")
     if kind in ("q", "k", "v") and a.model_type in FUSED_QKV:
@@ -121,7 +132,7 @@ def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
         half = (*t.shape[:-1], t.shape[-1] // 2)
         return (replace(t, name=f"{t.name}#gate", shape=half, kind="gate_exps_bias"),
                 replace(t, name=f"{t.name}#up", shape=half, kind="up_exps_bias"))
-    if t.kind == "ssm_conv1d":  # the depthwise kernel without its middle axis: {d_conv, conv_dim} in ggml
+    if t.kind in CONV_KINDS:  # the depthwise kernel without its middle axis: {d_conv, conv_dim} in ggml
         return (replace(t, shape=(t.shape[0], t.shape[-1])),)
     if a.linear_mixer == MAMBA2 and t.kind in ("ssm_a", "ssm_d"):  # {1, n_head} in ggml (granite-hybrid.cpp)
         return (replace(t, shape=(t.shape[0], 1)),)

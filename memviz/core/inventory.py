@@ -16,7 +16,7 @@ from enum import Enum
 from functools import lru_cache
 from math import prod
 
-from memviz.core.arch import LINEAR, MAMBA2, NO_MIXER, SLIDING, Architecture
+from memviz.core.arch import LINEAR, MAMBA2, NO_MIXER, SHORTCONV, SLIDING, Architecture
 
 
 class Role(str, Enum):
@@ -87,6 +87,9 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     if a.layer_types[i] == LINEAR and a.linear_mixer == MAMBA2:
         _mamba2(out, a, p.replace("self_attn", "mamba"), i)
         return
+    if a.layer_types[i] == LINEAR and a.linear_mixer == SHORTCONV:
+        _short_conv(out, a, p.replace("self_attn", "conv"), i)
+        return
     if a.layer_types[i] == LINEAR:
         _gated_deltanet(out, a, p.replace("self_attn", "linear_attn"), i)
         return
@@ -137,6 +140,17 @@ def _mamba2(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     out.append(Tensor(f"{p}.D", (heads,), Role.NORM, i, "ssm_d"))
     out.append(Tensor(f"{p}.norm.weight", (inner,), Role.NORM, i, "ssm_norm"))
     _linear(out, f"{p}.out_proj", h, inner, role, i, "ssm_out", a.linear_proj_bias)
+
+
+def _short_conv(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
+    """Lfm2ShortConv (transformers 5.24): in_proj to B, C and x, the depthwise convolution over hidden channels,
+    out_proj; each biased with conv_bias."""
+    h, role, bias = a.hidden_size, Role.ATTENTION, a.linear_conv_bias
+    _linear(out, f"{p}.in_proj", 3 * h, h, role, i, "shortconv_in", bias)
+    out.append(Tensor(f"{p}.conv.weight", (h, 1, a.linear_conv_kernel), role, i, "shortconv_conv"))
+    if bias:
+        out.append(Tensor(f"{p}.conv.bias", (h,), role, i, "shortconv_conv_bias"))
+    _linear(out, f"{p}.out_proj", h, h, role, i, "shortconv_out", bias)
 
 
 def _indexer(out: list[Tensor], a: Architecture, p: str, i: int) -> None:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from memviz.core.arch import FULL, LINEAR, MAMBA2
+from memviz.core.arch import FULL, LINEAR, LINEAR_MIXER_NAMES
 from memviz.core.engines import get_engine
 from memviz.core.engines.llamacpp_fit import default_fit_placement
 from memviz.core.estimate import Estimate
@@ -33,7 +33,7 @@ HEADERS = ("Item", "Bytes", "Size", "Provenance", "Formula / inputs", "Source")
 
 def _other_layers(a) -> str:
     """Where layers differ from L x Hkv x D: Gemma 4's full-attention layers' shape and the layers caching nothing,
-    Qwen3.5's gated delta-net layers with their fixed state per sequence."""
+    the recurrent layers (gated delta-nets, Mamba2, short convolutions) with their fixed state per sequence."""
     parts = []
     if not a.uniform_attention:
         full = a.layer_types.index(FULL)
@@ -41,10 +41,10 @@ def _other_layers(a) -> str:
         if a.kv_shared_layers:
             parts.append(f"last {a.kv_shared_layers} layers reuse K/V")
     if LINEAR in a.layer_types:
-        kind = "Mamba2" if a.linear_mixer == MAMBA2 else "gated delta-net"
+        kind = LINEAR_MIXER_NAMES[a.linear_mixer]
+        state = f" and {a.linear_state_values:,} state values" if a.linear_state_values else ""
         parts.append(f"{a.layer_types.count(LINEAR)} {kind} layers: no KV, a fixed state per sequence "
-                     f"(the convolution's last inputs over {a.linear_conv_dim:,} channels and "
-                     f"{a.linear_state_values:,} state values each)")
+                     f"(the convolution's last inputs over {a.linear_conv_dim:,} channels{state} each)")
     return " (" + "; ".join(parts) + ")" if parts else ""
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from memviz.core.arch import FULL, LINEAR, SLIDING, Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import get_weight_format, weight_bytes
-from memviz.core.gguf_names import gguf_name, gguf_tensors
+from memviz.core.gguf_names import CONV_KINDS, gguf_name, gguf_tensors
 from memviz.core.inventory import Role
 from memviz.core.units import GB
 
@@ -35,7 +35,8 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "gemma2": "gemma2", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe", "deepseek_v2": "deepseek2",
              "gpt_oss": "gpt-oss", "gemma4_text": "gemma4", "qwen3_5_text": "qwen35", "qwen3_5_moe_text": "qwen35moe",
              "granitemoehybrid": "granitehybrid", "nemotron_h": "nemotron_h",
-             "bamba": "granitehybrid"}  # conversion/granite.py `GraniteHybridModel` converts Bamba too
+             "bamba": "granitehybrid",  # conversion/granite.py `GraniteHybridModel` converts Bamba too
+             "lfm2": "lfm2", "lfm2_moe": "lfm2moe"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -47,6 +48,8 @@ def check_supported(a: Architecture) -> str:
                          f"(supported: {', '.join(sorted(GGUF_ARCH))}); give an existing file with --gguf")
     if a.model_type in ("mistral", "llama") and SLIDING in a.layer_types:
         raise InputError("llama.cpp runs Mistral's sliding window as full attention; use a GGUF file with --gguf")
+    if a.model_type in ("lfm2", "lfm2_moe") and a.linear_conv_bias:
+        raise InputError("llama.cpp's LFM2 loads no convolution biases (src/models/lfm2.cpp); conv_bias is not built")
     if a.model_type == "nemotron_h" and a.is_moe:
         return "nemotron_h_moe"  # conversion/nemotron.py `NemotronHModel`: its own architecture with experts
     return GGUF_ARCH[a.model_type]
@@ -63,8 +66,8 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         _gemma4_metadata(w, a)
     elif arch in ("nemotron_h", "nemotron_h_moe"):
         _nemotron_h_metadata(w, a, arch)
-    elif arch == "granitehybrid":  # a Mamba2 layer is one with no KV heads (src/models/granite-hybrid.cpp)
-        w.add_array("granitehybrid.attention.head_count_kv",
+    elif arch in ("granitehybrid", "lfm2", "lfm2moe"):  # a recurrent layer is one with no KV heads (src/models/granite-hybrid.cpp,
+        w.add_array(f"{arch}.attention.head_count_kv",  # lfm2.cpp; conversion/lfm2.py writes them so)
                     [0 if kind == LINEAR else a.num_kv_heads for kind in a.layer_types])
         w.add_key_length(a.head_dim)
         w.add_value_length(a.v_head_dim)
@@ -78,6 +81,11 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         _deltanet_metadata(w, a, arch)
     if arch == "granitehybrid":
         _ssm_metadata(w, a, arch)
+    if arch in ("lfm2", "lfm2moe"):  # conversion/lfm2.py `LFM2Model` / `LFM2MoeModel.set_gguf_parameters`
+        w.add_uint32(f"{arch}.shortconv.l_cache", a.linear_conv_kernel)
+    if arch == "lfm2moe":  # the dense layers before the experts, sigmoid routing (gguf ExpertGatingFuncType 2)
+        w.add_uint32("lfm2moe.leading_dense_block_count", a.moe_layers.index(True))
+        w.add_uint32("lfm2moe.expert_gating_func", 2)
     w.add_file_type(1)  # MOSTLY_F16
     if a.num_experts:
         w.add_expert_count(a.num_experts)
@@ -197,7 +205,7 @@ def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]
         # routers stay F32, as llama.cpp's converter writes them (conversion/base.py, "always in float32"),
         # and so do biases, as every tensor not named .weight (conversion/base.py), and a delta-net's convolution
         # (a Mamba2 layer's grouped norm and its A and D are two-dimensional in ggml, F32 all the same)
-        f16 = t.is_matrix and t.role not in (Role.ROUTER, Role.NORM) and t.kind != "ssm_conv1d"
+        f16 = t.is_matrix and t.role not in (Role.ROUTER, Role.NORM) and t.kind not in CONV_KINDS
         yield gguf_name(t, a), t.shape, np.dtype(np.float16 if f16 else np.float32)
 
 

@@ -23,6 +23,9 @@ ALLOWED = {
     "bloom": 2 * 64,  # BloomModel.word_embeddings_layernorm (weight and bias of hidden_size)
 }
 NOT_WEIGHTS = ("inv_freq", "rotary", "causal_mask", "masked_bias", "embed_scale")
+#: fields a default configuration lacks for transformers to build it: Lfm2MoeConfig has no default layer_types
+#: (Lfm2MoeDecoderLayer indexes them): one attention layer in four over the default 32 layers
+BUILDABLE = {"lfm2_moe": {"layer_types": ["conv", "conv", "full_attention", "conv"] * 8}}
 
 
 def _reference(model_type: str) -> tuple[dict, int]:
@@ -30,7 +33,7 @@ def _reference(model_type: str) -> tuple[dict, int]:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        config = AutoConfig.for_model(model_type)
+        config = AutoConfig.for_model(model_type, **BUILDABLE.get(model_type, {}))
         with torch.device("meta"):
             model = AutoModelForCausalLM.from_config(config)
     count = sum(p.numel() for p in model.parameters())

@@ -23,7 +23,7 @@ needs_llamacpp()
 CONFIGS = Path(__file__).parents[1] / "data" / "llamacpp" / "configs"
 ARCHS = ("llama-gqa", "qwen2-tied", "gemma2-swa", "qwen3moe")
 MIXES = ("Q8_0", "Q4_K_M", "Q4_0")
-PRINTED = 0.005 * MiB  # llama.cpp prints buffer sizes in MiB with two decimals
+PRINTED = 0.005 * MiB + 1  # llama.cpp prints buffer sizes in MiB with two decimals, read back to whole bytes
 pytestmark = pytest.mark.slow
 
 
@@ -198,3 +198,21 @@ def test_mamba2_hybrid_buffers_match_llamacpp(data_dir, arch, mix, fa):
     compute = _model_and_kv_exact_then_compute(r, kv_slack=2.0)  # two printed buffers: KV and RS
     bound = 0.13 if (arch, fa) == ("granite-hybrid-moe", "off") else 0.10
     assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= bound
+
+
+@pytest.mark.parametrize("fa", ["on", "off"])
+@pytest.mark.parametrize("mix", ["Q8_0", "Q4_K_M", "Q4_0"])
+@pytest.mark.parametrize("arch", ["lfm2-shortconv", "lfm2moe-shortconv"])
+def test_lfm2_short_convolution_buffers_match_llamacpp(data_dir, arch, mix, fa):
+    """LFM2's short convolutions beside two attention layers, the last layer a convolution as in the released
+    models (LFM2-1.2B: attention at layers 2, 5, 8, 10, 12, 14 of 16), dense and MoE (llama.cpp's lfm2 and lfm2moe:
+    two dense layers, then experts with a sigmoid router and its bias; tests/data/llamacpp/configs), with
+    two sequences: the model buffers (in_proj and out_proj take the mix, the convolution stays F32, the output norm
+    is token_embd_norm) and the cache, KV cells of the attention layers plus each convolution layer's last
+    kernel - 1 inputs in F32 per sequence (the RS buffer), exact; the compute buffer within 10 %."""
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / f"{arch}.json"), "--weights", mix, "--context",
+                         "2048", "--flash-attn", fa, "--parallel", "2", "--prompt", "24", "--new", "4", "--no-store")
+    assert rc == 0
+    r = result_of(messages)
+    compute = _model_and_kv_exact_then_compute(r, kv_slack=2.0)  # two printed buffers: KV and RS
+    assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10

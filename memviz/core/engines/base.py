@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memviz.core.arch import LINEAR, Architecture
+from memviz.core.arch import LINEAR, LINEAR_MIXER_NAMES, Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import STORED, KVFormat, WeightFormat
 from memviz.core.kv import KVLayout, kv_cache_bytes
@@ -327,11 +327,13 @@ class Engine:
         return self.linear_state_bytes(x)
 
     def linear_state_facts(self, x: Inputs) -> dict[str, Any]:
-        """The state a delta-net layer holds per sequence and how many layers hold one (empty without any)."""
+        """The state a recurrent layer holds per sequence, how many layers hold one and what they are (empty without
+        any)."""
         if LINEAR not in x.a.layer_types:
             return {}
         return {"linear_state_bytes_per_layer_sequence": self.linear_state_held_bytes(x),
-                "linear_state_layers": x.a.layer_types.count(LINEAR)}
+                "linear_state_layers": x.a.layer_types.count(LINEAR),
+                "linear_state_layer_kind": LINEAR_MIXER_NAMES[x.a.linear_mixer]}
 
     def launch_command(self, a: Architecture, sc: Scenario, model: str) -> str:
         raise NotImplementedError

@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from memviz.core.arch import FULL, LINEAR, MAMBA2, SLIDING, Architecture
+from memviz.core.arch import FULL, LINEAR, MAMBA2, SHORTCONV, SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement, encoders_bytes
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
@@ -95,6 +95,10 @@ MLA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 # project's CPU; the GPU figure assumes the token embedding's rows stay in the host buffer as for the other stages
 # (not measured on a GPU)
 DELTANET_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
+#: an LFM2 short convolution's own rows a token beside them (`_shortconv_stage`): in_proj's B, C and x and B x x;
+#: the concatenation, the convolution's output and C times it reuse freed rows (ggml-alloc). Fitted on this
+#: project's CPU over three shapes (hidden 1,024-2,048, 3-4 taps) within 1 % (tests/probe/test_llamacpp_live.py)
+SHORTCONV_UNITS = 4.0
 
 
 _MATMUL_ROLES = frozenset({Role.ATTENTION, Role.MLP, Role.EXPERT, Role.ROUTER, Role.LM_HEAD})
@@ -404,8 +408,9 @@ class LlamaCpp(Engine):
             attn = scores + mask + 4 * n * (ATTN_UNITS_HIDDEN[where] * h + 3 * q_more + 2 * kv_more)
         if a.is_mla and not latent_cache(a):  # a legacy file's per-head path: q and kv_b's output stay alive too
             attn = attn + 4 * n * a.num_heads * (2 * a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
-        if LINEAR in a.layer_types:  # the delta-net or Mamba2 layers' stage beside the attention layers'
-            stage = self._mamba2_stage if a.linear_mixer == MAMBA2 else self._deltanet_stage
+        if LINEAR in a.layer_types:  # the delta-net, Mamba2 or short-convolution layers' stage beside attention's
+            stage = {MAMBA2: self._mamba2_stage, SHORTCONV: self._shortconv_stage}.get(a.linear_mixer,
+                                                                                       self._deltanet_stage)
             attn = np.maximum(attn, stage(x, n, where) + mask)
         if a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
             per_layer = 4 * n * a.num_layers * a.per_layer_input_size  # every layer (src/models/gemma4.cpp
@@ -503,6 +508,15 @@ class LlamaCpp(Engine):
         inner = a.linear_v_heads * a.linear_v_head_dim
         per_token = DELTANET_UNITS_HIDDEN[where] * a.hidden_size + 1.5 * inner + 3.5 * a.linear_conv_dim
         return 4 * (n * per_token + x.sequences * a.linear_state_values)
+
+    @staticmethod
+    def _shortconv_stage(x: Inputs, n: np.ndarray, where: str) -> np.ndarray:
+        """f32 bytes alive when an LFM2 short-convolution layer runs (ggml-org/llama.cpp 0c1e570 src/models/lfm2.cpp
+        `build_shortconv_block`): per token in_proj's B, C and x and their product B x x beside the hidden rows
+        (`SHORTCONV_UNITS`); per sequence of the reserve the convolution's cached columns."""
+        a = x.a
+        per_token = (DELTANET_UNITS_HIDDEN[where] + SHORTCONV_UNITS) * a.hidden_size
+        return 4 * (n * per_token + x.sequences * (a.linear_conv_kernel - 1) * a.hidden_size)
 
     @staticmethod
     def _mla_query_rows(a: Architecture) -> int:

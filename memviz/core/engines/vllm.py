@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from memviz.core.activations import inference_workspace
-from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, Architecture
+from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.vllm_cudagraphs import capture_sizes
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
@@ -173,6 +173,10 @@ class VLLM(Engine):
             if a.linear_v_heads % sc.tp or (a.linear_k_heads % sc.tp and a.linear_k_heads != 1):
                 raise InputError(f"vLLM needs the Mamba2 layers' {a.linear_v_heads} heads divisible by tp ({sc.tp}) "
                                  f"and their {a.linear_k_heads} groups too, or one group (MambaMixer2)")
+        elif LINEAR in a.layer_types and a.linear_mixer == SHORTCONV:
+            if a.linear_conv_dim % sc.tp:  # ShortConv: in_proj and the convolution split over ranks (`divide`)
+                raise InputError(f"vLLM needs the short convolution's {a.linear_conv_dim} channels divisible by tp "
+                                 f"({sc.tp})")
         elif LINEAR in a.layer_types and (a.linear_k_heads % sc.tp or a.linear_v_heads % sc.tp):
             raise InputError(f"vLLM needs the delta-net's {a.linear_k_heads} key and {a.linear_v_heads} value heads "
                              f"divisible by tp ({sc.tp})")
@@ -189,8 +193,9 @@ class VLLM(Engine):
                         indexer_fp8=True)
 
     def linear_state_bytes(self, x: Inputs) -> int:
-        """One delta-net or Mamba2 layer's state on this rank, unpadded (vllm/model_executor/layers/mamba/mamba_utils.py
-        `gated_delta_net_state_shape` / `mamba2_state_shape` and `_mamba_state_dtype`): the convolution's last
+        """One delta-net, Mamba2 or short-convolution layer's state on this rank, unpadded
+        (vllm/model_executor/layers/mamba/mamba_utils.py `gated_delta_net_state_shape` / `mamba2_state_shape` /
+        `short_conv_state_shape` and `_mamba_state_dtype`; LFM2's has no recurrent part): the convolution's last
         kernel - 1 inputs over its channels in the model's dtype (mamba_cache_dtype "auto"), and value heads x value
         x key values (Mamba2: heads x head width x d_state) in the config's mamba_ssm_dtype (Qwen3.5's released
         configs: float32), else the model's dtype (Qwen3-Next, Granite-4.0-H: mamba_ssm_cache_dtype "auto")."""

@@ -15,13 +15,15 @@ from memviz.core.inventory import Role
 _LAYER = re.compile(r"(?:^|\.)(?:layers|h|blk|block|blocks|decoder\.layers)\.(\d+)\.")
 _RULES: tuple[tuple[Role, re.Pattern], ...] = (
     (Role.POSITION, re.compile(r"(wpe|embed_positions|position_embd|pos_embd)")),
+    (Role.NORM, re.compile(r"^token_embd_norm\.")),  # LFM2's output norm (src/llama-arch.cpp OUTPUT_NORM_LFM2)
     (Role.EMBEDDING, re.compile(r"(embed_tokens|wte|word_embeddings|embed_in|tok_embeddings|token_embd)")),
     (Role.LM_HEAD, re.compile(r"(^|\.)(lm_head|embed_out)\.|^output\.weight$")),
     (Role.ROUTER, re.compile(r"(ffn_gate_inp|\.router\.|shared_expert_gate|\.mlp\.gate\.|block_sparse_moe\.gate\.|"
                              r"e_score_correction|exp_probs_b)")),
     (Role.EXPERT, re.compile(r"(\.experts\.|_exps\.|_exps$)")),
     (Role.NORM, re.compile(r"(norm|ln_\d|ln_f|layernorm)")),
-    (Role.ATTENTION, re.compile(r"(self_attn|attention|\.attn\.|attn_|\.sinks|linear_attn|\.ssm_)")),
+    (Role.ATTENTION, re.compile(r"(self_attn|attention|\.attn\.|attn_|\.sinks|linear_attn|\.ssm_|\.shortconv\.|"
+                                r"\.conv\.(in_proj|out_proj|conv)\.)")),  # LFM2's short convolution
     (Role.MLP, re.compile(r"(\.mlp\.|feed_forward|ffn_|shared_expert|dense_h_to_4h|dense_4h_to_h|\.fc\d\.)")),
     # Gemma 3n / 4 per-layer inputs: the projection onto every layer's slice, each layer's gate and projection back
     (Role.MLP, re.compile(r"(per_layer_model_proj|per_layer_input_gate|per_layer_projection\.|"

@@ -29,11 +29,14 @@ ARCH_TO_MODEL_TYPE = {
     "glm4": "glm4", "glm4moe": "glm4_moe", "starcoder2": "starcoder2", "phi2": "phi", "arcee": "arcee", "apertus": "apertus",
     "gemma4": "gemma4_text", "deepseek32": "deepseek_v32", "glm-dsa": "glm_moe_dsa",
     "qwen35": "qwen3_5_text", "qwen35moe": "qwen3_5_moe_text", "qwen3next": "qwen3_next",
-    "granitehybrid": "granitemoehybrid", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h",
+    "granitehybrid": "granitemoehybrid", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h", "lfm2": "lfm2",
+    "lfm2moe": "lfm2_moe",
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
 MAMBA2_ARCHS = frozenset({"granitehybrid", "nemotron_h", "nemotron_h_moe"})
+SHORTCONV_ARCHS = frozenset({"lfm2", "lfm2moe"})  # LFM2's short convolutions (src/models/lfm2.cpp, lfm2moe.cpp)
+RECURRENT_ARCHS = DELTANET_ARCHS | MAMBA2_ARCHS | SHORTCONV_ARCHS  # the recurrent layers memviz models
 MAX_TENSORS = 1_000_000
 MAX_KEYS = 100_000
 MAX_STRING_ARRAY = 8_000_000  # vocabularies and merge lists are a few 100 k entries
@@ -169,7 +172,7 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
     recurrent = [k for k, v in meta.items() if k.startswith((f"{arch}.ssm.", f"{arch}.wkv", f"{arch}.shortconv"))
                  and v] + ([f"{arch}.full_attention_interval"] if get("full_attention_interval") else [])
     # llama.cpp's recurrent / hybrid architectures (Mamba, RWKV, LFM2, ...) but the delta-nets and Granite-4.0-H
-    if recurrent and arch not in DELTANET_ARCHS | MAMBA2_ARCHS:
+    if recurrent and arch not in RECURRENT_ARCHS:
         raise InputError(f"GGUF architecture '{arch}' has recurrent layers ({recurrent[0]}); memviz does not model "
                          "recurrent / linear-attention layers, so its figures would be wrong")
 
@@ -237,7 +240,9 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_granite_hybrid_config(get, cfg, warnings))
     if arch in ("nemotron_h", "nemotron_h_moe"):
         cfg.update(_nemotron_h_config(get, cfg, warnings))
-    if arch in MAMBA2_ARCHS:
+    if arch in SHORTCONV_ARCHS:
+        cfg.update(_lfm2_config(get, cfg))
+    if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS:
         warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
     if arch == "gemma4":  # per-layer values read layer by layer, value_length being the full layers' width
         cfg.update(_gemma4_config(get, tensor_names, shapes or {}, cfg))
@@ -257,7 +262,7 @@ def _sliding_layers(pattern: Any, n_layers: int | None, arch: str) -> dict[str, 
     (llama.cpp 0c1e570 conversion/exaone.py, command_r.py, mimo.py, olmo.py, granite.py, ...; gguf-py
     `add_sliding_window_pattern`); {} for the older single period, which each type's own rule reads, and for the
     architectures whose layer kinds are read with their own fields."""
-    if not isinstance(pattern, (list, tuple)) or arch == "gemma4" or arch in DELTANET_ARCHS | MAMBA2_ARCHS:
+    if not isinstance(pattern, (list, tuple)) or arch == "gemma4" or arch in RECURRENT_ARCHS:
         return {}
     if len(pattern) != n_layers:
         raise InputError(f"GGUF metadata sliding_window_pattern lists {len(pattern)} layers for {n_layers}")
@@ -365,6 +370,23 @@ def _granite_hybrid_config(get, cfg: dict[str, Any], warnings: list[str]) -> dic
     if cfg.get("num_experts"):
         out.update(num_local_experts=cfg["num_experts"], intermediate_size=cfg["intermediate_size"])
     return out
+
+
+def _lfm2_config(get, cfg: dict[str, Any]) -> dict[str, Any]:
+    """LFM2 as llama.cpp reads it (src/models/lfm2.cpp `load_arch_hparams`; conversion/lfm2.py writes it): a layer
+    is a short convolution where its `attention.head_count_kv` entry is 0, of `shortconv.l_cache` taps; the
+    feed-forward width is written already adjusted (`_add_feed_forward_length`)."""
+    kv = get("attention.head_count_kv")
+    n = cfg["num_hidden_layers"] or 0
+    if not isinstance(kv, (list, tuple)) or len(kv) != n:
+        raise InputError("an lfm2 GGUF needs attention.head_count_kv per layer (0 marks a convolution layer)")
+    taps = get("shortconv.l_cache")
+    if not isinstance(taps, int) or taps < 2:
+        raise InputError(f"GGUF metadata lfm2.shortconv.l_cache must be a whole number of at least 2, got {taps!r:.40}")
+    heads = [int(v) for v in kv if int(v)]
+    return {"layer_types": ["conv" if not int(v) else "full_attention" for v in kv], "conv_L_cache": taps,
+            "block_auto_adjust_ff_dim": False, "num_key_value_heads": max(heads, default=1),
+            "num_dense_layers": cfg.get("first_k_dense_replace") or 0}  # LFM2-MoE's leading_dense_block_count
 
 
 def _nemotron_h_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:

@@ -70,18 +70,19 @@ def test_recurrent_gguf_architectures_are_refused():
 
     for meta in ({"general.architecture": "mamba2", "mamba2.ssm.state_size": 128},
                  {"general.architecture": "rwkv7", "rwkv7.wkv.head_size": 64},
-                 {"general.architecture": "lfm2", "lfm2.shortconv.l_cache": 3},
+                 {"general.architecture": "falcon-h1", "falcon-h1.ssm.conv_kernel": 4},
                  {"general.architecture": "jamba", "jamba.ssm.conv_kernel": 4}):
         with pytest.raises(InputError, match="recurrent layers"):
             config_from_gguf({**meta, f"{meta['general.architecture']}.block_count": 4}, set())
 
 
 @pytest.mark.parametrize("config", ["gemma4-ondevice", "gemma4-moe", "qwen35-deltanet", "qwen35moe-deltanet",
-                                    "granite-hybrid-moe", "granite-hybrid-dense", "nemotron-h-dense", "nemotron-h-moe"])
+                                    "granite-hybrid-moe", "granite-hybrid-dense", "nemotron-h-dense", "nemotron-h-moe",
+                                    "lfm2-shortconv", "lfm2moe-shortconv"])
 def test_gemma4_qwen35_and_granite_hybrid_files_read_back_as_their_config(config, tmp_path):
-    """A Gemma 4, Qwen3.5 or Granite-4.0-H file as llama.cpp's converter lays it out (memviz.probe.gguf_build follows
-    conversion/gemma.py, conversion/qwen.py and conversion/granite.py): which layers slide, are delta-nets or
-    Mamba2 (no KV heads), the head widths, KV heads and
+    """A Gemma 4, Qwen3.5, Granite-4.0-H or LFM2 file as llama.cpp's converter lays it out (memviz.probe.gguf_build
+    follows conversion/gemma.py, conversion/qwen.py, conversion/granite.py and conversion/lfm2.py): which layers
+    slide, are delta-nets, Mamba2 or short convolutions (no KV heads), the head widths, KV heads and
     feed-forward widths per layer, the layers reusing K/V, the per-layer embedding width, the delta-net's heads,
     widths and convolution come back as the config had them; a full layer without attn_v takes V from K."""
     import json
