@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memviz.core.arch import LINEAR, MAMBA2, SHORTCONV, Architecture
+from memviz.core.arch import MAMBA2, SHORTCONV, Architecture
 from memviz.core.kv import ArrayLike
 
 # n x I temporaries beyond input and output that transformers' Python-written activations hold at their peak
@@ -118,7 +118,7 @@ def inference_workspace(
     else:
         mlp = dense
     logits = logits_rows * (a.vocab_size / tp) * logits_bytes
-    if LINEAR in a.layer_types:
+    if a.state_layers:
         if a.linear_mixer == SHORTCONV:  # `hidden` charges every stage the attention's q, k and v rows
             linear = short_conv_workspace(a, n, b, act_bytes, tp) - b * n * qkv * act_bytes
         elif a.linear_mixer != MAMBA2:

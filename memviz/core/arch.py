@@ -36,7 +36,7 @@ KNOWN_MODEL_TYPES = (
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
     "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom", "solar_open", "exaone4", "exaone_moe", "hy_v3",
-    "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe",
+    "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -70,11 +70,12 @@ _BY_ARCHITECTURE = {
     "ExaoneMoeForCausalLM": "exaone_moe", "ExaoneMoEForCausalLM": "exaone_moe", "HYV3ForCausalLM": "hy_v3",
     "AfmoeForCausalLM": "afmoe", "MiMoV2FlashForCausalLM": "mimo_v2_flash", "FlintForCausalLM": "flint",
     "PersimmonForCausalLM": "persimmon", "Lfm2ForCausalLM": "lfm2", "Lfm2MoeForCausalLM": "lfm2_moe",
+    "FalconH1ForCausalLM": "falcon_h1",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
 #: hybrid model types whose Mamba2 layers memviz models (Granite-4.0-H: GraniteMoeHybridMambaLayer)
-MAMBA2_TYPES = frozenset({"granitemoehybrid", "nemotron_h", "bamba"})
+MAMBA2_TYPES = frozenset({"granitemoehybrid", "nemotron_h", "bamba", "falcon_h1"})
 #: hybrid model types whose short-convolution layers memviz models (LFM2: Lfm2ShortConv)
 SHORTCONV_TYPES = frozenset({"lfm2", "lfm2_moe"})
 #: Nemotron-H's block kinds (NemotronHConfig `_pattern_to_list`: M, *, -, E) and their names, old and new
@@ -197,6 +198,12 @@ class Architecture:
     linear_conv_bias: bool = False
     linear_proj_bias: bool = False
     attn_output_gate: bool = False
+    # Falcon-H1 (FalconH1DecoderLayer): every attention layer runs a Mamba2 mixer beside its attention, so it caches
+    # K/V and holds the mixer's state; that mixer's gated norm is optional (mamba_rms_norm) and its out_proj biased
+    # apart from in_proj (projectors_bias; None: as in_proj)
+    parallel_mamba: bool = False
+    linear_norm: bool = True
+    linear_out_bias: bool | None = None
     # a multimodal checkpoint's vision / audio encoders with their projectors (`memviz.core.towers`): loaded beside
     # the language model by transformers and vLLM, kept in a separate mmproj file by llama.cpp
     encoders: tuple[Encoder, ...] = ()
@@ -237,7 +244,7 @@ class Architecture:
         if self.ffn_layers and len(self.ffn_layers) != self.num_layers:
             raise InputError(f"ffn_layers must list {self.num_layers} entries")
         keys = self.linear_k_head_dim or self.linear_mixer == SHORTCONV  # a short convolution has no key heads
-        if LINEAR in self.layer_types and not (self.linear_v_heads and self.linear_v_head_dim and keys
+        if self.state_layers and not (self.linear_v_heads and self.linear_v_head_dim and keys
                                                and self.linear_conv_kernel):
             raise InputError("linear-attention layers need their heads, head widths and convolution kernel")
         for e in self.encoders:
@@ -313,7 +320,19 @@ class Architecture:
         """The layer kinds and their counts in words ("36 × Mamba2, 4 × full"), in order of first appearance."""
         names = {SLIDING: f"sliding ({self.sliding_window or 0:,} tokens)", FULL: "full",
                  LINEAR: LINEAR_MIXER_NAMES[self.linear_mixer], NO_MIXER: "feed-forward only"}
+        if self.parallel_mamba:
+            names[FULL] = f"full + {names[LINEAR]}"
         return ", ".join(f"{n} × {names[kind]}" for kind, n in Counter(self.layer_types).items())
+
+    def layer_has_state(self, i: int) -> bool:
+        """Whether layer i holds a recurrent layer's fixed state per sequence (a linear layer, or Falcon-H1's attention
+        layers with their Mamba2 mixer beside)."""
+        return self.layer_types[i] == LINEAR or (self.parallel_mamba and self.layer_types[i] in (FULL, SLIDING))
+
+    @property
+    def state_layers(self) -> int:
+        """How many layers hold a recurrent state (`layer_has_state`)."""
+        return sum(self.layer_has_state(i) for i in range(self.num_layers))
 
     def layer_has_ffn(self, i: int) -> bool:
         """Whether layer i holds a feed-forward block (MLP or experts)."""
@@ -609,6 +628,32 @@ def _mamba2_fields(cfg: dict[str, Any], hidden: int) -> dict[str, Any]:
                 linear_proj_bias=bool(cfg.get("mamba_proj_bias", False)))
 
 
+def _falcon_h1_fields(cfg: dict[str, Any], hidden: int) -> dict[str, Any]:
+    """Falcon-H1's layers (transformers 5.24 modeling_falcon_h1.py `FalconH1DecoderLayer`): attention and a Mamba2
+    mixer side by side in every layer, then a gated MLP. The mixer (FalconH1Mixer) is mamba_d_ssm wide (else
+    mamba_expand x hidden) in mamba_n_heads heads of mamba_d_head ("auto": the width over the heads), n_groups groups
+    of B and C of mamba_d_state, a convolution of mamba_d_conv taps (biased with mamba_conv_bias), in_proj biased
+    with mamba_proj_bias, out_proj with projectors_bias, the gated norm only with mamba_rms_norm."""
+    width = cfg.get("mamba_d_ssm") or _int(cfg.get("mamba_expand", 2), "mamba_expand") * hidden
+    width = _at_least_one(width, "mamba_d_ssm")
+    heads = _at_least_one(cfg.get("mamba_n_heads", 128), "mamba_n_heads")
+    head_dim = cfg.get("mamba_d_head", "auto")
+    head_dim = width // heads if head_dim in (None, "auto") else _at_least_one(head_dim, "mamba_d_head")
+    if head_dim * heads != width:
+        raise InputError(f"falcon_h1: mamba_n_heads x mamba_d_head ({heads} x {head_dim}) must equal the mixer's "
+                         f"width ({width})")
+    return dict(parallel_mamba=True, linear_mixer=MAMBA2,
+                linear_k_heads=_at_least_one(cfg.get("mamba_n_groups", 1), "mamba_n_groups"),
+                linear_k_head_dim=_at_least_one(cfg.get("mamba_d_state", 256), "mamba_d_state"),
+                linear_v_heads=heads, linear_v_head_dim=head_dim,
+                linear_conv_kernel=_at_least_one(cfg.get("mamba_d_conv", 4), "mamba_d_conv"),
+                linear_chunk=_at_least_one(cfg.get("mamba_chunk_size", 256), "mamba_chunk_size"),
+                linear_conv_bias=bool(cfg.get("mamba_conv_bias", True)),
+                linear_proj_bias=bool(cfg.get("mamba_proj_bias", False)),
+                linear_out_bias=bool(cfg.get("projectors_bias", False)),
+                linear_norm=bool(cfg.get("mamba_rms_norm", False)), mlp_bias=bool(cfg.get("mlp_bias", False)))
+
+
 def _indexer_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
     """DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer, GlmMoeDsaIndexer, transformers 5.24): in
     every layer, or in the layers `indexer_types` marks "full" (GLM-5's "shared" layers reuse the previous one's
@@ -701,7 +746,7 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
 #: model types built of recurrent / linear-attention layers, alone or beside attention (their configs do not all say
 #: so in a field): a fixed state per sequence instead of a KV cache, and weights memviz's inventory does not hold
 RECURRENT_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv6", "rwkv7", "jamba", "zamba",
-                                   "zamba2", "falcon_h1", "kimi_linear", "plamo2", "minimax",
+                                   "zamba2", "kimi_linear", "plamo2", "minimax",
                                    "recurrent_gemma", "xlstm", "lfm3"})
 #: config fields that place recurrent layers (Qwen3-Next, Jamba, Granite-4.0-H / Zamba, Nemotron-H)
 _HYBRID_FIELDS = ("full_attention_interval", "attn_layer_period", "layers_block_type", "hybrid_override_pattern")
@@ -1008,6 +1053,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(out_bias=False)  # norms, beside Glm4MoeMoE's experts
     if model_type == "mimo_v2_flash":
         kw.update(_mimo_v2_fields(cfg, n_heads, kv_heads, head_dim))
+    if model_type == "falcon_h1":
+        kw.update(_falcon_h1_fields(cfg, hidden))
     if model_type in SHORTCONV_TYPES:
         kw.update(_lfm2_fields(cfg, hidden, kw["intermediate_size"], adjust=model_type == "lfm2"))
     if model_type == "afmoe":  # AfmoeAttention: gate_proj, a query-sized output gate; AfmoeDecoderLayer: four norms

@@ -105,7 +105,10 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
                 leaf, f"attn_{leaf}") + suffix
         names = _gemma4_norms(a) if a.model_type == "gemma4_text" else _LAYER_NORMS.get(a.model_type,
                                                                                          ("attn_norm", "ffn_norm"))
-        return p + names[int(leaf.removeprefix("norm")) % len(names)] + suffix
+        name = names[int(leaf.removeprefix("norm")) % len(names)]
+        if a.model_type == "falcon_h1" and name == "ffn_norm":  # src/models/falcon-h1.cpp loads it without a suffix
+            return p + name
+        return p + name + suffix
     if t.role is Role.ROUTER:
         if "e_score_correction" in t.name:  # DeepSeek-V3's routing bias (constants.py FFN_EXP_PROBS_B)
             return p + "exp_probs_b.bias"

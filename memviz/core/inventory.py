@@ -107,6 +107,8 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
             _norm(out, a, f"{p}.k_norm", d, i)
     if a.attention_sinks and (a.layer_types[i] == SLIDING or not a.sliding_sinks_only):
         out.append(Tensor(f"{p}.sinks", (a.num_heads,), Role.ATTENTION, i, "sinks"))
+    if a.parallel_mamba:  # Falcon-H1: a Mamba2 mixer beside the attention
+        _mamba2(out, a, p.replace("self_attn", "mamba"), i)
 
 
 def _gated_deltanet(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
@@ -138,8 +140,10 @@ def _mamba2(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     out.append(Tensor(f"{p}.dt_bias", (heads,), Role.NORM, i, "ssm_dt_bias"))
     out.append(Tensor(f"{p}.A_log", (heads,), Role.NORM, i, "ssm_a"))
     out.append(Tensor(f"{p}.D", (heads,), Role.NORM, i, "ssm_d"))
-    out.append(Tensor(f"{p}.norm.weight", (inner,), Role.NORM, i, "ssm_norm"))
-    _linear(out, f"{p}.out_proj", h, inner, role, i, "ssm_out", a.linear_proj_bias)
+    if a.linear_norm:
+        out.append(Tensor(f"{p}.norm.weight", (inner,), Role.NORM, i, "ssm_norm"))
+    out_bias = a.linear_proj_bias if a.linear_out_bias is None else a.linear_out_bias
+    _linear(out, f"{p}.out_proj", h, inner, role, i, "ssm_out", out_bias)
 
 
 def _short_conv(out: list[Tensor], a: Architecture, p: str, i: int) -> None:

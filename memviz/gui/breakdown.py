@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from memviz.core.arch import FULL, LINEAR, LINEAR_MIXER_NAMES
+from memviz.core.arch import FULL, LINEAR_MIXER_NAMES
 from memviz.core.engines import get_engine
 from memviz.core.engines.llamacpp_fit import default_fit_placement
 from memviz.core.estimate import Estimate
@@ -40,10 +40,11 @@ def _other_layers(a) -> str:
         parts.append(f"full layers Hkv={a.layer_kv_heads(full)}, D={a.layer_head_dim(full)}")
         if a.kv_shared_layers:
             parts.append(f"last {a.kv_shared_layers} layers reuse K/V")
-    if LINEAR in a.layer_types:
+    if a.state_layers:
         kind = LINEAR_MIXER_NAMES[a.linear_mixer]
         state = f" and {a.linear_state_values:,} state values" if a.linear_state_values else ""
-        parts.append(f"{a.layer_types.count(LINEAR)} {kind} layers: no KV, a fixed state per sequence "
+        where = "beside their attention" if a.parallel_mamba else "no KV"
+        parts.append(f"{a.state_layers} {kind} layers: {where}, a fixed state per sequence "
                      f"(the convolution's last inputs over {a.linear_conv_dim:,} channels{state} each)")
     return " (" + "; ".join(parts) + ")" if parts else ""
 

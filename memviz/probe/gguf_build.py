@@ -36,7 +36,7 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "gpt_oss": "gpt-oss", "gemma4_text": "gemma4", "qwen3_5_text": "qwen35", "qwen3_5_moe_text": "qwen35moe",
              "granitemoehybrid": "granitehybrid", "nemotron_h": "nemotron_h",
              "bamba": "granitehybrid",  # conversion/granite.py `GraniteHybridModel` converts Bamba too
-             "lfm2": "lfm2", "lfm2_moe": "lfm2moe"}
+             "lfm2": "lfm2", "lfm2_moe": "lfm2moe", "falcon_h1": "falcon-h1"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -48,6 +48,9 @@ def check_supported(a: Architecture) -> str:
                          f"(supported: {', '.join(sorted(GGUF_ARCH))}); give an existing file with --gguf")
     if a.model_type in ("mistral", "llama") and SLIDING in a.layer_types:
         raise InputError("llama.cpp runs Mistral's sliding window as full attention; use a GGUF file with --gguf")
+    if a.model_type == "falcon_h1" and (a.linear_proj_bias or a.linear_out_bias):
+        raise InputError("llama.cpp's Falcon-H1 loads no in_proj / out_proj bias for its Mamba2 mixer "
+                         "(src/models/falcon-h1.cpp); mamba_proj_bias / projectors_bias are not built")
     if a.model_type in ("lfm2", "lfm2_moe") and a.linear_conv_bias:
         raise InputError("llama.cpp's LFM2 loads no convolution biases (src/models/lfm2.cpp); conv_bias is not built")
     if a.model_type == "nemotron_h" and a.is_moe:
@@ -79,7 +82,7 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     w.add_rope_freq_base(10000.0)
     if arch in ("qwen35", "qwen35moe"):
         _deltanet_metadata(w, a, arch)
-    if arch == "granitehybrid":
+    if arch in ("granitehybrid", "falcon-h1"):  # conversion/granite.py, conversion/mamba.py `Mamba2Model`
         _ssm_metadata(w, a, arch)
     if arch in ("lfm2", "lfm2moe"):  # conversion/lfm2.py `LFM2Model` / `LFM2MoeModel.set_gguf_parameters`
         w.add_uint32(f"{arch}.shortconv.l_cache", a.linear_conv_kernel)

@@ -34,6 +34,8 @@ def tiny(config: dict) -> dict:
     if "linear_num_value_heads" in out:  # Qwen3.5 / Qwen3-Next: three delta-net layers, then a full-attention one
         out.update(num_hidden_layers=4, linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
                    linear_value_head_dim=16)
+    if "full_attn_idxs" in out:  # LFM2: the released indices lie beyond two layers; keep one attention layer
+        out["full_attn_idxs"] = [1]
     if out.get("model_type") == "falcon":
         out.update(num_kv_heads=1, multi_query=True, new_decoder_architecture=False)
     return out

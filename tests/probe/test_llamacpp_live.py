@@ -182,11 +182,13 @@ def test_qwen35_delta_net_buffers_match_llamacpp(data_dir, arch, mix, fa):
 
 @pytest.mark.parametrize("fa", ["on", "off"])
 @pytest.mark.parametrize("mix", ["Q8_0", "Q4_K_M", "Q4_0"])
-@pytest.mark.parametrize("arch", ["granite-hybrid-moe", "granite-hybrid-dense", "nemotron-h-dense", "nemotron-h-moe"])
+@pytest.mark.parametrize("arch", ["granite-hybrid-moe", "granite-hybrid-dense", "nemotron-h-dense", "nemotron-h-moe",
+                                  "falcon-h1"])
 def test_mamba2_hybrid_buffers_match_llamacpp(data_dir, arch, mix, fa):
     """Granite-4.0-H's Mamba2 layers beside attention layers (llama.cpp's granitehybrid; tests/data/llamacpp/configs,
-    MoE with a shared MLP and dense) and Nemotron-H's blocks of one mixer each (nemotron_h, nemotron_h_moe: Mamba2,
-    attention, an up / down MLP or ungated experts), with two sequences: the model buffers (CPU_REPACK included: in_proj and
+    MoE with a shared MLP and dense), Nemotron-H's blocks of one mixer each (nemotron_h, nemotron_h_moe: Mamba2,
+    attention, an up / down MLP or ungated experts) and Falcon-H1's layers of attention and Mamba2 side by side
+    (falcon-h1: KV and state in every layer), with two sequences: the model buffers (CPU_REPACK included: in_proj and
     out_proj take the mix's base type, the convolution, A, D and the grouped norm stay F32) and the cache, KV cells
     plus each Mamba2 layer's F32 convolution and SSM state per sequence (the RS buffer), exact; the compute buffer
     within 10 %, but for the MoE shape without flash attention (hidden 512, the toy width where the attention

@@ -21,7 +21,7 @@ DATA = Path(__file__).parents[1] / "data" / "probe"
 
 
 @pytest.mark.parametrize("family", ["llama_gqa", "mistral_swa", "mixtral_moe", "gpt2", "qwen3_5_deltanet", "qwen3_next_moe",
-                                    "lfm2_shortconv",
+                                    "lfm2_shortconv", "falcon_h1_parallel",
                                     "granite_hybrid_moe", "granite_hybrid_dense", "nemotron_h_moe"])
 @pytest.mark.parametrize(("batch", "prompt"), [(2, 256), (4, 1024)])
 def test_prefill_activations_match_live_tensors(family, batch, prompt):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memviz.core.arch import LINEAR, LINEAR_MIXER_NAMES, Architecture
+from memviz.core.arch import LINEAR_MIXER_NAMES, Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import STORED, KVFormat, WeightFormat
 from memviz.core.kv import KVLayout, kv_cache_bytes
@@ -251,7 +251,7 @@ class Engine:
 
     def linear_states(self, x: Inputs, layers: range) -> np.ndarray | int:
         """What the gated delta-net layers among `layers` hold for all sequences (`linear_state_held_bytes`)."""
-        linear = sum(1 for i in layers if x.a.layer_types[i] == LINEAR)
+        linear = sum(1 for i in layers if x.a.layer_has_state(i))
         return linear * self.linear_state_held_bytes(x) * x.sequences if linear else 0
 
     def kv_transient(self, x: Inputs, layers: range) -> np.ndarray:
@@ -329,10 +329,10 @@ class Engine:
     def linear_state_facts(self, x: Inputs) -> dict[str, Any]:
         """The state a recurrent layer holds per sequence, how many layers hold one and what they are (empty without
         any)."""
-        if LINEAR not in x.a.layer_types:
+        if not x.a.state_layers:
             return {}
         return {"linear_state_bytes_per_layer_sequence": self.linear_state_held_bytes(x),
-                "linear_state_layers": x.a.layer_types.count(LINEAR),
+                "linear_state_layers": x.a.state_layers,
                 "linear_state_layer_kind": LINEAR_MIXER_NAMES[x.a.linear_mixer]}
 
     def launch_command(self, a: Architecture, sc: Scenario, model: str) -> str:

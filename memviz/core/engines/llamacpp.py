@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from memviz.core.arch import FULL, LINEAR, MAMBA2, SHORTCONV, SLIDING, Architecture
+from memviz.core.arch import FULL, MAMBA2, SHORTCONV, SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement, encoders_bytes
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
@@ -95,6 +95,11 @@ MLA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 # project's CPU; the GPU figure assumes the token embedding's rows stay in the host buffer as for the other stages
 # (not measured on a GPU)
 DELTANET_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
+#: Falcon-H1's Mamba2 stage keeps two hidden rows more than Granite-4.0-H's: the attention's output, computed first
+#: and added after the mixer (src/models/falcon-h1.cpp), and one the allocator keeps. Fitted on this project's CPU
+#: over five shapes (hidden 1,024-2,048, mixer width 1,536-3,072, d_state 128-256, 1-2 groups) within 2.4 % with
+#: flash attention (tests/probe/test_llamacpp_live.py)
+PARALLEL_MAMBA_UNITS = 2.0
 #: an LFM2 short convolution's own rows a token beside them (`_shortconv_stage`): in_proj's B, C and x and B x x;
 #: the concatenation, the convolution's output and C times it reuse freed rows (ggml-alloc). Fitted on this
 #: project's CPU over three shapes (hidden 1,024-2,048, 3-4 taps) within 1 % (tests/probe/test_llamacpp_live.py)
@@ -408,7 +413,7 @@ class LlamaCpp(Engine):
             attn = scores + mask + 4 * n * (ATTN_UNITS_HIDDEN[where] * h + 3 * q_more + 2 * kv_more)
         if a.is_mla and not latent_cache(a):  # a legacy file's per-head path: q and kv_b's output stay alive too
             attn = attn + 4 * n * a.num_heads * (2 * a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
-        if LINEAR in a.layer_types:  # the delta-net, Mamba2 or short-convolution layers' stage beside attention's
+        if a.state_layers:  # the delta-net, Mamba2 or short-convolution layers' stage beside attention's
             stage = {MAMBA2: self._mamba2_stage, SHORTCONV: self._shortconv_stage}.get(a.linear_mixer,
                                                                                        self._deltanet_stage)
             attn = np.maximum(attn, stage(x, n, where) + mask)
@@ -506,7 +511,8 @@ class LlamaCpp(Engine):
         without (the attention stage then decides some); tests/probe/test_llamacpp_live.py checks four shapes."""
         a = x.a
         inner = a.linear_v_heads * a.linear_v_head_dim
-        per_token = DELTANET_UNITS_HIDDEN[where] * a.hidden_size + 1.5 * inner + 3.5 * a.linear_conv_dim
+        units = DELTANET_UNITS_HIDDEN[where] + (PARALLEL_MAMBA_UNITS if a.parallel_mamba else 0)
+        per_token = units * a.hidden_size + 1.5 * inner + 3.5 * a.linear_conv_dim
         return 4 * (n * per_token + x.sequences * a.linear_state_values)
 
     @staticmethod

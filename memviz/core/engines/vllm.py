@@ -169,15 +169,15 @@ class VLLM(Engine):
         if LINEAR in a.layer_types and FULL not in a.layer_types:
             raise InputError("vLLM sizes a hybrid model's state pages by its attention layers; a model of recurrent "
                              "layers only (attention-free) is not modelled")
-        if LINEAR in a.layer_types and a.linear_mixer == MAMBA2:
+        if a.state_layers and a.linear_mixer == MAMBA2:
             if a.linear_v_heads % sc.tp or (a.linear_k_heads % sc.tp and a.linear_k_heads != 1):
                 raise InputError(f"vLLM needs the Mamba2 layers' {a.linear_v_heads} heads divisible by tp ({sc.tp}) "
                                  f"and their {a.linear_k_heads} groups too, or one group (MambaMixer2)")
-        elif LINEAR in a.layer_types and a.linear_mixer == SHORTCONV:
+        elif a.state_layers and a.linear_mixer == SHORTCONV:
             if a.linear_conv_dim % sc.tp:  # ShortConv: in_proj and the convolution split over ranks (`divide`)
                 raise InputError(f"vLLM needs the short convolution's {a.linear_conv_dim} channels divisible by tp "
                                  f"({sc.tp})")
-        elif LINEAR in a.layer_types and (a.linear_k_heads % sc.tp or a.linear_v_heads % sc.tp):
+        elif a.state_layers and (a.linear_k_heads % sc.tp or a.linear_v_heads % sc.tp):
             raise InputError(f"vLLM needs the delta-net's {a.linear_k_heads} key and {a.linear_v_heads} value heads "
                              f"divisible by tp ({sc.tp})")
         if sc.kv_format not in KV_CACHE_DTYPES:
@@ -228,7 +228,7 @@ class VLLM(Engine):
         state, and the state page is padded to it; a request takes 1 page per layer, 2 with prefix caching (the
         running and the cached state), 3 with checkpoints (`MambaSpec.max_memory_usage_bytes`)."""
         block = x.options["block_size"]
-        if LINEAR not in x.a.layer_types:
+        if not x.a.state_layers:
             return block, 0, 1
         layout = KVLayout(latent_mla=True, kv_heads_divisor=x.sc.tp, indexer_fp8=True)
         attn = int(per_token_layer_bytes(x.a, x.kvf, layout, x.a.layer_types.index(FULL)))
@@ -441,7 +441,7 @@ class VLLM(Engine):
         n = self.hybrid_block(x)[0]
         sliding = (-(-min(self._sliding_tokens(x, s), model_len) // n) + 1) * n
         stage_layers = range(-(-x.a.num_layers // x.sc.pp))
-        states = sum(1 for i in stage_layers if x.a.layer_types[i] == LINEAR) * self.linear_state_held_bytes(x)
+        states = sum(1 for i in stage_layers if x.a.layer_has_state(i)) * self.linear_state_held_bytes(x)
         return int(kv_cache_bytes(x.a, x.kvf, model_len, self.kv_layout(x), stage_layers, sliding_tokens=sliding)) + states
 
     @staticmethod

@@ -30,11 +30,11 @@ ARCH_TO_MODEL_TYPE = {
     "gemma4": "gemma4_text", "deepseek32": "deepseek_v32", "glm-dsa": "glm_moe_dsa",
     "qwen35": "qwen3_5_text", "qwen35moe": "qwen3_5_moe_text", "qwen3next": "qwen3_next",
     "granitehybrid": "granitemoehybrid", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h", "lfm2": "lfm2",
-    "lfm2moe": "lfm2_moe",
+    "lfm2moe": "lfm2_moe", "falcon-h1": "falcon_h1",
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
-MAMBA2_ARCHS = frozenset({"granitehybrid", "nemotron_h", "nemotron_h_moe"})
+MAMBA2_ARCHS = frozenset({"granitehybrid", "nemotron_h", "nemotron_h_moe", "falcon-h1"})
 SHORTCONV_ARCHS = frozenset({"lfm2", "lfm2moe"})  # LFM2's short convolutions (src/models/lfm2.cpp, lfm2moe.cpp)
 RECURRENT_ARCHS = DELTANET_ARCHS | MAMBA2_ARCHS | SHORTCONV_ARCHS  # the recurrent layers memviz models
 MAX_TENSORS = 1_000_000
@@ -242,6 +242,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_nemotron_h_config(get, cfg, warnings))
     if arch in SHORTCONV_ARCHS:
         cfg.update(_lfm2_config(get, cfg))
+    if arch == "falcon-h1":
+        cfg.update(_falcon_h1_config(get, tensor_names, warnings))
     if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS:
         warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
     if arch == "gemma4":  # per-layer values read layer by layer, value_length being the full layers' width
@@ -347,6 +349,17 @@ def _mamba2_keys(get, warnings: list[str]) -> dict[str, int]:
             "state": _scalar(get("ssm.state_size"), "ssm.state_size", warnings),
             "groups": _scalar(get("ssm.group_count"), "ssm.group_count", warnings) or 1,
             "conv": _scalar(get("ssm.conv_kernel"), "ssm.conv_kernel", warnings)}
+
+
+def _falcon_h1_config(get, tensor_names: set[str], warnings: list[str]) -> dict[str, Any]:
+    """Falcon-H1 as llama.cpp reads it (src/models/falcon-h1.cpp `load_arch_hparams`; conversion/falcon_h1.py writes
+    it): every layer attention and Mamba2 side by side, the mixer's ssm.* keys as Mamba2's; its gated norm and
+    convolution bias where the file holds them (both optional to the loader)."""
+    ssm = _mamba2_keys(get, warnings)
+    return {"mamba_d_ssm": ssm["inner"], "mamba_n_heads": ssm["heads"], "mamba_d_head": ssm["head_dim"],
+            "mamba_d_state": ssm["state"], "mamba_n_groups": ssm["groups"], "mamba_d_conv": ssm["conv"],
+            "mamba_rms_norm": any(n.endswith(".ssm_norm.weight") for n in tensor_names),
+            "mamba_conv_bias": any(n.endswith(".ssm_conv1d.bias") for n in tensor_names) if tensor_names else True}
 
 
 def _granite_hybrid_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:

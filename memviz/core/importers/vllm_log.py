@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memviz.core.arch import LINEAR, Architecture
+from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 
@@ -87,7 +87,7 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
         options["enforce_eager"] = True
     if args.get("enable_chunked_prefill") is False:
         options["enable_chunked_prefill"] = False
-    if LINEAR in a.layer_types:  # prefix caching decides how many state pages a request keeps
+    if a.state_layers:  # prefix caching decides how many state pages a request keeps
         caching = args.get("enable_prefix_caching")
         if caching is None and re.search(r"Mamba cache mode is set to 'align'", text):
             caching = True

@@ -70,7 +70,7 @@ def test_recurrent_gguf_architectures_are_refused():
 
     for meta in ({"general.architecture": "mamba2", "mamba2.ssm.state_size": 128},
                  {"general.architecture": "rwkv7", "rwkv7.wkv.head_size": 64},
-                 {"general.architecture": "falcon-h1", "falcon-h1.ssm.conv_kernel": 4},
+                 {"general.architecture": "plamo2", "plamo2.ssm.state_size": 64},
                  {"general.architecture": "jamba", "jamba.ssm.conv_kernel": 4}):
         with pytest.raises(InputError, match="recurrent layers"):
             config_from_gguf({**meta, f"{meta['general.architecture']}.block_count": 4}, set())
@@ -78,7 +78,7 @@ def test_recurrent_gguf_architectures_are_refused():
 
 @pytest.mark.parametrize("config", ["gemma4-ondevice", "gemma4-moe", "qwen35-deltanet", "qwen35moe-deltanet",
                                     "granite-hybrid-moe", "granite-hybrid-dense", "nemotron-h-dense", "nemotron-h-moe",
-                                    "lfm2-shortconv", "lfm2moe-shortconv"])
+                                    "lfm2-shortconv", "lfm2moe-shortconv", "falcon-h1"])
 def test_gemma4_qwen35_and_granite_hybrid_files_read_back_as_their_config(config, tmp_path):
     """A Gemma 4, Qwen3.5, Granite-4.0-H or LFM2 file as llama.cpp's converter lays it out (memviz.probe.gguf_build
     follows conversion/gemma.py, conversion/qwen.py, conversion/granite.py and conversion/lfm2.py): which layers
