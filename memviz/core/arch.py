@@ -608,17 +608,19 @@ def _gated_deltanet_fields(cfg: dict[str, Any]) -> dict[str, Any]:
                 linear_state_dtype=str(cfg.get("mamba_ssm_dtype") or ""), attn_output_gate=True, qk_norm=True)
 
 
-def _mamba2_fields(cfg: dict[str, Any], hidden: int) -> dict[str, Any]:
-    """Granite-4.0-H's and Bamba's Mamba2 layers (GraniteMoeHybridMambaLayer, BambaMixer, transformers 5.24; their
-    configs name the fields alike): n_groups groups of B and C of d_state, mamba_n_heads heads of mamba_d_head
-    ("auto": mamba_expand x hidden / heads), a convolution of mamba_d_conv taps."""
+def _mamba2_fields(cfg: dict[str, Any], hidden: int, width: int | None = None) -> dict[str, Any]:
+    """Granite-4.0-H's, Bamba's and Falcon-H1's Mamba2 layers (GraniteMoeHybridMambaLayer, BambaMixer,
+    FalconH1Mixer, transformers 5.24; their configs name the fields alike): n_groups groups of B and C of d_state,
+    mamba_n_heads heads of mamba_d_head ("auto": the mixer's width over the heads), a convolution of mamba_d_conv
+    taps. The width is mamba_expand x hidden, unless the config names its own (`width`: Falcon-H1's mamba_d_ssm)."""
     heads = _at_least_one(cfg.get("mamba_n_heads", 128), "mamba_n_heads")
     head_dim = cfg.get("mamba_d_head", "auto")
-    inner = _int(cfg.get("mamba_expand", 2), "mamba_expand") * hidden
+    inner = width or _int(cfg.get("mamba_expand", 2), "mamba_expand") * hidden
     head_dim = inner // heads if head_dim in (None, "auto") else _int(head_dim, "mamba_d_head")
     if head_dim * heads != inner:
-        raise InputError(f"mamba_n_heads x mamba_d_head ({heads} x {head_dim}) must equal mamba_expand x hidden_size "
-                         f"({inner}), as GraniteMoeHybridConfig requires")
+        what = (f"the mixer's width ({inner})" if width
+                else f"mamba_expand x hidden_size ({inner}), as GraniteMoeHybridConfig requires")
+        raise InputError(f"mamba_n_heads x mamba_d_head ({heads} x {head_dim}) must equal {what}")
     return dict(linear_mixer=MAMBA2, linear_k_heads=_at_least_one(cfg.get("mamba_n_groups", 1), "mamba_n_groups"),
                 linear_k_head_dim=_at_least_one(cfg.get("mamba_d_state", 256), "mamba_d_state"),
                 linear_v_heads=heads, linear_v_head_dim=head_dim,
@@ -630,26 +632,11 @@ def _mamba2_fields(cfg: dict[str, Any], hidden: int) -> dict[str, Any]:
 
 def _falcon_h1_fields(cfg: dict[str, Any], hidden: int) -> dict[str, Any]:
     """Falcon-H1's layers (transformers 5.24 modeling_falcon_h1.py `FalconH1DecoderLayer`): attention and a Mamba2
-    mixer side by side in every layer, then a gated MLP. The mixer (FalconH1Mixer) is mamba_d_ssm wide (else
-    mamba_expand x hidden) in mamba_n_heads heads of mamba_d_head ("auto": the width over the heads), n_groups groups
-    of B and C of mamba_d_state, a convolution of mamba_d_conv taps (biased with mamba_conv_bias), in_proj biased
-    with mamba_proj_bias, out_proj with projectors_bias, the gated norm only with mamba_rms_norm."""
-    width = cfg.get("mamba_d_ssm") or _int(cfg.get("mamba_expand", 2), "mamba_expand") * hidden
-    width = _at_least_one(width, "mamba_d_ssm")
-    heads = _at_least_one(cfg.get("mamba_n_heads", 128), "mamba_n_heads")
-    head_dim = cfg.get("mamba_d_head", "auto")
-    head_dim = width // heads if head_dim in (None, "auto") else _at_least_one(head_dim, "mamba_d_head")
-    if head_dim * heads != width:
-        raise InputError(f"falcon_h1: mamba_n_heads x mamba_d_head ({heads} x {head_dim}) must equal the mixer's "
-                         f"width ({width})")
-    return dict(parallel_mamba=True, linear_mixer=MAMBA2,
-                linear_k_heads=_at_least_one(cfg.get("mamba_n_groups", 1), "mamba_n_groups"),
-                linear_k_head_dim=_at_least_one(cfg.get("mamba_d_state", 256), "mamba_d_state"),
-                linear_v_heads=heads, linear_v_head_dim=head_dim,
-                linear_conv_kernel=_at_least_one(cfg.get("mamba_d_conv", 4), "mamba_d_conv"),
-                linear_chunk=_at_least_one(cfg.get("mamba_chunk_size", 256), "mamba_chunk_size"),
-                linear_conv_bias=bool(cfg.get("mamba_conv_bias", True)),
-                linear_proj_bias=bool(cfg.get("mamba_proj_bias", False)),
+    mixer side by side in every layer, then a gated MLP. The mixer (FalconH1Mixer, `_mamba2_fields`) is mamba_d_ssm
+    wide (else mamba_expand x hidden), its out_proj biased with projectors_bias, its gated norm only with
+    mamba_rms_norm."""
+    width = _at_least_one(cfg["mamba_d_ssm"], "mamba_d_ssm") if cfg.get("mamba_d_ssm") else None
+    return dict(_mamba2_fields(cfg, hidden, width), parallel_mamba=True,
                 linear_out_bias=bool(cfg.get("projectors_bias", False)),
                 linear_norm=bool(cfg.get("mamba_rms_norm", False)), mlp_bias=bool(cfg.get("mlp_bias", False)))
 

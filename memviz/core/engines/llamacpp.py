@@ -96,7 +96,8 @@ MLA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 # (not measured on a GPU)
 DELTANET_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 #: Falcon-H1's Mamba2 stage keeps two hidden rows more than Granite-4.0-H's: the attention's output, computed first
-#: and added after the mixer (src/models/falcon-h1.cpp), and one the allocator keeps. Fitted on this project's CPU
+#: and added after the mixer (ggml-org/llama.cpp 0c1e570 src/models/falcon-h1.cpp `llama_model_falcon_h1::graph`),
+#: and one the allocator keeps. Fitted on this project's CPU
 #: over five shapes (hidden 1,024-2,048, mixer width 1,536-3,072, d_state 128-256, 1-2 groups) within 2.4 % with
 #: flash attention (tests/probe/test_llamacpp_live.py)
 PARALLEL_MAMBA_UNITS = 2.0

@@ -174,7 +174,9 @@ class VLLM(Engine):
                 raise InputError(f"vLLM needs the Mamba2 layers' {a.linear_v_heads} heads divisible by tp ({sc.tp}) "
                                  f"and their {a.linear_k_heads} groups too, or one group (MambaMixer2)")
         elif a.state_layers and a.linear_mixer == SHORTCONV:
-            if a.linear_conv_dim % sc.tp:  # ShortConv: in_proj and the convolution split over ranks (`divide`)
+            # model_executor/layers/mamba/short_conv.py `ShortConv` splits in_proj and the convolution over ranks,
+            # mamba_utils.py `short_conv_state_shape` `divide`s the channels
+            if a.linear_conv_dim % sc.tp:
                 raise InputError(f"vLLM needs the short convolution's {a.linear_conv_dim} channels divisible by tp "
                                  f"({sc.tp})")
         elif a.state_layers and (a.linear_k_heads % sc.tp or a.linear_v_heads % sc.tp):
