@@ -36,7 +36,7 @@ KNOWN_MODEL_TYPES = (
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
     "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom", "solar_open", "exaone4", "exaone_moe", "hy_v3",
-    "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1",
+    "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1", "deepseek_v4",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -70,7 +70,7 @@ _BY_ARCHITECTURE = {
     "ExaoneMoeForCausalLM": "exaone_moe", "ExaoneMoEForCausalLM": "exaone_moe", "HYV3ForCausalLM": "hy_v3",
     "AfmoeForCausalLM": "afmoe", "MiMoV2FlashForCausalLM": "mimo_v2_flash", "FlintForCausalLM": "flint",
     "PersimmonForCausalLM": "persimmon", "Lfm2ForCausalLM": "lfm2", "Lfm2MoeForCausalLM": "lfm2_moe",
-    "FalconH1ForCausalLM": "falcon_h1",
+    "FalconH1ForCausalLM": "falcon_h1", "DeepseekV4ForCausalLM": "deepseek_v4",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
@@ -204,6 +204,17 @@ class Architecture:
     parallel_mamba: bool = False
     linear_norm: bool = True
     linear_out_bias: bool | None = None
+    # DeepSeek-V4 (DeepseekV4Config / modeling_deepseek_v4.py, transformers 5.24): every layer attends over a sliding
+    # window of one K=V head (K and V one vector); a layer of compress ratio m > 0 also caches one compressed entry of
+    # head_dim per m tokens (the ratio of `indexer_layers`' layers: compressed sparse attention, whose lightning
+    # indexer caches compressed keys of indexer_head_dim too; the other: heavily compressed attention);
+    # manifold-constrained hyper-connections keep `hyper_streams` residual streams; a grouped low-rank output
+    # projection (`out_groups` x `out_lora_rank`); the `hash_layers` route by a token-id table (no score bias)
+    compress_ratios: tuple[int, ...] = ()
+    hyper_streams: int = 0
+    out_groups: int = 0
+    out_lora_rank: int = 0
+    hash_layers: tuple[bool, ...] = ()
     # a multimodal checkpoint's vision / audio encoders with their projectors (`memviz.core.towers`): loaded beside
     # the language model by transformers and vLLM, kept in a separate mmproj file by llama.cpp
     encoders: tuple[Encoder, ...] = ()
@@ -226,7 +237,8 @@ class Architecture:
                     "moe_intermediate_size", "shared_expert_intermediate_size", "qk_rope_head_dim", "qk_nope_head_dim",
                     "sliding_window", "q_lora_rank", "kv_lora_rank", "full_head_dim", "full_num_kv_heads",
                     "kv_shared_layers", "per_layer_input_size", "per_layer_vocab_size", "linear_k_heads",
-                    "linear_v_heads", "linear_k_head_dim", "linear_v_head_dim", "linear_conv_kernel", "linear_chunk"):
+                    "linear_v_heads", "linear_k_head_dim", "linear_v_head_dim", "linear_conv_kernel", "linear_chunk",
+                    "hyper_streams", "out_groups", "out_lora_rank"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
@@ -279,6 +291,12 @@ class Architecture:
             raise InputError("a layer kind that reuses K/V (num_kv_shared_layers) has no earlier layer producing it")
         if self.indexer_head_dim and len(self.indexer_layers) != self.num_layers:
             raise InputError(f"indexer layers must list {self.num_layers} entries")
+        if self.compress_ratios and (len(self.compress_ratios) != self.num_layers
+                                     or any(r < 0 for r in self.compress_ratios)):
+            raise InputError(f"compress ratios must list {self.num_layers} entries of 0 or more")
+        if self.out_groups and (self.num_heads % self.out_groups or not self.out_lora_rank):
+            raise InputError(f"o_groups ({self.out_groups}) must divide num_attention_heads ({self.num_heads}) and "
+                             "needs a positive o_lora_rank")
         if bool(self.per_layer_input_size) != bool(self.per_layer_vocab_size):
             raise InputError("per-layer embeddings need both hidden_size_per_layer_input and vocab_size_per_layer_input")
 
@@ -311,6 +329,10 @@ class Architecture:
         """Whether layer i runs (and caches keys for) a sparse-attention indexer of its own."""
         return bool(self.indexer_head_dim) and self.indexer_layers[i]
 
+    def layer_compress(self, i: int) -> int:
+        """The tokens one compressed cache entry of layer i stands for (DeepSeek-V4); 0: none (its window only)."""
+        return self.compress_ratios[i] if self.compress_ratios else 0
+
     def layer_caches_kv(self, i: int) -> bool:
         """Whether layer i projects and caches K/V of its own (the last `kv_shared_layers` reuse earlier ones; a
         linear-attention layer keeps a fixed state instead)."""
@@ -322,6 +344,10 @@ class Architecture:
                  LINEAR: LINEAR_MIXER_NAMES[self.linear_mixer], NO_MIXER: "feed-forward only"}
         if self.parallel_mamba:
             names[FULL] = f"full + {names[LINEAR]}"
+        if self.compress_ratios:  # DeepSeek-V4: every layer's window, and what the compressing layers add
+            kinds = [(t, self.compress_ratios[i], self.layer_indexer(i)) for i, t in enumerate(self.layer_types)]
+            return ", ".join(f"{n} × {names[t]}" + (f" + 1:{r} compressed" + (" with indexer" if idx else "")
+                                                   if r else "") for (t, r, idx), n in Counter(kinds).items())
         return ", ".join(f"{n} × {names[kind]}" for kind, n in Counter(self.layer_types).items())
 
     def layer_has_state(self, i: int) -> bool:
@@ -368,8 +394,9 @@ class Architecture:
                     changes.setdefault("moe_layers", _resize(self.moe_layers, n))
                 if self.indexer_layers:
                     changes.setdefault("indexer_layers", _resize(self.indexer_layers, n))
-                if self.ffn_layers:
-                    changes.setdefault("ffn_layers", _resize(self.ffn_layers, n))
+                for key in ("ffn_layers", "compress_ratios", "hash_layers"):
+                    if getattr(self, key):
+                        changes.setdefault(key, _resize(getattr(self, key), n))
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -378,6 +405,8 @@ class Architecture:
         d["moe_layers"] = list(self.moe_layers)
         d["indexer_layers"] = list(self.indexer_layers)
         d["ffn_layers"] = list(self.ffn_layers)
+        d["compress_ratios"] = list(self.compress_ratios)
+        d["hash_layers"] = list(self.hash_layers)
         d["warnings"] = list(self.warnings)
         d["stored"] = [[t.name, list(t.shape), t.role, t.layer, t.storage, t.nbytes, t.offset] for t in self.stored]
         d["encoders"] = [[e.modality, e.family, e.parameters] for e in self.encoders]
@@ -388,7 +417,8 @@ class Architecture:
         """Inverse of `to_dict` (used by sessions); unknown keys are an error."""
         reject_unknown_fields(cls, data, "architecture")
         d = dict(data)
-        for key in ("layer_types", "moe_layers", "warnings", "indexer_layers", "ffn_layers"):
+        for key in ("layer_types", "moe_layers", "warnings", "indexer_layers", "ffn_layers", "compress_ratios",
+                    "hash_layers"):
             if key in d:
                 d[key] = tuple(d[key])
         d["stored"] = tuple(StoredTensor(row[0], tuple(row[1]), *row[2:7]) for row in d.get("stored", ()))
@@ -453,6 +483,13 @@ def _int(value: Any, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or int(value) != value:
         raise InputError(f"{key} must be an integer, got {value!r}")
     return int(value)
+
+
+def _positive(value: Any, key: str) -> float:
+    """A finite positive number (a multiplier or a fraction)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise InputError(f"{key} must be a positive number, got {value!r:.60}")
+    return float(value)
 
 
 def _at_least_one(value: Any, key: str) -> int:
@@ -525,8 +562,9 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint"):  # FlintSparseMoeBlock: ungated
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
     elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
-                        "glm_moe_dsa", "solar_open"):  # one shared MLP of n_shared x I
-        shared = moe_inter * _int(cfg.get("n_shared_experts", 0) or 0, "n_shared_experts")
+                        "glm_moe_dsa", "solar_open", "deepseek_v4"):  # one shared MLP of n_shared x I
+        shared = moe_inter * _int(cfg.get("n_shared_experts", int(model_type == "deepseek_v4")) or 0,
+                                  "n_shared_experts")
     elif model_type in ("exaone_moe", "hy_v3", "afmoe"):  # ExaoneMoe / HYV3 / Afmoe: num_shared_experts x I
         shared = moe_inter * _int(cfg.get("num_shared_experts", 1 if model_type != "afmoe" else 2) or 0,
                                   "num_shared_experts")
@@ -544,7 +582,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                 # DeepSeek-V3's e_score_correction_bias (Afmoe's expert_bias: the same vector of one per expert)
                 router_score_bias=model_type in ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                                                  "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
-                                                 "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash")
+                                                 "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash",
+                                                 "deepseek_v4")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
@@ -651,6 +690,68 @@ def _indexer_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
     return dict(indexer_heads=_int(_require(cfg, "index_n_heads"), "index_n_heads"),
                 indexer_head_dim=_int(cfg["index_head_dim"], "index_head_dim"),
                 indexer_layers=tuple(k == "full" for k in kinds) if kinds is not None else (True,) * n_layers)
+
+
+#: DeepSeek-V4's attention kinds (DEEPSEEK_V4_LAYER_TYPES) and the legacy per-layer ratios that name them
+#: (`_COMPRESS_RATIO_TO_LAYER_TYPE`; vLLM 0.33 `models/deepseek_v4` reads a ratio of 1 as window-only too)
+_V4_CSA, _V4_HCA = "compressed_sparse_attention", "heavily_compressed_attention"
+_V4_BY_RATIO = {0: "sliding_attention", 1: "sliding_attention", 4: _V4_CSA, 128: _V4_HCA}
+
+
+def _deepseek_v4_kinds(cfg: dict[str, Any], n_layers: int) -> list[str]:
+    """Each layer's attention kind as DeepseekV4Config.__post_init__ (transformers 5.24) decides it: `layer_types`,
+    else the released configs' `compress_ratios` (one entry more, for the MTP layer, dropped), else two heavily
+    compressed layers and then compressed sparse / heavily compressed in turn."""
+    kinds = cfg.get("layer_types")
+    if kinds is None and cfg.get("compress_ratios") is not None:
+        ratios = cfg["compress_ratios"]
+        if not isinstance(ratios, list) or len(ratios) < n_layers or any(r not in _V4_BY_RATIO for r in ratios):
+            raise InputError(f"compress_ratios must list 0, 4 or 128 for each of the {n_layers} layers")
+        kinds = [_V4_BY_RATIO[r] for r in ratios]
+    if kinds is None:
+        kinds = [_V4_HCA] * min(n_layers, 2) + [_V4_CSA if i % 2 else _V4_HCA for i in range(max(n_layers - 2, 0))]
+    kinds = list(kinds)[:n_layers] if isinstance(kinds, list) else []
+    if len(kinds) != n_layers or any(k not in set(_V4_BY_RATIO.values()) for k in kinds):
+        raise InputError(f"layer_types must list {n_layers} DeepSeek-V4 attention kinds ('sliding_attention', "
+                         f"'{_V4_CSA}', '{_V4_HCA}')")
+    return kinds
+
+
+def _deepseek_v4_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
+    """DeepSeek-V4 as transformers 5.24 builds it (DeepseekV4Attention, DeepseekV4CSACompressor /
+    DeepseekV4HCACompressor, DeepseekV4Indexer, DeepseekV4HyperConnection, DeepseekV4SparseMoeBlock): one K=V head,
+    the compress rate of each layer's kind (`compress_rates`, legacy `compress_rate_csa` / `_hca`; 4 and 128), the
+    indexer in the compressed sparse layers, the first `num_hash_layers` (default 3) or `mlp_layer_types`' "hash_moe"
+    layers routed by hash, every layer's feed-forward routed experts beside one shared MLP of moe_intermediate_size
+    (vLLM 0.33 and llama.cpp take n_shared_experts of them: 1 in every released config)."""
+    kinds = _deepseek_v4_kinds(cfg, n_layers)
+    rates = cfg.get("compress_rates") if isinstance(cfg.get("compress_rates"), dict) else {}
+    rate = {_V4_CSA: _int(rates.get(_V4_CSA, cfg.get("compress_rate_csa", 4)), "compress rate (CSA)"),
+            _V4_HCA: _int(rates.get(_V4_HCA, cfg.get("compress_rate_hca", 128)), "compress rate (HCA)")}
+    if min(rate.values()) < 1:
+        raise InputError("compress rates must be at least 1")
+    mlp = cfg.get("mlp_layer_types")
+    if mlp is None:
+        n_hash = _int(cfg.get("num_hash_layers", 3), "num_hash_layers")
+        mlp = ["hash_moe"] * min(n_layers, n_hash) + ["moe"] * max(0, n_layers - n_hash)
+    if not isinstance(mlp, list) or len(mlp) < n_layers:
+        raise InputError(f"mlp_layer_types must list 'hash_moe' / 'moe' for each of the {n_layers} layers")
+    rope = cfg.get("qk_rope_head_dim")
+    head_dim = _int(cfg.get("head_dim", 512), "head_dim")
+    if rope is None:
+        rope = round(head_dim * _positive(cfg.get("partial_rotary_factor") or 64 / 512, "partial_rotary_factor"))
+    return dict(num_kv_heads=1, head_dim=head_dim, v_head_dim=head_dim, attention_sinks=True,
+                q_lora_rank=_int(cfg.get("q_lora_rank", 1024), "q_lora_rank"), qk_rope_head_dim=_int(rope, "rope"),
+                compress_ratios=tuple(rate.get(k, 0) for k in kinds),
+                indexer_heads=_int(cfg.get("index_n_heads", 64), "index_n_heads"),
+                indexer_head_dim=_int(cfg.get("index_head_dim", 128), "index_head_dim"),
+                indexer_layers=tuple(k == _V4_CSA for k in kinds),
+                hyper_streams=_int(cfg.get("hc_mult", 4), "hc_mult"),
+                out_groups=_int(cfg.get("o_groups", 8), "o_groups"),
+                out_lora_rank=_int(cfg.get("o_lora_rank", 1024), "o_lora_rank"),
+                hash_layers=tuple(k == "hash_moe" for k in mlp[:n_layers]),
+                intermediate_size=_int(_require(cfg, "moe_intermediate_size"), "moe_intermediate_size"),
+                sliding_window=_int(cfg.get("sliding_window", 128), "sliding_window"))
 
 
 def _explicit_layer_types(cfg: dict[str, Any]) -> list[Any]:
@@ -802,7 +903,7 @@ def _lfm2_fields(cfg: dict[str, Any], hidden: int, intermediate: int, adjust: bo
         multiplier = cfg.get("block_ffn_dim_multiplier", 1.0)
         if multiplier is not None:
             step = _at_least_one(cfg.get("block_multiple_of", 256), "block_multiple_of")
-            intermediate = step * math.ceil(int(multiplier * intermediate) / step)
+            intermediate = step * math.ceil(int(_positive(multiplier, "block_ffn_dim_multiplier") * intermediate) / step)
     bias = bool(cfg.get("conv_bias", False))
     return dict(intermediate_size=_at_least_one(intermediate, "intermediate_size"), linear_mixer=SHORTCONV,
                 linear_k_heads=0, linear_k_head_dim=0, linear_v_heads=1, linear_v_head_dim=hidden,
@@ -1137,7 +1238,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_indexer_fields(cfg, n_layers))
 
     kw["native_format"] = native_format(cfg)
-    kw["layer_types"] = _layer_types(cfg, model_type, n_layers, window)
+    if model_type == "deepseek_v4":  # every layer's window (its compressed entries: `compress_ratios`)
+        kw.update(_deepseek_v4_fields(cfg, n_layers))
+        cfg = {**cfg, "layer_types": ["sliding_attention"] * n_layers}
+    kw["layer_types"] = _layer_types(cfg, model_type, n_layers, kw["sliding_window"])
     if SLIDING not in kw["layer_types"]:
         kw["sliding_window"] = None
     kw["warnings"] = tuple(warnings)

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from memviz.core.arch import Architecture
-from memviz.core.engines import default_engine
+from memviz.core.engines import default_engine, get_engine
+from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.runs import MeasuredRun, settings_key
 from memviz.core.session import Session
@@ -23,9 +24,10 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
     """The session on model `a`: scenarios on a file's own tensors fall back to bf16 without one; contexts
     beyond its positions are shortened to them (unless a scenario asks to extrapolate); an imported file adds
     a scenario "as stored in the file" (run by llama.cpp when the file is a quantized GGUF), a pre-quantized
-    release (gpt-oss MXFP4, DeepSeek FP8) one "as released" in vLLM."""
-    scenarios = tuple(_within_positions(sc.with_changes(weight_format="bf16") if sc.weight_format == "stored"
-                                        and not a.stored else sc, a) for sc in session.scenarios)
+    release (gpt-oss MXFP4, DeepSeek FP8) one "as released" in vLLM; a scenario whose engine does not run the model
+    (vLLM and DeepSeek-V4) moves to the engine its format defaults to, where that one runs it."""
+    scenarios = tuple(_runnable(_within_positions(sc.with_changes(weight_format="bf16") if sc.weight_format == "stored"
+                                                  and not a.stored else sc, a), a) for sc in session.scenarios)
     if a.stored and not any(sc.weight_format == "stored" for sc in scenarios):
         gguf = any(t.storage.startswith(GGUF_TYPE_PREFIXES) for t in a.stored)
         base = scenarios[0] if scenarios else Scenario()
@@ -40,6 +42,24 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
         scenarios = tuple(sc.with_changes(run_id=None) for sc in scenarios)
         return session.with_changes(architecture=a, preset=preset, scenarios=scenarios, runs=())
     return session.with_changes(architecture=a, preset=preset, scenarios=scenarios)
+
+
+def _runnable(sc: Scenario, a: Architecture) -> Scenario:
+    """`sc`, or `sc` on its format's default engine when its own refuses model `a` and that one does not."""
+    fallback = default_engine(sc.weight_format)
+    if fallback == sc.engine or _refusal(sc, a) is None:
+        return sc
+    moved = sc.with_changes(engine=fallback, options=())
+    return moved if _refusal(moved, a) is None else sc
+
+
+def _refusal(sc: Scenario, a: Architecture) -> str | None:
+    engine = get_engine(sc.engine)
+    try:
+        engine.check(a, sc, engine.resolve(dict(sc.options)))
+    except InputError as exc:
+        return str(exc)
+    return None
 
 
 def _within_positions(sc: Scenario, a: Architecture) -> Scenario:

@@ -281,6 +281,8 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
     (src/llama-quant.cpp `tensor_allows_quantization`)."""
     if t.role is Role.ROUTER and "shared_expert_gate" in t.name:
         return a.shared_gate_gguf_type
+    if t.kind == "tid2eid":  # DeepSeek-V4's token-id -> expert table: I32, never quantized (llama-quant.cpp)
+        return "I32"
     if not t.is_matrix or t.role in (Role.NORM, Role.ROUTER) or t.kind in CONV_KINDS:
         return "F32"  # a delta-net's or LFM2's convolution: F32 from the converter, skipped by the quantizer
     if t.role is Role.POSITION or t.kind == "per_layer_model_proj":  # kept as converted (llama-quant.cpp

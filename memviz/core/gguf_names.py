@@ -52,6 +52,23 @@ _MAMBA2 = {"ssm_in": "ssm_in.weight", "ssm_in_bias": "ssm_in.bias", "ssm_conv1d_
 #: biases)
 _SHORTCONV = {"shortconv_in": "shortconv.in_proj.weight", "shortconv_conv": "shortconv.conv.weight",
               "shortconv_out": "shortconv.out_proj.weight"}
+#: DeepSeek-V4's tensors by the end of their inventory name (src/llama-arch.cpp: attn_kv, attn_output_a / _b, the
+#: compressors', the indexer's, the hyper-connections' and the final hyper-connection head's)
+_DEEPSEEK4 = {"self_attn.kv_proj.weight": "attn_kv.weight", "self_attn.kv_norm.weight": "attn_kv_a_norm.weight",
+              "self_attn.q_a_norm.weight": "attn_q_a_norm.weight", "o_a_proj.weight": "attn_output_a.weight",
+              "o_b_proj.weight": "attn_output_b.weight", "compressor.kv_proj.weight": "attn_compressor_kv.weight",
+              "compressor.gate_proj.weight": "attn_compressor_gate.weight",
+              "compressor.position_bias": "attn_compressor_ape.weight",
+              "compressor.kv_norm.weight": "attn_compressor_norm.weight",
+              "indexer.kv_proj.weight": "indexer_compressor_kv.weight",
+              "indexer.gate_proj.weight": "indexer_compressor_gate.weight",
+              "indexer.position_bias": "indexer_compressor_ape.weight",
+              "indexer.kv_norm.weight": "indexer_compressor_norm.weight", "indexer.q_b_proj.weight": "indexer.attn_q_b.weight",
+              "scorer.weights_proj.weight": "indexer.proj.weight", "attn_hc.fn": "hc_attn_fn.weight",
+              "attn_hc.base": "hc_attn_base.weight", "attn_hc.scale": "hc_attn_scale.weight", "ffn_hc.fn": "hc_ffn_fn.weight",
+              "ffn_hc.base": "hc_ffn_base.weight", "ffn_hc.scale": "hc_ffn_scale.weight",
+              "model.hc_head.fn": "output_hc_fn.weight", "model.hc_head.base": "output_hc_base.weight",
+              "model.hc_head.scale": "output_hc_scale.weight", "gate.tid2eid": "ffn_gate_tid2eid.weight"}
 #: the depthwise convolutions the converter writes in F32 and the quantizer skips (conversion/base.py
 #: `prepare_tensors`: SSM_CONV1D, SHORTCONV_CONV; src/llama-quant.cpp)
 CONV_KINDS = frozenset({"ssm_conv1d", "shortconv_conv"})
@@ -68,6 +85,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
     """The GGUF name of an inventory tensor (biases end in `.bias`)."""
     if t.kind in _GLOBAL:
         return _GLOBAL[t.kind]
+    if a.compress_ratios and (v4 := next((n for end, n in _DEEPSEEK4.items() if t.name.endswith(end)), None)):
+        return v4 if t.layer is None else f"blk.{t.layer}.{v4}"
     if t.role is Role.EMBEDDING:
         return "token_embd.weight"
     if t.role is Role.LM_HEAD:

@@ -68,6 +68,9 @@ def _norm(out: list[Tensor], a: Architecture, name: str, size: int, layer: int |
 
 def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     h, role = a.hidden_size, Role.ATTENTION
+    if a.compress_ratios:
+        _v4_attention(out, a, p, i)
+        return
     if a.is_mla:
         # DeepseekV3Attention: q via a low-rank pair (or one q_proj when q_lora_rank is null),
         # kv_a_proj_with_mqa -> [kv_lora_rank + rope], kv_b_proj -> heads * (nope + v).
@@ -168,6 +171,47 @@ def _indexer(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     _linear(out, f"{p}.weights_proj", a.indexer_heads, h, role, i, "indexer_proj")
 
 
+def _v4_attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
+    """DeepseekV4Attention (transformers 5.24): the query through a low-rank pair, one K=V head and its norm, the
+    grouped output projection (o_a: each group's heads to out_lora_rank, o_b: the groups to hidden), a sink per head;
+    a compressing layer's compressor (its kv and gate projections, coff x head_dim wide: 2 with the overlapping
+    windows of compressed sparse attention), and there the lightning indexer with a compressor of its own."""
+    h, role, d, heads, ratio = a.hidden_size, Role.ATTENTION, a.head_dim, a.num_heads, a.layer_compress(i)
+    _linear(out, f"{p}.q_a_proj", a.q_lora_rank, h, role, i, "q_a")
+    _norm(out, a, f"{p}.q_a_norm", a.q_lora_rank, i)
+    _linear(out, f"{p}.q_b_proj", heads * d, a.q_lora_rank, role, i, "q_b")
+    _linear(out, f"{p}.kv_proj", d, h, role, i, "kv")
+    _norm(out, a, f"{p}.kv_norm", d, i)
+    _linear(out, f"{p}.o_a_proj", a.out_groups * a.out_lora_rank, heads * d // a.out_groups, role, i, "o_a")
+    _linear(out, f"{p}.o_b_proj", h, a.out_groups * a.out_lora_rank, role, i, "o_b")
+    out.append(Tensor(f"{p}.sinks", (heads,), role, i, "sinks"))
+    if ratio:
+        _v4_compressor(out, a, f"{p}.compressor", i, d, 2 if a.layer_indexer(i) else 1)
+    if ratio and a.layer_indexer(i):
+        q = f"{p}.compressor.indexer"
+        _v4_compressor(out, a, q, i, a.indexer_head_dim, 2, "indexer_")
+        _linear(out, f"{q}.q_b_proj", a.indexer_heads * a.indexer_head_dim, a.q_lora_rank, role, i, "indexer_q_b")
+        _linear(out, f"{q}.scorer.weights_proj", a.indexer_heads, h, role, i, "indexer_proj")
+
+
+def _v4_compressor(out: list[Tensor], a: Architecture, p: str, i: int, d: int, coff: int, kind: str = "") -> None:
+    """DeepseekV4CSACompressor / DeepseekV4HCACompressor / the indexer's: kv and gate projections to coff x d, a
+    learned bias per window position (compress_rate x coff x d, float32), the norm of one entry."""
+    _linear(out, f"{p}.kv_proj", coff * d, a.hidden_size, Role.ATTENTION, i, f"{kind}comp_kv")
+    _linear(out, f"{p}.gate_proj", coff * d, a.hidden_size, Role.ATTENTION, i, f"{kind}comp_gate")
+    out.append(Tensor(f"{p}.position_bias", (a.layer_compress(i), coff * d), Role.NORM, i, f"{kind}comp_ape"))
+    _norm(out, a, f"{p}.kv_norm", d, i)
+
+
+def _hyper_connection(out: list[Tensor], a: Architecture, p: str, i: int | None, mixes: int, scales: int) -> None:
+    """DeepseekV4HyperConnection / DeepseekV4HyperHead: a projection of the n streams (n x hidden) to `mixes`
+    weights, their bias and `scales` scales (float32 in transformers)."""
+    n = a.hyper_streams
+    out.append(Tensor(f"{p}.fn", (mixes, n * a.hidden_size), Role.NORM, i, "hc_fn"))
+    out.append(Tensor(f"{p}.base", (mixes,), Role.NORM, i, "hc_base"))
+    out.append(Tensor(f"{p}.scale", (scales,), Role.NORM, i, "hc_scale"))
+
+
 def _dense_mlp(out: list[Tensor], a: Architecture, p: str, i: int, inter: int, role: Role = Role.MLP) -> None:
     h = a.hidden_size
     if a.mlp_gated:
@@ -186,7 +230,9 @@ def _moe(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         out.append(Tensor(f"{p}.router.per_expert_scale", (e,), Role.ROUTER, i, "router_expert_scale"))
     if a.router_bias:
         out.append(Tensor(f"{p}.router.bias", (e,), Role.ROUTER, i, "router_bias"))
-    if a.router_score_bias:
+    if a.hash_layers and a.hash_layers[i]:  # DeepseekV4HashRouter: a token-id -> experts table, no score bias
+        out.append(Tensor(f"{p}.gate.tid2eid", (a.vocab_size, a.experts_per_token), Role.EMBEDDING, i, "tid2eid"))
+    elif a.router_score_bias:
         out.append(Tensor(f"{p}.router.e_score_correction_bias", (e,), Role.ROUTER, i, "router_bias"))
     if a.mlp_gated:  # Nemotron-H's experts are up / down only (NemotronHExperts)
         out.append(Tensor(f"{p}.experts.gate_proj", (e, inter, h), Role.EXPERT, i, "gate_exps"))
@@ -238,6 +284,12 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
             _linear(out, f"{p}.per_layer_projection", a.hidden_size, a.per_layer_input_size, Role.MLP, i, "proj")
         if a.layer_scalars:
             out.append(Tensor(f"{p}.layer_scalar", (1,), Role.NORM, i, "layer_output_scale"))
+        if a.hyper_streams:  # DeepseekV4DecoderLayer: attn_hc and ffn_hc, pre / post / comb mixes of n streams
+            n = a.hyper_streams
+            _hyper_connection(out, a, f"{p}.attn_hc", i, (2 + n) * n, 3)
+            _hyper_connection(out, a, f"{p}.ffn_hc", i, (2 + n) * n, 3)
+    if a.hyper_streams:  # DeepseekV4HyperHead: the final collapse of the streams
+        _hyper_connection(out, a, "model.hc_head", None, a.hyper_streams, 1)
     _norm(out, a, "model.norm", a.hidden_size, None)
     if not a.tie_word_embeddings:
         out.append(Tensor("lm_head.weight", (a.vocab_size, a.hidden_size), Role.LM_HEAD, None, "output"))

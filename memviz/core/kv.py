@@ -10,7 +10,10 @@ bytes per token for L=32, Hkv=8, D=128, S=2), generalised the way real caches di
   kv_lora_rank + qk_rope_head_dim per token per layer, shared by all heads, instead of K and V;
 - per-sequence lengths are summed, not max x B;
 - paged allocation (vLLM, PagedAttention paper) rounds each sequence up to whole blocks;
-- quantized formats add their scales (`KVFormat.bytes_per_vector`).
+- quantized formats add their scales (`KVFormat.bytes_per_vector`);
+- DeepSeek-V4 (transformers 5.24 `DeepseekV4HCACache` / `DeepseekV4CSACache`): one K=V vector a token over each
+  layer's window, and in a layer of compress ratio m one compressed entry per m tokens (plus, in the compressed
+  sparse layers, the lightning indexer's compressed key of indexer_head_dim).
 
 Functions accept numpy arrays of token counts so sweeps are vectorised.
 """
@@ -50,6 +53,12 @@ class KVLayout:
     kv_heads_divisor: int = 1
     v_rows_widest: bool = False  # every layer's V row as wide as the widest layer's (llama.cpp's transposed V)
     indexer_fp8: bool = False  # sparse-attention indexer keys in FP8 with an fp32 scale per 128 values (vLLM)
+    # DeepSeek-V4's K=V vector: transformers' DynamicSlidingWindowLayer (its window-only layers) stores it as keys and
+    # as values, two tensors; its compressing layers' caches, llama.cpp and vLLM keep one
+    k_is_v_twice: bool = False
+    # DeepSeek-V4's compressed entries: 0 = floor(tokens / ratio) (transformers emits one per closed window);
+    # n = ceil(tokens / ratio) padded to n cells (llama.cpp 0c1e570 `llama_kv_cache_dsv4`: 256)
+    compressed_pad: int = 0
 
 
 def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, layer: int = 0) -> float:
@@ -57,6 +66,9 @@ def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, laye
     Gemma 4's full-attention layers have their own head width and KV heads)."""
     if not a.layer_caches_kv(layer):
         return 0.0
+    if a.compress_ratios:  # DeepSeek-V4's window: one K=V head (its compressed entries: `compressed_cache_bytes`)
+        one = fmt.bytes_per_vector(a.head_dim)
+        return 2 * one if layout.k_is_v_twice and not a.layer_compress(layer) else one
     indexer = _indexer_key_bytes(a, fmt, layout) if a.layer_indexer(layer) else 0
     if a.is_mla and layout.latent_mla:
         return fmt.bytes_per_vector(a.kv_lora_rank + a.qk_rope_head_dim) + indexer
@@ -73,8 +85,13 @@ def _indexer_key_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout) -> floa
 
 
 def kv_bytes_per_token(a: Architecture, fmt: KVFormat, layout: KVLayout = KVLayout()) -> float:
-    """Bytes per token of one sequence with every layer keeping it (no window cut)."""
-    return sum(per_token_layer_bytes(a, fmt, layout, i) for i in range(a.num_layers))
+    """Bytes per token of one sequence with every layer keeping it (no window cut); DeepSeek-V4's compressed entries
+    at their rate (one per `ratio` tokens)."""
+    window = sum(per_token_layer_bytes(a, fmt, layout, i) for i in range(a.num_layers))
+    if not a.compress_ratios:
+        return window
+    return window + sum(_compressed_entry_bytes(a, fmt, layout, i) / a.layer_compress(i)
+                        for i in range(a.num_layers) if a.layer_compress(i))
 
 
 @lru_cache(maxsize=1024)
@@ -117,6 +134,36 @@ def kv_cache_bytes(
     if slide_bytes:
         kept = np.minimum(lengths, a.sliding_window) if sliding_tokens is None else sliding_tokens
         total = total + slide_bytes * paged(kept, layout.block_tokens)
+    if a.compress_ratios:
+        total = total + compressed_cache_bytes(a, fmt, lengths, layout, layers)
     if isinstance(sequence_tokens, list):
         return int(np.ceil(np.sum(total)))
     return np.ceil(total) if np.ndim(total) else int(np.ceil(total))
+
+
+def compressed_entries(tokens: ArrayLike, ratio: int, pad: int = 0) -> ArrayLike:
+    """Compressed entries a layer of `ratio` holds for `tokens` (`KVLayout.compressed_pad`)."""
+    tokens = np.asarray(tokens)
+    if not pad:
+        return tokens // ratio
+    return -(-np.maximum(-(-tokens // ratio), 1) // pad) * pad
+
+
+def compressed_cache_bytes(a: Architecture, fmt: KVFormat, tokens: ArrayLike, layout: KVLayout = KVLayout(),
+                           layers: range | None = None) -> ArrayLike:
+    """DeepSeek-V4's compressed entries for one sequence of `tokens` (element-wise over an array) in `layers`: a
+    vector of head_dim per entry, and in the lightning indexer's layers one of indexer_head_dim more (transformers
+    5.24 `DeepseekV4CSACache.compressed_kv` "compressor" / "indexer"; llama.cpp 0c1e570 `llama_kv_cache_dsv4`'s
+    CSA, HCA and lightning-indexer caches, K only)."""
+    total = np.zeros_like(np.asarray(tokens), dtype=np.float64)
+    for i in range(a.num_layers) if layers is None else layers:
+        ratio = a.layer_compress(i)
+        if ratio:
+            entries = compressed_entries(tokens, ratio, layout.compressed_pad)
+            total = total + _compressed_entry_bytes(a, fmt, layout, i) * entries
+    return total if np.ndim(total) else float(total)
+
+
+def _compressed_entry_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, i: int) -> float:
+    """One compressed entry of layer i: a head_dim vector, and the lightning indexer's key where it has one."""
+    return fmt.bytes_per_vector(a.head_dim) + (_indexer_key_bytes(a, fmt, layout) if a.layer_indexer(i) else 0)

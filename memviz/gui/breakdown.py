@@ -46,6 +46,9 @@ def _other_layers(a) -> str:
         where = "beside their attention" if a.parallel_mamba else "no KV"
         parts.append(f"{a.state_layers} {kind} layers: {where}, a fixed state per sequence "
                      f"(the convolution's last inputs over {a.linear_conv_dim:,} channels{state} each)")
+    if a.compress_ratios:
+        parts.append(f"one K=V vector a token over each layer's window of {a.sliding_window:,}; compressed entries of "
+                     f"D every ratio tokens: {a.layer_kinds_text()}, the indexer's of {a.indexer_head_dim}")
     return " (" + "; ".join(parts) + ")" if parts else ""
 
 

@@ -242,16 +242,23 @@ def cache_keyword(model) -> str:
 
 
 def cache_tensors(cache):
-    """Every tensor a transformers cache holds per layer: keys and values, a sparse-attention indexer's keys
-    (DynamicIndexedLayer) and a linear-attention layer's conv and recurrent states (LinearAttentionCacheLayerMixin,
-    transformers 5.2x cache_utils.py, which keeps them in dicts by state index)."""
+    """Every tensor a transformers cache holds per layer, each once: keys and values (one tensor where a layer keeps
+    K=V, DeepSeek-V4's `DeepseekV4HCACache`), a sparse-attention indexer's keys (DynamicIndexedLayer), a
+    linear-attention layer's conv and recurrent states (LinearAttentionCacheLayerMixin, transformers 5.2x
+    cache_utils.py, which keeps them in dicts by state index) and DeepSeek-V4's compressed entries and compressor
+    buffers (dicts by compressor name)."""
+    seen: set[int] = set()
     for layer in getattr(cache, "layers", []):
-        for name in ("keys", "values", "indexer_keys"):
-            yield getattr(layer, name, None)
-        for name in ("conv_states", "recurrent_states"):
+        tensors = [getattr(layer, name, None) for name in ("keys", "values", "indexer_keys")]
+        for name in ("conv_states", "recurrent_states", "compressed_kv", "buffer_kv", "buffer_gate", "overlap_kv",
+                     "overlap_gate"):
             states = getattr(layer, name, None)
             if isinstance(states, dict):
-                yield from states.values()
+                tensors += states.values()
+        for t in tensors:
+            if t is not None and id(t) not in seen:
+                seen.add(id(t))
+                yield t
 
 
 class Sampler(threading.Thread):

@@ -84,3 +84,19 @@ def test_switching_model_keeps_contexts_within_its_positions():
                                              Scenario(context_tokens=8192, extrapolate=True)), gpt2, "gpt2")
     assert [sc.context_tokens for sc in s.scenarios] == [1024, 512, 8192]
 
+
+
+def test_switching_to_a_model_an_engine_refuses_moves_its_scenarios_to_their_formats_engine():
+    """vLLM does not run DeepSeek-V4 in memviz: its rows move to the engine their format defaults to (transformers for
+    fp8, llama.cpp for a GGUF mix), so the model loads; the other rows stay as they were, and a switch back keeps
+    the moved rows where they went (undo restores them)."""
+    from memviz.core.estimate import estimate
+
+    v4 = get_preset("deepseek-v4-flash-base").architecture()
+    s = session(Scenario(engine="vllm", weight_format="fp8"), Scenario(engine="llamacpp", weight_format="Q4_K_M"),
+                Scenario(engine="vllm", weight_format="Q4_K_M"))
+    moved = commands.switch_architecture(s, v4, "deepseek-v4-flash-base")
+    assert [sc.engine for sc in moved.scenarios] == ["transformers", "llamacpp", "llamacpp"]
+    assert all(estimate(v4, sc).total > 0 for sc in moved.scenarios)
+    assert [sc.engine for sc in commands.switch_architecture(s, LLAMA, "llama-3.2-1b").scenarios] == [
+        "vllm", "llamacpp", "vllm"]

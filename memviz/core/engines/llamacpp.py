@@ -121,6 +121,19 @@ def _one_per_kind(a: Architecture, layers: list[int]) -> list[int]:
     return list({a.layer_types[i]: i for i in reversed(layers)}.values())
 
 
+def dsv4_state_bytes(a: Architecture, i: int) -> int:
+    """DeepSeek-V4's compressor state in layer i for one sequence (ggml-org/llama.cpp 0c1e570
+    src/llama-kv-cache-dsv4.cpp `llama_dsv4_comp_state`, n_rs_seq = 0): kv and score planes of F32, state_size rows
+    of n_embd_state: 2 x ratio rows of 2 x head_dim with the overlapping windows of compressed sparse attention
+    (and the same at indexer_head_dim for its indexer), ratio rows of head_dim for heavily compressed attention."""
+    ratio = a.layer_compress(i)
+    if not ratio:
+        return 0
+    coff = 2 if a.layer_indexer(i) else 1
+    widths = (a.head_dim, a.indexer_head_dim) if a.layer_indexer(i) else (a.head_dim,)
+    return sum(2 * 4 * coff * ratio * coff * width for width in widths)
+
+
 def latent_cache(a: Architecture) -> bool:
     """llama.cpp caches an MLA model's latent (K only, kv_lora_rank + rope per token and layer) when its GGUF holds
     attn_k_b / attn_v_b (key_length_mla in the metadata, converted since PR #12801); a legacy file with the unsplit
@@ -273,6 +286,9 @@ class LlamaCpp(Engine):
             raise InputError(f"llama.cpp has no cache type {sc.kv_format!r}; it takes {', '.join(CACHE_TYPES.values())}")
         if sc.kv_format in QUANTIZED_KV and not self.flash(sc, options):
             raise InputError(f"llama.cpp refuses a quantized V cache ({sc.kv_format}) without flash attention")
+        if set(a.compress_ratios) - {0, 4, 128}:
+            raise InputError("llama.cpp caches DeepSeek-V4's compressed layers at ratios 4 and 128 only "
+                             f"(llama-kv-cache-dsv4.cpp), not {sorted(set(a.compress_ratios) - {0, 4, 128})}")
         if options["n_cpu_moe"] and not a.is_moe:
             raise InputError("n_cpu_moe needs a mixture-of-experts model")
         tensor_overrides(options["override_tensor"])
@@ -345,9 +361,27 @@ class LlamaCpp(Engine):
 
     def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
         """The attention layers' KV cells and the delta-net layers' recurrent states (`linear_state_bytes`)."""
+        if x.a.compress_ratios:
+            return self._dsv4_cache_bytes(x, layers)
         n_ctx, swa, _ = self.cells(x)
         kv = np.asarray(kv_cache_bytes(x.a, x.kvf, n_ctx, self.kv_layout(x), layers, sliding_tokens=swa)) + x.zeros
         return kv + self.linear_states(x, layers)
+
+    def _dsv4_cache_bytes(self, x: Inputs, layers: range) -> np.ndarray:
+        """DeepSeek-V4's cache (ggml-org/llama.cpp 0c1e570 src/llama-kv-cache-dsv4.cpp `llama_kv_cache_dsv4`): one
+        stream per sequence whatever kv_unified says, each of n_ctx_seq cells (n_ctx, or n_ctx / n_seq_max when not
+        unified); the window cache, an iSWA cache of K only (`dsv4_make_k_only`), GGML_PAD(min(n_ctx_seq, n_swa +
+        n_ubatch), 256) cells (n_ctx_seq with --swa-full); the compressed sparse, heavily compressed and
+        lightning-indexer caches, K only, GGML_PAD(max(1, ceil(n_ctx_seq / ratio)), 256) cells (`dsv4_comp_size`);
+        and `DSV4_STATE_BYTES` of compressor state per compressing layer."""
+        n_ctx, _, n_ubatch = self.cells(x)
+        seqs = x.sequences
+        n_ctx_seq = n_ctx if x.options["kv_unified"] else n_ctx // seqs
+        window = n_ctx_seq if x.options["swa_full"] else pad(np.minimum(n_ctx_seq, x.a.sliding_window + n_ubatch),
+                                                              CONTEXT_PAD)
+        layout = replace(self.kv_layout(x), compressed_pad=CONTEXT_PAD, v_rows_widest=False)
+        cache = kv_cache_bytes(x.a, x.kvf, n_ctx_seq, layout, layers, sliding_tokens=window)
+        return seqs * (np.asarray(cache) + sum(dsv4_state_bytes(x.a, i) for i in layers)) + x.zeros
 
     def linear_state_bytes(self, x: Inputs) -> int:
         """One delta-net layer's state for one sequence (ggml-org/llama.cpp 0c1e570 src/llama-memory-recurrent.cpp

@@ -56,7 +56,7 @@ from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, 
 from memviz.core.errors import InputError
 from memviz.core.formats import BITSANDBYTES, tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY
-from memviz.core.kv import kv_cache_bytes
+from memviz.core.kv import KVLayout, kv_cache_bytes
 from memviz.core.units import MiB
 
 #: bitsandbytes quantizes a 16-bit checkpoint while loading, as the probe loads it (`memviz/probe/runner.py`)
@@ -98,6 +98,23 @@ class Transformers(Engine):
         recurrent state of value heads x k x v in float32 (the delta rule runs in fp32), whatever the context."""
         return x.a.linear_conv_dim * x.a.linear_conv_kernel * x.act_bytes + x.a.linear_state_values * 4
 
+    def kv_layout(self, x: Inputs) -> KVLayout:
+        """DeepSeek-V4's window-only layers cache in a DynamicSlidingWindowLayer: its K=V vector stored twice."""
+        return replace(super().kv_layout(x), k_is_v_twice=True)
+
+    def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
+        """The caches, and DeepSeek-V4's compressor buffers (`compressor_buffer_bytes`) for every sequence."""
+        return super().kv_bytes(x, layers) + self.compressor_buffers(x, layers, False)
+
+    @staticmethod
+    def compressor_buffers(x: Inputs, layers: range, prefill: bool) -> np.ndarray | int:
+        """`compressor_buffer_bytes` of every sequence (0 but for DeepSeek-V4)."""
+        if not x.a.compress_ratios:
+            return 0
+        if x.seqs_given:
+            return sum(compressor_buffer_bytes(x.a, t, x.act_bytes, layers, prefill) for t in x.sc.sequence_tokens)
+        return x.batch * compressor_buffer_bytes(x.a, x.context, x.act_bytes, layers, prefill)
+
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         """huggingface/transformers 5.24 `src/transformers/quantizers/quantizer_fbgemm_fp8.py`
         `FbgemmFp8HfQuantizer.validate_environment` (per-channel FP8, quant_method fbgemm_fp8) refuses to load
@@ -126,7 +143,8 @@ class Transformers(Engine):
             held = kv_cache_bytes(x.a, x.kvf, seqs, layout, layers, sliding_tokens=np.asarray(seqs))
         else:
             held = x.batch * kv_cache_bytes(x.a, x.kvf, x.context, layout, layers, sliding_tokens=x.context)
-        return np.asarray(held) + self.linear_states(x, layers) - self.kv_bytes(x, layers)
+        held = np.asarray(held) + self.linear_states(x, layers) - Engine.kv_bytes(self, x, layers)
+        return held + self.compressor_buffers(x, layers, True) - self.compressor_buffers(x, layers, False)
 
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
                     first_stage: bool = True) -> np.ndarray:
@@ -201,3 +219,25 @@ class Transformers(Engine):
             lines.insert(0, "# pip install kernels: MXFP4 experts stay packed" if opts["mxfp4_kernels"] else
                          "# without the kernels package transformers dequantizes the MXFP4 experts to bf16 (estimated so)")
         return "\n".join(lines)
+
+
+def compressor_buffer_bytes(a: Architecture, tokens: Any, act_bytes: int, layers: range, prefill: bool = False) -> Any:
+    """What DeepSeek-V4's compressors keep between forwards for one sequence of `tokens` in `layers` (transformers 5.24
+    `DeepseekV4HCACache.store_compression_weights`, `DeepseekV4CSACache.update_overlap_state`; measured by
+    tests/core/engines/test_deepseek_v4.py). The tokens since the last closed window stay as a view of the forward's
+    projected kv and gate (coff x width each, the model's dtype), so the storage behind it is the whole forward's:
+    every prompt token until the first decode step (`prefill`), then the 1 ... ratio tokens of the last step's
+    concatenation. The overlapping (indexer) layers also keep the last window's first half, kv in the model's dtype
+    and gate in float32, for the compressor and the indexer."""
+    tokens, total = np.asarray(tokens), 0
+    for i in layers:
+        ratio = a.layer_compress(i)
+        if not ratio:
+            continue
+        coff = 2 if a.layer_indexer(i) else 1
+        held = tokens if prefill else np.where(tokens > 0, (tokens - 1) % ratio + 1, 0)
+        for width in (a.head_dim, a.indexer_head_dim) if a.layer_indexer(i) else (a.head_dim,):
+            total = total + held * coff * width * 2 * act_bytes
+            if coff == 2:
+                total = total + (tokens >= ratio) * ratio * width * (act_bytes + 4)
+    return total

@@ -163,6 +163,10 @@ class VLLM(Engine):
             raise InputError(f"vLLM needs the {a.num_kv_heads} KV heads divisible by tp ({sc.tp})")
         if a.num_kv_heads < sc.tp and sc.tp % a.num_kv_heads:
             raise InputError(f"vLLM needs tp ({sc.tp}) to be a multiple of the {a.num_kv_heads} KV heads")
+        if a.compress_ratios:
+            raise InputError("memviz does not model vLLM's DeepSeek-V4 cache yet (vllm/models/deepseek_v4: its window, "
+                             "compressed, indexer and compressor-state groups share pages of their own sizes); "
+                             "estimate it with llama.cpp or transformers")
         if a.model_type == "bamba":
             raise InputError("vLLM no longer runs Bamba: 0.23 removed it (model_executor/models/registry.py "
                              "_PREVIOUSLY_SUPPORTED_MODELS), and memviz follows vLLM 0.33")

@@ -30,7 +30,7 @@ ARCH_TO_MODEL_TYPE = {
     "gemma4": "gemma4_text", "deepseek32": "deepseek_v32", "glm-dsa": "glm_moe_dsa",
     "qwen35": "qwen3_5_text", "qwen35moe": "qwen3_5_moe_text", "qwen3next": "qwen3_next",
     "granitehybrid": "granitemoehybrid", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h", "lfm2": "lfm2",
-    "lfm2moe": "lfm2_moe", "falcon-h1": "falcon_h1",
+    "lfm2moe": "lfm2_moe", "falcon-h1": "falcon_h1", "deepseek4": "deepseek_v4",
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
@@ -244,6 +244,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_lfm2_config(get, cfg))
     if arch == "falcon-h1":
         cfg.update(_falcon_h1_config(get, tensor_names, warnings))
+    if arch == "deepseek4":
+        cfg.update(_deepseek4_config(get, cfg, warnings))
     if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS:
         warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
     if arch == "gemma4":  # per-layer values read layer by layer, value_length being the full layers' width
@@ -360,6 +362,27 @@ def _falcon_h1_config(get, tensor_names: set[str], warnings: list[str]) -> dict[
             "mamba_d_state": ssm["state"], "mamba_n_groups": ssm["groups"], "mamba_d_conv": ssm["conv"],
             "mamba_rms_norm": any(n.endswith(".ssm_norm.weight") for n in tensor_names),
             "mamba_conv_bias": any(n.endswith(".ssm_conv1d.bias") for n in tensor_names) if tensor_names else True}
+
+
+def _deepseek4_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """DeepSeek-V4's fields as llama.cpp 0c1e570 reads them (src/models/deepseek4.cpp `load_arch_hparams`):
+    attention.compress_ratios (one a block, the MTP block's included), hyper_connection.count,
+    attention.output_group_count / output_lora_rank, attention.q_lora_rank, hash_layer_count; the MTP block
+    (`nextn_predict_layers`) is no decoder layer."""
+    n = (cfg["num_hidden_layers"] or 0) - int(get("nextn_predict_layers") or 0)
+    ratios = get("attention.compress_ratios")
+    if not isinstance(ratios, (list, tuple)) or len(ratios) < n or n <= 0:
+        raise InputError("DeepSeek-V4 GGUF metadata lacks attention.compress_ratios for every block")
+    out = {"num_hidden_layers": n, "compress_ratios": [int(r) for r in ratios][:n],
+           "hc_mult": _scalar(get("hyper_connection.count"), "hyper_connection.count", warnings),
+           "o_groups": _scalar(get("attention.output_group_count"), "output_group_count", warnings),
+           "o_lora_rank": _scalar(get("attention.output_lora_rank"), "output_lora_rank", warnings),
+           "q_lora_rank": _scalar(get("attention.q_lora_rank"), "q_lora_rank", warnings),
+           "num_hash_layers": _scalar(get("hash_layer_count"), "hash_layer_count", warnings) or 0,
+           "n_shared_experts": cfg.get("n_shared_experts") or 1}
+    if any(v is None for v in out.values()):
+        raise InputError("DeepSeek-V4 GGUF metadata lacks hyper_connection.count, the output groups or q_lora_rank")
+    return out
 
 
 def _granite_hybrid_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
