@@ -274,6 +274,12 @@ def _choose(mix: str, t: Tensor, a: Architecture, imatrix: bool, qkv_branch: boo
     return base
 
 
+#: two-dimensional tensors the converter writes in F32 that the quantizer still types as any other (src/llama-quant.cpp
+#: `tensor_allows_quantization` spares them for GLM-5-Next only): DeepSeek-V4's hyper-connection projections and its
+#: compressors' position biases
+QUANTIZED_F32_KINDS = frozenset({"hc_fn", "comp_ape", "indexer_comp_ape"})
+
+
 def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
     """The ggml type llama.cpp's quantizer gives tensor `t` in a `mix` file. Biases are F32 whatever their rank:
     the converter writes every tensor not named `.weight` in F32 (ggml-org/llama.cpp 0c1e570
@@ -283,12 +289,13 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
         return a.shared_gate_gguf_type
     if t.kind == "tid2eid":  # DeepSeek-V4's token-id -> expert table: I32, never quantized (llama-quant.cpp)
         return "I32"
-    if not t.is_matrix or t.role in (Role.NORM, Role.ROUTER) or t.kind in CONV_KINDS:
+    if not t.is_matrix or (t.role in (Role.NORM, Role.ROUTER) and t.kind not in QUANTIZED_F32_KINDS) \
+            or t.kind in CONV_KINDS:
         return "F32"  # a delta-net's or LFM2's convolution: F32 from the converter, skipped by the quantizer
     if t.role is Role.POSITION or t.kind == "per_layer_model_proj":  # kept as converted (llama-quant.cpp
         return "F16"  # `tensor_allows_quantization`: "these are not too big so keep them as it is")
-    if mix in ("F16", "BF16"):
-        return _BASE[mix]
+    if mix in ("F16", "BF16"):  # the converter keeps a checkpoint's F32 tensors F32 (conversion/deepseek.py
+        return "F32" if t.kind in QUANTIZED_F32_KINDS else _BASE[mix]  # `DeepseekV4Model.tensor_force_quant`)
     mix, qkv_branch = mix.removesuffix(QKV_BRANCH_SUFFIX), mix.endswith(QKV_BRANCH_SUFFIX)
     mix, imatrix = mix.removesuffix(IMATRIX_SUFFIX), mix.endswith(IMATRIX_SUFFIX)
     new = _choose(mix, t, a, imatrix or mix in IMATRIX_MIXES, qkv_branch)

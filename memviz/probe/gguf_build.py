@@ -36,7 +36,7 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "gpt_oss": "gpt-oss", "gemma4_text": "gemma4", "qwen3_5_text": "qwen35", "qwen3_5_moe_text": "qwen35moe",
              "granitemoehybrid": "granitehybrid", "nemotron_h": "nemotron_h",
              "bamba": "granitehybrid",  # conversion/granite.py `GraniteHybridModel` converts Bamba too
-             "lfm2": "lfm2", "lfm2_moe": "lfm2moe", "falcon_h1": "falcon-h1"}
+             "lfm2": "lfm2", "lfm2_moe": "lfm2moe", "falcon_h1": "falcon-h1", "deepseek_v4": "deepseek4"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -51,6 +51,8 @@ def check_supported(a: Architecture) -> str:
     if a.model_type == "falcon_h1" and (a.linear_proj_bias or a.linear_out_bias):
         raise InputError("llama.cpp's Falcon-H1 loads no in_proj / out_proj bias for its Mamba2 mixer "
                          "(src/models/falcon-h1.cpp); mamba_proj_bias / projectors_bias are not built")
+    if a.model_type == "deepseek_v4" and set(a.compress_ratios) - {0, 4, 128}:
+        raise InputError("llama.cpp's DeepSeek-V4 loads compress ratios 0, 4 and 128 only (src/models/deepseek4.cpp)")
     if a.model_type in ("lfm2", "lfm2_moe") and a.linear_conv_bias:
         raise InputError("llama.cpp's LFM2 loads no convolution biases (src/models/lfm2.cpp); conv_bias is not built")
     if a.model_type == "nemotron_h" and a.is_moe:
@@ -98,6 +100,8 @@ def _metadata(w, a: Architecture, arch: str) -> None:
             w.add_expert_shared_feed_forward_length(a.shared_expert_intermediate_size)
     if arch == "deepseek2":
         _deepseek2_metadata(w, a)
+    if arch == "deepseek4":
+        _deepseek4_metadata(w, a)
     if arch in ("gemma2", "gpt-oss"):
         w.add_sliding_window(a.sliding_window)
     if arch == "gemma2":
@@ -162,6 +166,32 @@ def _deepseek2_metadata(w, a: Architecture) -> None:
     w.add_expert_gating_func(gguf.ExpertGatingFuncType.SOFTMAX)
 
 
+def _deepseek4_metadata(w, a: Architecture) -> None:
+    """DeepSeek-V4 as llama.cpp's converter writes it (conversion/deepseek.py `DeepseekV4Model.set_gguf_parameters`),
+    keys by name (src/llama-arch.cpp LLM_KV_NAMES): the rotary width, q_lora_rank, the window, the experts' width,
+    shared count, scale and norm, the SwiGLU clamps per layer, the indexer, the grouped output, the compress ratios,
+    the hyper-connections, the hash layers, sqrt-softplus routing (gguf ExpertGatingFuncType 4) and the width of the
+    streams the last layer hands on."""
+    n = a.num_layers
+    for key, value in (("rope.dimension_count", a.qk_rope_head_dim), ("attention.q_lora_rank", a.q_lora_rank),
+                       ("attention.sliding_window", a.sliding_window),
+                       ("expert_shared_count", a.shared_expert_intermediate_size // a.moe_intermediate_size),
+                       ("attention.indexer.head_count", a.indexer_heads),
+                       ("attention.indexer.key_length", a.indexer_head_dim), ("attention.indexer.top_k", 8),
+                       ("attention.output_group_count", a.out_groups), ("attention.output_lora_rank", a.out_lora_rank),
+                       ("hyper_connection.count", a.hyper_streams), ("hyper_connection.sinkhorn_iterations", 20),
+                       ("hash_layer_count", sum(a.hash_layers)), ("expert_gating_func", 4),
+                       ("embedding_length_out", a.hidden_size * a.hyper_streams)):
+        w.add_uint32(f"deepseek4.{key}", value)
+    for key, value in (("expert_weights_scale", 1.5), ("attention.compress_rope_freq_base", 160000.0),
+                       ("hyper_connection.epsilon", 1e-6)):
+        w.add_float32(f"deepseek4.{key}", value)
+    w.add_bool("deepseek4.expert_weights_norm", True)
+    w.add_array("deepseek4.swiglu_clamp_exp", [10.0] * n)
+    w.add_array("deepseek4.swiglu_clamp_shexp", [10.0] * n)
+    w.add_array("deepseek4.attention.compress_ratios", list(a.compress_ratios))
+
+
 def _deltanet_metadata(w, a: Architecture, arch: str) -> None:
     """Qwen3.5's keys by name (src/llama-arch.cpp LLM_KV_NAMES; conversion/qwen.py `Qwen3NextModel`): the
     delta-net's convolution, key width, key and value heads, value width, the full-attention interval, and the
@@ -209,6 +239,9 @@ def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]
         # and so do biases, as every tensor not named .weight (conversion/base.py), and a delta-net's convolution
         # (a Mamba2 layer's grouped norm and its A and D are two-dimensional in ggml, F32 all the same)
         f16 = t.is_matrix and t.role not in (Role.ROUTER, Role.NORM) and t.kind not in CONV_KINDS
+        if t.kind == "tid2eid":  # DeepSeek-V4's token-id -> experts table, I32 (conversion/deepseek.py)
+            yield gguf_name(t, a), t.shape, np.dtype(np.int32)
+            continue
         yield gguf_name(t, a), t.shape, np.dtype(np.float16 if f16 else np.float32)
 
 
@@ -229,7 +262,9 @@ def write_f16(a: Architecture, path: Path) -> Path:
     w.write_ti_data_to_file()
     rng = np.random.default_rng(0)
     for _, shape, dtype in rows:
-        if dtype == np.float32:
+        if dtype == np.int32:  # expert ids, each row distinct and below the expert count
+            w.write_tensor_data(np.broadcast_to(np.arange(shape[-1], dtype=np.int32), shape).copy())
+        elif dtype == np.float32:
             w.write_tensor_data(np.ones(shape, dtype=np.float32))
         else:
             w.write_tensor_data((rng.standard_normal(shape, dtype=np.float32) * 0.02).astype(np.float16))

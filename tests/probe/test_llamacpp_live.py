@@ -218,3 +218,24 @@ def test_lfm2_short_convolution_buffers_match_llamacpp(data_dir, arch, mix, fa):
     r = result_of(messages)
     compute = _model_and_kv_exact_then_compute(r, kv_slack=2.0)  # two printed buffers: KV and RS
     assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10
+
+
+@pytest.mark.parametrize(("mix", "fa", "extra"), [("Q8_0", "on", ()), ("Q8_0", "off", ()), ("Q4_K_M", "on", ()),
+                                                  ("Q4_0", "on", ()), ("Q8_0", "on", ("--unified-kv",)),
+                                                  ("Q8_0", "on", ("--swa-full",))])
+def test_deepseek_v4_cache_and_weights_match_llamacpp(data_dir, mix, fa, extra):
+    """DeepSeek-V4 (llama.cpp's deepseek4: a window-only layer, compressed sparse attention with its indexer,
+    heavily compressed attention; hyper-connections, a hash-routed first layer; tests/data/llamacpp/configs) with two
+    sequences: the model buffers exact (CPU_REPACK: the hyper-connection projections are matrix products, the
+    grouped attn_output_a is loaded 3-D and stays mapped, the compressors' position biases are read by GET_ROWS)
+    and the cache of `llama_kv_cache_dsv4` exact: a stream per sequence even with --unified-kv, the window cache of
+    K only, the compressed and indexer caches padded to 256 cells, the compressor states (four KV buffers and three
+    state buffers printed). The compute buffer is not asserted: memviz's stages miss DeepSeek-V4's (docs/engines.md)."""
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / "deepseek-v4.json"), "--weights", mix, "--context",
+                         "2048", "--flash-attn", fa, "--parallel", "2", "--prompt", "24", "--new", "4", "--no-store",
+                         *extra)
+    assert rc == 0
+    r = result_of(messages)
+    _model_and_kv_exact_then_compute(r, kv_slack=7.0)
+    caches = r["buffers"]["kv_caches"]
+    assert sorted(v for k, v in caches.items() if k.endswith("_layers") and v) == [1, 2, 2, 4]

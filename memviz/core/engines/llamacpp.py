@@ -67,7 +67,7 @@ from memviz.core.engines.llamacpp_split import N_COPIES, layer_devices, split_po
 from memviz.core.errors import InputError
 from memviz.core.formats import GGML_TYPES, KV_FORMATS, LLAMACPP_CACHE_TYPES, STORED, WeightFormat, tensor_bytes
 from memviz.core.gguf_names import gguf_name
-from memviz.core.inventory import Role
+from memviz.core.inventory import Role, Tensor
 from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
 from memviz.core.tensor_table import TensorTable, tensor_table
 from memviz.core.tensor_table import on_gpu as tensor_on_gpu
@@ -212,8 +212,17 @@ def weight_tensors(a: Architecture, wf: WeightFormat) -> tuple[WeightTensor, ...
     # ggml's extra buffers take 2-D matrix products and 3-D expert products (MUL_MAT_ID), not MLA's
     # per-head 3-D attn_k_b / attn_v_b (repack.cpp `supports_op`)
     return tuple(WeightTensor(t.name, storage.upper(), tuple(reversed(t.shape)), nbytes, offsets.get(t.name),
-                              t.is_matrix and t.role in _MATMUL_ROLES and (len(t.shape) == 2 or t.role is Role.EXPERT))
+                              _matmul(t) and (len(t.shape) == 2 or t.role is Role.EXPERT))
                  for t, storage, nbytes in rows)
+
+
+def _matmul(t: Tensor) -> bool:
+    """Whether llama.cpp reads `t` by a matrix product of its own shape (src/llama-arch.cpp LLM_TENSOR_INFOS):
+    DeepSeek-V4's hyper-connection projections are MUL_MAT weights, its attn_output_a is loaded as 3-D (one
+    matrix a group: src/models/deepseek4.cpp, TENSOR_ALLOW_RESHAPE), which the extra buffers do not take."""
+    if t.kind == "hc_fn" or t.name.endswith(("hc_attn_fn.weight", "hc_ffn_fn.weight", "output_hc_fn.weight")):
+        return True  # (a GGUF file's own tensors go by their names)
+    return t.is_matrix and t.role in _MATMUL_ROLES and not (t.kind == "o_a" or t.name.endswith("attn_output_a.weight"))
 
 
 def _quantizer_offsets(a: Architecture, wf: WeightFormat, rows) -> dict[str, int]:

@@ -21,6 +21,11 @@ _RULES: tuple[tuple[Role, re.Pattern], ...] = (
     (Role.ROUTER, re.compile(r"(ffn_gate_inp|\.router\.|shared_expert_gate|\.mlp\.gate\.|block_sparse_moe\.gate\.|"
                              r"e_score_correction|exp_probs_b)")),
     (Role.EXPERT, re.compile(r"(\.experts\.|_exps\.|_exps$)")),
+    # DeepSeek-V4's hyper-connection mixes and its compressors' position biases (GGUF: src/llama-arch.cpp
+    # hc_attn_fn, output_hc_base, attn_compressor_ape; checkpoint: attn_hc.fn, compressor.ape / position_bias)
+    (Role.NORM, re.compile(r"((^|\.)(output_hc_|hc_(attn|ffn)_)|_hc\.|hc_head|compressor_ape|compressor\.ape|"
+                           r"position_bias)")),
+    (Role.ATTENTION, re.compile(r"indexer_compressor_(kv|gate)\.")),
     (Role.NORM, re.compile(r"(norm|ln_\d|ln_f|layernorm)")),
     (Role.ATTENTION, re.compile(r"(self_attn|attention|\.attn\.|attn_|\.sinks|linear_attn|\.ssm_|\.shortconv\.|"
                                 r"\.conv\.(in_proj|out_proj|conv)\.)")),  # LFM2's short convolution

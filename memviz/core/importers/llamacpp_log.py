@@ -5,7 +5,8 @@ estimate and the measurement to hold it against:
 - the GGUF metadata (`src/llama-model-loader.cpp`, the dump `- kv N: KEY TYPE = VALUE` and
   `- type T: N tensors`; arrays print as `arr[TYPE,LEN]`, long ones cut with `...`);
 - the context it built (`src/llama-context.cpp`, constructor: `n_ctx`, `n_ctx_seq` / `n_ctx_per_seq`,
-  `n_batch`, `n_ubatch`, `n_seq_max`, `flash_attn`, `kv_unified`; older builds prefix the lines
+  `n_batch`, `n_ubatch`, `n_seq_max`, `flash_attn`, `kv_unified`, and `using full-size SWA cache` for
+  --swa-full (`src/llama-kv-cache-iswa.cpp`); older builds prefix the lines
   `llama_new_context_with_model:`), the cache types (`type_k = 'f16'` or `K (q8_0):`) and
   `offloaded N/M layers to GPU` and the tensors `-ot` / `--n-cpu-moe` kept in host memory (`src/llama-model.cpp`
   `load_tensors`: `tensor NAME (SIZE TYPE) buffer type overridden to CPU` or `CUDA_Host`; older builds print
@@ -189,6 +190,8 @@ def _read(lines: list[str], buffers: dict[str, dict[str, int]], preamble: list[s
             settings.setdefault(m.group(1), m.group(2))
         elif m := _FA_RESOLVED.search(line):
             settings["flash_attn"] = m.group(1)
+        elif "using full-size SWA cache" in line:  # llama_kv_cache_iswa with swa_full (--swa-full)
+            settings["swa_full"] = True
         elif (m := _OVERRIDE.search(line)) and m.group(2).startswith(_HOST_BUFFERS):
             settings.setdefault("host_tensors", []).append(m.group(1))
         if (m := _TYPE_K.search(line)) and "type_k" not in settings:
@@ -311,7 +314,8 @@ def scenario_of(load: LlamaCppLoad, a: Architecture):
         mix += QKV_BRANCH_SUFFIX
     options = {"n_ubatch": n_ubatch, "n_batch": n_batch, "flash_attn": _flash(s.get("flash_attn")),
                "cpu": s.get("cpu", "generic"),
-               "kv_unified": s.get("kv_unified", "true") in ("true", "1")}  # builds before per-stream caches: unified
+               "kv_unified": s.get("kv_unified", "true") in ("true", "1"),  # builds before per-stream caches: unified
+               "swa_full": bool(s.get("swa_full"))}
     if s.get("host_tensors"):  # the loader's own list, as one -ot pattern of exact GGUF names
         options["override_tensor"] = "^(" + "|".join(re.escape(n) for n in s["host_tensors"]) + ")$=CPU"
     device = "cuda" if load.accelerators else "cpu"

@@ -2,7 +2,8 @@
 
 llama.cpp / ollama (llama-server) print, per backend buffer:
   `<dev> model buffer size = X MiB` (weights; older builds: `<dev> buffer size`),
-  `<dev> KV buffer size = X MiB`, `<dev> RS buffer size = X MiB` (recurrent state),
+  `<dev> KV buffer size = X MiB`, `<dev> RS buffer size = X MiB` (recurrent state; DeepSeek-V4's compressor
+  states: `<dev> DSV4 csa state buffer size = X MiB`, src/llama-kv-cache-dsv4.cpp `llama_dsv4_comp_state`),
   `<dev> compute buffer size = X MiB`, `<dev> output buffer size = X MiB`,
 and since PR #15860 a memory breakdown per device:
   `- CUDA0 (RTX 4090): total = free + (self = model + context + compute) + unaccounted` (MiB).
@@ -54,7 +55,16 @@ def is_host_buffer(device: str) -> bool:
 
 
 _LCPP_BUFFER = re.compile(
-    r"(?P<dev>[A-Za-z][\w]*?)\s+(?P<kind>model |KV |RS |compute |output )?buffer size\s*=\s*" + _NUM + r"\s*MiB")
+    r"(?P<dev>[A-Za-z][\w]*?)\s+(?P<kind>model |KV |RS |compute |output |DSV4 \w+ state )?buffer size\s*=\s*" + _NUM
+    + r"\s*MiB")
+
+
+def _buffer_kind(m: re.Match) -> str | None:
+    """The kind of a buffer line; DeepSeek-V4's compressor states are recurrent state, as an RS buffer."""
+    kind = m.group("kind")
+    return "RS " if kind and kind.startswith("DSV4") else kind
+
+
 _LCPP_BREAKDOWN_DEV = re.compile(r"-\s*(?P<dev>[A-Za-z][\w]*)")
 _LCPP_BREAKDOWN_SELF = re.compile(r"(?P<self>-?\d+)\s*=\s*(?P<model>-?\d+)\s*\+\s*(?P<ctx>-?\d+)\s*\+\s*(?P<compute>-?\d+)"
                                   r"(?:\s*\)\s*\+\s*(?P<unacc>-?\d+))?")
@@ -84,7 +94,7 @@ def _parse_llamacpp(text: str) -> LogMeasurement | None:
             continue
         m = _LCPP_BUFFER.search(line)
         if m and m.group("dev").lower() not in ("ctx", "ggml"):
-            comp = _LCPP_KIND[m.group("kind")]
+            comp = _LCPP_KIND[_buffer_kind(m)]
             if comp == "weights" and any(k != "weights" for d in devices.values() for k in d):
                 devices = {}  # a model loaded again (a server restart in the same log): its last load counts
             d = devices.setdefault(m.group("dev"), {})
@@ -112,7 +122,7 @@ def llamacpp_buffers(lines: list[str]) -> dict[str, dict[str, int]]:
     for line in lines:
         m = _LCPP_BUFFER.search(line)
         if m and m.group("dev").lower() not in ("ctx", "ggml"):
-            d = out[kinds[m.group("kind")]]
+            d = out[kinds[_buffer_kind(m)]]
             d[m.group("dev")] = d.get(m.group("dev"), 0) + round(_num(m.group(3)) * MiB)
             continue
         m = _LCPP_SETTING.search(line)

@@ -265,3 +265,20 @@ def test_a_nemotron_h_log_places_its_blocks_from_the_model_summary():
     for name in ("model CPU_REPACK", "model CPU_Mapped", "KV", "n_ctx"):
         assert abs(by_name[name].estimated - by_name[name].measured) <= 0.01 * MiB, name
     assert abs(by_name["compute"].error) < 0.03 and retyped_tensors(rows) == 0
+
+
+def test_a_deepseek_v4_log_reads_its_compressed_caches_and_swa_full():
+    """A real load of a deepseek4 file on this CPU (tests/data/llamacpp/configs/deepseek-v4.json at Q4_K_M) by
+    llama-cpp-python's high-level API, which asks for full-size SWA caches: the log says so ("using full-size SWA
+    cache"), and the window cache then holds every cell. The compress ratios come from the metadata dump; model
+    (CPU_REPACK included), KV (four caches and three compressor-state buffers, each printed to 0.01 MiB) and the
+    tensors per type exact."""
+    from memviz.core.log_check import check_log, retyped_tensors
+
+    text = (Path(__file__).parents[2] / "data" / "llamacpp" / "deepseek4_q4km_cpu.log").read_text()
+    e, rows = check_log(text)
+    assert e.architecture.compress_ratios == (0, 4, 128, 4) and e.scenario.engine_options["swa_full"]
+    by_name = {r.name: r for r in rows}
+    for name, printed in (("model CPU_REPACK", 1), ("model CPU_Mapped", 1), ("KV", 7), ("n_ctx", 1)):
+        assert abs(by_name[name].estimated - by_name[name].measured) <= printed * 0.005 * MiB + 1, name
+    assert retyped_tensors(rows) == 0
