@@ -277,7 +277,7 @@ def inputs(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray
     context, batch = np.broadcast_arrays(np.asarray(context, dtype=np.int64), np.asarray(batch, dtype=np.int64))
     seqs_given = bool(sc.sequence_tokens) and context.shape == () and context == sc.context_tokens and batch == sc.batch
     return Inputs(a, sc, get_weight_format(sc.weight_format), get_kv_format(sc.kv_format), options,
-                  sc.attention or engine.attention_default, context, batch, bool(seqs_given))
+                  sc.attention or engine.default_attention(a), context, batch, bool(seqs_given))
 
 
 def _weights(x: Inputs, placement: Placement, stages: list[range], engine: Engine) -> tuple[list[float], float, float, float]:

@@ -187,6 +187,10 @@ class Engine:
     default_kv_format = "bf16"  # the cache the engine keeps when not told: the checkpoint's 16-bit dtype
     default_context_tokens = 4096  # memviz's context when none is given (capped at the model's positions)
 
+    def default_attention(self, a: Any) -> str:
+        """The attention implementation the engine runs `a` with when the scenario names none."""
+        return self.attention_default
+
     def default_context(self, a: Any, total_vram_bytes: float | None) -> int:
         """Tokens per sequence when the user gives none; `total_vram_bytes`: the scenario's GPUs together, if known."""
         return min(self.default_context_tokens, a.max_position_embeddings or self.default_context_tokens)

@@ -69,6 +69,16 @@ BITSANDBYTES_CONFIG = {
 }
 #: FP8 storages `FineGrainedFP8HfQuantizer` loads (quant_method "fp8": per-tensor or 128 x 128 block scales)
 FINEGRAINED_FP8 = frozenset({"fp8", "fp8-block"})
+#: bytes a value of the DeepSeek-V4 tensors transformers keeps wide whatever the model's dtype (huggingface/transformers
+#: 5.24 modeling_deepseek_v4.py: every RMSNorm and both hyper-connections `.to(dtype=torch.float32)`, the sinks and
+#: the compressors' position biases created in float32, the routers' score bias a float32 buffer, the hash routers'
+#: tid2eid an int64 one)
+WIDE_KINDS = {"norm": 4, "hc_fn": 4, "hc_base": 4, "hc_scale": 4, "comp_ape": 4, "indexer_comp_ape": 4, "sinks": 4,
+              "router_bias": 4, "tid2eid": 8}
+#: model types whose transformers 5.24 class has no SDPA path (`_supports_sdpa` unset: Gemma2ForCausalLM,
+#: GptOssForCausalLM, GPTNeoForCausalLM, BloomForCausalLM, MiMoV2FlashForCausalLM, FlintForCausalLM,
+#: DeepseekV4ForCausalLM): without attn_implementation transformers runs them eager, scores materialised
+EAGER_ONLY = frozenset({"gemma2", "gpt_oss", "gpt_neo", "bloom", "mimo_v2_flash", "flint", "deepseek_v4"})
 RUNTIME_BYTES_CPU = 425 * MiB
 BITSANDBYTES_RUNTIME_BYTES_CPU = 63 * MiB
 ALLOCATOR_FRACTION_CUDA = 0.26
@@ -97,6 +107,10 @@ class Transformers(Engine):
         the convolution's last `linear_conv_kernel` inputs of its q, k and v channels in the model's dtype, and the
         recurrent state of value heads x k x v in float32 (the delta rule runs in fp32), whatever the context."""
         return x.a.linear_conv_dim * x.a.linear_conv_kernel * x.act_bytes + x.a.linear_state_values * 4
+
+    def default_attention(self, a: Architecture) -> str:
+        """sdpa, or eager for the classes without an SDPA path (`EAGER_ONLY`), as transformers picks when not told."""
+        return "eager" if a.model_type in EAGER_ONLY else self.attention_default
 
     def kv_layout(self, x: Inputs) -> KVLayout:
         """DeepSeek-V4's window-only layers cache in a DynamicSlidingWindowLayer: its K=V vector stored twice."""
@@ -170,10 +184,18 @@ class Transformers(Engine):
         return mxfp4 | (FINEGRAINED_FP8 if self.dequantizes_fp8(sc) else frozenset())
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
-        """Weights dequantized while loading replace their packed bytes by 2 per value (the bf16 model dtype)."""
+        """Weights dequantized while loading replace their packed bytes by 2 per value (the bf16 model dtype);
+        DeepSeek-V4's tensors transformers keeps wide take their own width (`WIDE_KINDS`)."""
         storages = self.dequantized_storages(x.sc, x.options)
-        return float(sum(t.numel * 2 - nbytes for t, storage, nbytes in tensor_bytes(x.a, x.wf)
-                         if storage in storages and t.layer in layers))
+        extra = 0.0
+        for t, storage, nbytes in tensor_bytes(x.a, x.wf):
+            if t.layer not in layers and not (t.layer is None and 0 in layers):
+                continue
+            if storage in storages:
+                extra += t.numel * 2 - nbytes
+            elif x.a.compress_ratios and t.kind in WIDE_KINDS:
+                extra += t.numel * WIDE_KINDS[t.kind] - nbytes
+        return extra
 
     @staticmethod
     def dequantizes_fp8(sc: Any) -> bool:
@@ -196,7 +218,7 @@ class Transformers(Engine):
 
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
         opts = sc.engine_options
-        attn = sc.attention or self.attention_default
+        attn = sc.attention or self.default_attention(a)
         impl = {"flash": "flash_attention_2"}.get(attn, attn)
         dtype = "float32" if sc.weight_format == "fp32" else "bfloat16"
         device_map = '"cpu"' if sc.device == "cpu" else '"auto"' if sc.pp * sc.tp > 1 or sc.gpu_layers is not None \

@@ -136,3 +136,18 @@ def test_the_engines_say_what_they_cannot_run():
     with pytest.raises(InputError, match="ratios 4 and 128"):
         estimate(from_hf_config(tiny_config().to_dict()), Scenario(engine="llamacpp", weight_format="Q8_0",
                                                                      kv_format="q8_0", context_tokens=64))
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_the_weights_transformers_holds_are_memviz_weights(dtype):
+    """The model as from_pretrained builds it: in bf16 the norms, hyper-connections, sinks and position biases stay
+    float32, the routers' score bias is a float32 buffer and the hash layers' tid2eid an int64 one."""
+    cfg = tiny_config()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = transformers.AutoModelForCausalLM.from_config(cfg, dtype=torch.float32 if dtype == "fp32"
+                                                              else torch.bfloat16)
+    held = sum(p.numel() * p.element_size() for p in model.parameters()) + sum(
+        b.numel() * b.element_size() for n, b in model.named_buffers() if "tid2eid" in n or "e_score" in n)
+    sc = Scenario(engine="transformers", weight_format=dtype, kv_format=dtype, context_tokens=64, device="cpu")
+    assert estimate(from_hf_config(cfg.to_dict()), sc).bytes["weights"] == held
