@@ -94,12 +94,18 @@ def inference_workspace(
     qkv = heads * a.head_dim + kv_heads * (a.head_dim + a.v_head_dim)
     if a.is_mla and eager_modules:  # transformers' expand_kv: kv_b's per-head output beside the keys it builds
         qkv += heads * (a.qk_nope_head_dim + a.v_head_dim)
-    hidden = b * n * (2 * a.hidden_size + qkv) * act_bytes
+    # the residual and the block's normed input (DeepSeek-V4: the residual's streams, their collapse and its norm)
+    residual = (a.hyper_streams + 2 if a.hyper_streams else 2) * a.hidden_size
+    hidden = b * n * (residual + qkv) * act_bytes
     gqa = a.num_kv_heads < a.num_heads
     repeated_kv = b * t * heads * (a.head_dim + a.v_head_dim) * act_bytes if gqa and attention == "eager" else 0
     out = b * n * heads * a.v_head_dim * act_bytes
     scores = b * heads * n * t * (act_bytes + 4) if attention == "eager" else 0
+    if a.compress_ratios and attention == "eager":  # DeepSeek-V4 (`deepseek_v4_eager_attention`)
+        scores, repeated_kv = deepseek_v4_eager_attention(a, n, t, b, heads, act_bytes)
     attn = scores + repeated_kv + out
+    if a.hyper_streams and eager_modules:
+        attn = np.maximum(attn, hyper_connection_workspace(a, n, b, act_bytes))
     extra = COMPOSED_ACT_TEMPORARIES.get(a.hidden_act, 0) if eager_modules else 0
     # widths in units of the intermediate size: gated = max(gate + act(gate) + temporaries, act(gate) + up + product)
     dense_units = max(2 + extra, 3) if a.mlp_gated else 2 + extra
@@ -129,6 +135,32 @@ def inference_workspace(
             linear = mamba2_kernel_workspace(a, n, b, act_bytes, tp)
         attn = np.maximum(attn, linear)
     return Workspace(hidden=hidden, attention=attn, mlp=mlp, logits=logits)
+
+
+def deepseek_v4_eager_attention(a: Architecture, n: ArrayLike, t: ArrayLike, b: ArrayLike, heads: float,
+                                 act_bytes: float) -> tuple[ArrayLike, ArrayLike]:
+    """(scores, repeated K=V) of DeepSeek-V4's eager attention (transformers 5.24 modeling_deepseek_v4.py
+    `eager_attention_forward`), in its widest layer: the keys are the window's (every cached token at prefill) and the
+    layer's compressed entries appended; the masked scores (compute dtype), their concatenation with the float32
+    sinks (so float32), the softmax of that less its maximum (float32) and its copy in the compute dtype live together,
+    beside the mask with the compressed entries' block bias, and the K=V head repeated to every head twice (as keys
+    and as values). Checked against the live tensors of real runs (tests/probe/test_workspace_live.py)."""
+    ratio = min((r for r in a.compress_ratios if r), default=0)
+    keys = t + (t // ratio if ratio else 0)
+    per_score = act_bytes + 4 + 4 + (act_bytes if act_bytes < 4 else 0)
+    scores = b * n * (heads * (keys + 1) * per_score + 2 * keys * act_bytes)
+    return scores, 2 * b * keys * heads * a.head_dim * act_bytes
+
+
+def hyper_connection_workspace(a: Architecture, n: ArrayLike, b: ArrayLike, act_bytes: float) -> ArrayLike:
+    """DeepSeek-V4's residual of `hyper_streams` streams in transformers 5.24 (`DeepseekV4DecoderLayer.forward`,
+    `DeepseekV4HyperConnection`): mixing a block's output back, the old streams, post x output, comb x streams and
+    the new streams live together beside the output (4 n + 1 hidden widths); computing the mixes, the streams,
+    their float32 copy and its norm (the copy is the streams themselves in an fp32 model)."""
+    streams = a.hyper_streams * a.hidden_size
+    mixing = (4 * streams + a.hidden_size) * act_bytes
+    norming = streams * (act_bytes + (4 if act_bytes == 4 else 8))
+    return b * n * max(mixing, norming)
 
 
 DELTA_RULE_CHUNK_TOKENS = 64  # torch_chunk_gated_delta_rule's chunk_size default (transformers 5.24)
