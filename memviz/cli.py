@@ -571,7 +571,8 @@ def _cmd_formats() -> int:
     print("weight formats (bits per element of a 4096x4096 matrix, overhead included):")
     for key, f in weight_formats().items():
         bits = f.matrix.bits_per_element if f.matrix else None
-        print(f"  {key:<12} {'' if bits is None else f'{bits:6.3f}':>6}  {f.description}")
+        experts = f"; experts {f.experts.bits_per_element:.3f} bits" if f.experts else ""
+        print(f"  {key:<19} {'' if bits is None else f'{bits:6.3f}':>6}  {f.description}{experts}")
     print("KV cache formats (bytes per 128-value head vector):")
     for key, k in KV_FORMATS.items():
         print(f"  {key:<12} {k.bytes_per_vector(128):6.1f}  {k.description}")

@@ -1257,6 +1257,8 @@ def native_format(cfg: dict[str, Any]) -> str:
     method, bits = str(q.get("quant_method", "")).lower(), q.get("bits", 4)
     if method == "mxfp4":
         return "mxfp4-moe"
+    if method == "fp8" and "fp4" in (str(q.get("expert_dtype", "")), str(cfg.get("expert_dtype", ""))):
+        return "fp8-block-mxfp4-moe"  # DeepSeek-V4's release: FP4 experts (DeepseekV4Config moves expert_dtype here)
     if method == "fp8":
         return "fp8-block" if q.get("weight_block_size") else "fp8"
     if method == "fbgemm_fp8":

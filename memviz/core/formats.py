@@ -150,6 +150,7 @@ _DESCRIPTIONS = {
 }
 
 STORED = "stored"  # the weight format of an imported file: its tensors' exact sizes
+FP8_MXFP4_MOE = "fp8-block-mxfp4-moe"
 QUANTIZED_ROLES = frozenset({Role.ATTENTION, Role.MLP, Role.EXPERT})
 SIXTEEN_BIT_ROLES = frozenset({Role.EMBEDDING, Role.POSITION, Role.LM_HEAD})
 
@@ -172,11 +173,14 @@ class WeightFormat:
     quantize_embeddings: bool = False
     roles: frozenset[Role] = QUANTIZED_ROLES
     other: Storage = field(default=BF16)
+    experts: Storage | None = None  # the routed experts' own storage, where a release keeps them apart
 
     def storage_for(self, t: Tensor, a: Architecture) -> Storage:
         if self.gguf_mix is not None:
             return ggml_storage(gguf_tensor_type(self.gguf_mix, t, a))
         assert self.matrix is not None
+        if self.experts is not None and t.role is Role.EXPERT and t.is_matrix:
+            return self.experts
         if self.matrix.elem_bits >= 16 and not self.matrix.group:
             return self.matrix  # plain float formats store every tensor that way
         if t.is_matrix and (t.role in self.roles or (self.quantize_embeddings and t.role in SIXTEEN_BIT_ROLES)):
@@ -199,6 +203,14 @@ def weight_formats() -> dict[str, WeightFormat]:
     out["mxfp4-moe"] = WeightFormat(
         "mxfp4-moe", "MXFP4 experts only, attention/router/embeddings bf16 (gpt-oss checkpoints)",
         matrix=MATRIX_STORAGE["mxfp4"], roles=frozenset({Role.EXPERT}),
+    )
+    # DeepSeek-V4's release (its config's expert_dtype "fp4" beside quant_method fp8): the experts as MXFP4 (an fp4
+    # value a weight, one E8M0 scale per 32: deepseek-ai's inference/model.py `Linear` for float4_e2m1fn_x2), every
+    # other linear layer FP8 in 128 x 128 blocks (its UE8M0 scales are 1 byte where fp8-block counts 4: 3 bytes per
+    # 16,384 weights more)
+    out[FP8_MXFP4_MOE] = WeightFormat(
+        FP8_MXFP4_MOE, "FP8 linear layers in 128 x 128 blocks, MXFP4 experts (DeepSeek-V4 checkpoints)",
+        matrix=MATRIX_STORAGE["fp8-block"], experts=MATRIX_STORAGE["mxfp4"],
     )
     for mix, desc in GGUF_MIXES.items():
         out[mix] = WeightFormat(mix, desc, gguf_mix=mix)

@@ -69,6 +69,7 @@ BITSANDBYTES_CONFIG = {
 }
 #: FP8 storages `FineGrainedFP8HfQuantizer` loads (quant_method "fp8": per-tensor or 128 x 128 block scales)
 FINEGRAINED_FP8 = frozenset({"fp8", "fp8-block"})
+FP8_FORMATS = FINEGRAINED_FP8 | {"fp8-block-mxfp4-moe"}  # the weight formats holding those storages
 #: bytes a value of the DeepSeek-V4 tensors transformers keeps wide whatever the model's dtype (huggingface/transformers
 #: 5.24 modeling_deepseek_v4.py: every RMSNorm and both hyper-connections `.to(dtype=torch.float32)`, the sinks and
 #: the compressors' position biases created in float32, the routers' score bias a float32 buffer, the hash routers'
@@ -235,7 +236,7 @@ class Transformers(Engine):
         if sc.gpu_layers is not None and sc.device == "cuda":
             lines.insert(0, f"# estimated with layers 0-{min(sc.gpu_layers, a.num_layers) - 1} on the GPU and the rest "
                             "in host RAM; accelerate's \"auto\" map places them by free memory")
-        if sc.weight_format in FINEGRAINED_FP8 and self.dequantizes_fp8(sc):
+        if sc.weight_format in FP8_FORMATS and self.dequantizes_fp8(sc):
             lines.insert(0, "# no FP8 arithmetic here: transformers dequantizes the FP8 weights to bf16 (estimated so)")
         if "mxfp4" in sc.weight_format:
             lines.insert(0, "# pip install kernels: MXFP4 experts stay packed" if opts["mxfp4_kernels"] else

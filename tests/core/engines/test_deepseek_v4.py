@@ -11,7 +11,7 @@ from memviz.core.arch import SLIDING, from_hf_config
 from memviz.core.engines import get_engine
 from memviz.core.estimate import Scenario, estimate, inputs
 from memviz.core.formats import get_kv_format
-from memviz.core.inventory import active_parameter_count, parameter_count
+from memviz.core.inventory import Role, active_parameter_count, build_inventory, parameter_count
 from memviz.core.kv import KVLayout, compressed_cache_bytes, kv_cache_bytes
 from memviz.core.presets import get_preset
 
@@ -151,3 +151,27 @@ def test_the_weights_transformers_holds_are_memviz_weights(dtype):
         b.numel() * b.element_size() for n, b in model.named_buffers() if "tid2eid" in n or "e_score" in n)
     sc = Scenario(engine="transformers", weight_format=dtype, kv_format=dtype, context_tokens=64, device="cpu")
     assert estimate(from_hf_config(cfg.to_dict()), sc).bytes["weights"] == held
+
+
+def test_the_release_format_keeps_fp4_experts_beside_fp8_layers():
+    """DeepSeek-V4-Flash's release (config: expert_dtype "fp4", quantization_config fp8 in 128 x 128 blocks): the
+    routed experts MXFP4 (an fp4 value and 1/32 of an E8M0 scale a weight), the other linear layers FP8, the
+    embedding and output bf16: 155.6 GB where fp8-block everywhere gives 285.5 GB; transformers on the CPU holds both
+    dequantized to bf16 (no FP8 arithmetic, no MXFP4 kernels there)."""
+    from memviz.core.formats import get_weight_format, weight_bytes
+
+    cfg = {**flash(), "expert_dtype": "fp4", "quantization_config": {
+        "activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "scale_fmt": "ue8m0",
+        "weight_block_size": [128, 128]}}
+    a = from_hf_config(cfg)
+    assert a.native_format == "fp8-block-mxfp4-moe"
+    release = weight_bytes(a, get_weight_format("fp8-block-mxfp4-moe"))
+    experts = sum(t.numel for t in build_inventory(a) if t.role is Role.EXPERT)
+    assert experts == 43 * 256 * 3 * 2048 * 4096
+    fp8 = weight_bytes(a, get_weight_format("fp8-block"))
+    assert release == fp8 - experts - experts // 128 // 128 * 4 + experts // 2 + experts // 32
+    assert round(release / 1e9, 1) == 155.6
+    cpu = estimate(a, Scenario(engine="transformers", weight_format="fp8-block-mxfp4-moe", context_tokens=4096,
+                               device="cpu"))
+    assert cpu.bytes["weights"] == estimate(a, Scenario(engine="transformers", weight_format="bf16",
+                                                        context_tokens=4096, device="cpu")).bytes["weights"]
