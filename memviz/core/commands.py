@@ -35,9 +35,10 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
                                        engine="llamacpp" if gguf else base.engine, tp=1),) + scenarios
     if a.native_format and not a.stored and not any(sc.weight_format == a.native_format for sc in scenarios):
         base = scenarios[0] if scenarios else Scenario()  # a pre-quantized release, as vLLM loads it
-        scenarios = (base.with_changes(name="as released", weight_format=a.native_format,
-                                       engine=default_engine(a.native_format, a.native_format), tp=1,
-                                       gpu_layers=None, kv_offload=False),) + scenarios
+        released = base.with_changes(name="as released", weight_format=a.native_format,
+                                     engine=default_engine(a.native_format, a.native_format), tp=1, gpu_layers=None,
+                                     kv_offload=False)
+        scenarios = (_runnable(released, a),) + scenarios
     if a != session.architecture:  # runs measured another model go, and so do the links to them
         scenarios = tuple(sc.with_changes(run_id=None) for sc in scenarios)
         return session.with_changes(architecture=a, preset=preset, scenarios=scenarios, runs=())

@@ -100,3 +100,19 @@ def test_switching_to_a_model_an_engine_refuses_moves_its_scenarios_to_their_for
     assert all(estimate(v4, sc).total > 0 for sc in moved.scenarios)
     assert [sc.engine for sc in commands.switch_architecture(s, LLAMA, "llama-3.2-1b").scenarios] == [
         "vllm", "llamacpp", "vllm"]
+
+
+def test_a_release_vllm_does_not_run_opens_on_its_formats_engine():
+    """DeepSeek-V4-Flash's release config (FP8 layers, FP4 experts): the "as released" scenario goes to vLLM, which
+    memviz does not model for DeepSeek-V4, so it opens in transformers, and the model loads."""
+    from memviz.core.arch import from_hf_config
+    from memviz.core.estimate import estimate
+
+    cfg = {**get_preset("deepseek-v4-flash-base").config, "expert_dtype": "fp4",
+           "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}
+    v4 = from_hf_config(cfg)
+    s = commands.switch_architecture(session(Scenario(engine="vllm", weight_format="fp8")), v4, None)
+    released = s.scenarios[0]
+    assert (released.name, released.weight_format, released.engine) == (
+        "as released", "fp8-block-mxfp4-moe", "transformers")
+    assert all(estimate(v4, sc).total > 0 for sc in s.scenarios)
