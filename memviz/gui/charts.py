@@ -414,6 +414,9 @@ class SweepChart(_Chart):
             color = series_color(i, self.theme)
             fit_text = "; ".join(f"{gpu} ≤ {x:,d}" if x > 0 else f"{gpu}: ✗ never fits" for gpu, x in s.largest_fit.items())
             name = f"{s.label}  [{fit_text}]" if fit_text else s.label
+            lowest = float(s.total_bytes.min()) / unit.bytes if s.total_bytes.size else 0.0
+            if lowest > ymax:  # the whole curve lies above the cut (`sweep_top`): say so, as for capacity lines
+                name += f" (above the range: from {lowest:,.0f} {unit.value})"
             curve = self.plot_item.plot(*cut_above(s.x, s.total_bytes / unit.bytes, ymax, log_x), connect="finite",
                                         pen=pg.mkPen(color, width=2.5))
             entries.append((curve, name))

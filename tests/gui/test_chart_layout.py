@@ -178,3 +178,17 @@ def test_a_sweep_curve_ends_at_the_top_of_the_plot_in_every_format(qtbot, log_x)
     assert any(np.isnan(c.getOriginalDataset()[1]).any() for c in chart.curves)  # a curve did leave the plot
     x, y = cut_above(np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 3.0, 5.0, 1.0]), 4.0)
     assert x.tolist() == [1.0, 2.0, 2.5, 3.0, 3.25, 4.0] and np.isnan(y[3]) and y[[2, 4]].tolist() == [4.0, 4.0]
+
+
+def test_a_sweep_curve_wholly_above_the_range_says_so_in_the_legend(qtbot):
+    """The sweep cuts its range at 2.5x the largest GPU (`sweep_top`): a curve that starts above the cut (bf16
+    Llama-3.1-70B beside an RTX A6000, 131 GiB and up) is not drawn, and its legend entry gives where it starts."""
+    s = Session(architecture=get_preset("llama-3.1-70b").architecture(), gpus=("rtx-a6000",),
+                scenarios=(Scenario(weight_format="bf16", context_tokens=32768),
+                           Scenario(weight_format="Q4_K_M", engine="llamacpp", kv_format="fp16",
+                                    context_tokens=32768)))
+    chart = drawn_sweep(qtbot, s, "context", 1400, 800)
+    lowest = model.series(s, "context")[0].total_bytes.min() / 2**30
+    legend = [label.text for _, label in chart.legend.items]
+    assert any(f"(above the range: from {lowest:,.0f} GiB)" in text for text in legend)
+    assert sum("above the range: from" in text for text in legend) == 1  # the Q4_K_M curve is drawn
