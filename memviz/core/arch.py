@@ -333,6 +333,16 @@ class Architecture:
         """The tokens one compressed cache entry of layer i stands for (DeepSeek-V4); 0: none (its window only)."""
         return self.compress_ratios[i] if self.compress_ratios else 0
 
+    def layer_compressors(self, i: int) -> tuple[tuple[int, int], ...]:
+        """(width, overlap) of each compressor of layer i (DeepSeek-V4): the entries' own at head_dim and, in the
+        indexer's layers, the indexer's at indexer_head_dim; overlap 2 where windows overlap (compressed sparse
+        attention: kv and gate projected to 2 x width, DeepseekV4CSACompressor), else 1; () for a window-only layer."""
+        if not self.layer_compress(i):
+            return ()
+        if self.layer_indexer(i):
+            return (self.head_dim, 2), (self.indexer_head_dim, 2)
+        return ((self.head_dim, 1),)
+
     def layer_caches_kv(self, i: int) -> bool:
         """Whether layer i projects and caches K/V of its own (the last `kv_shared_layers` reuse earlier ones; a
         linear-attention layer keeps a fixed state instead)."""

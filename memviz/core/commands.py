@@ -48,19 +48,20 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
 def _runnable(sc: Scenario, a: Architecture) -> Scenario:
     """`sc`, or `sc` on its format's default engine when its own refuses model `a` and that one does not."""
     fallback = default_engine(sc.weight_format)
-    if fallback == sc.engine or _refusal(sc, a) is None:
+    if fallback == sc.engine or not _refuses(sc, a):
         return sc
     moved = sc.with_changes(engine=fallback, options=())
-    return moved if _refusal(moved, a) is None else sc
+    return sc if _refuses(moved, a) else moved
 
 
-def _refusal(sc: Scenario, a: Architecture) -> str | None:
+def _refuses(sc: Scenario, a: Architecture) -> bool:
+    """Whether the scenario's engine refuses model `a` with its options (`Engine.check`)."""
     engine = get_engine(sc.engine)
     try:
         engine.check(a, sc, engine.resolve(dict(sc.options)))
-    except InputError as exc:
-        return str(exc)
-    return None
+    except InputError:
+        return True
+    return False
 
 
 def _within_positions(sc: Scenario, a: Architecture) -> Scenario:

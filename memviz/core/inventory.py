@@ -174,9 +174,9 @@ def _indexer(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
 def _v4_attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     """DeepseekV4Attention (transformers 5.24): the query through a low-rank pair, one K=V head and its norm, the
     grouped output projection (o_a: each group's heads to out_lora_rank, o_b: the groups to hidden), a sink per head;
-    a compressing layer's compressor (its kv and gate projections, coff x head_dim wide: 2 with the overlapping
-    windows of compressed sparse attention), and there the lightning indexer with a compressor of its own."""
-    h, role, d, heads, ratio = a.hidden_size, Role.ATTENTION, a.head_dim, a.num_heads, a.layer_compress(i)
+    a compressing layer's compressors (`Architecture.layer_compressors`), and where the lightning indexer runs its
+    query projection and head weights."""
+    h, role, d, heads = a.hidden_size, Role.ATTENTION, a.head_dim, a.num_heads
     _linear(out, f"{p}.q_a_proj", a.q_lora_rank, h, role, i, "q_a")
     _norm(out, a, f"{p}.q_a_norm", a.q_lora_rank, i)
     _linear(out, f"{p}.q_b_proj", heads * d, a.q_lora_rank, role, i, "q_b")
@@ -185,21 +185,22 @@ def _v4_attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     _linear(out, f"{p}.o_a_proj", a.out_groups * a.out_lora_rank, heads * d // a.out_groups, role, i, "o_a")
     _linear(out, f"{p}.o_b_proj", h, a.out_groups * a.out_lora_rank, role, i, "o_b")
     out.append(Tensor(f"{p}.sinks", (heads,), role, i, "sinks"))
-    if ratio:
-        _v4_compressor(out, a, f"{p}.compressor", i, d, 2 if a.layer_indexer(i) else 1)
-    if ratio and a.layer_indexer(i):
-        q = f"{p}.compressor.indexer"
-        _v4_compressor(out, a, q, i, a.indexer_head_dim, 2, "indexer_")
+    compressors = a.layer_compressors(i)
+    names = ((f"{p}.compressor", ""), (f"{p}.compressor.indexer", "indexer_"))  # the entries', the indexer's
+    for (width, overlap), (name, kind) in zip(compressors, names[:len(compressors)], strict=True):
+        _v4_compressor(out, a, name, i, width, overlap, kind)
+    if len(compressors) == 2:
+        q = names[1][0]
         _linear(out, f"{q}.q_b_proj", a.indexer_heads * a.indexer_head_dim, a.q_lora_rank, role, i, "indexer_q_b")
         _linear(out, f"{q}.scorer.weights_proj", a.indexer_heads, h, role, i, "indexer_proj")
 
 
-def _v4_compressor(out: list[Tensor], a: Architecture, p: str, i: int, d: int, coff: int, kind: str = "") -> None:
-    """DeepseekV4CSACompressor / DeepseekV4HCACompressor / the indexer's: kv and gate projections to coff x d, a
-    learned bias per window position (compress_rate x coff x d, float32), the norm of one entry."""
-    _linear(out, f"{p}.kv_proj", coff * d, a.hidden_size, Role.ATTENTION, i, f"{kind}comp_kv")
-    _linear(out, f"{p}.gate_proj", coff * d, a.hidden_size, Role.ATTENTION, i, f"{kind}comp_gate")
-    out.append(Tensor(f"{p}.position_bias", (a.layer_compress(i), coff * d), Role.NORM, i, f"{kind}comp_ape"))
+def _v4_compressor(out: list[Tensor], a: Architecture, p: str, i: int, d: int, overlap: int, kind: str = "") -> None:
+    """DeepseekV4CSACompressor / DeepseekV4HCACompressor / the indexer's: kv and gate projections to overlap x d, a
+    learned bias per window position (compress_rate x overlap x d, float32), the norm of one entry."""
+    _linear(out, f"{p}.kv_proj", overlap * d, a.hidden_size, Role.ATTENTION, i, f"{kind}comp_kv")
+    _linear(out, f"{p}.gate_proj", overlap * d, a.hidden_size, Role.ATTENTION, i, f"{kind}comp_gate")
+    out.append(Tensor(f"{p}.position_bias", (a.layer_compress(i), overlap * d), Role.NORM, i, f"{kind}comp_ape"))
     _norm(out, a, f"{p}.kv_norm", d, i)
 
 

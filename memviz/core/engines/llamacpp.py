@@ -126,12 +126,7 @@ def dsv4_state_bytes(a: Architecture, i: int) -> int:
     src/llama-kv-cache-dsv4.cpp `llama_dsv4_comp_state`, n_rs_seq = 0): kv and score planes of F32, state_size rows
     of n_embd_state: 2 x ratio rows of 2 x head_dim with the overlapping windows of compressed sparse attention
     (and the same at indexer_head_dim for its indexer), ratio rows of head_dim for heavily compressed attention."""
-    ratio = a.layer_compress(i)
-    if not ratio:
-        return 0
-    coff = 2 if a.layer_indexer(i) else 1
-    widths = (a.head_dim, a.indexer_head_dim) if a.layer_indexer(i) else (a.head_dim,)
-    return sum(2 * 4 * coff * ratio * coff * width for width in widths)
+    return sum(2 * 4 * overlap * a.layer_compress(i) * overlap * width for width, overlap in a.layer_compressors(i))
 
 
 def latent_cache(a: Architecture) -> bool:
@@ -382,7 +377,7 @@ class LlamaCpp(Engine):
         unified); the window cache, an iSWA cache of K only (`dsv4_make_k_only`), GGML_PAD(min(n_ctx_seq, n_swa +
         n_ubatch), 256) cells (n_ctx_seq with --swa-full); the compressed sparse, heavily compressed and
         lightning-indexer caches, K only, GGML_PAD(max(1, ceil(n_ctx_seq / ratio)), 256) cells (`dsv4_comp_size`);
-        and `DSV4_STATE_BYTES` of compressor state per compressing layer."""
+        and `dsv4_state_bytes` of compressor state per compressing layer."""
         n_ctx, _, n_ubatch = self.cells(x)
         seqs = x.sequences
         n_ctx_seq = n_ctx if x.options["kv_unified"] else n_ctx // seqs

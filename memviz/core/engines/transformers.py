@@ -249,19 +249,16 @@ def compressor_buffer_bytes(a: Architecture, tokens: Any, act_bytes: int, layers
     """What DeepSeek-V4's compressors keep between forwards for one sequence of `tokens` in `layers` (transformers 5.24
     `DeepseekV4HCACache.store_compression_weights`, `DeepseekV4CSACache.update_overlap_state`; measured by
     tests/core/engines/test_deepseek_v4.py). The tokens since the last closed window stay as a view of the forward's
-    projected kv and gate (coff x width each, the model's dtype), so the storage behind it is the whole forward's:
-    every prompt token until the first decode step (`prefill`), then the 1 ... ratio tokens of the last step's
-    concatenation. The overlapping (indexer) layers also keep the last window's first half, kv in the model's dtype
-    and gate in float32, for the compressor and the indexer."""
+    projected kv and gate (overlap x width each, `Architecture.layer_compressors`; the model's dtype), so the storage
+    behind it is the whole forward's: every prompt token until the first decode step (`prefill`), then the 1 ...
+    ratio tokens of the last step's concatenation. The overlapping compressors also keep the last window's first
+    half, kv in the model's dtype and gate in float32."""
     tokens, total = np.asarray(tokens), 0
     for i in layers:
         ratio = a.layer_compress(i)
-        if not ratio:
-            continue
-        coff = 2 if a.layer_indexer(i) else 1
-        held = tokens if prefill else np.where(tokens > 0, (tokens - 1) % ratio + 1, 0)
-        for width in (a.head_dim, a.indexer_head_dim) if a.layer_indexer(i) else (a.head_dim,):
-            total = total + held * coff * width * 2 * act_bytes
-            if coff == 2:
+        held = tokens if prefill else np.where(tokens > 0, (tokens - 1) % max(ratio, 1) + 1, 0)
+        for width, overlap in a.layer_compressors(i):
+            total = total + held * overlap * width * 2 * act_bytes
+            if overlap == 2:
                 total = total + (tokens >= ratio) * ratio * width * (act_bytes + 4)
     return total
