@@ -212,7 +212,8 @@ def weight_tensors(a: Architecture, wf: WeightFormat) -> tuple[WeightTensor, ...
 
 
 def _matmul(t: Tensor) -> bool:
-    """Whether llama.cpp reads `t` by a matrix product of its own shape (src/llama-arch.cpp LLM_TENSOR_INFOS):
+    """Whether llama.cpp reads `t` by a matrix product of its own shape (ggml-org/llama.cpp 0c1e570 src/llama-arch.cpp
+    LLM_TENSOR_INFOS; checked by the DeepSeek-V4 runs of tests/probe/test_llamacpp_live.py):
     DeepSeek-V4's hyper-connection projections are MUL_MAT weights, its attn_output_a is loaded as 3-D (one
     matrix a group: src/models/deepseek4.cpp, TENSOR_ALLOW_RESHAPE), which the extra buffers do not take."""
     if t.kind == "hc_fn" or t.name.endswith(("hc_attn_fn.weight", "hc_ffn_fn.weight", "output_hc_fn.weight")):
