@@ -6,9 +6,8 @@ max(attention, mlp, layernorm) per layer; llama.cpp and gguf-parser size the
 compute buffer from the largest layer's graph). The pieces:
 
 - hidden: the residual stream in and out of a layer plus the Q/K/V projections;
-- attention, eager: the B x heads x n x T score matrix in the compute dtype plus
-  its fp32 softmax copy (transformers' `eager_attention_forward` upcasts the
-  softmax to fp32), plus K/V repeated to all heads (`repeat_kv`);
+- attention, eager: the B x heads x n x T scores as each family's `eager_attention_forward` holds them at its
+  peak (`eager_score_bytes`), the B x n x T mask in the compute dtype, plus K/V repeated to all heads (`repeat_kv`);
   SDPA/flash: tiled, no score matrix and native GQA (transformers' `use_gqa_in_sdpa`
   when no mask is needed, flash kernels, ggml) — only the output remains;
 - MLP: gated MLPs hold act(gate), up and their product (3 x n x I); plain MLPs
@@ -48,6 +47,28 @@ from memviz.core.kv import ArrayLike
 # n x I temporaries beyond input and output that transformers' Python-written activations hold at their peak
 # (transformers/activations.py; e.g. gelu_new: input, 0.5*input, pow(input, 3), 0.044715*pow live together).
 COMPOSED_ACT_TEMPORARIES = {"gelu_new": 2, "gelu_python_tanh": 2, "gelu_python": 2, "gelu_fast": 3, "quick_gelu": 1}
+
+#: score matrices transformers 5.24's eager attention holds at once, as (float32, compute-dtype, compute-dtype only
+#: when that is 16-bit). The common `eager_attention_forward` (Llama and most families): the scaled scores (or their
+#: masked copy) beside their float32 softmax and its cast back, a no-op in float32. Families of their own:
+#: GPT-2 (softmax in the compute dtype: scores and probabilities); GPT-Neo (float32 scores, their `torch.where`
+#: copy, their masked copy, the cast); GPT-J and CodeGen (float32 scores and softmax, the cast); BLOOM (the baddbmm
+#: scores and their masked copy in the compute dtype, then a float32 softmax and its float32 input); Falcon (scores,
+#: their masked copy, the softmax and its input in the compute dtype); gpt-oss and MiMo-V2-Flash (scores, their
+#: concatenation with the sinks, the softmax, all in the compute dtype); Flint (float32 scores, their concatenation
+#: with the sinks and the softmax). Measured as live tensors of real prefills in float32 and bfloat16
+#: (tests/probe/test_eager_live.py).
+EAGER_SCORE_COPIES: dict[str, tuple[int, int, int]] = {
+    "gpt2": (0, 2, 0), "gpt_neo": (2, 1, 0), "gptj": (2, 0, 1), "codegen": (2, 0, 1), "bloom": (2, 2, 0),
+    "falcon": (0, 4, 0), "gpt_oss": (0, 3, 0), "mimo_v2_flash": (0, 3, 0), "flint": (3, 0, 0),
+}
+DEFAULT_EAGER_SCORE_COPIES = (1, 1, 1)
+
+
+def eager_score_bytes(a: Architecture, act_bytes: float) -> float:
+    """Bytes per score (query x key x head) transformers' eager attention holds at its peak (`EAGER_SCORE_COPIES`)."""
+    fp32, same, cast = EAGER_SCORE_COPIES.get(a.model_type, DEFAULT_EAGER_SCORE_COPIES)
+    return 4 * fp32 + act_bytes * (same + (cast if act_bytes < 4 else 0))
 
 
 @dataclass(frozen=True)
@@ -100,7 +121,8 @@ def inference_workspace(
     gqa = a.num_kv_heads < a.num_heads
     repeated_kv = b * t * heads * (a.head_dim + a.v_head_dim) * act_bytes if gqa and attention == "eager" else 0
     out = b * n * heads * a.v_head_dim * act_bytes
-    scores = b * heads * n * t * (act_bytes + 4) if attention == "eager" else 0
+    # the scores and the B x n x T mask eager attention adds to them
+    scores = b * n * t * (heads * eager_score_bytes(a, act_bytes) + act_bytes) if attention == "eager" else 0
     if a.compress_ratios and attention == "eager":  # DeepSeek-V4 (`deepseek_v4_eager_attention`)
         scores, repeated_kv = deepseek_v4_eager_attention(a, n, t, b, heads, act_bytes)
     attn = scores + repeated_kv + out
