@@ -126,6 +126,8 @@ def inference_workspace(
     if a.compress_ratios and attention == "eager":  # DeepSeek-V4 (`deepseek_v4_eager_attention`)
         scores, repeated_kv = deepseek_v4_eager_attention(a, n, t, b, heads, act_bytes)
     attn = scores + repeated_kv + out
+    if a.block_indexer and attention in ("eager", "sdpa"):  # MiniMax-M3's sparse layers: the mask held, or built
+        attn = np.maximum(attn + b * heads * n * t * act_bytes, block_sparse_mask_workspace(a, n, t, b, act_bytes))
     if a.hyper_streams and eager_modules:
         attn = np.maximum(attn, hyper_connection_workspace(a, n, b, act_bytes))
     extra = COMPOSED_ACT_TEMPORARIES.get(a.hidden_act, 0) if eager_modules else 0
@@ -145,7 +147,7 @@ def inference_workspace(
         mlp = np.maximum(dense, moe) if not all(a.moe_layers) else moe
     else:
         mlp = dense
-    logits = logits_rows * (a.vocab_size / tp) * logits_bytes
+    logits = logits_rows * (a.output_rows / tp) * logits_bytes
     if a.state_layers:
         if a.linear_mixer == SHORTCONV:  # `hidden` charges every stage the attention's q, k and v rows
             linear = short_conv_workspace(a, n, b, act_bytes, tp) - b * n * qkv * act_bytes
@@ -172,6 +174,18 @@ def deepseek_v4_eager_attention(a: Architecture, n: ArrayLike, t: ArrayLike, b: 
     per_score = act_bytes + 4 + 4 + (act_bytes if act_bytes < 4 else 0)
     scores = b * n * (heads * (keys + 1) * per_score + 2 * keys * act_bytes)
     return scores, 2 * b * keys * heads * a.head_dim * act_bytes
+
+
+def block_sparse_mask_workspace(a: Architecture, n: ArrayLike, t: ArrayLike, b: ArrayLike,
+                                 act_bytes: float) -> ArrayLike:
+    """MiniMax-M3's block-sparse layers in transformers 5.24 under eager and SDPA attention (modeling_minimax_m3_vl.py
+    `MiniMaxM3VLIndexer.build_block_mask`): the selected key blocks become a mask over every query head and key; at
+    its last line the kept keys repeated to every head, their conjunction with the causal mask, its negation (bool
+    each), the zeros it fills and the filled mask (compute dtype each) live together; the indexer before it holds its
+    float32 scores over its heads, their masked and padded copies. The mask then stays alive through the attention.
+    Checked against the live tensors of real prefills (tests/probe/test_workspace_live.py)."""
+    pairs = b * n * t
+    return np.maximum(pairs * a.num_heads * (3 + 2 * act_bytes), pairs * a.indexer_heads * 3 * 4)
 
 
 def hyper_connection_workspace(a: Architecture, n: ArrayLike, b: ArrayLike, act_bytes: float) -> ArrayLike:

@@ -36,7 +36,8 @@ KNOWN_MODEL_TYPES = (
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
     "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom", "solar_open", "exaone4", "exaone_moe", "hy_v3",
-    "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1", "deepseek_v4",
+    "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1", "deepseek_v4", "jais2", "nanochat",
+    "minimax_m3_vl_text",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -44,7 +45,8 @@ KNOWN_MODEL_TYPES = (
 #: builds with Glm4MoeForCausalLM and DeepseekV3ForCausalLM themselves (models/auto/modeling_auto.py)
 _ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2", "qwen2_5_vl_text": "qwen2",
             "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4",
-            "glm4v_moe_text": "glm4_moe", "sarvam_moe": "glm4_moe", "sarvam_mla": "deepseek_v3"}
+            "glm4v_moe_text": "glm4_moe", "sarvam_moe": "glm4_moe", "sarvam_mla": "deepseek_v3",
+            "apertus1p5_text": "apertus"}
 #: the names the released Sarvam configs give fields (SarvamMoEConfig / SarvamMLAConfig `attribute_map`)
 _RENAMED = {"sarvam_moe": {"num_shared_experts": "n_shared_experts", "use_qkv_bias": "attention_bias"},
             "sarvam_mla": {"num_shared_experts": "n_shared_experts"}}
@@ -70,7 +72,9 @@ _BY_ARCHITECTURE = {
     "ExaoneMoeForCausalLM": "exaone_moe", "ExaoneMoEForCausalLM": "exaone_moe", "HYV3ForCausalLM": "hy_v3",
     "AfmoeForCausalLM": "afmoe", "MiMoV2FlashForCausalLM": "mimo_v2_flash", "FlintForCausalLM": "flint",
     "PersimmonForCausalLM": "persimmon", "Lfm2ForCausalLM": "lfm2", "Lfm2MoeForCausalLM": "lfm2_moe",
-    "FalconH1ForCausalLM": "falcon_h1", "DeepseekV4ForCausalLM": "deepseek_v4",
+    "FalconH1ForCausalLM": "falcon_h1", "DeepseekV4ForCausalLM": "deepseek_v4", "Jais2ForCausalLM": "jais2",
+    "NanoChatForCausalLM": "nanochat", "Apertus1p5TextForCausalLM": "apertus",
+    "MiniMaxM3SparseForCausalLM": "minimax_m3_vl_text",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
@@ -125,11 +129,15 @@ class Architecture:
     sliding_window: int | None = None
     max_position_embeddings: int = 0
     tie_word_embeddings: bool = False
+    # the LM head's rows when they are fewer than the embedding's (Apertus 1.5's `output_vocab_size`: its released
+    # checkpoints prune the multimodal tokens' rows from the head); 0: vocab_size
+    output_vocab_size: int = 0
     # block layout
     mlp_gated: bool = True  # gate+up+down (SwiGLU/GeGLU) vs up+down (GELU MLP)
     hidden_act: str = "silu"  # the MLP's activation, a transformers ACT2FN name
     norm_bias: bool = False  # LayerNorm (weight+bias) vs RMSNorm (weight only)
     norms_per_layer: int = 2
+    weightless_norms: bool = False  # NanoChatRMSNorm: the norms hold no weight
     qkv_bias: bool = False
     out_bias: bool = False
     mlp_bias: bool = False
@@ -178,6 +186,9 @@ class Architecture:
     indexer_heads: int = 0
     indexer_head_dim: int = 0
     indexer_layers: tuple[bool, ...] = ()
+    # MiniMax-M3's block-sparse indexer (MiniMaxM3VLIndexer, transformers 5.24): its queries projected from the
+    # hidden state, one key head, q/k RMS norms, no head weights; it picks blocks of keys rather than keys
+    block_indexer: bool = False
     # Qwen3.5 / Qwen3-Next (Qwen3_5GatedDeltaNet, transformers 5.24): gated delta-net layers of linear_v_heads value
     # heads over linear_k_heads key heads, a causal convolution of linear_conv_kernel taps over q, k and v; their
     # attention layers gate their output by a second query-sized projection
@@ -238,7 +249,7 @@ class Architecture:
                     "sliding_window", "q_lora_rank", "kv_lora_rank", "full_head_dim", "full_num_kv_heads",
                     "kv_shared_layers", "per_layer_input_size", "per_layer_vocab_size", "linear_k_heads",
                     "linear_v_heads", "linear_k_head_dim", "linear_v_head_dim", "linear_conv_kernel", "linear_chunk",
-                    "hyper_streams", "out_groups", "out_lora_rank"):
+                    "hyper_streams", "out_groups", "out_lora_rank", "output_vocab_size"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
@@ -299,6 +310,14 @@ class Architecture:
                              "needs a positive o_lora_rank")
         if bool(self.per_layer_input_size) != bool(self.per_layer_vocab_size):
             raise InputError("per-layer embeddings need both hidden_size_per_layer_input and vocab_size_per_layer_input")
+        if self.output_vocab_size > self.vocab_size or (self.output_vocab_size and self.tie_word_embeddings):
+            raise InputError(f"output_vocab_size ({self.output_vocab_size:,d}) must be at most vocab_size "
+                             f"({self.vocab_size:,d}) and needs an untied LM head")
+
+    @property
+    def output_rows(self) -> int:
+        """The LM head's rows: the logits' width."""
+        return self.output_vocab_size or self.vocab_size
 
     @property
     def is_mla(self) -> bool:
@@ -358,7 +377,8 @@ class Architecture:
             kinds = [(t, self.compress_ratios[i], self.layer_indexer(i)) for i, t in enumerate(self.layer_types)]
             return ", ".join(f"{n} × {names[t]}" + (f" + 1:{r} compressed" + (" with indexer" if idx else "")
                                                    if r else "") for (t, r, idx), n in Counter(kinds).items())
-        return ", ".join(f"{n} × {names[kind]}" for kind, n in Counter(self.layer_types).items())
+        kinds = [(t, self.layer_indexer(i)) for i, t in enumerate(self.layer_types)]  # sparse attention's indexer
+        return ", ".join(f"{n} × {names[t]}" + (" with indexer" if idx else "") for (t, idx), n in Counter(kinds).items())
 
     def layer_has_state(self, i: int) -> bool:
         """Whether layer i holds a recurrent layer's fixed state per sequence (a linear layer, or Falcon-H1's attention
@@ -471,7 +491,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
 _DEFAULT_ACT = {"gpt2": "gelu_new", "gptj": "gelu_new", "codegen": "gelu_new", "gpt_neo": "gelu_new",
                 "gpt_bigcode": "gelu_pytorch_tanh", "bloom": "gelu", "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu",
                 "gemma": "gelu_pytorch_tanh", "gemma2": "gelu_pytorch_tanh", "gemma3_text": "gelu_pytorch_tanh",
-                "persimmon": "relu2"}
+                "persimmon": "relu2", "jais2": "relu2", "nanochat": "relu2"}
 
 
 def _get(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
@@ -584,6 +604,11 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
         shared = moe_inter
     elif model_type == "granitemoehybrid":  # GraniteMoeHybridDecoderLayer: shared_mlp beside the experts, no gate
         shared = _int(cfg.get("shared_intermediate_size", 1024), "shared_intermediate_size")
+    elif model_type == "minimax_m3_vl_text":  # MiniMaxM3VLSparseMoeBlock.shared_experts; a released config may name
+        # n_shared_experts experts as wide as a routed one instead (llama.cpp's converter reads that)
+        listed = cfg.get("shared_intermediate_size")
+        shared = _int(listed, "shared_intermediate_size") if listed is not None else \
+            moe_inter * _int(cfg.get("n_shared_experts", 1) or 0, "n_shared_experts")
     elif model_type == "nemotron_h":  # NemotronHMoE.shared_experts: one MLP of moe_shared_expert_intermediate_size
         shared = _int(cfg.get("moe_shared_expert_intermediate_size", 0) or 0, "moe_shared_expert_intermediate_size")
     return dict(num_experts=_int(n_experts, "num_experts"), experts_per_token=topk, moe_intermediate_size=moe_inter,
@@ -593,7 +618,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                 router_score_bias=model_type in ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                                                  "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
                                                  "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash",
-                                                 "deepseek_v4")
+                                                 "deepseek_v4", "minimax_m3_vl_text")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
@@ -688,6 +713,46 @@ def _falcon_h1_fields(cfg: dict[str, Any], hidden: int) -> dict[str, Any]:
     return dict(_mamba2_fields(cfg, hidden, width), parallel_mamba=True,
                 linear_out_bias=bool(cfg.get("projectors_bias", False)),
                 linear_norm=bool(cfg.get("mamba_rms_norm", False)), mlp_bias=bool(cfg.get("mlp_bias", False)))
+
+
+def _minimax_m3_layers(cfg: dict[str, Any]) -> dict[str, Any]:
+    """MiniMax-M3's per-layer kinds as MiniMaxM3VLTextConfig.__post_init__ (transformers 5.24) reads a released
+    config: `layer_types`, else `sparse_attention_config.sparse_attention_freq` (1: a block-sparse layer); the
+    indexer's fields under their legacy names there; `mlp_layer_types`, else `moe_layer_freq` (1: experts), else
+    experts in every layer."""
+    sparse = cfg.get("sparse_attention_config") or {}
+    if not isinstance(sparse, dict):
+        raise InputError("sparse_attention_config must be an object")
+    out = dict(cfg)
+    for flat, legacy in (("index_n_heads", "sparse_num_index_heads"), ("index_head_dim", "sparse_index_dim"),
+                         ("index_block_size", "sparse_block_size")):
+        if legacy in sparse:
+            out[flat] = sparse[legacy]
+    n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
+    if out.get("layer_types") is None:
+        freq = sparse.get("sparse_attention_freq")
+        out["layer_types"] = ["minimax_m3_sparse" if f else "full_attention" for f in _int_list(freq, "sparse_attention_freq")] \
+            if freq is not None else ["full_attention"] * n
+    if out.get("mlp_layer_types") is None:
+        freq = cfg.get("moe_layer_freq")
+        out["mlp_layer_types"] = ["sparse" if f else "dense" for f in _int_list(freq, "moe_layer_freq")] \
+            if freq is not None else ["sparse"] * n
+    return out
+
+
+def _minimax_m3_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
+    """MiniMax-M3's decoder (transformers 5.24 modeling_minimax_m3_vl.py): per-head q/k norms (MiniMaxM3VLAttention),
+    a dense MLP of dense_intermediate_size in the "dense" layers and, in the others, experts of intermediate_size
+    with a shared expert of shared_intermediate_size and a score-correction bias (MiniMaxM3VLSparseMoeBlock,
+    MiniMaxM3VLTopKRouter); the block-sparse layers' indexer (MiniMaxM3VLIndexer)."""
+    sparse = tuple(k == "minimax_m3_sparse" for k in cfg["layer_types"])
+    out: dict[str, Any] = dict(
+        qk_norm=True, intermediate_size=_int(cfg.get("dense_intermediate_size", 12288), "dense_intermediate_size"))
+    if any(sparse):
+        out.update(indexer_heads=_int(_require(cfg, "index_n_heads"), "index_n_heads"),
+                   indexer_head_dim=_int(_require(cfg, "index_head_dim"), "index_head_dim"),
+                   indexer_layers=sparse, block_indexer=True)
+    return out
 
 
 def _indexer_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
@@ -847,6 +912,8 @@ RECURRENT_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "r
                                    "zamba2", "kimi_linear", "plamo2", "minimax",
                                    "recurrent_gemma", "xlstm", "lfm3"})
 #: config fields that place recurrent layers (Qwen3-Next, Jamba, Granite-4.0-H / Zamba, Nemotron-H)
+#: layer kinds of full attention under another name: MiniMax-M3's block-sparse layers (MiniMaxM3VLAttention)
+_SPARSE_ATTENTION_KINDS = frozenset({"minimax_m3_sparse"})
 _HYBRID_FIELDS = ("full_attention_interval", "attn_layer_period", "layers_block_type", "hybrid_override_pattern")
 
 
@@ -1013,7 +1080,7 @@ def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
     if model_type in GATED_DELTANET_TYPES | MAMBA2_TYPES | SHORTCONV_TYPES:
         return
     types = [str(t) for t in _explicit_layer_types(cfg)]
-    recurrent = [t for t in types if "attention" not in t or "linear" in t]
+    recurrent = [t for t in types if ("attention" not in t and t not in _SPARSE_ATTENTION_KINDS) or "linear" in t]
     field = next((f for f in _HYBRID_FIELDS if cfg.get(f)), None)
     if recurrent or field or model_type in RECURRENT_MODEL_TYPES:
         what = (f"{len(recurrent)} of {len(types)} layers are {recurrent[0]}" if recurrent
@@ -1067,6 +1134,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _mimo_v2_layers(cfg)
     if model_type in SHORTCONV_TYPES:
         cfg = _lfm2_layers(cfg)
+    if model_type == "minimax_m3_vl_text":
+        cfg = _minimax_m3_layers(cfg)
     if model_type == "bamba":  # BambaConfig.layers_block_type: attention at attn_layer_indices, Mamba2 elsewhere
         attention = set(_int_list(cfg.get("attn_layer_indices"), "attn_layer_indices"))
         n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
@@ -1155,6 +1224,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_falcon_h1_fields(cfg, hidden))
     if model_type in SHORTCONV_TYPES:
         kw.update(_lfm2_fields(cfg, hidden, kw["intermediate_size"], adjust=model_type == "lfm2"))
+    if model_type == "minimax_m3_vl_text":
+        kw.update(_minimax_m3_fields(cfg, n_layers))
     if model_type == "afmoe":  # AfmoeAttention: gate_proj, a query-sized output gate; AfmoeDecoderLayer: four norms
         kw.update(attn_output_gate=True, norms_per_layer=4)
     if model_type in GATED_DELTANET_TYPES:
@@ -1225,6 +1296,13 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   qk_norm=bool(cfg.get("qk_layernorm", False)))
     if model_type in ("arcee", "apertus"):  # up/down MLP (relu2; xIELU), Apertus with q/k norms
         kw.update(mlp_gated=False, qk_norm=model_type == "apertus")
+    if model_type == "apertus" and cfg.get("output_vocab_size"):  # Apertus1p5TextForCausalLM's pruned head
+        kw.update(output_vocab_size=_int(cfg["output_vocab_size"], "output_vocab_size"))
+    if model_type == "jais2":  # Jais2Config / Jais2DecoderLayer: LayerNorms, biases on by default, a relu2 up/down MLP
+        kw.update(mlp_gated=False, norm_bias=True, qkv_bias=bool(cfg.get("attention_bias", True)),
+                  out_bias=bool(cfg.get("attention_bias", True)), mlp_bias=bool(cfg.get("mlp_bias", True)))
+    if model_type == "nanochat":  # NanoChatRMSNorm holds no weight (q/k norms included); fc1 / fc2 relu2 MLP
+        kw.update(mlp_gated=False, weightless_norms=True)
 
     if model_type == "gemma4_text":
         kw.update(_gemma4_fields(cfg, _layer_types(cfg, model_type, n_layers, window), head_dim, kv_heads))

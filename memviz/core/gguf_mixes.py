@@ -278,6 +278,10 @@ def _choose(mix: str, t: Tensor, a: Architecture, imatrix: bool, qkv_branch: boo
 #: `tensor_allows_quantization` spares them for GLM-5-Next only): DeepSeek-V4's hyper-connection projections and its
 #: compressors' position biases
 QUANTIZED_F32_KINDS = frozenset({"hc_fn", "comp_ape", "indexer_comp_ape"})
+#: two-dimensional tensors F32 in every file: MiniMax-M3's indexer projections (conversion/minimax.py
+#: `MiniMaxM3Model.tensor_force_quant` writes them F32; src/llama-quant.cpp: "do not quantize MiniMax's indexer
+#: projection weights, they are tiny")
+KEPT_F32_KINDS = frozenset({"indexer_q", "indexer_k_proj"})
 
 
 def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
@@ -290,7 +294,7 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
     if t.kind == "tid2eid":  # DeepSeek-V4's token-id -> expert table: I32, never quantized (llama-quant.cpp)
         return "I32"
     if not t.is_matrix or (t.role in (Role.NORM, Role.ROUTER) and t.kind not in QUANTIZED_F32_KINDS) \
-            or t.kind in CONV_KINDS:
+            or t.kind in CONV_KINDS or t.kind in KEPT_F32_KINDS:
         return "F32"  # a delta-net's or LFM2's convolution: F32 from the converter, skipped by the quantizer
     if t.role is Role.POSITION or t.kind == "per_layer_model_proj":  # kept as converted (llama-quant.cpp
         return "F16"  # `tensor_allows_quantization`: "these are not too big so keep them as it is")

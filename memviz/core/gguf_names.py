@@ -33,7 +33,9 @@ _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a":
          "layer_output_scale": "layer_output_scale", "inp_gate": "inp_gate", "proj": "proj",
          # DeepSeek sparse attention's indexer (src/llama-arch.cpp LLM_TENSOR_INDEXER_*)
          "indexer_q_b": "indexer.attn_q_b", "indexer_k": "indexer.attn_k", "indexer_k_norm": "indexer.k_norm",
-         "indexer_proj": "indexer.proj"}
+         "indexer_proj": "indexer.proj",
+         # MiniMax-M3's block-sparse indexer (LLM_TENSOR_INDEXER_Q_PROJ / _K_PROJ / _Q_NORM)
+         "indexer_q": "indexer.q_proj", "indexer_k_proj": "indexer.k_proj", "indexer_q_norm": "indexer.q_norm"}
 #: Gemma 4's tensors outside the layers and its router's scales (llama.cpp conversion/gemma.py `Gemma4Model`,
 #: src/models/gemma4.cpp: ffn_gate_inp.scale, the per-expert scale as ffn_down_exps.scale)
 _GLOBAL = {"per_layer_token_embd": "per_layer_token_embd.weight", "per_layer_model_proj": "per_layer_model_proj.weight",

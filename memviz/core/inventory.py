@@ -61,6 +61,8 @@ def _linear(out: list[Tensor], name: str, n_out: int, n_in: int, role: Role, lay
 
 
 def _norm(out: list[Tensor], a: Architecture, name: str, size: int, layer: int | None) -> None:
+    if a.weightless_norms:
+        return
     out.append(Tensor(f"{name}.weight", (size,), Role.NORM, layer, "norm"))
     if a.norm_bias:
         out.append(Tensor(f"{name}.bias", (size,), Role.NORM, layer, "norm_bias"))
@@ -108,6 +110,8 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         _norm(out, a, f"{p}.q_norm", d, i)
         if own_kv:
             _norm(out, a, f"{p}.k_norm", d, i)
+    if a.layer_indexer(i):  # MiniMax-M3's block-sparse layers (`block_indexer`)
+        _block_indexer(out, a, f"{p}.indexer", i)
     if a.attention_sinks and (a.layer_types[i] == SLIDING or not a.sliding_sinks_only):
         out.append(Tensor(f"{p}.sinks", (a.num_heads,), Role.ATTENTION, i, "sinks"))
     if a.parallel_mamba:  # Falcon-H1: a Mamba2 mixer beside the attention
@@ -169,6 +173,16 @@ def _indexer(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     out.append(Tensor(f"{p}.k_norm.weight", (d,), Role.NORM, i, "indexer_k_norm"))
     out.append(Tensor(f"{p}.k_norm.bias", (d,), Role.NORM, i, "indexer_k_norm_bias"))
     _linear(out, f"{p}.weights_proj", a.indexer_heads, h, role, i, "indexer_proj")
+
+
+def _block_indexer(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
+    """MiniMax-M3's indexer (MiniMaxM3VLIndexer, transformers 5.24): queries of indexer_heads and one key head
+    projected from the hidden state, each with an RMS norm of indexer_head_dim."""
+    h, role, d = a.hidden_size, Role.ATTENTION, a.indexer_head_dim
+    _linear(out, f"{p}.q_proj", a.indexer_heads * d, h, role, i, "indexer_q")
+    _linear(out, f"{p}.k_proj", d, h, role, i, "indexer_k_proj")
+    out.append(Tensor(f"{p}.q_norm.weight", (d,), Role.NORM, i, "indexer_q_norm"))
+    out.append(Tensor(f"{p}.k_norm.weight", (d,), Role.NORM, i, "indexer_k_norm"))
 
 
 def _v4_attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
@@ -293,7 +307,7 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
         _hyper_connection(out, a, "model.hc_head", None, a.hyper_streams, 1)
     _norm(out, a, "model.norm", a.hidden_size, None)
     if not a.tie_word_embeddings:
-        out.append(Tensor("lm_head.weight", (a.vocab_size, a.hidden_size), Role.LM_HEAD, None, "output"))
+        out.append(Tensor("lm_head.weight", (a.output_rows, a.hidden_size), Role.LM_HEAD, None, "output"))
     return tuple(out)
 
 

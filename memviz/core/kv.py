@@ -46,6 +46,12 @@ class KVLayout:
     `indexer_fp8`: a DeepSeek sparse-attention layer also caches one indexer key a token: in the cache's own
     format in transformers (`DynamicIndexedLayer`) and llama.cpp (`llama_kv_cache_dsa`, K only), as 128 FP8
     values and one fp32 scale per 128 in vLLM (`DeepseekV32IndexerCache`: 132 bytes for DeepSeek-V3.2).
+    `indexer_value`: llama.cpp 0c1e570 keeps MiniMax-M3's indexer keys in a second `llama_kv_cache` of one head
+    (src/llama-kv-cache-msa.cpp `llama_kv_cache_msa`); the model is not MLA, so that cache allocates a V row of the
+    attention's value width beside each key, unused (DeepSeek sparse attention's `llama_kv_cache_dsa` is MLA: K only).
+    `indexer_bf16`: vLLM 0.33 keeps MiniMax-M3's indexer keys in bfloat16 unless `--attention-config
+    indexer_kv_dtype` says otherwise (vllm/models/minimax_m3/nvidia/model.py `resolve_indexer_kv_dtype("bf16")`,
+    common/indexer.py `MLAAttentionSpec` of one head).
     """
 
     latent_mla: bool = False
@@ -53,6 +59,8 @@ class KVLayout:
     kv_heads_divisor: int = 1
     v_rows_widest: bool = False  # every layer's V row as wide as the widest layer's (llama.cpp's transposed V)
     indexer_fp8: bool = False  # sparse-attention indexer keys in FP8 with an fp32 scale per 128 values (vLLM)
+    indexer_value: bool = False  # a V row beside each indexer key (llama.cpp's cache of a non-MLA model)
+    indexer_bf16: bool = False  # indexer keys in bfloat16 whatever the cache's format (vLLM's MiniMax-M3)
     # DeepSeek-V4's K=V vector: transformers' DynamicSlidingWindowLayer (its window-only layers) stores it as keys and
     # as values, two tensors; its compressing layers' caches, llama.cpp and vLLM keep one
     k_is_v_twice: bool = False
@@ -81,7 +89,11 @@ def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, laye
 
 def _indexer_key_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout) -> float:
     d = a.indexer_head_dim
-    return d + -(-d // 128) * 4 if layout.indexer_fp8 else fmt.bytes_per_vector(d)
+    if layout.indexer_fp8:
+        return d + -(-d // 128) * 4
+    if layout.indexer_bf16:
+        return 2 * d
+    return fmt.bytes_per_vector(d) + (fmt.bytes_per_vector(a.v_head_dim) if layout.indexer_value else 0)
 
 
 def kv_bytes_per_token(a: Architecture, fmt: KVFormat, layout: KVLayout = KVLayout()) -> float:

@@ -26,6 +26,7 @@ import numpy as np
 from memviz.core.arch import FULL, LINEAR, SLIDING, Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import get_weight_format, weight_bytes
+from memviz.core.gguf_mixes import KEPT_F32_KINDS
 from memviz.core.gguf_names import CONV_KINDS, gguf_name, gguf_tensors
 from memviz.core.inventory import Role
 from memviz.core.units import GB
@@ -36,7 +37,8 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "gpt_oss": "gpt-oss", "gemma4_text": "gemma4", "qwen3_5_text": "qwen35", "qwen3_5_moe_text": "qwen35moe",
              "granitemoehybrid": "granitehybrid", "nemotron_h": "nemotron_h",
              "bamba": "granitehybrid",  # conversion/granite.py `GraniteHybridModel` converts Bamba too
-             "lfm2": "lfm2", "lfm2_moe": "lfm2moe", "falcon_h1": "falcon-h1", "deepseek_v4": "deepseek4"}
+             "lfm2": "lfm2", "lfm2_moe": "lfm2moe", "falcon_h1": "falcon-h1", "deepseek_v4": "deepseek4",
+             "minimax_m3_vl_text": "minimax-m3"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -53,6 +55,9 @@ def check_supported(a: Architecture) -> str:
                          "(src/models/falcon-h1.cpp); mamba_proj_bias / projectors_bias are not built")
     if a.model_type == "deepseek_v4" and set(a.compress_ratios) - {0, 4, 128}:
         raise InputError("llama.cpp's DeepSeek-V4 loads compress ratios 0, 4 and 128 only (src/models/deepseek4.cpp)")
+    if a.model_type == "minimax_m3_vl_text" and a.indexer_layers != a.moe_layers:
+        raise InputError("llama.cpp's MiniMax-M3 runs the indexer in exactly the layers after the leading dense ones "
+                         "(src/models/minimax-m3.cpp); the config's sparse layers must be its expert layers")
     if a.model_type in ("lfm2", "lfm2_moe") and a.linear_conv_bias:
         raise InputError("llama.cpp's LFM2 loads no convolution biases (src/models/lfm2.cpp); conv_bias is not built")
     if a.model_type == "nemotron_h" and a.is_moe:
@@ -102,6 +107,8 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         _deepseek2_metadata(w, a)
     if arch == "deepseek4":
         _deepseek4_metadata(w, a)
+    if arch == "minimax-m3":
+        _minimax_m3_metadata(w, a)
     if arch in ("gemma2", "gpt-oss"):
         w.add_sliding_window(a.sliding_window)
     if arch == "gemma2":
@@ -192,6 +199,23 @@ def _deepseek4_metadata(w, a: Architecture) -> None:
     w.add_array("deepseek4.attention.compress_ratios", list(a.compress_ratios))
 
 
+def _minimax_m3_metadata(w, a: Architecture) -> None:
+    """MiniMax-M3 as llama.cpp's converter writes it (conversion/minimax.py `MiniMaxM3Model.set_gguf_parameters`,
+    keys read by src/models/minimax-m3.cpp `load_arch_hparams`): the leading dense blocks, the shared experts, the
+    routed scale and norm, sigmoid gating (gguf ExpertGatingFuncType 2), the indexer (heads, key width, top-k blocks,
+    block size, local blocks), half the head rotated."""
+    arch = "minimax-m3"
+    for key, value in (("leading_dense_block_count", a.moe_layers.index(True) if True in a.moe_layers else a.num_layers),
+                       ("expert_shared_count", a.shared_expert_intermediate_size // a.moe_intermediate_size),
+                       ("expert_gating_func", 2), ("attention.indexer.head_count", a.indexer_heads),
+                       ("attention.indexer.key_length", a.indexer_head_dim), ("attention.indexer.top_k", 16),
+                       ("attention.indexer.block_size", 128), ("attention.indexer.local_blocks", 1),
+                       ("rope.dimension_count", a.head_dim // 2)):
+        w.add_uint32(f"{arch}.{key}", value)
+    w.add_float32(f"{arch}.expert_weights_scale", 2.0)
+    w.add_bool(f"{arch}.expert_weights_norm", True)
+
+
 def _deltanet_metadata(w, a: Architecture, arch: str) -> None:
     """Qwen3.5's keys by name (src/llama-arch.cpp LLM_KV_NAMES; conversion/qwen.py `Qwen3NextModel`): the
     delta-net's convolution, key width, key and value heads, value width, the full-attention interval, and the
@@ -238,7 +262,7 @@ def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]
         # routers stay F32, as llama.cpp's converter writes them (conversion/base.py, "always in float32"),
         # and so do biases, as every tensor not named .weight (conversion/base.py), and a delta-net's convolution
         # (a Mamba2 layer's grouped norm and its A and D are two-dimensional in ggml, F32 all the same)
-        f16 = t.is_matrix and t.role not in (Role.ROUTER, Role.NORM) and t.kind not in CONV_KINDS
+        f16 = t.is_matrix and t.role not in (Role.ROUTER, Role.NORM) and t.kind not in CONV_KINDS | KEPT_F32_KINDS
         if t.kind == "tid2eid":  # DeepSeek-V4's token-id -> experts table, I32 (conversion/deepseek.py)
             yield gguf_name(t, a), t.shape, np.dtype(np.int32)
             continue

@@ -179,3 +179,21 @@ def test_released_configs_count_what_transformers_builds_and_their_cards_state(n
     assert parameter_count(a) == reference and not a.warnings
     assert parameter_count(a) == pytest.approx(total, rel=0.03)
     assert active_parameter_count(a) == pytest.approx(active, rel=0.2)  # cards round the active count to 1B
+
+
+def test_apertus_1p5_text_with_a_pruned_head_counts_what_transformers_builds():
+    """Apertus 1.5's language model (Apertus1p5TextForCausalLM): Apertus' decoder, its released LM head pruned to
+    `output_vocab_size` rows; logits take that width."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = AutoConfig.for_model("apertus1p5_text", num_hidden_layers=2, output_vocab_size=131072)
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(config)
+    a = from_hf_config(config.to_dict())
+    assert (a.model_type, a.output_rows, a.vocab_size) == ("apertus", 131072, config.vocab_size)
+    assert sum(p.numel() for p in model.parameters()) - parameter_count(a) == 2 * 2  # xIELU's scalars (ALLOWED)
+    assert model.lm_head.out_features == a.output_rows
+    with pytest.raises(InputError, match="output_vocab_size"):
+        from_hf_config({**config.to_dict(), "output_vocab_size": config.vocab_size + 1})

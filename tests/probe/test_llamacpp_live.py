@@ -239,3 +239,25 @@ def test_deepseek_v4_cache_and_weights_match_llamacpp(data_dir, mix, fa, extra):
     _model_and_kv_exact_then_compute(r, kv_slack=7.0)
     caches = r["buffers"]["kv_caches"]
     assert sorted(v for k, v in caches.items() if k.endswith("_layers") and v) == [1, 2, 2, 4]
+
+
+@pytest.mark.parametrize(("mix", "fa", "extra"), [("Q8_0", "on", ()), ("Q4_K_M", "on", ()), ("Q4_0", "on", ()),
+                                                  ("Q8_0", "off", ()), ("Q8_0", "on", ("--parallel", "2")),
+                                                  ("Q8_0", "on", ("--parallel", "2", "--unified-kv"))])
+def test_minimax_m3_buffers_match_llamacpp(data_dir, mix, fa, extra):
+    """MiniMax-M3 (llama.cpp's minimax-m3: a leading dense layer, then experts with a shared one and the block-sparse
+    indexer; tests/data/llamacpp/configs): the model buffers exact, the indexer's projections F32 in every mix, and
+    the cache of `llama_kv_cache_msa` exact: the main cache over every layer and the indexer's over the sparse ones,
+    which holds a V row of the head width beside each key. The compute buffer within 10 %: with flash attention the
+    sparse layers' mask over every cell, token and indexer head (`_msa_stage`); without it, or with a unified cache
+    of two sequences, llama.cpp runs the attention dense."""
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / "minimax-m3.json"), "--weights", mix, "--context",
+                         "4096" if extra else "2048", "--flash-attn", fa, "--prompt", "24", "--new", "4", "--no-store",
+                         *extra)
+    assert rc == 0
+    r = result_of(messages)
+    compute = _model_and_kv_exact_then_compute(r)
+    caches = r["buffers"]["kv_caches"]
+    indexer = [k.removesuffix("_layers") for k, v in caches.items() if k.endswith("_layers") and v == 3]
+    assert len(indexer) == 1 and caches[f"{indexer[0]}_v"] == caches[f"{indexer[0]}_k"] > 0
+    assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10

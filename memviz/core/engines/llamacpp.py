@@ -95,6 +95,9 @@ MLA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 # project's CPU; the GPU figure assumes the token embedding's rows stay in the host buffer as for the other stages
 # (not measured on a GPU)
 DELTANET_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
+#: hidden rows beside a MiniMax-M3 sparse layer's mask (`_msa_stage`): fitted on this project's CPU; the GPU figure
+#: one row less, as for the other stages (not measured on a GPU)
+MSA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 #: Falcon-H1's Mamba2 stage keeps two hidden rows more than Granite-4.0-H's: the attention's output, computed first
 #: and added after the mixer (ggml-org/llama.cpp 0c1e570 src/models/falcon-h1.cpp `llama_model_falcon_h1::graph`),
 #: and one the allocator keeps. Fitted on this project's CPU
@@ -362,7 +365,8 @@ class LlamaCpp(Engine):
 
     def kv_layout(self, x: Inputs) -> KVLayout:
         return KVLayout(latent_mla=latent_cache(x.a), kv_heads_divisor=1,
-                        v_rows_widest=not self.flash(x.sc, x.options) and not x.a.uniform_attention)
+                        v_rows_widest=not self.flash(x.sc, x.options) and not x.a.uniform_attention,
+                        indexer_value=x.a.block_indexer)
 
     def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
         """The attention layers' KV cells and the delta-net layers' recurrent states (`linear_state_bytes`)."""
@@ -457,10 +461,12 @@ class LlamaCpp(Engine):
             stage = {MAMBA2: self._mamba2_stage, SHORTCONV: self._shortconv_stage}.get(a.linear_mixer,
                                                                                        self._deltanet_stage)
             attn = np.maximum(attn, stage(x, n, where) + mask)
+        if a.block_indexer and flash and (x.sequences == 1 or not x.options["kv_unified"]):
+            attn = np.maximum(attn, self._msa_stage(x, n_kv, n, where) + mask)
         if a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
             per_layer = 4 * n * a.num_layers * a.per_layer_input_size  # every layer (src/models/gemma4.cpp
             attn, ffn = attn + per_layer, ffn + per_layer  # `project_per_layer_inputs`): alive through both stages
-        output = 4 * n * (a.vocab_size + OUTPUT_UNITS_HIDDEN[where] * h) if last_stage else x.zeros
+        output = 4 * n * (a.output_rows + OUTPUT_UNITS_HIDDEN[where] * h) if last_stage else x.zeros
         if not on_host and copies:
             copy_attn, copy_ffn, copy_output = self._offload_copies(x, n)
             attn, ffn = attn + copy_attn, ffn + copy_ffn
@@ -539,6 +545,21 @@ class LlamaCpp(Engine):
         key, value = a.linear_k_heads * a.linear_k_head_dim, a.linear_v_heads * a.linear_v_head_dim
         per_token = DELTANET_UNITS_HIDDEN[where] * a.hidden_size + 6 * key + 3 * value
         return 4 * (n * per_token + x.sequences * a.linear_state_values)
+
+    @staticmethod
+    def _msa_stage(x: Inputs, n_kv: np.ndarray, n: np.ndarray, where: str) -> np.ndarray:
+        """f32 bytes alive when a MiniMax-M3 sparse layer builds its attention mask (ggml-org/llama.cpp 0c1e570
+        src/models/minimax-m3.cpp, the batch path of `graph`): the F32 copy of the cache's mask, made once for every
+        layer (`msa_mf`, n_kv x n_ubatch); per stream, the selected blocks gathered to every cell for each indexer
+        head and its transposed copy (`bmc`, `bmx`: 2 x n_kv x tokens x heads), beside the query, key and value rows
+        and the indexer's queries and key, the residual and the normed input. Flash attention only: without it, or
+        with a unified cache of several sequences, llama.cpp runs MiniMax-M3's attention dense. Fitted on this
+        project's CPU (tests/probe/test_llamacpp_live.py)."""
+        a = x.a
+        streams = 1 if x.options["kv_unified"] else x.sequences
+        q, kv = a.num_heads * a.v_head_dim, a.num_kv_heads * a.head_dim
+        rows = MSA_UNITS_HIDDEN[where] * a.hidden_size + q + 2 * kv + (a.indexer_heads + 1) * a.indexer_head_dim
+        return 4 * (n * rows + n_kv * n * (1 + 2 * a.indexer_heads / streams))
 
     @staticmethod
     def _mamba2_stage(x: Inputs, n: np.ndarray, where: str) -> np.ndarray:
@@ -705,7 +726,7 @@ class LlamaCpp(Engine):
 
     def output_buffer(self, x: Inputs) -> np.ndarray:
         """`llama_context::output_reserve`: f32 logits of one row per sequence, in host memory."""
-        return 4.0 * x.a.vocab_size * np.maximum(x.sequences, 1) + x.zeros
+        return 4.0 * x.a.output_rows * np.maximum(x.sequences, 1) + x.zeros
 
     def host_buffers(self, x: Inputs) -> np.ndarray:
         return self.output_buffer(x) + self.host_compute(x)

@@ -90,6 +90,10 @@ KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8",
 #: FLASH_ATTN's smallest kernel block (`get_supported_kernel_block_sizes`: MultipleOf(16)) and FlashInfer's GDN
 #: checkpoint grid (vllm/v1/attention/backends/gdn_attn.py FLASHINFER_GDN_CHECKPOINT_ALIGNMENT), vLLM 0.33
 KERNEL_BLOCK_TOKENS = 16
+#: MiniMax-M3's block-sparse backend and indexer (vllm/models/minimax_m3/common/sparse_attention.py, indexer.py
+#: `get_supported_kernel_block_sizes`: [128], "page size == sparse block size"); `update_block_size_for_backend`
+#: takes the smallest block every backend accepts
+MINIMAX_SPARSE_BLOCK_TOKENS = 128
 GDN_CHECKPOINT_TOKENS = 64
 
 
@@ -195,8 +199,14 @@ class VLLM(Engine):
 
     # --- the model of the engine --------------------------------------------------------
     def kv_layout(self, x: Inputs) -> KVLayout:
-        return KVLayout(latent_mla=True, block_tokens=self.hybrid_block(x)[0], kv_heads_divisor=x.sc.tp,
-                        indexer_fp8=True)
+        return self._layout(x, self.hybrid_block(x)[0])
+
+    @staticmethod
+    def _layout(x: Inputs, block_tokens: int = 0) -> KVLayout:
+        """MLA's latent, KV heads over the TP ranks; DeepSeek sparse attention's indexer keys in FP8 with scales,
+        MiniMax-M3's in bfloat16."""
+        return KVLayout(latent_mla=True, block_tokens=block_tokens, kv_heads_divisor=x.sc.tp, indexer_fp8=x.a.is_mla,
+                        indexer_bf16=not x.a.is_mla)
 
     def linear_state_bytes(self, x: Inputs) -> int:
         """One delta-net, Mamba2 or short-convolution layer's state on this rank, unpadded
@@ -234,9 +244,11 @@ class VLLM(Engine):
         state, and the state page is padded to it; a request takes 1 page per layer, 2 with prefix caching (the
         running and the cached state), 3 with checkpoints (`MambaSpec.max_memory_usage_bytes`)."""
         block = x.options["block_size"]
+        if x.a.block_indexer:  # MINIMAX_M3_SPARSE and its indexer take pages of one sparse block only
+            block = lcm(block, MINIMAX_SPARSE_BLOCK_TOKENS)
         if not x.a.state_layers:
             return block, 0, 1
-        layout = KVLayout(latent_mla=True, kv_heads_divisor=x.sc.tp, indexer_fp8=True)
+        layout = self._layout(x)
         attn = int(per_token_layer_bytes(x.a, x.kvf, layout, x.a.layer_types.index(FULL)))
         checkpoints = self.gdn_checkpoints(x)
         align = lcm(max(KERNEL_BLOCK_TOKENS, block), GDN_CHECKPOINT_TOKENS if checkpoints else 1)
@@ -257,7 +269,7 @@ class VLLM(Engine):
         peak = forward
         if last_stage:
             hidden = tokens * a.hidden_size * act_bytes
-            sampler = requests * a.vocab_size * SAMPLER_BYTES_PER_LOGIT
+            sampler = requests * a.output_rows * SAMPLER_BYTES_PER_LOGIT
             peak = max(forward, hidden + sampler)
         return x.zeros + peak
 

@@ -30,7 +30,7 @@ ARCH_TO_MODEL_TYPE = {
     "gemma4": "gemma4_text", "deepseek32": "deepseek_v32", "glm-dsa": "glm_moe_dsa",
     "qwen35": "qwen3_5_text", "qwen35moe": "qwen3_5_moe_text", "qwen3next": "qwen3_next",
     "granitehybrid": "granitemoehybrid", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h", "lfm2": "lfm2",
-    "lfm2moe": "lfm2_moe", "falcon-h1": "falcon_h1", "deepseek4": "deepseek_v4",
+    "lfm2moe": "lfm2_moe", "falcon-h1": "falcon_h1", "deepseek4": "deepseek_v4", "minimax-m3": "minimax_m3_vl_text",
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
@@ -246,6 +246,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_falcon_h1_config(get, tensor_names, warnings))
     if arch == "deepseek4":
         cfg.update(_deepseek4_config(get, cfg, warnings))
+    if arch == "minimax-m3":
+        cfg.update(_minimax_m3_config(cfg))
     if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS:
         warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
     if arch == "gemma4":  # per-layer values read layer by layer, value_length being the full layers' width
@@ -383,6 +385,19 @@ def _deepseek4_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str
     if any(v is None for v in out.values()):
         raise InputError("DeepSeek-V4 GGUF metadata lacks hyper_connection.count, the output groups or q_lora_rank")
     return out
+
+
+def _minimax_m3_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """MiniMax-M3 as llama.cpp 0c1e570 builds it (src/models/minimax-m3.cpp `load_arch_hparams` / `load_tensors`):
+    the leading_dense_block_count first blocks hold a dense MLP of feed_forward_length and full attention, every
+    other block experts of expert_feed_forward_length, expert_shared_count shared experts as wide, and the block-sparse
+    indexer (conversion/minimax.py `MiniMaxM3Model` writes the counts from moe_layer_freq)."""
+    n, lead = cfg["num_hidden_layers"] or 0, cfg.get("first_k_dense_replace") or 0
+    experts = cfg.get("moe_intermediate_size") or cfg["intermediate_size"]
+    return {"dense_intermediate_size": cfg["intermediate_size"], "intermediate_size": experts,
+            "shared_intermediate_size": experts * (cfg.get("n_shared_experts") or 0),
+            "layer_types": ["full_attention"] * lead + ["minimax_m3_sparse"] * (n - lead),
+            "mlp_layer_types": ["dense"] * lead + ["sparse"] * (n - lead)}
 
 
 def _granite_hybrid_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
