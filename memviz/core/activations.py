@@ -54,21 +54,31 @@ COMPOSED_ACT_TEMPORARIES = {"gelu_new": 2, "gelu_python_tanh": 2, "gelu_python":
 #: GPT-2 (softmax in the compute dtype: scores and probabilities); GPT-Neo (float32 scores, their `torch.where`
 #: copy, their masked copy, the cast); GPT-J and CodeGen (float32 scores and softmax, the cast); BLOOM (the baddbmm
 #: scores and their masked copy in the compute dtype, then a float32 softmax and its float32 input); Falcon (scores,
-#: their masked copy, the softmax and its input in the compute dtype); gpt-oss and MiMo-V2-Flash (scores, their
+#: their masked copy, the softmax and its input in the compute dtype); gpt-oss, MiMo-V2-Flash and HY-V4 (scores, their
 #: concatenation with the sinks, the softmax, all in the compute dtype); Flint (float32 scores, their concatenation
-#: with the sinks and the softmax). Measured as live tensors of real prefills in float32 and bfloat16
-#: (tests/probe/test_eager_live.py).
+#: with the sinks and the softmax); HY-V4 (masked scores, then float32 through its float32 sinks: their
+#: concatenation, less its maximum, the softmax, and the cast back). Measured as live tensors of real prefills in
+#: float32 and bfloat16 (tests/probe/test_eager_live.py).
 EAGER_SCORE_COPIES: dict[str, tuple[int, int, int]] = {
     "gpt2": (0, 2, 0), "gpt_neo": (2, 1, 0), "gptj": (2, 0, 1), "codegen": (2, 0, 1), "bloom": (2, 2, 0),
-    "falcon": (0, 4, 0), "gpt_oss": (0, 3, 0), "mimo_v2_flash": (0, 3, 0), "flint": (3, 0, 0),
+    "falcon": (0, 4, 0), "gpt_oss": (0, 3, 0), "mimo_v2_flash": (0, 3, 0), "flint": (3, 0, 0), "hy_v4": (2, 1, 1),
 }
 DEFAULT_EAGER_SCORE_COPIES = (1, 1, 1)
+#: B x n x T masks in the compute dtype alive with the scores: the causal mask; HY-V4's sparse attention adds its
+#: top-k mask filled into a copy of it and the copies its attention makes (measured: 5)
+EAGER_MASK_COPIES = {"hy_v4": 5}
 
 
 def eager_score_bytes(a: Architecture, act_bytes: float) -> float:
     """Bytes per score (query x key x head) transformers' eager attention holds at its peak (`EAGER_SCORE_COPIES`)."""
     fp32, same, cast = EAGER_SCORE_COPIES.get(a.model_type, DEFAULT_EAGER_SCORE_COPIES)
     return 4 * fp32 + act_bytes * (same + (cast if act_bytes < 4 else 0))
+
+
+def lightning_indexer_workspace(a: Architecture, n: ArrayLike, t: ArrayLike, b: ArrayLike) -> ArrayLike:
+    """DeepSeek sparse attention's indexer in transformers 5.24 (HYV4Indexer, DeepseekV32Indexer): float32 scores of
+    every indexer head over every key and their ReLU, then the head-weighted sum and its masked copy."""
+    return b * n * t * 4 * (2 * a.indexer_heads + 2)
 
 
 @dataclass(frozen=True)
@@ -121,13 +131,16 @@ def inference_workspace(
     gqa = a.num_kv_heads < a.num_heads
     repeated_kv = b * t * heads * (a.head_dim + a.v_head_dim) * act_bytes if gqa and attention == "eager" else 0
     out = b * n * heads * a.v_head_dim * act_bytes
-    # the scores and the B x n x T mask eager attention adds to them
-    scores = b * n * t * (heads * eager_score_bytes(a, act_bytes) + act_bytes) if attention == "eager" else 0
+    # the scores and the B x n x T masks eager attention adds to them
+    masks = EAGER_MASK_COPIES.get(a.model_type, 1) * act_bytes
+    scores = b * n * t * (heads * eager_score_bytes(a, act_bytes) + masks) if attention == "eager" else 0
     if a.compress_ratios and attention == "eager":  # DeepSeek-V4 (`deepseek_v4_eager_attention`)
         scores, repeated_kv = deepseek_v4_eager_attention(a, n, t, b, heads, act_bytes)
     attn = scores + repeated_kv + out
     if a.block_indexer and attention in ("eager", "sdpa"):  # MiniMax-M3's sparse layers: the mask held, or built
         attn = np.maximum(attn + b * heads * n * t * act_bytes, block_sparse_mask_workspace(a, n, t, b, act_bytes))
+    elif a.indexer_heads and not a.compress_ratios and attention in ("eager", "sdpa"):
+        attn = np.maximum(attn, lightning_indexer_workspace(a, n, t, b))
     if a.hyper_streams and eager_modules:
         attn = np.maximum(attn, hyper_connection_workspace(a, n, b, act_bytes))
     extra = COMPOSED_ACT_TEMPORARIES.get(a.hidden_act, 0) if eager_modules else 0

@@ -37,7 +37,7 @@ KNOWN_MODEL_TYPES = (
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
     "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom", "solar_open", "exaone4", "exaone_moe", "hy_v3",
     "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1", "deepseek_v4", "jais2", "nanochat",
-    "minimax_m3_vl_text",
+    "minimax_m3_vl_text", "hy_v4",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -74,7 +74,7 @@ _BY_ARCHITECTURE = {
     "PersimmonForCausalLM": "persimmon", "Lfm2ForCausalLM": "lfm2", "Lfm2MoeForCausalLM": "lfm2_moe",
     "FalconH1ForCausalLM": "falcon_h1", "DeepseekV4ForCausalLM": "deepseek_v4", "Jais2ForCausalLM": "jais2",
     "NanoChatForCausalLM": "nanochat", "Apertus1p5TextForCausalLM": "apertus",
-    "MiniMaxM3SparseForCausalLM": "minimax_m3_vl_text",
+    "MiniMaxM3SparseForCausalLM": "minimax_m3_vl_text", "HYV4ForCausalLM": "hy_v4",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
@@ -223,6 +223,9 @@ class Architecture:
     # projection (`out_groups` x `out_lora_rank`); the `hash_layers` route by a token-id table (no score bias)
     compress_ratios: tuple[int, ...] = ()
     hyper_streams: int = 0
+    # DeepSeek-V4's hyper-connections mix the streams with a comb matrix too ((2 + n) x n mixes, three scales);
+    # HY-V4's drop it (HYV4HyperConnection: 2 x n mixes, two scales)
+    hyper_comb: bool = True
     out_groups: int = 0
     out_lora_rank: int = 0
     hash_layers: tuple[bool, ...] = ()
@@ -542,7 +545,8 @@ def _int_list(value: Any, key: str) -> list[int]:
 #: (Glm4MoeLiteConfig / ExaoneMoeConfig first_k_dense_replace = 1; HYV3Config: one dense layer, no field;
 #: AfmoeConfig num_dense_layers = 1; Lfm2MoeConfig num_dense_layers = 2)
 _FIRST_DENSE = {"glm4_moe_lite": ("first_k_dense_replace", 1), "exaone_moe": ("first_k_dense_replace", 1),
-                "hy_v3": ("first_k_dense_replace", 1), "afmoe": ("num_dense_layers", 1),
+                "hy_v3": ("first_k_dense_replace", 1), "hy_v4": ("first_k_dense_replace", 1),
+                "afmoe": ("num_dense_layers", 1),
                 "lfm2_moe": ("num_dense_layers", 2)}
 
 
@@ -592,7 +596,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint"):  # FlintSparseMoeBlock: ungated
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
     elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
-                        "glm_moe_dsa", "solar_open", "deepseek_v4"):  # one shared MLP of n_shared x I
+                        "glm_moe_dsa", "solar_open", "deepseek_v4", "hy_v4"):  # one shared MLP of n_shared x I
         shared = moe_inter * _int(cfg.get("n_shared_experts", int(model_type == "deepseek_v4")) or 0,
                                   "n_shared_experts")
     elif model_type in ("exaone_moe", "hy_v3", "afmoe"):  # ExaoneMoe / HYV3 / Afmoe: num_shared_experts x I
@@ -618,7 +622,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                 router_score_bias=model_type in ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                                                  "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
                                                  "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash",
-                                                 "deepseek_v4", "minimax_m3_vl_text")
+                                                 "deepseek_v4", "minimax_m3_vl_text", "hy_v4")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
@@ -755,11 +759,13 @@ def _minimax_m3_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
     return out
 
 
-def _indexer_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
-    """DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer, GlmMoeDsaIndexer, transformers 5.24): in
-    every layer, or in the layers `indexer_types` marks "full" (GLM-5's "shared" layers reuse the previous one's
-    selection and hold no indexer)."""
+def _indexer_fields(cfg: dict[str, Any], n_layers: int, model_type: str) -> dict[str, Any]:
+    """DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer, GlmMoeDsaIndexer, HYV4Indexer, transformers
+    5.24): in every layer, or in the layers `indexer_types` marks "full" (GLM-5's and HY-V4's "shared" layers reuse
+    the previous one's selection and hold no indexer); HYV4Config's default: layer 0 and every fourth from layer 1."""
     kinds = cfg.get("indexer_types")
+    if kinds is None and model_type == "hy_v4":
+        kinds = ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(n_layers)]
     if kinds is not None and (not isinstance(kinds, list) or len(kinds) != n_layers):
         raise InputError(f"indexer_types must list one of 'full' / 'shared' per layer ({n_layers})")
     return dict(indexer_heads=_int(_require(cfg, "index_n_heads"), "index_n_heads"),
@@ -1322,8 +1328,11 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   head_dim=nope + rope, v_head_dim=_int(_require(cfg, "v_head_dim"), "v_head_dim"),
                   num_kv_heads=n_heads)
 
-    if cfg.get("index_head_dim") and model_type in ("deepseek_v32", "glm_moe_dsa"):
-        kw.update(_indexer_fields(cfg, n_layers))
+    if cfg.get("index_head_dim") and model_type in ("deepseek_v32", "glm_moe_dsa", "hy_v4"):
+        kw.update(_indexer_fields(cfg, n_layers, model_type))
+    if model_type == "hy_v4":  # HYV4Attention: a gate on the attention's output, a sink per head; HYV4HyperConnection
+        kw.update(attn_output_gate=True, attention_sinks=True,
+                  hyper_streams=_int(cfg.get("hc_mult", 4), "hc_mult"), hyper_comb=False)
 
     kw["native_format"] = native_format(cfg)
     if model_type == "deepseek_v4":  # every layer's window (its compressed entries: `compress_ratios`)

@@ -275,9 +275,10 @@ def _choose(mix: str, t: Tensor, a: Architecture, imatrix: bool, qkv_branch: boo
 
 
 #: two-dimensional tensors the converter writes in F32 that the quantizer still types as any other (src/llama-quant.cpp
-#: `tensor_allows_quantization` spares them for GLM-5-Next only): DeepSeek-V4's hyper-connection projections and its
-#: compressors' position biases
-QUANTIZED_F32_KINDS = frozenset({"hc_fn", "comp_ape", "indexer_comp_ape"})
+#: `tensor_allows_quantization` spares them for GLM-5-Next only): DeepSeek-V4's and HY-V4's hyper-connection
+#: projections (conversion/deepseek.py, conversion/hy_v4.py `tensor_force_quant`), DeepSeek-V4's compressors' position
+#: biases, DeepSeek sparse attention's indexer head weights (conversion/base.py: "DSA indexer weights should be F32")
+QUANTIZED_F32_KINDS = frozenset({"hc_fn", "comp_ape", "indexer_comp_ape", "indexer_proj"})
 #: two-dimensional tensors F32 in every file: MiniMax-M3's indexer projections (conversion/minimax.py
 #: `MiniMaxM3Model.tensor_force_quant` writes them F32; src/llama-quant.cpp: "do not quantize MiniMax's indexer
 #: projection weights, they are tiny")

@@ -35,7 +35,8 @@ _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a":
          "indexer_q_b": "indexer.attn_q_b", "indexer_k": "indexer.attn_k", "indexer_k_norm": "indexer.k_norm",
          "indexer_proj": "indexer.proj",
          # MiniMax-M3's block-sparse indexer (LLM_TENSOR_INDEXER_Q_PROJ / _K_PROJ / _Q_NORM)
-         "indexer_q": "indexer.q_proj", "indexer_k_proj": "indexer.k_proj", "indexer_q_norm": "indexer.q_norm"}
+         "indexer_q": "indexer.q_proj", "indexer_k_proj": "indexer.k_proj", "indexer_q_norm": "indexer.q_norm",
+         "attn_gate": "attn_gate"}  # HY-V4's gate on the attention's output (LLM_TENSOR_ATTN_GATE)
 #: Gemma 4's tensors outside the layers and its router's scales (llama.cpp conversion/gemma.py `Gemma4Model`,
 #: src/models/gemma4.cpp: ffn_gate_inp.scale, the per-expert scale as ffn_down_exps.scale)
 _GLOBAL = {"per_layer_token_embd": "per_layer_token_embd.weight", "per_layer_model_proj": "per_layer_model_proj.weight",
@@ -55,7 +56,8 @@ _MAMBA2 = {"ssm_in": "ssm_in.weight", "ssm_in_bias": "ssm_in.bias", "ssm_conv1d_
 _SHORTCONV = {"shortconv_in": "shortconv.in_proj.weight", "shortconv_conv": "shortconv.conv.weight",
               "shortconv_out": "shortconv.out_proj.weight"}
 #: DeepSeek-V4's tensors by the end of their inventory name (src/llama-arch.cpp: attn_kv, attn_output_a / _b, the
-#: compressors', the indexer's, the hyper-connections' and the final hyper-connection head's)
+#: compressors', the indexer's, the hyper-connections' and the final hyper-connection head's; HY-V4's
+#: hyper-connections take the same names, src/models/hy-v4.cpp)
 _DEEPSEEK4 = {"self_attn.kv_proj.weight": "attn_kv.weight", "self_attn.kv_norm.weight": "attn_kv_a_norm.weight",
               "self_attn.q_a_norm.weight": "attn_q_a_norm.weight", "o_a_proj.weight": "attn_output_a.weight",
               "o_b_proj.weight": "attn_output_b.weight", "compressor.kv_proj.weight": "attn_compressor_kv.weight",
@@ -87,7 +89,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
     """The GGUF name of an inventory tensor (biases end in `.bias`)."""
     if t.kind in _GLOBAL:
         return _GLOBAL[t.kind]
-    if a.compress_ratios and (v4 := next((n for end, n in _DEEPSEEK4.items() if t.name.endswith(end)), None)):
+    if (a.compress_ratios or a.hyper_streams) and (v4 := next((n for end, n in _DEEPSEEK4.items()
+                                                                if t.name.endswith(end)), None)):
         return v4 if t.layer is None else f"blk.{t.layer}.{v4}"
     if t.role is Role.EMBEDDING:
         return "token_embd.weight"

@@ -88,6 +88,10 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         _linear(out, f"{p}.o_proj", h, a.num_heads * a.v_head_dim, role, i, "o")
         if a.layer_indexer(i):
             _indexer(out, a, f"{p}.indexer", i)
+        if a.attn_output_gate:  # HYV4Attention.gate_proj: a gate per head and value channel
+            _linear(out, f"{p}.gate_proj", a.num_heads * a.v_head_dim, h, role, i, "attn_gate")
+        if a.attention_sinks:
+            out.append(Tensor(f"{p}.sinks", (a.num_heads,), Role.ATTENTION, i, "sinks"))
         return
     if a.layer_types[i] == LINEAR and a.linear_mixer == MAMBA2:
         _mamba2(out, a, p.replace("self_attn", "mamba"), i)
@@ -300,9 +304,10 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
         if a.layer_scalars:
             out.append(Tensor(f"{p}.layer_scalar", (1,), Role.NORM, i, "layer_output_scale"))
         if a.hyper_streams:  # DeepseekV4DecoderLayer: attn_hc and ffn_hc, pre / post / comb mixes of n streams
-            n = a.hyper_streams
-            _hyper_connection(out, a, f"{p}.attn_hc", i, (2 + n) * n, 3)
-            _hyper_connection(out, a, f"{p}.ffn_hc", i, (2 + n) * n, 3)
+            n = a.hyper_streams  # (HYV4HyperConnection: pre and post only)
+            mixes, scales = ((2 + n) * n, 3) if a.hyper_comb else (2 * n, 2)
+            _hyper_connection(out, a, f"{p}.attn_hc", i, mixes, scales)
+            _hyper_connection(out, a, f"{p}.ffn_hc", i, mixes, scales)
     if a.hyper_streams:  # DeepseekV4HyperHead: the final collapse of the streams
         _hyper_connection(out, a, "model.hc_head", None, a.hyper_streams, 1)
     _norm(out, a, "model.norm", a.hidden_size, None)

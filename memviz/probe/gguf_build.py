@@ -26,7 +26,7 @@ import numpy as np
 from memviz.core.arch import FULL, LINEAR, SLIDING, Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import get_weight_format, weight_bytes
-from memviz.core.gguf_mixes import KEPT_F32_KINDS
+from memviz.core.gguf_mixes import KEPT_F32_KINDS, QUANTIZED_F32_KINDS
 from memviz.core.gguf_names import CONV_KINDS, gguf_name, gguf_tensors
 from memviz.core.inventory import Role
 from memviz.core.units import GB
@@ -38,7 +38,7 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "granitemoehybrid": "granitehybrid", "nemotron_h": "nemotron_h",
              "bamba": "granitehybrid",  # conversion/granite.py `GraniteHybridModel` converts Bamba too
              "lfm2": "lfm2", "lfm2_moe": "lfm2moe", "falcon_h1": "falcon-h1", "deepseek_v4": "deepseek4",
-             "minimax_m3_vl_text": "minimax-m3"}
+             "minimax_m3_vl_text": "minimax-m3", "hy_v4": "hy_v4"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -81,7 +81,7 @@ def _metadata(w, a: Architecture, arch: str) -> None:
                     [0 if kind == LINEAR else a.num_kv_heads for kind in a.layer_types])
         w.add_key_length(a.head_dim)
         w.add_value_length(a.v_head_dim)
-    elif arch != "deepseek2":  # MLA writes its own
+    elif arch not in ("deepseek2", "hy_v4"):  # MLA writes its own
         w.add_head_count_kv(a.num_kv_heads)
         w.add_key_length(a.head_dim)
         w.add_value_length(a.v_head_dim)
@@ -105,6 +105,9 @@ def _metadata(w, a: Architecture, arch: str) -> None:
             w.add_expert_shared_feed_forward_length(a.shared_expert_intermediate_size)
     if arch == "deepseek2":
         _deepseek2_metadata(w, a)
+    if arch == "hy_v4":
+        _deepseek2_metadata(w, a, gating=2)  # sigmoid (conversion/hy_v4.py `HYV4Model.set_gguf_parameters`)
+        _hy_v4_metadata(w, a)
     if arch == "deepseek4":
         _deepseek4_metadata(w, a)
     if arch == "minimax-m3":
@@ -148,7 +151,7 @@ def _gemma4_metadata(w, a: Architecture) -> None:
                                                * width for i in range(a.num_layers)])
 
 
-def _deepseek2_metadata(w, a: Architecture) -> None:
+def _deepseek2_metadata(w, a: Architecture, gating: int = 1) -> None:
     """MLA as llama.cpp's converter writes it (`DeepseekV2Model.set_gguf_parameters`): one KV head of the latent
     (key kv_lora_rank + rope, value kv_lora_rank), the per-head sizes as the `_mla` lengths, softmax gating; a
     legacy file (`mla_kv_b_unsplit`) as converters wrote it before: every head a KV head of the per-head sizes."""
@@ -170,7 +173,7 @@ def _deepseek2_metadata(w, a: Architecture) -> None:
     w.add_leading_dense_block_count(a.moe_layers.index(True) if True in a.moe_layers else a.num_layers)
     w.add_expert_shared_count(a.shared_expert_intermediate_size // a.moe_intermediate_size)
     w.add_expert_weights_scale(1.0)
-    w.add_expert_gating_func(gguf.ExpertGatingFuncType.SOFTMAX)
+    w.add_expert_gating_func(gguf.ExpertGatingFuncType(gating))  # 1 softmax, 2 sigmoid
 
 
 def _deepseek4_metadata(w, a: Architecture) -> None:
@@ -197,6 +200,20 @@ def _deepseek4_metadata(w, a: Architecture) -> None:
     w.add_array("deepseek4.swiglu_clamp_exp", [10.0] * n)
     w.add_array("deepseek4.swiglu_clamp_shexp", [10.0] * n)
     w.add_array("deepseek4.attention.compress_ratios", list(a.compress_ratios))
+
+
+def _hy_v4_metadata(w, a: Architecture) -> None:
+    """HY-V4's keys beyond DeepSeek-V2's (conversion/hy_v4.py `HYV4Model.set_gguf_parameters`, read by
+    src/models/hy-v4.cpp `load_arch_hparams`): the hyper-connections' count, epsilon and magnitude; the indexer's
+    heads, key width, top-k and which layers own one."""
+    w.add_uint32("hy_v4.hyper_connection.count", a.hyper_streams)
+    w.add_float32("hy_v4.hyper_connection.epsilon", 1e-6)
+    w.add_float32("hy_v4.hyper_connection.magnitude", 2.0)
+    if a.indexer_head_dim:
+        w.add_uint32("hy_v4.attention.indexer.head_count", a.indexer_heads)
+        w.add_uint32("hy_v4.attention.indexer.key_length", a.indexer_head_dim)
+        w.add_uint32("hy_v4.attention.indexer.top_k", 64)
+        w.add_array("hy_v4.attention.indexer.types", [bool(f) for f in a.indexer_layers])
 
 
 def _minimax_m3_metadata(w, a: Architecture) -> None:
@@ -262,7 +279,8 @@ def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]
         # routers stay F32, as llama.cpp's converter writes them (conversion/base.py, "always in float32"),
         # and so do biases, as every tensor not named .weight (conversion/base.py), and a delta-net's convolution
         # (a Mamba2 layer's grouped norm and its A and D are two-dimensional in ggml, F32 all the same)
-        f16 = t.is_matrix and t.role not in (Role.ROUTER, Role.NORM) and t.kind not in CONV_KINDS | KEPT_F32_KINDS
+        f16 = t.is_matrix and t.role not in (Role.ROUTER, Role.NORM) and t.kind not in (CONV_KINDS | KEPT_F32_KINDS
+                                                                                         | QUANTIZED_F32_KINDS)
         if t.kind == "tid2eid":  # DeepSeek-V4's token-id -> experts table, I32 (conversion/deepseek.py)
             yield gguf_name(t, a), t.shape, np.dtype(np.int32)
             continue

@@ -261,3 +261,21 @@ def test_minimax_m3_buffers_match_llamacpp(data_dir, mix, fa, extra):
     indexer = [k.removesuffix("_layers") for k, v in caches.items() if k.endswith("_layers") and v == 3]
     assert len(indexer) == 1 and caches[f"{indexer[0]}_v"] == caches[f"{indexer[0]}_k"] > 0
     assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10
+
+
+@pytest.mark.parametrize(("mix", "fa", "ctx"), [("Q8_0", "on", 4096), ("Q8_0", "on", 8192), ("Q4_K_M", "on", 4096),
+                                                ("Q4_0", "on", 4096), ("Q8_0", "off", 4096)])
+def test_hy_v4_buffers_match_llamacpp(data_dir, mix, fa, ctx):
+    """HY-V4 (llama.cpp's hy_v4: MLA with a gated output and sinks, DeepSeek sparse attention whose "shared" layers
+    reuse the last full layer's selection, hyper-connections without the comb mix, a leading dense layer;
+    tests/data/llamacpp/configs): the model buffers (the hyper-connection projections F32 in the converted file, typed
+    by the quantizer as any matrix) and the cache of `llama_kv_cache_dsa` (the latent in every layer, the indexer's
+    key in the full ones) exact; the compute buffer within 10 %: sparse attention's three more masks (the indexer
+    cache's, the filled one, their sum) and the residual's streams beside the absorbed query (docs/engines.md)."""
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / "hy-v4.json"), "--weights", mix, "--context", str(ctx),
+                         "--flash-attn", fa, "--prompt", "24", "--new", "4", "--no-store")
+    assert rc == 0
+    r = result_of(messages)
+    compute = _model_and_kv_exact_then_compute(r)
+    assert sorted(v for k, v in r["buffers"]["kv_caches"].items() if k.endswith("_layers")) == [3, 4]
+    assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10

@@ -87,3 +87,27 @@ def test_minimax_m3_block_sparse_prefill_matches_live_tensors(attention, dtype):
     result = estimate(from_hf_config(cfg), sc)
     assert result.bytes["kv_cache"] == held
     assert result.bytes["activations"] == pytest.approx(live.peak_bytes - held, rel=0.07)
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+@pytest.mark.parametrize(("batch", "prompt"), [(2, 256), (4, 1024)])
+def test_hy_v4_eager_prefill_matches_live_tensors(dtype, batch, prompt):
+    """HY-V4 runs eager only in transformers 5.24: its scores turn float32 through the float32 sinks, its sparse
+    attention fills a top-k mask beside the causal one, its indexer scores every key in float32 over its heads
+    (data/probe/hy_v4_indexed.json). Over 1-4 sequences of 256-2,048 tokens, 8-16 heads, fp32 and bf16 the formula
+    stays within -3.0 ... +7.3 % of the live tensors; the cache (latent and indexer keys) exact."""
+    from transformers import AutoModelForCausalLM, DynamicCache
+
+    cfg = load_config(DATA / "hy_v4_indexed.json")
+    torch_dtype = torch.float32 if dtype == "fp32" else torch.bfloat16
+    model = AutoModelForCausalLM.from_config(hf_config(cfg), dtype=torch_dtype, attn_implementation="eager").eval()
+    ids = torch.randint(3, model.config.vocab_size, (batch, prompt), generator=torch.Generator().manual_seed(0))
+    cache = DynamicCache(config=model.config)
+    with torch.inference_mode(), LiveTensors() as live:
+        model(input_ids=ids, **{cache_keyword(model): cache}, use_cache=True, logits_to_keep=1)
+    held = addressed_bytes(cache_tensors(cache))
+    sc = Scenario(weight_format=dtype, kv_format=dtype, context_tokens=prompt, batch=batch, device="cpu",
+                  engine="transformers")  # eager: transformers' only path for HY-V4
+    result = estimate(from_hf_config(cfg), sc)
+    assert result.bytes["kv_cache"] == held
+    assert result.bytes["activations"] == pytest.approx(live.peak_bytes - held, rel=0.08)

@@ -455,6 +455,11 @@ class LlamaCpp(Engine):
             # width alive (measured on this project's CPU over head widths 64-256 and 1-2 KV heads, within 5 %)
             q_more, kv_more = self._wider_full_layers(a)
             attn = scores + mask + 4 * n * (ATTN_UNITS_HIDDEN[where] * h + 3 * q_more + 2 * kv_more)
+        if a.indexer_heads and a.is_mla:  # DeepSeek sparse attention (`build_attn` with top_k, llama-graph.cpp): the
+            # indexer cache's own mask, the cache's mask filled with -inf and its top-k rows unmasked, their sum
+            attn = attn + 3 * self._mask_bytes(x, n_kv, n)
+        if a.hyper_streams and not a.compress_ratios:  # HY-V4 (src/models/hy-v4.cpp): the residual's streams, F32,
+            attn = attn + 4 * n * a.hyper_streams * h  # alive through the attention
         if a.is_mla and not latent_cache(a):  # a legacy file's per-head path: q and kv_b's output stay alive too
             attn = attn + 4 * n * a.num_heads * (2 * a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
         if a.state_layers:  # the delta-net, Mamba2 or short-convolution layers' stage beside attention's

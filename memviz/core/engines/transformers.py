@@ -70,17 +70,23 @@ BITSANDBYTES_CONFIG = {
 #: FP8 storages `FineGrainedFP8HfQuantizer` loads (quant_method "fp8": per-tensor or 128 x 128 block scales)
 FINEGRAINED_FP8 = frozenset({"fp8", "fp8-block"})
 FP8_FORMATS = FINEGRAINED_FP8 | {"fp8-block-mxfp4-moe"}  # the weight formats holding those storages
-#: bytes a value of the DeepSeek-V4 tensors transformers keeps wide whatever the model's dtype (huggingface/transformers
-#: 5.24 modeling_deepseek_v4.py: every RMSNorm and both hyper-connections `.to(dtype=torch.float32)`, the sinks and
-#: the compressors' position biases created in float32, the routers' score bias a float32 buffer, the hash routers'
-#: tid2eid an int64 one)
-WIDE_KINDS = {"norm": 4, "hc_fn": 4, "hc_base": 4, "hc_scale": 4, "comp_ape": 4, "indexer_comp_ape": 4, "sinks": 4,
-              "router_bias": 4, "tid2eid": 8}
+#: bytes a value of the tensors transformers 5.24 keeps wide whatever the model's dtype, by model type.
+#: DeepSeek-V4 (modeling_deepseek_v4.py): every RMSNorm and both hyper-connections `.to(dtype=torch.float32)`, the
+#: sinks and the compressors' position biases created in float32, the routers' score bias a float32 buffer, the hash
+#: routers' tid2eid an int64 one. HY-V4 (modeling_hy_v4.py `_keep_in_fp32_modules_strict`): the router and its score
+#: bias, the hyper-connections and their head, the indexer's head weights and key norm, the sinks, the LM head
+WIDE_KINDS = {
+    "deepseek_v4": {"norm": 4, "hc_fn": 4, "hc_base": 4, "hc_scale": 4, "comp_ape": 4, "indexer_comp_ape": 4,
+                    "sinks": 4, "router_bias": 4, "tid2eid": 8},
+    "hy_v4": {"router": 4, "router_bias": 4, "hc_fn": 4, "hc_base": 4, "hc_scale": 4, "indexer_proj": 4,
+              "indexer_k_norm": 4, "indexer_k_norm_bias": 4, "sinks": 4, "output": 4},
+}
 #: model types whose transformers 5.24 class has no SDPA path (`_supports_sdpa` unset: Gemma2ForCausalLM,
 #: GptOssForCausalLM, GPTNeoForCausalLM, BloomForCausalLM, MiMoV2FlashForCausalLM, FlintForCausalLM,
-#: DeepseekV4ForCausalLM): without attn_implementation transformers runs them eager, scores materialised (5.17 still ran
-#: Gemma-2 with SDPA: the H200 runs in tests/data/probe record it, and a scenario naming sdpa is estimated so)
-EAGER_ONLY = frozenset({"gemma2", "gpt_oss", "gpt_neo", "bloom", "mimo_v2_flash", "flint", "deepseek_v4"})
+#: DeepseekV4ForCausalLM; HYV4ForCausalLM sets it False): without attn_implementation transformers runs them eager,
+#: scores materialised (5.17 still ran Gemma-2 with SDPA: the H200 runs in tests/data/probe record it, and a scenario
+#: naming sdpa is estimated so)
+EAGER_ONLY = frozenset({"gemma2", "gpt_oss", "gpt_neo", "bloom", "mimo_v2_flash", "flint", "deepseek_v4", "hy_v4"})
 RUNTIME_BYTES_CPU = 425 * MiB
 BITSANDBYTES_RUNTIME_BYTES_CPU = 63 * MiB
 ALLOCATOR_FRACTION_CUDA = 0.26
@@ -187,16 +193,17 @@ class Transformers(Engine):
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """Weights dequantized while loading replace their packed bytes by 2 per value (the bf16 model dtype);
-        DeepSeek-V4's tensors transformers keeps wide take their own width (`WIDE_KINDS`)."""
+        the tensors transformers keeps wide take their own width (`WIDE_KINDS`)."""
         storages = self.dequantized_storages(x.sc, x.options)
+        wide = WIDE_KINDS.get(x.a.model_type, {})
         extra = 0.0
         for t, storage, nbytes in tensor_bytes(x.a, x.wf):
             if t.layer not in layers and not (t.layer is None and 0 in layers):
                 continue
             if storage in storages:
                 extra += t.numel * 2 - nbytes
-            elif x.a.compress_ratios and t.kind in WIDE_KINDS:
-                extra += t.numel * WIDE_KINDS[t.kind] - nbytes
+            elif t.kind in wide:
+                extra += t.numel * wide[t.kind] - nbytes
         return extra
 
     @staticmethod

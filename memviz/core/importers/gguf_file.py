@@ -31,6 +31,7 @@ ARCH_TO_MODEL_TYPE = {
     "qwen35": "qwen3_5_text", "qwen35moe": "qwen3_5_moe_text", "qwen3next": "qwen3_next",
     "granitehybrid": "granitemoehybrid", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h", "lfm2": "lfm2",
     "lfm2moe": "lfm2_moe", "falcon-h1": "falcon_h1", "deepseek4": "deepseek_v4", "minimax-m3": "minimax_m3_vl_text",
+    "hy_v4": "hy_v4",
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
@@ -248,6 +249,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_deepseek4_config(get, cfg, warnings))
     if arch == "minimax-m3":
         cfg.update(_minimax_m3_config(cfg))
+    if arch == "hy_v4":  # src/models/hy-v4.cpp: the hyper-connections' streams; indexer_types read above
+        cfg["hc_mult"] = _scalar(get("hyper_connection.count"), "hyper_connection.count", warnings)
     if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS:
         warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
     if arch == "gemma4":  # per-layer values read layer by layer, value_length being the full layers' width
