@@ -10,6 +10,10 @@ import torch
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from memviz.core.arch import from_hf_config
+from memviz.core.estimate import Scenario, estimate
+from memviz.probe.runner import addressed_bytes, cache_keyword, cache_tensors, hf_config
+
 
 class LiveTensors(TorchDispatchMode):
     """Tracks storages created inside the mode; `peak_bytes` is the most alive at once."""
@@ -45,3 +49,26 @@ class LiveTensors(TorchDispatchMode):
                 self.peak_bytes = max(self.peak_bytes, self.current_bytes)
             weakref.finalize(t, self._release, address)
         return out
+
+
+def live_prefill(cfg: dict, dtype: str, attention: str | None, batch: int, prompt: int) -> tuple[int, int]:
+    """(peak bytes of live tensors beyond the cache, bytes the cache holds) of one real prefill of `cfg` in `dtype`,
+    `attention` the implementation asked for (None: transformers' own pick)."""
+    from transformers import AutoModelForCausalLM, DynamicCache
+
+    torch_dtype = torch.float32 if dtype == "fp32" else torch.bfloat16
+    model = AutoModelForCausalLM.from_config(hf_config(cfg), dtype=torch_dtype,
+                                             **({"attn_implementation": attention} if attention else {})).eval()
+    ids = torch.randint(3, model.config.vocab_size, (batch, prompt), generator=torch.Generator().manual_seed(0))
+    cache = DynamicCache(config=model.config)
+    with torch.inference_mode(), LiveTensors() as live:
+        model(input_ids=ids, **{cache_keyword(model): cache}, use_cache=True, logits_to_keep=1)
+    held = addressed_bytes(cache_tensors(cache))  # the cache proper is not a transient
+    return live.peak_bytes - held, held
+
+
+def estimated(cfg: dict, dtype: str, attention: str | None, batch: int, prompt: int) -> dict[str, float]:
+    """memviz's transformers estimate of the same prefill, by component."""
+    sc = Scenario(weight_format=dtype, kv_format=dtype, context_tokens=prompt, batch=batch, device="cpu",
+                  engine="transformers", attention=attention)
+    return estimate(from_hf_config(cfg), sc).bytes

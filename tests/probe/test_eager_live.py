@@ -6,10 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from memviz.core.arch import from_hf_config  # noqa: E402
-from memviz.core.estimate import Scenario, estimate  # noqa: E402
-from memviz.probe.runner import addressed_bytes, cache_keyword, cache_tensors  # noqa: E402
-from tests.probe.live_tensors import LiveTensors  # noqa: E402
+from tests.probe.live_tensors import estimated, live_prefill  # noqa: E402
 
 pytestmark = pytest.mark.slow  # runs a real model
 
@@ -39,18 +36,6 @@ def test_eager_prefill_matches_live_tensors(family, dtype):
     """Eager attention's scores as each family's `eager_attention_forward` holds them (float32 softmax and its cast,
     softmax in the compute dtype, float32 scores, the sinks' concatenation): within 5 % at a 2,048-token prompt,
     where the scores decide (all families within -5.2 ... +2.4 % at 1,024 and 2,048 tokens, docs/engines.md)."""
-    from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache
-
-    config = AutoConfig.for_model(family, **EAGER_FAMILIES[family])
-    torch_dtype = torch.float32 if dtype == "fp32" else torch.bfloat16
-    model = AutoModelForCausalLM.from_config(config, dtype=torch_dtype, attn_implementation="eager").eval()
-    ids = torch.randint(3, 4000, (1, 2048), generator=torch.Generator().manual_seed(0))
-    cache = DynamicCache(config=model.config)
-    with torch.inference_mode(), LiveTensors() as live:
-        model(input_ids=ids, **{cache_keyword(model): cache}, use_cache=True, logits_to_keep=1)
-    measured = live.peak_bytes - addressed_bytes(cache_tensors(cache))
-    sc = Scenario(weight_format=dtype, kv_format=dtype, context_tokens=2048, device="cpu", engine="transformers",
-                  attention="eager")
-    estimated = estimate(from_hf_config(config.to_dict()), sc).bytes["activations"]
-    assert estimated == pytest.approx(measured, rel=0.05), f"estimated {estimated:,} vs live {measured:,}"
-
+    cfg = {"model_type": family, **EAGER_FAMILIES[family]}
+    measured, _ = live_prefill(cfg, dtype, "eager", 1, 2048)
+    assert estimated(cfg, dtype, "eager", 1, 2048)["activations"] == pytest.approx(measured, rel=0.05)

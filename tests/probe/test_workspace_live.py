@@ -10,10 +10,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from memviz.core.arch import from_hf_config, load_config  # noqa: E402
-from memviz.core.estimate import Scenario, estimate  # noqa: E402
-from memviz.probe.runner import addressed_bytes, cache_keyword, cache_tensors, hf_config  # noqa: E402
-from tests.probe.live_tensors import LiveTensors  # noqa: E402
+from memviz.core.arch import load_config  # noqa: E402
+from tests.probe.live_tensors import estimated, live_prefill  # noqa: E402
 
 pytestmark = pytest.mark.slow  # runs a real model
 
@@ -26,20 +24,9 @@ DATA = Path(__file__).parents[1] / "data" / "probe"
                                     "minimax_m3_sparse"])
 @pytest.mark.parametrize(("batch", "prompt"), [(2, 256), (4, 1024)])
 def test_prefill_activations_match_live_tensors(family, batch, prompt):
-    from transformers import AutoModelForCausalLM, DynamicCache
-
     cfg = load_config(DATA / f"{family}.json")
-    model = AutoModelForCausalLM.from_config(hf_config(cfg), dtype=torch.float32, attn_implementation="sdpa").eval()
-    ids = torch.randint(3, model.config.vocab_size, (batch, prompt), generator=torch.Generator().manual_seed(0))
-    cache = DynamicCache(config=model.config)
-    with torch.inference_mode(), LiveTensors() as live:
-        model(input_ids=ids, **{cache_keyword(model): cache}, use_cache=True, logits_to_keep=1)
-    measured = live.peak_bytes - addressed_bytes(cache_tensors(cache))  # the cache proper is not a transient
-
-    sc = Scenario(weight_format="fp32", kv_format="fp32", context_tokens=prompt, batch=batch, device="cpu",
-                  engine="transformers", attention="sdpa")
-    estimated = estimate(from_hf_config(cfg), sc).bytes["activations"]
-    assert estimated == pytest.approx(measured, rel=0.10), f"estimated {estimated:,} vs live {measured:,}"
+    measured, _ = live_prefill(cfg, "fp32", "sdpa", batch, prompt)
+    assert estimated(cfg, "fp32", "sdpa", batch, prompt)["activations"] == pytest.approx(measured, rel=0.10)
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
@@ -50,20 +37,9 @@ def test_deepseek_v4_eager_prefill_matches_live_tensors(dtype, batch, prompt):
     compressed sparse layers with their indexer, a heavily compressed layer: data/probe/deepseek_v4_compressed.json).
     Over hidden 512-1,024, 4-8 heads of 128-256 and prompts of 256-2,048 the formula stays within -12.6 ... +12.1 %
     of the live tensors (docs/engines.md); here within 13 %."""
-    from transformers import AutoModelForCausalLM, DynamicCache
-
     cfg = load_config(DATA / "deepseek_v4_compressed.json")
-    torch_dtype = torch.float32 if dtype == "fp32" else torch.bfloat16
-    model = AutoModelForCausalLM.from_config(hf_config(cfg), dtype=torch_dtype, attn_implementation="eager").eval()
-    ids = torch.randint(3, model.config.vocab_size, (batch, prompt), generator=torch.Generator().manual_seed(0))
-    cache = DynamicCache(config=model.config)
-    with torch.inference_mode(), LiveTensors() as live:
-        model(input_ids=ids, **{cache_keyword(model): cache}, use_cache=True, logits_to_keep=1)
-    measured = live.peak_bytes - addressed_bytes(cache_tensors(cache))
-    sc = Scenario(weight_format=dtype, kv_format=dtype, context_tokens=prompt, batch=batch, device="cpu",
-                  engine="transformers")  # eager: transformers' only path for DeepSeek-V4
-    estimated = estimate(from_hf_config(cfg), sc).bytes["activations"]
-    assert estimated == pytest.approx(measured, rel=0.13), f"estimated {estimated:,} vs live {measured:,}"
+    measured, _ = live_prefill(cfg, dtype, None, batch, prompt)  # eager: transformers' only path for DeepSeek-V4
+    assert estimated(cfg, dtype, None, batch, prompt)["activations"] == pytest.approx(measured, rel=0.13)
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
@@ -72,21 +48,11 @@ def test_minimax_m3_block_sparse_prefill_matches_live_tensors(attention, dtype):
     """MiniMax-M3's block-sparse layers build a mask over every head, query and key (`block_sparse_mask_workspace`)
     under SDPA too; the cache holds the indexer's keys beside K and V (data/probe/minimax_m3_sparse.json): the
     workspace within 7 % (-6.3 ... +1.2 % over 1-4 sequences of 256-2,048 tokens and 8-16 heads), the cache exact."""
-    from transformers import AutoModelForCausalLM, DynamicCache
-
     cfg = load_config(DATA / "minimax_m3_sparse.json")
-    torch_dtype = torch.float32 if dtype == "fp32" else torch.bfloat16
-    model = AutoModelForCausalLM.from_config(hf_config(cfg), dtype=torch_dtype, attn_implementation=attention).eval()
-    ids = torch.randint(3, model.config.vocab_size, (2, 1024), generator=torch.Generator().manual_seed(0))
-    cache = DynamicCache(config=model.config)
-    with torch.inference_mode(), LiveTensors() as live:
-        model(input_ids=ids, **{cache_keyword(model): cache}, use_cache=True, logits_to_keep=1)
-    held = addressed_bytes(cache_tensors(cache))
-    sc = Scenario(weight_format=dtype, kv_format=dtype, context_tokens=1024, batch=2, device="cpu",
-                  engine="transformers", attention=attention)
-    result = estimate(from_hf_config(cfg), sc)
-    assert result.bytes["kv_cache"] == held
-    assert result.bytes["activations"] == pytest.approx(live.peak_bytes - held, rel=0.07)
+    measured, held = live_prefill(cfg, dtype, attention, 2, 1024)
+    bytes_ = estimated(cfg, dtype, attention, 2, 1024)
+    assert bytes_["kv_cache"] == held
+    assert bytes_["activations"] == pytest.approx(measured, rel=0.07)
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
@@ -96,18 +62,8 @@ def test_hy_v4_eager_prefill_matches_live_tensors(dtype, batch, prompt):
     attention fills a top-k mask beside the causal one, its indexer scores every key in float32 over its heads
     (data/probe/hy_v4_indexed.json). Over 1-4 sequences of 256-2,048 tokens, 8-16 heads, fp32 and bf16 the formula
     stays within -3.0 ... +7.3 % of the live tensors; the cache (latent and indexer keys) exact."""
-    from transformers import AutoModelForCausalLM, DynamicCache
-
     cfg = load_config(DATA / "hy_v4_indexed.json")
-    torch_dtype = torch.float32 if dtype == "fp32" else torch.bfloat16
-    model = AutoModelForCausalLM.from_config(hf_config(cfg), dtype=torch_dtype, attn_implementation="eager").eval()
-    ids = torch.randint(3, model.config.vocab_size, (batch, prompt), generator=torch.Generator().manual_seed(0))
-    cache = DynamicCache(config=model.config)
-    with torch.inference_mode(), LiveTensors() as live:
-        model(input_ids=ids, **{cache_keyword(model): cache}, use_cache=True, logits_to_keep=1)
-    held = addressed_bytes(cache_tensors(cache))
-    sc = Scenario(weight_format=dtype, kv_format=dtype, context_tokens=prompt, batch=batch, device="cpu",
-                  engine="transformers")  # eager: transformers' only path for HY-V4
-    result = estimate(from_hf_config(cfg), sc)
-    assert result.bytes["kv_cache"] == held
-    assert result.bytes["activations"] == pytest.approx(live.peak_bytes - held, rel=0.08)
+    measured, held = live_prefill(cfg, dtype, None, batch, prompt)  # eager: transformers' only path for HY-V4
+    bytes_ = estimated(cfg, dtype, None, batch, prompt)
+    assert bytes_["kv_cache"] == held
+    assert bytes_["activations"] == pytest.approx(measured, rel=0.08)
