@@ -95,6 +95,9 @@ MLA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 # project's CPU; the GPU figure assumes the token embedding's rows stay in the host buffer as for the other stages
 # (not measured on a GPU)
 DELTANET_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
+#: model types llama.cpp 0c1e570 builds no model for (src/llama-model.cpp `llama_model_mapping` throws "unsupported
+#: model architecture"; conversion/__init__.py `TEXT_MODEL_MAP` names none of their transformers classes)
+NO_ARCHITECTURE = frozenset({"opt", "gptj", "codegen", "gpt_neo", "persimmon", "flint", "nanochat"})
 #: hidden rows beside a MiniMax-M3 sparse layer's mask (`_msa_stage`): fitted on this project's CPU; the GPU figure
 #: one row less, as for the other stages (not measured on a GPU)
 MSA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
@@ -290,6 +293,10 @@ class LlamaCpp(Engine):
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         super().check(a, sc, options)
+        if a.model_type in NO_ARCHITECTURE:
+            raise InputError(f"llama.cpp 0c1e570 cannot run {a.model_type} models: it has no such architecture "
+                             "(src/llama-model.cpp llama_model_mapping) and its converter none of their classes; "
+                             "estimate them with transformers or vLLM")
         if sc.kv_format not in CACHE_TYPES:
             raise InputError(f"llama.cpp has no cache type {sc.kv_format!r}; it takes {', '.join(CACHE_TYPES.values())}")
         if sc.kv_format in QUANTIZED_KV and not self.flash(sc, options):
