@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ KNOWN_MODEL_TYPES = (
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
     "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom", "solar_open", "exaone4", "exaone_moe", "hy_v3",
     "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1", "deepseek_v4", "jais2", "nanochat",
-    "minimax_m3_vl_text", "hy_v4",
+    "minimax_m3_vl_text", "hy_v4", "laguna",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -74,7 +74,7 @@ _BY_ARCHITECTURE = {
     "PersimmonForCausalLM": "persimmon", "Lfm2ForCausalLM": "lfm2", "Lfm2MoeForCausalLM": "lfm2_moe",
     "FalconH1ForCausalLM": "falcon_h1", "DeepseekV4ForCausalLM": "deepseek_v4", "Jais2ForCausalLM": "jais2",
     "NanoChatForCausalLM": "nanochat", "Apertus1p5TextForCausalLM": "apertus",
-    "MiniMaxM3SparseForCausalLM": "minimax_m3_vl_text", "HYV4ForCausalLM": "hy_v4",
+    "MiniMaxM3SparseForCausalLM": "minimax_m3_vl_text", "HYV4ForCausalLM": "hy_v4", "LagunaForCausalLM": "laguna",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
@@ -209,6 +209,11 @@ class Architecture:
     linear_conv_bias: bool = False
     linear_proj_bias: bool = False
     attn_output_gate: bool = False
+    # Laguna (LagunaAttention, transformers 5.24): a softplus gate on the attention's output from its own projection,
+    # `head_gate` values a head (1: gating "per-head", head_dim: otherwise; 0: no such gate), and query heads per layer
+    # (`num_attention_heads_per_layer`; () = num_heads everywhere, num_heads the most of any layer)
+    head_gate: int = 0
+    layer_heads: tuple[int, ...] = ()
     # Falcon-H1 (FalconH1DecoderLayer): every attention layer runs a Mamba2 mixer beside its attention, so it caches
     # K/V and holds the mixer's state; that mixer's gated norm is optional (mamba_rms_norm) and its out_proj biased
     # apart from in_proj (projectors_bias; None: as in_proj)
@@ -311,6 +316,10 @@ class Architecture:
         if self.out_groups and (self.num_heads % self.out_groups or not self.out_lora_rank):
             raise InputError(f"o_groups ({self.out_groups}) must divide num_attention_heads ({self.num_heads}) and "
                              "needs a positive o_lora_rank")
+        if self.layer_heads and (len(self.layer_heads) != self.num_layers or max(self.layer_heads) != self.num_heads
+                                 or any(h <= 0 or h % self.num_kv_heads for h in self.layer_heads)):
+            raise InputError(f"per-layer head counts must list {self.num_layers} multiples of the "
+                             f"{self.num_kv_heads} KV heads, the largest num_attention_heads")
         if bool(self.per_layer_input_size) != bool(self.per_layer_vocab_size):
             raise InputError("per-layer embeddings need both hidden_size_per_layer_input and vocab_size_per_layer_input")
         if self.output_vocab_size > self.vocab_size or (self.output_vocab_size and self.tie_word_embeddings):
@@ -339,6 +348,10 @@ class Architecture:
 
     def layer_v_head_dim(self, i: int) -> int:
         return self.full_head_dim if self.full_head_dim and self._full(i) else self.v_head_dim
+
+    def layer_num_heads(self, i: int) -> int:
+        """Query heads of layer i."""
+        return self.layer_heads[i] if self.layer_heads else self.num_heads
 
     def layer_kv_heads(self, i: int) -> int:
         return self.full_num_kv_heads if self.full_num_kv_heads and self._full(i) else self.num_kv_heads
@@ -450,10 +463,9 @@ class Architecture:
         """Inverse of `to_dict` (used by sessions); unknown keys are an error."""
         reject_unknown_fields(cls, data, "architecture")
         d = dict(data)
-        for key in ("layer_types", "moe_layers", "warnings", "indexer_layers", "ffn_layers", "compress_ratios",
-                    "hash_layers"):
-            if key in d:
-                d[key] = tuple(d[key])
+        for f in fields(cls):  # JSON's lists back to the tuples the fields hold (the rows below apart)
+            if str(f.type).startswith("tuple[") and f.name in d and f.name not in ("stored", "encoders"):
+                d[f.name] = tuple(d[f.name])
         d["stored"] = tuple(StoredTensor(row[0], tuple(row[1]), *row[2:7]) for row in d.get("stored", ()))
         try:
             d["encoders"] = tuple(Encoder(str(m), str(f), n) for m, f, n in d.get("encoders", ()))
@@ -593,7 +605,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token", "moe_k"), "num_experts_per_tok")
     moe_inter = _int(_get(cfg, "moe_intermediate_size", "intermediate_size"), "moe_intermediate_size")
     shared = 0
-    if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint"):  # FlintSparseMoeBlock: ungated
+    if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint", "laguna"):  # Flint's ungated; Laguna's
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
     elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                         "glm_moe_dsa", "solar_open", "deepseek_v4", "hy_v4"):  # one shared MLP of n_shared x I
@@ -622,7 +634,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                 router_score_bias=model_type in ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                                                  "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
                                                  "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash",
-                                                 "deepseek_v4", "minimax_m3_vl_text", "hy_v4")
+                                                 "deepseek_v4", "minimax_m3_vl_text", "hy_v4", "laguna")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
@@ -717,6 +729,24 @@ def _falcon_h1_fields(cfg: dict[str, Any], hidden: int) -> dict[str, Any]:
     return dict(_mamba2_fields(cfg, hidden, width), parallel_mamba=True,
                 linear_out_bias=bool(cfg.get("projectors_bias", False)),
                 linear_norm=bool(cfg.get("mamba_rms_norm", False)), mlp_bias=bool(cfg.get("mlp_bias", False)))
+
+
+def _laguna_fields(cfg: dict[str, Any], n_layers: int, n_heads: int, head_dim: int) -> dict[str, Any]:
+    """Laguna (transformers 5.24 modeling_laguna.py `LagunaAttention`): q/k norms, its own query heads per layer
+    (`num_attention_heads_per_layer`, K/V heads shared), the softplus output gate's projection (`gating`: True or
+    "per-head" one value a head; anything else, False included, one a head channel: `gate_per_head`)."""
+    per_layer = cfg.get("num_attention_heads_per_layer")
+    heads = tuple(_int_list(per_layer, "num_attention_heads_per_layer")) if per_layer is not None else ()
+    if heads and len(heads) != n_layers:
+        raise InputError(f"num_attention_heads_per_layer must list {n_layers} head counts")
+    gating = cfg.get("gating", True)
+    if gating not in (True, False, "per-head", "per-element"):
+        raise InputError(f"gating must be true, false, 'per-head' or 'per-element', got {gating!r}")
+    gate = 1 if gating is True or gating == "per-head" else head_dim
+    out: dict[str, Any] = dict(qk_norm=True, head_gate=gate)
+    if heads and set(heads) != {n_heads}:
+        out.update(layer_heads=heads, num_heads=max(heads))
+    return out
 
 
 def _minimax_m3_layers(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -1232,6 +1262,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_lfm2_fields(cfg, hidden, kw["intermediate_size"], adjust=model_type == "lfm2"))
     if model_type == "minimax_m3_vl_text":
         kw.update(_minimax_m3_fields(cfg, n_layers))
+    if model_type == "laguna":
+        kw.update(_laguna_fields(cfg, n_layers, n_heads, head_dim))
     if model_type == "afmoe":  # AfmoeAttention: gate_proj, a query-sized output gate; AfmoeDecoderLayer: four norms
         kw.update(attn_output_gate=True, norms_per_layer=4)
     if model_type in GATED_DELTANET_TYPES:

@@ -103,13 +103,16 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         _gated_deltanet(out, a, p.replace("self_attn", "linear_attn"), i)
         return
     d, dv, kv_heads, own_kv = a.layer_head_dim(i), a.layer_v_head_dim(i), a.layer_kv_heads(i), a.layer_caches_kv(i)
+    heads = a.layer_num_heads(i)
     gate = 2 if a.attn_output_gate else 1  # Qwen3_5Attention: the query and the output gate in one projection
-    _linear(out, f"{p}.q_proj", gate * a.num_heads * d, h, role, i, "q", a.qkv_bias)
+    _linear(out, f"{p}.q_proj", gate * heads * d, h, role, i, "q", a.qkv_bias)
     if own_kv:  # Gemma 4's KV-sharing layers hold no K/V projections; its full layers may take V from K
         _linear(out, f"{p}.k_proj", kv_heads * d, h, role, i, "k", a.qkv_bias)
         if not a.layer_v_from_k(i):
             _linear(out, f"{p}.v_proj", kv_heads * dv, h, role, i, "v", a.qkv_bias)
-    _linear(out, f"{p}.o_proj", h, a.num_heads * dv, role, i, "o", a.out_bias)
+    _linear(out, f"{p}.o_proj", h, heads * dv, role, i, "o", a.out_bias)
+    if a.head_gate:  # LagunaAttention.g_proj
+        _linear(out, f"{p}.g_proj", heads * a.head_gate, h, role, i, "attn_gate")
     if a.qk_norm:
         _norm(out, a, f"{p}.q_norm", d, i)
         if own_kv:
@@ -117,7 +120,7 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     if a.layer_indexer(i):  # MiniMax-M3's block-sparse layers (`block_indexer`)
         _block_indexer(out, a, f"{p}.indexer", i)
     if a.attention_sinks and (a.layer_types[i] == SLIDING or not a.sliding_sinks_only):
-        out.append(Tensor(f"{p}.sinks", (a.num_heads,), Role.ATTENTION, i, "sinks"))
+        out.append(Tensor(f"{p}.sinks", (heads,), Role.ATTENTION, i, "sinks"))
     if a.parallel_mamba:  # Falcon-H1: a Mamba2 mixer beside the attention
         _mamba2(out, a, p.replace("self_attn", "mamba"), i)
 

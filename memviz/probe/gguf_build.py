@@ -38,7 +38,7 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "granitemoehybrid": "granitehybrid", "nemotron_h": "nemotron_h",
              "bamba": "granitehybrid",  # conversion/granite.py `GraniteHybridModel` converts Bamba too
              "lfm2": "lfm2", "lfm2_moe": "lfm2moe", "falcon_h1": "falcon-h1", "deepseek_v4": "deepseek4",
-             "minimax_m3_vl_text": "minimax-m3", "hy_v4": "hy_v4"}
+             "minimax_m3_vl_text": "minimax-m3", "hy_v4": "hy_v4", "laguna": "laguna"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -55,6 +55,9 @@ def check_supported(a: Architecture) -> str:
                          "(src/models/falcon-h1.cpp); mamba_proj_bias / projectors_bias are not built")
     if a.model_type == "deepseek_v4" and set(a.compress_ratios) - {0, 4, 128}:
         raise InputError("llama.cpp's DeepSeek-V4 loads compress ratios 0, 4 and 128 only (src/models/deepseek4.cpp)")
+    if a.model_type == "laguna" and SLIDING in a.layer_types and a.layer_types != tuple(
+            FULL if i % 4 == 0 else SLIDING for i in range(a.num_layers)):
+        raise InputError("llama.cpp's Laguna slides every layer but each fourth from layer 0 (src/models/laguna.cpp)")
     if a.model_type == "minimax_m3_vl_text" and a.indexer_layers != a.moe_layers:
         raise InputError("llama.cpp's MiniMax-M3 runs the indexer in exactly the layers after the leading dense ones "
                          "(src/models/minimax-m3.cpp); the config's sparse layers must be its expert layers")
@@ -71,7 +74,7 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     w.add_embedding_length(a.hidden_size)
     if arch not in ("gemma4", "nemotron_h", "nemotron_h_moe"):  # these write it per layer
         w.add_feed_forward_length(a.intermediate_size)
-    w.add_head_count(a.num_heads)
+    w.add_head_count(list(a.layer_heads) if a.layer_heads else a.num_heads)  # Laguna's per layer (conversion/laguna.py)
     if arch == "gemma4":
         _gemma4_metadata(w, a)
     elif arch in ("nemotron_h", "nemotron_h_moe"):
@@ -112,7 +115,12 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         _deepseek4_metadata(w, a)
     if arch == "minimax-m3":
         _minimax_m3_metadata(w, a)
-    if arch in ("gemma2", "gpt-oss"):
+    if arch == "laguna":  # conversion/laguna.py `set_gguf_parameters`: sigmoid routing, the leading dense layers
+        w.add_uint32("laguna.leading_dense_block_count", a.moe_layers.index(True) if True in a.moe_layers else 0)
+        w.add_uint32("laguna.expert_gating_func", 2)
+        w.add_bool("laguna.expert_weights_norm", True)
+        w.add_float32("laguna.expert_weights_scale", 1.0)
+    if arch in ("gemma2", "gpt-oss") or (arch == "laguna" and a.sliding_window):
         w.add_sliding_window(a.sliding_window)
     if arch == "gemma2":
         w.add_attn_logit_softcapping(50.0)

@@ -263,3 +263,19 @@ def test_mlp_layer_types_decide_the_expert_layers_of_any_type():
     assert from_hf_config(cfg).moe_layers == (False, True, True, True)
     with pytest.raises(InputError, match="mlp_layer_types"):
         from_hf_config({**cfg, "mlp_layer_types": ["dense"]})
+
+
+def test_every_per_layer_field_survives_a_json_round_trip():
+    """Sessions and the probe's child builder carry architectures as JSON: every tuple field comes back a tuple
+    (Laguna's per-layer heads, MiniMax-M3's indexer layers, DeepSeek-V4's ratios), so an estimate of the read-back
+    architecture equals the original's."""
+    import json
+    from pathlib import Path
+
+    from memviz.core.arch import Architecture, from_hf_config
+
+    configs = Path(__file__).parents[1] / "data" / "llamacpp" / "configs"
+    for name in ("laguna", "minimax-m3", "hy-v4", "deepseek-v4"):
+        a = from_hf_config(json.loads((configs / f"{name}.json").read_text()))
+        back = Architecture.from_dict(json.loads(json.dumps(a.to_dict())))
+        assert back == a and hash(back) == hash(a), name

@@ -197,3 +197,28 @@ def test_apertus_1p5_text_with_a_pruned_head_counts_what_transformers_builds():
     assert model.lm_head.out_features == a.output_rows
     with pytest.raises(InputError, match="output_vocab_size"):
         from_hf_config({**config.to_dict(), "output_vocab_size": config.vocab_size + 1})
+
+
+@pytest.mark.parametrize("gating", [True, "per-element", False])
+def test_laguna_with_its_own_heads_per_layer_counts_what_transformers_builds(gating):
+    """Laguna (LagunaAttention): more query heads in its global layers than in its sliding ones
+    (`num_attention_heads_per_layer`, K/V heads shared), the softplus gate's projection one value a head or one a head
+    channel (any `gating` but True / "per-head", False included, builds the per-channel one), a leading dense layer,
+    experts with a shared one and a routing bias."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    fields = dict(num_hidden_layers=8, num_attention_heads=48, num_attention_heads_per_layer=[64, 48, 48, 48] * 2,
+                  layer_types=["full_attention", "sliding_attention", "sliding_attention", "sliding_attention"] * 2,
+                  gating=gating, mlp_layer_types=["dense"] + ["sparse"] * 7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = AutoConfig.for_model("laguna", **fields)
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(config)
+    reference = sum(p.numel() for p in model.parameters())
+    reference += sum(b.numel() for n, b in model.named_buffers() if "e_score_correction_bias" in n)
+    a = from_hf_config(config.to_dict())
+    assert parameter_count(a) == reference and not a.warnings
+    assert (a.num_heads, a.layer_num_heads(1), a.head_gate) == (64, 48, 1 if gating is True else 128)
+    with pytest.raises(InputError, match="per-layer head counts"):
+        from_hf_config({**config.to_dict(), "num_attention_heads_per_layer": [64, 44] * 4})

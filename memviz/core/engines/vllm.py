@@ -161,7 +161,7 @@ class VLLM(Engine):
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         super().check(a, sc, options)
         s = self.settings(a, sc, options)
-        if a.num_heads % sc.tp:
+        if any(heads % sc.tp for heads in set(a.layer_heads) | {a.num_heads}):
             raise InputError(f"vLLM needs the {a.num_heads} attention heads divisible by tp ({sc.tp})")
         if a.num_kv_heads >= sc.tp and a.num_kv_heads % sc.tp:
             raise InputError(f"vLLM needs the {a.num_kv_heads} KV heads divisible by tp ({sc.tp})")

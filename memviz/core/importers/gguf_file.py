@@ -31,7 +31,7 @@ ARCH_TO_MODEL_TYPE = {
     "qwen35": "qwen3_5_text", "qwen35moe": "qwen3_5_moe_text", "qwen3next": "qwen3_next",
     "granitehybrid": "granitemoehybrid", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h", "lfm2": "lfm2",
     "lfm2moe": "lfm2_moe", "falcon-h1": "falcon_h1", "deepseek4": "deepseek_v4", "minimax-m3": "minimax_m3_vl_text",
-    "hy_v4": "hy_v4",
+    "hy_v4": "hy_v4", "laguna": "laguna",
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
@@ -249,6 +249,9 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_deepseek4_config(get, cfg, warnings))
     if arch == "minimax-m3":
         cfg.update(_minimax_m3_config(cfg))
+    if arch == "laguna":
+        cfg.update(_laguna_config(get, shapes or {}, cfg))
+        warnings[:] = [w for w in warnings if not w.startswith("head_count differs")]
     if arch == "hy_v4":  # src/models/hy-v4.cpp: the hyper-connections' streams; indexer_types read above
         cfg["hc_mult"] = _scalar(get("hyper_connection.count"), "hyper_connection.count", warnings)
     if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS:
@@ -387,6 +390,23 @@ def _deepseek4_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str
            "n_shared_experts": cfg.get("n_shared_experts") or 1}
     if any(v is None for v in out.values()):
         raise InputError("DeepSeek-V4 GGUF metadata lacks hyper_connection.count, the output groups or q_lora_rank")
+    return out
+
+
+def _laguna_config(get, shapes: dict[str, tuple[int, ...]], cfg: dict[str, Any]) -> dict[str, Any]:
+    """Laguna as llama.cpp 0c1e570 reads it (src/models/laguna.cpp; conversion/laguna.py writes it): head_count per
+    layer, and the output gate's width from blk.0.attn_gate (one value a head, or one a head channel)."""
+    heads = get("attention.head_count")
+    out: dict[str, Any] = {}
+    if isinstance(heads, (list, tuple)):
+        out["num_attention_heads_per_layer"] = [int(h) for h in heads]
+    gate = shapes.get("blk.0.attn_gate.weight")
+    first = out.get("num_attention_heads_per_layer", [cfg["num_attention_heads"]])[0]
+    if gate and cfg.get("head_dim"):
+        out["gating"] = "per-head" if gate[0] == first else "per-element"
+    if cfg.get("sliding_window") and "layer_types" not in cfg:  # `load_swa_pattern(ml, 4, dense_first)`: full at
+        out["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention"  # every fourth from layer 0
+                              for i in range(cfg["num_hidden_layers"])]
     return out
 
 

@@ -78,7 +78,7 @@ def test_recurrent_gguf_architectures_are_refused():
 
 @pytest.mark.parametrize("config", ["gemma4-ondevice", "gemma4-moe", "qwen35-deltanet", "qwen35moe-deltanet",
                                     "granite-hybrid-moe", "granite-hybrid-dense", "nemotron-h-dense", "nemotron-h-moe",
-                                    "lfm2-shortconv", "lfm2moe-shortconv", "falcon-h1", "minimax-m3", "hy-v4"])
+                                    "lfm2-shortconv", "lfm2moe-shortconv", "falcon-h1", "minimax-m3", "hy-v4", "laguna"])
 def test_gemma4_qwen35_and_granite_hybrid_files_read_back_as_their_config(config, tmp_path):
     """A Gemma 4, Qwen3.5, Granite-4.0-H or LFM2 file as llama.cpp's converter lays it out (memviz.probe.gguf_build
     follows conversion/gemma.py, conversion/qwen.py, conversion/granite.py and conversion/lfm2.py): which layers
