@@ -37,7 +37,7 @@ KNOWN_MODEL_TYPES = (
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
     "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom", "solar_open", "exaone4", "exaone_moe", "hy_v3",
     "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1", "deepseek_v4", "jais2", "nanochat",
-    "minimax_m3_vl_text", "hy_v4", "laguna",
+    "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -75,6 +75,7 @@ _BY_ARCHITECTURE = {
     "FalconH1ForCausalLM": "falcon_h1", "DeepseekV4ForCausalLM": "deepseek_v4", "Jais2ForCausalLM": "jais2",
     "NanoChatForCausalLM": "nanochat", "Apertus1p5TextForCausalLM": "apertus",
     "MiniMaxM3SparseForCausalLM": "minimax_m3_vl_text", "HYV4ForCausalLM": "hy_v4", "LagunaForCausalLM": "laguna",
+    "AXK1ForCausalLM": "axk1", "Kolibri1ForCausalLM": "kolibri1",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
@@ -214,6 +215,8 @@ class Architecture:
     # (`num_attention_heads_per_layer`; () = num_heads everywhere, num_heads the most of any layer)
     head_gate: int = 0
     layer_heads: tuple[int, ...] = ()
+    # an expert layer's norm on the experts' output beside the block's (A.X-K1: AXK1MoE.post_mlp_layernorm)
+    moe_layer_norms: bool = False
     # Falcon-H1 (FalconH1DecoderLayer): every attention layer runs a Mamba2 mixer beside its attention, so it caches
     # K/V and holds the mixer's state; that mixer's gated norm is optional (mamba_rms_norm) and its out_proj biased
     # apart from in_proj (projectors_bias; None: as in_proj)
@@ -605,10 +608,10 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token", "moe_k"), "num_experts_per_tok")
     moe_inter = _int(_get(cfg, "moe_intermediate_size", "intermediate_size"), "moe_intermediate_size")
     shared = 0
-    if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint", "laguna"):  # Flint's ungated; Laguna's
+    if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint", "laguna", "kolibri1"):  # Flint's ungated
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
     elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
-                        "glm_moe_dsa", "solar_open", "deepseek_v4", "hy_v4"):  # one shared MLP of n_shared x I
+                        "glm_moe_dsa", "solar_open", "deepseek_v4", "hy_v4", "axk1"):  # one shared MLP of n_shared x I
         shared = moe_inter * _int(cfg.get("n_shared_experts", int(model_type == "deepseek_v4")) or 0,
                                   "n_shared_experts")
     elif model_type in ("exaone_moe", "hy_v3", "afmoe"):  # ExaoneMoe / HYV3 / Afmoe: num_shared_experts x I
@@ -634,7 +637,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                 router_score_bias=model_type in ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                                                  "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
                                                  "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash",
-                                                 "deepseek_v4", "minimax_m3_vl_text", "hy_v4", "laguna")
+                                                 "deepseek_v4", "minimax_m3_vl_text", "hy_v4", "laguna", "axk1",
+                                                 "kolibri1")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
@@ -1264,6 +1268,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_minimax_m3_fields(cfg, n_layers))
     if model_type == "laguna":
         kw.update(_laguna_fields(cfg, n_layers, n_heads, head_dim))
+    if model_type == "axk1":  # AXK1MoE: DeepSeek-V3's experts with a norm on their output ("A.X-K1's single delta")
+        kw.update(moe_layer_norms=True)
+    if model_type == "kolibri1":  # Kolibri1DecoderLayer: q/k norms; input, post-attention, post-self-attention and
+        kw.update(qk_norm=True, norms_per_layer=4)  # post-MLP norms
     if model_type == "afmoe":  # AfmoeAttention: gate_proj, a query-sized output gate; AfmoeDecoderLayer: four norms
         kw.update(attn_output_gate=True, norms_per_layer=4)
     if model_type in GATED_DELTANET_TYPES:

@@ -124,6 +124,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
     if kind in _SCALES:
         return p + _SCALES[kind]
     if t.role is Role.NORM:
+        if leaf == "post_mlp_layernorm":  # A.X-K1's, which no llama.cpp architecture loads: a name of its own
+            return p + "post_mlp_norm" + suffix
         if leaf in ("q_norm", "k_norm", "kv_a_layernorm", "q_a_layernorm"):
             return p + {"kv_a_layernorm": "attn_kv_a_norm", "q_a_layernorm": "attn_q_a_norm"}.get(
                 leaf, f"attn_{leaf}") + suffix

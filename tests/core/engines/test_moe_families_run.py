@@ -1,7 +1,7 @@
 """The MoE decoders of 2025-26 that memviz reads with their own rules (Solar Open, EXAONE 4.0 and K-EXAONE,
-HY 3, Trinity's AFMoE, MiMo-V2-Flash, Flint, Sarvam, Laguna), run for real as tiny random transformers models on the CPU: the
-cache transformers fills holds memviz's KV to the byte, and the model holds memviz's parameters (transformers 5.24's
-modeling files of each type)."""
+HY 3, Trinity's AFMoE, MiMo-V2-Flash, Flint, Sarvam, Laguna, A.X-K1, Kolibri-1), run for real as tiny random
+transformers models on the CPU: the cache transformers fills holds memviz's KV to the byte, and the model holds
+memviz's parameters (transformers 5.24's modeling files of each type)."""
 
 import warnings
 
@@ -39,6 +39,13 @@ SHAPES = {
     # more query heads in the global layers, the softplus gate, a shared expert, the first layer dense
     "laguna": dict(num_experts=4, shared_expert_intermediate_size=32, sliding_window=32, layer_types=[F, S, S, S],
                    num_attention_heads_per_layer=[8, 4, 4, 4], mlp_layer_types=["dense", "sparse", "sparse", "sparse"]),
+    # DeepSeek-V3 with a norm on the experts' output
+    "axk1": dict(n_routed_experts=4, n_shared_experts=1, kv_lora_rank=32, q_lora_rank=48, qk_rope_head_dim=8,
+                 qk_nope_head_dim=16, v_head_dim=16, head_dim=None, num_key_value_heads=None, n_group=1, topk_group=1,
+                 mlp_layer_types=["dense", "sparse", "sparse", "sparse"]),
+    # four norms a layer, experts with a shared one in every layer, three sliding layers in four
+    "kolibri1": dict(num_local_experts=4, shared_expert_intermediate_size=32, sliding_window=32,
+                     layer_types=[S, S, S, F]),
 }
 
 
