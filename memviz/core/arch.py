@@ -37,7 +37,7 @@ KNOWN_MODEL_TYPES = (
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
     "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom", "solar_open", "exaone4", "exaone_moe", "hy_v3",
     "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1", "deepseek_v4", "jais2", "nanochat",
-    "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1",
+    "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1", "beam",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -75,7 +75,7 @@ _BY_ARCHITECTURE = {
     "FalconH1ForCausalLM": "falcon_h1", "DeepseekV4ForCausalLM": "deepseek_v4", "Jais2ForCausalLM": "jais2",
     "NanoChatForCausalLM": "nanochat", "Apertus1p5TextForCausalLM": "apertus",
     "MiniMaxM3SparseForCausalLM": "minimax_m3_vl_text", "HYV4ForCausalLM": "hy_v4", "LagunaForCausalLM": "laguna",
-    "AXK1ForCausalLM": "axk1", "Kolibri1ForCausalLM": "kolibri1",
+    "AXK1ForCausalLM": "axk1", "Kolibri1ForCausalLM": "kolibri1", "BeamForCausalLM": "beam",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
@@ -215,6 +215,8 @@ class Architecture:
     # (`num_attention_heads_per_layer`; () = num_heads everywhere, num_heads the most of any layer)
     head_gate: int = 0
     layer_heads: tuple[int, ...] = ()
+    # a learned bias per head on the attention's output gate (Beam: BeamAttention.gate_bias)
+    attn_gate_bias: bool = False
     # an expert layer's norm on the experts' output beside the block's (A.X-K1: AXK1MoE.post_mlp_layernorm)
     moe_layer_norms: bool = False
     # Falcon-H1 (FalconH1DecoderLayer): every attention layer runs a Mamba2 mixer beside its attention, so it caches
@@ -638,7 +640,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                                                  "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
                                                  "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash",
                                                  "deepseek_v4", "minimax_m3_vl_text", "hy_v4", "laguna", "axk1",
-                                                 "kolibri1")
+                                                 "kolibri1", "beam")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
@@ -1270,6 +1272,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_laguna_fields(cfg, n_layers, n_heads, head_dim))
     if model_type == "axk1":  # AXK1MoE: DeepSeek-V3's experts with a norm on their output ("A.X-K1's single delta")
         kw.update(moe_layer_norms=True)
+    if model_type == "beam":  # BeamAttention: q/k norms, a sigmoid gate of the query's width with a bias per head;
+        kw.update(qk_norm=True, attn_output_gate=True, attn_gate_bias=True, norms_per_layer=4)  # four norms a layer
     if model_type == "kolibri1":  # Kolibri1DecoderLayer: q/k norms; input, post-attention, post-self-attention and
         kw.update(qk_norm=True, norms_per_layer=4)  # post-MLP norms
     if model_type == "afmoe":  # AfmoeAttention: gate_proj, a query-sized output gate; AfmoeDecoderLayer: four norms

@@ -111,6 +111,8 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         if not a.layer_v_from_k(i):
             _linear(out, f"{p}.v_proj", kv_heads * dv, h, role, i, "v", a.qkv_bias)
     _linear(out, f"{p}.o_proj", h, heads * dv, role, i, "o", a.out_bias)
+    if a.attn_gate_bias:  # BeamAttention.gate_bias
+        out.append(Tensor(f"{p}.gate_bias", (heads,), Role.ATTENTION, i, "attn_gate_bias"))
     if a.head_gate:  # LagunaAttention.g_proj
         _linear(out, f"{p}.g_proj", heads * a.head_gate, h, role, i, "attn_gate")
     if a.qk_norm:

@@ -28,29 +28,38 @@ NOT_WEIGHTS = ("inv_freq", "rotary", "causal_mask", "masked_bias", "embed_scale"
 BUILDABLE = {"lfm2_moe": {"layer_types": ["conv", "conv", "full_attention", "conv"] * 8}}
 
 
-def _reference(model_type: str) -> tuple[dict, int]:
+def _reference(model_type: str) -> tuple[dict, int, int]:
+    """(the default config, its elements, their bytes built in bf16: the modules a class keeps float32 stay so)."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         config = AutoConfig.for_model(model_type, **BUILDABLE.get(model_type, {}))
         with torch.device("meta"):
-            model = AutoModelForCausalLM.from_config(config)
-    count = sum(p.numel() for p in model.parameters())
+            model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
     stored = set(model.state_dict())  # non-persistent buffers (GPTBigCode's causal mask) are no checkpoint weights
-    count += sum(b.numel() for n, b in model.named_buffers() if n in stored and not any(k in n for k in NOT_WEIGHTS))
-    return config.to_dict(), count
+    tensors = list(model.parameters()) + [b for n, b in model.named_buffers()
+                                          if n in stored and not any(k in n for k in NOT_WEIGHTS)]
+    return config.to_dict(), sum(t.numel() for t in tensors), sum(t.numel() * t.element_size() for t in tensors)
 
 
 @pytest.mark.parametrize("model_type", sorted(set(KNOWN_MODEL_TYPES) - {"gemma3"}))
 def test_memviz_counts_what_transformers_builds(model_type):
-    cfg, reference = _reference(model_type)  # every type memviz knows must exist in the transformers it is tested with
+    """Elements, and bytes in bf16: memviz's transformers weights (the language model, every tensor bf16 but those
+    the class keeps float32, `WIDE_KINDS`) equal the model's."""
+    from memviz.core.estimate import Scenario, estimate
+
+    cfg, reference, nbytes = _reference(model_type)  # every type memviz knows must exist in the transformers tested
     try:
         a = from_hf_config(cfg)
     except InputError as exc:  # default configs that are not models (no experts per token, heads not dividing)
         assert model_type in ("deepseek_v2", "glm4_moe"), exc
         return
     assert reference - parameter_count(a) == ALLOWED.get(model_type, 0)
+    language_model = a.with_changes(encoders=())
+    weights = estimate(language_model, Scenario(engine="transformers", weight_format="bf16", context_tokens=64,
+                                                device="cpu")).bytes["weights"]
+    assert nbytes - weights == 2 * ALLOWED.get(model_type, 0)
 
 
 #: Gemma 4's text decoders as transformers' converter defines them (huggingface/transformers 0f3f0632

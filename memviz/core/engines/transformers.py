@@ -70,16 +70,31 @@ BITSANDBYTES_CONFIG = {
 #: FP8 storages `FineGrainedFP8HfQuantizer` loads (quant_method "fp8": per-tensor or 128 x 128 block scales)
 FINEGRAINED_FP8 = frozenset({"fp8", "fp8-block"})
 FP8_FORMATS = FINEGRAINED_FP8 | {"fp8-block-mxfp4-moe"}  # the weight formats holding those storages
-#: bytes a value of the tensors transformers 5.24 keeps wide whatever the model's dtype, by model type.
-#: DeepSeek-V4 (modeling_deepseek_v4.py): every RMSNorm and both hyper-connections `.to(dtype=torch.float32)`, the
-#: sinks and the compressors' position biases created in float32, the routers' score bias a float32 buffer, the hash
-#: routers' tid2eid an int64 one. HY-V4 (modeling_hy_v4.py `_keep_in_fp32_modules_strict`): the router and its score
-#: bias, the hyper-connections and their head, the indexer's head weights and key norm, the sinks, the LM head
+#: bytes a value of the tensors transformers 5.24 keeps wide whatever the model's dtype, by model type: the modules
+#: each class names in `_keep_in_fp32_modules_strict` (the routers' `gate.weight`, their `e_score_correction_bias`,
+#: AFMoE's and LFM2-MoE's expert biases, sinks), which a load in bf16 or fp16 leaves float32. DeepSeek-V4
+#: (modeling_deepseek_v4.py) also makes every RMSNorm and both hyper-connections float32, creates the compressors'
+#: position biases in float32 and the hash routers' tid2eid in int64; HY-V4 (modeling_hy_v4.py) keeps its
+#: hyper-connections, the indexer's head weights and key norm and the LM head float32.
+_ROUTER = {"router": 4, "router_bias": 4}
 WIDE_KINDS = {
+    **dict.fromkeys(("deepseek_v3", "glm4_moe", "glm4_moe_lite", "ernie4_5_moe", "deepseek_v32", "glm_moe_dsa",
+                     "nemotron_h", "solar_open", "exaone_moe", "hy_v3", "mimo_v2_flash", "axk1", "beam"), _ROUTER),
+    "deepseek_v2": {"router": 4},
+    "kolibri1": {"router_bias": 4},
+    "afmoe": {"router_bias": 4},
+    "lfm2_moe": {"router_bias": 4},  # Lfm2MoeSparseMoeBlock.expert_bias, a float32 buffer
+    "flint": {"router": 4, "sinks": 4},
     "deepseek_v4": {"norm": 4, "hc_fn": 4, "hc_base": 4, "hc_scale": 4, "comp_ape": 4, "indexer_comp_ape": 4,
                     "sinks": 4, "router_bias": 4, "tid2eid": 8},
-    "hy_v4": {"router": 4, "router_bias": 4, "hc_fn": 4, "hc_base": 4, "hc_scale": 4, "indexer_proj": 4,
-              "indexer_k_norm": 4, "indexer_k_norm_bias": 4, "sinks": 4, "output": 4},
+    "hy_v4": {**_ROUTER, "hc_fn": 4, "hc_base": 4, "hc_scale": 4, "indexer_proj": 4, "indexer_k_norm": 4,
+              "indexer_k_norm_bias": 4, "sinks": 4, "output": 4},
+}
+#: the modules a class names in `_keep_in_fp32_modules`, which only an fp16 load keeps float32 (modeling_utils.py:
+#: "`_keep_in_fp32_modules` will upcast to fp32 only if the requested dtype is fp16")
+FP16_WIDE_KINDS = {
+    "gpt_oss": {"norm": 4}, "afmoe": {"norm": 4}, "deepseek_v32": {"indexer_proj": 4}, "glm_moe_dsa": {"indexer_proj": 4},
+    "deepseek_v4": {"comp_kv": 4, "comp_gate": 4, "indexer_comp_kv": 4, "indexer_comp_gate": 4, "indexer_proj": 4},
 }
 #: model types whose transformers 5.24 class has no SDPA path (`_supports_sdpa` unset: Gemma2ForCausalLM,
 #: GptOssForCausalLM, GPTNeoForCausalLM, BloomForCausalLM, MiMoV2FlashForCausalLM, FlintForCausalLM,
@@ -196,6 +211,8 @@ class Transformers(Engine):
         the tensors transformers keeps wide take their own width (`WIDE_KINDS`)."""
         storages = self.dequantized_storages(x.sc, x.options)
         wide = WIDE_KINDS.get(x.a.model_type, {})
+        if x.sc.weight_format == "fp16":
+            wide = {**wide, **FP16_WIDE_KINDS.get(x.a.model_type, {})}
         extra = 0.0
         for t, storage, nbytes in tensor_bytes(x.a, x.wf):
             if t.layer not in layers and not (t.layer is None and 0 in layers):

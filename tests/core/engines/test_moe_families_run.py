@@ -1,5 +1,5 @@
 """The MoE decoders of 2025-26 that memviz reads with their own rules (Solar Open, EXAONE 4.0 and K-EXAONE,
-HY 3, Trinity's AFMoE, MiMo-V2-Flash, Flint, Sarvam, Laguna, A.X-K1, Kolibri-1), run for real as tiny random
+HY 3, Trinity's AFMoE, MiMo-V2-Flash, Flint, Sarvam, Laguna, A.X-K1, Kolibri-1, Beam), run for real as tiny random
 transformers models on the CPU: the cache transformers fills holds memviz's KV to the byte, and the model holds
 memviz's parameters (transformers 5.24's modeling files of each type)."""
 
@@ -46,6 +46,9 @@ SHAPES = {
     # four norms a layer, experts with a shared one in every layer, three sliding layers in four
     "kolibri1": dict(num_local_experts=4, shared_expert_intermediate_size=32, sliding_window=32,
                      layer_types=[S, S, S, F]),
+    # a gated attention output with a bias per head, four norms a layer, dense layers first, no shared expert
+    "beam": dict(num_experts=4, sliding_window=32, layer_types=[S, S, S, F], n_group=1, topk_group=1,
+                 mlp_layer_types=["dense", "sparse", "sparse", "sparse"]),
 }
 
 
@@ -75,3 +78,23 @@ def test_the_released_sarvam_names_count_as_transformers_reads_them():
             config = transformers.AutoConfig.for_model(model_type, **fields)
         released = {**fields, "model_type": model_type}
         assert parameter_count(from_hf_config(released)) == parameter_count(from_hf_config(config.to_dict()))
+
+
+@pytest.mark.parametrize("model_type", sorted(SHAPES))
+def test_a_bf16_load_keeps_what_memviz_counts_float32(model_type):
+    """Built in bf16 as loading builds it, each model keeps the modules its class names in
+    `_keep_in_fp32_modules_strict` float32 (routers, their score biases, sinks): its bytes are memviz's bf16 weights
+    (the transformers engine's `WIDE_KINDS`)."""
+    from memviz.core.arch import from_hf_config
+    from memviz.core.estimate import Scenario, estimate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fields = {k: v for k, v in {**BASE, **SHAPES[model_type]}.items() if v is not None}
+        config = transformers.AutoConfig.for_model(model_type, **fields)
+        model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+    stored = sum(p.numel() * p.element_size() for p in model.parameters())
+    stored += sum(b.numel() * b.element_size() for n, b in model.named_buffers() if "e_score_correction_bias" in n)
+    e = estimate(from_hf_config(config.to_dict()), Scenario(engine="transformers", weight_format="bf16",
+                                                            context_tokens=64, device="cpu"))
+    assert e.bytes["weights"] == stored
