@@ -445,9 +445,11 @@ class Architecture:
                     changes.setdefault("moe_layers", _resize(self.moe_layers, n))
                 if self.indexer_layers:
                     changes.setdefault("indexer_layers", _resize(self.indexer_layers, n))
-                for key in ("ffn_layers", "compress_ratios", "hash_layers"):
+                for key in ("ffn_layers", "compress_ratios", "hash_layers", "layer_heads"):
                     if getattr(self, key):
                         changes.setdefault(key, _resize(getattr(self, key), n))
+        if "num_heads" in changes and self.layer_heads:  # a head count typed in applies to every layer
+            changes.setdefault("layer_heads", ())
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:

@@ -279,3 +279,16 @@ def test_every_per_layer_field_survives_a_json_round_trip():
         a = from_hf_config(json.loads((configs / f"{name}.json").read_text()))
         back = Architecture.from_dict(json.loads(json.dumps(a.to_dict())))
         assert back == a and hash(back) == hash(a), name
+
+
+def test_laguna_per_layer_heads_follow_a_layer_count_and_give_way_to_a_typed_head_count():
+    import json
+    from pathlib import Path
+
+    from memviz.core.arch import from_hf_config
+
+    a = from_hf_config(json.loads((Path(__file__).parents[1] / "data" / "llamacpp" / "configs" / "laguna.json")
+                                  .read_text()))
+    assert a.with_changes(num_layers=8).layer_heads == (8, 4, 4, 4) * 2
+    uniform = a.with_changes(num_heads=4)
+    assert uniform.layer_heads == () and uniform.layer_num_heads(0) == 4
