@@ -138,3 +138,26 @@ def test_breakdown_rows_of_a_multimodal_model_add_up_to_its_weights():
     est = estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", context_tokens=4096))
     row = next(r for r in breakdown_rows(est, Unit.GiB) if r[0] == "weights: vision encoder")
     assert row[2] == "not loaded" and "mmproj" in row[4]
+
+
+def test_breakdown_names_the_latent_and_the_indexer_keys_a_sparse_attention_model_caches():
+    """The KV row's inputs say what a layer caches where it is not 2 x Hkv x D: MLA's latent, and the sparse
+    attention indexer's key in the layers that run one (HY-V4: three of four; MiniMax-M3: the sparse layers)."""
+    import json
+    from pathlib import Path
+
+    from memviz.core.arch import from_hf_config
+    from memviz.core.units import Unit
+    from memviz.gui.breakdown import breakdown_rows
+
+    configs = Path(__file__).parents[1] / "data" / "llamacpp" / "configs"
+    texts = {}
+    for name in ("hy-v4", "minimax-m3"):
+        a = from_hf_config(json.loads((configs / f"{name}.json").read_text()))
+        rows = breakdown_rows(estimate(a, Scenario(engine="llamacpp", weight_format="Q8_0", kv_format="fp16")),
+                              Unit.GiB)
+        texts[name] = next(r[4] for r in rows if r[0] == "kv_cache")
+    assert "MLA: one latent of 160 a token and layer" in texts["hy-v4"]
+    assert "3 layers also cache the sparse-attention indexer's key of 64" in texts["hy-v4"]
+    assert "MLA" not in texts["minimax-m3"] and "3 layers also cache the sparse-attention indexer's key of 128" in \
+        texts["minimax-m3"]
