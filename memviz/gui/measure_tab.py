@@ -66,12 +66,18 @@ def _file_form(label: str, edit: QLineEdit, browse) -> tuple[QWidget, QFormLayou
 
 class SampleBuffer:
     """The timeline's (seconds, GiB) samples in growing numpy arrays: an append is O(1) amortised and a redraw
-    hands pyqtgraph views, so 20,000 samples cost what 20 did (rebuilding lists per sample was quadratic)."""
+    hands pyqtgraph views, so 20,000 samples cost what 20 did (rebuilding lists per sample was quadratic). Times
+    are kept at the probe's millisecond and in order: a sample earlier than the last is dropped, since pyqtgraph's
+    automatic downsampling divides the view by the samples' mean spacing, and a sub-millisecond or backwards span
+    makes that factor astronomically large ("Maximum allowed dimension exceeded")."""
 
     def __init__(self) -> None:
         self.t, self.v, self.n = np.empty(1024), np.empty(1024), 0
 
     def append(self, t_s: float, value: float) -> None:
+        t_s = round(t_s, 3)
+        if self.n and t_s < self.t[self.n - 1]:
+            return
         if self.n == len(self.t):
             self.t, self.v = np.resize(self.t, 2 * self.n), np.resize(self.v, 2 * self.n)
         self.t[self.n], self.v[self.n] = t_s, value

@@ -72,3 +72,15 @@ def test_a_sample_the_timeline_cannot_draw_is_skipped(tab, qtbot, t_s, rss):
         tab._message(Message("sample", {"v": 1, "event": "sample", "t_s": t, "rss": v}))
     qtbot.waitUntil(lambda: tab.curve.xData is not None and len(tab.curve.xData) == 2, timeout=10 * REDRAW_MS)
     assert list(tab.curve.yData) == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("times", [(0.0, 1e-300), (5.0, 0.0, 5.0001), (1e7, 0.0, 1e7), (0.0, 1e-9, 2e-9)])
+def test_sub_millisecond_or_backwards_times_draw(tab, times):
+    """pyqtgraph's automatic downsampling divides the view by the samples' mean spacing: times a hair apart, or
+    running backwards, made the factor astronomically large and the redraw raised. Times are kept at the probe's
+    millisecond and in order."""
+    for t in times:
+        tab._message(Message("sample", {"v": 1, "event": "sample", "t_s": t, "rss": 2**30}))
+    tab._draw_samples()
+    xs, _ = tab.samples.arrays()
+    assert list(xs) == sorted(xs) and all(round(x, 3) == x for x in xs)
