@@ -119,6 +119,27 @@ def test_device_arrays_match_estimate():
     assert int(np.ceil(gpus[0].total[0])) == pytest.approx(estimate(LLAMA8, sc).total, abs=4)
 
 
+@pytest.mark.parametrize("unified", [False, True])
+@pytest.mark.parametrize("config", ["minimax-m3", "hy-v4", "laguna", "deepseek-v4"])
+def test_a_sweep_of_the_sparse_attention_models_matches_its_points(config, unified):
+    """Sweeps hand every engine rule arrays of contexts and sequences: MiniMax-M3's sparse-layer stage (dense when a
+    unified cache holds several sequences) and HY-V4's masks give, point by point, the single estimates."""
+    import json
+    from pathlib import Path
+
+    from memviz.core.arch import from_hf_config
+
+    a = from_hf_config(json.loads((Path(__file__).parents[1] / "data" / "llamacpp" / "configs" / f"{config}.json")
+                                  .read_text()))
+    points = [(1024, 1), (2048, 2), (4096, 4)]
+    sc = Scenario(engine="llamacpp", weight_format="Q4_K_M", kv_format="fp16", device="cpu",
+                  options=(("kv_unified", unified),))
+    gpus, _ = device_arrays(a, sc, np.array([c for c, _ in points]), np.array([b for _, b in points]))
+    for i, (context, batch) in enumerate(points):
+        single = estimate(a, sc.with_changes(context_tokens=context, batch=batch))
+        assert int(np.ceil(gpus[0].activations[i])) == single.bytes["activations"]
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [{"context_tokens": 0}, {"batch": -1}, {"tp": 0}, {"weight_format": "int3"}, {"kv_format": "x"}, {"engine": "trt"},

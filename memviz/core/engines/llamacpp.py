@@ -474,8 +474,9 @@ class LlamaCpp(Engine):
             stage = {MAMBA2: self._mamba2_stage, SHORTCONV: self._shortconv_stage}.get(a.linear_mixer,
                                                                                        self._deltanet_stage)
             attn = np.maximum(attn, stage(x, n, where) + mask)
-        if a.block_indexer and flash and (x.sequences == 1 or not x.options["kv_unified"]):
-            attn = np.maximum(attn, self._msa_stage(x, n_kv, n, where) + mask)
+        if a.block_indexer and flash:  # a unified cache of several sequences runs the attention dense
+            dense = (np.asarray(x.sequences) > 1) & bool(x.options["kv_unified"])
+            attn = np.maximum(attn, np.where(dense, 0, self._msa_stage(x, n_kv, n, where) + mask))
         if a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
             per_layer = 4 * n * a.num_layers * a.per_layer_input_size  # every layer (src/models/gemma4.cpp
             attn, ffn = attn + per_layer, ffn + per_layer  # `project_per_layer_inputs`): alive through both stages
