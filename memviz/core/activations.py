@@ -54,7 +54,7 @@ COMPOSED_ACT_TEMPORARIES = {"gelu_new": 2, "gelu_python_tanh": 2, "gelu_python":
 #: GPT-2 (softmax in the compute dtype: scores and probabilities); GPT-Neo (float32 scores, their `torch.where`
 #: copy, their masked copy, the cast); GPT-J and CodeGen (float32 scores and softmax, the cast); BLOOM (the baddbmm
 #: scores and their masked copy in the compute dtype, then a float32 softmax and its float32 input); Falcon (scores,
-#: their masked copy, the softmax and its input in the compute dtype); gpt-oss, MiMo-V2-Flash and HY-V4 (scores, their
+#: their masked copy, the softmax and its input in the compute dtype); gpt-oss and MiMo-V2-Flash (scores, their
 #: concatenation with the sinks, the softmax, all in the compute dtype); Flint (float32 scores, their concatenation
 #: with the sinks and the softmax); HY-V4 (masked scores, then float32 through its float32 sinks: their
 #: concatenation, less its maximum, the softmax, and the cast back). Measured as live tensors of real prefills in

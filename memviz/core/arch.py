@@ -218,7 +218,7 @@ class Architecture:
     # a learned bias per head on the attention's output gate (Beam: BeamAttention.gate_bias)
     attn_gate_bias: bool = False
     # an expert layer's norm on the experts' output beside the block's (A.X-K1: AXK1MoE.post_mlp_layernorm)
-    moe_layer_norms: bool = False
+    moe_output_norm: bool = False
     # Falcon-H1 (FalconH1DecoderLayer): every attention layer runs a Mamba2 mixer beside its attention, so it caches
     # K/V and holds the mixer's state; that mixer's gated norm is optional (mamba_rms_norm) and its out_proj biased
     # apart from in_proj (projectors_bias; None: as in_proj)
@@ -782,7 +782,7 @@ def _minimax_m3_layers(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _minimax_m3_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
+def _minimax_m3_fields(cfg: dict[str, Any]) -> dict[str, Any]:
     """MiniMax-M3's decoder (transformers 5.24 modeling_minimax_m3_vl.py): per-head q/k norms (MiniMaxM3VLAttention),
     a dense MLP of dense_intermediate_size in the "dense" layers and, in the others, experts of intermediate_size
     with a shared expert of shared_intermediate_size and a score-correction bias (MiniMaxM3VLSparseMoeBlock,
@@ -955,9 +955,9 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
 RECURRENT_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv6", "rwkv7", "jamba", "zamba",
                                    "zamba2", "kimi_linear", "plamo2", "minimax",
                                    "recurrent_gemma", "xlstm", "lfm3"})
-#: config fields that place recurrent layers (Qwen3-Next, Jamba, Granite-4.0-H / Zamba, Nemotron-H)
 #: layer kinds of full attention under another name: MiniMax-M3's block-sparse layers (MiniMaxM3VLAttention)
 _SPARSE_ATTENTION_KINDS = frozenset({"minimax_m3_sparse"})
+#: config fields that place recurrent layers (Qwen3-Next, Jamba, Granite-4.0-H / Zamba, Nemotron-H)
 _HYBRID_FIELDS = ("full_attention_interval", "attn_layer_period", "layers_block_type", "hybrid_override_pattern")
 
 
@@ -1269,11 +1269,11 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if model_type in SHORTCONV_TYPES:
         kw.update(_lfm2_fields(cfg, hidden, kw["intermediate_size"], adjust=model_type == "lfm2"))
     if model_type == "minimax_m3_vl_text":
-        kw.update(_minimax_m3_fields(cfg, n_layers))
+        kw.update(_minimax_m3_fields(cfg))
     if model_type == "laguna":
         kw.update(_laguna_fields(cfg, n_layers, n_heads, head_dim))
     if model_type == "axk1":  # AXK1MoE: DeepSeek-V3's experts with a norm on their output ("A.X-K1's single delta")
-        kw.update(moe_layer_norms=True)
+        kw.update(moe_output_norm=True)
     if model_type == "beam":  # BeamAttention: q/k norms, a sigmoid gate of the query's width with a bias per head;
         kw.update(qk_norm=True, attn_output_gate=True, attn_gate_bias=True, norms_per_layer=4)  # four norms a layer
     if model_type == "kolibri1":  # Kolibri1DecoderLayer: q/k norms; input, post-attention, post-self-attention and

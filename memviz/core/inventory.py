@@ -300,7 +300,7 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
             pass
         elif a.moe_layers and a.moe_layers[i]:
             _moe(out, a, f"{p}.mlp", i)
-            if a.moe_layer_norms:  # AXK1MoE.post_mlp_layernorm
+            if a.moe_output_norm:  # AXK1MoE.post_mlp_layernorm
                 _norm(out, a, f"{p}.post_mlp_layernorm", a.hidden_size, i)
         else:
             wide = 2 if a.double_wide_shared_mlp and not a.layer_caches_kv(i) else 1

@@ -97,7 +97,7 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     if arch in ("lfm2", "lfm2moe"):  # conversion/lfm2.py `LFM2Model` / `LFM2MoeModel.set_gguf_parameters`
         w.add_uint32(f"{arch}.shortconv.l_cache", a.linear_conv_kernel)
     if arch == "lfm2moe":  # the dense layers before the experts, sigmoid routing (gguf ExpertGatingFuncType 2)
-        w.add_uint32("lfm2moe.leading_dense_block_count", a.moe_layers.index(True))
+        w.add_uint32("lfm2moe.leading_dense_block_count", _leading_dense(a))
         w.add_uint32("lfm2moe.expert_gating_func", 2)
     w.add_file_type(1)  # MOSTLY_F16
     if a.num_experts:
@@ -116,7 +116,7 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     if arch == "minimax-m3":
         _minimax_m3_metadata(w, a)
     if arch == "laguna":  # conversion/laguna.py `set_gguf_parameters`: sigmoid routing, the leading dense layers
-        w.add_uint32("laguna.leading_dense_block_count", a.moe_layers.index(True) if True in a.moe_layers else 0)
+        w.add_uint32("laguna.leading_dense_block_count", _leading_dense(a))
         w.add_uint32("laguna.expert_gating_func", 2)
         w.add_bool("laguna.expert_weights_norm", True)
         w.add_float32("laguna.expert_weights_scale", 1.0)
@@ -159,6 +159,11 @@ def _gemma4_metadata(w, a: Architecture) -> None:
                                                * width for i in range(a.num_layers)])
 
 
+def _leading_dense(a: Architecture) -> int:
+    """The dense layers before the first with experts (the converters' leading_dense_block_count)."""
+    return a.moe_layers.index(True) if True in a.moe_layers else a.num_layers
+
+
 def _deepseek2_metadata(w, a: Architecture, gating: int = 1) -> None:
     """MLA as llama.cpp's converter writes it (`DeepseekV2Model.set_gguf_parameters`): one KV head of the latent
     (key kv_lora_rank + rope, value kv_lora_rank), the per-head sizes as the `_mla` lengths, softmax gating; a
@@ -178,7 +183,7 @@ def _deepseek2_metadata(w, a: Architecture, gating: int = 1) -> None:
     w.add_q_lora_rank(a.q_lora_rank or 0)
     w.add_kv_lora_rank(a.kv_lora_rank)
     w.add_rope_dimension_count(a.qk_rope_head_dim)
-    w.add_leading_dense_block_count(a.moe_layers.index(True) if True in a.moe_layers else a.num_layers)
+    w.add_leading_dense_block_count(_leading_dense(a))
     w.add_expert_shared_count(a.shared_expert_intermediate_size // a.moe_intermediate_size)
     w.add_expert_weights_scale(1.0)
     w.add_expert_gating_func(gguf.ExpertGatingFuncType(gating))  # 1 softmax, 2 sigmoid
@@ -230,7 +235,7 @@ def _minimax_m3_metadata(w, a: Architecture) -> None:
     routed scale and norm, sigmoid gating (gguf ExpertGatingFuncType 2), the indexer (heads, key width, top-k blocks,
     block size, local blocks), half the head rotated."""
     arch = "minimax-m3"
-    for key, value in (("leading_dense_block_count", a.moe_layers.index(True) if True in a.moe_layers else a.num_layers),
+    for key, value in (("leading_dense_block_count", _leading_dense(a)),
                        ("expert_shared_count", a.shared_expert_intermediate_size // a.moe_intermediate_size),
                        ("expert_gating_func", 2), ("attention.indexer.head_count", a.indexer_heads),
                        ("attention.indexer.key_length", a.indexer_head_dim), ("attention.indexer.top_k", 16),

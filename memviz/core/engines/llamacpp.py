@@ -463,7 +463,7 @@ class LlamaCpp(Engine):
             # width alive (measured on this project's CPU over head widths 64-256 and 1-2 KV heads, within 5 %)
             q_more, kv_more = self._wider_full_layers(a)
             attn = scores + mask + 4 * n * (ATTN_UNITS_HIDDEN[where] * h + 3 * q_more + 2 * kv_more)
-        if a.indexer_heads and a.is_mla:  # DeepSeek sparse attention (`build_attn` with top_k, llama-graph.cpp): the
+        if a.indexer_heads and a.is_mla:  # DeepSeek sparse attention (0c1e570 src/llama-graph.cpp `build_attn`, top_k): the
             # indexer cache's own mask, the cache's mask filled with -inf and its top-k rows unmasked, their sum
             attn = attn + 3 * self._mask_bytes(x, n_kv, n)
         if a.hyper_streams and not a.compress_ratios:  # HY-V4 (src/models/hy-v4.cpp): the residual's streams, F32,
