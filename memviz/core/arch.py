@@ -37,7 +37,9 @@ KNOWN_MODEL_TYPES = (
     "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
     "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom", "solar_open", "exaone4", "exaone_moe", "hy_v3",
     "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1", "deepseek_v4", "jais2", "nanochat",
-    "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1", "beam",
+    "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1", "beam", "cohere", "cohere2", "olmo", "olmo2", "olmo3",
+    "olmoe", "flex_olmo", "seed_oss", "glm", "stablelm", "nemotron", "hunyuan_v1_dense", "phimoe", "minimax_m2",
+    "hyperclovax", "hunyuan_v1_moe",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -76,6 +78,12 @@ _BY_ARCHITECTURE = {
     "NanoChatForCausalLM": "nanochat", "Apertus1p5TextForCausalLM": "apertus",
     "MiniMaxM3SparseForCausalLM": "minimax_m3_vl_text", "HYV4ForCausalLM": "hy_v4", "LagunaForCausalLM": "laguna",
     "AXK1ForCausalLM": "axk1", "Kolibri1ForCausalLM": "kolibri1", "BeamForCausalLM": "beam",
+    "CohereForCausalLM": "cohere", "Cohere2ForCausalLM": "cohere2", "OlmoForCausalLM": "olmo",
+    "Olmo2ForCausalLM": "olmo2", "Olmo3ForCausalLM": "olmo3", "OlmoeForCausalLM": "olmoe",
+    "FlexOlmoForCausalLM": "flex_olmo", "SeedOssForCausalLM": "seed_oss", "GlmForCausalLM": "glm",
+    "StableLmForCausalLM": "stablelm", "NemotronForCausalLM": "nemotron", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
+    "PhimoeForCausalLM": "phimoe", "MiniMaxM2ForCausalLM": "minimax_m2", "HyperCLOVAXForCausalLM": "hyperclovax",
+    "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
@@ -143,6 +151,9 @@ class Architecture:
     out_bias: bool = False
     mlp_bias: bool = False
     qk_norm: bool = False
+    # the q/k norms hold a weight per head channel (heads x head_dim, never a bias): OLMo 2's q_norm / k_norm,
+    # Command R+'s and StableLM 2's per-head LayerNorms; False: one head_dim weight shared by the heads
+    qk_norm_full: bool = False
     learned_positions: int = 0  # rows of a learned position embedding (GPT-2, OPT)
     attention_sinks: bool = False  # gpt-oss: one learned logit per head
     sliding_sinks_only: bool = False  # MiMo-V2-Flash: the sinks are its sliding-window layers' alone
@@ -612,7 +623,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token", "moe_k"), "num_experts_per_tok")
     moe_inter = _int(_get(cfg, "moe_intermediate_size", "intermediate_size"), "moe_intermediate_size")
     shared = 0
-    if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint", "laguna", "kolibri1"):  # Flint's ungated
+    if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint", "laguna", "kolibri1",
+                      "hunyuan_v1_moe"):  # Flint's ungated
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
     elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                         "glm_moe_dsa", "solar_open", "deepseek_v4", "hy_v4", "axk1"):  # one shared MLP of n_shared x I
@@ -642,7 +654,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                                                  "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
                                                  "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash",
                                                  "deepseek_v4", "minimax_m3_vl_text", "hy_v4", "laguna", "axk1",
-                                                 "kolibri1", "beam")
+                                                 "kolibri1", "beam", "minimax_m2")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
@@ -1099,9 +1111,82 @@ _ENCODER_HEADS = ("ForMaskedLM", "ForSequenceClassification", "ForTokenClassific
                   "ForMultipleChoice", "ForPreTraining", "ForNextSentencePrediction")
 
 
+def _hunyuan_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Hunyuan-A13B's config in the names memviz reads: in every layer `num_experts` experts of
+    `moe_intermediate_size` (HunYuanMoEV1Config has no such field and builds them of `intermediate_size`, which the
+    release equals), `moe_topk` of them routed, and `num_shared_expert` shared MLPs of `intermediate_size` (one in
+    HunYuanMoEV1Moe, transformers 5.24; llama.cpp's converter, conversion/hunyuan.py, and vLLM read the lists). The
+    released config lists them per layer; llama.cpp's converter asserts they agree, and so does memviz."""
+    def uniform(key: str, default: Any) -> Any:
+        value = cfg.get(key, default)
+        if isinstance(value, list):
+            if not value or len(set(map(repr, value))) != 1:
+                raise InputError(f"{key} must be the same in every layer, got {value!r:.60}")
+            value = value[0]
+        return value
+
+    width = cfg.get("intermediate_size", 11008)
+    shared = cfg.get("shared_expert_intermediate_size") or width * _int(uniform("num_shared_expert", 1),
+                                                                         "num_shared_expert")
+    return {**cfg, "num_experts": uniform("num_experts", 1), "num_experts_per_tok": uniform("moe_topk", 1),
+            "moe_intermediate_size": uniform("moe_intermediate_size", width), "shared_expert_intermediate_size": shared}
+
+
+def _family_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
+    """Norms and biases of the Llama-shaped families that differ from Llama only there (transformers 5.24's modeling
+    files): Command R (CohereDecoderLayer: one bias-free LayerNorm before parallel attention and MLP; Command R+'s
+    per-head q/k LayerNorms; tied embeddings by default), OLMo (OlmoLayerNorm holds no weight), OLMo 2 / 3, OLMoE,
+    FlexOlmo and MiniMax-M2 (q/k RMS norms over every head: Olmo2Attention `q_norm`), Seed-OSS and GLM (q/k/v
+    biased, o_proj per `attention_out_bias` / never), StableLM (LayerNorms with bias, q/k/v per `use_qkv_bias`, one
+    norm with `use_parallel_residual`, per-head q/k LayerNorms), Nemotron (NemotronLayerNorm1P with bias, a relu2
+    up/down MLP), HunYuan dense (q/k norms of head_dim), PhiMoE (LayerNorms with bias, `lm_head_bias` not modelled),
+    HyperCLOVA X (post-norms with `use_post_norm`)."""
+    if model_type in ("cohere", "cohere2"):
+        return dict(norms_per_layer=1, tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+                    qk_norm=bool(cfg.get("use_qk_norm", False)), qk_norm_full=True)
+    if model_type == "olmo":
+        return dict(weightless_norms=True)
+    if model_type in ("olmo2", "olmo3", "olmoe", "flex_olmo", "minimax_m2"):
+        return dict(qk_norm=True, qk_norm_full=True)
+    if model_type == "seed_oss":
+        return dict(qkv_bias=bool(cfg.get("attention_bias", True)), out_bias=bool(cfg.get("attention_out_bias", False)))
+    if model_type == "glm":
+        return dict(qkv_bias=bool(cfg.get("attention_bias", True)), out_bias=False)
+    if model_type == "stablelm":
+        return dict(norm_bias=True, qkv_bias=bool(cfg.get("use_qkv_bias", False)), out_bias=False,
+                    norms_per_layer=1 if cfg.get("use_parallel_residual") else 2,
+                    qk_norm=bool(cfg.get("qk_layernorm", False)), qk_norm_full=True)
+    if model_type == "nemotron":
+        return dict(mlp_gated=False, norm_bias=True)
+    if model_type in ("hunyuan_v1_dense", "hunyuan_v1_moe"):
+        return dict(qk_norm=True)
+    if model_type == "phimoe":
+        return dict(norm_bias=True)
+    if model_type == "hyperclovax":
+        return dict(norms_per_layer=4 if cfg.get("use_post_norm", True) else 2)
+    return {}
+
+
+#: decoders whose layers a Llama-style reading gets wrong (transformers 5.24's modeling files; read so, their default
+#: configs counted -17.6 % (jetmoe) ... +32 % (gpt_neox_japanese) of the parameters transformers builds, doge over 8,000x)
+_UNMODELLED_LAYERS = {
+    "doge": "cross-domain experts of single neurons retrieved by product keys and dynamic-mask attention (DogeCDMoE)",
+    "hrm_text": "hierarchical recurrent stacks run in loops (HrmTextStack)",
+    "cpmant": "segment position embeddings and a bias-gated feed-forward (CpmAntSegmentPositionEmbedding)",
+    "gpt_neox_japanese": "an MLP of intermediate_multiple_size widths and a separate attention bias",
+    "ctrl": "sinusoidal positions and a ReLU feed-forward of dff with biases (CTRL's EncoderLayer)",
+    "moshi": "a depth decoder over audio codebooks beside the text decoder",
+    "jetmoe": "a mixture of attention heads (JetMoeMoA) beside its expert MLP",
+}
+
+
 def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
-    """One clear error for an encoder-decoder (T5, BART, Whisper) or an encoder-only model (BERT's heads) of a type
-    memviz does not know: read as a Llama-style decoder, its figures would be wrong."""
+    """One clear error for an encoder-decoder (T5, BART, Whisper), an encoder-only model (BERT's heads) or a decoder
+    whose layers memviz does not model, of a type memviz does not know: read as a Llama-style decoder, its figures
+    would be wrong."""
+    if model_type in _UNMODELLED_LAYERS:
+        raise InputError(f"{model_type}: its layers hold {_UNMODELLED_LAYERS[model_type]}, which memviz does not "
+                         "model; read as a Llama-style decoder its figures would be wrong")
     names = cfg.get("architectures")
     names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
     if cfg.get("is_encoder_decoder") is True:
@@ -1180,6 +1265,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _lfm2_layers(cfg)
     if model_type == "minimax_m3_vl_text":
         cfg = _minimax_m3_layers(cfg)
+    if model_type == "hunyuan_v1_moe":
+        cfg = _hunyuan_moe_config(cfg)
     if model_type == "bamba":  # BambaConfig.layers_block_type: attention at attn_layer_indices, Mamba2 elsewhere
         attention = set(_int_list(cfg.get("attn_layer_indices"), "attn_layer_indices"))
         n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
@@ -1355,6 +1442,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   out_bias=bool(cfg.get("attention_bias", True)), mlp_bias=bool(cfg.get("mlp_bias", True)))
     if model_type == "nanochat":  # NanoChatRMSNorm holds no weight (q/k norms included); fc1 / fc2 relu2 MLP
         kw.update(mlp_gated=False, weightless_norms=True)
+    kw.update(_family_fields(cfg, model_type))
 
     if model_type == "gemma4_text":
         kw.update(_gemma4_fields(cfg, _layer_types(cfg, model_type, n_layers, window), head_dim, kv_heads))

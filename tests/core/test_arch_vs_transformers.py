@@ -25,7 +25,10 @@ ALLOWED = {
 NOT_WEIGHTS = ("inv_freq", "rotary", "causal_mask", "masked_bias", "embed_scale")
 #: fields a default configuration lacks for transformers to build it: Lfm2MoeConfig has no default layer_types
 #: (Lfm2MoeDecoderLayer indexes them): one attention layer in four over the default 32 layers
-BUILDABLE = {"lfm2_moe": {"layer_types": ["conv", "conv", "full_attention", "conv"] * 8}}
+#: NemotronConfig and HunYuan's configs leave num_key_value_heads / head_dim None, which their attention divides by
+BUILDABLE = {"lfm2_moe": {"layer_types": ["conv", "conv", "full_attention", "conv"] * 8},
+             "nemotron": {"num_key_value_heads": 8}, "hunyuan_v1_dense": {"head_dim": 128},
+             "hunyuan_v1_moe": {"head_dim": 128}}
 
 
 def _reference(model_type: str) -> tuple[dict, int, int]:

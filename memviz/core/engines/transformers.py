@@ -75,13 +75,15 @@ FP8_FORMATS = FINEGRAINED_FP8 | {"fp8-block-mxfp4-moe"}  # the weight formats ho
 #: AFMoE's and LFM2-MoE's expert biases, sinks), which a load in bf16 or fp16 leaves float32. DeepSeek-V4
 #: (modeling_deepseek_v4.py) also makes every RMSNorm and both hyper-connections float32, creates the compressors'
 #: position biases in float32 and the hash routers' tid2eid in int64; HY-V4 (modeling_hy_v4.py) keeps its
-#: hyper-connections, the indexer's head weights and key norm and the LM head float32.
+#: hyper-connections, the indexer's head weights and key norm and the LM head float32; HunYuanMoEV1Gate builds its
+#: router `wg` with dtype=torch.float32, which the model's dtype does not change.
 _ROUTER = {"router": 4, "router_bias": 4}
 WIDE_KINDS = {
     **dict.fromkeys(("deepseek_v3", "glm4_moe", "glm4_moe_lite", "ernie4_5_moe", "deepseek_v32", "glm_moe_dsa",
                      "nemotron_h", "solar_open", "exaone_moe", "hy_v3", "mimo_v2_flash", "axk1", "beam"), _ROUTER),
     "deepseek_v2": {"router": 4},
     "kolibri1": {"router_bias": 4},
+    "hunyuan_v1_moe": {"router": 4},
     "afmoe": {"router_bias": 4},
     "lfm2_moe": {"router_bias": 4},  # Lfm2MoeSparseMoeBlock.expert_bias, a float32 buffer
     "flint": {"router": 4, "sinks": 4},

@@ -1,5 +1,5 @@
 """The MoE decoders of 2025-26 that memviz reads with their own rules (Solar Open, EXAONE 4.0 and K-EXAONE,
-HY 3, Trinity's AFMoE, MiMo-V2-Flash, Flint, Sarvam, Laguna, A.X-K1, Kolibri-1, Beam), run for real as tiny random
+HY 3, Trinity's AFMoE, MiMo-V2-Flash, Flint, Sarvam, Laguna, A.X-K1, Kolibri-1, Beam, Hunyuan-A13B), run for real as tiny random
 transformers models on the CPU: the cache transformers fills holds memviz's KV to the byte, and the model holds
 memviz's parameters (transformers 5.24's modeling files of each type)."""
 
@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 from memviz.core.inventory import parameter_count
-from tests.core.engines.transformers_runs import run_and_compare
+from tests.core.engines.transformers_runs import assert_run_matches
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -49,6 +49,8 @@ SHAPES = {
     # a gated attention output with a bias per head, four norms a layer, dense layers first, no shared expert
     "beam": dict(num_experts=4, sliding_window=32, layer_types=[S, S, S, F], n_group=1, topk_group=1,
                  mlp_layer_types=["dense", "sparse", "sparse", "sparse"]),
+    # experts and one shared MLP of intermediate_size in every layer, q/k norms, a float32 router
+    "hunyuan_v1_moe": dict(num_experts=4, moe_topk=2, moe_intermediate_size=None),
 }
 
 
@@ -58,12 +60,7 @@ def test_the_cache_and_weights_transformers_builds_are_memviz_figures(model_type
         warnings.simplefilter("ignore")
         fields = {k: v for k, v in {**BASE, **SHAPES[model_type]}.items() if v is not None}
         config = transformers.AutoConfig.for_model(model_type, **fields)
-    a, model, held, kv = run_and_compare(transformers.AutoModelForCausalLM.from_config, config)
-    assert kv == held > 0
-    stored = sum(p.numel() for p in model.parameters()) + sum(
-        b.numel() for n, b in model.named_buffers() if "e_score_correction_bias" in n)
-    assert parameter_count(a) == stored
-    assert not any("not one memviz knows" in w for w in a.warnings)
+    assert_run_matches(config)
 
 
 def test_the_released_sarvam_names_count_as_transformers_reads_them():
@@ -78,6 +75,23 @@ def test_the_released_sarvam_names_count_as_transformers_reads_them():
             config = transformers.AutoConfig.for_model(model_type, **fields)
         released = {**fields, "model_type": model_type}
         assert parameter_count(from_hf_config(released)) == parameter_count(from_hf_config(config.to_dict()))
+
+
+def test_hunyuan_a13b_per_layer_lists_read_as_their_one_value():
+    """Hunyuan-A13B's config.json lists moe_topk, moe_intermediate_size and num_shared_expert per layer (llama.cpp's
+    converter asserts they agree); read so, it counts what transformers builds from the single values."""
+    from memviz.core.arch import from_hf_config
+    from memviz.core.errors import InputError
+
+    fields = {k: v for k, v in {**BASE, **SHAPES["hunyuan_v1_moe"]}.items() if v is not None}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        built = transformers.AutoConfig.for_model("hunyuan_v1_moe", **fields).to_dict()
+    n = fields["num_hidden_layers"]
+    released = {**built, "moe_topk": [2] * n, "moe_intermediate_size": [96] * n, "num_shared_expert": [1] * n}
+    assert parameter_count(from_hf_config(released)) == parameter_count(from_hf_config(built))
+    with pytest.raises(InputError, match="moe_topk must be the same in every layer"):
+        from_hf_config({**released, "moe_topk": [2, 2, 1, 2]})
 
 
 @pytest.mark.parametrize("model_type", sorted(SHAPES))

@@ -28,3 +28,18 @@ def run_and_compare(build, config, dtype: str = "fp32") -> tuple[Architecture, o
     e = estimate(a, Scenario(engine="transformers", weight_format=dtype, kv_format=dtype, context_tokens=TOKENS,
                              batch=1, device="cpu"))
     return a, model, held, e.kv_cache_required
+
+
+def assert_run_matches(config) -> None:
+    """Run `config`'s causal LM (fp32): the cache holds memviz's KV to the byte, the model memviz's parameters (the
+    routers' score-correction buffers included), and memviz read the type by its own rules."""
+    import transformers
+
+    from memviz.core.inventory import parameter_count
+
+    a, model, held, kv = run_and_compare(transformers.AutoModelForCausalLM.from_config, config)
+    assert kv == held > 0
+    stored = sum(p.numel() for p in model.parameters()) + sum(
+        b.numel() for n, b in model.named_buffers() if "e_score_correction_bias" in n)
+    assert parameter_count(a) == stored
+    assert not any("not one memviz knows" in w for w in a.warnings)
