@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -1468,7 +1469,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(attn_output_gate=True, attention_sinks=True,
                   hyper_streams=_int(cfg.get("hc_mult", 4), "hc_mult"), hyper_comb=False)
 
-    kw["native_format"] = native_format(cfg)
+    # a multimodal wrapper's quantization_config sits beside its text_config
+    kw["native_format"], quantization_notes = native_format(cfg if "quantization_config" in cfg else outer)
+    warnings += quantization_notes
     if model_type == "deepseek_v4":  # every layer's window (its compressed entries: `compress_ratios`)
         kw.update(_deepseek_v4_fields(cfg, n_layers))
         cfg = {**cfg, "layer_types": ["sliding_attention"] * n_layers}
@@ -1479,30 +1482,76 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     return Architecture(**kw)
 
 
-def native_format(cfg: dict[str, Any]) -> str:
-    """The memviz weight format a pre-quantized checkpoint is stored in, from its `quantization_config`
-    (transformers' `quant_method` names); "" for a 16-bit checkpoint or a method memviz has no format for."""
+def native_format(cfg: dict[str, Any]) -> tuple[str, list[str]]:
+    """(the memviz weight format a pre-quantized checkpoint is stored in, from its `quantization_config`, and what
+    that format leaves out); ("", [why]) for a quantization memviz has no format for, ("", []) for a 16-bit
+    checkpoint. Names: transformers' `quant_method`s, compressed-tensors' schemes, NVIDIA ModelOpt's `quant_algo`."""
     q = cfg.get("quantization_config")
     if not isinstance(q, dict):
-        return ""
+        return "", []
     method, bits = str(q.get("quant_method", "")).lower(), q.get("bits", 4)
+    if method == "compressed-tensors":
+        return _compressed_tensors_format(q)
+    if method == "modelopt":
+        algo = str(q.get("quant_algo") or (q.get("quantization") or {}).get("quant_algo") or "").upper()
+        fmt = {"FP8": "fp8", "NVFP4": "nvfp4"}.get(algo, "")  # per-tensor FP8 scales; NVFP4's groups of 16
+        return fmt, [] if fmt else [f"ModelOpt quant_algo {algo or '?'} has no memviz weight format: weights are "
+                                    "estimated in 16 bit unless you choose one"]
     if method == "mxfp4":
-        return "mxfp4-moe"
+        return "mxfp4-moe", []
     if method == "fp8" and "fp4" in (str(q.get("expert_dtype", "")), str(cfg.get("expert_dtype", ""))):
-        return "fp8-block-mxfp4-moe"  # DeepSeek-V4's release: FP4 experts (DeepseekV4Config moves expert_dtype here)
+        return "fp8-block-mxfp4-moe", []  # DeepSeek-V4's release: FP4 experts (DeepseekV4Config moves expert_dtype)
     if method == "fp8":
-        return "fp8-block" if q.get("weight_block_size") else "fp8"
+        return ("fp8-block" if q.get("weight_block_size") else "fp8"), []
     if method == "fbgemm_fp8":
-        return "fp8-channel"
+        return "fp8-channel", []
     if method in ("awq", "gptq") and bits == 4:
-        return f"{method}-int4"
+        return f"{method}-int4", []
     if method == "bitsandbytes":
         if q.get("load_in_8bit"):
-            return "llm-int8"
+            return "llm-int8", []
         if q.get("bnb_4bit_quant_type") == "fp4":
-            return "bnb-fp4"
-        return "bnb-nf4-dq" if q.get("bnb_4bit_use_double_quant") else "bnb-nf4"
-    return ""
+            return "bnb-fp4", []
+        return ("bnb-nf4-dq" if q.get("bnb_4bit_use_double_quant") else "bnb-nf4"), []
+    return "", [f"quantization_config {method or '?'}{f' {bits}-bit' if method in ('awq', 'gptq') else ''} has no "
+                "memviz weight format: weights are estimated in 16 bit unless you choose one"]
+
+
+#: modules a compressed-tensors `ignore` list may keep in 16 bit that memviz's formats keep so too (the routers:
+#: "re:.*mlp.gate$", "re:.*shared_expert_gate$")
+_IGNORED_ANYWAY = re.compile(r"lm_head|embed|router|gate\$?$|vision|visual|audio|mm_projector|multi_modal", re.I)
+
+
+def _compressed_tensors_format(q: dict[str, Any]) -> tuple[str, list[str]]:
+    """The memviz format of a compressed-tensors checkpoint (llm-compressor; compressed-tensors 0.20.1
+    quantization/quant_scheme.py presets) from its first config group's weight arguments: FP8 per tensor, per
+    channel or in 128 x 128 blocks; INT8 per channel (W8A8); INT4 in groups (W4A16); FP4 in groups of 16 (NVFP4) or
+    32 (MXFP4). Other schemes, and an `ignore` list keeping layers memviz's format quantizes, are named."""
+    groups = q.get("config_groups")
+    weights = next((g.get("weights") for g in groups.values() if isinstance(g, dict)), None) \
+        if isinstance(groups, dict) else None
+    if not isinstance(weights, dict):
+        return "", ["compressed-tensors config without weight arguments: weights are estimated in 16 bit"]
+    bits, kind = weights.get("num_bits"), str(weights.get("type", "int"))
+    strategy, group = str(weights.get("strategy", "")), weights.get("group_size")
+    scheme = f"{kind}{bits} {strategy}" + (f" {group}" if group else "")
+    fmt = {("float", 8, "tensor"): "fp8", ("float", 8, "channel"): "fp8-channel", ("float", 8, "block"): "fp8-block",
+           ("int", 8, "channel"): "int8", ("int", 4, "group"): "w4a16", ("float", 4, "tensor_group"): "nvfp4",
+           ("float", 4, "group"): "mxfp4"}.get((kind, bits, strategy), "")
+    notes = []
+    if not fmt:
+        return "", [f"compressed-tensors scheme {scheme} has no memviz weight format: weights are estimated in 16 "
+                    "bit unless you choose one"]
+    if fmt in ("w4a16", "nvfp4", "mxfp4") and group != {"w4a16": 128, "nvfp4": 16, "mxfp4": 32}[fmt]:
+        notes.append(f"compressed-tensors scheme {scheme} read as {fmt}, whose groups differ: its scales take "
+                     "another share of the weights")
+    if fmt == "w4a16" and weights.get("symmetric") is False:
+        notes.append("asymmetric INT4: the packed zero points (half a byte a group) are not counted")
+    kept = [str(m) for m in q.get("ignore") or [] if not _IGNORED_ANYWAY.search(str(m))]
+    if kept:
+        notes.append(f"the checkpoint keeps {', '.join(kept[:3])}{' ...' if len(kept) > 3 else ''} in 16 bit, which "
+                     f"{fmt} quantizes: import its safetensors headers for the exact bytes")
+    return fmt, notes
 
 
 def from_config_path(path: str | Path) -> Architecture:

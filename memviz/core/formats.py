@@ -129,6 +129,10 @@ MATRIX_STORAGE: dict[str, Storage] = {
     "bnb-fp4": Storage("bnb-fp4", elem_bits=4, flat=64, flat_bytes=4),
     "mxfp4": Storage("mxfp4", elem_bits=4, group=32, group_bytes=1),
     "nvfp4": Storage("nvfp4", elem_bits=4, group=16, group_bytes=1, tensor_bytes=4),
+    # compressed-tensors "pack-quantized" INT4 (llm-compressor's W4A16 scheme: symmetric, groups of 128):
+    # weight_packed int32[N, K/8], weight_scale 16-bit[N, K/128], weight_shape int64[2] (compressed-tensors 0.20.1
+    # compressors/pack_quantized/base.py `compression_param_names`)
+    "w4a16": Storage("w4a16", elem_bits=4, group=128, group_bytes=2, tensor_bytes=16),
 }
 
 _DESCRIPTIONS = {
@@ -147,6 +151,7 @@ _DESCRIPTIONS = {
     "bnb-fp4": "bitsandbytes FP4, block 64, fp32 absmax",
     "mxfp4": "OCP MXFP4: 32 fp4 values + one E8M0 scale (gpt-oss experts)",
     "nvfp4": "NVIDIA NVFP4: 16 fp4 values + one E4M3 scale, fp32 tensor scale",
+    "w4a16": "compressed-tensors W4A16: INT4 in groups of 128, 16-bit scales, symmetric (llm-compressor)",
 }
 
 STORED = "stored"  # the weight format of an imported file: its tensors' exact sizes

@@ -3,13 +3,22 @@ checkpoint stored in the scenario's format (named as a placeholder), so the comm
 
 import pytest
 
-from memviz.core.arch import native_format
+from memviz.core.arch import from_hf_config, native_format
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.gpus import get_gpu
 from memviz.core.planner import Hardware, Requirements, plan
 from memviz.core.presets import get_preset
 
 LLAMA8 = get_preset("llama-3.1-8b").architecture()
+
+
+def _ct(bits: int, kind: str, strategy: str, group: int | None = None, symmetric: bool = True,
+        ignore: list[str] | None = None) -> dict:
+    """A compressed-tensors quantization_config of one config group (compressed-tensors 0.20.1 quant_config.py)."""
+    weights = {"num_bits": bits, "type": kind, "strategy": strategy, "group_size": group, "symmetric": symmetric}
+    return {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"targets": ["Linear"],
+                                                                              "weights": weights}},
+            "ignore": ignore or []}
 GPT_OSS = get_preset("gpt-oss-20b").architecture()
 
 
@@ -22,10 +31,42 @@ GPT_OSS = get_preset("gpt-oss-20b").architecture()
     ({"quant_method": "gptq", "bits": 8}, ""),  # no memviz format for 8-bit GPTQ
     ({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}, "bnb-nf4"),
     ({"quant_method": "compressed-tensors"}, ""),
+    # llm-compressor's schemes (compressed-tensors 0.20.1 quant_scheme.py): FP8_DYNAMIC, FP8, FP8_BLOCK, INT8 W8A8,
+    # W4A16, NVFP4, MXFP4
+    (_ct(8, "float", "channel"), "fp8-channel"), (_ct(8, "float", "tensor"), "fp8"),
+    (_ct(8, "float", "block"), "fp8-block"), (_ct(8, "int", "channel"), "int8"),
+    (_ct(4, "int", "group", 128), "w4a16"), (_ct(4, "float", "tensor_group", 16), "nvfp4"),
+    (_ct(4, "float", "group", 32), "mxfp4"),
+    ({"quant_method": "modelopt", "quant_algo": "FP8"}, "fp8"), ({"quant_method": "modelopt", "quant_algo": "NVFP4"}, "nvfp4"),
 ])
 def test_the_checkpoints_own_format_is_read_from_its_quantization_config(quantization_config, fmt):
-    assert native_format({"quantization_config": quantization_config}) == fmt
-    assert native_format({}) == ""
+    found, notes = native_format({"quantization_config": quantization_config})
+    assert found == fmt
+    assert bool(notes) == (fmt == "")  # what memviz cannot read is said, what it reads is not
+    assert native_format({}) == ("", [])
+
+
+def test_what_a_compressed_tensors_format_leaves_out_is_named():
+    """Another group size, asymmetric zero points and layers the checkpoint keeps 16-bit beside routers and heads."""
+    _, notes = native_format({"quantization_config": _ct(4, "int", "group", 32, symmetric=False,
+                                                         ignore=["lm_head", "re:.*mlp.gate$", "re:.*self_attn.*"])})
+    assert [n.split(":")[0].split(" ")[0] for n in notes] == ["compressed-tensors", "asymmetric", "the"]
+    assert "re:.*self_attn.*" in notes[2] and "mlp.gate" not in notes[2]
+    assert native_format({"quantization_config": _ct(8, "int", "channel", ignore=["lm_head"])}) == ("int8", [])
+
+
+def test_a_compressed_tensors_checkpoint_is_estimated_in_its_own_format():
+    """RedHat-style FP8-dynamic and W4A16 configs: the default weights are the checkpoint's, not bf16 (before, a
+    Llama-3.1-8B FP8 config came out at 14.96 GiB of weights instead of 8.46); a multimodal wrapper's
+    quantization_config sits beside its text_config."""
+    cfg = {**get_preset("llama-3.1-8b").config, "quantization_config": _ct(8, "float", "channel", ignore=["lm_head"])}
+    a = from_hf_config(cfg)
+    assert a.native_format == "fp8-channel" and not a.warnings
+    e = estimate(a, Scenario(engine="vllm", weight_format=a.native_format, gpu="l40s"))
+    assert e.bytes["weights"] < 0.6 * estimate(a, Scenario(engine="vllm", gpu="l40s")).bytes["weights"]
+    wrapped = {"model_type": "qwen3_vl", "text_config": {**get_preset("qwen2.5-7b").config, "model_type": "qwen3_vl_text"},
+               "quantization_config": _ct(4, "int", "group", 128)}
+    assert from_hf_config(wrapped).native_format == "w4a16"
 
 
 def test_vllm_quantizes_a_16_bit_checkpoint_to_fp8_while_loading_but_needs_a_gptq_one():
