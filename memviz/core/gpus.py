@@ -17,6 +17,7 @@ dequantizes them).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from memviz.core.errors import InputError
@@ -55,6 +56,10 @@ class GPU:
 
 _SMI = "nvidia-smi total"
 GPUS: dict[str, GPU] = {g.key: g for g in (
+    # Turing and Volta have no bf16: their FP16 tensor rate (T4 and V100 datasheets); nvidia-smi prints 15360MiB on
+    # a Tesla T4 and 32768MiB on a Tesla V100-SXM2-32GB in the public outputs found
+    GPU("t4", "Tesla T4 16GB", 15360 * MiB, 320e9, 65e12, _SMI, compute_capability=(7, 5)),
+    GPU("v100-32g", "Tesla V100 32GB", 32768 * MiB, 900e9, 125e12, _SMI, compute_capability=(7, 0)),
     GPU("rtx3060-12g", "RTX 3060 12GB", 12288 * MiB, 360e9, 51e12, _SMI, compute_capability=(8, 6)),
     GPU("rtx4060ti-16g", "RTX 4060 Ti 16GB", 16380 * MiB, 288e9, 88e12, _SMI, compute_capability=(8, 9)),
     GPU("rtx4080", "RTX 4080 16GB", 16376 * MiB, 717e9, 195e12, _SMI, compute_capability=(8, 9)),
@@ -111,8 +116,13 @@ def get_gpu(key: str) -> GPU:
     if k in GPUS:
         return GPUS[k]
     matches = [g for g in GPUS if k in g or k in GPUS[g].label.lower()]
+    if not matches:  # "H100 80GB", "rtx 4090": every word of the name within the key or the label
+        words = re.split(r"[\s_-]+", k)
+        matches = [g for g in GPUS if all(w in f"{g} {GPUS[g].label.lower()}" for w in words)]
     if len(matches) == 1:
         return GPUS[matches[0]]
+    if matches:
+        raise InputError(f"GPU {key!r} is ambiguous: {', '.join(matches)}")
     raise InputError(f"unknown GPU {key!r}; known: {', '.join(GPUS)}, or vram:SIZE (e.g. vram:24GiB)")
 
 
