@@ -1493,7 +1493,8 @@ def native_format(cfg: dict[str, Any]) -> tuple[str, list[str]]:
     if method == "compressed-tensors":
         return _compressed_tensors_format(q)
     if method == "modelopt":
-        algo = str(q.get("quant_algo") or (q.get("quantization") or {}).get("quant_algo") or "").upper()
+        nested = q.get("quantization")
+        algo = str(q.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, dict) else "") or "").upper()
         fmt = {"FP8": "fp8", "NVFP4": "nvfp4"}.get(algo, "")  # per-tensor FP8 scales; NVFP4's groups of 16
         return fmt, [] if fmt else [f"ModelOpt quant_algo {algo or '?'} has no memviz weight format: weights are "
                                     "estimated in 16 bit unless you choose one"]
@@ -1547,7 +1548,8 @@ def _compressed_tensors_format(q: dict[str, Any]) -> tuple[str, list[str]]:
                      "another share of the weights")
     if fmt == "w4a16" and weights.get("symmetric") is False:
         notes.append("asymmetric INT4: the packed zero points (half a byte a group) are not counted")
-    kept = [str(m) for m in q.get("ignore") or [] if not _IGNORED_ANYWAY.search(str(m))]
+    ignore = q.get("ignore")
+    kept = [str(m) for m in ignore if not _IGNORED_ANYWAY.search(str(m))] if isinstance(ignore, list) else []
     if kept:
         notes.append(f"the checkpoint keeps {', '.join(kept[:3])}{' ...' if len(kept) > 3 else ''} in 16 bit, which "
                      f"{fmt} quantizes: import its safetensors headers for the exact bytes")

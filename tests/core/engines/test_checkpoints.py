@@ -53,6 +53,10 @@ def test_what_a_compressed_tensors_format_leaves_out_is_named():
     assert [n.split(":")[0].split(" ")[0] for n in notes] == ["compressed-tensors", "asymmetric", "the"]
     assert "re:.*self_attn.*" in notes[2] and "mlp.gate" not in notes[2]
     assert native_format({"quantization_config": _ct(8, "int", "channel", ignore=["lm_head"])}) == ("int8", [])
+    for hostile in ({"quant_method": "modelopt", "quantization": "FP8"}, {"quant_method": "compressed-tensors",
+                    "config_groups": [1]}, {**_ct(8, "int", "channel"), "ignore": "lm_head"}, {"quant_method": 5}):
+        fmt, notes = native_format({"quantization_config": hostile})  # a warning or a format, never a traceback
+        assert fmt in ("", "int8") and all(isinstance(n, str) for n in notes)
 
 
 def test_a_compressed_tensors_checkpoint_is_estimated_in_its_own_format():
