@@ -40,7 +40,7 @@ KNOWN_MODEL_TYPES = (
     "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1", "deepseek_v4", "jais2", "nanochat",
     "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1", "beam", "cohere", "cohere2", "olmo", "olmo2", "olmo3",
     "olmoe", "flex_olmo", "seed_oss", "glm", "stablelm", "nemotron", "hunyuan_v1_dense", "phimoe", "minimax_m2",
-    "hyperclovax", "hunyuan_v1_moe",
+    "hyperclovax", "hunyuan_v1_moe", "cohere2_moe",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -84,7 +84,7 @@ _BY_ARCHITECTURE = {
     "FlexOlmoForCausalLM": "flex_olmo", "SeedOssForCausalLM": "seed_oss", "GlmForCausalLM": "glm",
     "StableLmForCausalLM": "stablelm", "NemotronForCausalLM": "nemotron", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
     "PhimoeForCausalLM": "phimoe", "MiniMaxM2ForCausalLM": "minimax_m2", "HyperCLOVAXForCausalLM": "hyperclovax",
-    "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe",
+    "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe", "Cohere2MoeForCausalLM": "cohere2_moe",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
@@ -636,6 +636,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                                   "num_shared_experts")
     elif model_type == "ernie4_5_moe":
         shared = moe_inter * _int(cfg.get("moe_num_shared_experts", 0) or 0, "moe_num_shared_experts")
+    elif model_type == "cohere2_moe":  # Cohere2MoeSparseMoeBlock.shared_experts: one MLP of num_shared_experts x I
+        shared = moe_inter * _int(cfg.get("num_shared_experts", 0) or 0, "num_shared_experts")
     elif model_type == "llama4_text":  # Llama4TextMoe: a shared expert as wide as one routed expert
         shared = moe_inter
     elif model_type == "granitemoehybrid":  # GraniteMoeHybridDecoderLayer: shared_mlp beside the experts, no gate
@@ -1133,10 +1135,30 @@ def _hunyuan_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
             "moe_intermediate_size": uniform("moe_intermediate_size", width), "shared_expert_intermediate_size": shared}
 
 
+def _cohere2_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Cohere2MoeConfig.__post_init__ (transformers 5.24) where a config lists no layer kinds: the first
+    `first_k_dense_replace` layers dense with their own window pattern (prefix_dense_sliding_window_pattern, default
+    1: every one full), the rest sparse, every sliding_window_pattern-th of them full."""
+    n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
+    dense = _int(cfg.get("first_k_dense_replace", 0) or 0, "first_k_dense_replace")
+    prefix = _at_least_one(cfg.get("prefix_dense_sliding_window_pattern", 1), "prefix_dense_sliding_window_pattern")
+    rest = _at_least_one(cfg.get("sliding_window_pattern", 4), "sliding_window_pattern")
+    # Cohere2MoeExperts are as wide as intermediate_size whatever else the config names; the window's default
+    out = {**cfg, "moe_intermediate_size": cfg.get("intermediate_size", 22528),
+           "sliding_window": cfg.get("sliding_window", 4096)}
+    if out.get("layer_types") is None:
+        out["layer_types"] = ["full_attention" if (i + 1) % prefix == 0 else "sliding_attention" for i in range(dense)] + [
+            "full_attention" if (i + 1) % rest == 0 else "sliding_attention" for i in range(n - dense)]
+    if out.get("mlp_layer_types") is None:
+        out["mlp_layer_types"] = ["dense" if i < dense else "sparse" for i in range(n)]
+    return out
+
+
 def _family_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     """Norms and biases of the Llama-shaped families that differ from Llama only there (transformers 5.24's modeling
     files): Command R (CohereDecoderLayer: one bias-free LayerNorm before parallel attention and MLP; Command R+'s
-    per-head q/k LayerNorms; tied embeddings by default), OLMo (OlmoLayerNorm holds no weight), OLMo 2 / 3, OLMoE,
+    per-head q/k LayerNorms; tied embeddings by default) and its MoE (Cohere2MoeDecoderLayer: dense leading layers of
+    prefix_dense_intermediate_size), OLMo (OlmoLayerNorm holds no weight), OLMo 2 / 3, OLMoE,
     FlexOlmo and MiniMax-M2 (q/k RMS norms over every head: Olmo2Attention `q_norm`), Seed-OSS and GLM (q/k/v
     biased, o_proj per `attention_out_bias` / never), StableLM (LayerNorms with bias, q/k/v per `use_qkv_bias`, one
     norm with `use_parallel_residual`, per-head q/k LayerNorms), Nemotron (NemotronLayerNorm1P with bias, a relu2
@@ -1145,6 +1167,10 @@ def _family_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     if model_type in ("cohere", "cohere2"):
         return dict(norms_per_layer=1, tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
                     qk_norm=bool(cfg.get("use_qk_norm", False)), qk_norm_full=True)
+    if model_type == "cohere2_moe":  # its dense layers' MLP of prefix_dense_intermediate_size, experts of I
+        dense = cfg.get("prefix_dense_intermediate_size") or cfg.get("intermediate_size", 22528)
+        return dict(norms_per_layer=1, tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+                    intermediate_size=_int(dense, "prefix_dense_intermediate_size"))
     if model_type == "olmo":
         return dict(weightless_norms=True)
     if model_type in ("olmo2", "olmo3", "olmoe", "flex_olmo", "minimax_m2"):
@@ -1268,6 +1294,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _minimax_m3_layers(cfg)
     if model_type == "hunyuan_v1_moe":
         cfg = _hunyuan_moe_config(cfg)
+    if model_type == "cohere2_moe":
+        cfg = _cohere2_moe_config(cfg)
     if model_type == "bamba":  # BambaConfig.layers_block_type: attention at attn_layer_indices, Mamba2 elsewhere
         attention = set(_int_list(cfg.get("attn_layer_indices"), "attn_layer_indices"))
         n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")

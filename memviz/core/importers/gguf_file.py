@@ -32,7 +32,7 @@ ARCH_TO_MODEL_TYPE = {
     "granitehybrid": "granitemoehybrid", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h", "lfm2": "lfm2",
     "lfm2moe": "lfm2_moe", "falcon-h1": "falcon_h1", "deepseek4": "deepseek_v4", "minimax-m3": "minimax_m3_vl_text",
     "hy_v4": "hy_v4", "laguna": "laguna", "command-r": "cohere", "hunyuan-dense": "hunyuan_v1_dense",
-    "hunyuan-moe": "hunyuan_v1_moe",
+    "hunyuan-moe": "hunyuan_v1_moe", "cohere2moe": "cohere2_moe",
     "minimax-m2": "minimax_m2",
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)

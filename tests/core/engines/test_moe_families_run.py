@@ -1,7 +1,7 @@
 """The MoE decoders of 2025-26 that memviz reads with their own rules (Solar Open, EXAONE 4.0 and K-EXAONE,
-HY 3, Trinity's AFMoE, MiMo-V2-Flash, Flint, Sarvam, Laguna, A.X-K1, Kolibri-1, Beam, Hunyuan-A13B), run for real as tiny random
-transformers models on the CPU: the cache transformers fills holds memviz's KV to the byte, and the model holds
-memviz's parameters (transformers 5.24's modeling files of each type)."""
+HY 3, Trinity's AFMoE, MiMo-V2-Flash, Flint, Sarvam, Laguna, A.X-K1, Kolibri-1, Beam, Hunyuan-A13B, Cohere's MoE),
+run for real as tiny random transformers models on the CPU: the cache transformers fills holds memviz's KV to the
+byte, and the model holds memviz's parameters (transformers 5.24's modeling files of each type)."""
 
 import warnings
 
@@ -51,6 +51,9 @@ SHAPES = {
                  mlp_layer_types=["dense", "sparse", "sparse", "sparse"]),
     # experts and one shared MLP of intermediate_size in every layer, q/k norms, a float32 router
     "hunyuan_v1_moe": dict(num_experts=4, moe_topk=2, moe_intermediate_size=None),
+    # one bias-free norm a layer, a dense leading layer of its own width, a shared expert, three sliding layers in four
+    "cohere2_moe": dict(num_experts=4, num_shared_experts=1, first_k_dense_replace=1, prefix_dense_intermediate_size=48,
+                        sliding_window=32, moe_intermediate_size=None),
 }
 
 
@@ -92,6 +95,20 @@ def test_hunyuan_a13b_per_layer_lists_read_as_their_one_value():
     assert parameter_count(from_hf_config(released)) == parameter_count(from_hf_config(built))
     with pytest.raises(InputError, match="moe_topk must be the same in every layer"):
         from_hf_config({**released, "moe_topk": [2, 2, 1, 2]})
+
+
+def test_a_cohere2_moe_config_without_layer_kinds_reads_as_its_config_class_derives_them():
+    """first_k_dense_replace (which Cohere2MoeConfig pops) places the dense layers and their own window pattern."""
+    from memviz.core.arch import from_hf_config
+
+    fields = {k: v for k, v in {**BASE, **SHAPES["cohere2_moe"], "num_hidden_layers": 6}.items() if v is not None}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        built = transformers.AutoConfig.for_model("cohere2_moe", **fields)
+    a = from_hf_config({**fields, "model_type": "cohere2_moe"})
+    assert [t.split("_")[0] for t in built.layer_types] == list(a.layer_types)
+    assert [k == "sparse" for k in built.mlp_layer_types] == list(a.moe_layers)
+    assert parameter_count(a) == parameter_count(from_hf_config(built.to_dict()))
 
 
 @pytest.mark.parametrize("model_type", sorted(SHAPES))
