@@ -40,7 +40,7 @@ KNOWN_MODEL_TYPES = (
     "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1", "deepseek_v4", "jais2", "nanochat",
     "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1", "beam", "cohere", "cohere2", "olmo", "olmo2", "olmo3",
     "olmoe", "flex_olmo", "seed_oss", "glm", "stablelm", "nemotron", "hunyuan_v1_dense", "phimoe", "minimax_m2",
-    "hyperclovax", "hunyuan_v1_moe", "cohere2_moe",
+    "hyperclovax", "hunyuan_v1_moe", "cohere2_moe", "lfm3",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -85,13 +85,14 @@ _BY_ARCHITECTURE = {
     "StableLmForCausalLM": "stablelm", "NemotronForCausalLM": "nemotron", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
     "PhimoeForCausalLM": "phimoe", "MiniMaxM2ForCausalLM": "minimax_m2", "HyperCLOVAXForCausalLM": "hyperclovax",
     "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe", "Cohere2MoeForCausalLM": "cohere2_moe",
+    "Lfm3ForCausalLM": "lfm3",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
 #: hybrid model types whose Mamba2 layers memviz models (Granite-4.0-H: GraniteMoeHybridMambaLayer)
 MAMBA2_TYPES = frozenset({"granitemoehybrid", "nemotron_h", "bamba", "falcon_h1"})
 #: hybrid model types whose short-convolution layers memviz models (LFM2: Lfm2ShortConv)
-SHORTCONV_TYPES = frozenset({"lfm2", "lfm2_moe"})
+SHORTCONV_TYPES = frozenset({"lfm2", "lfm2_moe", "lfm3"})
 #: Nemotron-H's block kinds (NemotronHConfig `_pattern_to_list`: M, *, -, E) and their names, old and new
 _NEMOTRON_BLOCKS = {"M": LINEAR, "mamba": LINEAR, "linear_attention": LINEAR, "*": FULL, "attention": FULL,
                     "full_attention": FULL, "-": "mlp", "mlp": "mlp", "E": "moe", "moe": "moe"}
@@ -1006,20 +1007,28 @@ def _nemotron_h_layers(cfg: dict[str, Any]) -> dict[str, Any]:
     return {**cfg, "num_hidden_layers": len(blocks), "layer_types": blocks}
 
 
-def _lfm2_layers(cfg: dict[str, Any]) -> dict[str, Any]:
+def _lfm2_layers(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     """LFM2's layers as Lfm2Config (transformers 5.24) reads them: `layer_types` of "conv" and "full_attention",
     else full attention at `full_attn_idxs` (every layer when absent) and short convolutions elsewhere; the
     released configs' `block_ff_dim` and `tie_embedding` stand for intermediate_size and tie_word_embeddings
-    (Lfm2Config.__post_init__)."""
+    (Lfm2Config.__post_init__). LFM3 (Lfm3Config.__post_init__) also slides: without a list, layer 2 of every four
+    attends fully, layer 0 of every four but the first over a window (default 256), the others convolve."""
     n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
     kinds = cfg.get("layer_types")
+    allowed = {"conv", "full_attention"} | ({"sliding_attention"} if model_type == "lfm3" else set())
+    if kinds is None and model_type == "lfm3":
+        kinds = ["full_attention" if i % 4 == 2 else "sliding_attention" if i % 4 == 0 and i > 0 else "conv"
+                 for i in range(n)]
     if kinds is None:
         listed = cfg.get("full_attn_idxs")
         full = set(_int_list(listed, "full_attn_idxs")) if listed is not None else set(range(n))
         kinds = ["full_attention" if i in full else "conv" for i in range(n)]
-    if not isinstance(kinds, list) or set(map(str, kinds)) - {"conv", "full_attention"}:
-        raise InputError("lfm2: layer_types must list 'conv' or 'full_attention' for each layer")
+    if not isinstance(kinds, list) or set(map(str, kinds)) - allowed:
+        names = [f"'{k}'" for k in sorted(allowed)]
+        raise InputError(f"{model_type}: layer_types must list {', '.join(names[:-1])} or {names[-1]} for each layer")
     out = {**cfg, "layer_types": ["linear_attention" if k == "conv" else k for k in kinds]}
+    if model_type == "lfm3":
+        out["sliding_window"] = cfg.get("sliding_window", 256)
     if cfg.get("block_ff_dim") is not None:
         out["intermediate_size"] = cfg["block_ff_dim"]
     if cfg.get("tie_embedding") is not None:
@@ -1289,7 +1298,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if model_type == "mimo_v2_flash":
         cfg = _mimo_v2_layers(cfg)
     if model_type in SHORTCONV_TYPES:
-        cfg = _lfm2_layers(cfg)
+        cfg = _lfm2_layers(cfg, model_type)
     if model_type == "minimax_m3_vl_text":
         cfg = _minimax_m3_layers(cfg)
     if model_type == "hunyuan_v1_moe":
@@ -1384,6 +1393,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_falcon_h1_fields(cfg, hidden))
     if model_type in SHORTCONV_TYPES:
         kw.update(_lfm2_fields(cfg, hidden, kw["intermediate_size"], adjust=model_type == "lfm2"))
+    if model_type == "lfm3":  # Lfm3DecoderLayer's sandwich norms; Lfm3Attention's sigmoid gate, one value a head
+        kw.update(norms_per_layer=4 if cfg.get("use_sandwich_norm", True) else 2,
+                  head_gate=1 if cfg.get("use_attention_gate", True) else 0)
     if model_type == "minimax_m3_vl_text":
         kw.update(_minimax_m3_fields(cfg))
     if model_type == "laguna":

@@ -84,6 +84,10 @@ MARLIN_MIN_CAPABILITY = (7, 5)
 #: what `--quantization` makes of a 16-bit checkpoint while loading (`model_executor/layers/quantization/fp8.py`
 #: `Fp8Config` with is_checkpoint_fp8_serialized False: per-tensor dynamic FP8; `bitsandbytes.py`: in-flight NF4)
 QUANTIZE_ON_LOAD = {"fp8": "fp8", "bnb-nf4": "bitsandbytes"}
+#: hybrid types vLLM 0.33 has no model for (model_executor/models/registry.py), which its Transformers backend cannot
+#: run either (models/transformers/: attention layers only, no convolution or recurrent state)
+NOT_IN_VLLM = {"bamba": "0.23 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODELS)",
+               "lfm3": "its registry names no Lfm3ForCausalLM, and its Transformers backend keeps no convolution state"}
 KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8"}
 
 
@@ -171,9 +175,8 @@ class VLLM(Engine):
             raise InputError("memviz does not model vLLM's DeepSeek-V4 cache yet (vllm/models/deepseek_v4: its window, "
                              "compressed, indexer and compressor-state groups share pages of their own sizes); "
                              "estimate it with llama.cpp or transformers")
-        if a.model_type == "bamba":
-            raise InputError("vLLM no longer runs Bamba: 0.23 removed it (model_executor/models/registry.py "
-                             "_PREVIOUSLY_SUPPORTED_MODELS), and memviz follows vLLM 0.33")
+        if a.model_type in NOT_IN_VLLM:
+            raise InputError(f"vLLM 0.33 does not run {a.model_type}: {NOT_IN_VLLM[a.model_type]}")
         if LINEAR in a.layer_types and FULL not in a.layer_types:
             raise InputError("vLLM sizes a hybrid model's state pages by its attention layers; a model of recurrent "
                              "layers only (attention-free) is not modelled")

@@ -1,4 +1,4 @@
-"""LFM2 and LFM2-MoE: short-convolution layers beside a few attention layers. Parameters and the cache transformers
+"""LFM2, LFM2-MoE and LFM3: short-convolution layers beside a few attention layers. Parameters and the cache transformers
 fills, run for real (tiny random models, CPU), to the element and the byte; the released LFM2-1.2B config against its
 card; vLLM's state pages and llama.cpp's RS rows from their source; the importer's spellings and refusals (the live
 llama.cpp runs are in tests/probe/test_llamacpp_live.py)."""
@@ -19,6 +19,7 @@ transformers = pytest.importorskip("transformers")
 TINY = dict(vocab_size=512, hidden_size=64, intermediate_size=96, num_hidden_layers=4, num_attention_heads=4,
             num_key_value_heads=2, conv_L_cache=3, layer_types=["conv", "full_attention", "conv", "conv"])
 MOE = dict(moe_intermediate_size=32, num_experts=4, num_experts_per_tok=2, num_dense_layers=1)
+LFM3_IDS = dict(pad_token_id=0, bos_token_id=1, eos_token_id=2)  # Lfm3Config's defaults lie beyond a tiny vocabulary
 #: LiquidAI/LFM2-1.2B's config.json (the fields memviz reads, as released: block_ff_dim, full_attn_idxs, no
 #: tie_word_embeddings): 1.17B parameters, as its model card gives them
 LFM2_1_2B = dict(model_type="lfm2", architectures=["Lfm2ForCausalLM"], hidden_size=2048, num_hidden_layers=16,
@@ -29,7 +30,8 @@ LFM2_1_2B = dict(model_type="lfm2", architectures=["Lfm2ForCausalLM"], hidden_si
 
 @pytest.mark.parametrize(("model_type", "changes", "dtype"), [
     ("lfm2", {}, "fp32"), ("lfm2", {"conv_bias": True, "tie_word_embeddings": False}, "bf16"),
-    ("lfm2", {"block_ffn_dim_multiplier": 1.5, "block_multiple_of": 64}, "fp32"), ("lfm2_moe", MOE, "fp32")])
+    ("lfm2", {"block_ffn_dim_multiplier": 1.5, "block_multiple_of": 64}, "fp32"), ("lfm2_moe", MOE, "fp32"),
+    ("lfm3", LFM3_IDS, "fp32"), ("lfm3", {**LFM3_IDS, "use_sandwich_norm": False, "use_attention_gate": False}, "bf16")])
 def test_the_cache_transformers_fills_is_memviz_kv_and_state(model_type, changes, dtype):
     """The convolution's last conv_L_cache inputs over hidden channels in the model's dtype (no recurrent state), the
     attention layer's K and V: memviz's transformers cache to the byte, its parameters exact."""
@@ -42,6 +44,24 @@ def test_the_cache_transformers_fills_is_memviz_kv_and_state(model_type, changes
     stored = sum(p.numel() for p in model.parameters()) + sum(
         b.numel() for n, b in model.named_buffers() if "expert_bias" in n)
     assert parameter_count(a) == stored
+
+
+def test_lfm3_slides_and_gates_as_its_config_class_builds_it():
+    """Lfm3Config's own layer kinds (convolutions, a full layer and a sliding one in every four), the sandwich norms
+    and the per-head sigmoid gate: the cache and the parameters of a tiny real run; neither llama.cpp 0c1e570
+    nor vLLM 0.33 runs LFM3."""
+    fields = {k: v for k, v in {**TINY, **LFM3_IDS}.items() if k != "layer_types"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = transformers.AutoConfig.for_model("lfm3", **{**fields, "num_hidden_layers": 8, "sliding_window": 32})
+    a, model, held, kv = run_and_compare(transformers.AutoModelForCausalLM.from_config, config)
+    assert a.layer_kinds_text() == "5 × short convolution, 2 × full, 1 × sliding (32 tokens)"
+    assert kv == held > 0 and parameter_count(a) == sum(p.numel() for p in model.parameters())
+    assert from_hf_config({**fields, "model_type": "lfm3", "num_hidden_layers": 8}).layer_types == a.layer_types
+    with pytest.raises(InputError, match="no such architecture"):
+        estimate(a, Scenario(engine="llamacpp", weight_format="Q8_0", context_tokens=64))
+    with pytest.raises(InputError, match="vLLM 0.33 does not run lfm3"):
+        estimate(a, Scenario(engine="vllm", context_tokens=64, gpu="l4"))
 
 
 def test_lfm2_1_2b_counts_as_published_and_as_transformers_builds_it():

@@ -132,5 +132,5 @@ def test_bamba_is_granites_mamba2_beside_a_gated_mlp(changes, dtype):
     assert kv == held > 0
     assert parameter_count(a) == sum(p.numel() for p in model.parameters())
     assert check_supported(a) == "granitehybrid"
-    with pytest.raises(InputError, match="vLLM no longer runs Bamba"):
+    with pytest.raises(InputError, match="vLLM 0.33 does not run bamba: 0.23 removed it"):
         estimate(a, Scenario(engine="vllm", context_tokens=64))
