@@ -40,7 +40,7 @@ KNOWN_MODEL_TYPES = (
     "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1", "deepseek_v4", "jais2", "nanochat",
     "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1", "beam", "cohere", "cohere2", "olmo", "olmo2", "olmo3",
     "olmoe", "flex_olmo", "seed_oss", "glm", "stablelm", "nemotron", "hunyuan_v1_dense", "phimoe", "minimax_m2",
-    "hyperclovax", "hunyuan_v1_moe", "cohere2_moe", "lfm3",
+    "hyperclovax", "hunyuan_v1_moe", "cohere2_moe", "lfm3", "olmo_hybrid",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -85,10 +85,10 @@ _BY_ARCHITECTURE = {
     "StableLmForCausalLM": "stablelm", "NemotronForCausalLM": "nemotron", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
     "PhimoeForCausalLM": "phimoe", "MiniMaxM2ForCausalLM": "minimax_m2", "HyperCLOVAXForCausalLM": "hyperclovax",
     "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe", "Cohere2MoeForCausalLM": "cohere2_moe",
-    "Lfm3ForCausalLM": "lfm3",
+    "Lfm3ForCausalLM": "lfm3", "OlmoHybridForCausalLM": "olmo_hybrid",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
-GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"})
+GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next", "olmo_hybrid"})
 #: hybrid model types whose Mamba2 layers memviz models (Granite-4.0-H: GraniteMoeHybridMambaLayer)
 MAMBA2_TYPES = frozenset({"granitemoehybrid", "nemotron_h", "bamba", "falcon_h1"})
 #: hybrid model types whose short-convolution layers memviz models (LFM2: Lfm2ShortConv)
@@ -711,9 +711,20 @@ def _gemma4_fields(cfg: dict[str, Any], kinds: tuple[str, ...], head_dim: int, k
     return out
 
 
-def _gated_deltanet_fields(cfg: dict[str, Any]) -> dict[str, Any]:
+def _gated_deltanet_fields(cfg: dict[str, Any], model_type: str, hidden: int, heads: int) -> dict[str, Any]:
     """Qwen3.5 / Qwen3-Next: the gated delta-net's heads, widths and convolution (Qwen3_5GatedDeltaNet), the
-    attention layers' output gate (Qwen3_5Attention's q_proj: heads x head_dim x 2) and q / k norms."""
+    attention layers' output gate (Qwen3_5Attention's q_proj: heads x head_dim x 2) and q / k norms. OLMo-Hybrid
+    (OlmoHybridGatedDeltaNet, transformers 5.24) splits the same projections, its key and value heads default to the
+    attention heads, of 3/4 of hidden / heads and twice that (OlmoHybridConfig.__post_init__), and its attention is
+    OLMo 2's: no gate, q/k norms over every head."""
+    if model_type == "olmo_hybrid":
+        k_heads = _int(cfg.get("linear_num_key_heads") or heads, "linear_num_key_heads")
+        k_dim = _int(cfg.get("linear_key_head_dim") or int(0.75 * hidden / k_heads), "linear_key_head_dim")
+        return dict(linear_k_heads=k_heads, linear_k_head_dim=k_dim,
+                    linear_v_heads=_int(cfg.get("linear_num_value_heads") or heads, "linear_num_value_heads"),
+                    linear_v_head_dim=_int(cfg.get("linear_value_head_dim") or 2 * k_dim, "linear_value_head_dim"),
+                    linear_conv_kernel=_int(cfg.get("linear_conv_kernel_dim", 4), "linear_conv_kernel_dim"),
+                    qk_norm=True, qk_norm_full=True)
     return dict(linear_k_heads=_int(cfg.get("linear_num_key_heads", 16), "linear_num_key_heads"),
                 linear_v_heads=_int(cfg.get("linear_num_value_heads", 32), "linear_num_value_heads"),
                 linear_k_head_dim=_int(cfg.get("linear_key_head_dim", 128), "linear_key_head_dim"),
@@ -921,6 +932,9 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
         if model_type == "gemma4_text":  # Gemma4TextConfig.__post_init__ forces the last layer to full attention
             kinds[-1] = FULL
         return tuple(kinds)
+    if model_type == "olmo_hybrid":  # OlmoHybridConfig.__post_init__: every fourth layer full, the last at least
+        kinds = [FULL if i % 4 == 3 else LINEAR for i in range(n_layers)]
+        return tuple(kinds if FULL in kinds else kinds[:-1] + [FULL])
     if model_type in GATED_DELTANET_TYPES:  # Qwen3_5TextConfig / Qwen3NextConfig: every full_attention_interval-th
         step = _at_least_one(cfg.get("full_attention_interval", 4), "full_attention_interval")  # layer is full
         return tuple(FULL if (i + 1) % step == 0 else LINEAR for i in range(n_layers))
@@ -1409,7 +1423,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if model_type == "afmoe":  # AfmoeAttention: gate_proj, a query-sized output gate; AfmoeDecoderLayer: four norms
         kw.update(attn_output_gate=True, norms_per_layer=4)
     if model_type in GATED_DELTANET_TYPES:
-        kw.update(_gated_deltanet_fields(cfg))
+        kw.update(_gated_deltanet_fields(cfg, model_type, hidden, n_heads))
     if model_type == "nemotron_h":
         kw.update(_nemotron_h_fields(cfg))
     if model_type in ("granitemoehybrid", "bamba"):  # BambaDecoderLayer: the same Mamba2 mixer, a gated MLP

@@ -1,4 +1,4 @@
-"""Qwen3.5 / Qwen3-Next: gated delta-net layers beside full attention, run for real in transformers (tiny random
+"""Qwen3.5 / Qwen3-Next / OLMo-Hybrid: gated delta-net layers beside full attention, run for real in transformers (tiny random
 models, CPU): memviz's cache is the attention layers' KV and every delta-net layer's fixed state, to the byte."""
 
 import warnings
@@ -23,7 +23,7 @@ MOE = dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, share
 
 @pytest.mark.parametrize(("model_type", "extra", "dtype"), [
     ("qwen3_5_text", {}, "fp32"), ("qwen3_5_text", {}, "bf16"), ("qwen3_5_moe_text", MOE, "fp32"),
-    ("qwen3_next", MOE, "bf16")])
+    ("qwen3_next", MOE, "bf16"), ("olmo_hybrid", {}, "fp32"), ("olmo_hybrid", {}, "bf16")])
 def test_the_cache_transformers_fills_is_memviz_kv_and_state(model_type, extra, dtype):
     """In bf16 the convolution state is bf16 and the recurrent state stays float32 (the delta rule runs in fp32)."""
     with warnings.catch_warnings():
