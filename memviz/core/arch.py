@@ -1227,6 +1227,9 @@ _UNMODELLED_LAYERS = {
     "ctrl": "sinusoidal positions and a ReLU feed-forward of dff with biases (CTRL's EncoderLayer)",
     "moshi": "a depth decoder over audio codebooks beside the text decoder",
     "jetmoe": "a mixture of attention heads (JetMoeMoA) beside its expert MLP",
+    "gemma3n_text": "AltUp streams, Laurel blocks and per-layer MLP widths (Gemma3nTextDecoderLayer)",
+    "longcat_flash": "two attentions and MLPs a layer beside a shortcut MoE with zero-computation experts "
+                     "(LongcatFlashDecoderLayer)",
 }
 
 
