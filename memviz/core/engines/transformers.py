@@ -76,7 +76,8 @@ FP8_FORMATS = FINEGRAINED_FP8 | {"fp8-block-mxfp4-moe"}  # the weight formats ho
 #: (modeling_deepseek_v4.py) also makes every RMSNorm and both hyper-connections float32, creates the compressors'
 #: position biases in float32 and the hash routers' tid2eid in int64; HY-V4 (modeling_hy_v4.py) keeps its
 #: hyper-connections, the indexer's head weights and key norm and the LM head float32; HunYuanMoEV1Gate builds its
-#: router `wg` with dtype=torch.float32, which the model's dtype does not change.
+#: router `wg` with dtype=torch.float32, and OlmoHybridGatedDeltaNet its A_log from a float32 tensor, which the
+#: model's dtype does not change.
 _ROUTER = {"router": 4, "router_bias": 4}
 WIDE_KINDS = {
     **dict.fromkeys(("deepseek_v3", "glm4_moe", "glm4_moe_lite", "ernie4_5_moe", "deepseek_v32", "glm_moe_dsa",
@@ -84,6 +85,7 @@ WIDE_KINDS = {
     "deepseek_v2": {"router": 4},
     "kolibri1": {"router_bias": 4},
     "hunyuan_v1_moe": {"router": 4},
+    "olmo_hybrid": {"ssm_a": 4},
     "afmoe": {"router_bias": 4},
     "lfm2_moe": {"router_bias": 4},  # Lfm2MoeSparseMoeBlock.expert_bias, a float32 buffer
     "flint": {"router": 4, "sinks": 4},

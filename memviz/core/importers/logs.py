@@ -13,7 +13,10 @@ vLLM prints its start-up profile (`worker.py` / `gpu_worker.py`):
   `model weights take X GiB`, `non_torch_memory [takes] X GiB`,
   `PyTorch activation peak memory [takes] X GiB`, `the rest of the memory reserved
   for KV Cache is X GiB` / `available_kv_cache_memory X GiB` / `Available KV cache
-  memory: X GiB`, `Model loading took X GiB`, `GPU KV cache size: N tokens`.
+  memory: X GiB`, `Model loading took X GiB`, `GPU KV cache size: N tokens`; V1's suggestion of
+  `--kv-cache-memory` (gpu_worker.py, 0.11: `Actual usage is X GiB for weight, Y GiB for peak activation, Z GiB
+  for non-torch memory, and W GiB for CUDAGraph memory`; 0.33: `X GiB for consumed memory (weights + non-torch),
+  Y GiB for peak activation, and W GiB for CUDAGraph memory`) and its `Free memory on device (F/T GiB)`.
 
 Components a log does not state are None, never guessed.
 """
@@ -152,8 +155,10 @@ def _totals(devices: dict[str, dict[str, int]]) -> dict[str, int | None]:
 _VLLM = {
     "weights": [r"model weights take\s+" + _NUM + r"\s*(GiB|GB|MiB)", r"Model loading took\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                 r"Loading model weights took\s+" + _NUM + r"\s*(GiB|GB|MiB|MB)"],
-    "overhead": [r"non_torch_memory(?:\s+takes\s+|\s+|=)" + _NUM + r"\s*(GiB|GB|MiB)"],
-    "activations": [r"PyTorch activation peak memory(?:\s+takes)?\s+" + _NUM + r"\s*(GiB|GB|MiB)"],
+    "overhead": [r"non_torch_memory(?:\s+takes\s+|\s+|=)" + _NUM + r"\s*(GiB|GB|MiB)",
+                 r"GiB for peak activation, " + _NUM + r"\s*(GiB) for non-torch memory"],
+    "activations": [r"PyTorch activation peak memory(?:\s+takes)?\s+" + _NUM + r"\s*(GiB|GB|MiB)",
+                    r"GiB for (?:weight|consumed memory \(weights \+ non-torch\)), " + _NUM + r"\s*(GiB) for peak activation"],
     "kv_cache": [r"the rest of the memory reserved for KV Cache is\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"available_kv_cache_memory\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"kv_cache_size=" + _NUM + r"\s*(GiB|GB|MiB)",
@@ -165,7 +170,8 @@ _VLLM_DETAILS = {
     "max_tokens_in_cache": r"maximum number of tokens that can be stored in KV cache \(" + _NUM + r"\)",
     "max_concurrency": r"Maximum concurrency for\s*[\d,]+\s*tokens per request:\s*" + _NUM + "x",
     "gpu_memory_utilization": r"gpu_memory_utilization\s*\(?\s*" + _NUM,
-    "total_gpu_memory_gib": r"total_gpu_memory\s*\(?\s*" + _NUM + r"\s*GiB",
+    "total_gpu_memory_gib": r"(?:total_gpu_memory\s*\(?\s*|Free memory on device \([\d.]+/)" + _NUM + r"\s*GiB",
+    "consumed_gib": r"Actual usage is\s*" + _NUM + r"\s*GiB for consumed memory",
 }
 
 
@@ -209,6 +215,9 @@ def _parse_vllm(text: str) -> LogMeasurement | None:
             details[key] = _num(m.group(1))
             matched += 1
     details.update(_vllm_cudagraphs(text))
+    if values["overhead"] is None and values["weights"] is not None and "consumed_gib" in details:
+        # 0.2x's "X GiB for consumed memory (weights + non-torch)": the weights' share is "Model loading took"
+        values["overhead"] = max(0, round(details["consumed_gib"] * GiB) - values["weights"])
     if not any(v is not None for v in values.values()):
         return None
     known = [v for v in values.values() if v is not None]

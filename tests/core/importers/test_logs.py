@@ -67,6 +67,32 @@ def test_vllm_v1_weights_and_kv_tokens():
     assert r.details["kv_cache_tokens"] == 158656 and r.details["max_concurrency"] == 4.84
 
 
+#: V1's --kv-cache-memory suggestion as gpu_worker.py formats it: vLLM 0.11 named weights and non-torch memory apart
+#: (the figures of llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md, Llama-3.1-8B on an H100);
+#: vLLM 0.33.0 (v1/worker/gpu_worker.py `compile_or_warm_up_model`) prints their sum as consumed memory
+V1_USAGE = {
+    "0.11": "Free memory on device (78.57/79.18 GiB) on startup. Desired GPU memory utilization is (0.9, 71.26 GiB). "
+            "Actual usage is 14.99 GiB for weight, 4.76 GiB for peak activation, 0.13 GiB for non-torch memory, and "
+            "-0.45 GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory="
+            "55491753575` to fit into requested memory, or `--kv-cache-memory=63344644096` to fully utilize gpu memory.",
+    "0.33": "Free memory on device (78.57/79.18 GiB) on startup. Desired GPU memory utilization is (0.9, 71.26 GiB). "
+            "Actual usage is 15.12 GiB for consumed memory (weights + non-torch), 4.76 GiB for peak activation, and "
+            "0.45 GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory="
+            "55009408614` (51.23 GiB) to fit into requested memory, or `--kv-cache-memory=62862299136` (58.55 GiB) "
+            "to fully utilize gpu memory. Current kv cache memory in use is 50.93 GiB.",
+}
+
+
+@pytest.mark.parametrize("release", sorted(V1_USAGE))
+def test_vllm_v1_usage_line_gives_the_activation_peak_and_non_torch_memory(release):
+    r = parse_log("INFO [gpu_model_runner.py:2653] Model loading took 14.99 GiB memory and 31.46 seconds\n"
+                  "INFO [gpu_worker.py:298] Available KV cache memory: 51.38 GiB\n"
+                  f"INFO [gpu_worker.py:1066] {V1_USAGE[release]}\n")
+    assert r.bytes["activations"] == round(4.76 * GiB)
+    assert r.bytes["overhead"] == round(0.13 * GiB)
+    assert r.details["total_gpu_memory_gib"] == 79.18
+
+
 @pytest.mark.parametrize("text", ["", "   ", "hello world\nnothing here"])
 def test_unrecognised_logs(text):
     with pytest.raises(InputError):
