@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from math import prod
+from pathlib import Path
 from typing import Any
 
 from memviz import __version__
@@ -216,12 +217,16 @@ def _scenario(args: argparse.Namespace, a: Architecture) -> Scenario:
 
 
 def _model_ref(args: argparse.Namespace) -> str | None:
-    """What a launch command loads: the preset's repository, or the file or folder given."""
+    """What a launch command loads: the preset's repository, the GGUF file, or the folder holding the config or
+    safetensors file given (vLLM and transformers load a model folder, not its config.json)."""
     from memviz.core.presets import get_preset
 
     if args.preset:
         return get_preset(args.preset).repo
-    return args.gguf or args.safetensors or args.config
+    if args.gguf:
+        return args.gguf
+    given = args.safetensors or args.config
+    return str(Path(given).parent) if given and Path(given).is_file() else given
 
 
 def estimate_json(est: Estimate, model: str | None = None) -> dict[str, Any]:

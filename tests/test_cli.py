@@ -38,6 +38,12 @@ def test_config_file_and_folder(tmp_path):
     a = json.loads(run("estimate", "--config", str(tmp_path), "--json").stdout)
     b = json.loads(run("estimate", "--config", str(tmp_path / "config.json"), "--json").stdout)
     assert a["bytes"] == b["bytes"] and a["parameters"] == 8190735360
+    # the launch command loads the folder, whichever was given (neither from_pretrained nor vllm serve takes a
+    # config.json)
+    assert a["launch_command"] == b["launch_command"] and str(tmp_path) in b["launch_command"]
+    assert "config.json" not in b["launch_command"]
+    served = json.loads(run("estimate", "--config", str(tmp_path / "config.json"), "--engine", "vllm", "--json").stdout)
+    assert f"vllm serve {tmp_path} " in served["launch_command"]
 
 
 @pytest.mark.parametrize(
