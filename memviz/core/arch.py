@@ -259,6 +259,7 @@ class Architecture:
     source: str = field(default="", compare=False)
     ref: str = field(default="", compare=False)  # what an engine loads: a repository id, a folder or a file
     native_format: str = field(default="", compare=False)  # the weight format the checkpoint is stored in, if quantized
+    native_quantizer: str = field(default="", compare=False)  # its quantization_config's quant_method, if quantized
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -1527,8 +1528,11 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   hyper_streams=_int(cfg.get("hc_mult", 4), "hc_mult"), hyper_comb=False)
 
     # a multimodal wrapper's quantization_config sits beside its text_config
-    kw["native_format"], quantization_notes = native_format(cfg if "quantization_config" in cfg else outer)
+    quantized = cfg if "quantization_config" in cfg else outer
+    kw["native_format"], quantization_notes = native_format(quantized)
     warnings += quantization_notes
+    if kw["native_format"]:
+        kw["native_quantizer"] = str(quantized["quantization_config"].get("quant_method", "")).lower()
     if model_type == "deepseek_v4":  # every layer's window (its compressed entries: `compress_ratios`)
         kw.update(_deepseek_v4_fields(cfg, n_layers))
         cfg = {**cfg, "layer_types": ["sliding_attention"] * n_layers}

@@ -70,6 +70,7 @@ BITSANDBYTES_CONFIG = {
 #: FP8 storages `FineGrainedFP8HfQuantizer` loads (quant_method "fp8": per-tensor or 128 x 128 block scales)
 FINEGRAINED_FP8 = frozenset({"fp8", "fp8-block"})
 FP8_FORMATS = FINEGRAINED_FP8 | {"fp8-block-mxfp4-moe"}  # the weight formats holding those storages
+COMPRESSED_TENSORS = "compressed-tensors"  # the quant_method of llm-compressor's checkpoints
 #: bytes a value of the tensors transformers 5.24 keeps wide whatever the model's dtype, by model type: the modules
 #: each class names in `_keep_in_fp32_modules_strict` (the routers' `gate.weight`, their `e_score_correction_bias`,
 #: AFMoE's and LFM2-MoE's expert biases, sinks), which a load in bf16 or fp16 leaves float32. DeepSeek-V4
@@ -210,10 +211,23 @@ class Transformers(Engine):
         mxfp4 = frozenset() if options["mxfp4_kernels"] else frozenset({"mxfp4"})
         return mxfp4 | (FINEGRAINED_FP8 if self.dequantizes_fp8(sc) else frozenset())
 
+    @staticmethod
+    def decompressed_storages(x: Inputs) -> dict[str, float]:
+        """A compressed-tensors checkpoint run in its own format: transformers 5.24 loads it compressed
+        (`CompressedTensorsHfQuantizer`, dequantize=False by default) and compressed-tensors decompresses each
+        module on its first forward into 16-bit weights beside the scales it keeps: a W4A16 model of 5,211,360
+        bytes loaded holds 14,255,328 bytes of parameters after one forward, its bf16 weights and its scales
+        (compressed-tensors 0.20.1, this project's CPU; tests/data/probe/compressed_tensors_w4a16.json). Storage
+        name -> the bits of a packed value, which the 16-bit weight replaces."""
+        if x.a.native_quantizer != COMPRESSED_TENSORS or x.sc.weight_format != x.a.native_format:
+            return {}
+        return {s.name: s.elem_bits for s in (x.wf.matrix, x.wf.experts) if s is not None}
+
     def weight_extra(self, x: Inputs, layers: range) -> float:
-        """Weights dequantized while loading replace their packed bytes by 2 per value (the bf16 model dtype);
-        the tensors transformers keeps wide take their own width (`WIDE_KINDS`)."""
+        """Weights dequantized while loading, or decompressed at the first forward, replace their packed bytes by 2
+        per value (the bf16 model dtype); the tensors transformers keeps wide take their own width (`WIDE_KINDS`)."""
         storages = self.dequantized_storages(x.sc, x.options)
+        decompressed = self.decompressed_storages(x)
         wide = WIDE_KINDS.get(x.a.model_type, {})
         if x.sc.weight_format == "fp16":
             wide = {**wide, **FP16_WIDE_KINDS.get(x.a.model_type, {})}
@@ -221,7 +235,9 @@ class Transformers(Engine):
         for t, storage, nbytes in tensor_bytes(x.a, x.wf):
             if t.layer not in layers and not (t.layer is None and 0 in layers):
                 continue
-            if storage in storages:
+            if storage in decompressed:
+                extra += t.numel * (2 - decompressed[storage] / 8)
+            elif storage in storages:
                 extra += t.numel * 2 - nbytes
             elif t.kind in wide:
                 extra += t.numel * wide[t.kind] - nbytes
@@ -265,7 +281,9 @@ class Transformers(Engine):
         if sc.gpu_layers is not None and sc.device == "cuda":
             lines.insert(0, f"# estimated with layers 0-{min(sc.gpu_layers, a.num_layers) - 1} on the GPU and the rest "
                             "in host RAM; accelerate's \"auto\" map places them by free memory")
-        if sc.weight_format in FP8_FORMATS and self.dequantizes_fp8(sc):
+        if a.native_quantizer == COMPRESSED_TENSORS and sc.weight_format == a.native_format:
+            lines.insert(0, "# compressed-tensors decompresses each layer to bf16 on its first forward (estimated so)")
+        elif sc.weight_format in FP8_FORMATS and self.dequantizes_fp8(sc):
             lines.insert(0, "# no FP8 arithmetic here: transformers dequantizes the FP8 weights to bf16 (estimated so)")
         if "mxfp4" in sc.weight_format:
             lines.insert(0, "# pip install kernels: MXFP4 experts stay packed" if opts["mxfp4_kernels"] else

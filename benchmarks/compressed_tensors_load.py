@@ -1,0 +1,93 @@
+"""What transformers holds for a compressed-tensors checkpoint: the file, after loading, after one forward.
+
+Needs compressed-tensors (pip install compressed-tensors; not a memviz dependency). Builds a tiny random Llama in
+bf16, quantizes its linear layers to llm-compressor's W4A16 scheme (INT4, groups of 128, symmetric; scales from the
+weights' absolute maxima, as a min-max observer sets them), compresses it as "pack-quantized", saves it, loads it
+back with transformers and runs one forward. Prints the figures as JSON; `--write PATH` stores them as
+tests/data/probe/compressed_tensors_w4a16.json does.
+
+    python benchmarks/compressed_tensors_load.py [--write tests/data/probe/compressed_tensors_w4a16.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from importlib.metadata import version
+from pathlib import Path
+
+import torch
+
+CONFIG = dict(vocab_size=1024, hidden_size=512, intermediate_size=1536, num_hidden_layers=2, num_attention_heads=8,
+              num_key_value_heads=2, tie_word_embeddings=False)
+GROUP = 128
+
+
+def write_checkpoint(folder: Path) -> dict:
+    """The quantized checkpoint in `folder`; its config.json."""
+    from compressed_tensors.compressors import ModelCompressor
+    from compressed_tensors.quantization import (
+        QuantizationArgs,
+        QuantizationConfig,
+        QuantizationScheme,
+        apply_quantization_config,
+    )
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(**CONFIG)).to(torch.bfloat16)
+    weights = QuantizationArgs(num_bits=4, type="int", strategy="group", group_size=GROUP, symmetric=True)
+    apply_quantization_config(model, QuantizationConfig(
+        config_groups={"group_0": QuantizationScheme(targets=["Linear"], weights=weights)}, ignore=["lm_head"]))
+    for module in model.modules():
+        if hasattr(module, "quantization_scheme") and hasattr(module, "weight_scale"):
+            w = module.weight.data.float()
+            scale = (w.abs().view(w.shape[0], -1, GROUP).amax(-1) / 7).clamp_min(1e-8)
+            module.weight_scale.data = scale.to(module.weight_scale.dtype)
+    compressor = ModelCompressor.from_pretrained_model(model, quantization_format="pack-quantized")
+    compressor.compress_model(model)
+    model.save_pretrained(folder)
+    compressor.update_config(str(folder))
+    return json.loads((folder / "config.json").read_text())
+
+
+def parameter_bytes(model: torch.nn.Module) -> int:
+    return sum(p.numel() * p.element_size() for p in model.parameters())
+
+
+def measure() -> dict:
+    from safetensors import safe_open
+    from transformers import AutoModelForCausalLM
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        config = write_checkpoint(folder)
+        with safe_open(str(folder / "model.safetensors"), "pt") as f:
+            names = f.keys()
+            file_bytes = sum(t.numel() * t.element_size() for t in map(f.get_tensor, names))
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16)
+        loaded = parameter_bytes(model)
+        with torch.no_grad():
+            model(torch.randint(0, CONFIG["vocab_size"], (1, 16)))
+        after = parameter_bytes(model)
+    return {"source": f"benchmarks/compressed_tensors_load.py, compressed-tensors {version('compressed-tensors')}, "
+                      f"transformers {version('transformers')}, torch {torch.__version__}, CPU",
+            "config": config, "file_bytes": file_bytes, "parameter_bytes_loaded": loaded,
+            "parameter_bytes_after_forward": after}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--write", help="store the figures as JSON (tests/data/probe/compressed_tensors_w4a16.json)")
+    args = ap.parse_args()
+    figures = measure()
+    print(json.dumps({k: v for k, v in figures.items() if k != "config"}))
+    if args.write:
+        Path(args.write).write_text(json.dumps(figures, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
