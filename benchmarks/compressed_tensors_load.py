@@ -1,12 +1,12 @@
 """What transformers holds for a compressed-tensors checkpoint: the file, after loading, after one forward.
 
 Needs compressed-tensors (pip install compressed-tensors; not a memviz dependency). Builds a tiny random Llama in
-bf16, quantizes its linear layers to llm-compressor's W4A16 scheme (INT4, groups of 128, symmetric; scales from the
-weights' absolute maxima, as a min-max observer sets them), compresses it as "pack-quantized", saves it, loads it
-back with transformers and runs one forward. Prints the figures as JSON; `--write PATH` stores them as
-tests/data/probe/compressed_tensors_w4a16.json does.
+bf16, quantizes its linear layers to three of llm-compressor's schemes (W4A16: INT4 in groups of 128, "pack-quantized";
+FP8 per channel, "float-quantized"; INT8 per channel, "int-quantized"; symmetric, scales from the weights' absolute
+maxima as a min-max observer sets them), saves each, loads it back with transformers and runs one forward. Prints
+the figures as JSON lines; `--write PATH` stores them as tests/data/probe/compressed_tensors.json does.
 
-    python benchmarks/compressed_tensors_load.py [--write tests/data/probe/compressed_tensors_w4a16.json]
+    python benchmarks/compressed_tensors_load.py [--write tests/data/probe/compressed_tensors.json]
 """
 
 from __future__ import annotations
@@ -23,10 +23,16 @@ import torch
 CONFIG = dict(vocab_size=1024, hidden_size=512, intermediate_size=1536, num_hidden_layers=2, num_attention_heads=8,
               num_key_value_heads=2, tie_word_embeddings=False)
 GROUP = 128
+#: scheme -> (weight arguments, compressed format, the largest quantized value)
+SCHEMES = {
+    "w4a16": (dict(num_bits=4, type="int", strategy="group", group_size=GROUP), "pack-quantized", 7),
+    "fp8-channel": (dict(num_bits=8, type="float", strategy="channel"), "float-quantized", 448),
+    "int8": (dict(num_bits=8, type="int", strategy="channel"), "int-quantized", 127),
+}
 
 
-def write_checkpoint(folder: Path) -> dict:
-    """The quantized checkpoint in `folder`; its config.json."""
+def write_checkpoint(folder: Path, scheme: str) -> dict:
+    """The checkpoint quantized to `scheme` in `folder`; its config.json."""
     from compressed_tensors.compressors import ModelCompressor
     from compressed_tensors.quantization import (
         QuantizationArgs,
@@ -36,17 +42,19 @@ def write_checkpoint(folder: Path) -> dict:
     )
     from transformers import LlamaConfig, LlamaForCausalLM
 
+    arguments, fmt, top = SCHEMES[scheme]
     torch.manual_seed(0)
     model = LlamaForCausalLM(LlamaConfig(**CONFIG)).to(torch.bfloat16)
-    weights = QuantizationArgs(num_bits=4, type="int", strategy="group", group_size=GROUP, symmetric=True)
+    weights = QuantizationArgs(symmetric=True, **arguments)
     apply_quantization_config(model, QuantizationConfig(
         config_groups={"group_0": QuantizationScheme(targets=["Linear"], weights=weights)}, ignore=["lm_head"]))
     for module in model.modules():
         if hasattr(module, "quantization_scheme") and hasattr(module, "weight_scale"):
             w = module.weight.data.float()
-            scale = (w.abs().view(w.shape[0], -1, GROUP).amax(-1) / 7).clamp_min(1e-8)
-            module.weight_scale.data = scale.to(module.weight_scale.dtype)
-    compressor = ModelCompressor.from_pretrained_model(model, quantization_format="pack-quantized")
+            rows = w.view(w.shape[0], -1, GROUP) if arguments["strategy"] == "group" else w.unsqueeze(1)
+            scale = (rows.abs().amax(-1) / top).clamp_min(1e-8)
+            module.weight_scale.data = scale.reshape(module.weight_scale.shape).to(module.weight_scale.dtype)
+    compressor = ModelCompressor.from_pretrained_model(model, quantization_format=fmt)
     compressor.compress_model(model)
     model.save_pretrained(folder)
     compressor.update_config(str(folder))
@@ -57,13 +65,13 @@ def parameter_bytes(model: torch.nn.Module) -> int:
     return sum(p.numel() * p.element_size() for p in model.parameters())
 
 
-def measure() -> dict:
+def measure(scheme: str) -> dict:
     from safetensors import safe_open
     from transformers import AutoModelForCausalLM
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        config = write_checkpoint(folder)
+        config = write_checkpoint(folder, scheme)
         with safe_open(str(folder / "model.safetensors"), "pt") as f:
             names = f.keys()
             file_bytes = sum(t.numel() * t.element_size() for t in map(f.get_tensor, names))
@@ -72,20 +80,21 @@ def measure() -> dict:
         with torch.no_grad():
             model(torch.randint(0, CONFIG["vocab_size"], (1, 16)))
         after = parameter_bytes(model)
-    return {"source": f"benchmarks/compressed_tensors_load.py, compressed-tensors {version('compressed-tensors')}, "
-                      f"transformers {version('transformers')}, torch {torch.__version__}, CPU",
-            "config": config, "file_bytes": file_bytes, "parameter_bytes_loaded": loaded,
+    return {"scheme": scheme, "config": config, "file_bytes": file_bytes, "parameter_bytes_loaded": loaded,
             "parameter_bytes_after_forward": after}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--write", help="store the figures as JSON (tests/data/probe/compressed_tensors_w4a16.json)")
+    ap.add_argument("--write", help="store the figures as JSON (tests/data/probe/compressed_tensors.json)")
     args = ap.parse_args()
-    figures = measure()
-    print(json.dumps({k: v for k, v in figures.items() if k != "config"}))
+    runs = [measure(scheme) for scheme in SCHEMES]
+    for run in runs:
+        print(json.dumps({k: v for k, v in run.items() if k != "config"}))
     if args.write:
-        Path(args.write).write_text(json.dumps(figures, indent=1) + "\n")
+        source = (f"benchmarks/compressed_tensors_load.py, compressed-tensors {version('compressed-tensors')}, "
+                  f"transformers {version('transformers')}, torch {torch.__version__}, CPU")
+        Path(args.write).write_text(json.dumps({"source": source, "runs": runs}, indent=1) + "\n")
     return 0
 
 

@@ -162,8 +162,9 @@ class Transformers(Engine):
         `FbgemmFp8HfQuantizer.validate_environment` (per-channel FP8, quant_method fbgemm_fp8) refuses to load
         without a GPU and on GPUs below compute capability 9.0 (a real CPU load raises: test_transformers_fp8.py)."""
         super().check(a, sc, options)
-        if sc.weight_format != "fp8-channel":
-            return
+        if sc.weight_format != "fp8-channel" or (a.native_quantizer == COMPRESSED_TENSORS
+                                                  and sc.weight_format == a.native_format):
+            return  # compressed-tensors' per-channel FP8 loads anywhere (a real CPU load: compressed_tensors.json)
         cap = sc.compute_capability
         if sc.device == "cpu" or (cap is not None and cap < (9, 0)):
             where = "on the CPU" if sc.device == "cpu" else f"on a GPU of compute capability {cap[0]}.{cap[1]}"
@@ -217,7 +218,8 @@ class Transformers(Engine):
         (`CompressedTensorsHfQuantizer`, dequantize=False by default) and compressed-tensors decompresses each
         module on its first forward into 16-bit weights beside the scales it keeps: a W4A16 model of 5,211,360
         bytes loaded holds 14,255,328 bytes of parameters after one forward, its bf16 weights and its scales
-        (compressed-tensors 0.20.1, this project's CPU; tests/data/probe/compressed_tensors_w4a16.json). Storage
+        (compressed-tensors 0.20.1, this project's CPU; per-channel FP8 and INT8 alike:
+        tests/data/probe/compressed_tensors.json). Storage
         name -> the bits of a packed value, which the 16-bit weight replaces."""
         if x.a.native_quantizer != COMPRESSED_TENSORS or x.sc.weight_format != x.a.native_format:
             return {}

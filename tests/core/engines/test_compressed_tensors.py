@@ -1,37 +1,56 @@
-"""A compressed-tensors checkpoint in the engines, against a real one (tests/data/probe/compressed_tensors_w4a16.json,
-made by benchmarks/compressed_tensors_load.py): vLLM keeps the file's packed bytes; transformers loads them so and
-compressed-tensors decompresses each layer to bf16 on its first forward, keeping the scales beside."""
+"""compressed-tensors checkpoints in the engines, against real ones (tests/data/probe/compressed_tensors.json, made by
+benchmarks/compressed_tensors_load.py: W4A16, per-channel FP8 and INT8 of one tiny Llama). vLLM keeps the packed
+weights; transformers loads them so and compressed-tensors decompresses each layer to bf16 on its first forward,
+keeping the scales beside."""
 
 import json
 from pathlib import Path
 
+import pytest
+
 from memviz.core.arch import from_hf_config
 from memviz.core.estimate import Scenario, estimate
+from memviz.core.inventory import Role, build_inventory
 
-RUN = json.loads((Path(__file__).parents[2] / "data" / "probe" / "compressed_tensors_w4a16.json").read_text())
+RUNS = json.loads((Path(__file__).parents[2] / "data" / "probe" / "compressed_tensors.json").read_text())["runs"]
 
 
-def _weights(engine: str, **kw) -> tuple[int, str]:
-    a = from_hf_config(RUN["config"])
+def _scaled_rows(a) -> int:
+    """Output rows of the quantized matrices: a per-channel scheme keeps one scale each, 16-bit in the file
+    (compressed-tensors' scale_dtype defaults to the model's) where memviz's fp8-channel / int8 count vLLM's float32
+    (vLLM 0.33 fp8_utils.py `create_fp8_scale_parameter`, compressed_tensors_w8a8_int8.py: torch.float32)."""
+    quantized = (Role.ATTENTION, Role.MLP, Role.EXPERT)
+    return sum(t.shape[0] for t in build_inventory(a) if t.role in quantized and t.is_matrix)
+
+
+def _weights(run: dict, engine: str, **kw) -> tuple[int, str]:
+    a = from_hf_config(run["config"])
     e = estimate(a, Scenario(engine=engine, weight_format=a.native_format, context_tokens=16, **kw))
     return e.bytes["weights"], e.launch_command()
 
 
-def test_the_checkpoint_reads_as_its_own_format_to_the_byte():
-    a = from_hf_config(RUN["config"])
-    assert (a.native_format, a.native_quantizer, a.warnings) == ("w4a16", "compressed-tensors", ())
-    assert _weights("vllm", gpu="l4")[0] == RUN["file_bytes"] == RUN["parameter_bytes_loaded"]
+@pytest.mark.parametrize("run", RUNS, ids=[r["scheme"] for r in RUNS])
+def test_the_checkpoint_reads_as_its_own_format(run):
+    a = from_hf_config(run["config"])
+    assert (a.native_format, a.native_quantizer, a.warnings) == (run["scheme"], "compressed-tensors", ())
+    wide = 0 if run["scheme"] == "w4a16" else 2 * _scaled_rows(a)  # float32 channel scales in vLLM
+    assert _weights(run, "vllm", gpu="l4")[0] == run["file_bytes"] + wide
+    assert run["file_bytes"] == run["parameter_bytes_loaded"]
 
 
-def test_transformers_holds_the_decompressed_weights_after_the_first_forward():
-    held, command = _weights("transformers", device="cpu")
-    assert held == RUN["parameter_bytes_after_forward"]
+@pytest.mark.parametrize("run", RUNS, ids=[r["scheme"] for r in RUNS])
+def test_transformers_holds_the_decompressed_weights_after_the_first_forward(run):
+    """Before, memviz counted the packed bytes (5,211,360 for W4A16, 36.6 % of what the run holds) and refused
+    the per-channel FP8 one on the CPU as if it were an fbgemm_fp8 checkpoint, which transformers loaded."""
+    held, command = _weights(run, "transformers", device="cpu")
+    wide = 0 if run["scheme"] == "w4a16" else 2 * _scaled_rows(from_hf_config(run["config"]))
+    assert held == run["parameter_bytes_after_forward"] + wide
     assert "decompresses each layer to bf16" in command
 
 
 def test_a_format_chosen_apart_from_the_checkpoint_is_not_decompressed():
     """Only the checkpoint's own format decompresses; another scenario on the same model keeps its bytes."""
-    a = from_hf_config(RUN["config"])
+    a = from_hf_config(RUNS[0]["config"])
     bf16 = estimate(a, Scenario(engine="transformers", weight_format="bf16", context_tokens=16, device="cpu"))
     awq = estimate(a, Scenario(engine="transformers", weight_format="awq-int4", context_tokens=16, device="cpu"))
-    assert awq.bytes["weights"] < bf16.bytes["weights"] < RUN["parameter_bytes_after_forward"]
+    assert awq.bytes["weights"] < bf16.bytes["weights"] < RUNS[0]["parameter_bytes_after_forward"]
