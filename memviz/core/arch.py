@@ -1186,7 +1186,7 @@ def _family_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     FlexOlmo and MiniMax-M2 (q/k RMS norms over every head: Olmo2Attention `q_norm`), Seed-OSS and GLM (q/k/v
     biased, o_proj per `attention_out_bias` / never), StableLM (LayerNorms with bias, q/k/v per `use_qkv_bias`, one
     norm with `use_parallel_residual`, per-head q/k LayerNorms), Nemotron (NemotronLayerNorm1P with bias, a relu2
-    up/down MLP), HunYuan dense (q/k norms of head_dim), PhiMoE (LayerNorms with bias, `lm_head_bias` not modelled),
+    up/down MLP), HunYuan dense and MoE (q/k norms of head_dim), PhiMoE (LayerNorms with bias, `lm_head_bias` not modelled),
     HyperCLOVA X (post-norms with `use_post_norm`)."""
     if model_type in ("cohere", "cohere2"):
         return dict(norms_per_layer=1, tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
@@ -1219,7 +1219,8 @@ def _family_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
 
 
 #: decoders whose layers a Llama-style reading gets wrong (transformers 5.24's modeling files; read so, their default
-#: configs counted -17.6 % (jetmoe) ... +32 % (gpt_neox_japanese) of the parameters transformers builds, doge over 8,000x)
+#: configs counted -17.6 % (jetmoe) to +183 % (hrm_text) of the parameters transformers builds, doge over 8,000x;
+#: gemma3n_text and longcat_flash stopped on a field's name)
 _UNMODELLED_LAYERS = {
     "doge": "cross-domain experts of single neurons retrieved by product keys and dynamic-mask attention (DogeCDMoE)",
     "hrm_text": "hierarchical recurrent stacks run in loops (HrmTextStack)",
