@@ -54,7 +54,7 @@ from memviz.core.activations import inference_workspace
 from memviz.core.arch import FULL, SLIDING, Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
 from memviz.core.errors import InputError
-from memviz.core.formats import BITSANDBYTES, tensor_bytes
+from memviz.core.formats import BITSANDBYTES, Storage, tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY
 from memviz.core.kv import KVLayout, kv_cache_bytes
 from memviz.core.units import MiB
@@ -213,17 +213,16 @@ class Transformers(Engine):
         return mxfp4 | (FINEGRAINED_FP8 if self.dequantizes_fp8(sc) else frozenset())
 
     @staticmethod
-    def decompressed_storages(x: Inputs) -> dict[str, float]:
+    def decompressed_storages(x: Inputs) -> dict[str, Storage]:
         """A compressed-tensors checkpoint run in its own format: transformers 5.24 loads it compressed
         (`CompressedTensorsHfQuantizer`, dequantize=False by default) and compressed-tensors decompresses each
-        module on its first forward into 16-bit weights beside the scales it keeps: a W4A16 model of 5,211,360
-        bytes loaded holds 14,255,328 bytes of parameters after one forward, its bf16 weights and its scales
-        (compressed-tensors 0.20.1, this project's CPU; per-channel FP8 and INT8 alike:
-        tests/data/probe/compressed_tensors.json). Storage
-        name -> the bits of a packed value, which the 16-bit weight replaces."""
+        module on its first forward into 16-bit weights beside 16-bit scales (`Storage.decompressed_nbytes`): a
+        W4A16 model of 5,211,360 bytes loaded holds 14,255,328 bytes of parameters after one forward, and
+        per-channel FP8 / INT8 and NVFP4 alike (compressed-tensors 0.20.1, this project's CPU;
+        tests/data/probe/compressed_tensors.json). Storage name -> storage."""
         if x.a.native_quantizer != COMPRESSED_TENSORS or x.sc.weight_format != x.a.native_format:
             return {}
-        return {s.name: s.elem_bits for s in (x.wf.matrix, x.wf.experts) if s is not None}
+        return {s.name: s for s in (x.wf.matrix, x.wf.experts) if s is not None}
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """Weights dequantized while loading, or decompressed at the first forward, replace their packed bytes by 2
@@ -238,7 +237,7 @@ class Transformers(Engine):
             if t.layer not in layers and not (t.layer is None and 0 in layers):
                 continue
             if storage in decompressed:
-                extra += t.numel * (2 - decompressed[storage] / 8)
+                extra += decompressed[storage].decompressed_nbytes(t.shape) - nbytes
             elif storage in storages:
                 extra += t.numel * 2 - nbytes
             elif t.kind in wide:
