@@ -1,8 +1,8 @@
 """What transformers holds for a compressed-tensors checkpoint: the file, after loading, after one forward.
 
 Needs compressed-tensors (pip install compressed-tensors; not a memviz dependency). Builds a tiny random Llama in
-bf16, quantizes its linear layers to four of llm-compressor's schemes (W4A16: INT4 in groups of 128, "pack-quantized";
-FP8 per channel, "float-quantized"; INT8 per channel, "int-quantized"; NVFP4A16, "nvfp4-pack-quantized"; scales from
+bf16, quantizes its linear layers to five of llm-compressor's schemes (W4A16: INT4 in groups of 128, "pack-quantized";
+FP8 per channel, "float-quantized"; INT8 per channel, "int-quantized"; NVFP4A16, "nvfp4-pack-quantized"; MXFP4A16; scales from
 the weights' absolute maxima as a min-max observer sets them), saves each, loads it back with transformers and runs
 one forward. Prints the figures as JSON lines; `--write PATH` stores them as tests/data/probe/compressed_tensors.json does.
 
@@ -29,6 +29,7 @@ SCHEMES = {
     "fp8-channel": (dict(num_bits=8, type="float", strategy="channel"), "float-quantized", 448),
     "int8": (dict(num_bits=8, type="int", strategy="channel"), "int-quantized", 127),
     "nvfp4": ("NVFP4A16", "nvfp4-pack-quantized", 0),
+    "mxfp4": ("MXFP4A16", "mxfp4-pack-quantized", 0),
 }
 
 
@@ -38,9 +39,11 @@ def set_scales(module: torch.nn.Module, arguments: dict | str, top: float) -> No
     from compressed_tensors.quantization.utils.helpers import compute_dynamic_scales_and_zp, generate_gparam
 
     w = module.weight.data
-    if isinstance(arguments, str):
-        global_scale = generate_gparam(w.float().min(), w.float().max())
-        module.weight_global_scale.data = global_scale.to(module.weight_global_scale.dtype)
+    if isinstance(arguments, str):  # NVFP4 has a global scale, MXFP4 none
+        global_scale = None
+        if hasattr(module, "weight_global_scale"):
+            global_scale = generate_gparam(w.float().min(), w.float().max())
+            module.weight_global_scale.data = global_scale.to(module.weight_global_scale.dtype)
         scale, _ = compute_dynamic_scales_and_zp(w, module.quantization_scheme.weights, module, global_scale=global_scale)
     else:
         w = w.float()

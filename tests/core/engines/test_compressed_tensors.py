@@ -1,5 +1,5 @@
 """compressed-tensors checkpoints in the engines, against real ones (tests/data/probe/compressed_tensors.json, made by
-benchmarks/compressed_tensors_load.py: W4A16, per-channel FP8, INT8 and NVFP4 of one tiny Llama). vLLM keeps the
+benchmarks/compressed_tensors_load.py: W4A16, per-channel FP8, INT8, NVFP4 and MXFP4 of one tiny Llama). vLLM keeps the
 packed weights; transformers loads them so and compressed-tensors decompresses each layer to bf16 on its first
 forward, its scales to 16 bit beside."""
 
