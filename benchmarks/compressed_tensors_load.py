@@ -92,15 +92,17 @@ def measure(scheme: str) -> dict:
         folder = Path(tmp)
         config = write_checkpoint(folder, scheme)
         with safe_open(str(folder / "model.safetensors"), "pt") as f:
-            names = f.keys()
-            file_bytes = sum(t.numel() * t.element_size() for t in map(f.get_tensor, names))
+            names = sorted(f.keys())
+            tensors = [(name, f.get_tensor(name)) for name in names]
+        file_bytes = sum(t.numel() * t.element_size() for _, t in tensors)
+        header = [[name, str(t.dtype).removeprefix("torch."), list(t.shape)] for name, t in tensors]
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16)
         loaded = parameter_bytes(model)
         with torch.no_grad():
             model(torch.randint(0, CONFIG["vocab_size"], (1, 16)))
         after = parameter_bytes(model)
-    return {"scheme": scheme, "config": config, "file_bytes": file_bytes, "parameter_bytes_loaded": loaded,
-            "parameter_bytes_after_forward": after}
+    return {"scheme": scheme, "config": config, "tensors": header, "file_bytes": file_bytes,
+            "parameter_bytes_loaded": loaded, "parameter_bytes_after_forward": after}
 
 
 def main() -> int:
@@ -109,7 +111,7 @@ def main() -> int:
     args = ap.parse_args()
     runs = [measure(scheme) for scheme in SCHEMES]
     for run in runs:
-        print(json.dumps({k: v for k, v in run.items() if k != "config"}))
+        print(json.dumps({k: v for k, v in run.items() if k not in ("config", "tensors")}))
     if args.write:
         source = (f"benchmarks/compressed_tensors_load.py, compressed-tensors {version('compressed-tensors')}, "
                   f"transformers {version('transformers')}, torch {torch.__version__}, CPU")

@@ -54,8 +54,9 @@ from memviz.core.activations import inference_workspace
 from memviz.core.arch import FULL, SLIDING, Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
 from memviz.core.errors import InputError
-from memviz.core.formats import BITSANDBYTES, Storage, tensor_bytes
+from memviz.core.formats import BITSANDBYTES, QUANTIZED_ROLES, STORED, WeightFormat, get_weight_format, tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY
+from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes
 from memviz.core.units import MiB
 
@@ -213,30 +214,38 @@ class Transformers(Engine):
         return mxfp4 | (FINEGRAINED_FP8 if self.dequantizes_fp8(sc) else frozenset())
 
     @staticmethod
-    def decompressed_storages(x: Inputs) -> dict[str, Storage]:
-        """A compressed-tensors checkpoint run in its own format: transformers 5.24 loads it compressed
-        (`CompressedTensorsHfQuantizer`, dequantize=False by default) and compressed-tensors decompresses each
-        module on its first forward into 16-bit weights beside 16-bit scales (`Storage.decompressed_nbytes`): a
-        W4A16 model of 5,211,360 bytes loaded holds 14,255,328 bytes of parameters after one forward, and
-        per-channel FP8 / INT8 and NVFP4 alike (compressed-tensors 0.20.1, this project's CPU;
-        tests/data/probe/compressed_tensors.json). Storage name -> storage."""
-        if x.a.native_quantizer != COMPRESSED_TENSORS or x.sc.weight_format != x.a.native_format:
-            return {}
-        return {s.name: s for s in (x.wf.matrix, x.wf.experts) if s is not None}
+    def decompressed_format(x: Inputs) -> WeightFormat | None:
+        """A compressed-tensors checkpoint run as stored (its own format, or its imported files): transformers 5.24
+        loads it compressed (`CompressedTensorsHfQuantizer`, dequantize=False by default) and compressed-tensors
+        decompresses each module on its first forward into 16-bit weights beside 16-bit scales
+        (`Storage.decompressed_nbytes`): a W4A16 model of 5,211,360 bytes loaded holds 14,255,328 bytes of
+        parameters after one forward, and per-channel FP8 / INT8, NVFP4 and MXFP4 alike (compressed-tensors 0.20.1,
+        this project's CPU; tests/data/probe/compressed_tensors.json). The checkpoint's format, else None."""
+        if x.a.native_quantizer != COMPRESSED_TENSORS or x.sc.weight_format not in (x.a.native_format, STORED):
+            return None
+        return get_weight_format(x.a.native_format)
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """Weights dequantized while loading, or decompressed at the first forward, replace their packed bytes by 2
-        per value (the bf16 model dtype); the tensors transformers keeps wide take their own width (`WIDE_KINDS`)."""
+        per value (the bf16 model dtype); the tensors transformers keeps wide take their own width (`WIDE_KINDS`).
+        An imported compressed-tensors folder's linear layers count as its format decompresses them."""
+        fmt, extra = x.wf, 0.0
+        native = self.decompressed_format(x)
+        if native is not None and x.sc.weight_format == STORED:  # the file's linear layers give way to decompressed ones
+            fmt = native
+            extra = -sum(t.nbytes for t in x.a.stored if Role(t.role) in QUANTIZED_ROLES and _in(t.layer, layers))
+        decompressed = {s.name: s for s in (native.matrix, native.experts) if s is not None} if native else {}
         storages = self.dequantized_storages(x.sc, x.options)
-        decompressed = self.decompressed_storages(x)
         wide = WIDE_KINDS.get(x.a.model_type, {})
         if x.sc.weight_format == "fp16":
             wide = {**wide, **FP16_WIDE_KINDS.get(x.a.model_type, {})}
-        extra = 0.0
-        for t, storage, nbytes in tensor_bytes(x.a, x.wf):
-            if t.layer not in layers and not (t.layer is None and 0 in layers):
-                continue
-            if storage in decompressed:
+        as_imported = native is not None and x.sc.weight_format == STORED
+        for t, storage, nbytes in tensor_bytes(x.a, fmt):
+            if not _in(t.layer, layers) or (as_imported and t.role not in QUANTIZED_ROLES):
+                continue  # an imported file's other tensors are counted as stored
+            if as_imported:
+                extra += decompressed[storage].decompressed_nbytes(t.shape) if storage in decompressed else nbytes
+            elif storage in decompressed:
                 extra += decompressed[storage].decompressed_nbytes(t.shape) - nbytes
             elif storage in storages:
                 extra += t.numel * 2 - nbytes
@@ -290,6 +299,11 @@ class Transformers(Engine):
             lines.insert(0, "# pip install kernels: MXFP4 experts stay packed" if opts["mxfp4_kernels"] else
                          "# without the kernels package transformers dequantizes the MXFP4 experts to bf16 (estimated so)")
         return "\n".join(lines)
+
+
+def _in(layer: int | None, layers: range) -> bool:
+    """Whether a tensor of `layer` belongs to the stage of `layers` (the embedding and head: the first stage)."""
+    return layer in layers or (layer is None and 0 in layers)
 
 
 def compressor_buffer_bytes(a: Architecture, tokens: Any, act_bytes: int, layers: range, prefill: bool = False) -> Any:

@@ -54,3 +54,23 @@ def test_a_format_chosen_apart_from_the_checkpoint_is_not_decompressed():
     bf16 = estimate(a, Scenario(engine="transformers", weight_format="bf16", context_tokens=16, device="cpu"))
     awq = estimate(a, Scenario(engine="transformers", weight_format="awq-int4", context_tokens=16, device="cpu"))
     assert awq.bytes["weights"] < bf16.bytes["weights"] < RUNS[0]["parameter_bytes_after_forward"]
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[r["scheme"] for r in RUNS])
+def test_an_imported_checkpoint_folder_counts_as_transformers_holds_it(run, tmp_path):
+    """The checkpoint's own tensor header (names, dtypes, shapes as compressed-tensors wrote them; zero-filled here)
+    imported as a folder: its stored bytes are the file's, and transformers holds what its format decompresses to
+    after the first forward (before, the stored packed bytes)."""
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import save_file
+
+    from memviz.core.importers.safetensors_file import read_safetensors
+
+    save_file({name: torch.zeros(shape, dtype=getattr(torch, dtype)) for name, dtype, shape in run["tensors"]},
+              str(tmp_path / "model.safetensors"))
+    (tmp_path / "config.json").write_text(json.dumps(run["config"]))
+    a = read_safetensors(tmp_path)
+    stored = estimate(a, Scenario(engine="vllm", weight_format="stored", context_tokens=16, gpu="l4"))
+    held = estimate(a, Scenario(engine="transformers", weight_format="stored", context_tokens=16, device="cpu"))
+    assert stored.bytes["weights"] == run["file_bytes"]
+    assert held.bytes["weights"] == run["parameter_bytes_after_forward"]
