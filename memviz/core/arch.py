@@ -1167,8 +1167,10 @@ def _cohere2_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
     dense = _int(cfg.get("first_k_dense_replace", 0) or 0, "first_k_dense_replace")
     prefix = _at_least_one(cfg.get("prefix_dense_sliding_window_pattern", 1), "prefix_dense_sliding_window_pattern")
     rest = _at_least_one(cfg.get("sliding_window_pattern", 4), "sliding_window_pattern")
-    # Cohere2MoeExperts are as wide as intermediate_size whatever else the config names; the window's default
-    out = {**cfg, "moe_intermediate_size": cfg.get("intermediate_size", 22528),
+    # Cohere2MoeExperts are as wide as intermediate_size whatever else the config names, the dense layers'
+    # Cohere2MoeMLP as prefix_dense_intermediate_size (intermediate_size when unset); the window's default
+    width = cfg.get("intermediate_size", 22528)
+    out = {**cfg, "moe_intermediate_size": width, "intermediate_size": cfg.get("prefix_dense_intermediate_size") or width,
            "sliding_window": cfg.get("sliding_window", 4096)}
     if out.get("layer_types") is None:
         out["layer_types"] = ["full_attention" if (i + 1) % prefix == 0 else "sliding_attention" for i in range(dense)] + [
@@ -1181,20 +1183,15 @@ def _cohere2_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
 def _family_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     """Norms and biases of the Llama-shaped families that differ from Llama only there (transformers 5.24's modeling
     files): Command R (CohereDecoderLayer: one bias-free LayerNorm before parallel attention and MLP; Command R+'s
-    per-head q/k LayerNorms; tied embeddings by default) and its MoE (Cohere2MoeDecoderLayer: dense leading layers of
-    prefix_dense_intermediate_size), OLMo (OlmoLayerNorm holds no weight), OLMo 2 / 3, OLMoE,
+    per-head q/k LayerNorms; tied embeddings by default) and its MoE, OLMo (OlmoLayerNorm holds no weight), OLMo 2 / 3, OLMoE,
     FlexOlmo and MiniMax-M2 (q/k RMS norms over every head: Olmo2Attention `q_norm`), Seed-OSS and GLM (q/k/v
     biased, o_proj per `attention_out_bias` / never), StableLM (LayerNorms with bias, q/k/v per `use_qkv_bias`, one
     norm with `use_parallel_residual`, per-head q/k LayerNorms), Nemotron (NemotronLayerNorm1P with bias, a relu2
     up/down MLP), HunYuan dense and MoE (q/k norms of head_dim), PhiMoE (LayerNorms with bias, `lm_head_bias` not modelled),
     HyperCLOVA X (post-norms with `use_post_norm`)."""
-    if model_type in ("cohere", "cohere2"):
+    if model_type in ("cohere", "cohere2", "cohere2_moe"):  # the MoE's widths: `_cohere2_moe_config`
         return dict(norms_per_layer=1, tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
                     qk_norm=bool(cfg.get("use_qk_norm", False)), qk_norm_full=True)
-    if model_type == "cohere2_moe":  # its dense layers' MLP of prefix_dense_intermediate_size, experts of I
-        dense = cfg.get("prefix_dense_intermediate_size") or cfg.get("intermediate_size", 22528)
-        return dict(norms_per_layer=1, tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
-                    intermediate_size=_int(dense, "prefix_dense_intermediate_size"))
     if model_type == "olmo":
         return dict(weightless_norms=True)
     if model_type in ("olmo2", "olmo3", "olmoe", "flex_olmo", "minimax_m2"):

@@ -54,10 +54,7 @@ class Storage:
     tensor_bytes: float = 0.0
 
     def nbytes(self, shape: tuple[int, ...]) -> int:
-        numel = prod(shape)
-        cols = shape[-1]
-        rows = numel // cols if cols else 0
-        matrices = prod(shape[:-2]) if len(shape) > 2 else 1
+        numel, rows, cols, matrices = _dims(shape)
         total = numel * self.elem_bits / 8
         if self.group:
             total += rows * ceil(cols / self.group) * self.group_bytes
@@ -76,10 +73,7 @@ class Storage:
         """What compressed-tensors leaves of a tensor it decompresses (compressed-tensors 0.20.1, measured:
         tests/data/probe/compressed_tensors.json): the values in 16 bit, each scale in 16 bit whatever it was
         stored in (NVFP4's FP8 scales included), the per-tensor extras (global scales, weight_shape) as stored."""
-        numel = prod(shape)
-        cols = shape[-1]
-        rows = numel // cols if cols else 0
-        matrices = prod(shape[:-2]) if len(shape) > 2 else 1
+        numel, rows, cols, matrices = _dims(shape)
         scales = rows * ceil(cols / self.group) if self.group else 0
         scales += rows if self.row_bytes else 0
         if self.block2d:
@@ -90,6 +84,14 @@ class Storage:
     def bits_per_element(self) -> float:
         """Effective bits per element of a large (4096 x 4096) matrix, overheads included."""
         return self.nbytes((4096, 4096)) * 8 / 4096**2
+
+
+def _dims(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """(elements, rows, columns, matrices) of a tensor: the last axis is a linear layer's input (the GGUF ne0),
+    the axes before the last two stack matrices (experts)."""
+    numel = prod(shape)
+    cols = shape[-1]
+    return numel, numel // cols if cols else 0, cols, prod(shape[:-2]) if len(shape) > 2 else 1
 
 
 def dense(name: str, bits: float) -> Storage:

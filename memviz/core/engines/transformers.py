@@ -54,7 +54,15 @@ from memviz.core.activations import inference_workspace
 from memviz.core.arch import FULL, SLIDING, Architecture
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
 from memviz.core.errors import InputError
-from memviz.core.formats import BITSANDBYTES, QUANTIZED_ROLES, STORED, WeightFormat, get_weight_format, tensor_bytes
+from memviz.core.formats import (
+    BITSANDBYTES,
+    QUANTIZED_ROLES,
+    STORED,
+    Storage,
+    WeightFormat,
+    get_weight_format,
+    tensor_bytes,
+)
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes
@@ -163,8 +171,7 @@ class Transformers(Engine):
         `FbgemmFp8HfQuantizer.validate_environment` (per-channel FP8, quant_method fbgemm_fp8) refuses to load
         without a GPU and on GPUs below compute capability 9.0 (a real CPU load raises: test_transformers_fp8.py)."""
         super().check(a, sc, options)
-        if sc.weight_format != "fp8-channel" or (a.native_quantizer == COMPRESSED_TENSORS
-                                                  and sc.weight_format == a.native_format):
+        if sc.weight_format != "fp8-channel" or self.decompressed_format(a, sc) is not None:
             return  # compressed-tensors' per-channel FP8 loads anywhere (a real CPU load: compressed_tensors.json)
         cap = sc.compute_capability
         if sc.device == "cpu" or (cap is not None and cap < (9, 0)):
@@ -214,38 +221,33 @@ class Transformers(Engine):
         return mxfp4 | (FINEGRAINED_FP8 if self.dequantizes_fp8(sc) else frozenset())
 
     @staticmethod
-    def decompressed_format(x: Inputs) -> WeightFormat | None:
+    def decompressed_format(a: Architecture, sc: Any) -> WeightFormat | None:
         """A compressed-tensors checkpoint run as stored (its own format, or its imported files): transformers 5.24
         loads it compressed (`CompressedTensorsHfQuantizer`, dequantize=False by default) and compressed-tensors
         decompresses each module on its first forward into 16-bit weights beside 16-bit scales
         (`Storage.decompressed_nbytes`): a W4A16 model of 5,211,360 bytes loaded holds 14,255,328 bytes of
         parameters after one forward, and per-channel FP8 / INT8, NVFP4 and MXFP4 alike (compressed-tensors 0.20.1,
         this project's CPU; tests/data/probe/compressed_tensors.json). The checkpoint's format, else None."""
-        if x.a.native_quantizer != COMPRESSED_TENSORS or x.sc.weight_format not in (x.a.native_format, STORED):
+        if a.native_quantizer != COMPRESSED_TENSORS or sc.weight_format not in (a.native_format, STORED):
             return None
-        return get_weight_format(x.a.native_format)
+        return get_weight_format(a.native_format)
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """Weights dequantized while loading, or decompressed at the first forward, replace their packed bytes by 2
-        per value (the bf16 model dtype); the tensors transformers keeps wide take their own width (`WIDE_KINDS`).
-        An imported compressed-tensors folder's linear layers count as its format decompresses them."""
-        fmt, extra = x.wf, 0.0
-        native = self.decompressed_format(x)
-        if native is not None and x.sc.weight_format == STORED:  # the file's linear layers give way to decompressed ones
-            fmt = native
-            extra = -sum(t.nbytes for t in x.a.stored if Role(t.role) in QUANTIZED_ROLES and _in(t.layer, layers))
-        decompressed = {s.name: s for s in (native.matrix, native.experts) if s is not None} if native else {}
+        per value (the bf16 model dtype); the tensors transformers keeps wide take their own width (`WIDE_KINDS`)."""
+        native = self.decompressed_format(x.a, x.sc)
+        if native is not None and x.sc.weight_format == STORED:
+            return _imported_decompressed_extra(x, native, layers)
+        decompressed = _packed_storages(native)
         storages = self.dequantized_storages(x.sc, x.options)
         wide = WIDE_KINDS.get(x.a.model_type, {})
         if x.sc.weight_format == "fp16":
             wide = {**wide, **FP16_WIDE_KINDS.get(x.a.model_type, {})}
-        as_imported = native is not None and x.sc.weight_format == STORED
-        for t, storage, nbytes in tensor_bytes(x.a, fmt):
-            if not _in(t.layer, layers) or (as_imported and t.role not in QUANTIZED_ROLES):
-                continue  # an imported file's other tensors are counted as stored
-            if as_imported:
-                extra += decompressed[storage].decompressed_nbytes(t.shape) if storage in decompressed else nbytes
-            elif storage in decompressed:
+        extra = 0.0
+        for t, storage, nbytes in tensor_bytes(x.a, x.wf):
+            if not _in(t.layer, layers):
+                continue
+            if storage in decompressed:
                 extra += decompressed[storage].decompressed_nbytes(t.shape) - nbytes
             elif storage in storages:
                 extra += t.numel * 2 - nbytes
@@ -291,7 +293,7 @@ class Transformers(Engine):
         if sc.gpu_layers is not None and sc.device == "cuda":
             lines.insert(0, f"# estimated with layers 0-{min(sc.gpu_layers, a.num_layers) - 1} on the GPU and the rest "
                             "in host RAM; accelerate's \"auto\" map places them by free memory")
-        if a.native_quantizer == COMPRESSED_TENSORS and sc.weight_format == a.native_format:
+        if self.decompressed_format(a, sc) is not None:
             lines.insert(0, "# compressed-tensors decompresses each layer to bf16 on its first forward (estimated so)")
         elif sc.weight_format in FP8_FORMATS and self.dequantizes_fp8(sc):
             lines.insert(0, "# no FP8 arithmetic here: transformers dequantizes the FP8 weights to bf16 (estimated so)")
@@ -299,6 +301,20 @@ class Transformers(Engine):
             lines.insert(0, "# pip install kernels: MXFP4 experts stay packed" if opts["mxfp4_kernels"] else
                          "# without the kernels package transformers dequantizes the MXFP4 experts to bf16 (estimated so)")
         return "\n".join(lines)
+
+
+def _packed_storages(fmt: WeightFormat | None) -> dict[str, Storage]:
+    """The packed storages of a compressed-tensors format by name (its matrices' and its experts')."""
+    return {s.name: s for s in (fmt.matrix, fmt.experts) if s is not None} if fmt is not None else {}
+
+
+def _imported_decompressed_extra(x: Inputs, native: WeightFormat, layers: range) -> float:
+    """An imported compressed-tensors folder in transformers: its linear layers give way to what the checkpoint's
+    format decompresses them to (`Transformers.decompressed_format`); its other tensors count as stored."""
+    packed = _packed_storages(native)
+    held = sum(packed[s].decompressed_nbytes(t.shape) if s in packed else n for t, s, n in tensor_bytes(x.a, native)
+               if t.role in QUANTIZED_ROLES and _in(t.layer, layers))
+    return held - sum(t.nbytes for t in x.a.stored if Role(t.role) in QUANTIZED_ROLES and _in(t.layer, layers))
 
 
 def _in(layer: int | None, layers: range) -> bool:
