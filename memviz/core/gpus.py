@@ -39,6 +39,7 @@ class GPU:
     cuda_total: int | None = None  # torch.cuda.mem_get_info()[1], where a published engine log gives it
     usable_fraction: float = 1.0  # the share a GPU program may take (Apple: Metal's working-set limit)
     compute_capability: tuple[int, int] | None = None  # NVIDIA SM version; None: not an NVIDIA GPU, or unknown
+    names: tuple[str, ...] = ()  # device names CUDA / nvidia-smi print where the label's words do not cover them
 
     @property
     def usable_bytes(self) -> int:
@@ -55,38 +56,87 @@ class GPU:
 
 
 _SMI = "nvidia-smi total"
+#: GeForce tensor rates: SMs x boost clock x 1,024 FP16 FLOP per clock and SM (dense, FP16 accumulate), the rate
+#: NVIDIA's Turing, Ampere GA102, Ada and Blackwell whitepapers list (RTX 4090: 128 SMs x 2.52 GHz = 330 TFLOPS;
+#: RTX 3090: 82 x 1.695 GHz = 142; RTX 2080 Ti: 68 x 1.545 GHz = 108)
+_GEFORCE_FLOP_PER_CLOCK_SM = 1024
+
+
+def _geforce(sms: int, boost_ghz: float) -> float:
+    return sms * boost_ghz * 1e9 * _GEFORCE_FLOP_PER_CLOCK_SM
+
+
+#: nvidia-smi totals are as printed in public nvidia-smi outputs (the "Memory-Usage" column's total); bandwidth is
+#: the datasheet's (GeForce: data rate x bus width); `names` are the device names CUDA and nvidia-smi print
 GPUS: dict[str, GPU] = {g.key: g for g in (
     # Turing and Volta have no bf16: their FP16 tensor rate (T4 and V100 datasheets); nvidia-smi prints 15360MiB on
     # a Tesla T4 and 32768MiB on a Tesla V100-SXM2-32GB in the public outputs found
     GPU("t4", "Tesla T4 16GB", 15360 * MiB, 320e9, 65e12, _SMI, compute_capability=(7, 5)),
-    GPU("v100-32g", "Tesla V100 32GB", 32768 * MiB, 900e9, 125e12, _SMI, compute_capability=(7, 0)),
+    GPU("v100-32g", "Tesla V100 32GB", 32768 * MiB, 900e9, 125e12, _SMI, compute_capability=(7, 0),
+        names=("Tesla V100-SXM2-32GB", "Tesla V100-PCIE-32GB")),
+    GPU("rtx2080ti", "RTX 2080 Ti 11GB", 11264 * MiB, 616e9, _geforce(68, 1.545), _SMI, compute_capability=(7, 5)),
     GPU("rtx3060-12g", "RTX 3060 12GB", 12288 * MiB, 360e9, 51e12, _SMI, compute_capability=(8, 6)),
+    GPU("rtx3080-10g", "RTX 3080 10GB", 10240 * MiB, 760e9, _geforce(68, 1.71), _SMI, compute_capability=(8, 6)),
+    GPU("rtx4060-8g", "RTX 4060 8GB", 8188 * MiB, 272e9, _geforce(24, 2.46), _SMI, compute_capability=(8, 9)),
+    GPU("rtx4060ti-8g", "RTX 4060 Ti 8GB", 8188 * MiB, 288e9, _geforce(34, 2.535), _SMI, compute_capability=(8, 9)),
     GPU("rtx4060ti-16g", "RTX 4060 Ti 16GB", 16380 * MiB, 288e9, 88e12, _SMI, compute_capability=(8, 9)),
+    GPU("rtx4070", "RTX 4070 12GB", 12282 * MiB, 504e9, _geforce(46, 2.475), _SMI, compute_capability=(8, 9)),
+    GPU("rtx4070ti", "RTX 4070 Ti 12GB", 12282 * MiB, 504e9, _geforce(60, 2.61), _SMI, compute_capability=(8, 9)),
     GPU("rtx4080", "RTX 4080 16GB", 16376 * MiB, 717e9, 195e12, _SMI, compute_capability=(8, 9)),
+    GPU("rtx5060ti-16g", "RTX 5060 Ti 16GB", 16311 * MiB, 448e9, _geforce(36, 2.572), _SMI,
+        compute_capability=(12, 0)),
+    GPU("rtx5070", "RTX 5070 12GB", 12227 * MiB, 672e9, _geforce(48, 2.512), _SMI, compute_capability=(12, 0)),
+    GPU("rtx5070ti", "RTX 5070 Ti 16GB", 16303 * MiB, 896e9, _geforce(70, 2.452), _SMI, compute_capability=(12, 0)),
+    GPU("rtx5080", "RTX 5080 16GB", 16303 * MiB, 960e9, _geforce(84, 2.617), _SMI, compute_capability=(12, 0)),
     # vllm #10517, PR #14447
     GPU("rtx3090", "RTX 3090 24GB", 24576 * MiB, 936e9, 142e12, _SMI, round(23.58 * GiB), compute_capability=(8, 6)),
+    GPU("rtx3090ti", "RTX 3090 Ti 24GB", 24564 * MiB, 1008e9, _geforce(84, 1.86), _SMI, compute_capability=(8, 6)),
     GPU("rtx4090", "RTX 4090 24GB", 24564 * MiB, 1008e9, 330e12, _SMI, compute_capability=(8, 9)),
     GPU("rtx5090", "RTX 5090 32GB", 32607 * MiB, 1792e9, 419e12, _SMI, compute_capability=(12, 0)),
     GPU("l4", "L4 24GB", 23034 * MiB, 300e9, 121e12, _SMI, compute_capability=(8, 9)),
+    GPU("a10", "A10 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6)),
     GPU("a10g", "A10G 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6)),
+    # workstation cards: NVIDIA's datasheets give tensor throughput as sparse FP16 (Ampere), sparse FP8 (Ada) or
+    # FP4 (Blackwell); dense 16-bit is a half (Ampere), a quarter (Ada) or an eighth (Blackwell) of it
+    GPU("rtx-a5000", "RTX A5000 24GB", 24564 * MiB, 768e9, 111e12, _SMI, compute_capability=(8, 6)),
+    GPU("rtx4000-ada", "RTX 4000 Ada 20GB", 20475 * MiB, 360e9, 76.7e12, _SMI, compute_capability=(8, 9),
+        names=("NVIDIA RTX 4000 Ada Generation", "NVIDIA RTX 4000 SFF Ada Generation")),
+    GPU("rtx5000-ada", "RTX 5000 Ada 32GB", 32760 * MiB, 576e9, 261e12, _SMI, compute_capability=(8, 9),
+        names=("NVIDIA RTX 5000 Ada Generation",)),
     GPU("rtx-a6000", "RTX A6000 48GB", 49140 * MiB, 768e9, 155e12, _SMI, compute_capability=(8, 6)),
+    GPU("a40", "A40 48GB", 46068 * MiB, 696e9, 149.7e12, _SMI, compute_capability=(8, 6)),
+    GPU("l40", "L40 48GB", 46068 * MiB, 864e9, 181e12, _SMI, compute_capability=(8, 9)),
     GPU("l40s", "L40S 48GB", 46068 * MiB, 864e9, 362e12, _SMI, compute_capability=(8, 9)),
-    # workstation cards: NVIDIA's datasheets give tensor throughput as sparse FP8 (Ada, 1,457 TFLOPS) or FP4
-    # (Blackwell, 4,000 TOPS); dense 16-bit is a quarter (Ada) or an eighth (Blackwell) of it
-    GPU("rtx6000-ada", "RTX 6000 Ada 48GB", 49140 * MiB, 960e9, 364e12, _SMI, compute_capability=(8, 9)),
-    GPU("rtx-pro-6000", "RTX PRO 6000 Blackwell 96GB", 97887 * MiB, 1792e9, 500e12, _SMI, compute_capability=(12, 0)),
+    GPU("rtx6000-ada", "RTX 6000 Ada 48GB", 49140 * MiB, 960e9, 364e12, _SMI, compute_capability=(8, 9),
+        names=("NVIDIA RTX 6000 Ada Generation",)),
+    GPU("rtx-pro-6000", "RTX PRO 6000 Blackwell 96GB", 97887 * MiB, 1792e9, 500e12, _SMI, compute_capability=(12, 0),
+        names=("NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+               "NVIDIA RTX PRO 6000 Blackwell Server Edition")),
     # vLLM logs: 39.49 GiB
-    GPU("a100-40g", "A100 40GB", 40960 * MiB, 1555e9, 312e12, _SMI, round(39.49 * GiB), compute_capability=(8, 0)),
+    GPU("a100-40g", "A100 40GB", 40960 * MiB, 1555e9, 312e12, _SMI, round(39.49 * GiB), compute_capability=(8, 0),
+        names=("NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB")),
     # CUDA total of an A100-SXM4-80GB: deviceQuery, CUDA 12.5 driver (thamada/nvidia-smi nvsim/A100SXMx4_deviceQuery.py);
     # other drivers report 79.15-79.32 GiB
-    GPU("a100-80g", "A100 80GB", 81920 * MiB, 2039e9, 312e12, _SMI, 85100068864, compute_capability=(8, 0)),
+    GPU("a100-80g", "A100 80GB", 81920 * MiB, 2039e9, 312e12, _SMI, 85100068864, compute_capability=(8, 0),
+        names=("NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe")),
     # the A100 sold in China (NVLink cut to 400 GB/s), 80 GB HBM2e; bandwidth of NVIDIA's A800 SXM4 datasheet;
     # CUDA total: vLLM 0.11.0 on an eight-GPU A800 server, CUDA driver 13.0 ("Free memory on device (78.64/79.25
     # GiB)", github.com/yuy4o/llm inference/logs/Seed-OSS-36B-Instruct_vllm.log); the same server's vLLM 0.9 logs
     # of August 2025, an older driver, printed total_gpu_memory 79.14 GiB
-    GPU("a800-80g", "A800 80GB", 81920 * MiB, 2039e9, 312e12, _SMI, round(79.25 * GiB), compute_capability=(8, 0)),
+    GPU("a800-80g", "A800 80GB", 81920 * MiB, 2039e9, 312e12, _SMI, round(79.25 * GiB), compute_capability=(8, 0),
+        names=("NVIDIA A800-SXM4-80GB", "NVIDIA A800 80GB PCIe")),
     # vllm PR #10511
-    GPU("h100-80g", "H100 SXM 80GB", 81559 * MiB, 3350e9, 989e12, _SMI, round(79.22 * GiB), compute_capability=(9, 0)),
+    GPU("h100-80g", "H100 SXM 80GB", 81559 * MiB, 3350e9, 989e12, _SMI, round(79.22 * GiB), compute_capability=(9, 0),
+        names=("NVIDIA H100 80GB HBM3",)),
+    # the PCIe card's label leaves out its 80 GB so that "H100 80GB" keeps naming the SXM part
+    GPU("h100-pcie", "H100 PCIe", 81559 * MiB, 2000e9, 756e12, _SMI, compute_capability=(9, 0)),
+    GPU("h100-nvl", "H100 NVL 94GB", 95830 * MiB, 3900e9, 835e12, _SMI, compute_capability=(9, 0)),
+    # the H100 sold in China with its compute cut: 96 GB HBM3, 148 TFLOPS BF16
+    GPU("h20", "H20 96GB", 97871 * MiB, 4000e9, 148e12, _SMI, compute_capability=(9, 0)),
+    # the Grace Hopper superchip's GPU: 96 GB HBM3 (its LPDDR5X is host memory); nvidia-smi names it after the
+    # superchip's total
+    GPU("gh200", "GH200 96GB", 97871 * MiB, 4000e9, 989e12, _SMI, compute_capability=(9, 0),
+        names=("NVIDIA GH200 480GB", "NVIDIA GH200 120GB")),
     # torch.cuda.mem_get_info on an H200 SXM (driver 580.159.04, CUDA 13.0; docs/accuracy-cuda.md)
     GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI, 150109880320, compute_capability=(9, 0)),
     # nvidia-smi on B200s (driver 570.172.08, CUDA 12.8): 183,359 MiB = 179.06 GiB; the datasheet's "180GB" is binary
@@ -102,11 +152,15 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("cpu-ram-64g", "CPU RAM 64 GiB (DDR5 dual channel)", 64 * GiB, 89.6e9, 2e12, "DDR5-5600 x 2 channels"),
     GPU("cpu-ram-128g", "CPU RAM 128 GiB (DDR5 dual channel)", 128 * GiB, 89.6e9, 2e12, "DDR5-5600 x 2 channels"),
 )}
+#: words a typed or printed device name carries that no catalogue label needs
+_VENDOR_WORDS = frozenset({"nvidia", "geforce"})
+_SIZE_WORD = re.compile(r"\d+(gb|gib)$")
 
 
 def get_gpu(key: str) -> GPU:
-    """A catalogue GPU by key or unique part of its name, or a memory size entered as "vram:24GiB" (no
-    bandwidth known: speed bounds are left out)."""
+    """A catalogue GPU by key, by the device name CUDA prints, or by a unique part of its name (a name that is
+    exactly one GPU's model wins over longer ones), or a memory size entered as "vram:24GiB" (no bandwidth known:
+    speed bounds are left out)."""
     k = key.strip().lower()
     if k.startswith("vram:"):
         size = parse_bytes(key.strip()[5:])
@@ -115,15 +169,32 @@ def get_gpu(key: str) -> GPU:
         return GPU(k, f"{key.strip()[5:]} entered", size, float("nan"), float("nan"), "entered by the user")
     if k in GPUS:
         return GPUS[k]
-    matches = [g for g in GPUS if k in g or k in GPUS[g].label.lower()]
-    if not matches:  # "H100 80GB", "rtx 4090": every word of the name within the key or the label
-        words = re.split(r"[\s_-]+", k)
-        matches = [g for g in GPUS if all(w in f"{g} {GPUS[g].label.lower()}" for w in words)]
+    words = _words(key)
+    named = [g for g in GPUS if any(_words(n) == words for n in GPUS[g].names)]
+    matches = named or [g for g in GPUS if k in g or k in GPUS[g].label.lower()]
+    if not matches:  # "H100 80GB", "NVIDIA GeForce RTX 4090": every word of the name within the key, label or names
+        matches = [g for g in GPUS if words and all(w in _text(GPUS[g]) for w in words)]
+    if len(matches) > 1:  # "RTX 4070" is the RTX 4070, not the RTX 4070 Ti
+        exact = [g for g in matches if set(words) == _model_words(GPUS[g])]
+        matches = exact if len(exact) == 1 else matches
     if len(matches) == 1:
         return GPUS[matches[0]]
     if matches:
         raise InputError(f"GPU {key!r} is ambiguous: {', '.join(matches)}")
     raise InputError(f"unknown GPU {key!r}; known: {', '.join(GPUS)}, or vram:SIZE (e.g. vram:24GiB)")
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in re.split(r"[\s_-]+", name.strip().lower()) if w and w not in _VENDOR_WORDS]
+
+
+def _text(g: GPU) -> str:
+    return " ".join((g.key, g.label.lower(), *(n.lower() for n in g.names)))
+
+
+def _model_words(g: GPU) -> set[str]:
+    """The label's words without its memory size: {"rtx", "4070"} for "RTX 4070 12GB"."""
+    return {w for w in _words(g.label) if not _SIZE_WORD.fullmatch(w)}
 
 
 def gpu_pool(spec: str) -> tuple[GPU, int]:

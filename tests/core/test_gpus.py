@@ -3,21 +3,47 @@
 import pytest
 
 from memviz.core.errors import InputError
-from memviz.core.gpus import get_gpu, gpu_pool
-from memviz.core.units import GiB
+from memviz.core.gpus import GPUS, get_gpu, gpu_pool
+from memviz.core.units import GiB, MiB
 
 
 @pytest.mark.parametrize(("typed", "key"), [
     ("h100-80g", "h100-80g"), ("H100 80GB", "h100-80g"), ("rtx 4090", "rtx4090"), ("RTX PRO 6000", "rtx-pro-6000"),
     ("A100 80GB", "a100-80g"), ("m4 max", "m4-max-128g"), ("h200", "h200"),
+    # as nvidia-smi and torch.cuda.get_device_name print them
+    ("NVIDIA GeForce RTX 4090", "rtx4090"), ("NVIDIA H100 80GB HBM3", "h100-80g"), ("NVIDIA H100 PCIe", "h100-pcie"),
+    ("NVIDIA A100-SXM4-80GB", "a100-80g"), ("Tesla V100-PCIE-32GB", "v100-32g"), ("NVIDIA GH200 480GB", "gh200"),
+    ("NVIDIA RTX 6000 Ada Generation", "rtx6000-ada"), ("NVIDIA L40S", "l40s"), ("NVIDIA A10", "a10"),
+    # a name that is exactly one GPU's model, beside longer ones
+    ("RTX 4070", "rtx4070"), ("RTX 4070 Ti", "rtx4070ti"), ("rtx 3090", "rtx3090"), ("L40", "l40"),
 ])
 def test_a_gpu_is_found_by_its_key_or_the_words_of_its_name(typed, key):
     assert get_gpu(typed).key == key
 
 
+def test_every_catalogue_gpu_is_found_by_its_key_label_and_device_names():
+    for key, gpu in GPUS.items():
+        assert {get_gpu(name).key for name in (key, gpu.label, *gpu.names)} == {key}
+
+
+@pytest.mark.parametrize(("key", "smi_mib"), [
+    # the "Memory-Usage" totals of public nvidia-smi outputs
+    ("rtx4070", 12282), ("rtx4070ti", 12282), ("rtx5070", 12227), ("rtx5070ti", 16303), ("rtx5080", 16303),
+    ("rtx5060ti-16g", 16311), ("rtx4060-8g", 8188), ("rtx3080-10g", 10240), ("rtx2080ti", 11264),
+    ("rtx3090ti", 24564), ("rtx-a5000", 24564), ("rtx4000-ada", 20475), ("rtx5000-ada", 32760), ("a10", 23028),
+    ("a40", 46068), ("l40", 46068), ("h100-pcie", 81559), ("h100-nvl", 95830), ("h20", 97871), ("gh200", 97871),
+])
+def test_totals_are_what_nvidia_smi_prints(key, smi_mib):
+    assert get_gpu(key).memory_bytes == smi_mib * MiB
+
+
 def test_a_name_that_fits_several_gpus_names_them():
     with pytest.raises(InputError, match="ambiguous: a100-40g, a100-80g"):
         get_gpu("a100")
+    with pytest.raises(InputError, match="ambiguous: h100-80g, h100-pcie, h100-nvl"):
+        get_gpu("h100")
+    with pytest.raises(InputError, match="ambiguous: rtx4060ti-8g, rtx4060ti-16g"):
+        get_gpu("4060 Ti")  # the 8 GB and the 16 GB card
 
 
 def test_entered_memory_and_pools():
