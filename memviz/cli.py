@@ -588,7 +588,10 @@ def _cmd_gpus() -> int:
     from memviz.core.gpus import GPUS
 
     for g in GPUS.values():
-        print(f"{g.key:<14} {g.describe():<44} {g.bandwidth_bytes_per_s / 1e12:5.2f} TB/s  ({g.memory_source})")
+        cuda = "measured" if g.cuda_total else "estimated" if g.cuda_total_bytes != g.usable_bytes else ""
+        total = f"CUDA {g.cuda_total_bytes / GiB:6.2f} GiB ({cuda})" if cuda else ""
+        print(f"{g.key:<14} {g.describe():<44} {g.bandwidth_bytes_per_s / 1e12:5.2f} TB/s  ({g.memory_source})  {total}"
+              .rstrip())
     return 0
 
 

@@ -23,6 +23,14 @@ from dataclasses import dataclass
 from memviz.core.errors import InputError
 from memviz.core.units import GB, GiB, MiB, parse_bytes
 
+_SMI = "nvidia-smi total"
+
+#: Memory the NVIDIA driver reserves on a GPU, outside what CUDA reports as total (`cudaMemGetInfo`): nvidia-smi -q
+#: prints it as "FB Memory Usage / Reserved" (free = total - reserved - used). Published outputs: H100 80GB 328, 336,
+#: 450, 454, 516, 551 MiB; A100 80GB 557, 763, 834; a 24,564-MiB card 354; a 49,140-MiB card 569; and the catalogue's
+#: measured CUDA totals imply 430 (RTX 3090), 438 (H100), 522 (A100 40GB), 615 (H200), 762 (A100 80GB), 768 (A800).
+#: The median, 516 MiB, stands in where a GPU's own CUDA total is not known (provenance "constant").
+DRIVER_RESERVED_BYTES = 516 * MiB
 #: Ada (compute capability 8.9) is the first NVIDIA architecture with FP8 tensor-core arithmetic
 #: (vLLM `current_platform.supports_fp8`, transformers `FineGrainedFP8HfQuantizer.validate_environment`)
 FP8_NATIVE_CAPABILITY = (8, 9)
@@ -47,15 +55,20 @@ class GPU:
 
     @property
     def cuda_total_bytes(self) -> int:
-        """What CUDA reports as total (vLLM budgets from it): measured where known, else the usable total."""
-        return self.cuda_total or self.usable_bytes
+        """What CUDA reports as total, the most a process can allocate (vLLM budgets from it): measured where
+        known; else, for an NVIDIA GPU, nvidia-smi's total less the driver's typical reservation; else the usable
+        total."""
+        if self.cuda_total:
+            return self.cuda_total
+        if self.compute_capability is not None and self.memory_source == _SMI:
+            return self.usable_bytes - DRIVER_RESERVED_BYTES
+        return self.usable_bytes
 
     def describe(self) -> str:
         usable = f" (usable {self.usable_bytes / GiB:.2f} GiB)" if self.usable_fraction < 1 else ""
         return f"{self.label}: {self.memory_bytes / GiB:.2f} GiB = {self.memory_bytes / GB:.2f} GB{usable}"
 
 
-_SMI = "nvidia-smi total"
 #: GeForce tensor rates: SMs x boost clock x 1,024 FP16 FLOP per clock and SM (dense, FP16 accumulate), the rate
 #: NVIDIA's Turing, Ampere GA102, Ada and Blackwell whitepapers list (RTX 4090: 128 SMs x 2.52 GHz = 330 TFLOPS;
 #: RTX 3090: 82 x 1.695 GHz = 142; RTX 2080 Ti: 68 x 1.545 GHz = 108)
@@ -71,7 +84,7 @@ def _geforce(sms: int, boost_ghz: float) -> float:
 GPUS: dict[str, GPU] = {g.key: g for g in (
     # Turing and Volta have no bf16: their FP16 tensor rate (T4 and V100 datasheets); nvidia-smi prints 15360MiB on
     # a Tesla T4 and 32768MiB on a Tesla V100-SXM2-32GB in the public outputs found
-    GPU("t4", "Tesla T4 16GB", 15360 * MiB, 320e9, 65e12, _SMI, compute_capability=(7, 5)),
+    GPU("t4", "Tesla T4 16GB", 15360 * MiB, 320e9, 65e12, _SMI, round(14.56 * GiB), compute_capability=(7, 5)),
     GPU("v100-32g", "Tesla V100 32GB", 32768 * MiB, 900e9, 125e12, _SMI, compute_capability=(7, 0),
         names=("Tesla V100-SXM2-32GB", "Tesla V100-PCIE-32GB")),
     GPU("rtx2080ti", "RTX 2080 Ti 11GB", 11264 * MiB, 616e9, _geforce(68, 1.545), _SMI, compute_capability=(7, 5)),
@@ -91,7 +104,9 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     # vllm #10517, PR #14447
     GPU("rtx3090", "RTX 3090 24GB", 24576 * MiB, 936e9, 142e12, _SMI, round(23.58 * GiB), compute_capability=(8, 6)),
     GPU("rtx3090ti", "RTX 3090 Ti 24GB", 24564 * MiB, 1008e9, _geforce(84, 1.86), _SMI, compute_capability=(8, 6)),
-    GPU("rtx4090", "RTX 4090 24GB", 24564 * MiB, 1008e9, 330e12, _SMI, compute_capability=(8, 9)),
+    # CUDA totals where torch's out-of-memory message names the card ("GPU 0 has a total capacity of 23.64 GiB" on a
+    # 24GB RTX 4090, 14.56 GiB on a T4, in public notes): to 0.01 GiB as printed
+    GPU("rtx4090", "RTX 4090 24GB", 24564 * MiB, 1008e9, 330e12, _SMI, round(23.64 * GiB), compute_capability=(8, 9)),
     GPU("rtx5090", "RTX 5090 32GB", 32607 * MiB, 1792e9, 419e12, _SMI, compute_capability=(12, 0)),
     GPU("l4", "L4 24GB", 23034 * MiB, 300e9, 121e12, _SMI, compute_capability=(8, 9)),
     GPU("a10", "A10 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6)),

@@ -282,8 +282,9 @@ class Engine:
         return x.zeros
 
     def usable_bytes(self, gpu: GPU, sc: Scenario) -> float:
-        """Bytes of one GPU this engine may fill (the whole device, or the share its platform allows)."""
-        return float(gpu.usable_bytes)
+        """Bytes of one GPU this engine may fill: what CUDA reports as total (the driver's reservation is not
+        allocatable), or the share its platform allows (Apple's working set)."""
+        return float(gpu.cuda_total_bytes)
 
     def kv_pool(self, x: Inputs, gpu: GPU, non_kv: np.ndarray) -> np.ndarray | None:
         """The KV pool the engine pre-allocates on a GPU (None: it allocates what sequences need)."""

@@ -68,7 +68,7 @@ def automatic_batch(a: Architecture, sc: Any, flash: bool) -> int:
     batch = 2048 if ctx > 32768 else 1024 if ctx > 4096 else 512
     if gpu is None:
         return batch  # no GPU memory to weigh it against (`generationBatchFits` with none available)
-    available = sc.tp * sc.pp * (gpu.usable_bytes - RUNTIME_BYTES_CUDA)
+    available = sc.tp * sc.pp * (gpu.cuda_total_bytes - RUNTIME_BYTES_CUDA)
     predicted = predicted_vram(a, sc, ctx)
     while batch > 512 and not _batch_fits(batch, predicted, available):
         batch = 1024 if batch > 1024 else 512
