@@ -94,8 +94,9 @@ def type_counts_table() -> list[str]:
 
 def vllm_table() -> list[str]:
     out = ["| case | vLLM | weights GiB | non-torch GiB | activation peak GiB | profile + non-torch (implied) GiB "
-           "| KV pool GiB | KV tokens | tokens in printed pool | concurrency in printed pool | CUDA graphs GiB |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| KV pool GiB | KV tokens | tokens in printed pool | concurrency in printed pool | CUDA graphs GiB "
+           "| CUDA-graph estimate GiB |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     pools = []
     for case in VLLM:
         rows = vllm_rows(case)
@@ -104,7 +105,8 @@ def vllm_table() -> list[str]:
         skip = case.get("not_compared", {})
         cells = [_cell(rows.get(n), GiB) + (" ¹" if n in skip else "")
                  for n in ("weights", "non-torch", "activation peak", "profile + non-torch (implied)", "KV pool",
-                           "KV tokens", "tokens in printed pool", "concurrency in printed pool", "CUDA graphs (captured)")]
+                           "KV tokens", "tokens in printed pool", "concurrency in printed pool", "CUDA graphs (captured)",
+                           "CUDA graphs (estimated)")]
         out.append(f"| [{case['id']}]({case['source'].split()[0]}) | {case['engine']} {case['vllm']} | "
                    + " | ".join(cells) + " |")
     out.append("")

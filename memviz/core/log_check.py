@@ -114,6 +114,15 @@ def _captured_graphs(a: Architecture, sc, facts: dict, details: dict) -> float:
     return cudagraph_bytes(a, sc.tp, sc.pp, int(details.get("largest_capture", sizes[-1])), int(graphs), 0)
 
 
+def _estimated_graphs(a: Architecture, sc, facts: dict, details: dict) -> float:
+    """memviz's CUDA-graph estimate for the graphs a 0.21+ log profiled (its counts and largest size, with the
+    estimate's 1 MiB floor per further graph), else for the scenario's own sizes."""
+    if "piecewise_graphs" not in details or "largest_capture" not in details:
+        return facts["cudagraph_bytes"]
+    return cudagraph_bytes(a, sc.tp, sc.pp, int(details["largest_capture"]), int(details["piecewise_graphs"]),
+                           int(details.get("full_graphs", 0)))
+
+
 def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferCheck]]:
     """A vLLM start-up log against memviz's estimate of the scenario it ran (per GPU, as vLLM prints it); the
     log does not name the model or the settings, so the caller gives them."""
@@ -131,7 +140,7 @@ def _printed_tokens(facts: dict, blocks: int, version: tuple[int, int] | None) -
 
 def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int] | None = None) -> list[BufferCheck]:
     """What a parsed vLLM log prints beside the estimate `e` of the scenario it ran: the profile's components, the
-    pool's tokens, what the pool implies, the captured CUDA graphs and the maximum concurrency. `version`: the
+    pool's tokens, what the pool implies, the CUDA graphs' estimate (0.21+) and capture and the maximum concurrency. `version`: the
     log's vLLM release, which decides how it prints the pool's tokens."""
     a, sc = e.architecture, e.scenario
     facts, gpu0 = e.engine_facts, e.devices[0]
@@ -148,15 +157,22 @@ def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int] 
     if tokens is not None and "kv_pool_tokens" in facts:
         rows.append(BufferCheck("KV tokens", int(tokens), _printed_tokens(facts, facts["kv_blocks"], version),
                                 "tokens"))
+    logged_graphs = details.get("cudagraph_estimated_gib")
     if got.get("weights") and got.get("kv_cache") and "budget_bytes" in facts:
-        # what the profile took, as the budget leaves it: requested - weights (with the rotary table) - pool
-        implied = facts["budget_bytes"] - got["weights"] - got["kv_cache"] - facts["cudagraph_bytes"]
+        # what the profile took, as the budget leaves it: requested - weights (with the rotary table) - pool - the
+        # CUDA-graph estimate (the log's own where it prints it and memviz takes it from the budget)
+        graphs = round(logged_graphs * GiB) if logged_graphs is not None and facts["cudagraph_bytes"] else \
+            facts["cudagraph_bytes"]
+        implied = facts["budget_bytes"] - got["weights"] - got["kv_cache"] - graphs
         rows.append(BufferCheck("profile + non-torch (implied)", int(implied),
                                 int(gpu0.activations + facts["non_torch_bytes"])))
     if tokens is not None and got.get("kv_cache"):
         # the layout alone: the tokens memviz fits in the pool the log printed (to its 0.01 GiB)
         held = _printed_tokens(facts, int(got["kv_cache"] // facts["kv_block_bytes"]), version)
         rows.append(BufferCheck("tokens in printed pool", int(tokens), held, "tokens"))
+    if logged_graphs is not None and "cudagraph_bytes" in facts:
+        rows.append(BufferCheck("CUDA graphs (estimated)", round(logged_graphs * GiB),
+                                int(_estimated_graphs(a, sc, facts, details))))
     if "cudagraph_took_gib" in details and "max_num_seqs" in facts:
         rows.append(BufferCheck("CUDA graphs (captured)", round(details["cudagraph_took_gib"] * GiB),
                                 int(_captured_graphs(a, sc, facts, details))))

@@ -16,7 +16,8 @@ vLLM prints its start-up profile (`worker.py` / `gpu_worker.py`):
   memory: X GiB`, `Model loading took X GiB`, `GPU KV cache size: N tokens`; V1's suggestion of
   `--kv-cache-memory` (gpu_worker.py, 0.11: `Actual usage is X GiB for weight, Y GiB for peak activation, Z GiB
   for non-torch memory, and W GiB for CUDAGraph memory`; 0.33: `X GiB for consumed memory (weights + non-torch),
-  Y GiB for peak activation, and W GiB for CUDAGraph memory`) and its `Free memory on device (F/T GiB)`.
+  Y GiB for peak activation, and W GiB for CUDAGraph memory`) and its `Free memory on device (F/T GiB)`; the CUDA
+  graphs' capture and, from 0.21, the estimate taken from the budget (`_vllm_cudagraphs`).
 
 Components a log does not state are None, never guessed.
 """
@@ -176,20 +177,32 @@ _VLLM_DETAILS = {
 
 
 def _vllm_cudagraphs(text: str) -> dict[str, float]:
-    """What a V1 log says of its CUDA graphs: the memory the capture took (GiB, as printed), the sizes of its
-    config dump (how many, the largest) and the graphs its progress bars counted per mode."""
+    """What a V1 log says of its CUDA graphs: the memory the capture took (GiB, as printed), the estimate 0.21+
+    takes from the budget before capturing (`profile_cudagraph_memory`: "Estimated CUDA graph memory: X GiB
+    total"; gpu_worker.py "CUDA graph pool memory: A GiB (actual), E GiB (estimated)"), the sizes of its config
+    dump (how many, the largest) and the graphs counted per mode (0.21+'s "Profiling CUDA graph memory:
+    PIECEWISE=N (largest=S), FULL=M (largest=T)", else the progress bars)."""
     out: dict[str, float] = {}
     m = re.search(r"Graph capturing finished in [\d.]+ secs?, took\s*" + _NUM + r"\s*GiB", text)
-    if m:
-        out["cudagraph_took_gib"] = _num(m.group(1))
+    pool = re.search(r"CUDA graph pool memory:\s*" + _NUM + r"\s*GiB \(actual\),\s*" + _NUM + r"\s*GiB \(estimated\)", text)
+    if m or pool:
+        out["cudagraph_took_gib"] = _num((m or pool).group(1))
+    m = re.search(r"Estimated CUDA graph memory:\s*" + _NUM + r"\s*GiB", text)
+    if m or pool:
+        out["cudagraph_estimated_gib"] = _num(m.group(1) if m else pool.group(2))
     m = re.search(r'"cudagraph_capture_sizes":\s*\[([\d,\s]+)\]', text)
     if m:
         sizes = [int(v) for v in re.sub(r"\s+", "", m.group(1)).split(",") if v]  # a terminal may wrap the dump
         out["capture_sizes"], out["largest_capture"] = len(sizes), max(sizes)
+    profiled = re.search(r"Profiling CUDA graph memory:([^\n]*)", text)
     for mode in ("PIECEWISE", "FULL"):
-        counts = re.findall(r"Capturing CUDA graphs \([^)]*\b" + mode + r"\): 100%[^\n]*?(\d+)/\1\b", text)
+        counted = profiled and re.search(r"\b" + mode + r"=(\d+) \(largest=(\d+)\)", profiled.group(1))
+        counts = [counted.group(1)] if counted else re.findall(
+            r"Capturing CUDA graphs \([^)]*\b" + mode + r"\): 100%[^\n]*?(\d+)/\1\b", text)
         if counts:
             out[f"{mode.lower()}_graphs"] = max(int(c) for c in counts)
+        if counted and mode == "PIECEWISE":
+            out["largest_capture"] = int(counted.group(2))
     return out
 
 

@@ -60,8 +60,11 @@ def read_vllm_settings(text: str) -> VllmSettings:
         args.setdefault("kv_cache_dtype", value)
     if (value := _first(text, r"\benforce_eager=(True|False)")) is not None:
         args.setdefault("enforce_eager", value == "True")
-    if (value := _first(text, r"Desired GPU memory utilization is \(([\d.]+),")) is not None:
+    if (value := _first(text, r"(?:Desired GPU memory utilization is \(|The current --gpu-memory-utilization=)([\d.]+)")) \
+            is not None:  # 0.21+'s CUDA-graph line names it too
         args.setdefault("gpu_memory_utilization", float(value))
+    if (value := _first(text, r"Maximum concurrency for ([\d,]+) tokens per request")) is not None:
+        args.setdefault("max_model_len", int(value.replace(",", "")))
     if (value := _first(text, r"Using max model len (\d+)")) is not None:
         args["max_model_len"] = int(value)
     if (value := _first(text, r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")) is not None:
