@@ -93,6 +93,59 @@ def test_vllm_v1_usage_line_gives_the_activation_peak_and_non_torch_memory(relea
     assert r.details["total_gpu_memory_gib"] == 79.18
 
 
+#: vLLM 0.21+'s CUDA-graph lines (v1/worker/gpu_model_runner.py `profile_cudagraph_memory`, gpu_worker.py), as
+#: published: LMCache/LMCache#3430 (Qwen3-8B, vLLM 0.21.0) and aivrar/vllm-windows-build#4 (its capture line)
+GRAPH_LINES = (
+    "INFO 05-28 08:00:24 [gpu_model_runner.py:6063] Profiling CUDA graph memory: PIECEWISE=51 (largest=512), "
+    "FULL=35 (largest=256)\n"
+    "INFO 05-28 08:00:25 [gpu_model_runner.py:6142] Estimated CUDA graph memory: 0.52 GiB total\n"
+    "INFO 05-28 08:00:26 [gpu_worker.py:462] Available KV cache memory: 6.37 GiB\n"
+    "INFO 05-28 08:00:26 [gpu_worker.py:477] CUDA graph memory profiling is enabled (default since v0.21.0). The "
+    "current --gpu-memory-utilization=0.9764 is equivalent to --gpu-memory-utilization=0.9543 without CUDA graph "
+    "memory profiling.\n"
+    "INFO 05-28 08:00:26 [kv_cache_utils.py:1711] Maximum concurrency for 16,384 tokens per request: 2.83x\n"
+)
+
+
+def test_vllm_cuda_graph_estimate_lines():
+    r = parse_log(GRAPH_LINES)
+    d = r.details
+    assert (d["cudagraph_estimated_gib"], d["piecewise_graphs"], d["full_graphs"], d["largest_capture"]) == \
+        (0.52, 51, 35, 512)
+    assert "cudagraph_took_gib" not in d
+    pool = parse_log("INFO [gpu_worker.py:462] Available KV cache memory: 10.55 GiB\n"
+                     "INFO [gpu_worker.py:621] CUDA graph pool memory: 0.11 GiB (actual), 0.14 GiB (estimated), "
+                     "difference: 0.03 GiB (25.0%).\n")
+    assert (pool.details["cudagraph_took_gib"], pool.details["cudagraph_estimated_gib"]) == (0.11, 0.14)
+
+
+def test_vllm_settings_from_the_cuda_graph_and_concurrency_lines():
+    from memviz.core.importers.vllm_log import read_vllm_settings
+
+    args = read_vllm_settings(GRAPH_LINES).args
+    assert args["gpu_memory_utilization"] == 0.9764 and args["max_model_len"] == 16384
+
+
+def test_the_implied_profile_takes_the_printed_graph_estimate():
+    """`memviz log --check`: vLLM's estimate beside memviz's rule for the graphs it profiled, and the pool's implied
+    profile with the printed estimate subtracted, not memviz's."""
+    from memviz.core.estimate import Scenario
+    from memviz.core.log_check import check_vllm
+    from memviz.core.presets import get_preset
+
+    a = get_preset("qwen3-8b").architecture()
+    sc = Scenario(engine="vllm", gpu="rtx-a5000", context_tokens=16384, gpu_memory_utilization=0.9764,
+                  options={"max_num_seqs": 256, "max_num_batched_tokens": 8192})
+    text = "INFO [gpu_model_runner.py:4879] Model loading took 15.27 GiB memory and 31.6 seconds\n" + GRAPH_LINES
+    e, rows = check_vllm(text, a, sc)
+    rows = {r.name: r for r in rows}
+    graphs = rows["CUDA graphs (estimated)"]
+    assert graphs.measured == round(0.52 * GiB) and graphs.estimated == e.engine_facts["cudagraph_bytes"]
+    implied = rows["profile + non-torch (implied)"].measured
+    f = e.engine_facts
+    assert implied == f["budget_bytes"] - round(15.27 * GiB) - round(6.37 * GiB) - round(0.52 * GiB)
+
+
 @pytest.mark.parametrize("text", ["", "   ", "hello world\nnothing here"])
 def test_unrecognised_logs(text):
     with pytest.raises(InputError):
