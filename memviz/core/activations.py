@@ -107,6 +107,7 @@ def inference_workspace(
     tp: int = 1,
     eager_modules: bool = False,
     mamba_kernels: bool = False,
+    recurrent_cores: bool = True,
 ) -> Workspace:
     """Workspace of a forward step that processes `step_tokens` new tokens per
     sequence for `batch` sequences attending to `kv_tokens` cached tokens.
@@ -118,6 +119,8 @@ def inference_workspace(
     over `tp` ranks (Megatron-LM layout). `eager_modules` is transformers'
     PyTorch eager mode: Python-written activations and its grouped experts layout; there Mamba2 layers run the
     PyTorch reference scan unless `mamba_kernels` (mamba_ssm installed) gives them the fused kernels.
+    `recurrent_cores` False is vLLM's profile run, where delta-net and Mamba2 mixers skip their scan
+    (`skipped_core_workspace`).
     """
     n, t, b = step_tokens, kv_tokens, batch
     heads = a.num_heads / tp
@@ -164,6 +167,8 @@ def inference_workspace(
     if a.state_layers:
         if a.linear_mixer == SHORTCONV:  # `hidden` charges every stage the attention's q, k and v rows
             linear = short_conv_workspace(a, n, b, act_bytes, tp) - b * n * qkv * act_bytes
+        elif not recurrent_cores:
+            linear = skipped_core_workspace(a, n, b, act_bytes, tp)
         elif a.linear_mixer != MAMBA2:
             linear = gated_deltanet_workspace(a, n, b, act_bytes)
         elif eager_modules and not mamba_kernels:
@@ -270,19 +275,43 @@ def mamba2_kernel_workspace(a: Architecture, step_tokens: ArrayLike, batch: Arra
                             tp: int = 1) -> ArrayLike:
     """Transient bytes of a Mamba2 layer's prefill through the fused Triton kernels (vLLM 0.33
     vllm/model_executor/layers/mamba/ops/ssd_combined.py `_mamba_chunk_scan_combined_fwd`, called by MambaMixer2):
-    in_proj's output, the convolved x, B and C and the output in the compute dtype; dt and its cumulative decay
-    (fp32, heads x chunk per chunk), the chunk states twice (fp32 from `_chunk_state_fwd`, then in the compute
-    dtype from `_state_passing_fwd`) and C^T B per group (fp32, chunk x chunk per chunk), on this rank's heads.
-    From the source; not measured (no CUDA run here)."""
+    in_proj's output, the convolved x, B and C and the output in the compute dtype (`_mamba2_projections`); dt and
+    its cumulative decay (fp32, heads x chunk per chunk), the chunk states twice (fp32 from `_chunk_state_fwd`, then
+    in the compute dtype from `_state_passing_fwd`) and C^T B per group (fp32, chunk x chunk per chunk), on this
+    rank's heads. From the source; not measured (no CUDA run here)."""
     chunk, heads = a.linear_chunk, a.linear_v_heads / tp
     tokens = batch * np.asarray(step_tokens)
     chunks = np.ceil(tokens / chunk)
-    value = heads * a.linear_v_head_dim
-    conv = value + 2 * max(a.linear_k_heads / tp, 1) * a.linear_k_head_dim
-    compute = tokens * (value + conv + heads + conv + value) * act_bytes
     states = chunks * heads * a.linear_v_head_dim * a.linear_k_head_dim * (4 + act_bytes)
     fp32 = chunks * chunk * 4 * (2 * heads + max(a.linear_k_heads / tp, 1) * chunk)
-    return compute + states + fp32
+    return _mamba2_projections(a, tokens, act_bytes, tp) + states + fp32
+
+
+def _mamba2_projections(a: Architecture, tokens: ArrayLike, act_bytes: float, tp: int) -> ArrayLike:
+    """A Mamba2 layer's compute-dtype tensors around its scan on one rank: in_proj's z, x B C and dt, the convolved
+    (vLLM's profile run: cloned) x B C, and the output."""
+    heads = a.linear_v_heads / tp
+    value = heads * a.linear_v_head_dim
+    conv = value + 2 * max(a.linear_k_heads / tp, 1) * a.linear_k_head_dim
+    return tokens * (value + conv + heads + conv + value) * act_bytes
+
+
+def skipped_core_workspace(a: Architecture, step_tokens: ArrayLike, batch: ArrayLike, act_bytes: float,
+                           tp: int = 1) -> ArrayLike:
+    """A recurrent mixer's transient bytes in vLLM 0.33's profile run, where its scan does not run: `profile_run`'s
+    dummy batch has no attention metadata, so `GatedDeltaNetAttention._forward_core`
+    (vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py) returns after warming its kernels up on 64
+    tokens, and MambaMixer2 (mamba_mixer2.py) after cloning x B C. A delta-net layer then holds in_proj_qkvz's q, k,
+    v and z and in_proj_ba's b and a, their contiguous copies, the zeroed core output and the gated norm's output
+    (2 key widths + 4 value widths + 4 head counts); a Mamba2 layer its projections (`_mamba2_projections`). The
+    chunked kernels' fp32 work (`gated_deltanet_workspace`, `mamba2_kernel_workspace`) is what prefills take after
+    start-up, which the profile does not see (vllm-project/vllm#52872)."""
+    tokens = batch * np.asarray(step_tokens)
+    if a.linear_mixer == MAMBA2:
+        return _mamba2_projections(a, tokens, act_bytes, tp)
+    key = a.linear_k_heads * a.linear_k_head_dim / tp
+    value = a.linear_v_heads * a.linear_v_head_dim / tp
+    return tokens * (2 * key + 4 * value + 4 * a.linear_v_heads / tp) * act_bytes
 
 
 TRAINING_VARIANTS = ("none", "flash", "selective", "full")

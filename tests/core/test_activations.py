@@ -58,3 +58,32 @@ def test_python_written_activations_hold_temporaries_in_eager_mode_only():
     llama = get_preset("llama-3.1-8b").architecture()
     assert (inference_workspace(llama, 100, 100, 1, "sdpa", 2, 0, 6, eager_modules=True).mlp
             == inference_workspace(llama, 100, 100, 1, "sdpa", 2, 0, 6).mlp == 3 * 100 * 14336 * 2)
+
+
+def test_vllm_profile_run_skips_the_delta_net_scan():
+    """vLLM 0.33's profile batch has no attention metadata: a delta-net layer holds its projections, their
+    contiguous b / a, the zeroed core output and the gated norm's output, never the chunked scan's fp32 work.
+    Qwen3.5-35B-A3B: 16 key heads and 32 value heads of 128, so (2 x 2,048 + 4 x 4,096 + 4 x 32) x 2 bytes a token."""
+    from memviz.core.activations import gated_deltanet_workspace, skipped_core_workspace
+
+    a = get_preset("qwen3.5-35b-a3b").architecture()
+    n = 8192
+    profile = skipped_core_workspace(a, n, 1, 2)
+    assert profile == n * (2 * 2048 + 4 * 4096 + 4 * 32) * 2
+    assert profile < gated_deltanet_workspace(a, n, 1, 2) / 5
+    ws = inference_workspace(a, n, n, 1, "flash", 2, 0, 0, recurrent_cores=False)
+    assert ws.attention == max(profile, ws.attention)  # the full-attention layers' output is smaller still
+    assert ws.peak == ws.hidden + max(ws.attention, ws.mlp, ws.logits)
+    tp2 = skipped_core_workspace(a, n, 1, 2, tp=2)
+    assert tp2 == pytest.approx(profile / 2)
+
+
+def test_vllm_activations_of_a_hybrid_model_follow_the_profile_run():
+    from memviz.core.estimate import Scenario, estimate
+
+    a = get_preset("qwen3.5-35b-a3b").architecture()
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=32768,
+                  options={"max_num_batched_tokens": 8192, "max_num_seqs": 256})
+    ws = inference_workspace(a, 8192, 8192, 1, "flash", 2, 0, 0, recurrent_cores=False)
+    sampler = 256 * a.output_rows * (2 + 4 + 4 + 4)
+    assert estimate(a, sc).devices[0].activations == max(ws.peak, 8192 * a.hidden_size * 2 + sampler)

@@ -11,7 +11,8 @@
 - profile run (`gpu_model_runner.py` `profile_run`, `_dummy_run(max_num_tokens)`,
   `_dummy_sampler_run`): one forward of `max_num_batched_tokens` tokens spread over
   min(max_num_seqs, tokens) dummy requests (flash attention: no score matrix; fused
-  MoE: S x (2I + I + H) rows), then the sampler on one row per request: the logits
+  MoE: S x (2I + I + H) rows; without attention metadata, delta-net and Mamba2 layers skip their scan:
+  `activations.skipped_core_workspace`), then the sampler on one row per request: the logits
   in the model dtype, their fp32 copy (`Sampler.forward`), softmax probabilities
   and the exponential noise of `random_sample` (`topk_topp_sampler.py`):
   2 + 4 + 4 + 4 bytes per vocabulary entry and request; the forward's hidden
@@ -268,7 +269,7 @@ class VLLM(Engine):
         tokens = s["max_num_batched_tokens"]
         requests = min(s["max_num_seqs"], tokens)
         act_bytes = x.act_bytes
-        forward = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp).peak
+        forward = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp, recurrent_cores=False).peak
         peak = forward
         if last_stage:
             hidden = tokens * a.hidden_size * act_bytes
