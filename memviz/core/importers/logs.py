@@ -228,6 +228,11 @@ def _parse_vllm(text: str) -> LogMeasurement | None:
             details[key] = _num(m.group(1))
             matched += 1
     details.update(_vllm_cudagraphs(text))
+    if "consumed_gib" in details and values["activations"] is not None and "cudagraph_estimated_gib" in details \
+            and "CUDA graph memory profiling is enabled" in text:
+        # 0.2x's peak activation includes the CUDA-graph estimate it took from the budget (0.33 gpu_worker.py:
+        # `peak_activation_memory = transient_peak_headroom + cudagraph_memory_estimate_applied`; 0.21 did not)
+        values["activations"] = max(0, values["activations"] - round(details["cudagraph_estimated_gib"] * GiB))
     if values["overhead"] is None and values["weights"] is not None and "consumed_gib" in details:
         # 0.2x's "X GiB for consumed memory (weights + non-torch)": the weights' share is "Model loading took"
         values["overhead"] = max(0, round(details["consumed_gib"] * GiB) - values["weights"])

@@ -146,6 +146,16 @@ def test_the_implied_profile_takes_the_printed_graph_estimate():
     assert implied == f["budget_bytes"] - round(15.27 * GiB) - round(6.37 * GiB) - round(0.52 * GiB)
 
 
+def test_vllm_peak_activation_without_the_cuda_graph_estimate_it_includes():
+    """0.33's "X GiB for peak activation" adds the CUDA-graph estimate taken from the budget; the reader takes it
+    off where the log prints that estimate as applied (0.11's line, before the estimate, is read as printed)."""
+    usage = f"INFO [gpu_worker.py:1066] {V1_USAGE['0.33']}\n"
+    r = parse_log(GRAPH_LINES + usage)
+    assert r.bytes["activations"] == round(4.76 * GiB) - round(0.52 * GiB)
+    assert parse_log(f"INFO [gpu_worker.py:1066] {V1_USAGE['0.11']}\n" + GRAPH_LINES).bytes["activations"] == \
+        round(4.76 * GiB)
+
+
 @pytest.mark.parametrize("text", ["", "   ", "hello world\nnothing here"])
 def test_unrecognised_logs(text):
     with pytest.raises(InputError):
