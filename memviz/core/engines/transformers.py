@@ -23,6 +23,12 @@ Follows transformers 5.x (`src/transformers/cache_utils.py`, `generation/utils.p
   scales dropped; a real CPU load of a block-FP8 Qwen3 checkpoint held 2,886,912
   bytes for a 1,707,296-byte file, all of it bf16), MXFP4 experts without the
   `kernels` package.
+  Where the GPU has FP8 (8.9+) the decoder's linear layers become `FP8Linear` holding
+  the file's float8 weights and scales, and the default skip list (`get_keys_to_not_convert`:
+  tied keys, the last module, the output embeddings) keeps the LM head a bf16 Linear
+  that a tied model shares with its embedding: the checkpoint's bytes, no separate
+  output copy (that path loaded on this CPU with CUDA reported at capability 9.0:
+  tests/core/engines/test_transformers_fp8.py).
 
 Runtime constants (provenance "constant", editable per scenario; stored runs
 calibrate them per machine):

@@ -119,3 +119,42 @@ def test_transformers_refuses_per_channel_fbgemm_fp8_below_compute_capability_9(
     with pytest.raises(InputError, match="compute capability 9.0"):
         weights(LLAMA8, "fp8-channel", **kw)
     assert weights(LLAMA8, "fp8-channel", gpu="h100-80g") < 0.6 * weights(LLAMA8, "bf16")
+
+
+#: loads a checkpoint through transformers' FP8 path with CUDA reported present at capability 9.0, in a process of its
+#: own (libraries cache what CUDA reports); prints the parameters' bytes, how many are float8 and the LM head's form
+_GPU_PATH_LOAD = """
+import json, sys, torch, transformers
+torch.cuda.is_available = lambda: True
+torch.cuda.get_device_capability = lambda *a, **k: (9, 0)
+m = transformers.AutoModelForCausalLM.from_pretrained(sys.argv[1], dtype=torch.bfloat16, device_map="cpu")
+ps = {p.data_ptr(): p for p in m.parameters()}
+print(json.dumps({"bytes": sum(p.numel() * p.element_size() for p in ps.values()),
+                  "fp8": sum(1 for p in ps.values() if p.dtype == torch.float8_e4m3fn),
+                  "head": [type(m.lm_head).__name__, str(m.lm_head.weight.dtype)],
+                  "shared": m.lm_head.weight.data_ptr() == m.model.embed_tokens.weight.data_ptr()}))
+"""
+
+
+@pytest.mark.parametrize("tie", [True, False])
+def test_the_fp8_gpu_path_keeps_the_checkpoint_bytes_and_a_tied_head_shared(tmp_path, tie):
+    """Where the GPU has FP8 (compute capability 8.9+), transformers 5.x swaps the decoder's linear layers for FP8Linear
+    and loads the float8 weights and their scales as stored; its default skip list (tied keys, the last module, the
+    output embeddings) keeps the LM head a bf16 Linear, which a tied model shares with its embedding: no separate
+    16-bit output copy. Loaded on this CPU through that path (the loading code is the device-independent part; no
+    FP8 kernel runs)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    if _transformers_major(transformers) < 5:
+        pytest.skip("transformers 4.x's FP8 loader differs; the engine follows 5.x")
+    stored = _checkpoint(tmp_path, tie, BLOCK_FP8)
+    run = subprocess.run([sys.executable, "-c", _GPU_PATH_LOAD, str(tmp_path)], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    assert got["fp8"] == 14 and got["bytes"] == stored  # 2 layers x 7 matrices in float8, scales as stored
+    assert got["head"] == ["Linear", "torch.bfloat16"] and got["shared"] is tie
+    assert weights(from_config_path(tmp_path), "fp8-block", gpu="h100-80g") == stored
