@@ -105,9 +105,9 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("rtx3090", "RTX 3090 24GB", 24576 * MiB, 936e9, 142e12, _SMI, round(23.58 * GiB), compute_capability=(8, 6)),
     GPU("rtx3090ti", "RTX 3090 Ti 24GB", 24564 * MiB, 1008e9, _geforce(84, 1.86), _SMI, compute_capability=(8, 6)),
     # CUDA totals where torch's out-of-memory message names the card ("GPU 0 has a total capacity of 23.64 GiB" on a
-    # 24GB RTX 4090, 14.56 GiB on a T4, in public notes): to 0.01 GiB as printed
+    # 24GB RTX 4090, 31.36 GiB on RTX 5090s, 14.56 GiB on a T4, 44.42 GiB on an A40, in public notes): to 0.01 GiB
     GPU("rtx4090", "RTX 4090 24GB", 24564 * MiB, 1008e9, 330e12, _SMI, round(23.64 * GiB), compute_capability=(8, 9)),
-    GPU("rtx5090", "RTX 5090 32GB", 32607 * MiB, 1792e9, 419e12, _SMI, compute_capability=(12, 0)),
+    GPU("rtx5090", "RTX 5090 32GB", 32607 * MiB, 1792e9, 419e12, _SMI, round(31.36 * GiB), compute_capability=(12, 0)),
     GPU("l4", "L4 24GB", 23034 * MiB, 300e9, 121e12, _SMI, compute_capability=(8, 9)),
     GPU("a10", "A10 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6)),
     GPU("a10g", "A10G 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6)),
@@ -119,7 +119,7 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("rtx5000-ada", "RTX 5000 Ada 32GB", 32760 * MiB, 576e9, 261e12, _SMI, compute_capability=(8, 9),
         names=("NVIDIA RTX 5000 Ada Generation",)),
     GPU("rtx-a6000", "RTX A6000 48GB", 49140 * MiB, 768e9, 155e12, _SMI, compute_capability=(8, 6)),
-    GPU("a40", "A40 48GB", 46068 * MiB, 696e9, 149.7e12, _SMI, compute_capability=(8, 6)),
+    GPU("a40", "A40 48GB", 46068 * MiB, 696e9, 149.7e12, _SMI, round(44.42 * GiB), compute_capability=(8, 6)),
     GPU("l40", "L40 48GB", 46068 * MiB, 864e9, 181e12, _SMI, compute_capability=(8, 9)),
     GPU("l40s", "L40S 48GB", 46068 * MiB, 864e9, 362e12, _SMI, compute_capability=(8, 9)),
     GPU("rtx6000-ada", "RTX 6000 Ada 48GB", 49140 * MiB, 960e9, 364e12, _SMI, compute_capability=(8, 9),
