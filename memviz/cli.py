@@ -587,11 +587,12 @@ def _cmd_formats() -> int:
 def _cmd_gpus() -> int:
     from memviz.core.gpus import GPUS
 
+    width = max(len(g.describe()) for g in GPUS.values())
     for g in GPUS.values():
         cuda = "measured" if g.cuda_total else "estimated" if g.cuda_total_bytes != g.usable_bytes else ""
         total = f"CUDA {g.cuda_total_bytes / GiB:6.2f} GiB ({cuda})" if cuda else ""
-        print(f"{g.key:<14} {g.describe():<44} {g.bandwidth_bytes_per_s / 1e12:5.2f} TB/s  ({g.memory_source})  {total}"
-              .rstrip())
+        print(f"{g.key:<14} {g.describe():<{width}} {g.bandwidth_bytes_per_s / 1e12:5.2f} TB/s  ({g.memory_source})  "
+              f"{total}".rstrip())
     return 0
 
 
