@@ -158,8 +158,11 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("b200", "B200 180GB", 183359 * MiB, 8000e9, 2250e12, _SMI, compute_capability=(10, 0)),
     # rocm-smi "VRAM Total Memory (B)" of an MI300X, the total torch.cuda.mem_get_info reports on ROCm too
     GPU("mi300x", "MI300X 192GB", 205822885888, 5300e9, 1307e12, "rocm-smi total"),
-    # Apple unified memory: Metal lets one process keep about 3/4 of it resident by default
-    # (MTLDevice.recommendedMaxWorkingSetSize, which llama.cpp's Metal backend prints at start-up)
+    # Apple unified memory: Metal lets one process keep 3/4 of it resident by default on these sizes
+    # (MTLDevice.recommendedMaxWorkingSetSize, which llama.cpp's Metal backend prints at start-up: 51539.61 MB on an M2
+    # Max with 64 GB, 103079.22 MB on an M4 Max with 128 GB; 16 and 24 GB Macs print 2/3); the 38-core M2 Max: Apple's
+    # 13.6 FP32 TFLOPS, FP16 twice it as for the other Apple entries
+    GPU("m2-max-64g", "Apple M2 Max 64GB (unified)", 64 * GiB, 400e9, 27.2e12, "Apple spec, unified", None, 0.75),
     GPU("m3-max-128g", "Apple M3 Max 128GB (unified)", 128 * GiB, 400e9, 28e12, "Apple spec, unified", None, 0.75),
     GPU("m4-max-128g", "Apple M4 Max 128GB (unified)", 128 * GiB, 546e9, 34e12, "Apple spec, unified", None, 0.75),
     GPU("m2-ultra-192g", "Apple M2 Ultra 192GB (unified)", 192 * GiB, 800e9, 54e12, "Apple spec, unified", None, 0.75),
