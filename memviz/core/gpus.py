@@ -156,6 +156,11 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI, 150109880320, compute_capability=(9, 0)),
     # nvidia-smi on B200s (driver 570.172.08, CUDA 12.8): 183,359 MiB = 179.06 GiB; the datasheet's "180GB" is binary
     GPU("b200", "B200 180GB", 183359 * MiB, 8000e9, 2250e12, _SMI, compute_capability=(10, 0)),
+    # DGX Spark: GB10 with 128 GiB of LPDDR5x shared with its CPU; CUDA reports 121.69 GiB in published vLLM and torch
+    # messages ("Free memory on device (115.95/121.69 GiB)"; some GB10 systems print 121.63 or 119.6-119.7), which is
+    # what a process can take; NVIDIA's "1 petaFLOP" is sparse FP4, dense 16-bit an eighth of it
+    GPU("dgx-spark", "DGX Spark GB10 128GB (unified)", 128 * GiB, 273e9, 125e12, "NVIDIA spec, unified",
+        round(121.69 * GiB), compute_capability=(12, 1), names=("NVIDIA GB10",)),
     # rocm-smi "VRAM Total Memory (B)" of an MI300X, the total torch.cuda.mem_get_info reports on ROCm too
     GPU("mi300x", "MI300X 192GB", 205822885888, 5300e9, 1307e12, "rocm-smi total"),
     # Apple unified memory: Metal lets one process keep 3/4 of it resident by default on these sizes

@@ -16,6 +16,7 @@ from memviz.core.units import GiB, MiB
     ("NVIDIA RTX 6000 Ada Generation", "rtx6000-ada"), ("NVIDIA L40S", "l40s"), ("NVIDIA A10", "a10"),
     # a name that is exactly one GPU's model, beside longer ones
     ("RTX 4070", "rtx4070"), ("RTX 4070 Ti", "rtx4070ti"), ("rtx 3090", "rtx3090"), ("L40", "l40"),
+    ("NVIDIA GB10", "dgx-spark"), ("DGX Spark", "dgx-spark"),
 ])
 def test_a_gpu_is_found_by_its_key_or_the_words_of_its_name(typed, key):
     assert get_gpu(typed).key == key

@@ -116,11 +116,15 @@ def mxfp4_moe_backend(gpu: GPU, gpt_oss: bool) -> tuple[str, int, int] | None:
     return "MARLIN", 128, 256
 
 
-def batch_defaults(gpu_total_bytes: float | None, gpu_label: str = "") -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) of `vllm serve` on a GPU of that size."""
+def batch_defaults(gpu_total_bytes: float | None, gpu_label: str = "",
+                   capability: tuple[int, int] | None = None) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) of `vllm serve` on a GPU of that size (`get_batch_defaults`: an A100,
+    by name, and GB10, compute capability 12.1 with "the memory but not the compute of a large discrete GPU", keep
+    the small tier)."""
     if gpu_total_bytes is not None and gpu_total_bytes >= 160 * GiB:
         return 16384, 1024
-    if gpu_total_bytes is not None and gpu_total_bytes >= 70 * GiB and "a100" not in gpu_label.lower():
+    if (gpu_total_bytes is not None and gpu_total_bytes >= 70 * GiB and "a100" not in gpu_label.lower()
+            and capability != (12, 1)):
         return 8192, 1024
     return 2048, 256
 
@@ -154,7 +158,8 @@ class VLLM(Engine):
     # --- options resolved against the model, the GPU and the scenario ------------------
     def settings(self, a: Architecture, sc: Any, options: dict[str, Any]) -> dict[str, Any]:
         gpu = get_gpu(sc.gpu) if sc.gpu else None
-        tokens, seqs = batch_defaults(gpu.cuda_total_bytes if gpu else None, gpu.label if gpu else "")
+        tokens, seqs = batch_defaults(gpu.cuda_total_bytes if gpu else None, gpu.label if gpu else "",
+                                      gpu.compute_capability if gpu else None)
         s = dict(options)
         s["max_model_len"] = s["max_model_len"] or sc.longest_sequence
         s["max_num_seqs"] = s["max_num_seqs"] or seqs

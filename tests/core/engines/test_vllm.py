@@ -22,6 +22,9 @@ def test_defaults_follow_the_gpu_size():
     assert batch_defaults(get_gpu("h100-80g").cuda_total_bytes, "H100") == (8192, 1024)
     assert batch_defaults(get_gpu("h200").cuda_total_bytes, "H200") == (8192, 1024)  # 140 GiB: under 160
     assert batch_defaults(get_gpu("b200").cuda_total_bytes, "B200") == (16384, 1024)
+    spark = get_gpu("NVIDIA GB10")  # 121.69 GiB, but GB10 (capability 12.1) keeps the small tier
+    assert batch_defaults(spark.cuda_total_bytes, spark.label, spark.compute_capability) == (2048, 256)
+    assert batch_defaults(spark.cuda_total_bytes, spark.label) == (8192, 1024)
 
 
 def test_profile_peak_is_the_sampler_warm_up_for_many_requests():
