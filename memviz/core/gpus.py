@@ -180,6 +180,20 @@ _VENDOR_WORDS = frozenset({"nvidia", "geforce"})
 _SIZE_WORD = re.compile(r"\d+(gb|gib)$")
 
 
+#: the shelves of the app's GPU menu, in its order
+GPU_GROUPS = ("GeForce", "Workstation", "Data centre", "Unified memory and CPU RAM")
+
+
+def gpu_group(g: GPU) -> str:
+    """The shelf (one of `GPU_GROUPS`) a GPU sits on: GeForce cards, workstation cards, data-centre parts, and
+    memory shared with a CPU (Apple, DGX Spark, plain RAM)."""
+    if g.usable_fraction < 1 or g.memory_source != _SMI and "rocm" not in g.memory_source:
+        return GPU_GROUPS[3]
+    if g.key.startswith("rtx"):
+        return GPU_GROUPS[1] if any(w in g.key for w in ("-a", "ada", "pro")) else GPU_GROUPS[0]
+    return GPU_GROUPS[2]
+
+
 def get_gpu(key: str) -> GPU:
     """A catalogue GPU by key, by the device name CUDA prints, or by a unique part of its name (a name that is
     exactly one GPU's model wins over longer ones), or a memory size entered as "vram:24GiB" (no bandwidth known:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QScrollArea,
     QSpinBox,
@@ -34,7 +35,7 @@ from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.fit import fit_matrix
-from memviz.core.gpus import GPUS
+from memviz.core.gpus import GPU_GROUPS, GPUS, gpu_group
 from memviz.core.presets import get_preset
 from memviz.core.report import scenario_label
 from memviz.core.runs import MeasuredRun
@@ -156,7 +157,7 @@ class MainWindow(QMainWindow):
 
     def eventFilter(self, watched, event) -> bool:
         """A click on a checkable GPU in its menu toggles it and leaves the menu open."""
-        if watched is getattr(self, "_gpu_menu", None) and event.type() == QEvent.Type.MouseButtonRelease:
+        if watched in getattr(self, "_gpu_menus", {}).values() and event.type() == QEvent.Type.MouseButtonRelease:
             action = watched.activeAction()
             if action is not None and action.isCheckable():
                 action.trigger()
@@ -341,15 +342,17 @@ class MainWindow(QMainWindow):
         gpu_button.setText("GPU capacity lines")
         gpu_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         gpu_menu = view.addMenu("GPU capacity lines")
-        gpu_menu.setToolTipsVisible(True)
         self.gpu_actions: dict[str, QAction] = {}
+        self._gpu_menus: dict[str, QMenu] = {g: gpu_menu.addMenu(g) for g in GPU_GROUPS}  # one a shelf
+        for menu in self._gpu_menus.values():
+            menu.installEventFilter(self)  # several GPUs can be ticked without the menu closing each time
         for key, gpu in GPUS.items():
+            group = gpu_group(gpu)
             a = QAction(gpu.describe(), self)
             a.setCheckable(True)
             a.triggered.connect(lambda checked, k=key: self.toggle_gpu(k, checked))
-            gpu_menu.addAction(a)
+            self._gpu_menus[group].addAction(a)
             self.gpu_actions[key] = a
-        gpu_menu.installEventFilter(self)  # several GPUs can be ticked without the menu closing each time
         self._gpu_menu = gpu_menu
         gpu_button.setMenu(gpu_menu)
         tb.addWidget(gpu_button)

@@ -2,7 +2,7 @@
 
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QKeySequence, QMouseEvent
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMenu, QMessageBox
 
 from memviz.gui.main_window import MainWindow
 
@@ -34,10 +34,12 @@ def test_gpu_menu_stays_open_while_gpus_are_ticked(qtbot):
     w = window(qtbot)
     action = w.gpu_actions["a100-80g"]
     before = action.isChecked()
-    w._gpu_menu.setActiveAction(action)
+    menu = w._gpu_menus["Data centre"]  # the GPUs sit on shelves: GeForce, workstation, data centre, unified
+    assert action in menu.actions() and [m.title() for m in w._gpu_menu.findChildren(QMenu)] == list(w._gpu_menus)
+    menu.setActiveAction(action)
     release = QMouseEvent(QEvent.Type.MouseButtonRelease, QPointF(1, 1), QPointF(1, 1), Qt.MouseButton.LeftButton,
                           Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
-    assert w.eventFilter(w._gpu_menu, release)  # handled: the menu does not close
+    assert w.eventFilter(menu, release)  # handled: the menu does not close
     assert action.isChecked() is not before
 
 
