@@ -476,7 +476,8 @@ class Architecture:
         d["hash_layers"] = list(self.hash_layers)
         d["warnings"] = list(self.warnings)
         d["stored"] = [[t.name, list(t.shape), t.role, t.layer, t.storage, t.nbytes, t.offset] for t in self.stored]
-        d["encoders"] = [[e.modality, e.family, e.parameters] for e in self.encoders]
+        d["encoders"] = [[e.modality, e.family, e.parameters, *([list(e.shape)] if e.shape else [])]
+                         for e in self.encoders]
         return d
 
     @classmethod
@@ -489,9 +490,9 @@ class Architecture:
                 d[f.name] = tuple(d[f.name])
         d["stored"] = tuple(StoredTensor(row[0], tuple(row[1]), *row[2:7]) for row in d.get("stored", ()))
         try:
-            d["encoders"] = tuple(Encoder(str(m), str(f), n) for m, f, n in d.get("encoders", ()))
-        except (TypeError, ValueError):
-            raise InputError("architecture encoders must be [modality, family, parameters] rows") from None
+            d["encoders"] = tuple(_encoder_row(row) for row in d.get("encoders", ()))
+        except (TypeError, ValueError, IndexError):
+            raise InputError("architecture encoders must be [modality, family, parameters(, shape)] rows") from None
         return cls(**d)
 
 
@@ -1620,3 +1621,12 @@ def from_config_path(path: str | Path) -> Architecture:
     p = Path(path)
     folder = p if p.is_dir() else p.parent
     return from_hf_config(load_config(p), name=folder.name or None, source=str(p), ref=str(folder))
+
+
+def _encoder_row(row: list[Any]) -> Encoder:
+    """An encoder as `Architecture.to_dict` writes it: [modality, family, parameters] and, for the towers whose
+    forward memviz sizes, their shape (sessions written before it have three fields)."""
+    if len(row) not in (3, 4):
+        raise ValueError("an encoder row has three or four fields")
+    shape = tuple(int(v) for v in row[3]) if len(row) == 4 else ()
+    return Encoder(str(row[0]), str(row[1]), int(row[2]), shape)

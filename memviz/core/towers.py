@@ -12,7 +12,7 @@ its encoder.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from memviz.core.errors import InputError
@@ -23,11 +23,50 @@ AUDIO = "audio"
 
 @dataclass(frozen=True)
 class Encoder:
-    """One encoder tower with its projector: `parameters` elements in the checkpoint's dtype."""
+    """One encoder tower with its projector: `parameters` elements in the checkpoint's dtype; `shape`, for the
+    towers whose forward memviz sizes (`VisionShape`), their widths."""
 
     modality: str  # VISION or AUDIO
     family: str  # the encoder config's model_type (siglip_vision_model, pixtral, qwen3_vl_vision, ...)
     parameters: int
+    shape: tuple[int, ...] = ()  # VisionShape's fields, () where not sized
+
+
+#: Qwen3-VL's and Qwen3.5's released preprocessor configs cap an image at size.longest_edge = 16,777,216 pixels:
+#: 16,384 tokens of 32 x 32 pixels (16-pixel patches, 2 x 2 merged), as vLLM's start-up lines show ("Encoder cache
+#: will be initialized with a budget of 65536 tokens, and profiled with 4 image items" for Qwen3.6-35B-A3B with
+#: 65,536 batched tokens); the image processor's class default (28 x 28 x 1,280) is not what those checkpoints use
+QWEN3_VL_MAX_PIXELS = 16_777_216
+
+
+@dataclass(frozen=True)
+class VisionShape:
+    """A vision tower's widths for sizing its forward over the largest image: patches and merged tokens of one
+    image, hidden and MLP widths, the output width and the deepstack mergers' count (Qwen3-VL)."""
+
+    patches: int
+    tokens: int
+    hidden: int
+    mlp: int
+    out: int
+    deepstack: int
+
+    def peak_bytes(self, items: int, act_bytes: float, tp: int = 1) -> float:
+        """Bytes vLLM's Qwen3_VisionTransformer holds at its peak over `items` images batched (vllm 0.33
+        model_executor/models/qwen3_vl.py): in a block's MLP the residual, the normed input, fc1's output and its
+        activation (the MLP split over tensor-parallel ranks, mm_encoder_tp_mode "weights"), the position embeddings
+        added to the patches kept in the encoder metadata, and the deepstack features gathered so far."""
+        n = items * self.patches
+        blocks = n * (3 * self.hidden + 2 * self.mlp / tp) * act_bytes
+        return blocks + self.output_bytes(items, act_bytes) * self.deepstack / (1 + self.deepstack)
+
+    def output_bytes(self, items: int, act_bytes: float) -> float:
+        """The encoder's output for `items` images: merged tokens x the output width, once per merger."""
+        return items * self.tokens * self.out * (1 + self.deepstack) * act_bytes
+
+
+def vision_shape(e: Encoder) -> VisionShape | None:
+    return VisionShape(*e.shape) if len(e.shape) == len(fields(VisionShape)) else None
 
 
 def encoder_bytes(e: Encoder, weight_format: str) -> int:
@@ -133,6 +172,15 @@ def qwen3_vision(vc: dict[str, Any], text_hidden: int) -> int:
     merger = _lin(merged, merged) + _lin(merged, out)
     deepstack = len(_get(vc, "deepstack_visual_indexes", ()))
     return n + 2 * h + merger + deepstack * (2 * merged + merger)
+
+
+def qwen3_vision_shape(vc: dict[str, Any], text_hidden: int) -> tuple[int, ...]:
+    """`VisionShape` of a Qwen3-VL / Qwen3.5 tower at its released preprocessors' largest image."""
+    merge, patch = _whole(vc, "spatial_merge_size", 2), _whole(vc, "patch_size", 16)
+    tokens = QWEN3_VL_MAX_PIXELS // (patch * merge) ** 2
+    deepstack = len(_get(vc, "deepstack_visual_indexes", ()))
+    return (tokens * merge * merge, tokens, _whole(vc, "hidden_size", 1152), _whole(vc, "intermediate_size", 4304),
+            _whole(vc, "out_hidden_size", text_hidden), deepstack)
 
 
 def llama4_vision(vc: dict[str, Any]) -> int:
@@ -292,7 +340,9 @@ def _encoders(cfg: dict[str, Any], text_hidden: int) -> tuple[tuple[Encoder, ...
             warnings.append(f"its vision encoder ({vc.get('model_type') or 'vision_config'}) is not counted; "
                             "transformers and vLLM load it with the language model")
         else:
-            out.append(Encoder(VISION, str(vc.get("model_type") or cfg.get("model_type")), n))
+            qwen3 = cfg.get("model_type") in ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
+            shape = qwen3_vision_shape(vc, text_hidden) if qwen3 else ()
+            out.append(Encoder(VISION, str(vc.get("model_type") or cfg.get("model_type")), n, shape))
     if isinstance(ac, dict):
         if cfg.get("model_type") in ("gemma4", "gemma4_unified") and ac.get("model_type", "gemma4_audio") == "gemma4_audio":
             n = gemma4_audio(ac) + _whole(ac, "output_proj_dims", 1536) * text_hidden  # Gemma4MultimodalEmbedder

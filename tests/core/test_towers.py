@@ -6,6 +6,7 @@ import warnings
 import pytest
 
 from memviz.core.arch import Architecture, from_hf_config
+from memviz.core.engines.vllm import encoder_items
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.inventory import parameter_count
@@ -233,3 +234,34 @@ def test_qwen25_vl_7b_holds_its_published_total():
     a = from_hf_config(QWEN25_VL_7B)
     assert a.model_type == "qwen2" and not a.warnings
     assert parameter_count(a) + a.encoders[0].parameters == pytest.approx(8.29e9, abs=0.005e9)
+
+
+def test_qwen3_vision_shape_survives_a_session_and_old_rows_load():
+    a = get_preset("qwen3.5-35b-a3b").architecture()
+    (e,) = a.encoders
+    assert e.shape == (65536, 16384, 1152, 4304, 2048, 0)  # 16,777,216 pixels: 16,384 tokens of 2 x 2 patches
+    assert Architecture.from_dict(a.to_dict()).encoders == a.encoders
+    old = a.to_dict()
+    old["encoders"] = [row[:3] for row in old["encoders"]]  # a session written before the shape
+    assert Architecture.from_dict(old).encoders[0].shape == ()
+
+
+def test_vllm_profiles_the_vision_tower_over_the_largest_images_first():
+    """vLLM 0.33 `profile_run`: max(1, min(budget // tokens, seqs x max_model_len // tokens)) images of 16,384
+    tokens through the tower, their outputs kept while the language model's pass runs; the published start-up line
+    "budget of 65536 tokens, and profiled with 4 image items" (Qwen3.6-35B-A3B at 65,536 batched tokens) is the
+    item count's check. Under --language-model-only there is no encoder pass."""
+    a = get_preset("qwen3.5-35b-a3b").architecture()
+
+    def activations(**options):
+        sc = Scenario(engine="vllm", gpu="rtx5090", context_tokens=131072, weight_format="nvfp4", kv_format="fp8",
+                      options={"max_num_seqs": 1, "max_num_batched_tokens": 8192, **options})
+        return estimate(a, sc).devices[0].activations
+
+    text_only = activations(language_model_only=True)
+    tower = 65536 * (3 * 1152 + 2 * 4304) * 2  # one image: residual, normed input, fc1 and its activation
+    assert activations() == max(text_only + 16384 * 2048 * 2, tower) == tower
+    served = {"max_num_batched_tokens": 65536, "max_num_seqs": 256, "max_model_len": 131072}
+    assert encoder_items(16384, served) == 4
+    assert encoder_items(16384, {**served, "max_num_batched_tokens": 8192}) == 1
+    assert encoder_items(1024, {**served, "max_num_seqs": 2, "max_model_len": 2048}) == 4  # 2 a prompt x 2 requests

@@ -74,6 +74,7 @@ from memviz.core.formats import tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, get_gpu
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
+from memviz.core.towers import VISION, vision_shape
 from memviz.core.units import GiB, MiB
 
 NON_TORCH_BYTES = 64 * MiB
@@ -127,6 +128,16 @@ def batch_defaults(gpu_total_bytes: float | None, gpu_label: str = "",
             and capability != (12, 1)):
         return 8192, 1024
     return 2048, 256
+
+
+def encoder_items(tokens_per_item: int, settings: dict[str, Any]) -> int:
+    """Items of the modality with the most tokens an item that vLLM 0.33's profile run encodes at once
+    (multimodal/encoder_budget.py `MultiModalBudget._get_max_items`, v1/core/encoder_cache_manager.py
+    `compute_mm_encoder_budget`): max(1, min(budget // its tokens, max_num_seqs x min(999, max_model_len // its
+    tokens))), the budget max(max_num_batched_tokens, an item's tokens), 999 the default per-prompt limit."""
+    budget = max(settings["max_num_batched_tokens"], tokens_per_item)
+    per_prompt = max(1, min(999, settings["max_model_len"] // tokens_per_item))
+    return max(1, min(budget // tokens_per_item, settings["max_num_seqs"] * per_prompt))
 
 
 class VLLM(Engine):
@@ -280,7 +291,22 @@ class VLLM(Engine):
             hidden = tokens * a.hidden_size * act_bytes
             sampler = requests * a.output_rows * SAMPLER_BYTES_PER_LOGIT
             peak = max(forward, hidden + sampler)
+        if first_stage:
+            encoder_peak, kept = self.encoder_profile(x, s)
+            peak = max(peak + kept, encoder_peak)
         return x.zeros + peak
+
+    def encoder_profile(self, x: Inputs, s: dict[str, Any]) -> tuple[float, float]:
+        """(peak, kept) bytes of the encoder pass `profile_run` makes before the language model's (vllm 0.33
+        gpu_model_runner.py): `encoder_items` items of the largest size in one batch, their outputs kept in the
+        encoder cache through the language model's pass. Sized for the towers with a `VisionShape` (Qwen3-VL,
+        Qwen3.5); (0, 0) for others, and under --language-model-only."""
+        shapes = [v for e in x.a.encoders if e.modality == VISION and (v := vision_shape(e)) is not None]
+        if not shapes or self.encoder_place(x) != "device":
+            return 0.0, 0.0
+        v = shapes[0]
+        items = encoder_items(v.tokens, s)
+        return v.peak_bytes(items, x.act_bytes, x.sc.tp), v.output_bytes(items, x.act_bytes)
 
     @staticmethod
     def rotary_table_bytes(x: Inputs) -> float:
