@@ -266,3 +266,10 @@ def test_a_llamacpp_scenario_too_big_for_its_gpu_names_where_llama_servers_fit_w
     assert "llama-server's default --fit (1 GiB left free) would start it instead with -ngl 35" in r.stdout
     fits = json.loads(run("estimate", "--preset", "llama-3.1-8b", "--weights", "Q4_K_M", "--gpu", "rtx4090", "--json").stdout)
     assert fits["fit"]["fits"] and "llama_server_fit" not in fits["fit"]
+
+
+def test_the_vision_encoders_profile_pass_is_printed_for_vllm():
+    args = ("estimate", "--preset", "qwen3.5-35b-a3b", "--engine", "vllm", "--context", "65536", "--gpu", "h100-80g")
+    out = run(*args).stdout
+    assert "the vision encoder's pass over 1 image(s) of 16,384 tokens peaks at 1.47 GiB" in out
+    assert "vision encoder's pass" not in run(*args, "-o", "language_model_only=true").stdout

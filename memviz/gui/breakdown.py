@@ -141,6 +141,12 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
         out.append(("CUDA graphs (vLLM's estimate)", "", format_bytes(facts["cudagraph_bytes"], unit, 3), "formula",
                     "taken from the budget before the KV pool; counted in the overhead (none with enforce_eager)",
                     engine.version))
+    if "encoder_profile" in facts:
+        ep = facts["encoder_profile"]
+        out.append(("vision encoder's profile pass", f"{ep['items']} x {ep['tokens_per_item']:,d} tokens",
+                    format_bytes(ep["peak_bytes"], unit, 3), "formula", "the largest images the encoder budget allows, "
+                    "encoded before the language model's pass (the activations take the larger of the two)",
+                    engine.version))
     if facts.get("graphs_after_pool_bytes"):
         out.append(("CUDA graphs captured after the pool", "", format_bytes(facts["graphs_after_pool_bytes"], unit, 3),
                     "formula", "before v0.21 (estimate_cudagraphs off): beyond gpu_memory_utilization's share",

@@ -449,6 +449,11 @@ class VLLM(Engine):
         backend = self._mxfp4_backend(x)
         if backend is not None:
             out["mxfp4_moe_backend"] = backend[0]
+        encoder_peak, _ = self.encoder_profile(x, s)
+        if encoder_peak:
+            shape = next(v for e in x.a.encoders if (v := vision_shape(e)) is not None)
+            out["encoder_profile"] = {"items": encoder_items(shape.tokens, s), "tokens_per_item": shape.tokens,
+                                      "peak_bytes": int(encoder_peak)}
         if gpu is None or pool_bytes is None:
             return out
         total, requested = gpu.cuda_total_bytes, self.usable_bytes(gpu, x.sc)
