@@ -37,6 +37,8 @@ class Encoder:
 #: will be initialized with a budget of 65536 tokens, and profiled with 4 image items" for Qwen3.6-35B-A3B with
 #: 65,536 batched tokens); the image processor's class default (28 x 28 x 1,280) is not what those checkpoints use
 QWEN3_VL_MAX_PIXELS = 16_777_216
+#: the multimodal model types whose vision tower is Qwen3-VL's (Qwen3_5VisionModel is the same tower)
+QWEN3_VISION_WRAPPERS = frozenset({"qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe"})
 
 
 @dataclass(frozen=True)
@@ -304,7 +306,7 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
         return qwen2_5_vision(vc, th)
     if wrapper == "qwen2_vl":
         return qwen2_vision(vc, th)
-    if wrapper in ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe"):
+    if wrapper in QWEN3_VISION_WRAPPERS:
         return qwen3_vision(vc, th)
     if (wrapper, family) in (("idefics3", "idefics3_vision"), ("smolvlm", "smolvlm_vision")):
         # Idefics3VisionTransformer / SmolVLMVisionTransformer: SigLIP's blocks without the pooling head, their
@@ -340,8 +342,7 @@ def _encoders(cfg: dict[str, Any], text_hidden: int) -> tuple[tuple[Encoder, ...
             warnings.append(f"its vision encoder ({vc.get('model_type') or 'vision_config'}) is not counted; "
                             "transformers and vLLM load it with the language model")
         else:
-            qwen3 = cfg.get("model_type") in ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
-            shape = qwen3_vision_shape(vc, text_hidden) if qwen3 else ()
+            shape = qwen3_vision_shape(vc, text_hidden) if cfg.get("model_type") in QWEN3_VISION_WRAPPERS else ()
             out.append(Encoder(VISION, str(vc.get("model_type") or cfg.get("model_type")), n, shape))
     if isinstance(ac, dict):
         if cfg.get("model_type") in ("gemma4", "gemma4_unified") and ac.get("model_type", "gemma4_audio") == "gemma4_audio":

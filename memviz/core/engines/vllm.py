@@ -74,7 +74,7 @@ from memviz.core.formats import tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, get_gpu
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
-from memviz.core.towers import VISION, vision_shape
+from memviz.core.towers import VISION, VisionShape, vision_shape
 from memviz.core.units import GiB, MiB
 
 NON_TORCH_BYTES = 64 * MiB
@@ -301,12 +301,18 @@ class VLLM(Engine):
         gpu_model_runner.py): `encoder_items` items of the largest size in one batch, their outputs kept in the
         encoder cache through the language model's pass. Sized for the towers with a `VisionShape` (Qwen3-VL,
         Qwen3.5); (0, 0) for others, and under --language-model-only."""
-        shapes = [v for e in x.a.encoders if e.modality == VISION and (v := vision_shape(e)) is not None]
-        if not shapes or self.encoder_place(x) != "device":
+        v = self.profiled_tower(x)
+        if v is None:
             return 0.0, 0.0
-        v = shapes[0]
         items = encoder_items(v.tokens, s)
         return v.peak_bytes(items, x.act_bytes, x.sc.tp), v.output_bytes(items, x.act_bytes)
+
+    def profiled_tower(self, x: Inputs) -> VisionShape | None:
+        """The vision tower whose pass the profile run makes and memviz sizes: loaded beside the language model and
+        with a `VisionShape`; None otherwise."""
+        if self.encoder_place(x) != "device":
+            return None
+        return next((v for e in x.a.encoders if e.modality == VISION and (v := vision_shape(e)) is not None), None)
 
     @staticmethod
     def rotary_table_bytes(x: Inputs) -> float:
@@ -449,11 +455,10 @@ class VLLM(Engine):
         backend = self._mxfp4_backend(x)
         if backend is not None:
             out["mxfp4_moe_backend"] = backend[0]
-        encoder_peak, _ = self.encoder_profile(x, s)
-        if encoder_peak:
-            shape = next(v for e in x.a.encoders if (v := vision_shape(e)) is not None)
-            out["encoder_profile"] = {"items": encoder_items(shape.tokens, s), "tokens_per_item": shape.tokens,
-                                      "peak_bytes": int(encoder_peak)}
+        tower = self.profiled_tower(x)
+        if tower is not None:
+            out["encoder_profile"] = {"items": encoder_items(tower.tokens, s), "tokens_per_item": tower.tokens,
+                                      "peak_bytes": int(self.encoder_profile(x, s)[0])}
         if gpu is None or pool_bytes is None:
             return out
         total, requested = gpu.cuda_total_bytes, self.usable_bytes(gpu, x.sc)
