@@ -43,8 +43,9 @@ QWEN3_VISION_WRAPPERS = frozenset({"qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3
 
 @dataclass(frozen=True)
 class VisionShape:
-    """A vision tower's widths for sizing its forward over the largest image: patches and merged tokens of one
-    image, hidden and MLP widths, the output width and the deepstack mergers' count (Qwen3-VL)."""
+    """A vision tower's widths for sizing vLLM's pass over the largest image: patches and merged tokens of one
+    image, hidden and MLP widths, the output width, the deepstack mergers' count (Qwen3-VL) and the pixel values
+    of one patch (channels x temporal patch x patch x patch)."""
 
     patches: int
     tokens: int
@@ -52,14 +53,19 @@ class VisionShape:
     mlp: int
     out: int
     deepstack: int
+    pixels: int
 
     def peak_bytes(self, items: int, act_bytes: float, tp: int = 1) -> float:
-        """Bytes vLLM's Qwen3_VisionTransformer holds at its peak over `items` images batched (vllm 0.33
-        model_executor/models/qwen3_vl.py): in a block's MLP the residual, the normed input, fc1's output and its
-        activation (the MLP split over tensor-parallel ranks, mm_encoder_tp_mode "weights"), the position embeddings
-        added to the patches kept in the encoder metadata, and the deepstack features gathered so far."""
+        """Bytes the tower holds at its peak over `items` images batched, in vLLM 0.33's ViT blocks
+        (model_executor/models/qwen3_vl.py `Qwen3_VisionBlock`, siglip.py `SiglipEncoderLayer`): in a block's MLP
+        the residual, the normed input, fc1's output and its activation (the MLP split over tensor-parallel ranks,
+        mm_encoder_tp_mode "weights"), one more hidden-wide tensor the whole pass keeps (Qwen3-VL: the position
+        embeddings in the encoder metadata; SigLIP: the patch embeddings `SiglipEncoder` keeps in its list), the
+        pixel values and the deepstack features gathered so far. The pixel values come in the model dtype
+        (multimodal/processing/context.py `_postprocess_output` casts them) and stay on the device through the
+        pass (gpu_model_runner.py `_get_mm_dummy_batch`)."""
         n = items * self.patches
-        blocks = n * (3 * self.hidden + 2 * self.mlp / tp) * act_bytes
+        blocks = n * (3 * self.hidden + 2 * self.mlp / tp + self.pixels) * act_bytes
         return blocks + self.output_bytes(items, act_bytes) * self.deepstack / (1 + self.deepstack)
 
     def output_bytes(self, items: int, act_bytes: float) -> float:
@@ -67,8 +73,16 @@ class VisionShape:
         return items * self.tokens * self.out * (1 + self.deepstack) * act_bytes
 
 
+#: the pixel values of a Qwen3-VL patch (3 channels x 2 frames x 16 x 16): sessions saved before `VisionShape`
+#: held them stored six fields, and only Qwen3-VL / Qwen3.5 towers had a shape then
+_QWEN3_PIXELS = 3 * 2 * 16 * 16
+
+
 def vision_shape(e: Encoder) -> VisionShape | None:
-    return VisionShape(*e.shape) if len(e.shape) == len(fields(VisionShape)) else None
+    n = len(fields(VisionShape))
+    if len(e.shape) == n - 1:
+        return VisionShape(*e.shape, _QWEN3_PIXELS)
+    return VisionShape(*e.shape) if len(e.shape) == n else None
 
 
 def encoder_bytes(e: Encoder, weight_format: str) -> int:
@@ -181,8 +195,29 @@ def qwen3_vision_shape(vc: dict[str, Any], text_hidden: int) -> tuple[int, ...]:
     merge, patch = _whole(vc, "spatial_merge_size", 2), _whole(vc, "patch_size", 16)
     tokens = QWEN3_VL_MAX_PIXELS // (patch * merge) ** 2
     deepstack = len(_get(vc, "deepstack_visual_indexes", ()))
+    pixels = _whole(vc, "in_channels", 3) * _whole(vc, "temporal_patch_size", 2) * patch * patch
     return (tokens * merge * merge, tokens, _whole(vc, "hidden_size", 1152), _whole(vc, "intermediate_size", 4304),
-            _whole(vc, "out_hidden_size", text_hidden), deepstack)
+            _whole(vc, "out_hidden_size", text_hidden), deepstack, pixels)
+
+
+def gemma3_vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: int) -> tuple[int, ...]:
+    """`VisionShape` of Gemma 3's SigLIP tower over one image as vLLM profiles it (model_executor/models/
+    gemma3_mm.py): pan-and-scan off (the processor's default), so one crop of image_size^2 pixels, its
+    (image_size // patch_size)^2 patches pooled into mm_tokens_per_image tokens of the language model's width."""
+    patch = _whole(vc, "patch_size", 14)
+    side = _whole(vc, "image_size", 896) // patch
+    return (side * side, _whole(cfg, "mm_tokens_per_image", 256), _whole(vc, "hidden_size", 1152),
+            _whole(vc, "intermediate_size", 4304), text_hidden, 0, _whole(vc, "num_channels", 3) * patch * patch)
+
+
+def _vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: int) -> tuple[int, ...]:
+    """The `VisionShape` fields of the towers whose pass memviz sizes; () for the others."""
+    wrapper = cfg.get("model_type")
+    if wrapper in QWEN3_VISION_WRAPPERS:
+        return qwen3_vision_shape(vc, text_hidden)
+    if wrapper == "gemma3" and vc.get("model_type") == "siglip_vision_model":
+        return gemma3_vision_shape(cfg, vc, text_hidden)
+    return ()
 
 
 def llama4_vision(vc: dict[str, Any]) -> int:
@@ -342,8 +377,8 @@ def _encoders(cfg: dict[str, Any], text_hidden: int) -> tuple[tuple[Encoder, ...
             warnings.append(f"its vision encoder ({vc.get('model_type') or 'vision_config'}) is not counted; "
                             "transformers and vLLM load it with the language model")
         else:
-            shape = qwen3_vision_shape(vc, text_hidden) if cfg.get("model_type") in QWEN3_VISION_WRAPPERS else ()
-            out.append(Encoder(VISION, str(vc.get("model_type") or cfg.get("model_type")), n, shape))
+            out.append(Encoder(VISION, str(vc.get("model_type") or cfg.get("model_type")), n,
+                               _vision_shape(cfg, vc, text_hidden)))
     if isinstance(ac, dict):
         if cfg.get("model_type") in ("gemma4", "gemma4_unified") and ac.get("model_type", "gemma4_audio") == "gemma4_audio":
             n = gemma4_audio(ac) + _whole(ac, "output_proj_dims", 1536) * text_hidden  # Gemma4MultimodalEmbedder

@@ -11,7 +11,7 @@ from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.inventory import parameter_count
 from memviz.core.presets import get_preset
-from memviz.core.towers import AUDIO, VISION
+from memviz.core.towers import AUDIO, VISION, vision_shape
 
 #: published configs' encoders (their sources in the presets) and what transformers' converter writes for Gemma 4
 SIGLIP_896 = {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
@@ -239,11 +239,24 @@ def test_qwen25_vl_7b_holds_its_published_total():
 def test_qwen3_vision_shape_survives_a_session_and_old_rows_load():
     a = get_preset("qwen3.5-35b-a3b").architecture()
     (e,) = a.encoders
-    assert e.shape == (65536, 16384, 1152, 4304, 2048, 0)  # 16,777,216 pixels: 16,384 tokens of 2 x 2 patches
+    # 16,777,216 pixels: 16,384 tokens of 2 x 2 patches, each 3 x 2 x 16 x 16 pixel values
+    assert e.shape == (65536, 16384, 1152, 4304, 2048, 0, 1536)
     assert Architecture.from_dict(a.to_dict()).encoders == a.encoders
     old = a.to_dict()
     old["encoders"] = [row[:3] for row in old["encoders"]]  # a session written before the shape
     assert Architecture.from_dict(old).encoders[0].shape == ()
+    old["encoders"] = [[*row, list(e.shape[:6])] for row in old["encoders"]]  # ... and before the pixel values
+    assert vision_shape(Architecture.from_dict(old).encoders[0]) == vision_shape(e)
+
+
+def test_gemma3_vision_shape_is_one_896_pixel_crop():
+    """vLLM profiles Gemma 3 with pan-and-scan off: one 896 x 896 crop an image, 64 x 64 patches of 14 x 14 x 3
+    pixel values, pooled into the config's 256 tokens of the language model's width."""
+    (e,) = get_preset("gemma-3-27b").architecture().encoders
+    assert e.shape == (4096, 256, 1152, 4304, 5376, 0, 588)
+    cfg = {"model_type": "gemma3", "mm_tokens_per_image": 64, "text_config": {"model_type": "gemma3_text", **SMALL_TEXT},
+           "vision_config": {"model_type": "siglip_vision_model", "image_size": 448, "patch_size": 14}}
+    assert from_hf_config(cfg).encoders[0].shape[:2] == (1024, 64)
 
 
 def test_vllm_profiles_the_vision_tower_over_the_largest_images_first():
@@ -259,9 +272,25 @@ def test_vllm_profiles_the_vision_tower_over_the_largest_images_first():
         return estimate(a, sc).devices[0].activations
 
     text_only = activations(language_model_only=True)
-    tower = 65536 * (3 * 1152 + 2 * 4304) * 2  # one image: residual, normed input, fc1 and its activation
+    # one image: residual, normed input, position embeddings, fc1 and its activation, the pixel values
+    tower = 65536 * (3 * 1152 + 2 * 4304 + 1536) * 2
     assert activations() == max(text_only + 16384 * 2048 * 2, tower) == tower
     served = {"max_num_batched_tokens": 65536, "max_num_seqs": 256, "max_model_len": 131072}
     assert encoder_items(16384, served) == 4
     assert encoder_items(16384, {**served, "max_num_batched_tokens": 8192}) == 1
     assert encoder_items(1024, {**served, "max_num_seqs": 2, "max_model_len": 2048}) == 4  # 2 a prompt x 2 requests
+
+
+def test_vllm_passes_gemma3_images_through_siglip():
+    """Gemma 3 on vLLM: budget // 256 crops through SigLIP in one batch (32 at 8,192 batched tokens, 8 at 2,048);
+    with few sequences that pass, not the language model's, sets the profile's peak."""
+    a = get_preset("gemma-3-27b").architecture()
+
+    def activations(**options):
+        sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=32768,
+                      options={"max_num_seqs": 64, "max_num_batched_tokens": 8192, **options})
+        return estimate(a, sc).devices[0].activations
+
+    crops = 32 * 4096  # patches: residual, normed input, patch embeddings, fc1 and its activation, pixel values
+    assert activations() == crops * (3 * 1152 + 2 * 4304 + 588) * 2 > activations(language_model_only=True)
+    assert encoder_items(256, {"max_num_batched_tokens": 2048, "max_num_seqs": 256, "max_model_len": 32768}) == 8

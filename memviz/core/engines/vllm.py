@@ -300,7 +300,7 @@ class VLLM(Engine):
         """(peak, kept) bytes of the encoder pass `profile_run` makes before the language model's (vllm 0.33
         gpu_model_runner.py): `encoder_items` items of the largest size in one batch, their outputs kept in the
         encoder cache through the language model's pass. Sized for the towers with a `VisionShape` (Qwen3-VL,
-        Qwen3.5); (0, 0) for others, and under --language-model-only."""
+        Qwen3.5, Gemma 3); (0, 0) for others, and under --language-model-only."""
         v = self.profiled_tower(x)
         if v is None:
             return 0.0, 0.0
