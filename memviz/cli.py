@@ -313,8 +313,9 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         print(f"vLLM CUDA-graph estimate (in its budget, before the pool): {format_bytes(facts['cudagraph_bytes'], unit)}")
     if "encoder_profile" in facts:
         ep = facts["encoder_profile"]
-        print(f"vLLM profile run: the vision encoder's pass over {ep['items']} image(s) of {ep['tokens_per_item']:,d} "
-              f"tokens peaks at {format_bytes(ep['peak_bytes'], unit)}, before the language model's")
+        print(f"vLLM profile run: the vision encoder's pass over {ep['items']} {ep['modality']}(s) of "
+              f"{ep['tokens_per_item']:,d} tokens peaks at {format_bytes(ep['peak_bytes'], unit)}, before the language "
+              "model's")
     if facts.get("graphs_after_pool_bytes"):
         print(f"vLLM CUDA graphs captured after the pool (beyond its budget): "
               f"{format_bytes(facts['graphs_after_pool_bytes'], unit)}")

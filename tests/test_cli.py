@@ -57,6 +57,7 @@ def test_config_file_and_folder(tmp_path):
         (["--preset", "gpt2", "--kv", "int3"], "unknown KV"),
         (["--preset", "gpt2", "--engine", "trt"], "unknown engine"),
         (["--preset", "gpt2", "--gpu", "voodoo"], "unknown GPU"),
+        (["--preset", "gemma-3-27b", "--engine", "vllm", "--option", "mm_max_pixels=1000000"], "image processors"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(args, needle):

@@ -13,6 +13,7 @@ its encoder.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from math import isqrt
 from typing import Any
 
 from memviz.core.errors import InputError
@@ -32,20 +33,24 @@ class Encoder:
     shape: tuple[int, ...] = ()  # VisionShape's fields, () where not sized
 
 
-#: Qwen3-VL's and Qwen3.5's released preprocessor configs cap an image at size.longest_edge = 16,777,216 pixels:
+#: Qwen3-VL's and Qwen3.5's released preprocessors cap an image at size.longest_edge = 16,777,216 pixels:
 #: 16,384 tokens of 32 x 32 pixels (16-pixel patches, 2 x 2 merged), as vLLM's start-up lines show ("Encoder cache
 #: will be initialized with a budget of 65536 tokens, and profiled with 4 image items" for Qwen3.6-35B-A3B with
 #: 65,536 batched tokens); the image processor's class default (28 x 28 x 1,280) is not what those checkpoints use
 QWEN3_VL_MAX_PIXELS = 16_777_216
+#: ... and a clip at 25,165,824 pixels over its frames (video_preprocessor_config.json); vLLM's largest video item
+#: is 2 frames sharing them (qwen3_vl.py `get_max_video_tokens`): one temporal patch of 12,288 tokens
+QWEN3_VL_VIDEO_MAX_PIXELS = 25_165_824
 #: the multimodal model types whose vision tower is Qwen3-VL's (Qwen3_5VisionModel is the same tower)
 QWEN3_VISION_WRAPPERS = frozenset({"qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe"})
 
 
 @dataclass(frozen=True)
 class VisionShape:
-    """A vision tower's widths for sizing vLLM's pass over the largest image: patches and merged tokens of one
-    image, hidden and MLP widths, the output width, the deepstack mergers' count (Qwen3-VL) and the pixel values
-    of one patch (channels x temporal patch x patch x patch)."""
+    """A vision tower's widths for sizing vLLM's pass over its largest inputs: patches and merged tokens of the
+    largest image, hidden and MLP widths, the output width, the deepstack mergers' count (Qwen3-VL), the pixel
+    values of one patch (channels x temporal patch x patch x patch), the side in pixels of one merged token (0 where
+    the image size is fixed) and the tokens of the largest video item (0 without video input)."""
 
     patches: int
     tokens: int
@@ -54,35 +59,63 @@ class VisionShape:
     out: int
     deepstack: int
     pixels: int
+    unit: int
+    video_tokens: int
 
-    def peak_bytes(self, items: int, act_bytes: float, tp: int = 1) -> float:
-        """Bytes the tower holds at its peak over `items` images batched, in vLLM 0.33's ViT blocks
-        (model_executor/models/qwen3_vl.py `Qwen3_VisionBlock`, siglip.py `SiglipEncoderLayer`): in a block's MLP
-        the residual, the normed input, fc1's output and its activation (the MLP split over tensor-parallel ranks,
-        mm_encoder_tp_mode "weights"), one more hidden-wide tensor the whole pass keeps (Qwen3-VL: the position
-        embeddings in the encoder metadata; SigLIP: the patch embeddings `SiglipEncoder` keeps in its list), the
-        pixel values and the deepstack features gathered so far. The pixel values come in the model dtype
-        (multimodal/processing/context.py `_postprocess_output` casts them) and stay on the device through the
-        pass (gpu_model_runner.py `_get_mm_dummy_batch`)."""
-        n = items * self.patches
+    def image_tokens(self, max_pixels: int | None = None) -> int:
+        """Tokens of the largest image: the released preprocessor's, or, with the image processor's max_pixels
+        set (vLLM's --mm-processor-kwargs), the most whole tokens within it, lowered until two factors within an
+        aspect ratio of 200 make them (vllm 0.33 qwen2_vl.py `get_image_size_with_most_features`)."""
+        if max_pixels is None:
+            return self.tokens
+        if not self.unit:
+            raise InputError("this vision tower takes images of one fixed size; max_pixels does not change it")
+        if max_pixels < self.unit ** 2:
+            raise InputError(f"max_pixels {max_pixels:,d} is less than one token of {self.unit} x {self.unit} pixels")
+        return most_tokens(max_pixels, self.unit)
+
+    def peak_bytes(self, tokens: int, act_bytes: float, tp: int = 1) -> float:
+        """Bytes the tower holds at its peak over a batch of `tokens` merged tokens (all items), in vLLM 0.33's ViT
+        blocks (model_executor/models/qwen3_vl.py `Qwen3_VisionBlock`, siglip.py `SiglipEncoderLayer`): in a block's
+        MLP the residual, the normed input, fc1's output and its activation (the MLP split over tensor-parallel
+        ranks, mm_encoder_tp_mode "weights"), one more hidden-wide tensor the whole pass keeps (Qwen3-VL: the
+        position embeddings in the encoder metadata; SigLIP: the patch embeddings `SiglipEncoder` keeps in its
+        list), the pixel values and the deepstack features gathered so far. The pixel values come in the model
+        dtype (multimodal/processing/context.py `_postprocess_output` casts them) and stay on the device through
+        the pass (gpu_model_runner.py `_get_mm_dummy_batch`)."""
+        n = tokens * (self.patches // self.tokens)
         blocks = n * (3 * self.hidden + 2 * self.mlp / tp + self.pixels) * act_bytes
-        return blocks + self.output_bytes(items, act_bytes) * self.deepstack / (1 + self.deepstack)
+        return blocks + self.output_bytes(tokens, act_bytes) * self.deepstack / (1 + self.deepstack)
 
-    def output_bytes(self, items: int, act_bytes: float) -> float:
-        """The encoder's output for `items` images: merged tokens x the output width, once per merger."""
-        return items * self.tokens * self.out * (1 + self.deepstack) * act_bytes
+    def output_bytes(self, tokens: int, act_bytes: float) -> float:
+        """The encoder's output for `tokens` merged tokens: x the output width, once per merger."""
+        return tokens * self.out * (1 + self.deepstack) * act_bytes
 
 
-#: the pixel values of a Qwen3-VL patch (3 channels x 2 frames x 16 x 16): sessions saved before `VisionShape`
-#: held them stored six fields, and only Qwen3-VL / Qwen3.5 towers had a shape then
-_QWEN3_PIXELS = 3 * 2 * 16 * 16
+def most_tokens(max_pixels: int, unit: int) -> int:
+    """Merged tokens of the largest image within `max_pixels` as vLLM builds its dummy (qwen2_vl.py
+    `get_image_size_with_most_features`): max_pixels // unit^2, lowered until two factors within an aspect ratio of
+    200 make them."""
+    return next(n for n in range(max_pixels // unit ** 2, 0, -1) if _aspect(n) <= 200)
+
+
+def _aspect(n: int) -> float:
+    """The ratio of the closest pair of factors of `n`."""
+    d = isqrt(n)
+    while n % d:
+        d -= 1
+    return n // d / d
+
+
+#: what sessions saved with a six-field shape lack: only Qwen3-VL / Qwen3.5 towers had one then, whose patches hold
+#: 3 x 2 x 16 x 16 pixel values, whose tokens are 32 pixels a side and whose largest video item has 12,288 tokens
+_QWEN3_SHAPE_TAIL = (3 * 2 * 16 * 16, 32, QWEN3_VL_VIDEO_MAX_PIXELS // 2 // 32 ** 2)
 
 
 def vision_shape(e: Encoder) -> VisionShape | None:
-    n = len(fields(VisionShape))
-    if len(e.shape) == n - 1:
-        return VisionShape(*e.shape, _QWEN3_PIXELS)
-    return VisionShape(*e.shape) if len(e.shape) == n else None
+    if len(e.shape) == 6:
+        return VisionShape(*e.shape, *_QWEN3_SHAPE_TAIL)
+    return VisionShape(*e.shape) if len(e.shape) == len(fields(VisionShape)) else None
 
 
 def encoder_bytes(e: Encoder, weight_format: str) -> int:
@@ -191,13 +224,15 @@ def qwen3_vision(vc: dict[str, Any], text_hidden: int) -> int:
 
 
 def qwen3_vision_shape(vc: dict[str, Any], text_hidden: int) -> tuple[int, ...]:
-    """`VisionShape` of a Qwen3-VL / Qwen3.5 tower at its released preprocessors' largest image."""
+    """`VisionShape` of a Qwen3-VL / Qwen3.5 tower at its released preprocessors' largest image and video item."""
     merge, patch = _whole(vc, "spatial_merge_size", 2), _whole(vc, "patch_size", 16)
-    tokens = QWEN3_VL_MAX_PIXELS // (patch * merge) ** 2
+    tokens = most_tokens(QWEN3_VL_MAX_PIXELS, patch * merge)
     deepstack = len(_get(vc, "deepstack_visual_indexes", ()))
-    pixels = _whole(vc, "in_channels", 3) * _whole(vc, "temporal_patch_size", 2) * patch * patch
+    t_patch = _whole(vc, "temporal_patch_size", 2)
+    pixels = _whole(vc, "in_channels", 3) * t_patch * patch * patch
+    video = most_tokens(QWEN3_VL_VIDEO_MAX_PIXELS // t_patch, patch * merge)
     return (tokens * merge * merge, tokens, _whole(vc, "hidden_size", 1152), _whole(vc, "intermediate_size", 4304),
-            _whole(vc, "out_hidden_size", text_hidden), deepstack, pixels)
+            _whole(vc, "out_hidden_size", text_hidden), deepstack, pixels, patch * merge, video)
 
 
 def gemma3_vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: int) -> tuple[int, ...]:
@@ -207,7 +242,7 @@ def gemma3_vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: in
     patch = _whole(vc, "patch_size", 14)
     side = _whole(vc, "image_size", 896) // patch
     return (side * side, _whole(cfg, "mm_tokens_per_image", 256), _whole(vc, "hidden_size", 1152),
-            _whole(vc, "intermediate_size", 4304), text_hidden, 0, _whole(vc, "num_channels", 3) * patch * patch)
+            _whole(vc, "intermediate_size", 4304), text_hidden, 0, _whole(vc, "num_channels", 3) * patch * patch, 0, 0)
 
 
 def _vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: int) -> tuple[int, ...]:

@@ -143,8 +143,9 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     engine.version))
     if "encoder_profile" in facts:
         ep = facts["encoder_profile"]
-        out.append(("vision encoder's profile pass", f"{ep['items']} x {ep['tokens_per_item']:,d} tokens",
-                    format_bytes(ep["peak_bytes"], unit, 3), "formula", "the largest images the encoder budget allows, "
+        out.append(("vision encoder's profile pass", f"{ep['items']} {ep['modality']}(s) x {ep['tokens_per_item']:,d} "
+                    "tokens",
+                    format_bytes(ep["peak_bytes"], unit, 3), "formula", "the largest inputs the encoder budget allows, "
                     "encoded before the language model's pass (the activations take the larger of the two)",
                     engine.version))
     if facts.get("graphs_after_pool_bytes"):

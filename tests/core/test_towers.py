@@ -11,7 +11,7 @@ from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.inventory import parameter_count
 from memviz.core.presets import get_preset
-from memviz.core.towers import AUDIO, VISION, vision_shape
+from memviz.core.towers import AUDIO, VISION, most_tokens, vision_shape
 
 #: published configs' encoders (their sources in the presets) and what transformers' converter writes for Gemma 4
 SIGLIP_896 = {"model_type": "siglip_vision_model", "hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
@@ -239,8 +239,9 @@ def test_qwen25_vl_7b_holds_its_published_total():
 def test_qwen3_vision_shape_survives_a_session_and_old_rows_load():
     a = get_preset("qwen3.5-35b-a3b").architecture()
     (e,) = a.encoders
-    # 16,777,216 pixels: 16,384 tokens of 2 x 2 patches, each 3 x 2 x 16 x 16 pixel values
-    assert e.shape == (65536, 16384, 1152, 4304, 2048, 0, 1536)
+    # 16,777,216 pixels: 16,384 tokens of 2 x 2 patches, each 3 x 2 x 16 x 16 pixel values, 32 pixels a token's
+    # side; a video item: 2 frames of 25,165,824 / 2 pixels, one temporal patch of 12,288 tokens
+    assert e.shape == (65536, 16384, 1152, 4304, 2048, 0, 1536, 32, 12288)
     assert Architecture.from_dict(a.to_dict()).encoders == a.encoders
     old = a.to_dict()
     old["encoders"] = [row[:3] for row in old["encoders"]]  # a session written before the shape
@@ -253,7 +254,7 @@ def test_gemma3_vision_shape_is_one_896_pixel_crop():
     """vLLM profiles Gemma 3 with pan-and-scan off: one 896 x 896 crop an image, 64 x 64 patches of 14 x 14 x 3
     pixel values, pooled into the config's 256 tokens of the language model's width."""
     (e,) = get_preset("gemma-3-27b").architecture().encoders
-    assert e.shape == (4096, 256, 1152, 4304, 5376, 0, 588)
+    assert e.shape == (4096, 256, 1152, 4304, 5376, 0, 588, 0, 0)  # one fixed size, no video input
     cfg = {"model_type": "gemma3", "mm_tokens_per_image": 64, "text_config": {"model_type": "gemma3_text", **SMALL_TEXT},
            "vision_config": {"model_type": "siglip_vision_model", "image_size": 448, "patch_size": 14}}
     assert from_hf_config(cfg).encoders[0].shape[:2] == (1024, 64)
@@ -293,4 +294,46 @@ def test_vllm_passes_gemma3_images_through_siglip():
 
     crops = 32 * 4096  # patches: residual, normed input, patch embeddings, fc1 and its activation, pixel values
     assert activations() == crops * (3 * 1152 + 2 * 4304 + 588) * 2 > activations(language_model_only=True)
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=32768,
+                  options={"max_num_seqs": 4, "max_num_batched_tokens": 8192, "limit_image": 2})
+    assert estimate(a, sc).engine_facts["encoder_profile"]["items"] == 8  # 4 sequences x 2 images a prompt
     assert encoder_items(256, {"max_num_batched_tokens": 2048, "max_num_seqs": 256, "max_model_len": 32768}) == 8
+
+
+def test_vllm_profiles_what_max_pixels_and_the_limits_leave():
+    """--mm-processor-kwargs max_pixels shrinks the image item (1,003,520 pixels: 980 tokens of 32 x 32), but the
+    video item (12,288 tokens) is then the largest, and vLLM profiles it; with videos limited to 0 the pass is
+    8,192 // 980 = 8 images. The launch command carries both settings."""
+    a = get_preset("qwen3.5-35b-a3b").architecture()
+
+    def run(**options):
+        sc = Scenario(engine="vllm", gpu="rtx5090", context_tokens=131072, weight_format="nvfp4", kv_format="fp8",
+                      options={"max_num_seqs": 4, "max_num_batched_tokens": 8192, **options})
+        return estimate(a, sc)
+
+    assert run().engine_facts["encoder_profile"]["modality"] == "image"
+    video = run(mm_max_pixels=1_003_520).engine_facts["encoder_profile"]
+    assert (video["modality"], video["items"], video["tokens_per_item"]) == ("video", 1, 12288)
+    est = run(mm_max_pixels=1_003_520, limit_video=0)
+    image = est.engine_facts["encoder_profile"]
+    assert (image["modality"], image["items"], image["tokens_per_item"]) == ("image", 8, 980)
+    assert image["peak_bytes"] == 8 * 980 * 4 * (3 * 1152 + 2 * 4304 + 1536) * 2
+    assert est.launch_command("Qwen/Qwen3.6-35B-A3B").endswith(
+        """--mm-processor-kwargs '{"max_pixels": 1003520}' --limit-mm-per-prompt '{"video": 0}'""")
+    assert most_tokens(211, 1) == 210  # 211 is prime: 1 x 211 is past vLLM's aspect ratio of 200
+
+
+@pytest.mark.parametrize(("preset", "options", "words"), [
+    ("gemma-3-27b", {"mm_max_pixels": 1_000_000}, "Qwen3-VL / Qwen3.5 image processors"),
+    ("llama-3.1-8b", {"mm_max_pixels": 1_000_000}, "Qwen3-VL / Qwen3.5 image processors"),
+    ("qwen3.5-35b-a3b", {"mm_max_pixels": 1000}, "less than one token of 32 x 32 pixels"),
+    ("qwen3.5-35b-a3b", {"limit_image": 0, "limit_video": 0}, "language_model_only"),
+    ("gemma-3-27b", {"limit_image": 0}, "language_model_only"),
+])
+def test_impossible_multimodal_settings_are_one_clear_error(preset, options, words):
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, options=options)
+    a = get_preset(preset).architecture()
+    with pytest.raises(InputError, match=words):
+        estimate(a, sc)
+    if a.encoders:  # without its towers vLLM has nothing for these settings to act on, and takes them
+        estimate(a, sc.with_changes(options={**options, "language_model_only": True}))

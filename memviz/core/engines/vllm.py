@@ -58,6 +58,9 @@ allocated during the profile run) 64 MiB (published profiles: 0.01-0.08 GiB on o
 
 from __future__ import annotations
 
+import json
+import shlex
+from dataclasses import dataclass
 from math import ceil, lcm, prod
 from typing import Any
 
@@ -130,13 +133,44 @@ def batch_defaults(gpu_total_bytes: float | None, gpu_label: str = "",
     return 2048, 256
 
 
-def encoder_items(tokens_per_item: int, settings: dict[str, Any]) -> int:
+@dataclass(frozen=True)
+class EncoderPass:
+    """The encoder pass of vLLM's profile run: `items` items of `modality`, `tokens_per_item` merged tokens each;
+    the tower's peak over them and the outputs kept in the encoder cache through the language model's pass."""
+
+    modality: str
+    items: int
+    tokens_per_item: int
+    peak_bytes: float
+    kept_bytes: float
+
+
+def per_prompt_limit(settings: dict[str, Any], modality: str) -> int:
+    """Items of `modality` a prompt may hold: --limit-mm-per-prompt, else vLLM's default of 999
+    (config/multimodal.py `get_limit_per_prompt`)."""
+    limit = settings.get(f"limit_{modality}")
+    return 999 if limit is None else limit
+
+
+def profiled_item(v: VisionShape, settings: dict[str, Any]) -> tuple[str, int] | None:
+    """The modality vLLM's profile run encodes and the tokens of one item (multimodal/encoder_budget.py
+    `MultiModalBudget.get_modality_with_max_tokens`): of the modalities the per-prompt limits leave, the one whose
+    largest item has the most tokens, video on a tie; None when the limits leave none."""
+    tokens = {}
+    if per_prompt_limit(settings, "image"):
+        tokens["image"] = v.image_tokens(settings.get("mm_max_pixels"))
+    if v.video_tokens and per_prompt_limit(settings, "video"):
+        tokens["video"] = v.video_tokens
+    return max(tokens.items(), key=lambda kv: (kv[1], kv[0]), default=None)
+
+
+def encoder_items(tokens_per_item: int, settings: dict[str, Any], limit: int = 999) -> int:
     """Items of the modality with the most tokens an item that vLLM 0.33's profile run encodes at once
     (multimodal/encoder_budget.py `MultiModalBudget._get_max_items`, v1/core/encoder_cache_manager.py
-    `compute_mm_encoder_budget`): max(1, min(budget // its tokens, max_num_seqs x min(999, max_model_len // its
-    tokens))), the budget max(max_num_batched_tokens, an item's tokens), 999 the default per-prompt limit."""
+    `compute_mm_encoder_budget`): max(1, min(budget // its tokens, max_num_seqs x max(1, min(limit, max_model_len //
+    its tokens)))), the budget max(max_num_batched_tokens, an item's tokens), `limit` the per-prompt limit."""
     budget = max(settings["max_num_batched_tokens"], tokens_per_item)
-    per_prompt = max(1, min(999, settings["max_model_len"] // tokens_per_item))
+    per_prompt = max(1, min(limit, settings["max_model_len"] // tokens_per_item))
     return max(1, min(budget // tokens_per_item, settings["max_num_seqs"] * per_prompt))
 
 
@@ -161,6 +195,10 @@ class VLLM(Engine):
         Option("cpu_offload_gb", float, 0.0, "GiB of weights per GPU kept in host memory", minimum=0),
         Option("language_model_only", bool, False, "a multimodal model without its encoders (--language-model-only: "
                "no image / audio inputs, the towers not loaded)"),
+        Option("mm_max_pixels", int, None, "largest image in pixels (--mm-processor-kwargs max_pixels; Qwen3-VL / "
+               "Qwen3.5 image processors, default their 16,777,216)", minimum=1),
+        Option("limit_image", int, None, "images a prompt may hold (--limit-mm-per-prompt; default 999)", minimum=0),
+        Option("limit_video", int, None, "videos a prompt may hold (--limit-mm-per-prompt; default 999)", minimum=0),
     )
     attention_default = "flash"
     supports_tp = True
@@ -216,6 +254,23 @@ class VLLM(Engine):
             raise InputError(f"a sequence of {sc.longest_sequence:,d} tokens exceeds max_model_len {s['max_model_len']:,d}")
         if not s["enable_chunked_prefill"] and s["max_num_batched_tokens"] < s["max_model_len"]:
             raise InputError("without chunked prefill vLLM needs max_num_batched_tokens >= max_model_len")
+        self._check_multimodal(a, s)
+
+    @staticmethod
+    def _check_multimodal(a: Architecture, s: dict[str, Any]) -> None:
+        """max_pixels needs an image processor that reads it; limits that leave a sized tower no input are
+        --language-model-only's effect (`_mark_tower_model` skips the tower), which that option models."""
+        if s["language_model_only"]:
+            return
+        shapes = [v for e in a.encoders if e.modality == VISION and (v := vision_shape(e)) is not None]
+        if s["mm_max_pixels"] is not None:
+            if not any(v.unit for v in shapes):
+                raise InputError("mm_max_pixels is read by Qwen3-VL / Qwen3.5 image processors; this model has "
+                                 "none (its images, if any, have one fixed size)")
+            shapes[0].image_tokens(s["mm_max_pixels"])
+        if shapes and profiled_item(shapes[0], s) is None:
+            raise InputError("limit_image / limit_video of 0 leave the vision tower no input: vLLM then does not "
+                             "load it; that is language_model_only, which memviz models")
 
     # --- the model of the engine --------------------------------------------------------
     def kv_layout(self, x: Inputs) -> KVLayout:
@@ -291,21 +346,24 @@ class VLLM(Engine):
             hidden = tokens * a.hidden_size * act_bytes
             sampler = requests * a.output_rows * SAMPLER_BYTES_PER_LOGIT
             peak = max(forward, hidden + sampler)
-        if first_stage:
-            encoder_peak, kept = self.encoder_profile(x, s)
-            peak = max(peak + kept, encoder_peak)
+        encoder = self.encoder_pass(x, s) if first_stage else None
+        if encoder is not None:
+            peak = max(peak + encoder.kept_bytes, encoder.peak_bytes)
         return x.zeros + peak
 
-    def encoder_profile(self, x: Inputs, s: dict[str, Any]) -> tuple[float, float]:
-        """(peak, kept) bytes of the encoder pass `profile_run` makes before the language model's (vllm 0.33
-        gpu_model_runner.py): `encoder_items` items of the largest size in one batch, their outputs kept in the
+    def encoder_pass(self, x: Inputs, s: dict[str, Any]) -> EncoderPass | None:
+        """The encoder pass `profile_run` makes before the language model's (vllm 0.33 gpu_model_runner.py):
+        `encoder_items` items of the profiled modality's largest size in one batch, their outputs kept in the
         encoder cache through the language model's pass. Sized for the towers with a `VisionShape` (Qwen3-VL,
-        Qwen3.5, Gemma 3); (0, 0) for others, and under --language-model-only."""
+        Qwen3.5, Gemma 3); None for others, under --language-model-only, and when the limits leave no input."""
         v = self.profiled_tower(x)
-        if v is None:
-            return 0.0, 0.0
-        items = encoder_items(v.tokens, s)
-        return v.peak_bytes(items, x.act_bytes, x.sc.tp), v.output_bytes(items, x.act_bytes)
+        item = profiled_item(v, s) if v is not None else None
+        if item is None:
+            return None
+        modality, tokens = item
+        items = encoder_items(tokens, s, per_prompt_limit(s, modality))
+        return EncoderPass(modality, items, tokens, v.peak_bytes(items * tokens, x.act_bytes, x.sc.tp),
+                           v.output_bytes(items * tokens, x.act_bytes))
 
     def profiled_tower(self, x: Inputs) -> VisionShape | None:
         """The vision tower whose pass the profile run makes and memviz sizes: loaded beside the language model and
@@ -455,10 +513,10 @@ class VLLM(Engine):
         backend = self._mxfp4_backend(x)
         if backend is not None:
             out["mxfp4_moe_backend"] = backend[0]
-        tower = self.profiled_tower(x)
-        if tower is not None:
-            out["encoder_profile"] = {"items": encoder_items(tower.tokens, s), "tokens_per_item": tower.tokens,
-                                      "peak_bytes": int(self.encoder_profile(x, s)[0])}
+        encoder = self.encoder_pass(x, s)
+        if encoder is not None:
+            out["encoder_profile"] = {"modality": encoder.modality, "items": encoder.items,
+                                      "tokens_per_item": encoder.tokens_per_item, "peak_bytes": int(encoder.peak_bytes)}
         if gpu is None or pool_bytes is None:
             return out
         total, requested = gpu.cuda_total_bytes, self.usable_bytes(gpu, x.sc)
@@ -545,5 +603,18 @@ class VLLM(Engine):
             args += ["--cpu-offload-gb", f"{s['cpu_offload_gb']:g}"]
         if s["language_model_only"] and a.encoders:
             args.append("--language-model-only")
-        return " ".join(args)
+        return " ".join(args + self._multimodal_args(a, s))
+
+    @staticmethod
+    def _multimodal_args(a: Architecture, s: dict[str, Any]) -> list[str]:
+        """The processor kwargs and per-prompt limits set, as JSON arguments quoted for a POSIX shell."""
+        if not a.encoders or s["language_model_only"]:
+            return []
+        args = []
+        if s["mm_max_pixels"] is not None:
+            args += ["--mm-processor-kwargs", shlex.quote(json.dumps({"max_pixels": s["mm_max_pixels"]}))]
+        limits = {m: s[f"limit_{m}"] for m in ("image", "video") if s[f"limit_{m}"] is not None}
+        if limits:
+            args += ["--limit-mm-per-prompt", shlex.quote(json.dumps(limits))]
+        return args
 
