@@ -510,10 +510,14 @@ def load_config(path: str | Path) -> dict[str, Any]:
         p = p / "config.json"
     if not p.exists():
         raise InputError(f"no config.json at {p}")
+    return _read_json_object(p)
+
+
+def _read_json_object(p: Path) -> dict[str, Any]:
     if not p.is_file():  # a FIFO or device would block the read for ever
         raise InputError(f"{p} is not a regular file")
     if p.stat().st_size > MAX_CONFIG_BYTES:
-        raise InputError(f"{p} is {p.stat().st_size:,d} bytes; a config.json is a few kilobytes")
+        raise InputError(f"{p} is {p.stat().st_size:,d} bytes; a {p.name} is a few kilobytes")
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
@@ -521,6 +525,26 @@ def load_config(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(f"{p} does not hold a JSON object")
     return data
+
+
+#: the processor files beside config.json, as transformers saves them: one per modality, or one file of sections
+PROCESSOR_FILES = {"image": "preprocessor_config.json", "video": "video_preprocessor_config.json"}
+PROCESSOR_SECTIONS = {"image": "image_processor", "video": "video_processor"}
+
+
+def load_processors(folder: str | Path) -> dict[str, dict[str, Any]]:
+    """The image and video processor configs of a model folder ({} where it has none): their sizes decide the
+    largest images and videos an engine profiles (`memviz.core.towers`)."""
+    folder = Path(folder)
+    combined = folder / "processor_config.json"
+    sections = _read_json_object(combined) if combined.exists() else {}
+    out = {}
+    for kind, name in PROCESSOR_FILES.items():
+        if (folder / name).exists():
+            out[kind] = _read_json_object(folder / name)
+        elif isinstance(sections.get(PROCESSOR_SECTIONS[kind]), dict):
+            out[kind] = sections[PROCESSOR_SECTIONS[kind]]
+    return out
 
 
 
@@ -1273,8 +1297,9 @@ def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
                          "weights), so its figures would be wrong")
 
 
-def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "", ref: str = "") -> Architecture:
-    """Build an Architecture from a Hugging Face config dict.
+def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "", ref: str = "",
+                   processors: dict[str, dict[str, Any]] | None = None) -> Architecture:
+    """Build an Architecture from a Hugging Face config dict (and the folder's processor configs, `load_processors`).
 
     Rules common to all types (transformers' own defaults): an explicit `head_dim`
     wins over hidden/heads; a missing `num_key_value_heads` means MHA; MoE models
@@ -1367,7 +1392,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         window = 512  # Gemma4TextConfig's default
     window = _int(window, "sliding_window") if window else None
 
-    towers, tower_warnings = encoders(outer, hidden)
+    towers, tower_warnings = encoders(outer, hidden, processors or {})
     warnings += tower_warnings
     kw: dict[str, Any] = dict(
         encoders=towers,
@@ -1620,7 +1645,8 @@ def from_config_path(path: str | Path) -> Architecture:
     """Architecture from a `config.json` file or a model folder holding one."""
     p = Path(path)
     folder = p if p.is_dir() else p.parent
-    return from_hf_config(load_config(p), name=folder.name or None, source=str(p), ref=str(folder))
+    return from_hf_config(load_config(p), name=folder.name or None, source=str(p), ref=str(folder),
+                          processors=load_processors(folder))
 
 
 def _encoder_row(row: list[Any]) -> Encoder:

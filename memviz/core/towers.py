@@ -13,7 +13,7 @@ its encoder.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from math import isqrt
+from math import ceil, floor, isqrt
 from typing import Any
 
 from memviz.core.errors import InputError
@@ -223,35 +223,69 @@ def qwen3_vision(vc: dict[str, Any], text_hidden: int) -> int:
     return n + 2 * h + merger + deepstack * (2 * merged + merger)
 
 
-def qwen3_vision_shape(vc: dict[str, Any], text_hidden: int) -> tuple[int, ...]:
-    """`VisionShape` of a Qwen3-VL / Qwen3.5 tower at its released preprocessors' largest image and video item."""
+def qwen3_vision_shape(vc: dict[str, Any], text_hidden: int, processors: dict[str, dict[str, Any]] | None = None
+                       ) -> tuple[int, ...]:
+    """`VisionShape` of a Qwen3-VL / Qwen3.5 tower at the largest image and video item its processors allow:
+    max_pixels or size.longest_edge of the folder's image / video processor configs (Qwen2VLImageProcessor lets
+    max_pixels override the size), else the released ones'."""
     merge, patch = _whole(vc, "spatial_merge_size", 2), _whole(vc, "patch_size", 16)
-    tokens = most_tokens(QWEN3_VL_MAX_PIXELS, patch * merge)
+    processors = processors or {}
+    image = _longest_edge(processors.get("image", {}), QWEN3_VL_MAX_PIXELS)
+    video = _longest_edge(processors.get("video", {}), QWEN3_VL_VIDEO_MAX_PIXELS)
+    tokens = most_tokens(image, patch * merge)
     deepstack = len(_get(vc, "deepstack_visual_indexes", ()))
     t_patch = _whole(vc, "temporal_patch_size", 2)
     pixels = _whole(vc, "in_channels", 3) * t_patch * patch * patch
-    video = most_tokens(QWEN3_VL_VIDEO_MAX_PIXELS // t_patch, patch * merge)
     return (tokens * merge * merge, tokens, _whole(vc, "hidden_size", 1152), _whole(vc, "intermediate_size", 4304),
-            _whole(vc, "out_hidden_size", text_hidden), deepstack, pixels, patch * merge, video)
+            _whole(vc, "out_hidden_size", text_hidden), deepstack, pixels, patch * merge,
+            most_tokens(video // t_patch, patch * merge))
 
 
-def gemma3_vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: int) -> tuple[int, ...]:
-    """`VisionShape` of Gemma 3's SigLIP tower over one image as vLLM profiles it (model_executor/models/
-    gemma3_mm.py): pan-and-scan off (the processor's default), so one crop of image_size^2 pixels, its
-    (image_size // patch_size)^2 patches pooled into mm_tokens_per_image tokens of the language model's width."""
+def _longest_edge(processor: dict[str, Any], default: int) -> int:
+    """A Qwen-VL processor's pixel cap: max_pixels, else size.longest_edge, else `default`."""
+    size = _get(processor, "size", {})
+    value = _get(processor, "max_pixels", size.get("longest_edge", default) if isinstance(size, dict) else default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 << 10 <= value < 1 << 40:
+        raise InputError(f"processor config: max_pixels / size.longest_edge must be a pixel count, got {value!r}")
+    return value
+
+
+def gemma3_vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: int,
+                        processor: dict[str, Any] | None = None) -> tuple[int, ...]:
+    """`VisionShape` of Gemma 3's SigLIP tower over the largest image as vLLM profiles it (model_executor/models/
+    gemma3_mm.py): (image_size // patch_size)^2 patches a crop pooled into mm_tokens_per_image tokens of the
+    language model's width, one crop an image with pan-and-scan off (the processor's default) and
+    `gemma3_crops` + 1 with it on."""
     patch = _whole(vc, "patch_size", 14)
-    side = _whole(vc, "image_size", 896) // patch
-    return (side * side, _whole(cfg, "mm_tokens_per_image", 256), _whole(vc, "hidden_size", 1152),
+    size = _whole(vc, "image_size", 896)
+    crops = 1 + gemma3_crops(size, processor or {})
+    return (crops * (size // patch) ** 2, crops * _whole(cfg, "mm_tokens_per_image", 256), _whole(vc, "hidden_size", 1152),
             _whole(vc, "intermediate_size", 4304), text_hidden, 0, _whole(vc, "num_channels", 3) * patch * patch, 0, 0)
 
 
-def _vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: int) -> tuple[int, ...]:
+def gemma3_crops(image_size: int, processor: dict[str, Any]) -> int:
+    """Pan-and-scan crops of vLLM's largest Gemma 3 dummy, an image_size-wide image pan_and_scan_max_num_crops
+    times as tall (gemma3_mm.py `get_image_size_with_most_features`, `get_num_crops`); 0 with pan-and-scan off.
+    The defaults are Gemma3Processor's (transformers models/gemma3/processing_gemma3.py)."""
+    if not _get(processor, "do_pan_and_scan", False):
+        return 0
+    most = _whole(processor, "pan_and_scan_max_num_crops", 4)
+    min_crop = _whole(processor, "pan_and_scan_min_crop_size", 256)
+    width, height = image_size, image_size * most
+    if height / width < float(_get(processor, "pan_and_scan_min_ratio_to_activate", 1.2)):
+        return 0
+    n = min(max(2, min(height // min_crop, floor(height / width + 0.5))), most)
+    return 0 if min(width, ceil(height / n)) < min_crop else n
+
+
+def _vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: int,
+                  processors: dict[str, dict[str, Any]]) -> tuple[int, ...]:
     """The `VisionShape` fields of the towers whose pass memviz sizes; () for the others."""
     wrapper = cfg.get("model_type")
     if wrapper in QWEN3_VISION_WRAPPERS:
-        return qwen3_vision_shape(vc, text_hidden)
+        return qwen3_vision_shape(vc, text_hidden, processors)
     if wrapper == "gemma3" and vc.get("model_type") == "siglip_vision_model":
-        return gemma3_vision_shape(cfg, vc, text_hidden)
+        return gemma3_vision_shape(cfg, vc, text_hidden, processors.get("image", {}))
     return ()
 
 
@@ -393,16 +427,19 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
     return None
 
 
-def encoders(cfg: dict[str, Any], text_hidden: int) -> tuple[tuple[Encoder, ...], tuple[str, ...]]:
+def encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[str, Any]] | None = None
+             ) -> tuple[tuple[Encoder, ...], tuple[str, ...]]:
     """The encoders of a multimodal config `cfg` (the outer one, beside `text_config`), and a warning for each
-    encoder config memviz cannot count; a malformed encoder config is one InputError."""
+    encoder config memviz cannot count; `processors` the folder's image / video processor configs, which size the
+    largest inputs (the released ones' sizes where absent). A malformed encoder config is one InputError."""
     try:
-        return _encoders(cfg, text_hidden)
+        return _encoders(cfg, text_hidden, processors or {})
     except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:
         raise InputError(f"vision/audio config is malformed: {exc}") from None
 
 
-def _encoders(cfg: dict[str, Any], text_hidden: int) -> tuple[tuple[Encoder, ...], tuple[str, ...]]:
+def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[str, Any]]
+              ) -> tuple[tuple[Encoder, ...], tuple[str, ...]]:
     out: list[Encoder] = []
     warnings: list[str] = []
     vc, ac = cfg.get("vision_config"), cfg.get("audio_config")
@@ -413,7 +450,7 @@ def _encoders(cfg: dict[str, Any], text_hidden: int) -> tuple[tuple[Encoder, ...
                             "transformers and vLLM load it with the language model")
         else:
             out.append(Encoder(VISION, str(vc.get("model_type") or cfg.get("model_type")), n,
-                               _vision_shape(cfg, vc, text_hidden)))
+                               _vision_shape(cfg, vc, text_hidden, processors)))
     if isinstance(ac, dict):
         if cfg.get("model_type") in ("gemma4", "gemma4_unified") and ac.get("model_type", "gemma4_audio") == "gemma4_audio":
             n = gemma4_audio(ac) + _whole(ac, "output_proj_dims", 1536) * text_hidden  # Gemma4MultimodalEmbedder

@@ -1,11 +1,12 @@
 """Multimodal encoders: their parameters against the modules transformers builds from the same configs (meta
 device: no memory, no download), and what each engine loads of them."""
 
+import json
 import warnings
 
 import pytest
 
-from memviz.core.arch import Architecture, from_hf_config
+from memviz.core.arch import Architecture, from_config_path, from_hf_config
 from memviz.core.engines.vllm import encoder_items
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
@@ -337,3 +338,44 @@ def test_impossible_multimodal_settings_are_one_clear_error(preset, options, wor
         estimate(a, sc)
     if a.encoders:  # without its towers vLLM has nothing for these settings to act on, and takes them
         estimate(a, sc.with_changes(options={**options, "language_model_only": True}))
+
+
+def _folder(tmp_path, config: dict, **files: dict):
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    for name, body in files.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(body))
+    return from_config_path(tmp_path)
+
+
+def test_a_folders_processor_configs_size_the_largest_inputs(tmp_path):
+    """vLLM reads the image and video processors beside config.json: their max_pixels / size.longest_edge decide
+    the largest image and video item, as transformers saves them (one file each, or processor_config.json with a
+    section each)."""
+    cfg = get_preset("qwen3.5-35b-a3b").config
+    small = {"size": {"longest_edge": 1_003_520, "shortest_edge": 65_536}}
+    (e,) = _folder(tmp_path, cfg, preprocessor_config=small,
+                   video_preprocessor_config={"size": {"longest_edge": 4_194_304}}).encoders
+    assert vision_shape(e).tokens == 980 and vision_shape(e).video_tokens == 2048  # 4,194,304 / 2 frames / 32^2
+    (tmp_path / "preprocessor_config.json").unlink()
+    (tmp_path / "video_preprocessor_config.json").unlink()
+    (tmp_path / "processor_config.json").write_text(json.dumps({"image_processor": {"max_pixels": 2_007_040}}))
+    assert vision_shape(from_config_path(tmp_path).encoders[0]).tokens == 1960
+    assert from_config_path(tmp_path / "config.json").encoders == from_config_path(tmp_path).encoders
+
+
+def test_gemma3_with_pan_and_scan_profiles_four_crops_and_the_image(tmp_path):
+    """vLLM's largest Gemma 3 dummy is 896 wide and 4 x 896 tall; pan-and-scan cuts it into 4 crops (at most
+    pan_and_scan_max_num_crops), which go through SigLIP with the whole image: 5 x 256 tokens."""
+    cfg = get_preset("gemma-3-27b").config
+    (e,) = _folder(tmp_path, cfg, preprocessor_config={"do_pan_and_scan": True}).encoders
+    assert e.shape[:2] == (5 * 4096, 5 * 256)
+    (e,) = _folder(tmp_path, cfg, preprocessor_config={"do_pan_and_scan": None}).encoders
+    assert e.shape[:2] == (4096, 256)
+
+
+@pytest.mark.parametrize("body", ["{not json", json.dumps({"max_pixels": "large"}), json.dumps([1, 2])])
+def test_a_malformed_processor_config_is_one_clear_error(tmp_path, body):
+    (tmp_path / "config.json").write_text(json.dumps(get_preset("qwen3.5-35b-a3b").config))
+    (tmp_path / "preprocessor_config.json").write_text(body)
+    with pytest.raises(InputError, match="preprocessor_config.json|max_pixels"):
+        from_config_path(tmp_path)

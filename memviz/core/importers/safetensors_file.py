@@ -15,7 +15,7 @@ import json
 from math import prod
 from pathlib import Path
 
-from memviz.core.arch import Architecture, StoredTensor, from_hf_config, load_config
+from memviz.core.arch import Architecture, StoredTensor, from_hf_config, load_config, load_processors
 from memviz.core.errors import InputError
 from memviz.core.importers.classify import layer_of, role_of
 
@@ -96,7 +96,8 @@ def read_safetensors(path: str | Path) -> Architecture:
     config_path = folder / "config.json" if folder else None
     if config_path is None or not config_path.exists():
         raise InputError(f"{p}: no config.json next to the weights; memviz needs it for the architecture")
-    arch = from_hf_config(load_config(config_path), name=folder.name, source=str(p), ref=str(folder))
+    arch = from_hf_config(load_config(config_path), name=folder.name, source=str(p), ref=str(folder),
+                          processors=load_processors(folder))
     warnings = list(arch.warnings)
     total = sum(t.nbytes for t in stored)
     if index_total is not None and index_total != total:
