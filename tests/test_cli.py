@@ -272,5 +272,5 @@ def test_a_llamacpp_scenario_too_big_for_its_gpu_names_where_llama_servers_fit_w
 def test_the_vision_encoders_profile_pass_is_printed_for_vllm():
     args = ("estimate", "--preset", "qwen3.5-35b-a3b", "--engine", "vllm", "--context", "65536", "--gpu", "h100-80g")
     out = run(*args).stdout
-    assert "the vision encoder's pass over 1 image(s) of 16,384 tokens peaks at 1.66 GiB" in out
+    assert "the vision encoder's pass over 1 image(s) of 16,384 tokens peaks at 1.80 GiB" in out
     assert "vision encoder's pass" not in run(*args, "-o", "language_model_only=true").stdout

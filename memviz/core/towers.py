@@ -41,6 +41,10 @@ QWEN3_VL_MAX_PIXELS = 16_777_216
 #: ... and a clip at 25,165,824 pixels over its frames (video_preprocessor_config.json); vLLM's largest video item
 #: is 2 frames sharing them (qwen3_vl.py `get_max_video_tokens`): one temporal patch of 12,288 tokens
 QWEN3_VL_VIDEO_MAX_PIXELS = 25_165_824
+#: Qwen2-VL's and Qwen2.5-VL's released preprocessors: max_pixels 12,845,056, 16,384 tokens of 28 x 28 pixels; vLLM
+#: profiles a video of up to 14 frames of the image's size (qwen2_vl.py `_MAX_FRAMES_PER_VIDEO`)
+QWEN2_VL_MAX_PIXELS = 12_845_056
+QWEN2_VL_VIDEO_FRAMES = 14
 #: the multimodal model types whose vision tower is Qwen3-VL's (Qwen3_5VisionModel is the same tower)
 QWEN3_VISION_WRAPPERS = frozenset({"qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe"})
 
@@ -50,7 +54,9 @@ class VisionShape:
     """A vision tower's widths for sizing vLLM's pass over its largest inputs: patches and merged tokens of the
     largest image, hidden and MLP widths, the output width, the deepstack mergers' count (Qwen3-VL), the pixel
     values of one patch (channels x temporal patch x patch x patch), the side in pixels of one merged token (0 where
-    the image size is fixed) and the tokens of the largest video item (0 without video input)."""
+    the image size is fixed); the largest video item: tokens of one temporal patch (0: an image's, as Qwen2-VL and
+    Qwen2.5-VL size frames with the image processor) and temporal patches at most (0: no video input); and the
+    hidden- and MLP-wide tensors a block holds at its peak."""
 
     patches: int
     tokens: int
@@ -61,6 +67,9 @@ class VisionShape:
     pixels: int
     unit: int
     video_tokens: int
+    video_pairs: int
+    held_hidden: int
+    held_mlp: int
 
     def image_tokens(self, max_pixels: int | None = None) -> int:
         """Tokens of the largest image: the released preprocessor's, or, with the image processor's max_pixels
@@ -76,16 +85,26 @@ class VisionShape:
 
     def peak_bytes(self, tokens: int, act_bytes: float, tp: int = 1) -> float:
         """Bytes the tower holds at its peak over a batch of `tokens` merged tokens (all items), in vLLM 0.33's ViT
-        blocks (model_executor/models/qwen3_vl.py `Qwen3_VisionBlock`, siglip.py `SiglipEncoderLayer`): in a block's
-        MLP the residual, the normed input, fc1's output and its activation (the MLP split over tensor-parallel
-        ranks, mm_encoder_tp_mode "weights"), one more hidden-wide tensor the whole pass keeps (Qwen3-VL: the
-        position embeddings in the encoder metadata; SigLIP: the patch embeddings `SiglipEncoder` keeps in its
-        list), the pixel values and the deepstack features gathered so far. The pixel values come in the model
-        dtype (multimodal/processing/context.py `_postprocess_output` casts them) and stay on the device through
-        the pass (gpu_model_runner.py `_get_mm_dummy_batch`)."""
+        blocks, at the MLP's activation: `held_hidden` hidden-wide tensors and `held_mlp` MLP-wide ones (split over
+        tensor-parallel ranks, mm_encoder_tp_mode "weights"), the pixel values and the deepstack features gathered
+        so far. Qwen3-VL (qwen3_vl.py `Qwen3_VisionBlock`): the block's input the caller keeps, the residual sum,
+        the normed input and the position embeddings in the encoder metadata; fc1's output and its activation.
+        SigLIP (siglip.py `SiglipEncoderLayer`): the patch embeddings `SiglipEncoder` keeps in its list, the
+        layer's input, the residual and the normed input. Qwen2.5-VL (qwen2_5_vl.py `Qwen2_5_VisionBlock`): the
+        input, the attention output, the fused norm's residual and output; gate_up's two halves and their
+        product. Qwen2-VL: three hidden-wide, fc1's output and its activation. The pixel values come in the
+        model dtype (multimodal/processing/context.py `_postprocess_output` casts them) and stay on the device
+        through the pass (gpu_model_runner.py `_get_mm_dummy_batch`)."""
         n = tokens * (self.patches // self.tokens)
-        blocks = n * (3 * self.hidden + 2 * self.mlp / tp + self.pixels) * act_bytes
+        blocks = n * (self.held_hidden * self.hidden + self.held_mlp * self.mlp / tp + self.pixels) * act_bytes
         return blocks + self.output_bytes(tokens, act_bytes) * self.deepstack / (1 + self.deepstack)
+
+    def video_item_tokens(self, max_model_len: int, image_tokens: int) -> int:
+        """Tokens of the largest video item (vllm 0.33 qwen2_vl.py `get_max_video_tokens`): as many temporal
+        patches as max_model_len holds, at least one and at most `video_pairs` (Qwen2-VL: 14 frames); Qwen3-VL's is
+        one (2 frames). A temporal patch of Qwen2-VL / Qwen2.5-VL has an image's tokens (`image_tokens`)."""
+        per_pair = self.video_tokens or image_tokens
+        return per_pair * max(1, min(self.video_pairs, max_model_len // per_pair))
 
     def output_bytes(self, tokens: int, act_bytes: float) -> float:
         """The encoder's output for `tokens` merged tokens: x the output width, once per merger."""
@@ -108,8 +127,9 @@ def _aspect(n: int) -> float:
 
 
 #: what sessions saved with a six-field shape lack: only Qwen3-VL / Qwen3.5 towers had one then, whose patches hold
-#: 3 x 2 x 16 x 16 pixel values, whose tokens are 32 pixels a side and whose largest video item has 12,288 tokens
-_QWEN3_SHAPE_TAIL = (3 * 2 * 16 * 16, 32, QWEN3_VL_VIDEO_MAX_PIXELS // 2 // 32 ** 2)
+#: 3 x 2 x 16 x 16 pixel values, whose tokens are 32 pixels a side, whose largest video item is one temporal patch
+#: of 12,288 tokens, and whose blocks hold 4 hidden- and 2 MLP-wide tensors
+_QWEN3_SHAPE_TAIL = (3 * 2 * 16 * 16, 32, QWEN3_VL_VIDEO_MAX_PIXELS // 2 // 32 ** 2, 1, 4, 2)
 
 
 def vision_shape(e: Encoder) -> VisionShape | None:
@@ -238,7 +258,27 @@ def qwen3_vision_shape(vc: dict[str, Any], text_hidden: int, processors: dict[st
     pixels = _whole(vc, "in_channels", 3) * t_patch * patch * patch
     return (tokens * merge * merge, tokens, _whole(vc, "hidden_size", 1152), _whole(vc, "intermediate_size", 4304),
             _whole(vc, "out_hidden_size", text_hidden), deepstack, pixels, patch * merge,
-            most_tokens(video // t_patch, patch * merge))
+            most_tokens(video // t_patch, patch * merge), 1, 4, 2)
+
+
+def qwen2_vision_shape(wrapper: str, vc: dict[str, Any], text_hidden: int,
+                       processors: dict[str, dict[str, Any]]) -> tuple[int, ...]:
+    """`VisionShape` of a Qwen2-VL / Qwen2.5-VL tower at the largest image its processor allows (max_pixels: the
+    released 12,845,056 unless the folder's preprocessor says otherwise) and a video of up to 14 frames of that
+    size (vllm 0.33 qwen2_vl.py `_MAX_FRAMES_PER_VIDEO`). Qwen2.5-VL's MLP is gated (gate_up merged, SiLU and
+    multiply); Qwen2-VL's is fc1 / QuickGELU / fc2 of mlp_ratio x embed_dim."""
+    merge, patch = _whole(vc, "spatial_merge_size", 2), _whole(vc, "patch_size", 14)
+    t_patch = _whole(vc, "temporal_patch_size", 2)
+    tokens = most_tokens(_longest_edge(processors.get("image", {}), QWEN2_VL_MAX_PIXELS), patch * merge)
+    pixels = _whole(vc, "in_channels", 3) * t_patch * patch * patch
+    pairs = -(-QWEN2_VL_VIDEO_FRAMES // t_patch)
+    if wrapper == "qwen2_5_vl":
+        h, mlp = _whole(vc, "hidden_size", 1280), _whole(vc, "intermediate_size", 3420)
+        out, held = _whole(vc, "out_hidden_size", text_hidden), (4, 3)
+    else:
+        h = _whole(vc, "embed_dim", 1280)
+        mlp, out, held = int(h * float(_get(vc, "mlp_ratio", 4))), _whole(vc, "hidden_size", text_hidden), (3, 2)
+    return (tokens * merge * merge, tokens, h, mlp, out, 0, pixels, patch * merge, 0, pairs, *held)
 
 
 def _longest_edge(processor: dict[str, Any], default: int) -> int:
@@ -260,7 +300,8 @@ def gemma3_vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: in
     size = _whole(vc, "image_size", 896)
     crops = 1 + gemma3_crops(size, processor or {})
     return (crops * (size // patch) ** 2, crops * _whole(cfg, "mm_tokens_per_image", 256), _whole(vc, "hidden_size", 1152),
-            _whole(vc, "intermediate_size", 4304), text_hidden, 0, _whole(vc, "num_channels", 3) * patch * patch, 0, 0)
+            _whole(vc, "intermediate_size", 4304), text_hidden, 0, _whole(vc, "num_channels", 3) * patch * patch,
+            0, 0, 0, 4, 2)
 
 
 def gemma3_crops(image_size: int, processor: dict[str, Any]) -> int:
@@ -284,6 +325,8 @@ def _vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: int,
     wrapper = cfg.get("model_type")
     if wrapper in QWEN3_VISION_WRAPPERS:
         return qwen3_vision_shape(vc, text_hidden, processors)
+    if wrapper in ("qwen2_vl", "qwen2_5_vl"):
+        return qwen2_vision_shape(wrapper, vc, text_hidden, processors)
     if wrapper == "gemma3" and vc.get("model_type") == "siglip_vision_model":
         return gemma3_vision_shape(cfg, vc, text_hidden, processors.get("image", {}))
     return ()

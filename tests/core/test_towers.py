@@ -242,7 +242,7 @@ def test_qwen3_vision_shape_survives_a_session_and_old_rows_load():
     (e,) = a.encoders
     # 16,777,216 pixels: 16,384 tokens of 2 x 2 patches, each 3 x 2 x 16 x 16 pixel values, 32 pixels a token's
     # side; a video item: 2 frames of 25,165,824 / 2 pixels, one temporal patch of 12,288 tokens
-    assert e.shape == (65536, 16384, 1152, 4304, 2048, 0, 1536, 32, 12288)
+    assert e.shape == (65536, 16384, 1152, 4304, 2048, 0, 1536, 32, 12288, 1, 4, 2)
     assert Architecture.from_dict(a.to_dict()).encoders == a.encoders
     old = a.to_dict()
     old["encoders"] = [row[:3] for row in old["encoders"]]  # a session written before the shape
@@ -255,7 +255,7 @@ def test_gemma3_vision_shape_is_one_896_pixel_crop():
     """vLLM profiles Gemma 3 with pan-and-scan off: one 896 x 896 crop an image, 64 x 64 patches of 14 x 14 x 3
     pixel values, pooled into the config's 256 tokens of the language model's width."""
     (e,) = get_preset("gemma-3-27b").architecture().encoders
-    assert e.shape == (4096, 256, 1152, 4304, 5376, 0, 588, 0, 0)  # one fixed size, no video input
+    assert e.shape == (4096, 256, 1152, 4304, 5376, 0, 588, 0, 0, 0, 4, 2)  # one fixed size, no video input
     cfg = {"model_type": "gemma3", "mm_tokens_per_image": 64, "text_config": {"model_type": "gemma3_text", **SMALL_TEXT},
            "vision_config": {"model_type": "siglip_vision_model", "image_size": 448, "patch_size": 14}}
     assert from_hf_config(cfg).encoders[0].shape[:2] == (1024, 64)
@@ -274,8 +274,9 @@ def test_vllm_profiles_the_vision_tower_over_the_largest_images_first():
         return estimate(a, sc).devices[0].activations
 
     text_only = activations(language_model_only=True)
-    # one image: residual, normed input, position embeddings, fc1 and its activation, the pixel values
-    tower = 65536 * (3 * 1152 + 2 * 4304 + 1536) * 2
+    # one image: the block's input, the residual sum, the normed input, the position embeddings, fc1 and its
+    # activation, the pixel values
+    tower = 65536 * (4 * 1152 + 2 * 4304 + 1536) * 2
     assert activations() == max(text_only + 16384 * 2048 * 2, tower) == tower
     served = {"max_num_batched_tokens": 65536, "max_num_seqs": 256, "max_model_len": 131072}
     assert encoder_items(16384, served) == 4
@@ -293,8 +294,9 @@ def test_vllm_passes_gemma3_images_through_siglip():
                       options={"max_num_seqs": 64, "max_num_batched_tokens": 8192, **options})
         return estimate(a, sc).devices[0].activations
 
-    crops = 32 * 4096  # patches: residual, normed input, patch embeddings, fc1 and its activation, pixel values
-    assert activations() == crops * (3 * 1152 + 2 * 4304 + 588) * 2 > activations(language_model_only=True)
+    crops = 32 * 4096  # patches: the patch embeddings, the layer's input, the residual, the normed input, fc1 and
+    # its activation, the pixel values
+    assert activations() == crops * (4 * 1152 + 2 * 4304 + 588) * 2 > activations(language_model_only=True)
     sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=32768,
                   options={"max_num_seqs": 4, "max_num_batched_tokens": 8192, "limit_image": 2})
     assert estimate(a, sc).engine_facts["encoder_profile"]["items"] == 8  # 4 sequences x 2 images a prompt
@@ -318,15 +320,15 @@ def test_vllm_profiles_what_max_pixels_and_the_limits_leave():
     est = run(mm_max_pixels=1_003_520, limit_video=0)
     image = est.engine_facts["encoder_profile"]
     assert (image["modality"], image["items"], image["tokens_per_item"]) == ("image", 8, 980)
-    assert image["peak_bytes"] == 8 * 980 * 4 * (3 * 1152 + 2 * 4304 + 1536) * 2
+    assert image["peak_bytes"] == 8 * 980 * 4 * (4 * 1152 + 2 * 4304 + 1536) * 2
     assert est.launch_command("Qwen/Qwen3.6-35B-A3B").endswith(
         """--mm-processor-kwargs '{"max_pixels": 1003520}' --limit-mm-per-prompt '{"video": 0}'""")
     assert most_tokens(211, 1) == 210  # 211 is prime: 1 x 211 is past vLLM's aspect ratio of 200
 
 
 @pytest.mark.parametrize(("preset", "options", "words"), [
-    ("gemma-3-27b", {"mm_max_pixels": 1_000_000}, "Qwen3-VL / Qwen3.5 image processors"),
-    ("llama-3.1-8b", {"mm_max_pixels": 1_000_000}, "Qwen3-VL / Qwen3.5 image processors"),
+    ("gemma-3-27b", {"mm_max_pixels": 1_000_000}, "Qwen-VL image processors"),
+    ("llama-3.1-8b", {"mm_max_pixels": 1_000_000}, "Qwen-VL image processors"),
     ("qwen3.5-35b-a3b", {"mm_max_pixels": 1000}, "less than one token of 32 x 32 pixels"),
     ("qwen3.5-35b-a3b", {"limit_image": 0, "limit_video": 0}, "language_model_only"),
     ("gemma-3-27b", {"limit_image": 0}, "language_model_only"),
@@ -379,3 +381,25 @@ def test_a_malformed_processor_config_is_one_clear_error(tmp_path, body):
     (tmp_path / "preprocessor_config.json").write_text(body)
     with pytest.raises(InputError, match="preprocessor_config.json|max_pixels"):
         from_config_path(tmp_path)
+
+
+def test_vllm_profiles_qwen25_vl_on_a_video_as_long_as_max_model_len_allows():
+    """Qwen2.5-VL's video item is up to 14 frames of the largest image (16,384 tokens each 2 frames): vLLM 0.33
+    profiles as many as max_model_len holds, at least 2 frames, and that item, not the image, once it holds more
+    (video on a tie). Its blocks hold 4 hidden-wide tensors and the gated MLP's 3 x 3,420."""
+    a = from_hf_config(QWEN25_VL_7B)
+    (e,) = a.encoders
+    assert e.shape == (65536, 16384, 1280, 3420, 3584, 0, 1176, 28, 0, 7, 4, 3)
+
+    def item(max_model_len, **options):
+        sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=min(max_model_len, 4096),
+                      options={"max_model_len": max_model_len, **options})
+        ep = estimate(a, sc).engine_facts["encoder_profile"]
+        return ep["modality"], ep["items"], ep["tokens_per_item"], ep["peak_bytes"]
+
+    assert item(8192)[:3] == ("video", 1, 16384)  # 2 frames, tied with the image
+    assert item(32768)[:3] == ("video", 1, 32768)  # 4 frames
+    modality, items, tokens, peak = item(128000)
+    assert (modality, items, tokens) == ("video", 1, 7 * 16384)  # 14 frames
+    assert peak == 7 * 16384 * 4 * (4 * 1280 + 3 * 3420 + 1176) * 2  # 14.1 GiB
+    assert item(128000, limit_video=0)[:3] == ("image", 1, 16384)

@@ -156,11 +156,12 @@ def profiled_item(v: VisionShape, settings: dict[str, Any]) -> tuple[str, int] |
     """The modality vLLM's profile run encodes and the tokens of one item (multimodal/encoder_budget.py
     `MultiModalBudget.get_modality_with_max_tokens`): of the modalities the per-prompt limits leave, the one whose
     largest item has the most tokens, video on a tie; None when the limits leave none."""
+    image = v.image_tokens(settings.get("mm_max_pixels"))
     tokens = {}
     if per_prompt_limit(settings, "image"):
-        tokens["image"] = v.image_tokens(settings.get("mm_max_pixels"))
-    if v.video_tokens and per_prompt_limit(settings, "video"):
-        tokens["video"] = v.video_tokens
+        tokens["image"] = image
+    if v.video_pairs and per_prompt_limit(settings, "video"):
+        tokens["video"] = v.video_item_tokens(settings["max_model_len"], image)
     return max(tokens.items(), key=lambda kv: (kv[1], kv[0]), default=None)
 
 
@@ -195,8 +196,8 @@ class VLLM(Engine):
         Option("cpu_offload_gb", float, 0.0, "GiB of weights per GPU kept in host memory", minimum=0),
         Option("language_model_only", bool, False, "a multimodal model without its encoders (--language-model-only: "
                "no image / audio inputs, the towers not loaded)"),
-        Option("mm_max_pixels", int, None, "largest image in pixels (--mm-processor-kwargs max_pixels; Qwen3-VL / "
-               "Qwen3.5 image processors, default their 16,777,216)", minimum=1),
+        Option("mm_max_pixels", int, None, "largest image in pixels (--mm-processor-kwargs max_pixels; Qwen-VL image "
+               "processors; default the model folder's, else the released 12,845,056 / 16,777,216)", minimum=1),
         Option("limit_image", int, None, "images a prompt may hold (--limit-mm-per-prompt; default 999)", minimum=0),
         Option("limit_video", int, None, "videos a prompt may hold (--limit-mm-per-prompt; default 999)", minimum=0),
     )
@@ -265,8 +266,8 @@ class VLLM(Engine):
         shapes = [v for e in a.encoders if e.modality == VISION and (v := vision_shape(e)) is not None]
         if s["mm_max_pixels"] is not None:
             if not any(v.unit for v in shapes):
-                raise InputError("mm_max_pixels is read by Qwen3-VL / Qwen3.5 image processors; this model has "
-                                 "none (its images, if any, have one fixed size)")
+                raise InputError("mm_max_pixels is read by Qwen-VL image processors (Qwen2-VL to Qwen3.5); "
+                                 "this model has none (its images, if any, have one fixed size)")
             shapes[0].image_tokens(s["mm_max_pixels"])
         if shapes and profiled_item(shapes[0], s) is None:
             raise InputError("limit_image / limit_video of 0 leave the vision tower no input: vLLM then does not "
@@ -354,8 +355,8 @@ class VLLM(Engine):
     def encoder_pass(self, x: Inputs, s: dict[str, Any]) -> EncoderPass | None:
         """The encoder pass `profile_run` makes before the language model's (vllm 0.33 gpu_model_runner.py):
         `encoder_items` items of the profiled modality's largest size in one batch, their outputs kept in the
-        encoder cache through the language model's pass. Sized for the towers with a `VisionShape` (Qwen3-VL,
-        Qwen3.5, Gemma 3); None for others, under --language-model-only, and when the limits leave no input."""
+        encoder cache through the language model's pass. Sized for the towers with a `VisionShape` (Qwen2-VL
+        to Qwen3.5, Gemma 3); None for others, under --language-model-only, and when the limits leave no input."""
         v = self.profiled_tower(x)
         item = profiled_item(v, s) if v is not None else None
         if item is None:
