@@ -403,3 +403,7 @@ def test_vllm_profiles_qwen25_vl_on_a_video_as_long_as_max_model_len_allows():
     assert (modality, items, tokens) == ("video", 1, 7 * 16384)  # 14 frames
     assert peak == 7 * 16384 * 4 * (4 * 1280 + 3 * 3420 + 1176) * 2  # 14.1 GiB
     assert item(128000, limit_video=0)[:3] == ("image", 1, 16384)
+    qwen2 = {"model_type": "qwen2_vl", "text_config": {"model_type": "qwen2", **SMALL_TEXT},
+             "vision_config": {"embed_dim": 1280, "mlp_ratio": 4, "hidden_size": 3584, "depth": 2}}
+    # Qwen2-VL's blocks: fc1 / QuickGELU / fc2 of 4 x 1,280 and three hidden-wide tensors
+    assert from_hf_config(qwen2).encoders[0].shape == (65536, 16384, 1280, 5120, 3584, 0, 1176, 28, 0, 7, 3, 2)

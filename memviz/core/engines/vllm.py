@@ -169,7 +169,8 @@ def encoder_items(tokens_per_item: int, settings: dict[str, Any], limit: int = 9
     """Items of the modality with the most tokens an item that vLLM 0.33's profile run encodes at once
     (multimodal/encoder_budget.py `MultiModalBudget._get_max_items`, v1/core/encoder_cache_manager.py
     `compute_mm_encoder_budget`): max(1, min(budget // its tokens, max_num_seqs x max(1, min(limit, max_model_len //
-    its tokens)))), the budget max(max_num_batched_tokens, an item's tokens), `limit` the per-prompt limit."""
+    its tokens)))), the budget max(max_num_batched_tokens, an item's tokens), `limit` the per-prompt limit. Without
+    chunked prefill vLLM also caps the requests at max_num_batched_tokens // its tokens, which never lowers this."""
     budget = max(settings["max_num_batched_tokens"], tokens_per_item)
     per_prompt = max(1, min(limit, settings["max_model_len"] // tokens_per_item))
     return max(1, min(budget // tokens_per_item, settings["max_num_seqs"] * per_prompt))
