@@ -145,6 +145,11 @@ class EncoderPass:
     kept_bytes: float
 
 
+def sized_tower(a: Architecture) -> VisionShape | None:
+    """The model's vision tower whose pass memviz sizes (one with a `VisionShape`); None for the others."""
+    return next((v for e in a.encoders if e.modality == VISION and (v := vision_shape(e)) is not None), None)
+
+
 def per_prompt_limit(settings: dict[str, Any], modality: str) -> int:
     """Items of `modality` a prompt may hold: --limit-mm-per-prompt, else vLLM's default of 999
     (config/multimodal.py `get_limit_per_prompt`)."""
@@ -264,13 +269,11 @@ class VLLM(Engine):
         --language-model-only's effect (`_mark_tower_model` skips the tower), which that option models."""
         if s["language_model_only"]:
             return
-        shapes = [v for e in a.encoders if e.modality == VISION and (v := vision_shape(e)) is not None]
-        if s["mm_max_pixels"] is not None:
-            if not any(v.unit for v in shapes):
-                raise InputError("mm_max_pixels is read by Qwen-VL image processors (Qwen2-VL to Qwen3.5); "
-                                 "this model has none (its images, if any, have one fixed size)")
-            shapes[0].image_tokens(s["mm_max_pixels"])
-        if shapes and profiled_item(shapes[0], s) is None:
+        v = sized_tower(a)
+        if s["mm_max_pixels"] is not None and (v is None or not v.unit):
+            raise InputError("mm_max_pixels is read by Qwen-VL image processors (Qwen2-VL to Qwen3.5); "
+                             "this model has none (its images, if any, have one fixed size)")
+        if v is not None and profiled_item(v, s) is None:  # also refuses a max_pixels below one token
             raise InputError("limit_image / limit_video of 0 leave the vision tower no input: vLLM then does not "
                              "load it; that is language_model_only, which memviz models")
 
@@ -370,9 +373,7 @@ class VLLM(Engine):
     def profiled_tower(self, x: Inputs) -> VisionShape | None:
         """The vision tower whose pass the profile run makes and memviz sizes: loaded beside the language model and
         with a `VisionShape`; None otherwise."""
-        if self.encoder_place(x) != "device":
-            return None
-        return next((v for e in x.a.encoders if e.modality == VISION and (v := vision_shape(e)) is not None), None)
+        return sized_tower(x.a) if self.encoder_place(x) == "device" else None
 
     @staticmethod
     def rotary_table_bytes(x: Inputs) -> float:
