@@ -16,6 +16,7 @@ from typing import Any
 
 from memviz import __version__
 from memviz.core.arch import Architecture, from_config_path
+from memviz.core.engines.llamacpp_mtmd import describe
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
 from memviz.core.units import GiB, Unit, format_bytes, parse_bytes
@@ -325,6 +326,8 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
                  if "mxfp4_moe_backend" in facts else ""))
     if "fit" in facts:
         print(f"llama-server --fit (1 GiB left free): {facts['fit']}")
+    if "mmproj_compute" in facts:
+        print(f"llama.cpp mmproj: {describe(facts['mmproj_compute'], unit)}")
     if "startup_risk" in facts:
         print(f"warning: {facts['startup_risk']}")
     for note in data["notes"]:

@@ -274,3 +274,14 @@ def test_the_vision_encoders_profile_pass_is_printed_for_vllm():
     out = run(*args).stdout
     assert "the vision encoder's pass over 1 image(s) of 16,384 tokens peaks at 1.80 GiB" in out
     assert "vision encoder's pass" not in run(*args, "-o", "language_model_only=true").stdout
+
+
+def test_estimate_prints_the_mmproj_compute_buffer():
+    r = run("estimate", "--preset", "qwen3.5-35b-a3b", "--weights", "Q4_K_M", "--engine", "llamacpp", "--gpu",
+            "rtx4090", "-o", "mmproj=true", "--unit", "GiB")
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("llama.cpp mmproj:"))
+    assert "0.24 GiB" in line and "1472 x 1472" in line and "grows it to 0.47 GiB" in line
+    d = json.loads(run("estimate", "--preset", "qwen3.5-35b-a3b", "--weights", "Q4_K_M", "--engine", "llamacpp",
+                       "-o", "mmproj=true", "-o", "flash_attn=off", "--json").stdout)
+    assert d["engine"]["mmproj_compute"]["device_bytes"] == 4884066560  # 4,657.81 MiB: one f32 score matrix a head

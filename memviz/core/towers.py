@@ -55,8 +55,9 @@ class VisionShape:
     largest image, hidden and MLP widths, the output width, the deepstack mergers' count (Qwen3-VL), the pixel
     values of one patch (channels x temporal patch x patch x patch), the side in pixels of one merged token (0 where
     the image size is fixed); the largest video item: tokens of one temporal patch (0: an image's, as Qwen2-VL and
-    Qwen2.5-VL size frames with the image processor) and temporal patches at most (0: no video input); and the
-    hidden- and MLP-wide tensors a block holds at its peak."""
+    Qwen2.5-VL size frames with the image processor) and temporal patches at most (0: no video input); the
+    hidden- and MLP-wide tensors a block holds at its peak; the attention heads; and, for a tower of one image
+    size (Gemma 3's SigLIP), the patches along one side of that image (0 where images vary)."""
 
     patches: int
     tokens: int
@@ -70,6 +71,8 @@ class VisionShape:
     video_pairs: int
     held_hidden: int
     held_mlp: int
+    heads: int = 16
+    side_patches: int = 0
 
     def image_tokens(self, max_pixels: int | None = None) -> int:
         """Tokens of the largest image: the released preprocessor's, or, with the image processor's max_pixels
@@ -132,9 +135,19 @@ def _aspect(n: int) -> float:
 _QWEN3_SHAPE_TAIL = (3 * 2 * 16 * 16, 32, QWEN3_VL_VIDEO_MAX_PIXELS // 2 // 32 ** 2, 1, 4, 2)
 
 
+#: what sessions saved with a twelve-field shape lack: every tower sized then (Qwen2-VL, Qwen2.5-VL, Qwen3-VL,
+#: Qwen3.5, Gemma 3's SigLIP) has 16 heads in its released configs, and Gemma 3's (the one with no `unit`) takes
+#: 896-pixel images of 14-pixel patches
+_RELEASED_HEADS = 16
+_GEMMA3_SIDE_PATCHES = 896 // 14
+
+
 def vision_shape(e: Encoder) -> VisionShape | None:
     if len(e.shape) == 6:
         return VisionShape(*e.shape, *_QWEN3_SHAPE_TAIL)
+    if len(e.shape) == 12:
+        unit = e.shape[7]
+        return VisionShape(*e.shape, _RELEASED_HEADS, 0 if unit else _GEMMA3_SIDE_PATCHES)
     return VisionShape(*e.shape) if len(e.shape) == len(fields(VisionShape)) else None
 
 
@@ -258,7 +271,7 @@ def qwen3_vision_shape(vc: dict[str, Any], text_hidden: int, processors: dict[st
     pixels = _whole(vc, "in_channels", 3) * t_patch * patch * patch
     return (tokens * merge * merge, tokens, _whole(vc, "hidden_size", 1152), _whole(vc, "intermediate_size", 4304),
             _whole(vc, "out_hidden_size", text_hidden), deepstack, pixels, patch * merge,
-            most_tokens(video // t_patch, patch * merge), 1, 4, 2)
+            most_tokens(video // t_patch, patch * merge), 1, 4, 2, _whole(vc, "num_heads", 16), 0)
 
 
 def qwen2_vision_shape(wrapper: str, vc: dict[str, Any], text_hidden: int,
@@ -278,7 +291,8 @@ def qwen2_vision_shape(wrapper: str, vc: dict[str, Any], text_hidden: int,
     else:
         h = _whole(vc, "embed_dim", 1280)
         mlp, out, held = int(h * float(_get(vc, "mlp_ratio", 4))), _whole(vc, "hidden_size", text_hidden), (3, 2)
-    return (tokens * merge * merge, tokens, h, mlp, out, 0, pixels, patch * merge, 0, pairs, *held)
+    return (tokens * merge * merge, tokens, h, mlp, out, 0, pixels, patch * merge, 0, pairs, *held,
+            _whole(vc, "num_heads", 16), 0)
 
 
 def _longest_edge(processor: dict[str, Any], default: int) -> int:
@@ -301,7 +315,7 @@ def gemma3_vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: in
     crops = 1 + gemma3_crops(size, processor or {})
     return (crops * (size // patch) ** 2, crops * _whole(cfg, "mm_tokens_per_image", 256), _whole(vc, "hidden_size", 1152),
             _whole(vc, "intermediate_size", 4304), text_hidden, 0, _whole(vc, "num_channels", 3) * patch * patch,
-            0, 0, 0, 4, 2)
+            0, 0, 0, 4, 2, _whole(vc, "num_attention_heads", 16), size // patch)
 
 
 def gemma3_crops(image_size: int, processor: dict[str, Any]) -> int:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from memviz.core.arch import FULL, LINEAR_MIXER_NAMES
 from memviz.core.engines import get_engine
 from memviz.core.engines.llamacpp_fit import default_fit_placement
+from memviz.core.engines.llamacpp_mtmd import describe as describe_mmproj
 from memviz.core.estimate import Estimate
 from memviz.core.fit import max_batch, max_context
 from memviz.core.formats import get_weight_format, tensor_bytes
@@ -165,6 +166,11 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
         out.append(("weights copied in by op offload", "", format_bytes(facts["offload_copy_bytes"], unit, 3), "exact",
                     "the largest weight kept in host memory that a GPU op copies into its compute buffer (counted in "
                     "the activations; off: --no-op-offload)", engine.version))
+    if "mmproj_compute" in facts:
+        m = facts["mmproj_compute"]
+        out.append(("mmproj compute buffer (libmtmd)", f"{m['device_bytes']:,d}", format_bytes(m["device_bytes"], unit, 3),
+                    "formula", describe_mmproj(m, unit) + " (counted in the activations; host part in host RAM)",
+                    engine.version))
     if "fit" in facts:
         out.append(("placement by --fit", "", "", "formula", f"{facts['fit']}: where llama-server's --fit puts the "
                     "weights to leave 1 GiB of the GPU free (common/fit.cpp)", engine.version))

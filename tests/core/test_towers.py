@@ -241,8 +241,8 @@ def test_qwen3_vision_shape_survives_a_session_and_old_rows_load():
     a = get_preset("qwen3.5-35b-a3b").architecture()
     (e,) = a.encoders
     # 16,777,216 pixels: 16,384 tokens of 2 x 2 patches, each 3 x 2 x 16 x 16 pixel values, 32 pixels a token's
-    # side; a video item: 2 frames of 25,165,824 / 2 pixels, one temporal patch of 12,288 tokens
-    assert e.shape == (65536, 16384, 1152, 4304, 2048, 0, 1536, 32, 12288, 1, 4, 2)
+    # side; a video item: 2 frames of 25,165,824 / 2 pixels, one temporal patch of 12,288 tokens; 16 heads
+    assert e.shape == (65536, 16384, 1152, 4304, 2048, 0, 1536, 32, 12288, 1, 4, 2, 16, 0)
     assert Architecture.from_dict(a.to_dict()).encoders == a.encoders
     old = a.to_dict()
     old["encoders"] = [row[:3] for row in old["encoders"]]  # a session written before the shape
@@ -255,7 +255,7 @@ def test_gemma3_vision_shape_is_one_896_pixel_crop():
     """vLLM profiles Gemma 3 with pan-and-scan off: one 896 x 896 crop an image, 64 x 64 patches of 14 x 14 x 3
     pixel values, pooled into the config's 256 tokens of the language model's width."""
     (e,) = get_preset("gemma-3-27b").architecture().encoders
-    assert e.shape == (4096, 256, 1152, 4304, 5376, 0, 588, 0, 0, 0, 4, 2)  # one fixed size, no video input
+    assert e.shape == (4096, 256, 1152, 4304, 5376, 0, 588, 0, 0, 0, 4, 2, 16, 64)  # one size, no video
     cfg = {"model_type": "gemma3", "mm_tokens_per_image": 64, "text_config": {"model_type": "gemma3_text", **SMALL_TEXT},
            "vision_config": {"model_type": "siglip_vision_model", "image_size": 448, "patch_size": 14}}
     assert from_hf_config(cfg).encoders[0].shape[:2] == (1024, 64)
@@ -389,7 +389,7 @@ def test_vllm_profiles_qwen25_vl_on_a_video_as_long_as_max_model_len_allows():
     (video on a tie). Its blocks hold 4 hidden-wide tensors and the gated MLP's 3 x 3,420."""
     a = from_hf_config(QWEN25_VL_7B)
     (e,) = a.encoders
-    assert e.shape == (65536, 16384, 1280, 3420, 3584, 0, 1176, 28, 0, 7, 4, 3)
+    assert e.shape == (65536, 16384, 1280, 3420, 3584, 0, 1176, 28, 0, 7, 4, 3, 16, 0)
 
     def item(max_model_len, **options):
         sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=min(max_model_len, 4096),
@@ -406,4 +406,5 @@ def test_vllm_profiles_qwen25_vl_on_a_video_as_long_as_max_model_len_allows():
     qwen2 = {"model_type": "qwen2_vl", "text_config": {"model_type": "qwen2", **SMALL_TEXT},
              "vision_config": {"embed_dim": 1280, "mlp_ratio": 4, "hidden_size": 3584, "depth": 2}}
     # Qwen2-VL's blocks: fc1 / QuickGELU / fc2 of 4 x 1,280 and three hidden-wide tensors
-    assert from_hf_config(qwen2).encoders[0].shape == (65536, 16384, 1280, 5120, 3584, 0, 1176, 28, 0, 7, 3, 2)
+    assert from_hf_config(qwen2).encoders[0].shape == (65536, 16384, 1280, 5120, 3584, 0, 1176, 28, 0, 7, 3, 2, 16,
+                                                          0)

@@ -161,3 +161,18 @@ def test_breakdown_names_the_latent_and_the_indexer_keys_a_sparse_attention_mode
     assert "3 layers also cache the sparse-attention indexer's key of 64" in texts["hy-v4"]
     assert "MLA" not in texts["minimax-m3"] and "3 layers also cache the sparse-attention indexer's key of 128" in \
         texts["minimax-m3"]
+
+
+def test_breakdown_names_the_mmproj_compute_buffer_in_the_activations():
+    """With --mmproj, libmtmd's warm-up buffer has its own row, its bytes the core's figure."""
+    from memviz.core.estimate import Scenario, estimate
+    from memviz.core.presets import get_preset
+    from memviz.core.units import Unit
+    from memviz.gui.breakdown import breakdown_rows
+
+    a = get_preset("gemma-3-27b").architecture()
+    est = estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", context_tokens=4096, gpu="rtx4090",
+                               options=(("mmproj", True),)))
+    row = next(r for r in breakdown_rows(est, Unit.GiB) if r[0].startswith("mmproj compute buffer"))
+    assert int(row[1].replace(",", "")) == est.engine_facts["mmproj_compute"]["device_bytes"]
+    assert "896 x 896 warm-up image" in row[4] and "flash attention on" in row[4]

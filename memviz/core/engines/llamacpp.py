@@ -42,7 +42,8 @@ embedding stays in host memory (a tied embedding is loaded twice, host input and
 GPU output). `--n-cpu-moe N` keeps the routed experts of the first N layers in
 host memory. Weights of a CPU run: `llamacpp_cpu` (mapped file, AMX / REPACK copies). With the option `fit`
 (llama-server's default `--fit`, on for Ollama) the placement of a scenario that does not fit its GPU is the one
-`llamacpp_fit` finds as common/fit.cpp does.
+`llamacpp_fit` finds as common/fit.cpp does. With `--mmproj`, libmtmd's own compute buffers for the vision
+tower's warm-up image (`llamacpp_mtmd`) sit beside the first GPU's, and its graph inputs in host memory.
 
 Runtime constant: 250 MiB per GPU (CUDA context and cuBLAS workspace: gguf-parser's
 `--platform-footprint` default), 150 MiB on a CPU-only run (process, libraries).
@@ -52,7 +53,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import replace
+from dataclasses import asdict, replace
 from functools import lru_cache
 from typing import Any
 
@@ -63,6 +64,7 @@ from memviz.core.engines.base import Engine, Inputs, Option, Placement, encoders
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
 from memviz.core.engines.llamacpp_fit import applies as fit_applies
+from memviz.core.engines.llamacpp_mtmd import MtmdBuffers, mtmd_buffers
 from memviz.core.engines.llamacpp_split import N_COPIES, layer_devices, split_points
 from memviz.core.errors import InputError
 from memviz.core.formats import GGML_TYPES, KV_FORMATS, LLAMACPP_CACHE_TYPES, STORED, WeightFormat, tensor_bytes
@@ -415,12 +417,32 @@ class LlamaCpp(Engine):
         """The compute buffer of the device holding these layers (graph reserve, f32). An op on a weight in host
         memory runs on the first GPU, the scheduler's first backend that takes it (`_offload_copies`): its copies,
         and the logits of an output layer left in host memory, land there; an output layer on the GPUs computes
-        the logits on the last."""
+        the logits on the last. The mmproj's buffer (`llamacpp_mtmd`) goes with the first stage, on libmtmd's
+        device (the first GPU, or the CPU of a CPU run)."""
+        mmproj = self._mmproj_compute(x, on_host=False) if first_stage else 0.0
         if x.sc.device == "cpu":
-            return self._graph_peak(x, last_stage, on_host=True)
+            return self._graph_peak(x, last_stage, on_host=True) + mmproj
         output_on_gpu = self.placement(x).output_on_gpu
         logits_here = (last_stage and output_on_gpu) or (first_stage and not output_on_gpu and x.options["op_offload"])
-        return self._graph_peak(x, logits_here, on_host=False, copies=first_stage) + self._input_ring(x)
+        return self._graph_peak(x, logits_here, on_host=False, copies=first_stage) + self._input_ring(x) + mmproj
+
+    def mmproj_buffers(self, x: Inputs) -> MtmdBuffers | None:
+        """libmtmd's start-up compute buffers for the loaded mmproj's vision tower, where memviz sizes them."""
+        if not self.encoder_place(x):
+            return None
+        return mtmd_buffers(x.a.encoders, self.flash(x.sc, x.options))
+
+    def _mmproj_compute(self, x: Inputs, on_host: bool) -> float:
+        """The mmproj's compute bytes on the GPU / CPU that runs it (`on_host` False) or in the host's buffer
+        beside a GPU (True): its graph inputs, or the whole buffer where the mmproj stays in host memory."""
+        b = self.mmproj_buffers(x)
+        if b is None:
+            return 0.0
+        if x.sc.device == "cpu":
+            return 0.0 if on_host else float(b.device_bytes)
+        if self.encoder_place(x) == "host":
+            return float(b.device_bytes) if on_host else 0.0
+        return float(b.host_bytes if on_host else b.device_bytes)
 
     def _input_ring(self, x: Inputs) -> np.ndarray:
         """With pipeline parallelism, the three more copies of a GPU's inputs its scheduler keeps
@@ -734,6 +756,10 @@ class LlamaCpp(Engine):
                 out["offload_copy_bytes"] = int(copied)
         out["output_buffer_bytes"] = int(np.max(self.output_buffer(x)))
         out["host_compute_bytes"] = int(np.max(self.host_compute(x)))
+        mmproj = self.mmproj_buffers(x)
+        if mmproj is not None:
+            where = "host" if x.sc.device == "cpu" else self.encoder_place(x)
+            out["mmproj_compute"] = {**asdict(mmproj), "where": where, "flash_attn": out["flash_attn"]}
         return out
 
     def runtime_bytes(self, x: Inputs) -> float:
@@ -744,7 +770,7 @@ class LlamaCpp(Engine):
         return 4.0 * x.a.output_rows * np.maximum(x.sequences, 1) + x.zeros
 
     def host_buffers(self, x: Inputs) -> np.ndarray:
-        return self.output_buffer(x) + self.host_compute(x)
+        return self.output_buffer(x) + self.host_compute(x) + self._mmproj_compute(x, on_host=True)
 
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
         o = sc.engine_options
