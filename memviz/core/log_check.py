@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memviz.core.arch import Architecture
+from memviz.core.engines.llamacpp_mtmd import encoder_from_log, mtmd_buffers
 from memviz.core.engines.vllm_cudagraphs import capture_sizes, cudagraph_bytes
 from memviz.core.engines.vllm_kv import PRINTS_CONCURRENCY_SINCE
 from memviz.core.estimate import Estimate, estimate
@@ -69,7 +70,25 @@ def load_checks(load: LlamaCppLoad, e: Estimate) -> list[BufferCheck]:
         rows.append(BufferCheck("compute (host)", _sum(b["compute"], host=True), facts["host_compute_bytes"]))
     if b["output"]:
         rows.append(BufferCheck("output", sum(b["output"].values()), facts["output_buffer_bytes"]))
-    return rows + _type_rows(load, a, sc.weight_format)
+    return rows + mmproj_checks(load, facts["flash_attn"]) + _type_rows(load, a, sc.weight_format)
+
+
+def mmproj_checks(load: LlamaCppLoad, flash: bool) -> list[BufferCheck]:
+    """libmtmd's compute buffers for the mmproj the log loaded, beside memviz's for the tower its lines describe
+    (`llamacpp_mtmd`), with the attention its warm-up reports; none where memviz does not size that projector."""
+    printed, hparams = load.buffers.get("mmproj_compute"), load.settings.get("mmproj", {})
+    deepstack = next((int(v) for k, v in load.meta.items() if k.endswith(".n_deepstack_layers")), 0)
+    tower = encoder_from_log(hparams, deepstack) if printed else None
+    if tower is None:
+        return []
+    b = mtmd_buffers((tower,), hparams.get("flash_attn", "enabled" if flash else "disabled") == "enabled")
+    device = [v for d, v in printed.items() if not is_host_buffer(d)]
+    if not device:  # a CPU run (or --no-mmproj-offload): the whole buffer in host memory
+        return [BufferCheck("mmproj compute", _sum(printed, host=True), b.device_bytes)]
+    rows = [BufferCheck("mmproj compute (device)", sum(device), b.device_bytes)]
+    if any(is_host_buffer(d) for d in printed):
+        rows.append(BufferCheck("mmproj compute (host)", _sum(printed, host=True), b.host_bytes))
+    return rows
 
 
 def _cpu_model_rows(printed: dict[str, int], ours: dict[str, int]) -> list[BufferCheck]:

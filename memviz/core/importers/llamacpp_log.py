@@ -57,6 +57,11 @@ _SETTING = re.compile(r"(?:llama_context|llama_new_context_with_model):\s+(n_ctx
                       r"n_ubatch|n_seq_max|flash_attn|kv_unified)\s+=\s+(\S+)")
 _FA_RESOLVED = re.compile(r"Flash Attention was auto, set to (enabled|disabled)")
 _TYPE_K = re.compile(r"type_k = '(\w+)'|K \((\w+)\):")
+#: the mmproj's hparams and its warm-up's attention as libmtmd prints them (tools/mtmd/clip.cpp `load_hparams`,
+#: `warmup`)
+_MMPROJ_HPARAM = re.compile(r"load_hparams:\s+(projector|n_embd|n_head|n_ff|projection_dim|image_size|patch_size|"
+                            r"n_merge|n_wa_pattern):\s+(\S+)")
+_MMPROJ_FLASH = re.compile(r"warmup: flash attention is (enabled|disabled)")
 _NO_VOCAB = "vocab only - skipping tensors"
 _OVERRIDE = re.compile(r"[Tt]ensor (\S+?)(?: \([^)]*\))? buffer type overridd?en to (\S+)")
 _HOST_BUFFERS = ("CPU", "CUDA_Host")  # CPU, CPU_REPACK, ... and CUDA's pinned host buffer
@@ -142,6 +147,11 @@ def read_llamacpp_load(text: str, need_metadata: bool = True) -> LlamaCppLoad:
     raise InputError(f"no llama.cpp load with {what}a compute buffer line in the log")
 
 
+def read_lines(lines: list[str]) -> LlamaCppLoad:
+    """One load's lines read as `read_llamacpp_load` reads a load (an excerpt: no compute line needed)."""
+    return _read(lines, llamacpp_buffers(lines), [])
+
+
 def _is_system_info(line: str) -> bool:
     """llama.cpp's `system_info:` line, or the bare `CPU : SSE3 = 1 | ...` that llama-cpp-python prints (its
     `llama_print_system_info()` when verbose)."""
@@ -190,6 +200,10 @@ def _read(lines: list[str], buffers: dict[str, dict[str, int]], preamble: list[s
             settings.setdefault(m.group(1), m.group(2))
         elif m := _FA_RESOLVED.search(line):
             settings["flash_attn"] = m.group(1)
+        elif m := _MMPROJ_HPARAM.search(line):
+            settings.setdefault("mmproj", {})[m.group(1)] = m.group(2)
+        elif m := _MMPROJ_FLASH.search(line):
+            settings.setdefault("mmproj", {})["flash_attn"] = m.group(1)
         elif "using full-size SWA cache" in line:  # llama_kv_cache_iswa with swa_full (--swa-full)
             settings["swa_full"] = True
         elif (m := _OVERRIDE.search(line)) and m.group(2).startswith(_HOST_BUFFERS):

@@ -63,6 +63,11 @@ _LCPP_BUFFER = re.compile(
     + r"\s*MiB")
 
 
+#: libmtmd's lines for an mmproj's compute buffers (tools/mtmd/clip.cpp `reserve_compute_meta`, earlier
+#: `alloc_compute_meta`): the encoder's, apart from the language model's
+_MTMD_COMPUTE = re.compile(r"(?:alloc|reserve)_compute_meta:")
+
+
 def _buffer_kind(m: re.Match) -> str | None:
     """The kind of a buffer line; DeepSeek-V4's compressor states are recurrent state, as an RS buffer."""
     kind = m.group("kind")
@@ -118,15 +123,16 @@ _LCPP_KV_SIZE = re.compile(r"llama_kv_cache: size =\s+" + _NUM + r" MiB \(\s*(\d
 
 
 def llamacpp_buffers(lines: list[str]) -> dict[str, dict[str, int]]:
-    """llama.cpp's own account of one load, buffer by buffer: {"model" | "kv" | "compute" | "output": {buffer name:
-    bytes}, "kv_caches": {"0": cells, ...}, "settings": {n_ctx, n_ctx_seq, n_batch, n_ubatch, n_seq_max}}
-    (figures as printed: MiB with two decimals, so exact to 0.005 MiB)."""
+    """llama.cpp's own account of one load, buffer by buffer: {"model" | "kv" | "compute" | "output" |
+    "mmproj_compute": {buffer name: bytes}, "kv_caches": {"0": cells, ...}, "settings": {n_ctx, n_ctx_seq, n_batch,
+    n_ubatch, n_seq_max}} (figures as printed: MiB with two decimals, so exact to 0.005 MiB)."""
     kinds = {"model ": "model", None: "model", "KV ": "kv", "RS ": "kv", "compute ": "compute", "output ": "output"}
-    out: dict[str, dict[str, int]] = {k: {} for k in ("model", "kv", "compute", "output", "kv_caches", "settings")}
+    out: dict[str, dict[str, int]] = {k: {} for k in ("model", "kv", "compute", "output", "mmproj_compute",
+                                                      "kv_caches", "settings")}
     for line in lines:
         m = _LCPP_BUFFER.search(line)
         if m and m.group("dev").lower() not in ("ctx", "ggml"):
-            d = out[kinds[_buffer_kind(m)]]
+            d = out["mmproj_compute" if _MTMD_COMPUTE.search(line) else kinds[_buffer_kind(m)]]
             d[m.group("dev")] = d.get(m.group("dev"), 0) + round(_num(m.group(3)) * MiB)
             continue
         m = _LCPP_SETTING.search(line)
