@@ -28,9 +28,21 @@ def _add_model_source(p: argparse.ArgumentParser) -> None:
     src.add_argument("--config", help="a config.json file or a model folder holding one")
     src.add_argument("--safetensors", help="a .safetensors file, its index, or a model folder: exact stored sizes")
     src.add_argument("--gguf", help="a .gguf file: architecture and exact stored sizes from its metadata")
+    p.add_argument("--mmproj", help="a llama.cpp mmproj .gguf (the encoders llama-server loads with --mmproj): "
+                   "its tensors' exact sizes and its vision tower's compute buffer; llamacpp / ollama engines")
 
 
 def _architecture(args: argparse.Namespace) -> Architecture:
+    """The model the arguments name, with the encoders of the mmproj file given (`--mmproj`) in place of any."""
+    a = _model(args)
+    if not getattr(args, "mmproj", None):
+        return a
+    from memviz.core.importers.gguf_file import read_mmproj
+
+    return a.with_changes(encoders=read_mmproj(args.mmproj))
+
+
+def _model(args: argparse.Namespace) -> Architecture:
     from memviz.core.presets import get_preset
 
     if args.preset:
@@ -169,9 +181,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _engine_name(args: argparse.Namespace, weight_format: str, a: Architecture) -> str:
-    from memviz.core.engines import default_engine
+    from memviz.core.engines import default_engine, quantized_gguf
 
-    return default_engine(weight_format, a.native_format) if args.engine == "auto" else args.engine
+    return default_engine(weight_format, a.native_format, quantized_gguf(a)) if args.engine == "auto" else args.engine
 
 
 def _context(args: argparse.Namespace, a: Architecture, engine: str = "transformers") -> int:
@@ -206,10 +218,17 @@ def _scenario(args: argparse.Namespace, a: Architecture) -> Scenario:
     overhead = None if args.overhead is None else parse_bytes(args.overhead)
     weights = _default_weights(args, a)
     engine = _engine_name(args, weights, a)
+    options = parse_option_pairs(args.option)
+    if getattr(args, "mmproj", None):
+        if engine not in ("llamacpp", "ollama"):
+            raise InputError(f"--mmproj is llama.cpp's file of a model's encoders; the {engine} engine loads them "
+                             "from the model's own checkpoint")
+        if options.setdefault("mmproj", "true").lower() in ("false", "0", "no", "off"):
+            raise InputError("--mmproj gives an mmproj file and -o mmproj=false leaves it out: choose one")
     return Scenario(
         weight_format=weights, kv_format=_kv(args, engine), context_tokens=_context(args, a, engine),
         batch=args.batch, sequence_tokens=seqs, engine=engine, device=args.device, tp=args.tp,
-        pp=args.pp, gpu=args.gpu, options=tuple(sorted(parse_option_pairs(args.option).items())),
+        pp=args.pp, gpu=args.gpu, options=tuple(sorted(options.items())),
         gpu_layers=args.gpu_layers, kv_offload=args.kv_offload, attention=args.attention,
         prefill_chunk_tokens=args.prefill_chunk, logits_all_tokens=args.logits_all,
         gpu_memory_utilization=args.gpu_memory_utilization, runtime_overhead_bytes=overhead,

@@ -285,3 +285,20 @@ def test_estimate_prints_the_mmproj_compute_buffer():
     d = json.loads(run("estimate", "--preset", "qwen3.5-35b-a3b", "--weights", "Q4_K_M", "--engine", "llamacpp",
                        "-o", "mmproj=true", "-o", "flash_attn=off", "--json").stdout)
     assert d["engine"]["mmproj_compute"]["device_bytes"] == 4884066560  # 4,657.81 MiB: one f32 score matrix a head
+
+
+def test_an_mmproj_file_beside_a_gguf_model(tmp_path):
+    from tests.core.importers.files import write_gguf_model, write_mmproj
+
+    lm, mm = tmp_path / "lm.gguf", tmp_path / "mmproj.gguf"
+    write_gguf_model(lm)
+    write_mmproj(mm, "gemma3", 1152, 4304, 16, 256, 14, image=896)
+    r = run("estimate", "--gguf", str(lm), "--mmproj", str(mm), "--engine", "llamacpp", "--gpu", "rtx4090")
+    assert r.returncode == 0, r.stderr
+    assert "896 x 896 warm-up image" in r.stdout and f"--mmproj {mm}" in r.stdout
+    for args, words in ((("--engine", "vllm"), "--mmproj is llama.cpp's"), (("-o", "mmproj=false"), "choose one")):
+        r = run("estimate", "--gguf", str(lm), "--mmproj", str(mm), *args)
+        assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = run("estimate", "--gguf", str(mm))
+    assert r.returncode == 2 and "an mmproj file" in r.stderr
+    assert json.loads(run("estimate", "--gguf", str(lm), "--json").stdout)["scenario"]["engine"] == "llamacpp"

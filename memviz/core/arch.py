@@ -476,7 +476,8 @@ class Architecture:
         d["hash_layers"] = list(self.hash_layers)
         d["warnings"] = list(self.warnings)
         d["stored"] = [[t.name, list(t.shape), t.role, t.layer, t.storage, t.nbytes, t.offset] for t in self.stored]
-        d["encoders"] = [[e.modality, e.family, e.parameters, *([list(e.shape)] if e.shape else [])]
+        d["encoders"] = [[e.modality, e.family, e.parameters,
+                          *([list(e.shape)] if e.shape or e.file else []), *([e.stored_bytes, e.file] if e.file else [])]
                          for e in self.encoders]
         return d
 
@@ -492,7 +493,8 @@ class Architecture:
         try:
             d["encoders"] = tuple(_encoder_row(row) for row in d.get("encoders", ()))
         except (TypeError, ValueError, IndexError):
-            raise InputError("architecture encoders must be [modality, family, parameters(, shape)] rows") from None
+            raise InputError("architecture encoders must be [modality, family, parameters(, shape(, stored bytes, "
+                             "mmproj file))] rows") from None
         return cls(**d)
 
 
@@ -1650,9 +1652,11 @@ def from_config_path(path: str | Path) -> Architecture:
 
 
 def _encoder_row(row: list[Any]) -> Encoder:
-    """An encoder as `Architecture.to_dict` writes it: [modality, family, parameters] and, for the towers whose
-    forward memviz sizes, their shape (sessions written before it have three fields)."""
-    if len(row) not in (3, 4):
-        raise ValueError("an encoder row has three or four fields")
-    shape = tuple(int(v) for v in row[3]) if len(row) == 4 else ()
-    return Encoder(str(row[0]), str(row[1]), int(row[2]), shape)
+    """An encoder as `Architecture.to_dict` writes it: [modality, family, parameters], for the towers whose
+    forward memviz sizes their shape (sessions written before it have three fields), and for one read from an
+    mmproj file its stored bytes and the file."""
+    if len(row) not in (3, 4, 6):
+        raise ValueError("an encoder row has three, four or six fields")
+    shape = tuple(int(v) for v in row[3]) if len(row) >= 4 else ()
+    stored, file = (int(row[4]), str(row[5])) if len(row) == 6 else (0, "")
+    return Encoder(str(row[0]), str(row[1]), int(row[2]), shape, stored, file)

@@ -11,13 +11,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from memviz.core.arch import Architecture
-from memviz.core.engines import default_engine, get_engine
+from memviz.core.engines import default_engine, get_engine, quantized_gguf
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.runs import MeasuredRun, settings_key
 from memviz.core.session import Session
-
-GGUF_TYPE_PREFIXES = ("Q", "IQ", "TQ", "MXFP")
 
 
 def switch_architecture(session: Session, a: Architecture, preset: str | None) -> Session:
@@ -29,7 +27,7 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
     scenarios = tuple(_runnable(_within_positions(sc.with_changes(weight_format="bf16") if sc.weight_format == "stored"
                                                   and not a.stored else sc, a), a) for sc in session.scenarios)
     if a.stored and not any(sc.weight_format == "stored" for sc in scenarios):
-        gguf = any(t.storage.startswith(GGUF_TYPE_PREFIXES) for t in a.stored)
+        gguf = quantized_gguf(a)
         base = scenarios[0] if scenarios else Scenario()
         scenarios = (base.with_changes(name="as stored in the file", weight_format="stored",
                                        engine="llamacpp" if gguf else base.engine, tp=1),) + scenarios

@@ -25,12 +25,15 @@ AUDIO = "audio"
 @dataclass(frozen=True)
 class Encoder:
     """One encoder tower with its projector: `parameters` elements in the checkpoint's dtype; `shape`, for the
-    towers whose forward memviz sizes (`VisionShape`), their widths."""
+    towers whose forward memviz sizes (`VisionShape`), their widths; for one read from a llama.cpp mmproj file,
+    its tensors' stored bytes and the file."""
 
     modality: str  # VISION or AUDIO
     family: str  # the encoder config's model_type (siglip_vision_model, pixtral, qwen3_vl_vision, ...)
     parameters: int
     shape: tuple[int, ...] = ()  # VisionShape's fields, () where not sized
+    stored_bytes: int = 0  # an mmproj file's tensors as stored (0: counted from the parameters)
+    file: str = ""  # that file
 
 
 #: Qwen3-VL's and Qwen3.5's released preprocessors cap an image at size.longest_edge = 16,777,216 pixels:
@@ -154,7 +157,9 @@ def vision_shape(e: Encoder) -> VisionShape | None:
 def encoder_bytes(e: Encoder, weight_format: str) -> int:
     """An encoder's bytes in a checkpoint of `weight_format`: 16 bits a value (32 in an fp32 model) whatever the
     language model's format, as quantized releases leave the towers unquantized (their quantization configs exclude
-    them) and llama.cpp's mmproj files are 16-bit."""
+    them) and llama.cpp's mmproj files are 16-bit; an mmproj file read whole, its tensors' stored bytes."""
+    if e.stored_bytes:
+        return e.stored_bytes
     return e.parameters * (4 if weight_format == "fp32" else 2)
 
 

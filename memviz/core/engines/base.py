@@ -104,10 +104,10 @@ def check_context(a: Architecture, sc: Scenario) -> None:
 
 
 def encoders_bytes(x: Inputs) -> float:
-    """All of a multimodal model's encoders and projectors (`towers.encoder_bytes`); 0 for an imported file, whose
-    own tensors (format "stored") hold them already."""
+    """All of a multimodal model's encoders and projectors (`towers.encoder_bytes`). An imported checkpoint's own
+    tensors (format "stored") hold its encoders already: only those read from a separate mmproj file count."""
     if x.wf.name == STORED:
-        return 0.0
+        return float(sum(e.stored_bytes for e in x.a.encoders))
     return float(sum(encoder_bytes(e, x.wf.name) for e in x.a.encoders))
 
 

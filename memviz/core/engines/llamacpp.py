@@ -806,8 +806,8 @@ class LlamaCpp(Engine):
             args += ["--device", ",".join(f"CUDA{i}" for i in range(sc.pp))]
             if o["tensor_split"]:
                 args += ["-ts", o["tensor_split"].replace(";", ",")]
-        if o["mmproj"] and a.encoders:  # the encoders' file as convert_hf_to_gguf.py --mmproj names it
-            args += ["--mmproj", f"mmproj-{model.removesuffix('.gguf').split('/')[-1]}-f16.gguf"]
+        if o["mmproj"] and a.encoders:  # the file read, else as convert_hf_to_gguf.py --mmproj names it
+            args += ["--mmproj", a.encoders[0].file or f"mmproj-{model.removesuffix('.gguf').split('/')[-1]}-f16.gguf"]
         if self.micro_batch(sc, o) != 512:
             args += ["-ub", str(self.micro_batch(sc, o))]
         if o["n_batch"] != 2048:

@@ -90,22 +90,33 @@ def encoder_from_log(hparams: dict[str, str], deepstack: int) -> Encoder | None:
     """The vision tower a llama.cpp log's mmproj lines describe (`load_hparams:` projector, n_embd, n_head, n_ff,
     projection_dim, image_size, patch_size, n_merge), with the language model's deepstack count (its GGUF's
     n_deepstack_layers); None for a projector memviz does not size. Its parameters are not printed (0)."""
-    kind, family = _PROJECTOR_NAMES.get(hparams.get("projector", ""), ("", ""))
     try:
-        h, heads, ff, out = (int(hparams[k]) for k in ("n_embd", "n_head", "n_ff", "projection_dim"))
-        patch, merge, image = (int(hparams.get(k, 0)) for k in ("patch_size", "n_merge", "image_size"))
+        widths = {k: int(hparams[k]) for k in ("n_embd", "n_head", "n_ff", "projection_dim")}
+        widths |= {k: int(hparams.get(k, 0)) for k in ("patch_size", "n_merge", "image_size")}
     except (KeyError, ValueError):
         return None
-    if not kind or patch < 1 or merge < 1:
-        return None
+    e = tower_encoder(hparams.get("projector", ""), widths, deepstack)
+    return e if e.shape else None
+
+
+def tower_encoder(projector_name: str, widths: dict[str, int], deepstack: int, parameters: int = 0,
+                  stored_bytes: int = 0, file: str = "") -> Encoder:
+    """A vision tower as libmtmd loads it: the projector's name and its widths by the names clip.cpp prints them
+    (n_embd, n_head, n_ff, projection_dim, patch_size, n_merge: 0 for the projector's default, image_size), sized
+    (`Encoder.shape`) where memviz sizes that projector; its family the projector's name otherwise."""
+    kind, family = _PROJECTOR_NAMES.get(projector_name, ("", f"mmproj {projector_name}"))
+    h, heads, ff, out, patch = (widths.get(k, 0) for k in ("n_embd", "n_head", "n_ff", "projection_dim", "patch_size"))
+    merge = widths.get("n_merge") or (4 if kind == GEMMA3 else 2)  # clip.cpp's defaults for these projectors
+    if not kind or min(h, heads, ff, out, patch) < 1:
+        return Encoder(VISION, family, parameters, (), stored_bytes, file)
     if kind == GEMMA3:  # one image size, pooled n_merge x n_merge (clip.cpp PROJECTOR_TYPE_GEMMA3)
-        side = image // patch
+        side = widths.get("image_size", 0) // patch
         shape = (side * side, side * side // merge ** 2, h, ff, out, 0, 3 * patch * patch, 0, 0, 0, 4, 2, heads, side)
     else:
         tokens = QWEN_WARMUP_SIDE_TOKENS ** 2
         shape = (tokens * merge * merge, tokens, h, ff, out, deepstack, 3 * 2 * patch * patch, patch * merge, 0, 0,
                  4, 2, heads, 0)
-    return Encoder(VISION, family, 0, shape)
+    return Encoder(VISION, family, parameters, shape if shape[0] else (), stored_bytes, file)
 
 
 def mtmd_buffers(encoders: tuple[Encoder, ...], flash: bool) -> MtmdBuffers | None:

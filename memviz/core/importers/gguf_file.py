@@ -13,12 +13,14 @@ bytes are the reader's `n_bytes` (ggml type traits x shape).
 
 from __future__ import annotations
 
+from math import prod
 from pathlib import Path
 from typing import Any
 
 from memviz.core.arch import Architecture, StoredTensor, from_hf_config
 from memviz.core.errors import InputError
 from memviz.core.importers.classify import layer_of, role_of
+from memviz.core.towers import AUDIO, Encoder
 
 #: GGUF general.architecture -> transformers model_type
 ARCH_TO_MODEL_TYPE = {
@@ -498,8 +500,9 @@ def _delta_net_layers(get, tensor_names: set[str], n: int, warnings: list[str]) 
     return {"layer_types": ["linear_attention" if is_linear else "full_attention" for is_linear in linear]}
 
 
-def read_gguf(path: str | Path) -> Architecture:
-    """Architecture and stored tensors of a GGUF file (memory-mapped; data never read)."""
+def _read_file(path: str | Path) -> tuple[Path, dict[str, Any], list[StoredTensor], list[str]]:
+    """A GGUF file's metadata, its tensors as stored and the warnings of reading them (memory-mapped; data never
+    read); a file that is not GGUF, is cut short or does not parse is one InputError."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"no GGUF file at {p}")
@@ -529,6 +532,15 @@ def read_gguf(path: str | Path) -> Architecture:
     except Exception as exc:  # the reader raises ValueError, KeyError, IndexError... on corrupt files
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"{p}: cannot read GGUF ({type(exc).__name__}: {msg})") from None
+    return p, meta, stored, read_warnings
+
+
+def read_gguf(path: str | Path) -> Architecture:
+    """Architecture and stored tensors of a GGUF file (memory-mapped; data never read)."""
+    p, meta, stored, read_warnings = _read_file(path)
+    if meta.get("general.architecture") == "clip":
+        raise InputError(f"{p}: an mmproj file (a multimodal model's encoders); give the language model's GGUF "
+                         "and this one as its mmproj")
     shapes = {t.name: t.shape for t in stored}
     cfg, warnings = config_from_gguf(meta, set(shapes), shapes)
     skipped = [t for t in stored if t.layer is not None and t.layer >= cfg["num_hidden_layers"]]
@@ -553,3 +565,41 @@ def architecture_from_gguf_config(cfg: dict[str, Any], warnings: list[str], **na
     if value_length and not arch.is_mla and value_length != arch.head_dim:
         arch = arch.with_changes(v_head_dim=value_length)
     return arch.with_changes(mla_kv_b_unsplit=unsplit, deltanet_ssm_in=ssm_in, warnings=tuple([*arch.warnings, *warnings]))
+
+
+def read_mmproj(path: str | Path) -> tuple[Encoder, ...]:
+    """The encoders of a llama.cpp mmproj file (general.architecture "clip": convert_hf_to_gguf.py --mmproj), as
+    libmtmd loads them (tools/mtmd/clip.cpp `load_hparams`): the vision tower with its projector (tensors v.* and
+    mm.*) and an audio tower (a.*) where the file holds one, each with its tensors' elements and stored bytes; the
+    vision tower sized (`llamacpp_mtmd.tower_encoder`) for the projectors memviz models."""
+    from memviz.core.engines.llamacpp_mtmd import tower_encoder
+
+    p, meta, stored, _ = _read_file(path)
+    if meta.get("general.architecture") != "clip":
+        raise InputError(f"{p}: not an mmproj file (general.architecture {meta.get('general.architecture')!r}, "
+                         "expected 'clip')")
+    audio = [t for t in stored if t.name.startswith("a.")]
+    vision = [t for t in stored if not t.name.startswith("a.")]
+
+    def count(tensors: list[StoredTensor]) -> tuple[int, int]:
+        return sum(prod(t.shape) for t in tensors), sum(t.nbytes for t in tensors)
+
+    out = []
+    if meta.get("clip.has_vision_encoder") and vision:
+        warnings: list[str] = []
+        widths = {name: _scalar(meta.get(f"clip.vision.{key}"), f"clip.vision.{key}", warnings) or 0 for name, key in (
+            ("n_embd", "embedding_length"), ("n_head", "attention.head_count"), ("n_ff", "feed_forward_length"),
+            ("projection_dim", "projection_dim"), ("patch_size", "patch_size"), ("image_size", "image_size"))}
+        merge = meta.get("clip.vision.spatial_merge_size", meta.get("clip.vision.projector.scale_factor"))
+        widths["n_merge"] = _scalar(merge, "clip.vision.spatial_merge_size", warnings) or 0
+        deepstack = meta.get("clip.vision.is_deepstack_layers")
+        projector = meta.get("clip.vision.projector_type", meta.get("clip.projector_type"))
+        out.append(tower_encoder(str(projector), widths, sum(map(bool, deepstack)) if isinstance(deepstack, list) else 0,
+                                 *count(vision), str(p)))
+    if meta.get("clip.has_audio_encoder") and audio:
+        projector = meta.get("clip.audio.projector_type", meta.get("clip.projector_type"))
+        parameters, nbytes = count(audio)
+        out.append(Encoder(AUDIO, f"mmproj {projector}", parameters, (), nbytes, str(p)))
+    if not out:
+        raise InputError(f"{p}: the mmproj file holds no vision or audio encoder")
+    return tuple(out)

@@ -129,3 +129,34 @@ def cuda_padding(path) -> int:
 
     return sum(cuda_alloc_bytes(t.storage, t.shape, t.nbytes) - t.nbytes for t in read_gguf(path).stored
                if t.name != "token_embd.weight")
+
+
+def write_mmproj(path: Path, projector: str, hidden: int, ff: int, heads: int, out: int, patch: int,
+                 image: int = 0, deepstack: tuple[bool, ...] = (), audio: bool = False) -> tuple[int, int]:
+    """A small mmproj GGUF as convert_hf_to_gguf.py --mmproj writes one (general.architecture "clip", the
+    clip.vision.* keys libmtmd reads, a few v.* / mm.* tensors, F16 matrices and F32 vectors, and a.* tensors with
+    `audio`). Returns (vision elements, vision stored bytes)."""
+    w = gguf.GGUFWriter(str(path), "clip")
+    w.add_bool("clip.has_vision_encoder", True)
+    w.add_bool("clip.has_audio_encoder", audio)
+    w.add_string("clip.projector_type", projector)
+    for key, value in (("embedding_length", hidden), ("feed_forward_length", ff), ("attention.head_count", heads),
+                       ("projection_dim", out), ("patch_size", patch), ("image_size", image), ("block_count", 1)):
+        w.add_uint32(f"clip.vision.{key}", value)
+    if deepstack:
+        w.add_array("clip.vision.is_deepstack_layers", list(deepstack))
+    elements = nbytes = 0
+    for name, shape, dtype in (("v.patch_embd.weight", (hidden, 3 * patch * patch), np.float16),
+                               ("v.blk.0.ln1.weight", (hidden,), np.float32),
+                               ("v.blk.0.ffn_up.weight", (ff, hidden), np.float16),
+                               ("mm.0.weight", (out, 4 * hidden), np.float16)):
+        w.add_tensor(name, np.zeros(shape, dtype=dtype))
+        elements, nbytes = elements + int(np.prod(shape)), nbytes + int(np.prod(shape)) * np.dtype(dtype).itemsize
+    if audio:
+        w.add_string("clip.audio.projector_type", "whisper")
+        w.add_tensor("a.blk.0.ffn_up.weight", np.zeros((64, 32), dtype=np.float16))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return elements, nbytes
