@@ -22,14 +22,15 @@ from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
 from memviz.core.units import GiB, Unit, format_bytes, parse_bytes
 
 
-def _add_model_source(p: argparse.ArgumentParser) -> None:
+def _add_model_source(p: argparse.ArgumentParser, mmproj: bool = False) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--preset", help="bundled preset key (see 'memviz presets')")
     src.add_argument("--config", help="a config.json file or a model folder holding one")
     src.add_argument("--safetensors", help="a .safetensors file, its index, or a model folder: exact stored sizes")
     src.add_argument("--gguf", help="a .gguf file: architecture and exact stored sizes from its metadata")
-    p.add_argument("--mmproj", help="a llama.cpp mmproj .gguf (the encoders llama-server loads with --mmproj): "
-                   "its tensors' exact sizes and its vision tower's compute buffer; llamacpp / ollama engines")
+    if mmproj:
+        p.add_argument("--mmproj", help="a llama.cpp mmproj .gguf (the encoders llama-server loads with --mmproj): "
+                       "its tensors' exact sizes and its vision tower's compute buffer; llamacpp / ollama engines")
 
 
 def _architecture(args: argparse.Namespace) -> Architecture:
@@ -79,7 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command")
 
     e = sub.add_parser("estimate", help="estimate device memory for one scenario")
-    _add_model_source(e)
+    _add_model_source(e, mmproj=True)
     e.add_argument("--weights", help="weight format (see 'memviz formats'); default the checkpoint's own (bf16, a "
                    "release's MXFP4 / FP8), or 'stored' for imported files")
     e.add_argument("--kv", help="KV cache format; default the engine's (llama.cpp, Ollama: f16; else bf16)")
@@ -108,7 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="print one JSON object")
 
     x = sub.add_parser("export", help="write a compare/sweep chart (PNG, SVG, PDF) or its data (CSV, JSON, Markdown)")
-    _add_model_source(x)
+    _add_model_source(x, mmproj=True)
     x.add_argument("--weights", help="comma-separated weight formats, one scenario each (default the checkpoint's "
                    "own / stored)")
     x.add_argument("--kv", help="KV cache format; default the engine's (llama.cpp, Ollama: f16; else bf16)")
@@ -218,13 +219,7 @@ def _scenario(args: argparse.Namespace, a: Architecture) -> Scenario:
     overhead = None if args.overhead is None else parse_bytes(args.overhead)
     weights = _default_weights(args, a)
     engine = _engine_name(args, weights, a)
-    options = parse_option_pairs(args.option)
-    if getattr(args, "mmproj", None):
-        if engine not in ("llamacpp", "ollama"):
-            raise InputError(f"--mmproj is llama.cpp's file of a model's encoders; the {engine} engine loads them "
-                             "from the model's own checkpoint")
-        if options.setdefault("mmproj", "true").lower() in ("false", "0", "no", "off"):
-            raise InputError("--mmproj gives an mmproj file and -o mmproj=false leaves it out: choose one")
+    options = _with_mmproj(args, engine, parse_option_pairs(args.option))
     return Scenario(
         weight_format=weights, kv_format=_kv(args, engine), context_tokens=_context(args, a, engine),
         batch=args.batch, sequence_tokens=seqs, engine=engine, device=args.device, tp=args.tp,
@@ -234,6 +229,18 @@ def _scenario(args: argparse.Namespace, a: Architecture) -> Scenario:
         gpu_memory_utilization=args.gpu_memory_utilization, runtime_overhead_bytes=overhead,
         extrapolate=args.extrapolate,
     )
+
+
+def _with_mmproj(args: argparse.Namespace, engine: str, options: dict[str, str]) -> dict[str, str]:
+    """The engine options with --mmproj's: the file is loaded (llama.cpp / Ollama engines only)."""
+    if not getattr(args, "mmproj", None):
+        return options
+    if engine not in ("llamacpp", "ollama"):
+        raise InputError(f"--mmproj is llama.cpp's file of a model's encoders; the {engine} engine loads them "
+                         "from the model's own checkpoint")
+    if options.setdefault("mmproj", "true").lower() in ("false", "0", "no", "off"):
+        raise InputError("--mmproj gives an mmproj file and -o mmproj=false leaves it out: choose one")
+    return options
 
 
 def _model_ref(args: argparse.Namespace) -> str | None:
@@ -393,7 +400,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
         engine = _engine_name(args, fmt, a)
         scenarios.append(Scenario(weight_format=fmt, kv_format=_kv(args, engine),
                                   context_tokens=_context(args, a, engine), batch=args.batch, engine=engine,
-                                  extrapolate=args.extrapolate))
+                                  extrapolate=args.extrapolate,
+                                  options=tuple(sorted(_with_mmproj(args, engine, {}).items()))))
     if not scenarios:
         raise InputError("--weights names no format")
     gpus = tuple(get_gpu(g).key for g in args.gpu.split(",") if g.strip())

@@ -302,3 +302,7 @@ def test_an_mmproj_file_beside_a_gguf_model(tmp_path):
     r = run("estimate", "--gguf", str(mm))
     assert r.returncode == 2 and "an mmproj file" in r.stderr
     assert json.loads(run("estimate", "--gguf", str(lm), "--json").stdout)["scenario"]["engine"] == "llamacpp"
+    out = tmp_path / "report.md"
+    r = run("export", "--gguf", str(lm), "--mmproj", str(mm), "--gpu", "rtx4090", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert f"--mmproj {mm}" in out.read_text()
