@@ -117,6 +117,15 @@ class Calibration:
     band: dict[str, float | None] = field(default_factory=dict)  # largest peak error, a fraction
 
 
+def attach_mmproj(session: Session, encoders: tuple) -> Session:
+    """The session's model with the encoders of an mmproj file (`gguf_file.read_mmproj`) in place of its own, and
+    every llama.cpp / Ollama scenario loading it (option mmproj, llama-server --mmproj)."""
+    a = session.architecture.with_changes(encoders=tuple(encoders))
+    scenarios = tuple(sc.with_changes(options=tuple(sorted({**dict(sc.options), "mmproj": True}.items())))
+                      if sc.engine in ("llamacpp", "ollama") else sc for sc in session.scenarios)
+    return session.with_changes(architecture=a, scenarios=scenarios)
+
+
 def read_calibration(folder: Path | None = None) -> Calibration:
     from memviz.core import calibration
 

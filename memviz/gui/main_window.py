@@ -295,6 +295,7 @@ class MainWindow(QMainWindow):
         f.addSeparator()
         self._action("Import config / safetensors / GGUF file…", self._import_config_dialog, "Ctrl+I", f)
         self._action("Import model folder…", self._import_folder_dialog, None, f)
+        self._action("Add mmproj file (llama.cpp --mmproj)…", self._add_mmproj_dialog, None, f)
         self._action("Pick from the Hugging Face cache…", lambda: self.pick_from_cache(), None, f)
         self._action("Fetch config.json by model id (network)…", self.fetch_config_by_id, None, f)
         self._action("Open engine log…", self._open_log_dialog, "Ctrl+L", f)
@@ -435,6 +436,22 @@ class MainWindow(QMainWindow):
         self.set_architecture(a, None)
         self.banner.clear()
         self.statusBar().showMessage(f"Read {path}", 5000)
+        return True
+
+    def add_mmproj(self, path: str | Path) -> bool:
+        """Give the model the encoders of a llama.cpp mmproj file, loaded by its llama.cpp / Ollama scenarios
+        (undoable); a file that is not one is reported and the session kept."""
+        from memviz.core.importers.gguf_file import read_mmproj
+        from memviz.gui.background import off_gui_thread
+
+        try:
+            encoders = off_gui_thread(lambda: read_mmproj(path))
+        except InputError as exc:
+            self.report_error(f"Cannot add the mmproj file ({path}): {exc}")
+            return False
+        if not self.apply(commands.attach_mmproj(self.session, encoders)):
+            return False
+        self.statusBar().showMessage(f"Added {path} as the model's mmproj", 5000)
         return True
 
     def attach_log(self, measurement) -> None:
@@ -628,6 +645,11 @@ class MainWindow(QMainWindow):
                                  "GGUF (*.gguf)")
         if path:
             self.import_config(path)
+
+    def _add_mmproj_dialog(self) -> None:
+        path = self._file_dialog(False, "Add mmproj file", "mmproj GGUF (*.gguf)")
+        if path:
+            self.add_mmproj(path)
 
     def _open_log_dialog(self) -> None:
         path = self._file_dialog(False, "Open engine log", "Logs (*.log *.txt);;All files (*)")

@@ -116,3 +116,16 @@ def test_a_release_vllm_does_not_run_opens_on_its_formats_engine():
     assert (released.name, released.weight_format, released.engine) == (
         "as released", "fp8-block-mxfp4-moe", "transformers")
     assert all(estimate(v4, sc).total > 0 for sc in s.scenarios)
+
+
+def test_an_mmproj_file_replaces_the_encoders_and_is_loaded_by_llamacpp_scenarios_only():
+    from memviz.core.towers import VISION, Encoder
+
+    a = get_preset("gemma-3-27b").architecture()
+    s = Session(architecture=a, scenarios=(Scenario(engine="vllm"), Scenario(engine="llamacpp", weight_format="Q4_K_M",
+                                                                           options=(("n_ubatch", 256),))))
+    tower = Encoder(VISION, "mmproj pixtral", 10, (), 20, "/models/mmproj.gguf")
+    out = commands.attach_mmproj(s, (tower,))
+    assert out.architecture.encoders == (tower,)
+    assert out.scenarios[0] == s.scenarios[0]
+    assert dict(out.scenarios[1].options) == {"n_ubatch": 256, "mmproj": True}

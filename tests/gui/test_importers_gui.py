@@ -8,7 +8,7 @@ from PySide6.QtCore import QTimer
 from memviz.core.estimate import estimate
 from memviz.core.units import GiB
 from memviz.gui.main_window import MainWindow
-from tests.core.importers.files import cuda_padding, write_gguf_model, write_safetensors_model
+from tests.core.importers.files import cuda_padding, write_gguf_model, write_mmproj, write_safetensors_model
 from tests.core.importers.test_hf_cache import make_cache
 
 
@@ -32,6 +32,27 @@ def test_import_gguf_adds_a_stored_scenario_with_exact_bytes(win, tmp_path):
     # back to a preset: the stored scenario falls back to bf16 instead of failing
     win.load_preset("gpt2")
     assert all(s.weight_format != "stored" for s in win.session.scenarios)
+
+
+def test_an_mmproj_file_joins_the_imported_gguf_in_its_llamacpp_scenario(win, tmp_path):
+    """File > Add mmproj: its bytes join the stored weights, its warm-up buffer the activations (the bars are the
+    core's figures), the launch command names it; undo takes it back; a language model's file is refused."""
+    write_gguf_model(tmp_path / "m.gguf")
+    _, nbytes = write_mmproj(tmp_path / "mm.gguf", "gemma3", 1152, 4304, 16, 256, 14, image=896)
+    assert win.import_config(tmp_path / "m.gguf")
+    before = estimate(win.session.architecture, win.session.scenarios[0])
+    assert win.add_mmproj(tmp_path / "mm.gguf")
+    sc = win.session.scenarios[0]
+    est = estimate(win.session.architecture, sc)
+    assert dict(sc.options)["mmproj"] is True and est.engine_facts["mmproj_compute"]["projector"] == "gemma3"
+    assert est.bytes["weights"] - before.bytes["weights"] == nbytes
+    assert win.compare.bar_heights()["activations"][0] * GiB == pytest.approx(est.bytes["activations"], abs=1)
+    assert f"--mmproj {tmp_path / 'mm.gguf'}" in est.launch_command()
+    win.undo()
+    assert not win.session.architecture.encoders
+    kept = win.session
+    assert not win.add_mmproj(tmp_path / "m.gguf")
+    assert win.session is kept and "not an mmproj file" in win.banner.text()
 
 
 def test_import_safetensors_folder(win, tmp_path):
