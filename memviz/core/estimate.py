@@ -421,7 +421,7 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
     kvf = get_kv_format(sc.kv_format)
     layout = replace(engine.kv_layout(x), kv_heads_divisor=1)
     notes = list(a.warnings)
-    if a.encoders and x.wf.name != STORED:
+    if a.encoders and (x.wf.name != STORED or any(e.file for e in a.encoders)):  # a checkpoint's own, or an mmproj
         facts["encoders_place"] = engine.encoder_place(x)
         notes.append(_encoder_note(a, facts["encoders_place"], engine.encoder_bytes(x)))
     host_usage = DeviceUsage("host", *(int(np.ceil(getattr(host, c))) for c in COMPONENTS))

@@ -37,6 +37,9 @@ def test_import_gguf_adds_a_stored_scenario_with_exact_bytes(win, tmp_path):
 def test_an_mmproj_file_joins_the_imported_gguf_in_its_llamacpp_scenario(win, tmp_path):
     """File > Add mmproj: its bytes join the stored weights, its warm-up buffer the activations (the bars are the
     core's figures), the launch command names it; undo takes it back; a language model's file is refused."""
+    from memviz.core.units import Unit
+    from memviz.gui.breakdown import breakdown_rows
+
     write_gguf_model(tmp_path / "m.gguf")
     _, nbytes = write_mmproj(tmp_path / "mm.gguf", "gemma3", 1152, 4304, 16, 256, 14, image=896)
     assert win.import_config(tmp_path / "m.gguf")
@@ -48,6 +51,9 @@ def test_an_mmproj_file_joins_the_imported_gguf_in_its_llamacpp_scenario(win, tm
     assert est.bytes["weights"] - before.bytes["weights"] == nbytes
     assert win.compare.bar_heights()["activations"][0] * GiB == pytest.approx(est.bytes["activations"], abs=1)
     assert f"--mmproj {tmp_path / 'mm.gguf'}" in est.launch_command()
+    rows = [r for r in breakdown_rows(est, Unit.GiB) if r[0].startswith("weights: ")]
+    assert sum(int(r[1].replace(",", "")) for r in rows) == est.bytes["weights"] + est.host.weights - cuda_padding(
+        tmp_path / "m.gguf")
     win.undo()
     assert not win.session.architecture.encoders
     kept = win.session
