@@ -29,8 +29,10 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
     if a.stored and not any(sc.weight_format == "stored" for sc in scenarios):
         gguf = quantized_gguf(a)
         base = scenarios[0] if scenarios else Scenario()
-        scenarios = (base.with_changes(name="as stored in the file", weight_format="stored",
-                                       engine="llamacpp" if gguf else base.engine, tp=1),) + scenarios
+        engine = "llamacpp" if gguf else base.engine
+        kv = get_engine(engine).default_kv_format if gguf else base.kv_format  # llama.cpp's f16 cache, as the CLI's
+        scenarios = (base.with_changes(name="as stored in the file", weight_format="stored", engine=engine,
+                                       kv_format=kv, tp=1),) + scenarios
     if a.native_format and not a.stored and not any(sc.weight_format == a.native_format for sc in scenarios):
         base = scenarios[0] if scenarios else Scenario()  # a pre-quantized release, as vLLM loads it
         released = base.with_changes(name="as released", weight_format=a.native_format,

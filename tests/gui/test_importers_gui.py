@@ -25,7 +25,7 @@ def test_import_gguf_adds_a_stored_scenario_with_exact_bytes(win, tmp_path):
     expected = write_gguf_model(tmp_path / "m.gguf")
     assert win.import_config(tmp_path / "m.gguf")
     sc = win.session.scenarios[0]
-    assert sc.weight_format == "stored" and sc.engine == "llamacpp"
+    assert sc.weight_format == "stored" and sc.engine == "llamacpp" and sc.kv_format == "fp16"  # llama.cpp's cache
     est = estimate(win.session.architecture, sc)
     assert est.bytes["weights"] + est.host.weights == sum(b for _, b in expected.values()) + cuda_padding(tmp_path / "m.gguf")
     assert win.compare.bar_heights()["weights"][0] * GiB == pytest.approx(est.bytes["weights"], abs=1)
