@@ -138,3 +138,15 @@ def test_a_logs_mmproj_lines_are_checked_apart_from_the_language_models():
     assert row.name == "mmproj compute (device)" and abs(row.error) < 1e-4
     unknown = read_lines([ln for ln in lines if "projector:" not in ln])
     assert mmproj_checks(unknown, flash=True) == []  # a projector memviz does not size: no row
+
+
+def test_a_real_log_with_an_mmproj_is_checked_buffer_by_buffer():
+    """A real load of a language model and a Qwen2.5-VL mmproj (tests/data/llamacpp): libmtmd's 704.79 MiB is set
+    beside memviz's, the language model's buffers beside theirs, neither counted in the other."""
+    from memviz.core.log_check import check_log
+
+    text = (DATA / "llamacpp" / "qwen25vl_mmproj_cpu.log").read_text()
+    _, rows = check_log(text)
+    by_name = {r.name: r for r in rows}
+    assert by_name["mmproj compute"].measured == round(704.79 * MiB) and abs(by_name["mmproj compute"].error) < 1e-5
+    assert by_name["compute"].measured == round(5.01 * MiB) and by_name["KV"].error == 0
