@@ -43,7 +43,8 @@ TEXT_COLUMNS = (0, COLUMNS.index("options"))
 
 
 def format_options(options: tuple[tuple[str, object], ...]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in options)
+    """Options as typed in the cell and on the command line (`-o`): booleans as true / false."""
+    return ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in options)
 
 
 def options_help(engine: str) -> str:

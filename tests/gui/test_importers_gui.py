@@ -48,6 +48,9 @@ def test_an_mmproj_file_joins_the_imported_gguf_in_its_llamacpp_scenario(win, tm
     sc = win.session.scenarios[0]
     est = estimate(win.session.architecture, sc)
     assert dict(sc.options)["mmproj"] is True and est.engine_facts["mmproj_compute"]["projector"] == "gemma3"
+    from memviz.gui.scenario_table import COLUMNS
+
+    assert win.table.table.item(0, COLUMNS.index("options")).text() == "mmproj=true"  # as -o takes it
     assert est.bytes["weights"] - before.bytes["weights"] == nbytes
     assert win.compare.bar_heights()["activations"][0] * GiB == pytest.approx(est.bytes["activations"], abs=1)
     assert f"--mmproj {tmp_path / 'mm.gguf'}" in est.launch_command()
