@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from math import isqrt
 from typing import Any
 
+from memviz.core.arch import MAX_DIMENSION
+from memviz.core.errors import InputError
 from memviz.core.towers import VISION, Encoder, VisionShape, vision_shape
 from memviz.core.units import Unit, format_bytes
 
@@ -105,6 +107,9 @@ def tower_encoder(projector_name: str, widths: dict[str, int], deepstack: int, p
     (n_embd, n_head, n_ff, projection_dim, patch_size, n_merge: 0 for the projector's default, image_size), sized
     (`Encoder.shape`) where memviz sizes that projector; its family the projector's name otherwise."""
     kind, family = _PROJECTOR_NAMES.get(projector_name, ("", f"mmproj {projector_name}"))
+    beyond = next((k for k, v in widths.items() if v > MAX_DIMENSION), None)
+    if beyond:
+        raise InputError(f"the mmproj's {beyond} of {widths[beyond]:,d} is beyond any real encoder")
     h, heads, ff, out, patch = (widths.get(k, 0) for k in ("n_embd", "n_head", "n_ff", "projection_dim", "patch_size"))
     merge = widths.get("n_merge") or (4 if kind == GEMMA3 else 2)  # clip.cpp's defaults for these projectors
     if not kind or min(h, heads, ff, out, patch) < 1:

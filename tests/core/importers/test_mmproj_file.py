@@ -70,3 +70,6 @@ def test_wrong_files_are_one_clear_error(tmp_path):
     (tmp_path / "bad.gguf").write_bytes(b"GGUF" + b"\x00" * 8)
     with pytest.raises(InputError):
         read_mmproj(tmp_path / "bad.gguf")
+    write_mmproj(tmp_path / "wide.gguf", "qwen3vl_merger", 64, 128, 4, 64, 16, image=1 << 30)
+    with pytest.raises(InputError, match="image_size of 1,073,741,824 is beyond any real encoder"):
+        read_mmproj(tmp_path / "wide.gguf")
