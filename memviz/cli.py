@@ -235,7 +235,9 @@ def _with_mmproj(args: argparse.Namespace, engine: str, options: dict[str, str])
     """The engine options with --mmproj's: the file is loaded (llama.cpp / Ollama engines only)."""
     if not getattr(args, "mmproj", None):
         return options
-    if engine not in ("llamacpp", "ollama"):
+    from memviz.core.engines import get_engine
+
+    if not get_engine(engine).has_option("mmproj"):
         raise InputError(f"--mmproj is llama.cpp's file of a model's encoders; the {engine} engine loads them "
                          "from the model's own checkpoint")
     if options.setdefault("mmproj", "true").lower() in ("false", "0", "no", "off"):

@@ -124,7 +124,7 @@ def attach_mmproj(session: Session, encoders: tuple) -> Session:
     every llama.cpp / Ollama scenario loading it (option mmproj, llama-server --mmproj)."""
     a = session.architecture.with_changes(encoders=tuple(encoders))
     scenarios = tuple(sc.with_changes(options=tuple(sorted({**dict(sc.options), "mmproj": True}.items())))
-                      if sc.engine in ("llamacpp", "ollama") else sc for sc in session.scenarios)
+                      if get_engine(sc.engine).has_option("mmproj") else sc for sc in session.scenarios)
     return session.with_changes(architecture=a, scenarios=scenarios)
 
 

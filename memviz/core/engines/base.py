@@ -196,6 +196,9 @@ class Engine:
         return min(self.default_context_tokens, a.max_position_embeddings or self.default_context_tokens)
 
     # --- options -------------------------------------------------------------------
+    def has_option(self, name: str) -> bool:
+        return any(o.name == name for o in self.options)
+
     def option(self, name: str) -> Option:
         for o in self.options:
             if o.name == name:
