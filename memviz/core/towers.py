@@ -59,8 +59,9 @@ class VisionShape:
     values of one patch (channels x temporal patch x patch x patch), the side in pixels of one merged token (0 where
     the image size is fixed); the largest video item: tokens of one temporal patch (0: an image's, as Qwen2-VL and
     Qwen2.5-VL size frames with the image processor) and temporal patches at most (0: no video input); the
-    hidden- and MLP-wide tensors a block holds at its peak; the attention heads; and, for a tower of one image
-    size (Gemma 3's SigLIP), the patches along one side of that image (0 where images vary)."""
+    hidden- and MLP-wide tensors a block holds at its peak in vLLM (0 and 0 where memviz does not size vLLM's pass,
+    as for Gemma 4, whose shape serves llama.cpp's mmproj buffer); the attention heads; and, for a tower of one
+    image size (Gemma 3's SigLIP), the patches along one side of that image (0 where images vary)."""
 
     patches: int
     tokens: int
@@ -76,6 +77,11 @@ class VisionShape:
     held_mlp: int
     heads: int = 16
     side_patches: int = 0
+
+    @property
+    def vllm_sized(self) -> bool:
+        """Whether memviz sizes vLLM's pass over this tower (`peak_bytes`)."""
+        return self.held_hidden > 0
 
     def image_tokens(self, max_pixels: int | None = None) -> int:
         """Tokens of the largest image: the released preprocessor's, or, with the image processor's max_pixels
@@ -348,7 +354,20 @@ def _vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: int,
         return qwen2_vision_shape(wrapper, vc, text_hidden, processors)
     if wrapper == "gemma3" and vc.get("model_type") == "siglip_vision_model":
         return gemma3_vision_shape(cfg, vc, text_hidden, processors.get("image", {}))
+    if wrapper == "gemma4" and vc.get("model_type") == "gemma4_vision":
+        return gemma4_vision_shape(vc, text_hidden)
     return ()
+
+
+def gemma4_vision_shape(vc: dict[str, Any], text_hidden: int) -> tuple[int, ...]:
+    """`VisionShape` of Gemma 4's tower for llama.cpp's mmproj buffer (`llamacpp_mtmd`): images of
+    default_output_length pooled tokens (the released processor's max_soft_tokens) of pooling_kernel_size^2 patches
+    of patch_size pixels, pooled into the language model's width. vLLM's pass over it is not sized (no held
+    tensors)."""
+    patch, pool = _whole(vc, "patch_size", 16), _whole(vc, "pooling_kernel_size", 3)
+    tokens = _whole(vc, "default_output_length", 280)
+    return (tokens * pool * pool, tokens, _whole(vc, "hidden_size", 768), _whole(vc, "intermediate_size", 3072),
+            text_hidden, 0, 3 * patch * patch, patch * pool, 0, 0, 0, 0, _whole(vc, "num_attention_heads", 12), 0)
 
 
 def llama4_vision(vc: dict[str, Any]) -> int:

@@ -146,8 +146,9 @@ class EncoderPass:
 
 
 def sized_tower(a: Architecture) -> VisionShape | None:
-    """The model's vision tower whose pass memviz sizes (one with a `VisionShape`); None for the others."""
-    return next((v for e in a.encoders if e.modality == VISION and (v := vision_shape(e)) is not None), None)
+    """The model's vision tower whose pass memviz sizes (`VisionShape.vllm_sized`); None for the others."""
+    return next((v for e in a.encoders if e.modality == VISION and (v := vision_shape(e)) is not None
+                 and v.vllm_sized), None)
 
 
 def per_prompt_limit(settings: dict[str, Any], modality: str) -> int:
@@ -359,7 +360,7 @@ class VLLM(Engine):
     def encoder_pass(self, x: Inputs, s: dict[str, Any]) -> EncoderPass | None:
         """The encoder pass `profile_run` makes before the language model's (vllm 0.33 gpu_model_runner.py):
         `encoder_items` items of the profiled modality's largest size in one batch, their outputs kept in the
-        encoder cache through the language model's pass. Sized for the towers with a `VisionShape` (Qwen2-VL
+        encoder cache through the language model's pass. Sized for the towers `sized_tower` gives (Qwen2-VL
         to Qwen3.5, Gemma 3); None for others, under --language-model-only, and when the limits leave no input."""
         v = self.profiled_tower(x)
         item = profiled_item(v, s) if v is not None else None

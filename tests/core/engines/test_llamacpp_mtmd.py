@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from memviz.core.arch import from_hf_config
-from memviz.core.engines.llamacpp_mtmd import GEMMA3, QWEN3, QWEN25, compute_bytes, describe, mtmd_buffers
+from memviz.core.engines.llamacpp_mtmd import GEMMA3, GEMMA4, QWEN3, QWEN25, compute_bytes, describe, mtmd_buffers, tower_encoder
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.presets import get_preset
 from memviz.core.towers import VisionShape, vision_shape
@@ -21,12 +21,21 @@ PUBLISHED = {c["id"]: c for c in json.loads((DATA / "published" / "mtmd_buffers.
 OFF_BY_PERCENT = {("qwen3-vl-32b", True): 1.1}
 
 
+def _side(kind: str, merge: int = 0) -> int:
+    """Patches a side of the warm-up image: Gemma 3's 896-pixel image, 16 x 16 pooled tokens for Gemma 4 (3 x 3
+    pooled), 46 x 46 merged tokens for the Qwen towers (2 x 2 merged), `merge` replacing the default."""
+    if kind == GEMMA3:
+        return 64
+    return 16 * (merge or 3) if kind == GEMMA4 else 46 * (merge or 2)
+
+
 def _mib(kind: str, t: dict, flash: bool, side: int | None = None) -> float:
     """memviz's buffer for a tower given by its widths, at the warm-up image (or one `side` patches wide)."""
-    side = side or (64 if kind == GEMMA3 else 92)
+    side = side or _side(kind)
+    patch = 16 if kind in (QWEN3, GEMMA4) else 14
     shape = VisionShape(side * side, side * side // 4, t["hidden"], t["ff"], t["out"], t["deepstack"], 0, 0, 0, 0,
                         0, 0, t["heads"], side)
-    return compute_bytes(kind, shape, side * side, 16 if kind == QWEN3 else 14, flash)[0] / MiB
+    return compute_bytes(kind, shape, side * side, patch, flash)[0] / MiB
 
 
 @pytest.mark.parametrize("case", [c for c in MEASURED if not c["outside_rule"]], ids=lambda c: c["name"])
@@ -34,7 +43,7 @@ def _mib(kind: str, t: dict, flash: bool, side: int | None = None) -> float:
 def test_measured_warmup_buffers(case, flash):
     """Each measured libmtmd run (released towers' widths and others) as memviz gives it: to the printed 0.01 MiB."""
     measured = case["flash_mib" if flash else "no_flash_mib"]
-    ours = _mib(case["projector"], case, flash, 46 * case["merge"] if case["merge"] else None)
+    ours = _mib(case["projector"], case, flash, _side(case["projector"], case["merge"]))
     percent = OFF_BY_PERCENT.get((case["name"], flash))
     if percent:
         assert abs(ours / measured - 1) * 100 <= percent
@@ -44,7 +53,7 @@ def test_measured_warmup_buffers(case, flash):
 
 def test_the_measured_runs_cover_every_sized_tower_and_both_attentions():
     kinds = {c["projector"] for c in MEASURED}
-    assert kinds == {"qwen3vl", "qwen25vl", "qwen2vl", "gemma3"}
+    assert kinds == {"qwen3vl", "qwen25vl", "qwen2vl", "gemma3", "gemma4v"}
     assert all(c["flash_mib"] < c["no_flash_mib"] for c in MEASURED)
 
 
@@ -150,3 +159,46 @@ def test_a_real_log_with_an_mmproj_is_checked_buffer_by_buffer():
     by_name = {r.name: r for r in rows}
     assert by_name["mmproj compute"].measured == round(704.79 * MiB) and abs(by_name["mmproj compute"].error) < 1e-5
     assert by_name["compute"].measured == round(5.01 * MiB) and by_name["KV"].error == 0
+
+
+def test_gemma4_from_its_config_and_from_an_mmproj_files_widths():
+    """Gemma-4-31B's tower (1152 wide, MLP 4304, 16 heads) as the preset's config and as an mmproj file's clip.*
+    lines give it: libmtmd measured 150.63 MiB with flash attention and 381.39 without for its 768 x 768 warm-up;
+    vLLM's pass over it is not sized."""
+    from memviz.core.engines.vllm import sized_tower
+
+    measured = {c["name"]: c for c in MEASURED}["gemma-4-31b"]
+    a = get_preset("gemma-4-31b").architecture()
+    from_file = tower_encoder("gemma4v", {"n_embd": 1152, "n_head": 16, "n_ff": 4304, "projection_dim": 5376,
+                                          "patch_size": 16, "n_merge": 0, "image_size": 224}, 0)
+    for encoders in (a.encoders, (from_file,)):
+        for flash, key in ((True, "flash_mib"), (False, "no_flash_mib")):
+            b = mtmd_buffers(encoders, flash)
+            assert b.projector == GEMMA4 and b.warmup_side_px == 768 and b.patches == 2304
+            assert b.device_bytes / MiB == pytest.approx(measured[key], abs=0.006)
+            assert b.host_bytes == 2304 * 4 * (3 * 16 ** 2 + 2)  # the pixels and the two positions
+    assert sized_tower(a) is None
+
+
+def test_gemma4s_largest_image_follows_the_measured_larger_warmups():
+    """Gemma 4's largest image (1,120 pooled tokens, 10,080 patches) by the terms measured at 2,304 to 9,216
+    patches: with flash attention linear in the patches, without it one score matrix a head (quadratic)."""
+    b = mtmd_buffers(get_preset("gemma-4-31b").architecture().encoders, flash=True)
+    assert b.largest_image_tokens == 1120
+    assert b.largest_image_bytes == 10080 * 4 * (3 * 1152 + 3 * 4304 + 3 * 16 ** 2 + 2)
+    off = mtmd_buffers(get_preset("gemma-4-31b").architecture().encoders, flash=False)
+    assert off.largest_image_bytes == 10080 * 4 * (16 * 10080 + 5 * 1152 + 3 * 16 ** 2 + 2)
+    assert "the largest image (1,120 tokens)" in describe({**b.__dict__, "where": "device", "flash_attn": True},
+                                                           Unit.GiB)
+
+
+def test_a_real_gemma4_mmproj_load_is_checked():
+    """libmtmd's own log of a Gemma-4-31B-wide tower (tests/data/llamacpp): its load_hparams lines give the tower,
+    its 150.63 MiB buffer is memviz's within the printed rounding."""
+    from memviz.core.importers.llamacpp_log import read_lines
+    from memviz.core.log_check import mmproj_checks
+
+    load = read_lines((DATA / "llamacpp" / "gemma4_mmproj_cpu.log").read_text().splitlines())
+    assert load.settings["mmproj"]["projector"] == "gemma4v"
+    (row,) = mmproj_checks(load, flash=True)
+    assert row.measured == round(150.63 * MiB) and abs(row.error) < 1e-4

@@ -3,7 +3,7 @@
 import pytest
 
 from memviz.core.arch import Architecture
-from memviz.core.engines.llamacpp_mtmd import GEMMA3, QWEN3, mtmd_buffers, projector
+from memviz.core.engines.llamacpp_mtmd import GEMMA3, GEMMA4, QWEN3, mtmd_buffers, projector
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.importers.gguf_file import read_gguf, read_mmproj
@@ -34,6 +34,19 @@ def test_gemma3_and_a_projector_memviz_does_not_size(tmp_path):
     assert vision.family == "mmproj pixtral" and not vision.shape and vision.parameters == elements
     assert audio.modality == AUDIO and audio.parameters == 64 * 32 and audio.stored_bytes == 64 * 32 * 2
     assert mtmd_buffers((vision, audio), flash=True) is None
+
+
+def test_a_gemma4_mmproj_pools_three_by_three_without_a_scale_factor_key(tmp_path):
+    """Gemma 4 E2B / E4B's tower as the converter writes it (no clip.vision.projector.scale_factor: libmtmd's
+    default 3 x 3 pooling, 224-pixel image_size that the warm-up ignores): libmtmd measured 101.27 MiB with flash
+    attention and 276.77 without for its 768 x 768 warm-up."""
+    write_mmproj(tmp_path / "g4.gguf", "gemma4v", 768, 3072, 12, 2560, 16, image=224)
+    (e,) = read_mmproj(tmp_path / "g4.gguf")
+    v = vision_shape(e)
+    assert projector(e) == GEMMA4 and (v.hidden, v.mlp, v.heads, v.patches // v.tokens) == (768, 3072, 12, 9)
+    on, off = mtmd_buffers((e,), flash=True), mtmd_buffers((e,), flash=False)
+    assert on.warmup_side_px == 768 and on.device_bytes / MiB == pytest.approx(101.27, abs=0.006)
+    assert off.device_bytes / MiB == pytest.approx(276.77, abs=0.006)
 
 
 def test_an_mmproj_replaces_the_encoders_and_counts_its_stored_bytes(tmp_path):
@@ -73,3 +86,18 @@ def test_wrong_files_are_one_clear_error(tmp_path):
     write_mmproj(tmp_path / "wide.gguf", "qwen3vl_merger", 64, 128, 4, 64, 16, image=1 << 30)
     with pytest.raises(InputError, match="image_size of 1,073,741,824 is beyond any real encoder"):
         read_mmproj(tmp_path / "wide.gguf")
+
+
+def test_a_gemma4_towers_count_is_the_converters_mmproj():
+    """convert_hf_to_gguf.py --mmproj (llama.cpp 0c1e570) wrote 54,276,608 elements for this config's tower (Gemma 4's
+    default 768-wide vision config cut to 4 blocks, the embedder into a 256-wide language model): memviz's count
+    from the config."""
+    from memviz.core.arch import from_hf_config
+
+    cfg = {"model_type": "gemma4", "text_config": {
+        "model_type": "gemma4_text", "hidden_size": 256, "intermediate_size": 64, "num_hidden_layers": 1,
+        "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 64, "vocab_size": 262144,
+        "layer_types": ["full_attention"], "hidden_size_per_layer_input": 0},
+        "vision_config": {"model_type": "gemma4_vision", "num_hidden_layers": 4}}
+    (e,) = from_hf_config(cfg).encoders
+    assert e.parameters == 54_276_608 and projector(e) == GEMMA4
