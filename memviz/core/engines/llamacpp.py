@@ -276,6 +276,8 @@ class LlamaCpp(Engine):
                "empty: equal shares, as llama.cpp splits by the free memory of identical GPUs"),
         Option("mmproj", bool, False, "a multimodal model's encoders loaded from their mmproj file (--mmproj), on "
                "the GPU (--mmproj-offload, the default)"),
+        Option("image_max_tokens", int, 0, "largest image libmtmd takes, in merged tokens (--image-max-tokens; 0: "
+               "the projector's own); sizes the buffer an image that large grows to, not the warm-up's", minimum=0),
     )
     attention_default = "flash"
     supports_offload = True
@@ -313,6 +315,8 @@ class LlamaCpp(Engine):
         tensor_overrides(options["override_tensor"])
         if options["tensor_split"] and sc.pp == 1:
             raise InputError("tensor_split shares layers among several GPUs: set pp to their number")
+        if options["image_max_tokens"] and not options["mmproj"]:
+            raise InputError("image_max_tokens is libmtmd's (--image-max-tokens): it needs the mmproj loaded (mmproj)")
         split_points(sc.pp, options["tensor_split"])
 
     def cells(self, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -430,7 +434,7 @@ class LlamaCpp(Engine):
         """libmtmd's start-up compute buffers for the loaded mmproj's vision tower, where memviz sizes them."""
         if not self.encoder_place(x):
             return None
-        return mtmd_buffers(x.a.encoders, self.flash(x.sc, x.options))
+        return mtmd_buffers(x.a.encoders, self.flash(x.sc, x.options), x.options["image_max_tokens"])
 
     def _mmproj_compute(self, x: Inputs, on_host: bool) -> float:
         """The mmproj's compute bytes on the GPU / CPU that runs it (`on_host` False) or in the host's buffer
@@ -808,6 +812,8 @@ class LlamaCpp(Engine):
                 args += ["-ts", o["tensor_split"].replace(";", ",")]
         if o["mmproj"] and a.encoders:  # the file read, else as convert_hf_to_gguf.py --mmproj names it
             args += ["--mmproj", a.encoders[0].file or f"mmproj-{model.removesuffix('.gguf').split('/')[-1]}-f16.gguf"]
+            if o["image_max_tokens"]:
+                args += ["--image-max-tokens", str(o["image_max_tokens"])]
         if self.micro_batch(sc, o) != 512:
             args += ["-ub", str(self.micro_batch(sc, o))]
         if o["n_batch"] != 2048:

@@ -72,7 +72,7 @@ class MtmdBuffers:
     """libmtmd's start-up compute buffers for one vision tower: the projector kind (clip.cpp PROJECTOR_TYPE), the
     warm-up image's side in pixels and patches, the bytes of the GPU's (or a CPU run's) buffer, of the host's
     beside a GPU, and of the GPU's buffer after the largest image of `largest_image_tokens` merged tokens (None
-    where memviz does not size it)."""
+    where memviz does not size it; at least the warm-up's, as ggml-alloc reserves again only for a larger graph)."""
 
     projector: str
     warmup_side_px: int
@@ -144,23 +144,25 @@ def tower_encoder(projector_name: str, widths: dict[str, int], deepstack: int, p
     return Encoder(VISION, family, parameters, shape if shape[0] else (), stored_bytes, file)
 
 
-def mtmd_buffers(encoders: tuple[Encoder, ...], flash: bool) -> MtmdBuffers | None:
-    """The buffers libmtmd reserves for the model's vision tower, if memviz sizes it."""
+def mtmd_buffers(encoders: tuple[Encoder, ...], flash: bool, image_max_tokens: int = 0) -> MtmdBuffers | None:
+    """The buffers libmtmd reserves for the model's vision tower, if memviz sizes it; `image_max_tokens`
+    llama-server's --image-max-tokens (0: the projector's own), which moves the largest image, not the warm-up's
+    (clip.cpp `set_warmup_n_tokens` follows `set_limit_image_tokens`)."""
     for e in encoders:
         kind = projector(e) if e.modality == VISION else ""
         v = vision_shape(e)
         if kind and v is not None:
-            return _buffers(kind, v, flash)
+            return _buffers(kind, v, flash, image_max_tokens)
     return None
 
 
-def _buffers(kind: str, v: VisionShape, flash: bool) -> MtmdBuffers:
+def _buffers(kind: str, v: VisionShape, flash: bool, image_max_tokens: int = 0) -> MtmdBuffers:
     merge = isqrt(v.patches // v.tokens)
     patch_px = v.unit // merge if kind != GEMMA3 else isqrt(v.pixels // 3)
     side = {GEMMA3: v.side_patches, GEMMA4: GEMMA4_WARMUP_SIDE_TOKENS * merge}.get(kind, QWEN_WARMUP_SIDE_TOKENS * merge)
     device, host = compute_bytes(kind, v, side * side, patch_px, flash)
-    most = _MAX_IMAGE_TOKENS.get(kind, 0)
-    largest = compute_bytes(kind, v, most * merge * merge, patch_px, flash)[0] if most else None
+    most = (image_max_tokens or _MAX_IMAGE_TOKENS[kind]) if kind in _MAX_IMAGE_TOKENS else 0
+    largest = max(device, compute_bytes(kind, v, most * merge * merge, patch_px, flash)[0]) if most else None
     return MtmdBuffers(kind, side * patch_px, side * side, device, host, largest, most)
 
 
@@ -222,6 +224,8 @@ def describe(m: dict[str, Any], unit: Unit) -> str:
     if m["host_bytes"] and m["where"] == "device":
         text += f", its inputs {format_bytes(m['host_bytes'], unit)} in host memory beside a GPU"
     if m["largest_image_bytes"]:
-        text += f"; the largest image ({m.get('largest_image_tokens', QWEN_MAX_IMAGE_TOKENS):,d} tokens) grows it to " \
-                f"{format_bytes(m['largest_image_bytes'], unit)}"
+        largest = f"; the largest image ({m.get('largest_image_tokens', QWEN_MAX_IMAGE_TOKENS):,d} tokens)"
+        grows = m["largest_image_bytes"] > m["device_bytes"]
+        text += f"{largest} grows it to {format_bytes(m['largest_image_bytes'], unit)}" if grows else \
+            f"{largest} fits in it"
     return text

@@ -39,6 +39,7 @@ _OLLAMA_DEFAULTS: dict[str, dict[str, Any]] = {
     "tensor_split": {"choices": ("",), "help": "not an Ollama setting (llama-server splits the layers by free memory)"},
     "mmproj": {"default": True, "help": "the model's projector (its manifest's projector layer, or the vision "
                "tensors of the model file) passed as --mmproj"},
+    "image_max_tokens": {"choices": (0,), "help": "not an Ollama setting"},
 }
 
 

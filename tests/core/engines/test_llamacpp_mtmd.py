@@ -202,3 +202,21 @@ def test_a_real_gemma4_mmproj_load_is_checked():
     assert load.settings["mmproj"]["projector"] == "gemma4v"
     (row,) = mmproj_checks(load, flash=True)
     assert row.measured == round(150.63 * MiB) and abs(row.error) < 1e-4
+
+
+def test_image_max_tokens_moves_the_largest_image_not_the_warmup():
+    """llama-server --image-max-tokens: the warm-up stays 16 x 16 tokens (clip.cpp sets it after the limit), the
+    largest image's buffer follows the limit, and one below the warm-up's leaves the start-up buffer as it is."""
+    from memviz.core.errors import InputError
+
+    _, default = _estimate("gemma-4-31b")
+    _, capped = _estimate("gemma-4-31b", image_max_tokens=280)
+    _, small = _estimate("gemma-4-31b", image_max_tokens=70)
+    m, c, s = (e.engine_facts["mmproj_compute"] for e in (default, capped, small))
+    assert m["device_bytes"] == c["device_bytes"] == s["device_bytes"]
+    assert c["largest_image_tokens"] == 280
+    assert c["largest_image_bytes"] == 280 * 9 * 4 * (3 * 1152 + 3 * 4304 + 3 * 16 ** 2 + 2)
+    assert s["largest_image_bytes"] == s["device_bytes"] and describe(s, Unit.GiB).endswith("fits in it")
+    assert "--image-max-tokens 280" in capped.launch_command()
+    with pytest.raises(InputError, match="needs the mmproj"):
+        _estimate("gemma-4-31b", mmproj=False, image_max_tokens=280)
