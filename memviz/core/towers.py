@@ -1,13 +1,13 @@
 """Encoders of multimodal checkpoints: the vision (and audio) towers beside the language model.
 
 A multimodal config (Gemma 3 / 4, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5, Mistral Small 3.x, Llama 4, LLaVA,
-InternVL, Idefics3 / SmolVLM, GLM-4.1V / 4.5V) holds its language model in `text_config` (or at the top level) and
-each encoder in `vision_config` / `audio_config`. The encoders' weights are loaded with the language model by
-transformers and by vLLM (unless `--language-model-only`); llama.cpp keeps them in a separate mmproj file
-(`--mmproj`). Their parameter counts follow the modules of transformers 5.24 (`models/<family>/modeling_<family>.py`,
-named per function) and are checked against those modules instantiated on the meta device
-(tests/core/test_towers.py); the projector that maps an encoder's output into the language model's width counts with
-its encoder.
+InternVL, Idefics3 / SmolVLM, GLM-4.1V / 4.5V, PaliGemma, ShieldGemma 2, Command A Vision, LFM2-VL) holds its
+language model in `text_config` (or at the top level) and each encoder in `vision_config` / `audio_config`. The
+encoders' weights are loaded with the language model by transformers and by vLLM (unless `--language-model-only`);
+llama.cpp keeps them in a separate mmproj file (`--mmproj`). Their parameter counts follow the modules of
+transformers 5.24 (`models/<family>/modeling_<family>.py`, named per function) and are checked against those modules
+instantiated on the meta device (tests/core/test_towers.py); the projector that maps an encoder's output into the
+language model's width counts with its encoder.
 """
 
 from __future__ import annotations
@@ -195,10 +195,20 @@ def siglip(vc: dict[str, Any]) -> int:
     """SiglipVisionModel (siglip/modeling_siglip.py): Conv2d patch embedding with bias, a learned position per
     patch of the (image_size / patch_size)^2 grid, LayerNorm blocks with biased attention and fc1/fc2, the
     post_layernorm and, with vision_use_head (SiglipVisionConfig's default), the attention-pooling head."""
+    patch = _whole(vc, "patch_size", 16)
+    return _siglip_tower(vc, (_whole(vc, "image_size", 224) // patch) ** 2)
+
+
+def siglip2(vc: dict[str, Any]) -> int:
+    """Siglip2VisionModel (siglip2/modeling_siglip2.py): SigLIP's with a biased linear patch embedding (as many
+    elements as the Conv2d) and num_patches learned positions."""
+    return _siglip_tower(vc, _whole(vc, "num_patches", 256))
+
+
+def _siglip_tower(vc: dict[str, Any], positions: int) -> int:
     h, inter = _whole(vc, "hidden_size", 768), _whole(vc, "intermediate_size", 3072)
     patch, channels = _whole(vc, "patch_size", 16), _whole(vc, "num_channels", 3)
-    grid = _whole(vc, "image_size", 224) // patch
-    n = channels * patch * patch * h + h + grid * grid * h
+    n = channels * patch * patch * h + h + positions * h
     n += _whole(vc, "num_hidden_layers", 12) * _vit_layer(h, inter) + 2 * h
     if _get(vc, "vision_use_head", True):  # SiglipMultiheadAttentionPoolingHead: probe, MHA, LayerNorm, MLP
         n += h + 4 * _lin(h, h) + 2 * h + _lin(h, inter) + _lin(inter, h)
@@ -475,7 +485,8 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
     vh = _whole(vc, "hidden_size", _HIDDEN_DEFAULTS.get(family, 768))
     if wrapper == "gemma3" and family == "siglip_vision_model":  # Gemma3MultiModalProjector: matrix + RMSNorm
         return siglip(vc) + vh * th + vh
-    if wrapper in ("llava", "llava_next", "llava_onevision") and family in ("clip_vision_model", "siglip_vision_model"):
+    if wrapper in ("llava", "llava_next", "llava_next_video", "llava_onevision") and family in (
+            "clip_vision_model", "siglip_vision_model"):  # LlavaNextVideo's resampler pools without weights
         tower = clip(vc) if family == "clip_vision_model" else siglip(vc)  # LlavaMultiModalProjector
         bias = bool(_get(cfg, "multimodal_projector_bias", True))
         projector = _lin(vh * _feature_layers(cfg, -1 if wrapper == "llava_onevision" else -2), th, bias) + _lin(th, th, bias)
@@ -505,6 +516,25 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
         return internvl_vision(vc) + 2 * merged + _lin(merged, th) + _lin(th, th)
     if wrapper in ("gemma4", "gemma4_unified") and family == "gemma4_vision":  # Gemma4MultimodalEmbedder
         return gemma4_vision(vc) + vh * th
+    return _vision_more(cfg, vc, th, wrapper, family, vh)
+
+
+def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str, family: str, vh: int) -> int | None:
+    """The SigLIP-tower wrappers whose projectors `_vision` does not list (transformers 5.24): PaliGemma's one
+    biased linear into projection_dim, ShieldGemma 2's Gemma 3 projector, Command A Vision's pixel shuffle into a
+    SwiGLU (alignment_intermediate_size, halved) and LFM2-VL's into a two-layer MLP (optional LayerNorm)."""
+    if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
+        return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
+    if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
+        return siglip(vc) + vh * th + vh
+    if wrapper == "cohere2_vision" and family == "siglip_vision_model":  # Cohere2VisionMultiModalProjector
+        inter = _whole(cfg, "alignment_intermediate_size", 36864)
+        return siglip(vc) + _lin(vh * _whole(cfg, "downsample_factor", 2) ** 2, inter) + _lin(inter // 2, th)
+    if wrapper == "lfm2_vl" and family == "siglip2_vision_model":  # Lfm2VlMultiModalProjector
+        merged, inner = vh * _whole(cfg, "downsample_factor", 2) ** 2, _whole(cfg, "projector_hidden_size", 2560)
+        bias = bool(_get(cfg, "projector_bias", True))
+        norm = 2 * merged if _get(cfg, "projector_use_layernorm", True) else 0
+        return siglip2(vc) + norm + _lin(merged, inner, bias) + _lin(inner, th, bias)
     return None
 
 

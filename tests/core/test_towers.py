@@ -32,6 +32,7 @@ def _configs():
         Gemma4VisionConfig,
         Glm4vMoeConfig,
         InternVLConfig,
+        Lfm2VlConfig,
         Llama4Config,
         LlavaConfig,
         Mistral3Config,
@@ -40,7 +41,8 @@ def _configs():
     )
 
     names = ("gemma3", "llava", "llava_next", "llava_onevision", "mistral3", "llama4", "internvl", "idefics3", "smolvlm",
-             "glm4v", "glm46v", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
+             "glm4v", "glm46v", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe",
+             "paligemma", "shieldgemma2", "cohere2_vision", "lfm2_vl", "llava_next_video")
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
     large = Gemma4VisionConfig(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,
@@ -72,6 +74,11 @@ def _configs():
         ("glm4v_moe (GLM-4.5V's wrapper)", Glm4vMoeConfig(text_config=dict(
             SMALL_TEXT, moe_intermediate_size=128, n_routed_experts=4, num_experts_per_tok=2, first_k_dense_replace=1),
             vision_config=dict(depth=2, hidden_size=256, intermediate_size=512, out_hidden_size=256, num_heads=4))),
+        ("lfm2_vl without norm or bias, 1,024 positions", Lfm2VlConfig(
+            text_config=dict(model_type="lfm2", **SMALL_TEXT), projector_use_layernorm=False, projector_bias=False,
+            downsample_factor=3, vision_config=dict(model_type="siglip2_vision_model", hidden_size=256,
+                                                    intermediate_size=512, num_hidden_layers=2, num_patches=1024,
+                                                    num_attention_heads=4))),
         ("llama4 small", Llama4Config(
             text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
