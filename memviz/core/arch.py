@@ -40,7 +40,7 @@ KNOWN_MODEL_TYPES = (
     "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1", "deepseek_v4", "jais2", "nanochat",
     "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1", "beam", "cohere", "cohere2", "olmo", "olmo2", "olmo3",
     "olmoe", "flex_olmo", "seed_oss", "glm", "stablelm", "nemotron", "hunyuan_v1_dense", "phimoe", "minimax_m2",
-    "hyperclovax", "hunyuan_v1_moe", "cohere2_moe", "lfm3", "olmo_hybrid", "dots1",
+    "hyperclovax", "hunyuan_v1_moe", "cohere2_moe", "lfm3", "olmo_hybrid", "dots1", "muse_glimmer_text",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -1455,6 +1455,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(qk_norm=True, norms_per_layer=4)  # post-MLP norms
     if model_type == "afmoe":  # AfmoeAttention: gate_proj, a query-sized output gate; AfmoeDecoderLayer: four norms
         kw.update(attn_output_gate=True, norms_per_layer=4)
+    if model_type == "muse_glimmer_text":  # MuseGlimmerTextAttention: Afmoe's output gate, its q/k norms without a
+        kw.update(attn_output_gate=True, norms_per_layer=4)  # scale; Gemma 2's four norms a layer (modular_muse_glimmer)
     if model_type in GATED_DELTANET_TYPES:
         kw.update(_gated_deltanet_fields(cfg, model_type, hidden, n_heads))
     if model_type == "nemotron_h":

@@ -36,6 +36,7 @@ ARCH_TO_MODEL_TYPE = {
     "hy_v4": "hy_v4", "laguna": "laguna", "command-r": "cohere", "hunyuan-dense": "hunyuan_v1_dense",
     "hunyuan-moe": "hunyuan_v1_moe", "cohere2moe": "cohere2_moe",
     "minimax-m2": "minimax_m2", "dots1": "dots1", "mistral4": "mistral4",  # DeepSeek-V2's layout (conversion/mistral3.py)
+    "muse-glimmer": "muse_glimmer_text",
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})

@@ -1,0 +1,67 @@
+"""GGUF files as llama.cpp's converter (0c1e570) writes them for architectures memviz reads by another's rules:
+Mistral 4 ("mistral4", DeepSeek-V2's keys and tensors) and Muse Glimmer ("muse-glimmer", its q/k norms synthesized,
+a sliding-window pattern), rebuilt from the headers kept in tests/data with zero tensors, read as the decoders
+transformers builds, to the element."""
+
+import json
+import warnings
+from pathlib import Path
+
+import gguf
+import numpy as np
+import pytest
+
+from memviz.core.importers.gguf_file import read_gguf
+from memviz.core.inventory import parameter_count
+
+DATA = Path(__file__).parents[2] / "data" / "llamacpp"
+#: (header file, the transformers class and text config the file was converted from (its vision tower left out), the
+#: type memviz reads it as, its layers as memviz lists them)
+CASES = {
+    "mistral4": ("mistral4_gguf_header.json", "Mistral4ForCausalLM", dict(
+        model_type="mistral4", vocab_size=1024, hidden_size=256, intermediate_size=512, moe_intermediate_size=128,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4, n_shared_experts=1, n_routed_experts=8,
+        num_experts_per_tok=2, kv_lora_rank=64, q_lora_rank=96, qk_rope_head_dim=16, v_head_dim=32,
+        qk_nope_head_dim=32, head_dim=48, qk_head_dim=48, n_group=1, topk_group=1, first_k_dense_replace=0),
+        "deepseek_v2", "2 × full"),
+    "muse-glimmer": ("muse_glimmer_gguf_header.json", "MuseGlimmerTextModel", dict(
+        model_type="muse_glimmer_text", vocab_size=1024, hidden_size=256, intermediate_size=512, num_hidden_layers=8,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=64, sliding_window=128),
+        "muse_glimmer_text", "6 × sliding (128 tokens), 2 × full"),
+}
+
+
+def _write(path: Path, header: dict) -> None:
+    """The converter's metadata and tensor headers, the tensors zero."""
+    meta = header["metadata"]
+    w = gguf.GGUFWriter(str(path), meta["general.architecture"][1], use_temp_file=False)
+    for name, (kind, value) in meta.items():
+        if name == "general.architecture":
+            continue
+        if isinstance(kind, list):  # an array: its element type
+            w.add_array(name, value)
+        else:
+            w.add_key_value(name, value, gguf.GGUFValueType(kind))
+    for name, shape, kind in header["tensors"]:
+        dtype = np.float16 if kind == gguf.GGMLQuantizationType.F16 else np.float32
+        w.add_tensor(name, np.zeros(list(reversed(shape)), dtype=dtype))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+@pytest.mark.parametrize("arch", sorted(CASES))
+def test_a_converted_gguf_counts_what_transformers_builds(tmp_path, arch):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    header, cls, text, read_as, layers = CASES[arch]
+    _write(tmp_path / "m.gguf", json.loads((DATA / header).read_text()))
+    a = read_gguf(tmp_path / "m.gguf")
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        model = getattr(transformers, cls)(transformers.AutoConfig.for_model(**text))
+    lm_head = text["vocab_size"] * text["hidden_size"] if cls.endswith("TextModel") else 0  # the base model has none
+    assert a.model_type == read_as and a.layer_kinds_text() == layers
+    assert parameter_count(a) == sum(p.numel() for p in model.parameters()) + lm_head
+    assert not [w for w in a.warnings if "generic rules" in w]
