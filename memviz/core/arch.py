@@ -41,6 +41,7 @@ KNOWN_MODEL_TYPES = (
     "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1", "beam", "cohere", "cohere2", "olmo", "olmo2", "olmo3",
     "olmoe", "flex_olmo", "seed_oss", "glm", "stablelm", "nemotron", "hunyuan_v1_dense", "phimoe", "minimax_m2",
     "hyperclovax", "hunyuan_v1_moe", "cohere2_moe", "lfm3", "olmo_hybrid", "dots1", "muse_glimmer_text",
+    "cosmos3_edge_text",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -1455,6 +1456,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(qk_norm=True, norms_per_layer=4)  # post-MLP norms
     if model_type == "afmoe":  # AfmoeAttention: gate_proj, a query-sized output gate; AfmoeDecoderLayer: four norms
         kw.update(attn_output_gate=True, norms_per_layer=4)
+    if model_type == "cosmos3_edge_text":  # Cosmos3EdgeTextModel is LlamaModel with fc1 / fc2 (relu2), not gated
+        kw.update(mlp_gated=False, mlp_bias=bool(cfg.get("mlp_bias", False)))
     if model_type == "muse_glimmer_text":  # MuseGlimmerTextAttention: Afmoe's output gate, its q/k norms without a
         kw.update(attn_output_gate=True, norms_per_layer=4)  # scale; Gemma 2's four norms a layer (modular_muse_glimmer)
     if model_type in GATED_DELTANET_TYPES:
