@@ -1,13 +1,13 @@
 """Encoders of multimodal checkpoints: the vision (and audio) towers beside the language model.
 
 A multimodal config (Gemma 3 / 4, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5, Mistral Small 3.x, Llama 4, LLaVA,
-InternVL, Idefics3 / SmolVLM, GLM-4.1V / 4.5V, PaliGemma, ShieldGemma 2, Command A Vision, LFM2-VL) holds its
-language model in `text_config` (or at the top level) and each encoder in `vision_config` / `audio_config`. The
-encoders' weights are loaded with the language model by transformers and by vLLM (unless `--language-model-only`);
-llama.cpp keeps them in a separate mmproj file (`--mmproj`). Their parameter counts follow the modules of
-transformers 5.24 (`models/<family>/modeling_<family>.py`, named per function) and are checked against those modules
-instantiated on the meta device (tests/core/test_towers.py); the projector that maps an encoder's output into the
-language model's width counts with its encoder.
+InternVL, Idefics3 / SmolVLM, GLM-4.1V / 4.5V, PaliGemma, ShieldGemma 2, Command A Vision, LFM2-VL, LightOnOCR,
+EXAONE 4.5) holds its language model in `text_config` (or at the top level) and each encoder in `vision_config` /
+`audio_config`. The encoders' weights are loaded with the language model by transformers and by vLLM (unless
+`--language-model-only`); llama.cpp keeps them in a separate mmproj file (`--mmproj`). Their parameter counts follow
+the modules of transformers 5.24 (`models/<family>/modeling_<family>.py`, named per function) and are checked
+against those modules instantiated on the meta device (tests/core/test_towers.py); the projector that maps an
+encoder's output into the language model's width counts with its encoder.
 """
 
 from __future__ import annotations
@@ -245,6 +245,14 @@ def qwen2_5_vision(vc: dict[str, Any], text_hidden: int) -> int:
     n = _whole(vc, "in_channels", 3) * t_patch * patch * patch * h
     n += _whole(vc, "depth", 32) * _vit_layer(h, inter, gated=True, norm_bias=False)
     return n + h + _lin(merged, merged) + _lin(merged, out)
+
+
+def exaone4_5_vision(vc: dict[str, Any], text_hidden: int) -> int:
+    """Exaone4_5_VisionModel (exaone4_5/modular_exaone4_5.py): Qwen2.5-VL's tower whose fused biased qkv holds
+    num_key_value_heads key and value heads of hidden / num_heads."""
+    h, heads = _whole(vc, "hidden_size", 1280), _whole(vc, "num_heads", 16)
+    kv = h // heads * _whole(vc, "num_key_value_heads", 8)
+    return qwen2_5_vision(vc, text_hidden) - _whole(vc, "depth", 32) * (2 * h - 2 * kv) * (h + 1)
 
 
 def qwen2_vision(vc: dict[str, Any], text_hidden: int) -> int:
@@ -520,9 +528,10 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
 
 
 def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str, family: str, vh: int) -> int | None:
-    """The SigLIP-tower wrappers whose projectors `_vision` does not list (transformers 5.24): PaliGemma's one
-    biased linear into projection_dim, ShieldGemma 2's Gemma 3 projector, Command A Vision's pixel shuffle into a
-    SwiGLU (alignment_intermediate_size, halved) and LFM2-VL's into a two-layer MLP (optional LayerNorm)."""
+    """The wrappers of towers memviz counts whose projectors `_vision` does not list (transformers 5.24): PaliGemma's
+    one biased linear into projection_dim, ShieldGemma 2's Gemma 3 projector, Command A Vision's pixel shuffle into a
+    SwiGLU (alignment_intermediate_size, halved), LFM2-VL's into a two-layer MLP (optional LayerNorm), LightOnOCR's
+    Pixtral and EXAONE 4.5's Qwen2.5-VL tower."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -530,6 +539,11 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     if wrapper == "cohere2_vision" and family == "siglip_vision_model":  # Cohere2VisionMultiModalProjector
         inter = _whole(cfg, "alignment_intermediate_size", 36864)
         return siglip(vc) + _lin(vh * _whole(cfg, "downsample_factor", 2) ** 2, inter) + _lin(inter // 2, th)
+    if wrapper == "lighton_ocr" and family == "pixtral":  # LightOnOcrMultiModalProjector: Mistral 3's norm and patch
+        merge = _whole(cfg, "spatial_merge_size", 2)  # merger, its MLP from the tower's width, without biases
+        return pixtral(vc) + vh + vh * merge * merge * vh + vh * th + th * th
+    if wrapper == "exaone4_5" and family == "exaone4_5_vision":
+        return exaone4_5_vision(vc, th)
     if wrapper == "lfm2_vl" and family == "siglip2_vision_model":  # Lfm2VlMultiModalProjector
         merged, inner = vh * _whole(cfg, "downsample_factor", 2) ** 2, _whole(cfg, "projector_hidden_size", 2560)
         bias = bool(_get(cfg, "projector_bias", True))
