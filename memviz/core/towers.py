@@ -2,12 +2,13 @@
 
 A multimodal config (Gemma 3 / 4, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5, Mistral Small 3.x, Llama 4, LLaVA,
 InternVL, Idefics3 / SmolVLM, GLM-4.1V / 4.5V, PaliGemma, ShieldGemma 2, Command A Vision, LFM2-VL, LightOnOCR,
-EXAONE 4.5) holds its language model in `text_config` (or at the top level) and each encoder in `vision_config` /
-`audio_config`. The encoders' weights are loaded with the language model by transformers and by vLLM (unless
-`--language-model-only`); llama.cpp keeps them in a separate mmproj file (`--mmproj`). Their parameter counts follow
-the modules of transformers 5.24 (`models/<family>/modeling_<family>.py`, named per function) and are checked
-against those modules instantiated on the meta device (tests/core/test_towers.py); the projector that maps an
-encoder's output into the language model's width counts with its encoder.
+EXAONE 4.5, HyperCLOVA X SEED Vision 2, PaddleOCR-VL) holds its language model in `text_config` (or at the top
+level) and each encoder in `vision_config` / `audio_config`. The encoders' weights are loaded with the language
+model by transformers and by vLLM (unless `--language-model-only`); llama.cpp keeps them in a separate mmproj file
+(`--mmproj`). Their parameter counts follow the modules of transformers 5.24
+(`models/<family>/modeling_<family>.py`, named per function) and are checked against those modules instantiated on
+the meta device (tests/core/test_towers.py); the projector that maps an encoder's output into the language model's
+width counts with its encoder.
 """
 
 from __future__ import annotations
@@ -531,7 +532,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     """The wrappers of towers memviz counts whose projectors `_vision` does not list (transformers 5.24): PaliGemma's
     one biased linear into projection_dim, ShieldGemma 2's Gemma 3 projector, Command A Vision's pixel shuffle into a
     SwiGLU (alignment_intermediate_size, halved), LFM2-VL's into a two-layer MLP (optional LayerNorm), LightOnOCR's
-    Pixtral and EXAONE 4.5's Qwen2.5-VL tower."""
+    Pixtral, EXAONE 4.5's Qwen2.5-VL tower, HyperCLOVA X SEED Vision 2's (and its linear) and PaddleOCR-VL's SigLIP
+    (its merged-patch MLP)."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -544,6 +546,11 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return pixtral(vc) + vh + vh * merge * merge * vh + vh * th + th * th
     if wrapper == "exaone4_5" and family == "exaone4_5_vision":
         return exaone4_5_vision(vc, th)
+    if wrapper == "hyperclovax_vision_v2" and family == "qwen2_5_vl_vision":  # one biased linear from the merger's
+        return qwen2_5_vision(vc, th) + _lin(_whole(vc, "out_hidden_size", 3584), th)  # out_hidden_size
+    if wrapper == "paddleocr_vl" and family == "paddleocr_vl_vision":  # SigLIP's blocks, no pooling head;
+        merged = vh * _whole(vc, "spatial_merge_size", 2) ** 2  # PaddleOCRProjector: LayerNorm, two biased linears
+        return siglip({**vc, "vision_use_head": False}) + 2 * vh + _lin(merged, merged) + _lin(merged, th)
     if wrapper == "lfm2_vl" and family == "siglip2_vision_model":  # Lfm2VlMultiModalProjector
         merged, inner = vh * _whole(cfg, "downsample_factor", 2) ** 2, _whole(cfg, "projector_hidden_size", 2560)
         bias = bool(_get(cfg, "projector_bias", True))
