@@ -2,8 +2,8 @@
 
 A multimodal config (Gemma 3 / 4, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5, Mistral Small 3.x, Llama 4, LLaVA,
 InternVL, Idefics3 / SmolVLM, GLM-4.1V / 4.5V, PaliGemma, ShieldGemma 2, Command A Vision, LFM2-VL, LightOnOCR,
-EXAONE 4.5, HyperCLOVA X SEED Vision 2, PaddleOCR-VL) holds its language model in `text_config` (or at the top
-level) and each encoder in `vision_config` / `audio_config`. The encoders' weights are loaded with the language
+EXAONE 4.5, HyperCLOVA X SEED Vision 2, PaddleOCR-VL, GLM-OCR) holds its language model in `text_config` (or at the
+top level) and each encoder in `vision_config` / `audio_config`. The encoders' weights are loaded with the language
 model by transformers and by vLLM (unless `--language-model-only`); llama.cpp keeps them in a separate mmproj file
 (`--mmproj`). Their parameter counts follow the modules of transformers 5.24
 (`models/<family>/modeling_<family>.py`, named per function) and are checked against those modules instantiated on
@@ -445,6 +445,22 @@ def glm4v_vision(vc: dict[str, Any]) -> int:
     return n + out * out + 2 * out + 3 * out * inter
 
 
+def glm_ocr_vision(vc: dict[str, Any]) -> int:
+    """GlmOcrVisionModel (glm_ocr/modular_glm_ocr.py): GLM-4V's tower without learned positions or the post-conv
+    norm; biased qkv / proj (attention_bias) with q/k norms of hidden / num_heads, a biased gated MLP of
+    intermediate_size; the merger's MLP out_hidden_size x in_channels wide."""
+    h, inter = _whole(vc, "hidden_size", 1024), _whole(vc, "intermediate_size", 4096)
+    out, merge = _whole(vc, "out_hidden_size", 1536), _whole(vc, "spatial_merge_size", 2)
+    patch, t_patch, channels = _whole(vc, "patch_size", 14), _whole(vc, "temporal_patch_size", 2), _whole(
+        vc, "in_channels", 3)
+    bias = bool(_get(vc, "attention_bias", True))
+    n = channels * t_patch * patch * patch * h + h
+    attention = _lin(h, 3 * h, bias) + _lin(h, h, bias) + 2 * (h // _whole(vc, "num_heads", 16))
+    n += _whole(vc, "depth", 24) * (2 * h + attention + 2 * _lin(h, inter) + _lin(inter, h))
+    n += h + h * merge * merge * out + out
+    return n + out * out + 2 * out + 3 * out * out * channels
+
+
 def gemma4_vision(vc: dict[str, Any]) -> int:
     """Gemma4VisionModel (gemma4/modeling_gemma4.py): a linear patch projection without bias, a (2,
     position_embedding_size, hidden) position table, blocks of four RMSNorms, bias-free q/k/v/o over
@@ -541,6 +557,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     if wrapper == "cohere2_vision" and family == "siglip_vision_model":  # Cohere2VisionMultiModalProjector
         inter = _whole(cfg, "alignment_intermediate_size", 36864)
         return siglip(vc) + _lin(vh * _whole(cfg, "downsample_factor", 2) ** 2, inter) + _lin(inter // 2, th)
+    if wrapper == "glm_ocr" and family == "glm_ocr_vision":
+        return glm_ocr_vision(vc)
     if wrapper == "lighton_ocr" and family == "pixtral":  # LightOnOcrMultiModalProjector: Mistral 3's norm and patch
         merge = _whole(cfg, "spatial_merge_size", 2)  # merger, its MLP from the tower's width, without biases
         return pixtral(vc) + vh + vh * merge * merge * vh + vh * th + th * th
