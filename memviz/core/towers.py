@@ -2,10 +2,10 @@
 
 A multimodal config (Gemma 3 / 4, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5, Mistral Small 3.x, Llama 4, LLaVA,
 InternVL, Idefics3 / SmolVLM, GLM-4.1V / 4.5V, PaliGemma, ShieldGemma 2, Command A Vision, LFM2-VL, LightOnOCR,
-EXAONE 4.5, HyperCLOVA X SEED Vision 2, PaddleOCR-VL, GLM-OCR) holds its language model in `text_config` (or at the
-top level) and each encoder in `vision_config` / `audio_config`. The encoders' weights are loaded with the language
-model by transformers and by vLLM (unless `--language-model-only`); llama.cpp keeps them in a separate mmproj file
-(`--mmproj`). Their parameter counts follow the modules of transformers 5.24
+EXAONE 4.5, HyperCLOVA X SEED Vision 2, PaddleOCR-VL, GLM-OCR, Cosmos3 Omni) holds its language model in
+`text_config` (or at the top level) and each encoder in `vision_config` / `audio_config`. The encoders' weights are
+loaded with the language model by transformers and by vLLM (unless `--language-model-only`); llama.cpp keeps them in
+a separate mmproj file (`--mmproj`). Their parameter counts follow the modules of transformers 5.24
 (`models/<family>/modeling_<family>.py`, named per function) and are checked against those modules instantiated on
 the meta device (tests/core/test_towers.py); the projector that maps an encoder's output into the language model's
 width counts with its encoder.
@@ -548,8 +548,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     """The wrappers of towers memviz counts whose projectors `_vision` does not list (transformers 5.24): PaliGemma's
     one biased linear into projection_dim, ShieldGemma 2's Gemma 3 projector, Command A Vision's pixel shuffle into a
     SwiGLU (alignment_intermediate_size, halved), LFM2-VL's into a two-layer MLP (optional LayerNorm), LightOnOCR's
-    Pixtral, EXAONE 4.5's Qwen2.5-VL tower, HyperCLOVA X SEED Vision 2's (and its linear) and PaddleOCR-VL's SigLIP
-    (its merged-patch MLP)."""
+    Pixtral, EXAONE 4.5's Qwen2.5-VL tower, HyperCLOVA X SEED Vision 2's (and its linear), PaddleOCR-VL's SigLIP
+    (its merged-patch MLP), GLM-OCR's own and Cosmos3 Omni's Qwen3-VL tower."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -557,6 +557,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     if wrapper == "cohere2_vision" and family == "siglip_vision_model":  # Cohere2VisionMultiModalProjector
         inter = _whole(cfg, "alignment_intermediate_size", 36864)
         return siglip(vc) + _lin(vh * _whole(cfg, "downsample_factor", 2) ** 2, inter) + _lin(inter // 2, th)
+    if wrapper == "cosmos3_omni" and family == "qwen3_vl_vision":  # Qwen3-VL's tower with its deepstack mergers
+        return qwen3_vision(vc, th)
     if wrapper == "glm_ocr" and family == "glm_ocr_vision":
         return glm_ocr_vision(vc)
     if wrapper == "lighton_ocr" and family == "pixtral":  # LightOnOcrMultiModalProjector: Mistral 3's norm and patch
