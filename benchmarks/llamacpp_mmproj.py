@@ -27,7 +27,16 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from memviz.core.engines.llamacpp_mtmd import GEMMA3, GEMMA4, QWEN2, QWEN3, QWEN25, compute_bytes
+from memviz.core.engines.llamacpp_mtmd import (
+    DEFAULT_MERGE,
+    GEMMA3,
+    GEMMA4,
+    QWEN2,
+    QWEN3,
+    QWEN25,
+    compute_bytes,
+    warmup_side_patches,
+)
 from memviz.core.towers import VisionShape
 from memviz.core.units import MiB
 
@@ -173,17 +182,20 @@ def measure(path: Path, flash: bool) -> float:
     return float(found[-1])
 
 
+def merge_of(kind: str, merge: int) -> int:
+    """The case's merge (0: the projector's default)."""
+    return DEFAULT_MERGE.get(kind, 2) if kind == GEMMA3 or not merge else merge
+
+
 def warmup_side(kind: str, merge: int) -> int:
-    """Patches a side of the warm-up image (merge 0: the projector's default)."""
-    if kind == GEMMA3:
-        return 64
-    return 16 * (merge or 3) if kind == GEMMA4 else 46 * (merge or 2)
+    """Patches a side of the warm-up image (merge 0: the projector's default; Gemma 3's 896-pixel image)."""
+    return warmup_side_patches(kind, merge_of(kind, merge), 896 // 14)
 
 
 def memviz_mib(kind: str, h: int, ff: int, out: int, deepstack: int, merge: int, flash: bool, heads: int) -> float:
     patch_px = 16 if kind in (QWEN3, GEMMA4) else 14
     side = warmup_side(kind, merge)
-    merge = 4 if kind == GEMMA3 else merge or (3 if kind == GEMMA4 else 2)
+    merge = merge_of(kind, merge)
     shape = VisionShape(side * side, side * side // merge ** 2, h, ff, out, deepstack, 3 * patch_px ** 2, 0, 0, 0, 0, 0,
                         heads, side)
     return compute_bytes(kind, shape, side * side, patch_px, flash)[0] / MiB

@@ -1458,7 +1458,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if model_type == "afmoe":  # AfmoeAttention: gate_proj, a query-sized output gate; AfmoeDecoderLayer: four norms
         kw.update(attn_output_gate=True, norms_per_layer=4)
     if model_type == "cosmos3_edge_text":  # Cosmos3EdgeTextModel is LlamaModel with fc1 / fc2 (relu2), not gated
-        kw.update(mlp_gated=False, mlp_bias=bool(cfg.get("mlp_bias", False)))
+        kw.update(mlp_gated=False)
     if model_type == "muse_glimmer_text":  # MuseGlimmerTextAttention: Afmoe's output gate, its q/k norms without a
         kw.update(attn_output_gate=True, norms_per_layer=4)  # scale; Gemma 2's four norms a layer (modular_muse_glimmer)
     if model_type in GATED_DELTANET_TYPES:

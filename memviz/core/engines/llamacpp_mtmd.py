@@ -65,6 +65,16 @@ GEMMA4_MAX_IMAGE_TOKENS = 1120
 QWEN3, QWEN25, QWEN2, GEMMA3, GEMMA4 = "qwen3vl", "qwen25vl", "qwen2vl", "gemma3", "gemma4v"
 #: merged tokens of the largest image memviz sizes the buffer for, per projector
 _MAX_IMAGE_TOKENS = {QWEN3: QWEN_MAX_IMAGE_TOKENS, QWEN2: QWEN_MAX_IMAGE_TOKENS, GEMMA4: GEMMA4_MAX_IMAGE_TOKENS}
+#: patches merged (pooled) along a side where the file names no merge (clip.cpp `load_hparams`); 2 for the others
+DEFAULT_MERGE = {GEMMA3: 4, GEMMA4: 3}
+
+
+def warmup_side_patches(kind: str, merge: int, side_patches: int = 0) -> int:
+    """Patches along one side of a projector's warm-up image: Gemma 3's one image (`side_patches`), else the
+    warm-up's tokens a side (Gemma 4's 16, the Qwen towers' 46) times the merge."""
+    if kind == GEMMA3:
+        return side_patches
+    return (GEMMA4_WARMUP_SIDE_TOKENS if kind == GEMMA4 else QWEN_WARMUP_SIDE_TOKENS) * merge
 
 
 @dataclass(frozen=True)
@@ -128,7 +138,7 @@ def tower_encoder(projector_name: str, widths: dict[str, int], deepstack: int, p
     if beyond:
         raise InputError(f"the mmproj's {beyond} of {widths[beyond]:,d} is beyond any real encoder")
     h, heads, ff, out, patch = (widths.get(k, 0) for k in ("n_embd", "n_head", "n_ff", "projection_dim", "patch_size"))
-    merge = widths.get("n_merge") or {GEMMA3: 4, GEMMA4: 3}.get(kind, 2)  # clip.cpp's defaults for these projectors
+    merge = widths.get("n_merge") or DEFAULT_MERGE.get(kind, 2)
     if not kind or min(h, heads, ff, out, patch) < 1:
         return Encoder(VISION, family, parameters, (), stored_bytes, file)
     if kind == GEMMA3:  # one image size, pooled n_merge x n_merge (clip.cpp PROJECTOR_TYPE_GEMMA3)
@@ -159,7 +169,7 @@ def mtmd_buffers(encoders: tuple[Encoder, ...], flash: bool, image_max_tokens: i
 def _buffers(kind: str, v: VisionShape, flash: bool, image_max_tokens: int = 0) -> MtmdBuffers:
     merge = isqrt(v.patches // v.tokens)
     patch_px = v.unit // merge if kind != GEMMA3 else isqrt(v.pixels // 3)
-    side = {GEMMA3: v.side_patches, GEMMA4: GEMMA4_WARMUP_SIDE_TOKENS * merge}.get(kind, QWEN_WARMUP_SIDE_TOKENS * merge)
+    side = warmup_side_patches(kind, merge, v.side_patches)
     device, host = compute_bytes(kind, v, side * side, patch_px, flash)
     most = (image_max_tokens or _MAX_IMAGE_TOKENS[kind]) if kind in _MAX_IMAGE_TOKENS else 0
     largest = max(device, compute_bytes(kind, v, most * merge * merge, patch_px, flash)[0]) if most else None

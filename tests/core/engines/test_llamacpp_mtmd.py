@@ -7,7 +7,18 @@ from pathlib import Path
 import pytest
 
 from memviz.core.arch import from_hf_config
-from memviz.core.engines.llamacpp_mtmd import GEMMA3, GEMMA4, QWEN3, QWEN25, compute_bytes, describe, mtmd_buffers, tower_encoder
+from memviz.core.engines.llamacpp_mtmd import (
+    DEFAULT_MERGE,
+    GEMMA3,
+    GEMMA4,
+    QWEN3,
+    QWEN25,
+    compute_bytes,
+    describe,
+    mtmd_buffers,
+    tower_encoder,
+    warmup_side_patches,
+)
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.presets import get_preset
 from memviz.core.towers import VisionShape, vision_shape
@@ -22,11 +33,9 @@ OFF_BY_PERCENT = {("qwen3-vl-32b", True): 1.1}
 
 
 def _side(kind: str, merge: int = 0) -> int:
-    """Patches a side of the warm-up image: Gemma 3's 896-pixel image, 16 x 16 pooled tokens for Gemma 4 (3 x 3
-    pooled), 46 x 46 merged tokens for the Qwen towers (2 x 2 merged), `merge` replacing the default."""
-    if kind == GEMMA3:
-        return 64
-    return 16 * (merge or 3) if kind == GEMMA4 else 46 * (merge or 2)
+    """Patches a side of the warm-up image: Gemma 3's 896-pixel image, else `merge` (0: the projector's default)
+    times the warm-up's tokens a side."""
+    return warmup_side_patches(kind, merge or DEFAULT_MERGE.get(kind, 2), 896 // 14)
 
 
 def _mib(kind: str, t: dict, flash: bool, side: int | None = None) -> float:
