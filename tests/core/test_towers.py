@@ -416,3 +416,16 @@ def test_vllm_profiles_qwen25_vl_on_a_video_as_long_as_max_model_len_allows():
     # Qwen2-VL's blocks: fc1 / QuickGELU / fc2 of 4 x 1,280 and three hidden-wide tensors
     assert from_hf_config(qwen2).encoders[0].shape == (65536, 16384, 1280, 5120, 3584, 0, 1176, 28, 0, 7, 3, 2, 16,
                                                           0)
+
+
+def test_transformers_launch_loads_the_towers_it_counts():
+    """A model whose encoders are counted is loaded by AutoModelForImageTextToText (its ...ForConditionalGeneration);
+    AutoModelForCausalLM would load Llama 4's language model alone, and has no class for Qwen2.5-VL's wrapper."""
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES as causal
+    vl = estimate(get_preset("gemma-3-27b").architecture(), Scenario(context_tokens=4096))
+    assert "model = AutoModelForImageTextToText.from_pretrained(" in vl.launch_command("google/gemma-3-27b-it")
+    text = estimate(get_preset("llama-3.1-8b").architecture(), Scenario(context_tokens=4096))
+    assert "model = AutoModelForCausalLM.from_pretrained(" in text.launch_command()
+    assert "qwen2_5_vl" not in causal and causal["llama4"] == "Llama4ForCausalLM"
+    assert hasattr(transformers, "AutoModelForImageTextToText")

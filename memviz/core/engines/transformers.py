@@ -290,9 +290,10 @@ class Transformers(Engine):
             else '"cuda"'  # one GPU holds it all, as estimated ("auto" would spill what does not fit to the CPU)
         ref, on_load = self.checkpoint(a, sc, model)
         quant = f"    quantization_config=BitsAndBytesConfig({BITSANDBYTES_CONFIG[sc.weight_format]})," if on_load else ""
+        auto = auto_class(a)
         lines = [
-            "from transformers import AutoModelForCausalLM" + (", BitsAndBytesConfig" if on_load else ""),
-            f'model = AutoModelForCausalLM.from_pretrained("{ref}", dtype="{dtype}", device_map={device_map},',
+            f"from transformers import {auto}" + (", BitsAndBytesConfig" if on_load else ""),
+            f'model = {auto}.from_pretrained("{ref}", dtype="{dtype}", device_map={device_map},',
             *([quant] if quant else []),
             f'    attn_implementation="{impl}", trust_remote_code={opts["trust_remote_code"]})',
             f"# generate() over {sc.sequences} sequence(s) of up to {sc.longest_sequence:,d} tokens",
@@ -308,6 +309,15 @@ class Transformers(Engine):
             lines.insert(0, "# pip install kernels: MXFP4 experts stay packed" if opts["mxfp4_kernels"] else
                          "# without the kernels package transformers dequantizes the MXFP4 experts to bf16 (estimated so)")
         return "\n".join(lines)
+
+
+def auto_class(a: Architecture) -> str:
+    """The transformers auto class that loads what the estimate counts: AutoModelForImageTextToText for a model whose
+    encoders are counted (its `...ForConditionalGeneration`, towers included: transformers 5.24
+    models/auto/modeling_auto.py MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES), since AutoModelForCausalLM loads only
+    the language model of Llama 4 and Llama 3.2 Vision (Llama4ForCausalLM, MllamaForCausalLM) and has no class for
+    Qwen2.5-VL, Qwen3-VL, Mistral 3 or InternVL; else AutoModelForCausalLM."""
+    return "AutoModelForImageTextToText" if a.encoders else "AutoModelForCausalLM"
 
 
 def _packed_storages(fmt: WeightFormat | None) -> dict[str, Storage]:
