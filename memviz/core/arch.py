@@ -23,6 +23,7 @@ FULL = "full"
 SLIDING = "sliding"
 LINEAR = "linear"  # a linear-attention layer (gated delta-net or Mamba2): a fixed state per sequence, no KV cache
 NO_MIXER = "none"  # a layer of only a feed-forward block (Nemotron-H's MLP and MoE layers): no cache, no state
+CROSS = "cross"  # a cross-attention layer (Llama 3.2 Vision): K/V of an image's vision tokens, none of the text's
 #: what a LINEAR layer's mixer is (`Architecture.linear_mixer`)
 DELTANET = "gated_deltanet"
 MAMBA2 = "mamba2"
@@ -41,7 +42,7 @@ KNOWN_MODEL_TYPES = (
     "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1", "beam", "cohere", "cohere2", "olmo", "olmo2", "olmo3",
     "olmoe", "flex_olmo", "seed_oss", "glm", "stablelm", "nemotron", "hunyuan_v1_dense", "phimoe", "minimax_m2",
     "hyperclovax", "hunyuan_v1_moe", "cohere2_moe", "lfm3", "olmo_hybrid", "dots1", "muse_glimmer_text",
-    "cosmos3_edge_text",
+    "cosmos3_edge_text", "mllama_text_model",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -148,6 +149,8 @@ class Architecture:
     # the LM head's rows when they are fewer than the embedding's (Apertus 1.5's `output_vocab_size`: its released
     # checkpoints prune the multimodal tokens' rows from the head); 0: vocab_size
     output_vocab_size: int = 0
+    # vision tokens one image gives each cross-attention layer's cache (`cross_attention_tokens_of`)
+    cross_attention_tokens: int = 0
     # block layout
     mlp_gated: bool = True  # gate+up+down (SwiGLU/GeGLU) vs up+down (GELU MLP)
     hidden_act: str = "silu"  # the MLP's activation, a transformers ACT2FN name
@@ -281,7 +284,8 @@ class Architecture:
                     "sliding_window", "q_lora_rank", "kv_lora_rank", "full_head_dim", "full_num_kv_heads",
                     "kv_shared_layers", "per_layer_input_size", "per_layer_vocab_size", "linear_k_heads",
                     "linear_v_heads", "linear_k_head_dim", "linear_v_head_dim", "linear_conv_kernel", "linear_chunk",
-                    "hyper_streams", "out_groups", "out_lora_rank", "output_vocab_size"):
+                    "hyper_streams", "out_groups", "out_lora_rank", "output_vocab_size",
+                    "cross_attention_tokens"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
@@ -292,10 +296,10 @@ class Architecture:
             raise InputError(
                 f"num_attention_heads ({self.num_heads}) must be a multiple of num_key_value_heads ({self.num_kv_heads})"
             )
-        if len(self.layer_types) != self.num_layers or any(t not in (FULL, SLIDING, LINEAR, NO_MIXER)
+        if len(self.layer_types) != self.num_layers or any(t not in (FULL, SLIDING, LINEAR, NO_MIXER, CROSS)
                                                            for t in self.layer_types):
-            raise InputError(f"layer_types must list {self.num_layers} entries of '{FULL}', '{SLIDING}', '{LINEAR}' "
-                             f"or '{NO_MIXER}'")
+            raise InputError(f"layer_types must list {self.num_layers} entries of '{FULL}', '{SLIDING}', '{LINEAR}', "
+                             f"'{NO_MIXER}' or '{CROSS}'")
         if self.ffn_layers and len(self.ffn_layers) != self.num_layers:
             raise InputError(f"ffn_layers must list {self.num_layers} entries")
         keys = self.linear_k_head_dim or self.linear_mixer == SHORTCONV  # a short convolution has no key heads
@@ -403,14 +407,15 @@ class Architecture:
         return ((self.head_dim, 1),)
 
     def layer_caches_kv(self, i: int) -> bool:
-        """Whether layer i projects and caches K/V of its own (the last `kv_shared_layers` reuse earlier ones; a
-        linear-attention layer keeps a fixed state instead)."""
-        return i < self.num_layers - self.kv_shared_layers and self.layer_types[i] not in (LINEAR, NO_MIXER)
+        """Whether layer i projects and caches K/V of its tokens (the last `kv_shared_layers` reuse earlier ones; a
+        linear-attention layer keeps a fixed state instead, a cross-attention layer an image's K/V)."""
+        return i < self.num_layers - self.kv_shared_layers and self.layer_types[i] not in (LINEAR, NO_MIXER, CROSS)
 
     def layer_kinds_text(self) -> str:
         """The layer kinds and their counts in words ("36 × Mamba2, 4 × full"), in order of first appearance."""
         names = {SLIDING: f"sliding ({self.sliding_window or 0:,} tokens)", FULL: "full",
-                 LINEAR: LINEAR_MIXER_NAMES[self.linear_mixer], NO_MIXER: "feed-forward only"}
+                 LINEAR: LINEAR_MIXER_NAMES[self.linear_mixer], NO_MIXER: "feed-forward only",
+                 CROSS: f"cross-attention ({self.cross_attention_tokens:,} image tokens)"}
         if self.parallel_mamba:
             names[FULL] = f"full + {names[LINEAR]}"
         if self.compress_ratios:  # DeepSeek-V4: every layer's window, and what the compressing layers add
@@ -965,6 +970,12 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
         if model_type == "gemma4_text":  # Gemma4TextConfig.__post_init__ forces the last layer to full attention
             kinds[-1] = FULL
         return tuple(kinds)
+    if model_type == "mllama_text_model":  # MllamaTextModel: a cross-attention layer at each cross_attention_layers
+        listed = cfg.get("cross_attention_layers", MLLAMA_CROSS_LAYERS)  # index, self-attention elsewhere
+        cross = set(_int_list(listed, "cross_attention_layers"))
+        if not cross <= set(range(n_layers)):
+            raise InputError(f"cross_attention_layers must be layer indices below {n_layers}, got {sorted(cross)}")
+        return tuple(CROSS if i in cross else FULL for i in range(n_layers))
     if model_type == "olmo_hybrid":  # OlmoHybridConfig.__post_init__: every fourth layer full, the last at least
         kinds = [FULL if i % 4 == 3 else LINEAR for i in range(n_layers)]
         return tuple(kinds if FULL in kinds else kinds[:-1] + [FULL])
@@ -1210,6 +1221,28 @@ def _cohere2_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
     if out.get("mlp_layer_types") is None:
         out["mlp_layer_types"] = ["dense" if i < dense else "sparse" for i in range(n)]
     return out
+
+
+#: MllamaTextConfig's cross_attention_layers when a config lists none (transformers 5.24 configuration_mllama.py)
+MLLAMA_CROSS_LAYERS = [3, 8, 13, 18, 23, 28, 33, 38]
+
+
+def _mllama_fields(outer: dict[str, Any], vocab: int) -> dict[str, Any]:
+    """Llama 3.2 Vision's language model (transformers 5.24 modeling_mllama.py): `MllamaTextModel.embed_tokens` holds
+    vocab_size + 8 rows, the LM head vocab_size; each cross-attention layer caches `cross_attention_tokens_of` the
+    outer config's vision_config (none without one: a text-only MllamaForCausalLM)."""
+    vc = outer.get("vision_config")
+    tokens = cross_attention_tokens_of(vc) if isinstance(vc, dict) else 0
+    return dict(vocab_size=vocab + 8, output_vocab_size=vocab, cross_attention_tokens=tokens)
+
+
+def cross_attention_tokens_of(vc: dict[str, Any]) -> int:
+    """Vision tokens one image puts in each cross-attention layer's cache: max_num_tiles x ((image_size / patch_size)^2
+    + 1), a class token a tile (MllamaForConditionalGeneration._prepare_static_cache `cross_attention_cache_len`; the
+    processor pads every image to max_num_tiles tiles). Llama-3.2-11B-Vision's 560-pixel tiles of 14-pixel patches:
+    4 x 1,601 = 6,404; absent fields take MllamaVisionConfig's defaults (448 pixels, 14, 4 tiles)."""
+    side = _at_least_one(vc.get("image_size", 448), "image_size") // _at_least_one(vc.get("patch_size", 14), "patch_size")
+    return _at_least_one(vc.get("max_num_tiles", 4), "max_num_tiles") * (side * side + 1)
 
 
 def _family_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
@@ -1537,6 +1570,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if model_type == "nanochat":  # NanoChatRMSNorm holds no weight (q/k norms included); fc1 / fc2 relu2 MLP
         kw.update(mlp_gated=False, weightless_norms=True)
     kw.update(_family_fields(cfg, model_type))
+    if model_type == "mllama_text_model":
+        kw.update(_mllama_fields(outer, vocab))
 
     if model_type == "gemma4_text":
         kw.update(_gemma4_fields(cfg, _layer_types(cfg, model_type, n_layers, window), head_dim, kv_heads))

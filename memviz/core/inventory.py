@@ -16,7 +16,7 @@ from enum import Enum
 from functools import lru_cache
 from math import prod
 
-from memviz.core.arch import LINEAR, MAMBA2, NO_MIXER, SHORTCONV, SLIDING, Architecture
+from memviz.core.arch import CROSS, LINEAR, MAMBA2, NO_MIXER, SHORTCONV, SLIDING, Architecture
 
 
 class Role(str, Enum):
@@ -129,6 +129,21 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         out.append(Tensor(f"{p}.sinks", (heads,), Role.ATTENTION, i, "sinks"))
     if a.parallel_mamba:  # Falcon-H1: a Mamba2 mixer beside the attention
         _mamba2(out, a, p.replace("self_attn", "mamba"), i)
+
+
+def _cross_attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
+    """MllamaCrossAttentionDecoderLayer (transformers 5.24 modeling_mllama.py): MllamaTextCrossAttention's q / k / v / o
+    without biases and its q / k RMS norms over head_dim, and two scalar tanh gates (cross_attn_attn_gate,
+    cross_attn_mlp_gate) on the attention's and the MLP's outputs."""
+    h, d, role = a.hidden_size, a.head_dim, Role.ATTENTION
+    _linear(out, f"{p}.cross_attn.q_proj", a.num_heads * d, h, role, i, "q")
+    _linear(out, f"{p}.cross_attn.k_proj", a.num_kv_heads * d, h, role, i, "k")
+    _linear(out, f"{p}.cross_attn.v_proj", a.num_kv_heads * d, h, role, i, "v")
+    _linear(out, f"{p}.cross_attn.o_proj", h, a.num_heads * d, role, i, "o")
+    _norm(out, a, f"{p}.cross_attn.q_norm", d, i)
+    _norm(out, a, f"{p}.cross_attn.k_norm", d, i)
+    for gate in ("cross_attn_attn_gate", "cross_attn_mlp_gate"):
+        out.append(Tensor(f"{p}.{gate}", (1,), Role.NORM, i, "cross_gate"))
 
 
 def _gated_deltanet(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
@@ -298,7 +313,9 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
         p = f"model.layers.{i}"
         for n in range(a.norms_per_layer):
             _norm(out, a, f"{p}.norm{n}", a.hidden_size, i)
-        if a.layer_types[i] != NO_MIXER:
+        if a.layer_types[i] == CROSS:
+            _cross_attention(out, a, p, i)
+        elif a.layer_types[i] != NO_MIXER:
             _attention(out, a, f"{p}.self_attn", i)
         if not a.layer_has_ffn(i):
             pass

@@ -9,6 +9,7 @@ bytes per token for L=32, Hkv=8, D=128, S=2), generalised the way real caches di
 - MLA latent cache (DeepSeek-V2 paper, sec. 2.1): one vector of
   kv_lora_rank + qk_rope_head_dim per token per layer, shared by all heads, instead of K and V;
 - per-sequence lengths are summed, not max x B;
+- a cross-attention layer (Llama 3.2 Vision) caches an image's vision tokens, not the text's (`cross_attention_bytes`);
 - paged allocation (vLLM, PagedAttention paper) rounds each sequence up to whole blocks;
 - quantized formats add their scales (`KVFormat.bytes_per_vector`);
 - DeepSeek-V4 (transformers 5.24 `DeepseekV4HCACache` / `DeepseekV4CSACache`): one K=V vector a token over each
@@ -25,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from memviz.core.arch import SLIDING, Architecture
+from memviz.core.arch import CROSS, SLIDING, Architecture
 from memviz.core.formats import KVFormat
 
 ArrayLike = int | np.ndarray
@@ -115,6 +116,16 @@ def layer_bytes_by_kind(a: Architecture, fmt: KVFormat, layout: KVLayout, layers
         b = per_token_layer_bytes(a, fmt, layout, i)
         full, slide = (full, slide + b) if a.layer_types[i] == SLIDING else (full + b, slide)
     return full, slide
+
+
+def cross_attention_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout = KVLayout(),
+                          layers: range | None = None) -> float:
+    """Bytes one image's K/V takes in the cross-attention layers among `layers` for one sequence (Llama 3.2 Vision:
+    transformers 5.24 MllamaTextCrossAttention.forward caches k_proj / v_proj of the image's
+    `cross_attention_tokens` vision states in its layer of the cache, once, whatever the text's length)."""
+    heads = max(a.num_kv_heads // layout.kv_heads_divisor, 1)
+    n = sum(1 for i in (range(a.num_layers) if layers is None else layers) if a.layer_types[i] == CROSS)
+    return n * a.cross_attention_tokens * 2 * heads * fmt.bytes_per_vector(a.head_dim)
 
 
 def paged(tokens: ArrayLike, block_tokens: int) -> ArrayLike:

@@ -32,6 +32,7 @@ class Preset:
     transformers_parameters: int
     checkpoint_buffers: int = 0  # checkpoint tensors transformers keeps as buffers, not parameters
     note: str = ""
+    published_includes_encoders: bool = False  # the published figure counts the vision tower and projector too
 
     def architecture(self) -> Architecture:
         return from_hf_config(self.config, name=self.name, source=f"preset {self.key}: {self.source}", ref=self.repo)
@@ -53,6 +54,7 @@ def all_presets() -> dict[str, Preset]:
             published_parameters=int(pub["parameters"]), published_precision=pub["precision"],
             published_source=pub["source"], transformers_parameters=int(d["transformers_parameters"]),
             checkpoint_buffers=int(d.get("checkpoint_buffers", 0)), note=d.get("note", ""),
+            published_includes_encoders=bool(pub.get("includes_encoders", False)),
         )
     return out
 

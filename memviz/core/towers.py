@@ -402,6 +402,26 @@ def llama4_vision(vc: dict[str, Any]) -> int:
     return n + inter * _whole(vc, "projector_input_dim", 4096) + out_dim * out_dim
 
 
+def mllama_vision(vc: dict[str, Any]) -> int:
+    """MllamaVisionModel (mllama/modeling_mllama.py): a Conv2d patch embedding without bias, the class embedding,
+    gated positions per patch and class token with a tile-position table per aspect ratio
+    (MllamaPrecomputedPositionEmbedding), gated pre- and post-tile embeddings per aspect ratio
+    (MllamaPrecomputedAspectRatioEmbedding), pre/post LayerNorms, num_hidden_layers LayerNorm blocks with bias-free
+    q/k/v/o and a biased fc1/fc2, and num_global_layers more with two scalar gates each. Aspect ratio ids run to
+    len(supported_aspect_ratios) (`max_aspect_ratio_id`, id 0 the padding), so each table has one row more."""
+    h, inter = _whole(vc, "hidden_size", 1280), _whole(vc, "intermediate_size", 5120)
+    patch, channels, tiles = _whole(vc, "patch_size", 14), _whole(vc, "num_channels", 3), _whole(vc, "max_num_tiles", 4)
+    positions = (_whole(vc, "image_size", 448) // patch) ** 2 + 1
+    ratios = _get(vc, "supported_aspect_ratios", [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]])
+    if not isinstance(ratios, list):
+        raise InputError(f"vision/audio config: supported_aspect_ratios must be a list, got {ratios!r:.60}")
+    rows = len(ratios) + 1
+    n = channels * patch * patch * h + h + (1 + positions * h + rows * tiles * positions * h)
+    n += 2 * (rows * tiles * h + 1) + 4 * h
+    layer = 2 * 2 * h + 4 * h * h + _lin(h, inter) + _lin(inter, h)
+    return n + _whole(vc, "num_hidden_layers", 32) * layer + _whole(vc, "num_global_layers", 8) * (layer + 2)
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -549,7 +569,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     one biased linear into projection_dim, ShieldGemma 2's Gemma 3 projector, Command A Vision's pixel shuffle into a
     SwiGLU (alignment_intermediate_size, halved), LFM2-VL's into a two-layer MLP (optional LayerNorm), LightOnOCR's
     Pixtral, EXAONE 4.5's Qwen2.5-VL tower, HyperCLOVA X SEED Vision 2's (and its linear), PaddleOCR-VL's SigLIP
-    (its merged-patch MLP), GLM-OCR's own and Cosmos3 Omni's Qwen3-VL tower."""
+    (its merged-patch MLP), GLM-OCR's own, Cosmos3 Omni's Qwen3-VL tower and Llama 3.2 Vision's (a biased linear
+    from vision_output_dim: the last layer's and the intermediate layers' outputs side by side)."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -557,6 +578,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     if wrapper == "cohere2_vision" and family == "siglip_vision_model":  # Cohere2VisionMultiModalProjector
         inter = _whole(cfg, "alignment_intermediate_size", 36864)
         return siglip(vc) + _lin(vh * _whole(cfg, "downsample_factor", 2) ** 2, inter) + _lin(inter // 2, th)
+    if wrapper == "mllama" and family == "mllama_vision_model":  # MllamaModel.multi_modal_projector: one biased
+        return mllama_vision(vc) + _lin(_whole(vc, "vision_output_dim", 7680), th)  # linear into the text width
     if wrapper == "cosmos3_omni" and family == "qwen3_vl_vision":  # Qwen3-VL's tower with its deepstack mergers
         return qwen3_vision(vc, th)
     if wrapper == "glm_ocr" and family == "glm_ocr_vision":

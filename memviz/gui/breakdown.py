@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from memviz.core.arch import FULL, LINEAR_MIXER_NAMES
+from memviz.core.arch import CROSS, FULL, LINEAR_MIXER_NAMES
 from memviz.core.engines import get_engine
 from memviz.core.engines.llamacpp_fit import default_fit_placement
 from memviz.core.engines.llamacpp_mtmd import describe as describe_mmproj
@@ -47,6 +47,9 @@ def _other_layers(a) -> str:
         where = "beside their attention" if a.parallel_mamba else "no KV"
         parts.append(f"{a.state_layers} {kind} layers: {where}, a fixed state per sequence "
                      f"(the convolution's last inputs over {a.linear_conv_dim:,} channels{state} each)")
+    if a.cross_attention_tokens:
+        parts.append(f"{a.layer_types.count(CROSS)} cross-attention layers: K/V of {a.cross_attention_tokens:,} "
+                     "vision tokens an image, none of the text's")
     if a.compress_ratios:
         parts.append(f"one K=V vector a token over each layer's window of {a.sliding_window:,}; compressed entries of "
                      f"D every ratio tokens: {a.layer_kinds_text()}, the indexer's of {a.indexer_head_dim}")
@@ -133,6 +136,13 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
     out = []
     if "refusal" in facts:
         out.append(("engine refuses this scenario", "", "", "formula", facts["refusal"], engine.version))
+    if "cross_attention_images" in facts:
+        per, n = facts["cross_attention_bytes_per_image"], facts["cross_attention_images"]
+        out.append(("cross-attention image cache", f"{per * n * sc.sequences:,d}",
+                    format_bytes(per * n * sc.sequences, unit, 3), "formula",
+                    f"{per:,d} bytes per image and sequence ({facts['cross_attention_tokens']:,d} vision tokens' K/V in "
+                    f"each cross-attention layer) x {n} image(s) x {sc.sequences} sequence(s), option images; counted "
+                    "in the KV cache", engine.version))
     if "kv_pool_tokens" in facts:
         out.append(("GPU KV cache size", f"{facts['kv_pool_tokens']:,d} tokens", format_bytes(facts["kv_pool_bytes"], unit, 3),
                     "formula", f"{facts['kv_blocks']:,d} blocks of {facts['block_size']} tokens", engine.version))

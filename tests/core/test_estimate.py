@@ -159,9 +159,11 @@ def test_scenario_round_trip():
 
 
 def test_every_preset_every_engine_estimates():
-    """Every engine estimates every preset (but vLLM DeepSeek-V4 and llama.cpp the types it has no architecture for,
-    refused with one line)."""
+    """Every engine estimates every preset (but vLLM DeepSeek-V4 and the types it dropped, llama.cpp the types it has
+    no architecture for, refused with one line)."""
+    from memviz.core.arch import CROSS
     from memviz.core.engines.llamacpp import NO_ARCHITECTURE
+    from memviz.core.engines.vllm import NOT_IN_VLLM
     from memviz.core.presets import all_presets
 
     for key, p in all_presets().items():
@@ -170,6 +172,14 @@ def test_every_preset_every_engine_estimates():
             context = min(4096, a.max_position_embeddings or 4096)
             if engine == "vllm" and a.compress_ratios:
                 with pytest.raises(InputError, match="DeepSeek-V4"):
+                    estimate(a, Scenario(engine=engine, weight_format=fmt, context_tokens=context))
+                continue
+            if engine == "vllm" and a.model_type in NOT_IN_VLLM:
+                with pytest.raises(InputError, match="vLLM 0.33 does not run"):
+                    estimate(a, Scenario(engine=engine, weight_format=fmt, context_tokens=context))
+                continue
+            if engine == "llamacpp" and CROSS in a.layer_types:
+                with pytest.raises(InputError, match="no architecture with cross-attention layers"):
                     estimate(a, Scenario(engine=engine, weight_format=fmt, context_tokens=context))
                 continue
             if engine == "llamacpp" and a.model_type in NO_ARCHITECTURE:

@@ -43,7 +43,7 @@ def _configs():
     names = ("gemma3", "llava", "llava_next", "llava_onevision", "mistral3", "llama4", "internvl", "idefics3", "smolvlm",
              "glm4v", "glm46v", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe",
              "paligemma", "shieldgemma2", "cohere2_vision", "lfm2_vl", "llava_next_video", "lighton_ocr", "exaone4_5",
-             "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni")
+             "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni", "mllama")
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
     large = Gemma4VisionConfig(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,

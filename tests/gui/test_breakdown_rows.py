@@ -16,3 +16,16 @@ def test_the_vision_encoders_profile_pass_is_a_row_with_the_estimates_bytes():
     assert est.devices[0].activations >= ep["peak_bytes"]
     text_only = estimate(a, sc.with_changes(options={"language_model_only": True}))
     assert "vision encoder's profile pass" not in {r[0] for r in engine_rows(text_only, Unit.GiB)}
+
+
+def test_the_cross_attention_image_cache_is_a_row_with_the_estimates_bytes():
+    """Llama 3.2 Vision: each sequence's image K/V (option images) is a row, and the KV inputs name the layers."""
+    from memviz.gui.breakdown import breakdown_rows
+
+    est = estimate(get_preset("llama-3.2-11b-vision").architecture(), Scenario(context_tokens=8192, batch=4,
+                                                                                options={"images": 2}))
+    per = est.engine_facts["cross_attention_bytes_per_image"]
+    rows = {r[0]: r for r in engine_rows(est, Unit.GiB)}
+    assert rows["cross-attention image cache"][1] == f"{2 * 4 * per:,d}"
+    kv = next(r for r in breakdown_rows(est, Unit.GiB) if r[0] == "kv_cache")
+    assert "8 cross-attention layers: K/V of 6,404 vision tokens an image, none of the text's" in kv[4]

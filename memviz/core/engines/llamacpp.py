@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from memviz.core.arch import FULL, MAMBA2, SHORTCONV, SLIDING, Architecture
+from memviz.core.arch import CROSS, FULL, MAMBA2, SHORTCONV, SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement, encoders_bytes
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
@@ -299,6 +299,10 @@ class LlamaCpp(Engine):
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         super().check(a, sc, options)
+        if CROSS in a.layer_types:
+            raise InputError("llama.cpp 0c1e570 cannot run Llama 3.2 Vision (mllama): it has no architecture with "
+                             "cross-attention layers (src/llama-arch.cpp), and Ollama runs it on its own engine, which "
+                             "memviz does not model; estimate it with transformers")
         if a.model_type in NO_ARCHITECTURE:
             raise InputError(f"llama.cpp 0c1e570 cannot run {a.model_type} models: it has no such architecture "
                              "(src/llama-model.cpp llama_model_mapping) and its converter none of their classes; "

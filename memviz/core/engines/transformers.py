@@ -71,7 +71,7 @@ from memviz.core.formats import (
 )
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY
 from memviz.core.inventory import Role
-from memviz.core.kv import KVLayout, kv_cache_bytes
+from memviz.core.kv import KVLayout, cross_attention_bytes, kv_cache_bytes
 from memviz.core.units import MiB
 
 #: bitsandbytes quantizes a 16-bit checkpoint while loading, as the probe loads it (`memviz/probe/runner.py`)
@@ -139,6 +139,8 @@ class Transformers(Engine):
                "(without it transformers dequantizes them to bf16)"),
         Option("mamba_kernels", bool, False, "mamba_ssm is installed: Mamba2 layers (Granite-4.0-H) run its fused "
                "scan (without it transformers' PyTorch reference scan holds chunk x chunk matrices per head)"),
+        Option("images", int, 1, "images per sequence whose vision tokens Llama 3.2 Vision's cross-attention layers "
+               "cache (0: text only); no effect on other models", minimum=0),
     )
     supports_offload = True
     quantizes_on_load = frozenset(BITSANDBYTES_CONFIG)
@@ -161,8 +163,17 @@ class Transformers(Engine):
         return replace(super().kv_layout(x), k_is_v_twice=True)
 
     def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
-        """The caches, and DeepSeek-V4's compressor buffers (`compressor_buffer_bytes`) for every sequence."""
-        return super().kv_bytes(x, layers) + self.compressor_buffers(x, layers, False)
+        """The caches, DeepSeek-V4's compressor buffers (`compressor_buffer_bytes`) and the cross-attention layers'
+        image K/V (`cross_attention_bytes`, option images) for every sequence."""
+        cross = x.options["images"] * cross_attention_bytes(x.a, x.kvf, self.kv_layout(x), layers) * x.sequences
+        return super().kv_bytes(x, layers) + self.compressor_buffers(x, layers, False) + cross
+
+    def facts(self, x: Inputs, gpu: Any, pool_bytes: float | None) -> dict[str, Any]:
+        """A cross-attention model's image cache: bytes per image and sequence, the images each sequence holds."""
+        if not x.a.cross_attention_tokens:
+            return {}
+        return {"cross_attention_bytes_per_image": int(cross_attention_bytes(x.a, x.kvf, self.kv_layout(x))),
+                "cross_attention_images": x.options["images"], "cross_attention_tokens": x.a.cross_attention_tokens}
 
     @staticmethod
     def compressor_buffers(x: Inputs, layers: range, prefill: bool) -> np.ndarray | int:

@@ -89,10 +89,12 @@ MARLIN_MIN_CAPABILITY = (7, 5)
 #: what `--quantization` makes of a 16-bit checkpoint while loading (`model_executor/layers/quantization/fp8.py`
 #: `Fp8Config` with is_checkpoint_fp8_serialized False: per-tensor dynamic FP8; `bitsandbytes.py`: in-flight NF4)
 QUANTIZE_ON_LOAD = {"fp8": "fp8", "bnb-nf4": "bitsandbytes"}
-#: hybrid types vLLM 0.33 has no model for (model_executor/models/registry.py), which its Transformers backend cannot
-#: run either (models/transformers/: attention layers only, no convolution or recurrent state)
+#: types vLLM 0.33 has no model for (model_executor/models/registry.py), which its Transformers backend cannot run
+#: either (models/transformers/: self-attention layers only, no convolution, recurrent state or cross-attention)
 NOT_IN_VLLM = {"bamba": "0.23 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODELS)",
-               "lfm3": "its registry names no Lfm3ForCausalLM, and its Transformers backend keeps no convolution state"}
+               "lfm3": "its registry names no Lfm3ForCausalLM, and its Transformers backend keeps no convolution state",
+               "mllama_text_model": "0.10.2 removed MllamaForConditionalGeneration (Llama 3.2 Vision) with the V0 "
+                                    "engine's encoder-decoder models (registry.py _PREVIOUSLY_SUPPORTED_MODELS)"}
 KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8"}
 
 

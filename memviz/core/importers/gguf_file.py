@@ -37,6 +37,8 @@ ARCH_TO_MODEL_TYPE = {
     "hunyuan-moe": "hunyuan_v1_moe", "cohere2moe": "cohere2_moe",
     "minimax-m2": "minimax_m2", "dots1": "dots1", "mistral4": "mistral4",  # DeepSeek-V2's layout (conversion/mistral3.py)
     "muse-glimmer": "muse_glimmer_text",
+    # Ollama's Llama 3.2 Vision files (ollama convert/convert_mllama.go `mllamaModel.KV`): llama.cpp has no mllama
+    "mllama": "mllama_text_model",
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
@@ -252,6 +254,9 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_falcon_h1_config(get, tensor_names, warnings))
     if arch == "deepseek4":
         cfg.update(_deepseek4_config(get, cfg, warnings))
+    if arch == "mllama":  # the cross-attention layers' indices (ollama convert/convert_mllama.go)
+        layers = get("attention.cross_attention_layers")
+        cfg["cross_attention_layers"] = [int(i) for i in layers] if isinstance(layers, list) else []
     if arch == "minimax-m3":
         cfg.update(_minimax_m3_config(cfg))
     if arch == "laguna":

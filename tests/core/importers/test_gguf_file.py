@@ -166,3 +166,23 @@ def test_the_sliding_layers_a_converter_lists_decide_the_cache():
     assert a.layer_types == tuple(SLIDING if f else FULL for f in flags) and a.sliding_window == 128
     with pytest.raises(InputError, match="sliding_window_pattern lists 3 layers for 12"):
         config_from_gguf({**meta, "mimo2.attention.sliding_window_pattern": [True] * 3}, set())
+
+
+def test_an_ollama_llama_3_2_vision_file_is_read_with_its_cross_attention_layers_and_refused_by_llamacpp():
+    """Ollama's converter (convert/convert_mllama.go) names the cross-attention layers in
+    mllama.attention.cross_attention_layers; llama.cpp has no such architecture, and Ollama runs it on its own
+    engine: one clear refusal, not a Llama-style reading of 40 self-attention layers."""
+    from memviz.core.arch import CROSS, from_hf_config
+    from memviz.core.importers.gguf_file import config_from_gguf
+
+    meta = {"general.architecture": "mllama", "mllama.block_count": 40, "mllama.embedding_length": 4096,
+            "mllama.attention.head_count": 32, "mllama.attention.head_count_kv": 8, "mllama.feed_forward_length": 14336,
+            "mllama.vocab_size": 128256, "mllama.context_length": 131072,
+            "mllama.attention.cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38]}
+    cfg, warnings = config_from_gguf(meta, {"output.weight"})
+    a = from_hf_config(cfg)
+    assert [i for i, kind in enumerate(a.layer_types) if kind == CROSS] == [3, 8, 13, 18, 23, 28, 33, 38]
+    assert not a.warnings and not [w for w in warnings if "generic rules" in w]
+    for engine in ("llamacpp", "ollama"):
+        with pytest.raises(InputError, match="no architecture with cross-attention layers"):
+            estimate(a, Scenario(engine=engine, weight_format="Q4_K_M", kv_format="fp16", context_tokens=4096))
