@@ -422,6 +422,25 @@ def mllama_vision(vc: dict[str, Any]) -> int:
     return n + _whole(vc, "num_hidden_layers", 32) * layer + _whole(vc, "num_global_layers", 8) * (layer + 2)
 
 
+def idefics2_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
+    """Idefics2's tower and connector (idefics2/modeling_idefics2.py): Idefics2VisionTransformer is SigLIP's without
+    the pooling head (Idefics2VisionConfig's defaults: 224 pixels, patches of 32, 768 wide); Idefics2Connector a
+    bias-free SwiGLU from the tower's width through the text model's intermediate_size into its width, then the
+    perceiver resampler at the text width (Idefics2Config forces perceiver_config.hidden_size to it): resampler_n_latents
+    learned latents, resampler_depth layers of three RMSNorms, grouped bias-free q/k/v/o (resampler_n_heads x
+    resampler_head_dim, num_key_value_heads) and a SwiGLU of 4 x the width, and a final RMSNorm."""
+    vh = _whole(vc, "hidden_size", 768)
+    tower = siglip({"patch_size": 32, **vc, "vision_use_head": False})
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    inter = _whole(tc, "intermediate_size", 14336)
+    pc = cfg.get("perceiver_config") if isinstance(cfg.get("perceiver_config"), dict) else {}
+    heads, d = _whole(pc, "resampler_n_heads", 16), _whole(pc, "resampler_head_dim", 96)
+    attention = th * heads * d * 2 + 2 * th * _whole(pc, "num_key_value_heads", 4) * d
+    layer = 3 * th + attention + 3 * th * 4 * th
+    perceiver = _whole(pc, "resampler_n_latents", 64) * th + _whole(pc, "resampler_depth", 3) * layer + th
+    return tower + 2 * vh * inter + inter * th + perceiver
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -569,8 +588,9 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     one biased linear into projection_dim, ShieldGemma 2's Gemma 3 projector, Command A Vision's pixel shuffle into a
     SwiGLU (alignment_intermediate_size, halved), LFM2-VL's into a two-layer MLP (optional LayerNorm), LightOnOCR's
     Pixtral, EXAONE 4.5's Qwen2.5-VL tower, HyperCLOVA X SEED Vision 2's (and its linear), PaddleOCR-VL's SigLIP
-    (its merged-patch MLP), GLM-OCR's own, Cosmos3 Omni's Qwen3-VL tower and Llama 3.2 Vision's (a biased linear
-    from vision_output_dim: the last layer's and the intermediate layers' outputs side by side)."""
+    (its merged-patch MLP), GLM-OCR's own, Cosmos3 Omni's Qwen3-VL tower, Llama 3.2 Vision's (a biased linear
+    from vision_output_dim: the last layer's and the intermediate layers' outputs side by side) and Idefics2's (its
+    SwiGLU and perceiver resampler)."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -578,6 +598,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     if wrapper == "cohere2_vision" and family == "siglip_vision_model":  # Cohere2VisionMultiModalProjector
         inter = _whole(cfg, "alignment_intermediate_size", 36864)
         return siglip(vc) + _lin(vh * _whole(cfg, "downsample_factor", 2) ** 2, inter) + _lin(inter // 2, th)
+    if wrapper == "idefics2":  # Idefics2VisionTransformer whatever its vision_config names
+        return idefics2_vision(cfg, vc, th)
     if wrapper == "mllama" and family == "mllama_vision_model":  # MllamaModel.multi_modal_projector: one biased
         return mllama_vision(vc) + _lin(_whole(vc, "vision_output_dim", 7680), th)  # linear into the text width
     if wrapper == "cosmos3_omni" and family == "qwen3_vl_vision":  # Qwen3-VL's tower with its deepstack mergers

@@ -31,6 +31,7 @@ def _configs():
         Gemma4TextConfig,
         Gemma4VisionConfig,
         Glm4vMoeConfig,
+        Idefics2Config,
         InternVLConfig,
         Lfm2VlConfig,
         Llama4Config,
@@ -43,7 +44,7 @@ def _configs():
     names = ("gemma3", "llava", "llava_next", "llava_onevision", "mistral3", "llama4", "internvl", "idefics3", "smolvlm",
              "glm4v", "glm46v", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe",
              "paligemma", "shieldgemma2", "cohere2_vision", "lfm2_vl", "llava_next_video", "lighton_ocr", "exaone4_5",
-             "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni", "mllama")
+             "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni", "mllama", "idefics2")
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
     large = Gemma4VisionConfig(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,
@@ -80,6 +81,11 @@ def _configs():
             downsample_factor=3, vision_config=dict(model_type="siglip2_vision_model", hidden_size=256,
                                                     intermediate_size=512, num_hidden_layers=2, num_patches=1024,
                                                     num_attention_heads=4))),
+        ("idefics2 980 px, a smaller resampler", Idefics2Config(
+            vision_config=dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=3, image_size=980,
+                               patch_size=14),
+            perceiver_config=dict(resampler_n_latents=32, resampler_depth=2, resampler_n_heads=8, resampler_head_dim=64,
+                                  num_key_value_heads=2))),
         ("llama4 small", Llama4Config(
             text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
