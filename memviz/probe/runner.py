@@ -134,11 +134,16 @@ def _source(args) -> tuple[dict[str, Any], Any, str | None]:
 
 
 def hf_config(cfg: dict[str, Any]):
+    """The transformers config the probe builds its model from: a multimodal wrapper's language model only, from its
+    text_config, unless AutoModelForCausalLM has no class for that (Llama 3.2 Vision's MllamaTextConfig): then the
+    wrapper's, whose causal-LM class builds the language model alone (MllamaForCausalLM)."""
     from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES as causal
 
     cfg = dict(cfg)
-    if isinstance(cfg.get("text_config"), dict):  # multimodal wrapper: the language model only
-        cfg = dict(cfg["text_config"])
+    text = cfg.get("text_config")
+    if isinstance(text, dict) and (text.get("model_type") in causal or cfg.get("model_type") not in causal):
+        cfg = dict(text)
     cfg.pop("quantization_config", None)  # random init in the chosen dtype; quantization is --quant
     model_type = cfg.pop("model_type", None)
     if not model_type:
@@ -160,7 +165,8 @@ def estimate_result(arch, args, devices: list[str], context_tokens: int) -> tupl
     if args.model and arch.stored and args.quant == "none":
         weights = "stored"
     sc = Scenario(weight_format=weights, kv_format=args.dtype, context_tokens=context_tokens, batch=args.batch,
-                  engine="transformers", device="cpu" if devices == ["cpu"] else "cuda",
+                  engine="transformers", options={"images": 0},  # text prompts: no image in a cross-attention layer
+                  device="cpu" if devices == ["cpu"] else "cuda",
                   attention=None if args.attn == "auto" else args.attn,
                   pp=len(devices))
     e = estimate(arch, sc)

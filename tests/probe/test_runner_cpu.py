@@ -136,3 +136,17 @@ def test_quant_without_bitsandbytes_is_bad_input(monkeypatch, capsys):
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert code == 2 and out[-1]["event"] == "error"
     assert "needs bitsandbytes" in out[-1]["message"] and "pip install bitsandbytes" in out[-1]["message"]
+
+
+def test_llama_3_2_visions_language_model_is_built_and_estimated_text_only(tmp_path):
+    """A Llama 3.2 Vision config: the probe builds its language model (MllamaForCausalLM from the wrapper's config:
+    AutoModelForCausalLM has no class for MllamaTextConfig) and runs a text prompt, so its cross-attention layers
+    cache nothing: the estimate it compares with takes no image (option images 0), and the KV is exact."""
+    r, msgs = probe("--config", str(DATA / "mllama_cross.json"), "--dtype", "fp32", "--device", "cpu", "--prompt", "32",
+                    "--new", "4", "--no-store", env_extra={"MEMVIZ_DATA_DIR": str(tmp_path)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    res = next(m for m in msgs if m["event"] == "result")
+    m, e = res["measured"], res["estimate"]
+    assert m["kv_cache"] == e["kv_cache"] == 35 * 2 * 2 * (2 * 16) * 4  # 2 self-attention layers, 2 KV heads of 16
+    assert abs(m["weights"] - e["weights"]) <= 0.01 * m["weights"]
+    assert res["scenario"]["options"] == {"images": 0}
