@@ -51,11 +51,13 @@ KNOWN_MODEL_TYPES = (
 #: language model (modular_hy_v4_vl.py: HYV4VLTextModel is HYV4Model, its config HYV4Config's); Mistral 4
 #: (modular_mistral4.py: DeepSeek-V3's MLA and experts routed by DeepSeek-V2's bias-free softmax router, whose weight
 #: the model's dtype takes, not float32 as memviz gives DeepSeek-V2's in transformers: 0.02 % of its bytes); GLM-OCR's
-#: (GlmOcrTextAttention: GLM-4's with q/k/v biased only per attention_bias)
+#: (GlmOcrTextAttention: GLM-4's with q/k/v biased only per attention_bias); Phi-4-multimodal's (Phi4MultimodalConfig
+#: is Phi3Config, its decoder layers Phi3DecoderLayer: modular_phi4_multimodal.py)
 _ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2", "qwen2_5_vl_text": "qwen2",
             "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4",
             "glm4v_moe_text": "glm4_moe", "sarvam_moe": "glm4_moe", "sarvam_mla": "deepseek_v3",
-            "apertus1p5_text": "apertus", "hy_v4_vl_text": "hy_v4", "mistral4": "deepseek_v2", "glm_ocr_text": "glm4"}
+            "apertus1p5_text": "apertus", "hy_v4_vl_text": "hy_v4", "mistral4": "deepseek_v2", "glm_ocr_text": "glm4",
+            "phi4_multimodal": "phi3"}
 #: the names the released Sarvam configs give fields (SarvamMoEConfig / SarvamMLAConfig `attribute_map`)
 _RENAMED = {"sarvam_moe": {"num_shared_experts": "n_shared_experts", "use_qkv_bias": "attention_bias"},
             "sarvam_mla": {"num_shared_experts": "n_shared_experts"}}

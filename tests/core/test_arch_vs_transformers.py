@@ -270,3 +270,21 @@ def test_language_models_read_as_the_decoders_they_are_built_of(model_type, read
     language_model = sum(t.numel() for n, t in named if not re.search(r"vision|visual|multi_modal|projector", n))
     a = from_hf_config(config.to_dict())
     assert a.model_type == read_as and parameter_count(a) == language_model
+
+
+def test_phi4_multimodals_language_model_is_phi3s():
+    """Phi4MultimodalConfig is Phi3Config and its layers Phi3DecoderLayer: read as phi3, memviz's count equals the
+    model transformers builds but its image and audio embedders (model.embed_tokens_extend), which stay uncounted
+    and are named in a warning."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = AutoConfig.for_model("phi4_multimodal")
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(config)
+    language = sum(p.numel() for n, p in model.named_parameters() if "embed_tokens_extend" not in n)
+    a = from_hf_config(config.to_dict())
+    assert a.model_type == "phi3" and parameter_count(a) == language
+    assert not [w for w in a.warnings if "not one memviz knows" in w]
+    assert [w for w in a.warnings if "vision encoder (phi4_multimodal_vision) is not counted" in w]
