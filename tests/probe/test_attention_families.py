@@ -36,6 +36,8 @@ def tiny(config: dict) -> dict:
                    linear_value_head_dim=16)
     if "full_attn_idxs" in out:  # LFM2: the released indices lie beyond two layers; keep one attention layer
         out["full_attn_idxs"] = [1]
+    if "cross_attention_layers" in out:  # Llama 3.2 Vision: likewise, one cross-attention layer of the two
+        out["cross_attention_layers"] = [1]
     if out.get("model_type") == "deepseek_v4":  # every kind of layer, two output groups, a small indexer
         out.update(num_hidden_layers=4, compress_ratios=[0, 4, 128, 4], num_key_value_heads=1, o_groups=2,
                    o_lora_rank=16, index_n_heads=2, index_head_dim=16)
