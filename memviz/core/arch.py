@@ -52,12 +52,13 @@ KNOWN_MODEL_TYPES = (
 #: (modular_mistral4.py: DeepSeek-V3's MLA and experts routed by DeepSeek-V2's bias-free softmax router, whose weight
 #: the model's dtype takes, not float32 as memviz gives DeepSeek-V2's in transformers: 0.02 % of its bytes); GLM-OCR's
 #: (GlmOcrTextAttention: GLM-4's with q/k/v biased only per attention_bias); Phi-4-multimodal's (Phi4MultimodalConfig
-#: is Phi3Config, its decoder layers Phi3DecoderLayer: modular_phi4_multimodal.py)
+#: is Phi3Config, its decoder layers Phi3DecoderLayer: modular_phi4_multimodal.py); the Qwen2.5-Omni and Qwen3-Omni
+#: thinkers' (Qwen2_5OmniThinkerTextModel: Qwen2's decoder, q/k/v biased; Qwen3OmniMoeThinkerTextModel: Qwen3-MoE's)
 _ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2", "qwen2_5_vl_text": "qwen2",
             "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4",
             "glm4v_moe_text": "glm4_moe", "sarvam_moe": "glm4_moe", "sarvam_mla": "deepseek_v3",
             "apertus1p5_text": "apertus", "hy_v4_vl_text": "hy_v4", "mistral4": "deepseek_v2", "glm_ocr_text": "glm4",
-            "phi4_multimodal": "phi3"}
+            "phi4_multimodal": "phi3", "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe"}
 #: the names the released Sarvam configs give fields (SarvamMoEConfig / SarvamMLAConfig `attribute_map`)
 _RENAMED = {"sarvam_moe": {"num_shared_experts": "n_shared_experts", "use_qkv_bias": "attention_bias"},
             "sarvam_mla": {"num_shared_experts": "n_shared_experts"}}
@@ -270,6 +271,8 @@ class Architecture:
     ref: str = field(default="", compare=False)  # what an engine loads: a repository id, a folder or a file
     native_format: str = field(default="", compare=False)  # the weight format the checkpoint is stored in, if quantized
     native_quantizer: str = field(default="", compare=False)  # its quantization_config's quant_method, if quantized
+    # the transformers class that loads it where no auto class does (a Qwen-Omni checkpoint's thinker)
+    loader: str = field(default="", compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -1225,6 +1228,26 @@ def _cohere2_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _omni_thinker(cfg: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """A Qwen2.5-Omni / Qwen3-Omni config read as its thinker (`thinker_config`), the model that reads text, images
+    and audio and writes text, which vLLM serves (Qwen2_5OmniThinkerForConditionalGeneration), with a warning naming
+    what transformers' full model also loads; any other config as it is."""
+    thinker = cfg.get("thinker_config") if isinstance(cfg, dict) else None
+    if not isinstance(thinker, dict) or "text_config" in cfg:
+        return cfg, ""
+    left = ", ".join(k.removesuffix("_config") for k in ("talker_config", "token2wav_config", "code2wav_config",
+                                                          "code_predictor_config") if k in cfg)
+    return {"model_type": f"{cfg.get('model_type', 'omni')}_thinker", **thinker}, (
+        f"{cfg.get('model_type', 'this model')}: read as its thinker (text out, as vLLM serves it); the speech "
+        f"generator transformers also loads for audio output ({left or 'talker'}) is not counted")
+
+
+#: the classes that load a Qwen-Omni checkpoint's thinker alone (transformers 5.24 modeling_qwen2_5_omni.py,
+#: modeling_qwen3_omni_moe.py): no auto class maps the checkpoint's own model_type to it
+OMNI_THINKER_CLASSES = {"qwen2_5_omni_thinker": "Qwen2_5OmniThinkerForConditionalGeneration",
+                        "qwen3_omni_moe_thinker": "Qwen3OmniMoeThinkerForConditionalGeneration"}
+
+
 #: MllamaTextConfig's cross_attention_layers when a config lists none (transformers 5.24 configuration_mllama.py)
 MLLAMA_CROSS_LAYERS = [3, 8, 13, 18, 23, 28, 33, 38]
 
@@ -1352,6 +1375,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     """
     if not isinstance(cfg, dict):
         raise InputError("config must be a JSON object")
+    cfg, omni = _omni_thinker(cfg)
     outer = cfg
     if "text_config" in cfg and isinstance(cfg["text_config"], dict):
         inner = dict(cfg["text_config"])
@@ -1393,7 +1417,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         attention = set(_int_list(cfg.get("attn_layer_indices"), "attn_layer_indices"))
         n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
         cfg = {**cfg, "layer_types": ["attention" if i in attention else "mamba" for i in range(n)]}
-    warnings: list[str] = []
+    warnings: list[str] = [omni] if omni else []
     if read_as:
         warnings.append(f"model_type '{given_type}' read as '{read_as}', the type of the architecture its config names "
                         f"({', '.join(map(str, cfg['architectures']))}), as vLLM resolves it")
@@ -1437,6 +1461,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     towers, tower_warnings = encoders(outer, hidden, processors or {})
     warnings += tower_warnings
     kw: dict[str, Any] = dict(
+        loader=OMNI_THINKER_CLASSES.get(str(outer.get("model_type")), ""),
         encoders=towers,
         name=name or str(cfg.get("_name_or_path") or model_type),
         model_type=model_type,

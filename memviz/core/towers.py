@@ -590,7 +590,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     Pixtral, EXAONE 4.5's Qwen2.5-VL tower, HyperCLOVA X SEED Vision 2's (and its linear), PaddleOCR-VL's SigLIP
     (its merged-patch MLP), GLM-OCR's own, Cosmos3 Omni's Qwen3-VL tower, Llama 3.2 Vision's (a biased linear
     from vision_output_dim: the last layer's and the intermediate layers' outputs side by side) and Idefics2's (its
-    SwiGLU and perceiver resampler)."""
+    SwiGLU and perceiver resampler); the Qwen2.5-Omni and Qwen3-Omni thinkers' Qwen2.5-VL and Qwen3-VL towers (their
+    audio encoders are not counted)."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -598,6 +599,10 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     if wrapper == "cohere2_vision" and family == "siglip_vision_model":  # Cohere2VisionMultiModalProjector
         inter = _whole(cfg, "alignment_intermediate_size", 36864)
         return siglip(vc) + _lin(vh * _whole(cfg, "downsample_factor", 2) ** 2, inter) + _lin(inter // 2, th)
+    if wrapper == "qwen2_5_omni_thinker":  # Qwen2_5OmniVisionEncoder: Qwen2.5-VL's tower and merger
+        return qwen2_5_vision(vc, th)
+    if wrapper == "qwen3_omni_moe_thinker":  # Qwen3OmniMoeVisionEncoder: Qwen3-VL's, deepstack mergers included
+        return qwen3_vision(vc, th)
     if wrapper == "idefics2":  # Idefics2VisionTransformer whatever its vision_config names
         return idefics2_vision(cfg, vc, th)
     if wrapper == "mllama" and family == "mllama_vision_model":  # MllamaModel.multi_modal_projector: one biased

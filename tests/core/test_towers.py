@@ -435,3 +435,28 @@ def test_transformers_launch_loads_the_towers_it_counts():
     assert "model = AutoModelForCausalLM.from_pretrained(" in text.launch_command()
     assert "qwen2_5_vl" not in causal and causal["llama4"] == "Llama4ForCausalLM"
     assert hasattr(transformers, "AutoModelForImageTextToText")
+
+
+def test_a_qwen_omni_checkpoint_is_read_as_its_thinker():
+    """Qwen2.5-Omni's config holds its thinker (text, images and audio in, text out: what vLLM serves) beside the
+    talker and token2wav: memviz reads the thinker, its language model (Qwen2's decoder) and its vision tower
+    (Qwen2.5-VL's) equal to transformers' build, the audio encoder and the speech generator named as uncounted, and
+    the launch command loads the thinker's own class (as transformers' docstring does)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = transformers.AutoConfig.for_model("qwen2_5_omni")
+        with torch.device("meta"):
+            thinker = transformers.Qwen2_5OmniThinkerForConditionalGeneration(config.thinker_config)
+    d = config.to_dict()  # the default text config says tied, the thinker's untied (transformers follows the
+    d["thinker_config"]["text_config"]["tie_word_embeddings"] = False  # thinker's); released configs agree
+    a = from_hf_config(d)
+    language = sum(p.numel() for m in (thinker.get_decoder(), thinker.get_output_embeddings()) for p in m.parameters())
+    visual = sum(p.numel() for n, p in thinker.named_parameters() if n.startswith("model.visual."))
+    assert (a.model_type, parameter_count(a), [e.parameters for e in a.encoders]) == ("qwen2", language, [visual])
+    assert any("read as its thinker" in w and "talker, token2wav" in w for w in a.warnings)
+    assert any("audio encoder (qwen2_5_omni_audio_encoder) is not counted" in w for w in a.warnings)
+    command = estimate(a, Scenario(context_tokens=4096)).launch_command("Qwen/Qwen2.5-Omni-7B")
+    assert "Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(\"Qwen/Qwen2.5-Omni-7B\"" in command
+    assert Architecture.from_dict(a.to_dict()).loader == "Qwen2_5OmniThinkerForConditionalGeneration"

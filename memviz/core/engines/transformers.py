@@ -327,8 +327,9 @@ def auto_class(a: Architecture) -> str:
     encoders are counted (its `...ForConditionalGeneration`, towers included: transformers 5.24
     models/auto/modeling_auto.py MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES), since AutoModelForCausalLM loads only
     the language model of Llama 4 and Llama 3.2 Vision (Llama4ForCausalLM, MllamaForCausalLM) and has no class for
-    Qwen2.5-VL, Qwen3-VL, Mistral 3 or InternVL; else AutoModelForCausalLM."""
-    return "AutoModelForImageTextToText" if a.encoders else "AutoModelForCausalLM"
+    Qwen2.5-VL, Qwen3-VL, Mistral 3 or InternVL; else AutoModelForCausalLM. A Qwen-Omni checkpoint read as its thinker
+    names the thinker's own class (`Architecture.loader`)."""
+    return a.loader or ("AutoModelForImageTextToText" if a.encoders else "AutoModelForCausalLM")
 
 
 def _packed_storages(fmt: WeightFormat | None) -> dict[str, Storage]:
