@@ -1228,7 +1228,7 @@ def _cohere2_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _omni_thinker(cfg: dict[str, Any]) -> tuple[dict[str, Any], str]:
+def omni_thinker(cfg: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """A Qwen2.5-Omni / Qwen3-Omni config read as its thinker (`thinker_config`), the model that reads text, images
     and audio and writes text, which vLLM serves (Qwen2_5OmniThinkerForConditionalGeneration), with a warning naming
     what transformers' full model also loads; any other config as it is."""
@@ -1240,6 +1240,11 @@ def _omni_thinker(cfg: dict[str, Any]) -> tuple[dict[str, Any], str]:
     return {"model_type": f"{cfg.get('model_type', 'omni')}_thinker", **thinker}, (
         f"{cfg.get('model_type', 'this model')}: read as its thinker (text out, as vLLM serves it); the speech "
         f"generator transformers also loads for audio output ({left or 'talker'}) is not counted")
+
+
+def decoder_type(model_type: str) -> str:
+    """The model type memviz reads a language model of `model_type` as (`_ALIASES`: the decoder it is built of)."""
+    return _ALIASES.get(model_type, model_type)
 
 
 #: the classes that load a Qwen-Omni checkpoint's thinker alone (transformers 5.24 modeling_qwen2_5_omni.py,
@@ -1375,7 +1380,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     """
     if not isinstance(cfg, dict):
         raise InputError("config must be a JSON object")
-    cfg, omni = _omni_thinker(cfg)
+    cfg, omni = omni_thinker(cfg)
     outer = cfg
     if "text_config" in cfg and isinstance(cfg["text_config"], dict):
         inner = dict(cfg["text_config"])

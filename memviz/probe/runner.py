@@ -134,16 +134,21 @@ def _source(args) -> tuple[dict[str, Any], Any, str | None]:
 
 
 def hf_config(cfg: dict[str, Any]):
-    """The transformers config the probe builds its model from: a multimodal wrapper's language model only, from its
-    text_config, unless AutoModelForCausalLM has no class for that (Llama 3.2 Vision's MllamaTextConfig): then the
-    wrapper's, whose causal-LM class builds the language model alone (MllamaForCausalLM)."""
+    """The transformers config the probe builds its model from: a multimodal wrapper's language model only (a Qwen-Omni
+    checkpoint's thinker's), from its text_config. Where AutoModelForCausalLM has no class for that: the wrapper's,
+    whose causal-LM class builds the language model alone (Llama 3.2 Vision: MllamaForCausalLM), else the decoder
+    memviz reads it as (`decoder_type`: the Qwen-Omni thinkers' are Qwen2's / Qwen3-MoE's, tensor for tensor)."""
     from transformers import AutoConfig
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES as causal
 
-    cfg = dict(cfg)
+    from memviz.core.arch import decoder_type, omni_thinker
+
+    cfg = dict(omni_thinker(cfg)[0])
     text = cfg.get("text_config")
     if isinstance(text, dict) and (text.get("model_type") in causal or cfg.get("model_type") not in causal):
         cfg = dict(text)
+        if cfg.get("model_type") not in causal and decoder_type(str(cfg.get("model_type"))) in causal:
+            cfg["model_type"] = decoder_type(str(cfg["model_type"]))
     cfg.pop("quantization_config", None)  # random init in the chosen dtype; quantization is --quant
     model_type = cfg.pop("model_type", None)
     if not model_type:

@@ -150,3 +150,15 @@ def test_llama_3_2_visions_language_model_is_built_and_estimated_text_only(tmp_p
     assert m["kv_cache"] == e["kv_cache"] == 35 * 2 * 2 * (2 * 16) * 4  # 2 self-attention layers, 2 KV heads of 16
     assert abs(m["weights"] - e["weights"]) <= 0.01 * m["weights"]
     assert res["scenario"]["options"] == {"images": 0}
+
+
+def test_a_qwen_omni_checkpoints_thinker_is_built_as_the_decoder_memviz_reads(tmp_path):
+    """A Qwen2.5-Omni config: the probe builds its thinker's language model as the Qwen2 decoder it is (no causal-LM
+    class takes Qwen2_5OmniTextConfig) and compares it with memviz's estimate of the thinker: KV exact."""
+    r, msgs = probe("--config", str(DATA / "qwen2_5_omni_thinker.json"), "--dtype", "fp32", "--device", "cpu",
+                    "--prompt", "32", "--new", "4", "--no-store", env_extra={"MEMVIZ_DATA_DIR": str(tmp_path)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    res = next(m for m in msgs if m["event"] == "result")
+    m, e = res["measured"], res["estimate"]
+    assert m["kv_cache"] == e["kv_cache"] == 35 * 2 * 2 * (2 * 16) * 4  # 2 layers, 2 KV heads of 16, fp32
+    assert abs(m["weights"] - e["weights"]) <= 0.01 * m["weights"]
