@@ -441,6 +441,29 @@ def idefics2_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     return tower + 2 * vh * inter + inter * th + perceiver
 
 
+def minicpmv_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
+    """MiniCPM-V 4.6's tower and merger (minicpmv4_6/modeling_minicpmv4_6.py; 4.7's and MiniCPM-OCR's are the same
+    modules): SigLIP's blocks without the pooling head at MiniCPMV4_6VisionConfig's defaults (224 pixels, patches of
+    16, 768 wide); the window-attention merger inserted after insert_layer_id (MiniCPMV4_6ViTWindowAttentionMerger:
+    biased q/k/v/out, a LayerNorm, and an MLP over each window_kernel_size window of patches: LayerNorm and linears
+    of window x hidden_size and window x intermediate_size); then merger_times MiniCPMV4_6DownsampleMLP (a LayerNorm
+    and two biased linears over 4 x hidden_size, the last into the text width)."""
+    h, inter = _whole(vc, "hidden_size", 768), _whole(vc, "intermediate_size", 3072)
+    tower = siglip({"patch_size": 16, **vc, "vision_use_head": False})
+    kernel = _get(vc, "window_kernel_size", [2, 2])
+    if not (isinstance(kernel, list) and len(kernel) == 2 and all(isinstance(k, int) and k > 0 for k in kernel)):
+        raise InputError(f"vision/audio config: window_kernel_size must be two positive whole numbers, got {kernel!r}")
+    window = kernel[0] * kernel[1]
+    merger = 4 * _lin(h, h) + 2 * h + 2 * window * h + _lin(window * h, window * inter) + _lin(window * inter, h)
+    merged = 4 * h
+
+    def downsample(out: int) -> int:
+        return 2 * merged + _lin(merged, merged) + _lin(merged, out)
+
+    times = _whole(cfg, "merger_times", 1)
+    return tower + merger + (times - 1) * downsample(h) + downsample(th)
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -590,7 +613,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     Pixtral, EXAONE 4.5's Qwen2.5-VL tower, HyperCLOVA X SEED Vision 2's (and its linear), PaddleOCR-VL's SigLIP
     (its merged-patch MLP), GLM-OCR's own, Cosmos3 Omni's Qwen3-VL tower, Llama 3.2 Vision's (a biased linear
     from vision_output_dim: the last layer's and the intermediate layers' outputs side by side) and Idefics2's (its
-    SwiGLU and perceiver resampler); the Qwen2.5-Omni and Qwen3-Omni thinkers' Qwen2.5-VL and Qwen3-VL towers (their
+    SwiGLU and perceiver resampler), MiniCPM-V 4.6's / 4.7's / MiniCPM-OCR's (its window merger and downsampling
+    MLPs); the Qwen2.5-Omni and Qwen3-Omni thinkers' Qwen2.5-VL and Qwen3-VL towers (their
     audio encoders are not counted)."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
@@ -603,6 +627,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return qwen2_5_vision(vc, th)
     if wrapper == "qwen3_omni_moe_thinker":  # Qwen3OmniMoeVisionEncoder: Qwen3-VL's, deepstack mergers included
         return qwen3_vision(vc, th)
+    if wrapper in ("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"):
+        return minicpmv_vision(cfg, vc, th)
     if wrapper == "idefics2":  # Idefics2VisionTransformer whatever its vision_config names
         return idefics2_vision(cfg, vc, th)
     if wrapper == "mllama" and family == "mllama_vision_model":  # MllamaModel.multi_modal_projector: one biased

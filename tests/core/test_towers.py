@@ -44,7 +44,8 @@ def _configs():
     names = ("gemma3", "llava", "llava_next", "llava_onevision", "mistral3", "llama4", "internvl", "idefics3", "smolvlm",
              "glm4v", "glm46v", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe",
              "paligemma", "shieldgemma2", "cohere2_vision", "lfm2_vl", "llava_next_video", "lighton_ocr", "exaone4_5",
-             "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni", "mllama", "idefics2")
+             "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni", "mllama", "idefics2", "minicpmv4_6", "minicpmv4_7",
+             "minicpm_ocr")
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
     large = Gemma4VisionConfig(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,
@@ -86,6 +87,9 @@ def _configs():
                                patch_size=14),
             perceiver_config=dict(resampler_n_latents=32, resampler_depth=2, resampler_n_heads=8, resampler_head_dim=64,
                                   num_key_value_heads=2))),
+        ("minicpmv4_6 two merges, a 2 x 3 window", AutoConfig.for_model("minicpmv4_6", merger_times=2, vision_config=dict(
+            hidden_size=256, intermediate_size=512, num_hidden_layers=3, num_attention_heads=4, image_size=448,
+            patch_size=14, window_kernel_size=[2, 3]))),
         ("llama4 small", Llama4Config(
             text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
