@@ -1324,6 +1324,8 @@ _UNMODELLED_LAYERS = {
     "gemma3n_text": "AltUp streams, Laurel blocks and per-layer MLP widths (Gemma3nTextDecoderLayer)",
     "longcat_flash": "two attentions and MLPs a layer beside a shortcut MoE with zero-computation experts "
                      "(LongcatFlashDecoderLayer)",
+    "ernie4_5_vl_moe_text": "text and vision experts of two widths (moe_intermediate_size as a pair, "
+                            "Ernie4_5_VLMoeSparseMoeBlock)",
 }
 
 

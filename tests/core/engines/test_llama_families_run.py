@@ -83,3 +83,13 @@ def test_decoders_whose_layers_memviz_does_not_model_are_refused_in_one_line(mod
         cfg = transformers.AutoConfig.for_model(model_type).to_dict()
     with pytest.raises(InputError, match=f"^{model_type}: its layers hold .* which memviz does not model"):
         from_hf_config(cfg)
+
+
+def test_ernie_4_5_vl_is_refused_with_its_reason():
+    """ERNIE-4.5-VL's MoE layers hold text and vision experts of two widths (moe_intermediate_size [1536, 512]): one
+    line naming them, not a complaint about a field's type."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cfg = transformers.AutoConfig.for_model("ernie4_5_vl_moe").to_dict()
+    with pytest.raises(InputError, match="^ernie4_5_vl_moe_text: its layers hold text and vision experts of two widths"):
+        from_hf_config(cfg)
