@@ -451,7 +451,7 @@ def minicpmv_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     h, inter = _whole(vc, "hidden_size", 768), _whole(vc, "intermediate_size", 3072)
     tower = siglip({"patch_size": 16, **vc, "vision_use_head": False})
     kernel = _get(vc, "window_kernel_size", [2, 2])
-    if not (isinstance(kernel, list) and len(kernel) == 2 and all(isinstance(k, int) and k > 0 for k in kernel)):
+    if not (isinstance(kernel, (list, tuple)) and len(kernel) == 2 and all(isinstance(k, int) and k > 0 for k in kernel)):
         raise InputError(f"vision/audio config: window_kernel_size must be two positive whole numbers, got {kernel!r}")
     window = kernel[0] * kernel[1]
     merger = 4 * _lin(h, h) + 2 * h + 2 * window * h + _lin(window * h, window * inter) + _lin(window * inter, h)

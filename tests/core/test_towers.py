@@ -464,3 +464,12 @@ def test_a_qwen_omni_checkpoint_is_read_as_its_thinker():
     command = estimate(a, Scenario(context_tokens=4096)).launch_command("Qwen/Qwen2.5-Omni-7B")
     assert "Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(\"Qwen/Qwen2.5-Omni-7B\"" in command
     assert Architecture.from_dict(a.to_dict()).loader == "Qwen2_5OmniThinkerForConditionalGeneration"
+
+
+def test_a_malformed_minicpmv_window_is_one_clear_error():
+    cfg = {"model_type": "minicpmv4_6", "text_config": {"model_type": "qwen3", **SMALL_TEXT},
+           "vision_config": {"model_type": "minicpmv4_6_vision", "window_kernel_size": "2x2"}}
+    with pytest.raises(InputError, match="window_kernel_size must be two positive whole numbers"):
+        from_hf_config(cfg)
+    cfg["vision_config"]["window_kernel_size"] = (2, 2)  # a tuple, as a config object holds it
+    assert from_hf_config(cfg).encoders[0].family == "minicpmv4_6_vision"
