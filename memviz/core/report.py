@@ -106,6 +106,12 @@ def to_markdown(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs
         lines += ["", f"Encoders beside the language model (parameters): {describe(a.encoders)}. The weights hold them "
                   "at 16 bits where the engine loads them (transformers; vLLM unless --language-model-only; llama.cpp with "
                   "--mmproj, which Ollama passes by default)."]
+    for r in data:
+        f = r["engine_facts"]
+        if "cross_attention_images" in f:
+            lines += ["", f"{r['label']}: the KV cache holds {f['cross_attention_images']} image(s) a sequence in the "
+                      f"cross-attention layers ({f['cross_attention_tokens']:,d} vision tokens, "
+                      f"{f['cross_attention_bytes_per_image']:,d} bytes an image; option images)."]
     lines += ["", "Launch commands (each reproduces its scenario in its engine):", ""]
     for r in data:
         lines += [f"- {r['label']} ({r['engine']}):", "", "  ```", *(f"  {x}" for x in r["launch_command"].splitlines()),

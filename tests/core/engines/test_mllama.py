@@ -90,3 +90,12 @@ def test_malformed_cross_attention_layers_are_one_clear_error():
         from_hf_config(cfg)
     with pytest.raises(InputError, match="option images must be >= 0"):
         estimate(from_hf_config(_tiny().to_dict()), Scenario(options={"images": -1}))
+
+
+def test_the_markdown_report_states_the_image_cache_its_kv_holds():
+    from memviz.core.report import to_markdown
+
+    a = get_preset("llama-3.2-11b-vision").architecture()
+    text = to_markdown(a, [Scenario(name="two images", context_tokens=8192, batch=4, options={"images": 2})])
+    assert ("the KV cache holds 2 image(s) a sequence in the cross-attention layers (6,404 vision tokens, "
+            f"{8 * 6404 * 2 * 8 * 128 * 2:,d} bytes an image; option images)") in text
