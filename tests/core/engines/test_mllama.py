@@ -81,15 +81,19 @@ def test_engines_without_it_refuse_it(engine, why):
 
 
 def test_malformed_cross_attention_layers_are_one_clear_error():
-    cfg = _tiny().to_dict()
+    cfg = {"model_type": "mllama", "text_config": {
+        "model_type": "mllama_text_model", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 500, "cross_attention_layers": [1, 3]}}
+    assert from_hf_config(cfg).cross_attention_tokens == 0  # no vision_config: a text-only MllamaForCausalLM
     cfg["text_config"]["cross_attention_layers"] = [1, 9]
     with pytest.raises(InputError, match="cross_attention_layers must be layer indices below 4"):
         from_hf_config(cfg)
     cfg["text_config"]["cross_attention_layers"] = "1"
     with pytest.raises(InputError, match="cross_attention_layers must be a list"):
         from_hf_config(cfg)
+    cfg["text_config"]["cross_attention_layers"] = [1, 3]
     with pytest.raises(InputError, match="option images must be >= 0"):
-        estimate(from_hf_config(_tiny().to_dict()), Scenario(options={"images": -1}))
+        estimate(from_hf_config(cfg), Scenario(options={"images": -1}))
 
 
 def test_the_markdown_report_states_the_image_cache_its_kv_holds():
