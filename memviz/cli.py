@@ -17,6 +17,7 @@ from typing import Any
 from memviz import __version__
 from memviz.core.arch import Architecture, from_config_path
 from memviz.core.engines.llamacpp_mtmd import describe
+from memviz.core.engines.transformers import describe_cross_attention
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
 from memviz.core.units import GiB, Unit, format_bytes, parse_bytes
@@ -317,9 +318,7 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         print(f"plus a fixed state of {facts['linear_state_bytes_per_layer_sequence']:,d} bytes per sequence in each of "
               f"{facts['linear_state_layers']} {facts['linear_state_layer_kind']} layers")
     if "cross_attention_images" in facts:
-        print(f"plus {facts['cross_attention_bytes_per_image']:,d} bytes per image and sequence in the cross-attention "
-              f"layers ({facts['cross_attention_tokens']:,d} vision tokens an image; "
-              f"{facts['cross_attention_images']} image(s) a sequence, option images)")
+        print(describe_cross_attention(facts))
     print(f"{'component':<12} {unit.value:>12} {'bytes':>18}  provenance")
     for c in data["components"]:
         print(f"{c['name']:<12} {format_bytes(c['bytes'], unit):>12} {c['bytes']:>18,d}  {c['provenance']}")

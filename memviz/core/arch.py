@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memviz.core.errors import InputError, reject_unknown_fields
-from memviz.core.towers import AUDIO, VISION, Encoder, encoders
+from memviz.core.towers import AUDIO, VISION, Encoder, encoders, mllama_image_tokens
 
 FULL = "full"
 SLIDING = "sliding"
@@ -152,7 +152,7 @@ class Architecture:
     # the LM head's rows when they are fewer than the embedding's (Apertus 1.5's `output_vocab_size`: its released
     # checkpoints prune the multimodal tokens' rows from the head); 0: vocab_size
     output_vocab_size: int = 0
-    # vision tokens one image gives each cross-attention layer's cache (`cross_attention_tokens_of`)
+    # vision tokens one image gives each cross-attention layer's cache (`towers.mllama_image_tokens`)
     cross_attention_tokens: int = 0
     # block layout
     mlp_gated: bool = True  # gate+up+down (SwiGLU/GeGLU) vs up+down (GELU MLP)
@@ -1260,19 +1260,10 @@ MLLAMA_CROSS_LAYERS = [3, 8, 13, 18, 23, 28, 33, 38]
 def _mllama_fields(outer: dict[str, Any], vocab: int) -> dict[str, Any]:
     """Llama 3.2 Vision's language model (transformers 5.24 modeling_mllama.py): `MllamaTextModel.embed_tokens` holds
     vocab_size + 8 rows, the LM head vocab_size; each cross-attention layer caches `cross_attention_tokens_of` the
-    outer config's vision_config (none without one: a text-only MllamaForCausalLM)."""
+    outer config's vision_config (`towers.mllama_image_tokens`; none without one: a text-only MllamaForCausalLM)."""
     vc = outer.get("vision_config")
-    tokens = cross_attention_tokens_of(vc) if isinstance(vc, dict) else 0
+    tokens = mllama_image_tokens(vc) if isinstance(vc, dict) else 0
     return dict(vocab_size=vocab + 8, output_vocab_size=vocab, cross_attention_tokens=tokens)
-
-
-def cross_attention_tokens_of(vc: dict[str, Any]) -> int:
-    """Vision tokens one image puts in each cross-attention layer's cache: max_num_tiles x ((image_size / patch_size)^2
-    + 1), a class token a tile (MllamaForConditionalGeneration._prepare_static_cache `cross_attention_cache_len`; the
-    processor pads every image to max_num_tiles tiles). Llama-3.2-11B-Vision's 560-pixel tiles of 14-pixel patches:
-    4 x 1,601 = 6,404; absent fields take MllamaVisionConfig's defaults (448 pixels, 14, 4 tiles)."""
-    side = _at_least_one(vc.get("image_size", 448), "image_size") // _at_least_one(vc.get("patch_size", 14), "patch_size")
-    return _at_least_one(vc.get("max_num_tiles", 4), "max_num_tiles") * (side * side + 1)
 
 
 def _family_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memviz.core.arch import Architecture
+from memviz.core.engines.transformers import describe_cross_attention
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
 from memviz.core.files import write_text_atomic
@@ -109,9 +110,7 @@ def to_markdown(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs
     for r in data:
         f = r["engine_facts"]
         if "cross_attention_images" in f:
-            lines += ["", f"{r['label']}: the KV cache holds {f['cross_attention_images']} image(s) a sequence in the "
-                      f"cross-attention layers ({f['cross_attention_tokens']:,d} vision tokens, "
-                      f"{f['cross_attention_bytes_per_image']:,d} bytes an image; option images)."]
+            lines += ["", f"{r['label']}: {describe_cross_attention(f)}."]
     lines += ["", "Launch commands (each reproduces its scenario in its engine):", ""]
     for r in data:
         lines += [f"- {r['label']} ({r['engine']}):", "", "  ```", *(f"  {x}" for x in r["launch_command"].splitlines()),

@@ -402,6 +402,20 @@ def llama4_vision(vc: dict[str, Any]) -> int:
     return n + inter * _whole(vc, "projector_input_dim", 4096) + out_dim * out_dim
 
 
+def mllama_tile_positions(vc: dict[str, Any]) -> int:
+    """Positions of one Llama 3.2 Vision tile: its (image_size / patch_size)^2 patches and a class token
+    (MllamaVisionModel.num_patches)."""
+    return (_whole(vc, "image_size", 448) // _whole(vc, "patch_size", 14)) ** 2 + 1
+
+
+def mllama_image_tokens(vc: dict[str, Any]) -> int:
+    """Vision tokens one image puts in each cross-attention layer's cache: max_num_tiles x `mllama_tile_positions`
+    (MllamaForConditionalGeneration._prepare_static_cache `cross_attention_cache_len`; the processor pads every image
+    to max_num_tiles tiles). Llama-3.2-11B-Vision's 560-pixel tiles of 14-pixel patches: 4 x 1,601 = 6,404; absent
+    fields take MllamaVisionConfig's defaults (448 pixels, 14, 4 tiles)."""
+    return _whole(vc, "max_num_tiles", 4) * mllama_tile_positions(vc)
+
+
 def mllama_vision(vc: dict[str, Any]) -> int:
     """MllamaVisionModel (mllama/modeling_mllama.py): a Conv2d patch embedding without bias, the class embedding,
     gated positions per patch and class token with a tile-position table per aspect ratio
@@ -411,7 +425,7 @@ def mllama_vision(vc: dict[str, Any]) -> int:
     len(supported_aspect_ratios) (`max_aspect_ratio_id`, id 0 the padding), so each table has one row more."""
     h, inter = _whole(vc, "hidden_size", 1280), _whole(vc, "intermediate_size", 5120)
     patch, channels, tiles = _whole(vc, "patch_size", 14), _whole(vc, "num_channels", 3), _whole(vc, "max_num_tiles", 4)
-    positions = (_whole(vc, "image_size", 448) // patch) ** 2 + 1
+    positions = mllama_tile_positions(vc)
     ratios = _get(vc, "supported_aspect_ratios", [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]])
     if not isinstance(ratios, list):
         raise InputError(f"vision/audio config: supported_aspect_ratios must be a list, got {ratios!r:.60}")

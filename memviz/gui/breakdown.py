@@ -21,6 +21,7 @@ from memviz.core.arch import CROSS, FULL, LINEAR_MIXER_NAMES
 from memviz.core.engines import get_engine
 from memviz.core.engines.llamacpp_fit import default_fit_placement
 from memviz.core.engines.llamacpp_mtmd import describe as describe_mmproj
+from memviz.core.engines.transformers import describe_cross_attention
 from memviz.core.estimate import Estimate
 from memviz.core.fit import max_batch, max_context
 from memviz.core.formats import get_weight_format, tensor_bytes
@@ -137,12 +138,9 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
     if "refusal" in facts:
         out.append(("engine refuses this scenario", "", "", "formula", facts["refusal"], engine.version))
     if "cross_attention_images" in facts:
-        per, n = facts["cross_attention_bytes_per_image"], facts["cross_attention_images"]
-        out.append(("cross-attention image cache", f"{per * n * sc.sequences:,d}",
-                    format_bytes(per * n * sc.sequences, unit, 3), "formula",
-                    f"{per:,d} bytes per image and sequence ({facts['cross_attention_tokens']:,d} vision tokens' K/V in "
-                    f"each cross-attention layer) x {n} image(s) x {sc.sequences} sequence(s), option images; counted "
-                    "in the KV cache", engine.version))
+        held = facts["cross_attention_bytes_per_image"] * facts["cross_attention_images"] * sc.sequences
+        out.append(("cross-attention image cache", f"{held:,d}", format_bytes(held, unit, 3), "formula",
+                    f"{describe_cross_attention(facts)}, x {sc.sequences} sequence(s)", engine.version))
     if "kv_pool_tokens" in facts:
         out.append(("GPU KV cache size", f"{facts['kv_pool_tokens']:,d} tokens", format_bytes(facts["kv_pool_bytes"], unit, 3),
                     "formula", f"{facts['kv_blocks']:,d} blocks of {facts['block_size']} tokens", engine.version))

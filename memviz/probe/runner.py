@@ -147,8 +147,9 @@ def hf_config(cfg: dict[str, Any]):
     text = cfg.get("text_config")
     if isinstance(text, dict) and (text.get("model_type") in causal or cfg.get("model_type") not in causal):
         cfg = dict(text)
-        if cfg.get("model_type") not in causal and decoder_type(str(cfg.get("model_type"))) in causal:
-            cfg["model_type"] = decoder_type(str(cfg["model_type"]))
+        read_as = decoder_type(str(cfg.get("model_type")))
+        if cfg.get("model_type") not in causal and read_as in causal:
+            cfg["model_type"] = read_as
     cfg.pop("quantization_config", None)  # random init in the chosen dtype; quantization is --quant
     model_type = cfg.pop("model_type", None)
     if not model_type:

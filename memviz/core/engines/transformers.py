@@ -322,6 +322,14 @@ class Transformers(Engine):
         return "\n".join(lines)
 
 
+def describe_cross_attention(facts: dict[str, Any]) -> str:
+    """The image cache a cross-attention model's KV holds (`Transformers.facts`), in words: the CLI, the Breakdown
+    and the Markdown report say it so."""
+    return (f"the KV cache holds {facts['cross_attention_images']} image(s) a sequence in the cross-attention layers "
+            f"({facts['cross_attention_tokens']:,d} vision tokens, {facts['cross_attention_bytes_per_image']:,d} bytes "
+            "an image; option images)")
+
+
 def auto_class(a: Architecture) -> str:
     """The transformers auto class that loads what the estimate counts: AutoModelForImageTextToText for a model whose
     encoders are counted (its `...ForConditionalGeneration`, towers included: transformers 5.24
