@@ -568,9 +568,10 @@ def gemma4_audio(ac: dict[str, Any]) -> int:
 
 
 def _feature_layers(cfg: dict[str, Any], default: int | list[int]) -> int:
-    """How many encoder layers' outputs the projector concatenates (vision_feature_layer: one index or a list)."""
-    layers = _get(cfg, "vision_feature_layer", default)
-    return len(layers) if isinstance(layers, list) else 1
+    """How many encoder layers' outputs the projector concatenates (vision_feature_layer: one index or a list;
+    VipLLaVA's released configs name it vision_feature_layers)."""
+    layers = _get(cfg, "vision_feature_layer", _get(cfg, "vision_feature_layers", default))
+    return len(layers) if isinstance(layers, (list, tuple)) else 1
 
 
 #: Idefics3VisionConfig's and SmolVLMVisionConfig's defaults where they differ from SiglipVisionConfig's
@@ -629,7 +630,7 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     from vision_output_dim: the last layer's and the intermediate layers' outputs side by side) and Idefics2's (its
     SwiGLU and perceiver resampler), MiniCPM-V 4.6's / 4.7's / MiniCPM-OCR's (its window merger and downsampling
     MLPs); the Qwen2.5-Omni and Qwen3-Omni thinkers' Qwen2.5-VL and Qwen3-VL towers (their
-    audio encoders are not counted)."""
+    audio encoders are not counted); VipLLaVA's CLIP tower and normed projector, Video-LLaVA's two CLIP towers."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -661,6 +662,12 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     if wrapper == "paddleocr_vl" and family == "paddleocr_vl_vision":  # SigLIP's blocks, no pooling head;
         merged = vh * _whole(vc, "spatial_merge_size", 2) ** 2  # PaddleOCRProjector: LayerNorm, two biased linears
         return siglip({**vc, "vision_use_head": False}) + 2 * vh + _lin(merged, merged) + _lin(merged, th)
+    if wrapper == "vipllava" and family == "clip_vision_model":  # VipLlavaMultiModalProjector: a LayerNorm over
+        merged = vh * _feature_layers(cfg, [-2, -5, -8, -11, 6])  # the layers' outputs side by side, two biased
+        return clip(vc) + 2 * merged + _lin(merged, th) + _lin(th, th)  # linears
+    if wrapper == "video_llava" and family == "clip_vision_model":  # VideoLlavaModel: an image and a video tower
+        bias = bool(_get(cfg, "multimodal_projector_bias", True))  # (two CLIPVisionModels), LLaVA's projector
+        return 2 * clip(vc) + _lin(vh * _feature_layers(cfg, -2), th, bias) + _lin(th, th, bias)
     if wrapper == "lfm2_vl" and family == "siglip2_vision_model":  # Lfm2VlMultiModalProjector
         merged, inner = vh * _whole(cfg, "downsample_factor", 2) ** 2, _whole(cfg, "projector_hidden_size", 2560)
         bias = bool(_get(cfg, "projector_bias", True))

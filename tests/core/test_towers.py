@@ -45,7 +45,7 @@ def _configs():
              "glm4v", "glm46v", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe",
              "paligemma", "shieldgemma2", "cohere2_vision", "lfm2_vl", "llava_next_video", "lighton_ocr", "exaone4_5",
              "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni", "mllama", "idefics2", "minicpmv4_6", "minicpmv4_7",
-             "minicpm_ocr")
+             "minicpm_ocr", "vipllava", "video_llava")
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
     large = Gemma4VisionConfig(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,
@@ -90,6 +90,11 @@ def _configs():
         ("minicpmv4_6 two merges, a 2 x 3 window", AutoConfig.for_model("minicpmv4_6", merger_times=2, vision_config=dict(
             hidden_size=256, intermediate_size=512, num_hidden_layers=3, num_attention_heads=4, image_size=448,
             patch_size=14, window_kernel_size=[2, 3]))),
+        ("vipllava three feature layers", AutoConfig.for_model(
+            "vipllava", text_config=dict(model_type="llama", **SMALL_TEXT), vision_feature_layer=[-2, -5, 6])),
+        ("video_llava two feature layers, no bias", AutoConfig.for_model(
+            "video_llava", text_config=dict(model_type="llama", **SMALL_TEXT), vision_feature_layer=[-2, -3],
+            multimodal_projector_bias=False)),
         ("llama4 small", Llama4Config(
             text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
@@ -473,3 +478,13 @@ def test_a_malformed_minicpmv_window_is_one_clear_error():
         from_hf_config(cfg)
     cfg["vision_config"]["window_kernel_size"] = (2, 2)  # a tuple, as a config object holds it
     assert from_hf_config(cfg).encoders[0].family == "minicpmv4_6_vision"
+
+
+def test_vipllavas_released_key_for_its_feature_layers():
+    """VipLLaVA's released configs (llava-hf/vip-llava-7b-hf) name the list vision_feature_layers."""
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.AutoConfig.for_model("vipllava").to_dict()
+    five = from_hf_config(cfg).encoders[0].parameters
+    cfg["vision_feature_layers"] = cfg.pop("vision_feature_layer")[:2]
+    vh, th = cfg["vision_config"]["hidden_size"], cfg["text_config"]["hidden_size"]
+    assert five - from_hf_config(cfg).encoders[0].parameters == 3 * vh * (2 + th)  # the norm's and linear_1's rows
