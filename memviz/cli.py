@@ -291,7 +291,7 @@ def estimate_json(est: Estimate, model: str | None = None) -> dict[str, Any]:
         gpu = get_gpu(sc.gpu)
         speed = speed_bounds(est, gpu)
         out["fit"] = {
-            "gpu": gpu.key, "capacity_bytes": int(capacity_bytes(gpu, sc)), "device_memory_bytes": gpu.memory_bytes,
+            "gpu": gpu.key, "capacity_bytes": int(capacity_bytes(gpu, sc, a)), "device_memory_bytes": gpu.memory_bytes,
             "needed_bytes": int(needed_bytes(est)),  # the busiest GPU's need that `fits` compares with the capacity
             "fits": fits(a, sc, gpu), "max_context": max_context(a, sc, gpu), "max_batch": max_batch(a, sc, gpu),
         }
@@ -338,11 +338,17 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
             print(f"llama-server's default --fit (1 GiB left free) would start it instead with {f['llama_server_fit']} "
                   "(-o fit=true)")
     if "kv_pool_tokens" in facts:
-        print(f"vLLM KV cache: {format_bytes(facts['kv_pool_bytes'], unit)} ({facts['kv_blocks']:,d} blocks of "
+        fixed = " as kv_cache_memory_bytes sets it" if "kv_cache_memory_bytes" in facts else ""
+        print(f"vLLM KV cache{fixed}: {format_bytes(facts['kv_pool_bytes'], unit)} ({facts['kv_blocks']:,d} blocks of "
               f"{facts['block_size']}); GPU KV cache size: {facts['kv_pool_tokens']:,d} tokens; maximum concurrency "
               f"for {facts['max_model_len']:,d} tokens per request: {facts['max_concurrency']:.2f}x")
+    if "suggested_kv_cache_memory_bytes" in facts:
+        n = facts["suggested_kv_cache_memory_bytes"]
+        print(f"vLLM's suggestion within this budget: --kv-cache-memory-bytes {n} ({format_bytes(n, unit)}; memviz: "
+              "-o kv_cache_memory_bytes)")
     if facts.get("cudagraph_bytes"):
-        print(f"vLLM CUDA-graph estimate (in its budget, before the pool): {format_bytes(facts['cudagraph_bytes'], unit)}")
+        when = "captured after the pool" if "kv_cache_memory_bytes" in facts else "in its budget, before the pool"
+        print(f"vLLM CUDA-graph estimate ({when}): {format_bytes(facts['cudagraph_bytes'], unit)}")
     if "encoder_profile" in facts:
         ep = facts["encoder_profile"]
         print(f"vLLM profile run: the vision encoder's pass over {ep['items']} {ep['modality']}(s) of "
@@ -644,7 +650,7 @@ def _cmd_engines() -> int:
         for o in e.options:
             default = "derived" if o.default is None else o.default
             choices = f" ({'|'.join(map(str, o.choices))})" if o.choices else ""
-            print(f"{'':<15}-o {o.name}=<{o.kind.__name__}>{choices}  default {default}: {o.help}")
+            print(f"{'':<15}-o {o.name}=<{o.kind_label}>{choices}  default {default}: {o.help}")
     return 0
 
 

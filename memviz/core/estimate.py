@@ -268,6 +268,11 @@ class Arrays:
         """What must fit (vLLM: the KV the sequences require, not the pool it reserves)."""
         return self.total - self.kv_cache + self.kv_required
 
+    @property
+    def committed(self) -> np.ndarray:
+        """What the device holds with its KV pool as reserved, whatever the sequences require (vLLM)."""
+        return self.total - self.kv_cache + (self.kv_required if self.kv_pool is None else self.kv_pool)
+
 
 def inputs(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray) -> Inputs:
     """The scenario at contexts `context` and batches `batch` (broadcast together), checked by its engine."""
@@ -402,12 +407,16 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
     gpu = get_gpu(sc.gpu) if sc.gpu and sc.device == "cuda" else None
     pool = gpus[busiest_i].kv_pool
     pool = None if pool is None else float(pool)
-    facts = engine.facts(x, gpu, pool) | engine.linear_state_facts(x)
+    non_kv = float(gpus[busiest_i].total - gpus[busiest_i].kv_cache)
+    facts = engine.facts(x, gpu, pool, non_kv) | engine.linear_state_facts(x)
     components = []
     for name in COMPONENTS:
         prov, formula, source = _SOURCES[name]
         source = source or f"{engine.version}: {engine.source}"
-        if name == "kv_cache" and pool is not None:
+        if name == "kv_cache" and pool is not None and engine.fixed_pool(sc):
+            formula += (f"; {engine.name} allocates kv_cache_memory_bytes ({facts['kv_cache_memory_bytes']:,d}) in whole "
+                        "blocks after its profile run, whatever the rest takes")
+        elif name == "kv_cache" and pool is not None:
             formula += (f"; {engine.name} reserves gpu_memory_utilization ({sc.gpu_memory_utilization}) x the GPU's "
                         "CUDA total and the KV pool takes the rest in whole blocks")
         if name == "overhead" and sc.runtime_overhead_bytes is None and facts.get("cudagraph_bytes"):

@@ -51,9 +51,17 @@ def sweep(a: Architecture, sc: Scenario, values: np.ndarray, axis: str = "contex
     return Sweep(device="busiest", axis=axis, x=values, **comp)
 
 
-def capacity_bytes(gpu: GPU, sc: Scenario) -> float:
-    """Usable bytes per device, as the engine budgets them (vLLM: gpu_memory_utilization x the CUDA total)."""
-    return get_engine(sc.engine).usable_bytes(gpu, sc)
+def capacity_bytes(gpu: GPU, sc: Scenario, a: Architecture) -> float:
+    """Usable bytes per device, as the engine budgets them (vLLM: gpu_memory_utilization x the CUDA total). A pool
+    of a set size (vLLM's kv_cache_memory_bytes) is the KV budget: the engine's budget is then the pool beside the
+    rest on the busiest device, so the sequences fit when they fit the pool (the pool beside the rest within the
+    GPU is the engine's own refusal, `refused_on`)."""
+    engine = get_engine(sc.engine)
+    if not engine.fixed_pool(sc):
+        return engine.usable_bytes(gpu, sc)
+    on_gpu = sc.with_changes(gpu=gpu.key, sequence_tokens=())
+    gpus, _ = device_arrays(a, on_gpu, np.asarray(sc.context_tokens), np.asarray(sc.batch))
+    return max(float(d.committed) for d in gpus)
 
 
 def needed_bytes(est: Estimate) -> int:
@@ -73,18 +81,18 @@ def refused_on(est: Estimate, gpu: GPU) -> bool:
 
 
 def estimate_fits(est: Estimate, gpu: GPU) -> bool:
-    return within(needed_bytes(est), capacity_bytes(gpu, est.scenario)) and not refused_on(est, gpu)
+    return within(needed_bytes(est), capacity_bytes(gpu, est.scenario, est.architecture)) and not refused_on(est, gpu)
 
 
 def fits(a: Architecture, sc: Scenario, gpu: GPU) -> bool:
-    return bool(_needed(a, sc, np.asarray(sc.context_tokens), np.asarray(sc.batch)) <= capacity_bytes(gpu, sc))
+    return bool(_needed(a, sc, np.asarray(sc.context_tokens), np.asarray(sc.batch)) <= capacity_bytes(gpu, sc, a))
 
 
 def max_context(a: Architecture, sc: Scenario, gpu: GPU, limit: int | None = None) -> int:
     """Largest context per sequence (at the scenario's batch) that fits; 0 if none.
 
     Capped at `limit` (default: the model's max_position_embeddings, or 2**24)."""
-    cap = capacity_bytes(gpu, sc)
+    cap = capacity_bytes(gpu, sc, a)
     base = sc.with_changes(sequence_tokens=())
     hi = limit or a.max_position_embeddings or 1 << 24
     return largest_true(lambda n: bool(_needed(a, base, np.asarray(n), np.asarray(sc.batch)) <= cap), 1, hi)
@@ -92,7 +100,7 @@ def max_context(a: Architecture, sc: Scenario, gpu: GPU, limit: int | None = Non
 
 def max_batch(a: Architecture, sc: Scenario, gpu: GPU, limit: int = 1 << 16) -> int:
     """Largest number of concurrent sequences (at the scenario's context) that fits; 0 if none."""
-    cap = capacity_bytes(gpu, sc)
+    cap = capacity_bytes(gpu, sc, a)
     base = sc.with_changes(sequence_tokens=())
     return largest_true(lambda n: bool(_needed(a, base, np.asarray(sc.context_tokens), np.asarray(n)) <= cap), 1, limit)
 
@@ -167,7 +175,7 @@ def fit_matrix(estimates: list[Estimate], gpus: list[str]) -> list[list[FitCell]
             a = est.architecture
             sc = split_over(a, est.scenario, n)
             e = est if n == 1 else estimate(a, sc)
-            need, budget = needed_bytes(e), capacity_bytes(gpu, sc)
+            need, budget = needed_bytes(e), capacity_bytes(gpu, sc, a)
             verdict = "does not fit" if not within(need, budget) else "tight" if need > TIGHT_FRACTION * budget else "fits"
             bound = speed_bounds(e, gpu).decode_tokens_per_s_max
             row.append(FitCell(gpu.label if n == 1 else f"{n}× {gpu.label}", verdict, int(need), int(budget),

@@ -183,8 +183,8 @@ def _estimate(a: Architecture, sc: Scenario, refusals: Counter | None = None) ->
         return None
 
 
-def _budget(hw: Hardware, sc: Scenario, req: Requirements) -> float:
-    return capacity_bytes(hw.gpu, sc) * (1 - req.headroom)
+def _budget(hw: Hardware, est: Estimate, req: Requirements) -> float:
+    return capacity_bytes(hw.gpu, est.scenario, est.architecture) * (1 - req.headroom)
 
 
 def _fits(est: Estimate, hw: Hardware, req: Requirements) -> bool:
@@ -192,7 +192,7 @@ def _fits(est: Estimate, hw: Hardware, req: Requirements) -> bool:
 
 
 def _gpu_fits(est: Estimate, hw: Hardware, req: Requirements) -> bool:
-    return within(needed_bytes(est), _budget(hw, est.scenario, req)) and not refused_on(est, hw.gpu)
+    return within(needed_bytes(est), _budget(hw, est, req)) and not refused_on(est, hw.gpu)
 
 
 def _host_fits(est: Estimate, hw: Hardware) -> bool:
@@ -256,7 +256,7 @@ def _candidate(est: Estimate, hw: Hardware, req: Requirements, parameters_b: flo
     elif req.max_quality_loss_pct is not None and (q.loss_pct is None or q.loss_pct > req.max_quality_loss_pct):
         problem = ("no quality evidence" if q.loss_pct is None
                    else f"quality loss {q.loss_pct:.2f} % > {req.max_quality_loss_pct:g} %")
-    return Candidate(est, hw, int(needed_bytes(est)), int(capacity_bytes(hw.gpu, sc)), q, bound, problem)
+    return Candidate(est, hw, int(needed_bytes(est)), int(capacity_bytes(hw.gpu, sc, est.architecture)), q, bound, problem)
 
 
 def rank_key(c: Candidate) -> tuple:

@@ -143,12 +143,19 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     f"{describe_cross_attention(facts)}, x {sc.sequences} sequence(s)", engine.version))
     if "kv_pool_tokens" in facts:
         out.append(("GPU KV cache size", f"{facts['kv_pool_tokens']:,d} tokens", format_bytes(facts["kv_pool_bytes"], unit, 3),
-                    "formula", f"{facts['kv_blocks']:,d} blocks of {facts['block_size']} tokens", engine.version))
+                    "formula", f"{facts['kv_blocks']:,d} blocks of {facts['block_size']} tokens"
+                    + (" (kv_cache_memory_bytes)" if "kv_cache_memory_bytes" in facts else ""), engine.version))
         out.append(("maximum concurrency", f"{facts['max_concurrency']:.2f}x", "", "formula",
                     f"requests of max_model_len {facts['max_model_len']:,d} the pool holds at once", engine.version))
+    if "suggested_kv_cache_memory_bytes" in facts:
+        n = facts["suggested_kv_cache_memory_bytes"]
+        out.append(("kv_cache_memory_bytes vLLM suggests", f"{n:,d}", format_bytes(n, unit, 3), "formula",
+                    "the pool less the CUDA graphs it captured and 150 MiB: the size to pin it with "
+                    "(--kv-cache-memory-bytes)", engine.version))
     if facts.get("cudagraph_bytes"):
         out.append(("CUDA graphs (vLLM's estimate)", "", format_bytes(facts["cudagraph_bytes"], unit, 3), "formula",
-                    "taken from the budget before the KV pool; counted in the overhead (none with enforce_eager)",
+                    ("captured after the pool of kv_cache_memory_bytes" if "kv_cache_memory_bytes" in facts
+                     else "taken from the budget before the KV pool") + "; counted in the overhead (none with enforce_eager)",
                     engine.version))
     if "encoder_profile" in facts:
         ep = facts["encoder_profile"]

@@ -36,7 +36,7 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
         sc = est.scenario
         if sc.hidden:
             continue
-        budgets = {g.label: int(capacity_bytes(g, sc)) for g in gpus}
+        budgets = {g.label: int(capacity_bytes(g, sc, est.architecture)) for g in gpus}
         need = needed_bytes(est)
         fits = {label: within(need, budget) for label, budget in budgets.items()}
         run = for_scenario(session.runs, sc)
@@ -79,7 +79,7 @@ def series(session: Session, axis: str) -> list[Series]:
             continue
         s = sweep(session.architecture, sc, x, axis)
         fits = {get_gpu(g).label: largest_fit(session.architecture, sc, get_gpu(g), axis) for g in session.gpus}
-        budgets = {get_gpu(g).label: int(capacity_bytes(get_gpu(g), sc)) for g in session.gpus}
+        budgets = {get_gpu(g).label: int(capacity_bytes(get_gpu(g), sc, session.architecture)) for g in session.gpus}
         out.append(Series(label=scenario_label(sc), x=x, total_bytes=s.total, largest_fit=fits, budgets=budgets,
                           engine=sc.engine))
     return out

@@ -51,7 +51,7 @@ def options_help(engine: str) -> str:
     e = ENGINES[engine]
     lines = [f"{e.label} — follows {e.version}", "Type name=value pairs separated by commas:"]
     for o in e.options:
-        lines.append(f"  {o.name} ({o.kind.__name__}, default {'derived' if o.default is None else o.default}): {o.help}")
+        lines.append(f"  {o.name} ({o.kind_label}, default {'derived' if o.default is None else o.default}): {o.help}")
     return "\n".join(lines)
 
 #: the "compare quantizations" action: (weights, engine) pairs of the common formats

@@ -29,7 +29,7 @@ def test_max_context_is_the_boundary(engine, fmt):
     sc = Scenario(engine=engine, weight_format=fmt, kv_format="fp16", gpu="rtx4090")
     n = max_context(LLAMA8, sc, RTX4090)
     assert n > 0
-    cap = capacity_bytes(RTX4090, sc)
+    cap = capacity_bytes(RTX4090, sc, LLAMA8)
     assert fits(LLAMA8, sc.with_changes(context_tokens=n), RTX4090)
     if n < LLAMA8.max_position_embeddings:
         assert not fits(LLAMA8, sc.with_changes(context_tokens=n + 1), RTX4090)

@@ -19,7 +19,7 @@ def _plan(preset, gpus, context=8192, concurrency=1, **kw):
 
 def _fits(a, sc, gpu, headroom=0.05):
     est = estimate(a, sc)
-    return within(needed_bytes(est), capacity_bytes(gpu, sc) * (1 - headroom))
+    return within(needed_bytes(est), capacity_bytes(gpu, sc, a) * (1 - headroom))
 
 
 @pytest.mark.parametrize(("preset", "gpus", "nodes"), [("llama-3.1-70b", "h100-80gx8", 1), ("deepseek-v3", "h100-80gx8", 2),

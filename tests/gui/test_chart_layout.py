@@ -76,7 +76,7 @@ def test_the_line_drawn_is_the_budget_the_verdict_used(qtbot):
     chart = drawn_compare(qtbot, s, 1400)
     h100 = get_gpu("h100-80g")
     for i, (sc, bar) in enumerate(zip(s.scenarios, chart.bars, strict=True)):
-        budget = capacity_bytes(h100, sc)
+        budget = capacity_bytes(h100, sc, s.architecture)
         assert bar.budgets[h100.label] == int(budget) < h100.memory_bytes  # vLLM: 0.9 x the CUDA total
         segments = [item for item in chart._transient if hasattr(item, "getData") and item.getData()[0] is not None]
         ys = [y for item in segments for x, y in zip(*item.getData(), strict=True)

@@ -50,7 +50,7 @@ def test_entered_vram_several_gpus_apple_and_cpu_ram_columns():
     assert one.verdict == "does not fit" and four.verdict == "fits" and four.gpu == "4× H100 SXM 80GB"
     assert four.needed_bytes < one.needed_bytes / 3  # tensor parallel over 4: a quarter of the weights each
     assert apple.budget_bytes == math.ceil(0.9 * 96 * 2**30)  # Metal's 3/4 of 128 GiB, then vLLM's 0.9
-    assert capacity_bytes(get_gpu("m3-max-128g"), Scenario(engine="llamacpp", kv_format="fp16")) == 96 * 2**30
+    assert capacity_bytes(get_gpu("m3-max-128g"), Scenario(engine="llamacpp", kv_format="fp16"), a) == 96 * 2**30
     assert cpu.verdict == "does not fit" and cpu.decode_tokens_per_s_max > 0
 
 

@@ -19,7 +19,7 @@ from memviz.core.errors import InputError
 from memviz.core.formats import STORED, KVFormat, WeightFormat
 from memviz.core.kv import KVLayout, kv_cache_bytes
 from memviz.core.towers import encoder_bytes
-from memviz.core.units import MiB
+from memviz.core.units import MiB, parse_bytes
 
 if TYPE_CHECKING:
     from memviz.core.estimate import Scenario
@@ -44,11 +44,21 @@ class Option:
     help: str
     choices: tuple[Any, ...] = ()
     minimum: float | None = None
+    memory: bool = False  # a size in bytes: text reads as '20GiB' / '20GB' (`units.parse_bytes`)
+
+    @property
+    def kind_label(self) -> str:
+        return "bytes" if self.memory else self.kind.__name__
 
     def parse(self, value: Any) -> Any:
         """`value` converted to the option's type, or InputError naming the option."""
         if value is None:
             return None
+        if self.memory and isinstance(value, str):
+            try:
+                value = parse_bytes(value)
+            except InputError as e:
+                raise InputError(f"option {self.name}: {e}") from None
         try:
             if self.kind is bool:
                 if isinstance(value, str):
@@ -293,6 +303,11 @@ class Engine:
         """The KV pool the engine pre-allocates on a GPU (None: it allocates what sequences need)."""
         return None
 
+    def fixed_pool(self, sc: Scenario) -> bool:
+        """Whether the KV pool is a size the scenario sets (vLLM's kv_cache_memory_bytes), not what the budget
+        leaves: the engine then commits its pool beside the rest, and that is its budget (`fit.capacity_bytes`)."""
+        return False
+
     def device_tensor_bytes(self, x: Inputs, tt: TensorTable) -> np.ndarray:
         """Bytes each tensor of `tt` takes in a device's weight buffer: its stored bytes, unless the engine's
         allocator pads them (llama.cpp's CUDA buffers)."""
@@ -322,8 +337,10 @@ class Engine:
         0 for most engines."""
         return 0.0
 
-    def facts(self, x: Inputs, gpu: GPU | None, pool_bytes: float | None) -> dict[str, Any]:
-        """Engine-specific figures to report next to the components (vLLM's token pool, ...)."""
+    def facts(self, x: Inputs, gpu: GPU | None, pool_bytes: float | None,
+              non_kv_bytes: float | None = None) -> dict[str, Any]:
+        """Engine-specific figures to report next to the components (vLLM's token pool, ...); `non_kv_bytes`: what
+        the busiest GPU holds besides its KV."""
         return {}
 
     def linear_state_bytes(self, x: Inputs) -> int:

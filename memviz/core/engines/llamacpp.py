@@ -748,7 +748,7 @@ class LlamaCpp(Engine):
         buffers, own = self._cpu_buffers(x)
         return float(sum(buffers.values()) - own)
 
-    def facts(self, x: Inputs, gpu, pool_bytes: float | None) -> dict[str, Any]:
+    def facts(self, x: Inputs, gpu, pool_bytes: float | None, non_kv_bytes: float | None = None) -> dict[str, Any]:
         n_ctx, swa, n_ubatch = self.cells(x)
         out: dict[str, Any] = {"n_ctx": int(np.max(n_ctx)), "n_ubatch": int(np.max(n_ubatch)),
                                "flash_attn": self.flash(x.sc, x.options)}

@@ -168,7 +168,7 @@ class Transformers(Engine):
         cross = x.options["images"] * cross_attention_bytes(x.a, x.kvf, self.kv_layout(x), layers) * x.sequences
         return super().kv_bytes(x, layers) + self.compressor_buffers(x, layers, False) + cross
 
-    def facts(self, x: Inputs, gpu: Any, pool_bytes: float | None) -> dict[str, Any]:
+    def facts(self, x: Inputs, gpu: Any, pool_bytes: float | None, non_kv_bytes: float | None = None) -> dict[str, Any]:
         """A cross-attention model's image cache: bytes per image and sequence, the images each sequence holds."""
         if not x.a.cross_attention_tokens:
             return {}

@@ -21,6 +21,13 @@
   max_num_batched_tokens 2048 and max_num_seqs 256 below 70 GiB or on A100,
   8192 / 1024 from 70 GiB, 16384 / 1024 from 160 GiB; block_size 16; chunked
   prefill on (off: a whole max_model_len prompt is one step).
+- `--kv-cache-memory-bytes` (option kv_cache_memory_bytes): `determine_available_memory` still makes the profile
+  run, then returns that size for the pool whatever the rest takes; `request_memory` still asks
+  gpu_memory_utilization x total free at start-up. The fit then judges the sequences against that pool, and
+  the pool beside the rest beyond what CUDA leaves is a refusal (out of memory).
+  Without it vLLM prints the size to set (`compile_or_warm_up_model`): the budget less the rest, less the CUDA
+  graphs it captured (counted twice from 0.21: in the estimate and as captured) and 150 MiB; memviz states it
+  (`suggested_kv_cache_memory_bytes`).
 - KV blocks (`vllm/v1/core/kv_cache_utils.py`, `vllm_kv`): whole blocks of block_size tokens
   over all layers, grouped by spec where layers cache differently; "Maximum concurrency" = blocks / blocks
   one max_model_len request needs; "GPU KV cache size: N tokens" = that x max_model_len; a pool that
@@ -81,6 +88,9 @@ from memviz.core.towers import VISION, VisionShape, vision_shape
 from memviz.core.units import GiB, MiB
 
 NON_TORCH_BYTES = 64 * MiB
+#: `compile_or_warm_up_model` suggests `--kv-cache-memory=` the pool less the graphs it captured and this margin
+#: ("redundancy_buffer_memory", vLLM 0.33 gpu_worker.py)
+SUGGESTION_MARGIN_BYTES = 150 * MiB
 NCCL_BYTES_PER_GPU = 256 * MiB
 SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
 #: FP8 weight formats and whether their scales are 128 x 128 blocks; the GPUs where vLLM runs them on Marlin
@@ -202,6 +212,8 @@ class VLLM(Engine):
         Option("block_size", int, 16, "tokens per KV block", choices=(1, 8, 16, 32, 64, 128)),
         Option("enable_prefix_caching", bool, True, "reuse cached prompt prefixes (on by default since hybrid models "
                "support it; a delta-net model's state then keeps checkpoint blocks per request)"),
+        Option("kv_cache_memory_bytes", int, None, "KV pool per GPU, e.g. 20GiB (--kv-cache-memory-bytes: the profile "
+               "still runs, gpu_memory_utilization no longer sizes the pool)", minimum=1, memory=True),
         Option("cpu_offload_gb", float, 0.0, "GiB of weights per GPU kept in host memory", minimum=0),
         Option("language_model_only", bool, False, "a multimodal model without its encoders (--language-model-only: "
                "no image / audio inputs, the towers not loaded)"),
@@ -485,10 +497,29 @@ class VLLM(Engine):
         return float(ceil(sc.gpu_memory_utilization * gpu.cuda_total_bytes))
 
     def kv_pool(self, x: Inputs, gpu, non_kv: np.ndarray) -> np.ndarray:
-        """Whole blocks of what the budget leaves (`kv_cache_utils.get_num_blocks`)."""
+        """Whole blocks (`kv_cache_utils.get_num_blocks`) of what the budget leaves, or of kv_cache_memory_bytes
+        (`determine_available_memory` returns it after the profile run, whatever the rest takes)."""
         block = self.block_bytes(x)
+        fixed = x.options["kv_cache_memory_bytes"]
+        if fixed:
+            pool = self.fixed_pool_bytes(x)
+            return np.where(self.fixed_pool_allocatable(x, gpu, non_kv), pool, 0.0) + 0 * non_kv
         free = self.usable_bytes(gpu, x.sc) - non_kv
         return np.maximum(np.floor(free / block), 0) * block
+
+    def fixed_pool_bytes(self, x: Inputs) -> float:
+        """kv_cache_memory_bytes in whole blocks."""
+        block = self.block_bytes(x)
+        return x.options["kv_cache_memory_bytes"] // block * block
+
+    def fixed_pool_allocatable(self, x: Inputs, gpu: GPU, non_kv: np.ndarray) -> np.ndarray:
+        """Whether the pool of kv_cache_memory_bytes, the rest and the CUDA graphs captured after it fit in what
+        CUDA leaves after its context; where they do not vLLM runs out of memory and holds no pool."""
+        committed = non_kv + self.fixed_pool_bytes(x) + self.graphs_after_pool_bytes(x)
+        return committed <= gpu.cuda_total_bytes - TORCH_CUDA_BASELINE_BYTES
+
+    def fixed_pool(self, sc: Any) -> bool:
+        return bool(self.resolve(dict(sc.options))["kv_cache_memory_bytes"])
 
     def block_bytes(self, x: Inputs) -> float:
         """Bytes of one step of `num_blocks` over all of this rank's layers (per pipeline stage: the largest)."""
@@ -500,7 +531,7 @@ class VLLM(Engine):
         block, page, blocks = self.hybrid_block(x)
         return kv_groups(x.a, x.kvf, self.kv_layout(x), stage_layers, block, page, blocks)
 
-    def facts(self, x: Inputs, gpu, pool_bytes: float | None) -> dict[str, Any]:
+    def facts(self, x: Inputs, gpu, pool_bytes: float | None, non_kv_bytes: float | None = None) -> dict[str, Any]:
         s = self.settings(x.a, x.sc, x.options)
         out: dict[str, Any] = {
             "max_model_len": s["max_model_len"], "max_num_seqs": s["max_num_seqs"],
@@ -526,6 +557,7 @@ class VLLM(Engine):
         if gpu is None or pool_bytes is None:
             return out
         total, requested = gpu.cuda_total_bytes, self.usable_bytes(gpu, x.sc)
+        fixed = x.options["kv_cache_memory_bytes"]
         free = total - TORCH_CUDA_BASELINE_BYTES  # NCCL's share varies tenfold with the links: not grounds to refuse
         if free < requested and "refusal" not in out:
             out["refusal"] = (f"vLLM refuses to start: free memory on {gpu.label} ({free / GiB:.2f}/{total / GiB:.2f} "
@@ -535,11 +567,16 @@ class VLLM(Engine):
             out["startup_risk"] = (f"the CUDA context and NCCL buffers (about {out['outside_budget_bytes'] / GiB:.2f} GiB, "
                                    f"NCCL varying with the links) may leave less free than gpu_memory_utilization "
                                    f"{x.sc.gpu_memory_utilization:g} asks for; vLLM then refuses to start")
-        elif total - out["outside_budget_bytes"] - out["graphs_after_pool_bytes"] < requested:
+        elif not fixed and total - out["outside_budget_bytes"] - out["graphs_after_pool_bytes"] < requested:
             out["startup_risk"] = (f"the CUDA graphs captured after the pool (about "
                                    f"{out['graphs_after_pool_bytes'] / GiB:.2f} GiB, estimate_cudagraphs off) do not fit "
                                    f"beside gpu_memory_utilization {x.sc.gpu_memory_utilization:g} and the CUDA context: "
                                    "the capture may run out of memory; lower it or use enforce_eager")
+        if fixed:
+            requested = self._fixed_pool_facts(x, out, gpu, pool_bytes, non_kv_bytes or 0.0)
+        elif non_kv_bytes is not None:
+            graphs = out["cudagraph_bytes"] or out["graphs_after_pool_bytes"]
+            out["suggested_kv_cache_memory_bytes"] = int(requested - non_kv_bytes - graphs - SUGGESTION_MARGIN_BYTES)
         block, groups = out["kv_block_bytes"], self.groups(x)
         blocks = int(pool_bytes // block) if pool_bytes > 0 else 0
         need = self.request_bytes(x, s, s["max_model_len"])
@@ -557,6 +594,30 @@ class VLLM(Engine):
                               f"{need / GiB:.2f} GiB of KV cache, more than the {max(pool_bytes, 0) / GiB:.2f} GiB left "
                               f"for it on {gpu.label}; the largest max_model_len that fits is {longest:,d}")
         return out
+
+    def _fixed_pool_facts(self, x: Inputs, out: dict[str, Any], gpu: GPU, pool_bytes: float,
+                          non_kv_bytes: float) -> float:
+        """kv_cache_memory_bytes: vLLM 0.33 allocates that pool after its profile run whatever the rest takes
+        (`determine_available_memory` returns it; gpu_memory_utilization still sets the free memory `request_memory`
+        asks for at start-up) and captures its CUDA graphs after it. Beyond what CUDA leaves after its context it
+        runs out of memory (a refusal; `kv_pool` is then empty), beyond what NCCL may also take it risks to.
+        Returns the pool and the rest on the busiest GPU, the budget its sequences are judged against
+        (`fit.capacity_bytes`)."""
+        wanted = self.fixed_pool_bytes(x)
+        committed = non_kv_bytes + wanted + out["graphs_after_pool_bytes"]
+        free = gpu.cuda_total_bytes - TORCH_CUDA_BASELINE_BYTES
+        out["kv_cache_memory_bytes"] = int(x.options["kv_cache_memory_bytes"])
+        if not self.fixed_pool_allocatable(x, gpu, np.asarray(non_kv_bytes)):
+            largest = max(free - committed + wanted, 0)
+            out.setdefault("refusal", f"vLLM runs out of memory: its KV pool of {wanted / GiB:.2f} GiB "
+                           f"(kv_cache_memory_bytes) beside {(committed - wanted) / GiB:.2f} GiB of weights, profile "
+                           f"peak and runtime takes {committed / GiB:.2f} GiB, more than the {free / GiB:.2f} GiB "
+                           f"{gpu.label} leaves after the CUDA context; a pool of at most {largest / GiB:.2f} GiB fits")
+        elif committed > gpu.cuda_total_bytes - out["outside_budget_bytes"]:
+            out.setdefault("startup_risk", f"the NCCL buffers (about {out['outside_budget_bytes'] / GiB:.2f} GiB with the "
+                           f"CUDA context, varying with the links) may leave less than the {committed / GiB:.2f} GiB the "
+                           "pool of kv_cache_memory_bytes and the rest take; vLLM then runs out of memory")
+        return non_kv_bytes + pool_bytes
 
     def request_bytes(self, x: Inputs, s: dict[str, Any], model_len: int) -> int:
         """KV bytes one request of `model_len` tokens may hold on this rank (`kv_cache_utils.py`
@@ -607,6 +668,8 @@ class VLLM(Engine):
             args.append("--no-enable-chunked-prefill")
         if s["cpu_offload_gb"]:
             args += ["--cpu-offload-gb", f"{s['cpu_offload_gb']:g}"]
+        if s["kv_cache_memory_bytes"]:
+            args += ["--kv-cache-memory-bytes", str(s["kv_cache_memory_bytes"])]
         if s["language_model_only"] and a.encoders:
             args.append("--language-model-only")
         return " ".join(args + self._multimodal_args(a, s))

@@ -14,7 +14,8 @@ vLLM prints its start-up profile (`worker.py` / `gpu_worker.py`):
   `PyTorch activation peak memory [takes] X GiB`, `the rest of the memory reserved
   for KV Cache is X GiB` / `available_kv_cache_memory X GiB` / `Available KV cache
   memory: X GiB`, `Model loading took X GiB`, `GPU KV cache size: N tokens`; V1's suggestion of
-  `--kv-cache-memory` (gpu_worker.py, 0.11: `Actual usage is X GiB for weight, Y GiB for peak activation, Z GiB
+  `--kv-cache-memory` (gpu_worker.py; with --kv-cache-memory-bytes set, `reserved X GiB memory for KV Cache as
+  specified by kv_cache_memory_bytes` instead; 0.11: `Actual usage is X GiB for weight, Y GiB for peak activation, Z GiB
   for non-torch memory, and W GiB for CUDAGraph memory`; 0.33: `X GiB for consumed memory (weights + non-torch),
   Y GiB for peak activation, and W GiB for CUDAGraph memory`) and its `Free memory on device (F/T GiB)`; the CUDA
   graphs' capture and, from 0.21, the estimate taken from the budget (`_vllm_cudagraphs`).
@@ -169,7 +170,8 @@ _VLLM = {
     "kv_cache": [r"the rest of the memory reserved for KV Cache is\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"available_kv_cache_memory\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"kv_cache_size=" + _NUM + r"\s*(GiB|GB|MiB)",
-                 r"Available KV cache memory:\s*" + _NUM + r"\s*(GiB|GB|MiB)"],
+                 r"Available KV cache memory:\s*" + _NUM + r"\s*(GiB|GB|MiB)",
+                 r"reserved\s+" + _NUM + r"\s*(GiB) memory for KV Cache as specified by kv_cache_memory_bytes"],
 }
 _VLLM_DETAILS = {
     "kv_cache_tokens": r"GPU KV cache size:\s*" + _NUM + r"\s*tokens",
@@ -179,6 +181,7 @@ _VLLM_DETAILS = {
     "gpu_memory_utilization": r"gpu_memory_utilization\s*\(?\s*" + _NUM,
     "total_gpu_memory_gib": r"(?:total_gpu_memory\s*\(?\s*|Free memory on device \([\d.]+/)" + _NUM + r"\s*GiB",
     "consumed_gib": r"Actual usage is\s*" + _NUM + r"\s*GiB for consumed memory",
+    "suggested_kv_cache_memory_bytes": r"`--kv-cache-memory=" + _NUM + r"` \([\d.]+ GiB\) to fit into requested memory",
 }
 
 

@@ -1,7 +1,8 @@
 """The settings a vLLM start-up log states, as the scenario memviz estimates for it.
 
 vLLM prints what it was asked (`vllm/entrypoints/utils.py` `log_non_default_args`: "non-default args: {...}"), the
-context it settled on ("Using max model len N"), the scheduler's batch ("Chunked prefill is enabled with
+context it settled on ("Using max model len N"), a pool set in bytes ("reserved X GiB memory for KV Cache as
+specified by kv_cache_memory_bytes"), the scheduler's batch ("Chunked prefill is enabled with
 max_num_batched_tokens=N") and its engine config ("Initializing a V1 LLM engine (vX) with config: ...
 tensor_parallel_size=N, ... kv_cache_dtype=..., enforce_eager=..."). It does not print the GPU, and the model only
 by its name or path: the caller gives both.
@@ -27,7 +28,7 @@ CUDAGRAPH_ESTIMATE_SINCE = (0, 21)
 HYBRID_PREFIX_CACHING_SINCE = (0, 24)
 _ARG_KEYS = ("max_model_len", "gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
              "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "enforce_eager", "block_size",
-             "enable_chunked_prefill", "enable_prefix_caching")
+             "enable_chunked_prefill", "enable_prefix_caching", "kv_cache_memory_bytes")
 _CONFIG_KEYS = {"tensor_parallel_size": int, "pipeline_parallel_size": int, "max_seq_len": int}
 
 
@@ -65,6 +66,9 @@ def read_vllm_settings(text: str) -> VllmSettings:
         args.setdefault("gpu_memory_utilization", float(value))
     if (value := _first(text, r"Maximum concurrency for ([\d,]+) tokens per request")) is not None:
         args.setdefault("max_model_len", int(value.replace(",", "")))
+    if (value := _first(text, r"reserved ([\d.]+) GiB memory for KV Cache as specified by kv_cache_memory_bytes")) \
+            is not None:  # printed to 0.01 GiB (`format_gib`): the non-default args' exact bytes come first
+        args.setdefault("kv_cache_memory_bytes", round(float(value) * 2**30))
     if (value := _first(text, r"Using max model len (\d+)")) is not None:
         args["max_model_len"] = int(value)
     if (value := _first(text, r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")) is not None:
@@ -84,8 +88,8 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     kv = str(args.get("kv_cache_dtype", "auto"))
     if kv not in ("auto", "bfloat16", "float16") and not kv.startswith("fp8"):
         raise InputError(f"the log's kv_cache_dtype {kv!r} is not one memviz models (auto, fp8)")
-    options: dict[str, Any] = {
-        k: args[k] for k in ("max_num_seqs", "max_num_batched_tokens", "block_size") if args.get(k) is not None}
+    options: dict[str, Any] = {k: args[k] for k in ("max_num_seqs", "max_num_batched_tokens", "block_size",
+                                                    "kv_cache_memory_bytes") if args.get(k) is not None}
     if args.get("enforce_eager"):
         options["enforce_eager"] = True
     if args.get("enable_chunked_prefill") is False:

@@ -168,3 +168,11 @@ def test_a_model_loaded_three_times_in_one_log_counts_once():
            "sched_reserve:      CUDA0 compute buffer size =   300.00 MiB\n")
     m = parse_log(one * 3)
     assert m.bytes["weights"] == 4096 * MiB and m.bytes["kv_cache"] == 512 * MiB
+
+
+def test_vllm_kv_pool_set_by_kv_cache_memory_bytes():
+    r = read("vllm_kv_cache_memory_bytes_gb10.log")
+    assert r.engine == "vllm"
+    assert r.bytes["kv_cache"] == round(37.11 * GiB)  # the pool as set, the profile not printed
+    assert r.bytes["weights"] is None and r.bytes["activations"] is None
+    assert r.details["kv_cache_tokens"] == 1_209_295 and r.details["max_concurrency"] == 1.15

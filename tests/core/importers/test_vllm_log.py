@@ -66,3 +66,26 @@ def test_a_hybrid_models_prefix_caching_comes_from_the_log_or_its_release():
     assert dict(vllm_scenario(args, a, "h100-80g").options)["enable_prefix_caching"] is True
     assert "enable_prefix_caching" not in dict(vllm_scenario(head.format(19), get_preset("qwen2.5-7b").architecture(),
                                                              "h100-80g").options)
+
+
+# the start-up a DGX Spark serving report (2026-10-01) quotes for Qwen3-Embedding-8B (Qwen3-8B's attention) with the
+# pool pinned to 8 sequences x 4,096 tokens x 144 KiB: its args as vLLM 0.33 prints them, its pool and token lines
+LOG_PINNED = """\
+(APIServer pid=1) INFO 10-01 18:18:05 [utils.py:326] non-default args: {'model': 'Qwen/Qwen3-Embedding-8B', \
+'max_model_len': 4096, 'max_num_seqs': 8, 'kv_cache_memory_bytes': 4831838208}
+(EngineCore pid=2) INFO 10-01 18:19:40 [gpu_worker.py:663] Initial free memory 106.83 GiB, reserved 4.5 GiB memory \
+for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.
+(EngineCore pid=2) INFO 10-01 18:19:40 [kv_cache_utils.py:2235] GPU KV cache size: 32,768 tokens
+(EngineCore pid=2) INFO 10-01 18:19:40 [kv_cache_utils.py:2236] Maximum concurrency for 4,096 tokens per request: 8.00x
+"""
+
+
+@pytest.mark.parametrize("args_printed", [True, False])
+def test_a_pool_set_in_bytes_comes_from_the_args_or_the_reserved_line(args_printed):
+    text = LOG_PINNED if args_printed else LOG_PINNED.replace(", 'kv_cache_memory_bytes': 4831838208", "")
+    a = get_preset("qwen3-8b").architecture()
+    sc = vllm_scenario(text, a, "NVIDIA GB10")
+    assert dict(sc.options)["kv_cache_memory_bytes"] == 4831838208  # 4.5 GiB: exact either way here
+    _, rows = check_vllm(text, a, sc)
+    pool = next(r for r in rows if r.name == "KV pool")
+    assert pool.error == 0
