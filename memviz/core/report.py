@@ -111,11 +111,27 @@ def to_markdown(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs
         f = r["engine_facts"]
         if "cross_attention_images" in f:
             lines += ["", f"{r['label']}: {describe_cross_attention(f)}."]
+        for line in engine_lines(f, unit):
+            lines += ["", f"{r['label']}: {line}"]
     lines += ["", "Launch commands (each reproduces its scenario in its engine):", ""]
     for r in data:
         lines += [f"- {r['label']} ({r['engine']}):", "", "  ```", *(f"  {x}" for x in r["launch_command"].splitlines()),
                   "  ```"]
     return "\n".join(lines) + "\n"
+
+
+def engine_lines(f: dict, unit: Unit) -> list[str]:
+    """What the engine itself would report of a scenario (vLLM's pool as its start-up log prints it), its refusal
+    and the risks it runs, as sentences."""
+    out = []
+    if f.get("kv_pool_bytes"):  # none where vLLM would not start
+        pinned = " (set by kv_cache_memory_bytes)" if "kv_cache_memory_bytes" in f else ""
+        out.append(f"vLLM's KV pool {to_unit(f['kv_pool_bytes'], unit):.2f} {unit.value}{pinned}, {f['kv_blocks']:,d} "
+                   f"blocks; GPU KV cache size {f['kv_pool_tokens']:,d} tokens; maximum concurrency "
+                   f"{f['max_concurrency']:.2f}x for {f['max_model_len']:,d} tokens per request.")
+    out += [f"the engine refuses it: {f['refusal']}."] if "refusal" in f else []
+    out += [f"risk: {f['startup_risk']}."] if "startup_risk" in f else []
+    return out
 
 
 def write(session: Session, path: str | Path) -> Path:

@@ -14,3 +14,19 @@ def test_a_label_names_the_gpus_a_scenario_is_split_over():
     vllm = Scenario(engine="vllm", weight_format="bf16", context_tokens=8192, tp=4, pp=2)
     assert scenario_label(vllm) == "bf16 · KV bf16 · 8K×1 · TP4 · PP2"
     assert scenario_label(vllm.with_changes(name="mine")) == "mine"
+
+
+def test_the_markdown_report_says_what_vllm_would_print_and_refuse():
+    from memviz.core.presets import get_preset
+    from memviz.core.report import to_markdown
+
+    a = get_preset("llama-3.1-8b").architecture()
+    base = Scenario(engine="vllm", weight_format="bf16", kv_format="bf16", gpu="rtx4090", context_tokens=8192, batch=4)
+    text = to_markdown(a, [base.with_changes(name="pinned", options=(("kv_cache_memory_bytes", "4GiB"),)),
+                           base.with_changes(name="too big", options=(("kv_cache_memory_bytes", "12GiB"),)),
+                           base.with_changes(name="default")], ["rtx4090"])
+    assert ("pinned: vLLM's KV pool 4.00 GiB (set by kv_cache_memory_bytes), 2,048 blocks; GPU KV cache size 32,768 "
+            "tokens; maximum concurrency 4.00x for 8,192 tokens per request.") in text
+    assert "default: vLLM's KV pool 5.15 GiB, 2,636 blocks; GPU KV cache size 42,176 tokens" in text
+    assert "too big: the engine refuses it: vLLM runs out of memory" in text
+    assert "too big: vLLM's KV pool" not in text  # it would not start: no pool to state
