@@ -630,7 +630,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     from vision_output_dim: the last layer's and the intermediate layers' outputs side by side) and Idefics2's (its
     SwiGLU and perceiver resampler), MiniCPM-V 4.6's / 4.7's / MiniCPM-OCR's (its window merger and downsampling
     MLPs); the Qwen2.5-Omni and Qwen3-Omni thinkers' Qwen2.5-VL and Qwen3-VL towers (their
-    audio encoders are not counted); VipLLaVA's CLIP tower and normed projector, Video-LLaVA's two CLIP towers."""
+    audio encoders are not counted); VipLLaVA's CLIP tower and normed projector, Video-LLaVA's two CLIP towers, Aya
+    Vision's SigLIP and its pixel-shuffle SwiGLU."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -662,6 +663,10 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     if wrapper == "paddleocr_vl" and family == "paddleocr_vl_vision":  # SigLIP's blocks, no pooling head;
         merged = vh * _whole(vc, "spatial_merge_size", 2) ** 2  # PaddleOCRProjector: LayerNorm, two biased linears
         return siglip({**vc, "vision_use_head": False}) + 2 * vh + _lin(merged, merged) + _lin(merged, th)
+    if wrapper == "aya_vision" and family == "siglip_vision_model":  # AyaVisionMultiModalProjector: pixel shuffle,
+        merged = vh * _whole(cfg, "downsample_factor", 2) ** 2  # LayerNorm, a biased SwiGLU (alignment_intermediate_
+        inter = _whole(cfg, "alignment_intermediate_size", th)  # size, else the text width; halved) into the text width
+        return siglip(vc) + 2 * merged + _lin(merged, inter) + _lin(inter // 2, th)
     if wrapper == "vipllava" and family == "clip_vision_model":  # VipLlavaMultiModalProjector: a LayerNorm over
         merged = vh * _feature_layers(cfg, [-2, -5, -8, -11, 6])  # the layers' outputs side by side, two biased
         return clip(vc) + 2 * merged + _lin(merged, th) + _lin(th, th)  # linears

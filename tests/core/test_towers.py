@@ -45,7 +45,7 @@ def _configs():
              "glm4v", "glm46v", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe",
              "paligemma", "shieldgemma2", "cohere2_vision", "lfm2_vl", "llava_next_video", "lighton_ocr", "exaone4_5",
              "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni", "mllama", "idefics2", "minicpmv4_6", "minicpmv4_7",
-             "minicpm_ocr", "vipllava", "video_llava")
+             "minicpm_ocr", "vipllava", "video_llava")  # aya_vision: its default SigLIP (1,152 wide, 14 heads) does not build
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
     large = Gemma4VisionConfig(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,
@@ -95,6 +95,11 @@ def _configs():
         ("video_llava two feature layers, no bias", AutoConfig.for_model(
             "video_llava", text_config=dict(model_type="llama", **SMALL_TEXT), vision_feature_layer=[-2, -3],
             multimodal_projector_bias=False)),
+        ("aya_vision 3 x 3 shuffle, its own SwiGLU width", AutoConfig.for_model(
+            "aya_vision", text_config=dict(model_type="cohere2", **SMALL_TEXT), downsample_factor=3,
+            alignment_intermediate_size=1024, vision_config=dict(model_type="siglip_vision_model", hidden_size=256,
+                                                                 intermediate_size=512, num_hidden_layers=2,
+                                                                 num_attention_heads=4, vision_use_head=False))),
         ("llama4 small", Llama4Config(
             text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
