@@ -593,7 +593,8 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
         bias = bool(_get(cfg, "multimodal_projector_bias", True))
         projector = _lin(vh * _feature_layers(cfg, -1 if wrapper == "llava_onevision" else -2), th, bias) + _lin(th, th, bias)
         return tower + projector + (th if wrapper != "llava" else 0)  # LlavaNextModel.image_newline
-    if wrapper == "mistral3" and family == "pixtral":  # Mistral3MultiModalProjector: RMSNorm, patch merger, MLP
+    if wrapper in ("mistral3", "mistral_large4") and family == "pixtral":  # Mistral3MultiModalProjector (Mistral
+        # Large 4's is the same): RMSNorm, patch merger, MLP
         bias = bool(_get(cfg, "multimodal_projector_bias", False))
         merge = _whole(cfg, "spatial_merge_size", 2)
         projector = vh + vh * merge * merge * vh + _lin(vh * _feature_layers(cfg, -1), th, bias) + _lin(th, th, bias)
