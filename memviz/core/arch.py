@@ -42,7 +42,7 @@ KNOWN_MODEL_TYPES = (
     "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1", "beam", "cohere", "cohere2", "olmo", "olmo2", "olmo3",
     "olmoe", "flex_olmo", "seed_oss", "glm", "stablelm", "nemotron", "hunyuan_v1_dense", "phimoe", "minimax_m2",
     "hyperclovax", "hunyuan_v1_moe", "cohere2_moe", "lfm3", "olmo_hybrid", "dots1", "muse_glimmer_text",
-    "cosmos3_edge_text", "mllama_text_model",
+    "cosmos3_edge_text", "mllama_text_model", "aria_text",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -665,7 +665,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     n_experts = _get(cfg, "num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts", default=0) or 0
     if not n_experts or (model_type == "nemotron_h" and "moe" not in cfg["layer_types"]):
         return {}
-    topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token", "moe_k"), "num_experts_per_tok")
+    topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token", "moe_k", "moe_topk"), "num_experts_per_tok")
     moe_inter = _int(_get(cfg, "moe_intermediate_size", "intermediate_size"), "moe_intermediate_size")
     shared = 0
     if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint", "laguna", "kolibri1",
@@ -678,8 +678,9 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     elif model_type in ("exaone_moe", "hy_v3", "afmoe"):  # ExaoneMoe / HYV3 / Afmoe: num_shared_experts x I
         shared = moe_inter * _int(cfg.get("num_shared_experts", 1 if model_type != "afmoe" else 2) or 0,
                                   "num_shared_experts")
-    elif model_type == "ernie4_5_moe":
-        shared = moe_inter * _int(cfg.get("moe_num_shared_experts", 0) or 0, "moe_num_shared_experts")
+    elif model_type in ("ernie4_5_moe", "aria_text"):  # AriaSharedExpertsMLP: intermediate_size x the shared count
+        shared = moe_inter * _int(cfg.get("moe_num_shared_experts", 0 if model_type != "aria_text" else 2) or 0,
+                                  "moe_num_shared_experts")
     elif model_type == "cohere2_moe":  # Cohere2MoeSparseMoeBlock.shared_experts: one MLP of num_shared_experts x I
         shared = moe_inter * _int(cfg.get("num_shared_experts", 0) or 0, "num_shared_experts")
     elif model_type == "llama4_text":  # Llama4TextMoe: a shared expert as wide as one routed expert

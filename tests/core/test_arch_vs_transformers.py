@@ -288,3 +288,18 @@ def test_phi4_multimodals_language_model_is_phi3s():
     assert a.model_type == "phi3" and parameter_count(a) == language
     assert not [w for w in a.warnings if "not one memviz knows" in w]
     assert [w for w in a.warnings if "vision encoder (phi4_multimodal_vision) is not counted" in w]
+
+
+def test_arias_language_model_reads_its_own_expert_keys():
+    """AriaTextConfig names its top-k moe_topk and its shared experts moe_num_shared_experts (each as wide as a routed
+    one, AriaSharedExpertsMLP); llama.cpp has no Aria architecture (conversion/__init__.py TEXT_MODEL_MAP)."""
+    from transformers import AutoConfig
+
+    from memviz.core.estimate import Scenario, estimate
+
+    cfg = AutoConfig.for_model("aria").to_dict()
+    a = from_hf_config(cfg)
+    assert (a.model_type, a.num_experts, a.experts_per_token) == ("aria_text", 8, 2)
+    assert a.shared_expert_intermediate_size == 2 * a.moe_intermediate_size
+    with pytest.raises(InputError, match="no such architecture"):
+        estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", context_tokens=1024))
