@@ -499,11 +499,9 @@ class VLLM(Engine):
     def kv_pool(self, x: Inputs, gpu, non_kv: np.ndarray) -> np.ndarray:
         """Whole blocks (`kv_cache_utils.get_num_blocks`) of what the budget leaves, or of kv_cache_memory_bytes
         (`determine_available_memory` returns it after the profile run, whatever the rest takes)."""
+        if x.options["kv_cache_memory_bytes"]:
+            return np.where(self.fixed_pool_allocatable(x, gpu, non_kv), self.fixed_pool_bytes(x), 0.0)
         block = self.block_bytes(x)
-        fixed = x.options["kv_cache_memory_bytes"]
-        if fixed:
-            pool = self.fixed_pool_bytes(x)
-            return np.where(self.fixed_pool_allocatable(x, gpu, non_kv), pool, 0.0) + 0 * non_kv
         free = self.usable_bytes(gpu, x.sc) - non_kv
         return np.maximum(np.floor(free / block), 0) * block
 
@@ -600,7 +598,9 @@ class VLLM(Engine):
         """kv_cache_memory_bytes: vLLM 0.33 allocates that pool after its profile run whatever the rest takes
         (`determine_available_memory` returns it; gpu_memory_utilization still sets the free memory `request_memory`
         asks for at start-up) and captures its CUDA graphs after it. Beyond what CUDA leaves after its context it
-        runs out of memory (a refusal; `kv_pool` is then empty), beyond what NCCL may also take it risks to.
+        runs out of memory, at start-up or once a batch reaches the profile's peak (a refusal; `kv_pool` is then
+        empty; 0.33 does not check it, vllm-project/vllm PR #56698 proposes to), beyond what NCCL may also take it
+        risks to.
         Returns the pool and the rest on the busiest GPU, the budget its sequences are judged against
         (`fit.capacity_bytes`)."""
         wanted = self.fixed_pool_bytes(x)
@@ -609,7 +609,7 @@ class VLLM(Engine):
         out["kv_cache_memory_bytes"] = int(x.options["kv_cache_memory_bytes"])
         if not self.fixed_pool_allocatable(x, gpu, np.asarray(non_kv_bytes)):
             largest = max(free - committed + wanted, 0)
-            out.setdefault("refusal", f"vLLM runs out of memory: its KV pool of {wanted / GiB:.2f} GiB "
+            out.setdefault("refusal", f"vLLM would run out of memory: its KV pool of {wanted / GiB:.2f} GiB "
                            f"(kv_cache_memory_bytes) beside {(committed - wanted) / GiB:.2f} GiB of weights, profile "
                            f"peak and runtime takes {committed / GiB:.2f} GiB, more than the {free / GiB:.2f} GiB "
                            f"{gpu.label} leaves after the CUDA context; a pool of at most {largest / GiB:.2f} GiB fits")

@@ -61,7 +61,7 @@ def test_a_pool_the_gpu_cannot_hold_beside_the_rest_is_refused():
     sc = scenario(pool="12GiB")
     est = estimate(LLAMA8, sc)
     refusal = est.engine_facts["refusal"]
-    assert "runs out of memory" in refusal and "12.00 GiB" in refusal
+    assert "would run out of memory" in refusal and "12.00 GiB" in refusal
     rest = needed_bytes(est) - est.kv_cache_required
     largest = RTX4090.cuda_total_bytes - 686 * 2**20 - rest  # what CUDA leaves after its context, less the rest
     assert f"at most {largest / GiB:.2f} GiB fits" in refusal
