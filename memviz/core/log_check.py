@@ -159,8 +159,9 @@ def _printed_tokens(facts: dict, blocks: int, version: tuple[int, int] | None) -
 
 def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int] | None = None) -> list[BufferCheck]:
     """What a parsed vLLM log prints beside the estimate `e` of the scenario it ran: the profile's components, the
-    pool's tokens, what the pool implies, the CUDA graphs' estimate (0.21+) and capture and the maximum concurrency. `version`: the
-    log's vLLM release, which decides how it prints the pool's tokens."""
+    pool's tokens, what the pool implies (not for a pool pinned in bytes, which implies nothing of the profile), the
+    CUDA graphs' estimate (0.21+) and capture, the maximum concurrency and the `--kv-cache-memory` size vLLM
+    suggests. `version`: the log's vLLM release, which decides how it prints the pool's tokens."""
     a, sc = e.architecture, e.scenario
     facts, gpu0 = e.engine_facts, e.devices[0]
     got = measured.bytes
@@ -177,7 +178,7 @@ def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int] 
         rows.append(BufferCheck("KV tokens", int(tokens), _printed_tokens(facts, facts["kv_blocks"], version),
                                 "tokens"))
     logged_graphs = details.get("cudagraph_estimated_gib")
-    if got.get("weights") and got.get("kv_cache") and "budget_bytes" in facts:
+    if got.get("weights") and got.get("kv_cache") and "budget_bytes" in facts and "kv_cache_memory_bytes" not in facts:
         # what the profile took, as the budget leaves it: requested - weights (with the rotary table) - pool - the
         # CUDA-graph estimate (the log's own where it prints it and memviz takes it from the budget)
         graphs = round(logged_graphs * GiB) if logged_graphs is not None and facts["cudagraph_bytes"] else \
@@ -200,4 +201,7 @@ def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int] 
         held_bytes = got["kv_cache"] // facts["kv_block_bytes"] * facts["kv_block_bytes"]
         rows.append(BufferCheck("concurrency in printed pool", round(details["max_concurrency"] * 100),
                                 round(held_bytes / facts["one_request_kv_bytes"] * 100), "x / 100"))
+    if "suggested_kv_cache_memory_bytes" in details and "suggested_kv_cache_memory_bytes" in facts:
+        rows.append(BufferCheck("--kv-cache-memory suggestion", int(details["suggested_kv_cache_memory_bytes"]),
+                                facts["suggested_kv_cache_memory_bytes"]))
     return rows

@@ -98,6 +98,7 @@ def test_a_published_pinned_pool_in_tokens():
     (27.85, 0.32, 27.39),  # a published TP 2 start-up on 95 GiB GPUs (vLLM 0.3x: "Current kv cache memory in use")
     (3.01, 0.04, 2.82),  # a 15.51 GiB GPU at 0.92
     (17.79, 0.25, 17.39),  # TP 2 / EP on 94.97 GiB GPUs at 0.91
+    (8.64, 0.28, 8.21),  # tests/core/importers/test_logs.py BOOT_097
 ])
 def test_the_suggestion_is_vllms_arithmetic(pool_gib, graphs_gib, printed_gib):
     from memviz.core.engines.vllm import SUGGESTION_MARGIN_BYTES

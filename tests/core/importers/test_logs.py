@@ -176,3 +176,26 @@ def test_vllm_kv_pool_set_by_kv_cache_memory_bytes():
     assert r.bytes["kv_cache"] == round(37.11 * GiB)  # the pool as set, the profile not printed
     assert r.bytes["weights"] is None and r.bytes["activations"] is None
     assert r.details["kv_cache_tokens"] == 1_209_295 and r.details["max_concurrency"] == 1.15
+
+
+# a vLLM 0.3x boot at gpu_memory_utilization 0.97 as a public serving tool's tests quote it (servedeck, bootfacts)
+BOOT_097 = ("(EngineCore pid=42623) INFO 09-18 22:23:41 [gpu_worker.py:298] Free memory on device (94.41/94.97 GiB) on "
+            "startup. Desired GPU memory utilization is (0.97, 92.12 GiB). Actual usage is 81.7 GiB for consumed memory "
+            "(weights + non-torch), 1.78 GiB for peak activation, and 0.28 GiB for CUDAGraph memory. Replace "
+            "gpu_memory_utilization config with `--kv-cache-memory=8820325233` (8.21 GiB) to fit into requested memory, "
+            "or `--kv-cache-memory=11273977344` (10.5 GiB) to fully utilize gpu memory. Current kv cache memory in use "
+            "is 8.64 GiB.\n")
+
+
+def test_vllms_kv_cache_memory_suggestion_is_read_and_checked():
+    from memviz.core.estimate import Scenario, estimate
+    from memviz.core.log_check import vllm_checks
+    from memviz.core.presets import get_preset
+
+    r = parse_log(BOOT_097)
+    assert r.details["suggested_kv_cache_memory_bytes"] == 8_820_325_233
+    assert r.bytes["activations"] == round(1.78 * GiB)
+    e = estimate(get_preset("llama-3.1-8b").architecture(),
+                 Scenario(engine="vllm", gpu="h100-80g", gpu_memory_utilization=0.97, context_tokens=8192))
+    row = next(c for c in vllm_checks(r, e) if c.name == "--kv-cache-memory suggestion")
+    assert (row.measured, row.estimated) == (8_820_325_233, e.engine_facts["suggested_kv_cache_memory_bytes"])
