@@ -42,7 +42,7 @@ KNOWN_MODEL_TYPES = (
     "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1", "beam", "cohere", "cohere2", "olmo", "olmo2", "olmo3",
     "olmoe", "flex_olmo", "seed_oss", "glm", "stablelm", "nemotron", "hunyuan_v1_dense", "phimoe", "minimax_m2",
     "hyperclovax", "hunyuan_v1_moe", "cohere2_moe", "lfm3", "olmo_hybrid", "dots1", "muse_glimmer_text",
-    "cosmos3_edge_text", "mllama_text_model", "aria_text",
+    "cosmos3_edge_text", "mllama_text_model", "aria_text", "molmo2_text",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -1267,6 +1267,16 @@ def _mllama_fields(outer: dict[str, Any], vocab: int) -> dict[str, Any]:
     return dict(vocab_size=vocab + 8, output_vocab_size=vocab, cross_attention_tokens=tokens)
 
 
+def _molmo2_fields(cfg: dict[str, Any], vocab: int) -> dict[str, Any]:
+    """Molmo 2's language model (transformers 5.24 modeling_molmo2.py `Molmo2TextModel`): Qwen3's q/k norms of head_dim
+    (qk_norm_type "qwen3"; else one over all heads), q/k/v biased per attention_bias, o_proj never; `embed_tokens`
+    holds vocab_size + additional_vocab_size rows, the LM head vocab_size."""
+    bias = bool(cfg.get("attention_bias", False))
+    extra = _int(cfg.get("additional_vocab_size", 128) or 0, "additional_vocab_size")
+    return dict(qk_norm=True, qk_norm_full=cfg.get("qk_norm_type", "qwen3") != "qwen3", qkv_bias=bias, out_bias=False,
+                vocab_size=vocab + extra, output_vocab_size=vocab)
+
+
 def _family_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     """Norms and biases of the Llama-shaped families that differ from Llama only there (transformers 5.24's modeling
     files): Command R (CohereDecoderLayer: one bias-free LayerNorm before parallel attention and MLP; Command R+'s
@@ -1598,6 +1608,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     kw.update(_family_fields(cfg, model_type))
     if model_type == "mllama_text_model":
         kw.update(_mllama_fields(outer, vocab))
+    if model_type == "molmo2_text":
+        kw.update(_molmo2_fields(cfg, vocab))
 
     if model_type == "gemma4_text":
         kw.update(_gemma4_fields(cfg, _layer_types(cfg, model_type, n_layers, window), head_dim, kv_heads))

@@ -478,6 +478,29 @@ def minicpmv_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     return tower + merger + (times - 1) * downsample(h) + downsample(th)
 
 
+def molmo2_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
+    """Molmo2VisionModel and Molmo2Adapter (transformers 5.24 modeling_molmo2.py): a learned position per patch, a
+    biased linear patch embedding, pre-LayerNorm blocks with grouped attention (biased per attention_bias) and a biased
+    fc1 / fc2 MLP, no final norm; the adapter's pooling attention reads the vision_feature_layer outputs side by side
+    (their width into q / k / v, out to its own width), then a SwiGLU projector into text_hidden_size."""
+    h, inter = _whole(vc, "hidden_size", 1152), _whole(vc, "intermediate_size", 4304)
+    heads, kv = _whole(vc, "num_attention_heads", 16), _whole(vc, "num_key_value_heads", 16)
+    hd, patch = _whole(vc, "head_dim", 72), _whole(vc, "patch_size", 14)
+    bias = bool(_get(vc, "attention_bias", True))
+    attention = _lin(h, heads * hd, bias) + 2 * _lin(h, kv * hd, bias) + _lin(heads * hd, h, bias)
+    layer = 4 * h + attention + _lin(h, inter) + _lin(inter, h)
+    positions = _whole(vc, "num_position_embeddings", 729)
+    tower = positions * h + _lin(patch * patch * _whole(vc, "num_channels", 3), h) + _whole(vc, "num_hidden_layers", 25) * layer
+    ad = cfg.get("adapter_config") if isinstance(cfg.get("adapter_config"), dict) else {}
+    ah, a_inter = _whole(ad, "hidden_size", 1152), _whole(ad, "intermediate_size", 18944)
+    a_heads, a_kv, a_hd = _whole(ad, "num_attention_heads", 16), _whole(ad, "num_key_value_heads", 16), _whole(ad, "head_dim", 72)
+    a_bias, mlp_bias = bool(_get(ad, "attention_bias", True)), bool(_get(ad, "mlp_bias", False))
+    pooled = ah * _feature_layers(ad, [-3, -9])
+    pooling = _lin(pooled, a_heads * a_hd, a_bias) + 2 * _lin(pooled, a_kv * a_hd, a_bias) + _lin(a_heads * a_hd, ah, a_bias)
+    projector = 2 * _lin(ah, a_inter, mlp_bias) + _lin(a_inter, _whole(ad, "text_hidden_size", th), False)
+    return tower + pooling + projector
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -632,7 +655,7 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     SwiGLU and perceiver resampler), MiniCPM-V 4.6's / 4.7's / MiniCPM-OCR's (its window merger and downsampling
     MLPs); the Qwen2.5-Omni and Qwen3-Omni thinkers' Qwen2.5-VL and Qwen3-VL towers (their
     audio encoders are not counted); VipLLaVA's CLIP tower and normed projector, Video-LLaVA's two CLIP towers, Aya
-    Vision's SigLIP and its pixel-shuffle SwiGLU."""
+    Vision's SigLIP and its pixel-shuffle SwiGLU, Molmo 2's tower and pooling adapter."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -668,6 +691,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         merged = vh * _whole(cfg, "downsample_factor", 2) ** 2  # LayerNorm, a biased SwiGLU (alignment_intermediate_
         inter = _whole(cfg, "alignment_intermediate_size", th)  # size, else the text width; halved) into the text width
         return siglip(vc) + 2 * merged + _lin(merged, inter) + _lin(inter // 2, th)
+    if wrapper == "molmo2" and family == "molmo2_vision":
+        return molmo2_vision(cfg, vc, th)
     if wrapper == "vipllava" and family == "clip_vision_model":  # VipLlavaMultiModalProjector: a LayerNorm over
         merged = vh * _feature_layers(cfg, [-2, -5, -8, -11, 6])  # the layers' outputs side by side, two biased
         return clip(vc) + 2 * merged + _lin(merged, th) + _lin(th, th)  # linears

@@ -155,9 +155,13 @@ def hf_config(cfg: dict[str, Any]):
     if not model_type:
         raise BadInput("config has no model_type")
     try:
-        return AutoConfig.for_model(model_type, **cfg)
+        built = AutoConfig.for_model(model_type, **cfg)
     except (ValueError, KeyError) as exc:
         raise BadInput(f"transformers cannot build a '{model_type}' config: {exc}") from None
+    if model_type not in causal:  # Molmo 2's Molmo2TextModel: only its wrapper, with the vision tower, generates
+        raise BadInput(f"transformers has no causal-LM class for '{model_type}': the probe cannot build this model's "
+                       "language model alone")
+    return built
 
 
 def estimate_result(arch, args, devices: list[str], context_tokens: int) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -51,7 +51,7 @@ def _reference(model_type: str) -> tuple[dict, int, int]:
 
 
 #: known types transformers builds only inside a multimodal wrapper (no causal-LM class): checked with it below
-WRAPPED_ONLY = {"gemma3", "muse_glimmer_text", "cosmos3_edge_text", "mllama_text_model"}
+WRAPPED_ONLY = {"gemma3", "muse_glimmer_text", "cosmos3_edge_text", "mllama_text_model", "molmo2_text"}
 
 
 @pytest.mark.parametrize("model_type", sorted(set(KNOWN_MODEL_TYPES) - WRAPPED_ONLY))
@@ -247,14 +247,15 @@ def test_laguna_with_its_own_heads_per_layer_counts_what_transformers_builds(gat
 @pytest.mark.parametrize("model_type, read_as", [("mistral4", "deepseek_v2"), ("hy_v4_vl", "hy_v4"),
                                                   ("muse_glimmer", "muse_glimmer_text"),
                                                   ("cosmos3_edge", "cosmos3_edge_text"), ("glm_ocr", "glm4"),
-                                                  ("mllama", "mllama_text_model")])
+                                                  ("mllama", "mllama_text_model"), ("molmo2", "molmo2_text")])
 def test_language_models_read_as_the_decoders_they_are_built_of(model_type, read_as):
     """Mistral 4 (DeepSeek-V3's MLA and experts behind DeepSeek-V2's bias-free router), HY-V4-VL's language model
     (HYV4Model itself), Muse Glimmer's (Gemma 2's four norms, Afmoe's output gate, scaleless q/k norms), Cosmos3
     Edge's (Llama's decoder with an ungated relu2 MLP), GLM-OCR's (GLM-4's) and Llama 3.2 Vision's (cross-attention
-    layers with q/k norms and two gates, 8 more embedding rows): memviz's count equals the language model transformers
-    builds from the default config (its vision tower aside), where read as a Llama-style decoder they were 0.8 %,
-    1.4 % and 5.1 % short, 27 % over, 0.01 % and 0.0004 % short."""
+    layers with q/k norms and two gates, 8 more embedding rows), Molmo 2's (Qwen3's q/k norms, additional_vocab_size
+    more embedding rows): memviz's count equals the language model transformers builds from the default config (its
+    vision tower aside), where read as a Llama-style decoder they were 0.8 %, 1.4 % and 5.1 % short, 27 % over,
+    0.01 %, 0.0004 % and 0.007 % short."""
     import re
 
     from transformers import AutoConfig, AutoModelForImageTextToText
@@ -303,3 +304,19 @@ def test_arias_language_model_reads_its_own_expert_keys():
     assert a.shared_expert_intermediate_size == 2 * a.moe_intermediate_size
     with pytest.raises(InputError, match="no such architecture"):
         estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", context_tokens=1024))
+
+
+def test_molmo2_variants_language_model():
+    """Molmo 2's text config may norm q / k over all heads (qk_norm_type "olmo") and bias q / k / v."""
+    from transformers import AutoConfig, AutoModelForImageTextToText
+
+    config = AutoConfig.for_model("molmo2", text_config=dict(
+        hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        head_dim=64, vocab_size=1000, additional_vocab_size=64, qk_norm_type="olmo", attention_bias=True),
+        adapter_config=dict(text_hidden_size=256))
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        model = AutoModelForImageTextToText.from_config(config)
+    reference = sum(p.numel() for m in (model.get_decoder(), model.get_output_embeddings()) for p in m.parameters())
+    a = from_hf_config(config.to_dict())
+    assert parameter_count(a) == reference and a.vocab_size == 1064

@@ -162,3 +162,13 @@ def test_a_qwen_omni_checkpoints_thinker_is_built_as_the_decoder_memviz_reads(tm
     m, e = res["measured"], res["estimate"]
     assert m["kv_cache"] == e["kv_cache"] == 35 * 2 * 2 * (2 * 16) * 4  # 2 layers, 2 KV heads of 16, fp32
     assert abs(m["weights"] - e["weights"]) <= 0.01 * m["weights"]
+
+
+def test_a_language_model_transformers_builds_only_inside_its_wrapper_is_bad_input():
+    """Molmo 2's text config has no causal-LM class in transformers (Molmo2TextModel; the wrapper adds the tower)."""
+    from memviz.probe.runner import BadInput, hf_config
+
+    text = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                head_dim=16, vocab_size=500)
+    with pytest.raises(BadInput, match="no causal-LM class for 'molmo2_text'"):
+        hf_config({"model_type": "molmo2", "text_config": {"model_type": "molmo2_text", **text}})

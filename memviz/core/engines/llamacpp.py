@@ -101,7 +101,8 @@ DELTANET_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 #: model architecture"; conversion/__init__.py `TEXT_MODEL_MAP` names none of their transformers classes)
 NO_ARCHITECTURE = frozenset({"opt", "gptj", "codegen", "gpt_neo", "persimmon", "flint", "nanochat", "axk1",
                              "kolibri1", "beam", "flex_olmo", "hyperclovax", "lfm3",
-                             "olmo_hybrid", "cosmos3_edge_text", "aria_text"})
+                             "olmo_hybrid", "cosmos3_edge_text", "aria_text",
+                             "molmo2_text"})
 #: hidden rows beside a MiniMax-M3 sparse layer's mask (`_msa_stage`): fitted on this project's CPU; the GPU figure
 #: one row less, as for the other stages (not measured on a GPU)
 MSA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
