@@ -413,12 +413,8 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
     for name in COMPONENTS:
         prov, formula, source = _SOURCES[name]
         source = source or f"{engine.version}: {engine.source}"
-        if name == "kv_cache" and pool is not None and engine.fixed_pool(sc):
-            formula += (f"; {engine.name} allocates kv_cache_memory_bytes ({facts['kv_cache_memory_bytes']:,d}) in whole "
-                        "blocks after its profile run, whatever the rest takes")
-        elif name == "kv_cache" and pool is not None:
-            formula += (f"; {engine.name} reserves gpu_memory_utilization ({sc.gpu_memory_utilization}) x the GPU's "
-                        "CUDA total and the KV pool takes the rest in whole blocks")
+        if name == "kv_cache" and pool is not None:
+            formula += engine.kv_pool_formula(x)
         if name == "overhead" and sc.runtime_overhead_bytes is None and facts.get("cudagraph_bytes"):
             prov = "formula"
             formula += (f"; {engine.name}: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + its CUDA-graph estimate "

@@ -303,6 +303,10 @@ class Engine:
         """The KV pool the engine pre-allocates on a GPU (None: it allocates what sequences need)."""
         return None
 
+    def kv_pool_formula(self, x: Inputs) -> str:
+        """How a pre-allocated pool (`kv_pool`) is sized, appended to the KV component's formula."""
+        return ""
+
     def fixed_pool(self, sc: Scenario) -> bool:
         """Whether the KV pool is a size the scenario sets (vLLM's kv_cache_memory_bytes), not what the budget
         leaves: the engine then commits its pool beside the rest, and that is its budget (`fit.capacity_bytes`)."""

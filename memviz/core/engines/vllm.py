@@ -505,6 +505,14 @@ class VLLM(Engine):
         free = self.usable_bytes(gpu, x.sc) - non_kv
         return np.maximum(np.floor(free / block), 0) * block
 
+    def kv_pool_formula(self, x: Inputs) -> str:
+        fixed = x.options["kv_cache_memory_bytes"]
+        if fixed:
+            return (f"; vllm allocates kv_cache_memory_bytes ({fixed:,d}) in whole blocks after its profile run, "
+                    "whatever the rest takes")
+        return (f"; vllm reserves gpu_memory_utilization ({x.sc.gpu_memory_utilization}) x the GPU's CUDA total and the KV "
+                "pool takes the rest in whole blocks")
+
     def fixed_pool_bytes(self, x: Inputs) -> float:
         """kv_cache_memory_bytes in whole blocks."""
         block = self.block_bytes(x)
