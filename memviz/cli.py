@@ -34,6 +34,40 @@ def _add_model_source(p: argparse.ArgumentParser, mmproj: bool = False) -> None:
                        "its tensors' exact sizes and its vision tower's compute buffer; llamacpp / ollama engines")
 
 
+def _add_scenario_args(p: argparse.ArgumentParser, export: bool) -> None:
+    """The scenario's settings, the same for `estimate` and `export` (export: one scenario per weight format, and
+    the first of its GPUs is the one each scenario runs on, as `estimate --gpu`)."""
+    p.add_argument("--weights", help=("comma-separated weight formats, one scenario each" if export else
+                   "weight format") + " (see 'memviz formats'); default the checkpoint's own (bf16, a release's "
+                   "MXFP4 / FP8), or 'stored' for imported files")
+    p.add_argument("--kv", help="KV cache format; default the engine's (llama.cpp, Ollama: f16; else bf16)")
+    p.add_argument("--context", type=int, help="tokens kept per sequence (prompt + generated); default 4096 (Ollama: "
+                   "its VRAM tier for --gpu), or the model's positions if fewer")
+    p.add_argument("--extrapolate", action="store_true", help="estimate a context beyond the model's positions")
+    p.add_argument("--batch", type=int, default=1, help="concurrent sequences")
+    p.add_argument("--sequences", help="comma-separated per-sequence token counts (overrides --context/--batch)")
+    p.add_argument("--engine", default="auto",
+                   help="transformers | vllm | llamacpp | ollama | auto (GGUF mixes -> llamacpp, a release's own "
+                        "quantized format -> vllm, else transformers)")
+    p.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="an engine option, e.g. max_num_seqs=64 (vllm) or n_ubatch=256 (llamacpp); see 'memviz engines'")
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    p.add_argument("--tp", type=int, default=1, help="tensor-parallel degree (vllm)")
+    p.add_argument("--pp", type=int, default=1, help="pipeline stages (layers split over GPUs)")
+    if export:
+        p.add_argument("--gpu", default="", help="comma-separated GPUs (see 'memviz gpus'), each a capacity line; "
+                       "the scenarios run on the first (vLLM's pool, Ollama's context, llama.cpp's fit)")
+    else:
+        p.add_argument("--gpu", help="GPU from the catalogue (see 'memviz gpus'): adds the fit")
+    p.add_argument("--gpu-layers", type=int, help="layers kept on the GPU, the rest offloaded to host RAM")
+    p.add_argument("--kv-offload", action="store_true", help="keep the KV cache in host RAM (llama.cpp --no-kv-offload)")
+    p.add_argument("--attention", choices=["sdpa", "eager", "flash"], help="attention kernel (engine default)")
+    p.add_argument("--prefill-chunk", type=int, help="prefill chunk / micro-batch tokens (engine default)")
+    p.add_argument("--logits-all", action="store_true", help="transformers: logits for every prompt token (plain forward)")
+    p.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vLLM pre-allocation share")
+    p.add_argument("--overhead", help="runtime overhead, e.g. 800MiB or 1GB (engine default otherwise)")
+
+
 def _architecture(args: argparse.Namespace) -> Architecture:
     """The model the arguments name, with the encoders of the mmproj file given (`--mmproj`) in place of any."""
     a = _model(args)
@@ -82,45 +116,13 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("estimate", help="estimate device memory for one scenario")
     _add_model_source(e, mmproj=True)
-    e.add_argument("--weights", help="weight format (see 'memviz formats'); default the checkpoint's own (bf16, a "
-                   "release's MXFP4 / FP8), or 'stored' for imported files")
-    e.add_argument("--kv", help="KV cache format; default the engine's (llama.cpp, Ollama: f16; else bf16)")
-    e.add_argument("--context", type=int, help="tokens kept per sequence (prompt + generated); default 4096 (Ollama: "
-                   "its VRAM tier for --gpu), or the model's positions if fewer")
-    e.add_argument("--extrapolate", action="store_true", help="estimate a context beyond the model's positions")
-    e.add_argument("--batch", type=int, default=1, help="concurrent sequences")
-    e.add_argument("--sequences", help="comma-separated per-sequence token counts (overrides --context/--batch)")
-    e.add_argument("--engine", default="auto",
-                   help="transformers | vllm | llamacpp | ollama | auto (GGUF mixes -> llamacpp, a release's own "
-                        "quantized format -> vllm, else transformers)")
-    e.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
-                   help="an engine option, e.g. max_num_seqs=64 (vllm) or n_ubatch=256 (llamacpp); see 'memviz engines'")
-    e.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
-    e.add_argument("--tp", type=int, default=1, help="tensor-parallel degree (vllm)")
-    e.add_argument("--pp", type=int, default=1, help="pipeline stages (layers split over GPUs)")
-    e.add_argument("--gpu", help="GPU from the catalogue (see 'memviz gpus'): adds the fit")
-    e.add_argument("--gpu-layers", type=int, help="layers kept on the GPU, the rest offloaded to host RAM")
-    e.add_argument("--kv-offload", action="store_true", help="keep the KV cache in host RAM (llama.cpp --no-kv-offload)")
-    e.add_argument("--attention", choices=["sdpa", "eager", "flash"], help="attention kernel (engine default)")
-    e.add_argument("--prefill-chunk", type=int, help="prefill chunk / micro-batch tokens (engine default)")
-    e.add_argument("--logits-all", action="store_true", help="transformers: logits for every prompt token (plain forward)")
-    e.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vLLM pre-allocation share")
-    e.add_argument("--overhead", help="runtime overhead, e.g. 800MiB or 1GB (engine default otherwise)")
+    _add_scenario_args(e, export=False)
     e.add_argument("--unit", default="GiB", choices=["GiB", "GB"])
     e.add_argument("--json", action="store_true", help="print one JSON object")
 
     x = sub.add_parser("export", help="write a compare/sweep chart (PNG, SVG, PDF) or its data (CSV, JSON, Markdown)")
     _add_model_source(x, mmproj=True)
-    x.add_argument("--weights", help="comma-separated weight formats, one scenario each (default the checkpoint's "
-                   "own / stored)")
-    x.add_argument("--kv", help="KV cache format; default the engine's (llama.cpp, Ollama: f16; else bf16)")
-    x.add_argument("--context", type=int, help="default 4096, or the model's positions if fewer")
-    x.add_argument("--extrapolate", action="store_true", help="estimate a context beyond the model's positions")
-    x.add_argument("--batch", type=int, default=1)
-    x.add_argument("--engine", default="auto",
-                   help="transformers | vllm | llamacpp | ollama | auto (GGUF mixes -> llamacpp, a release's own "
-                        "quantized format -> vllm, else transformers)")
-    x.add_argument("--gpu", default="", help="comma-separated GPUs for capacity lines")
+    _add_scenario_args(x, export=True)
     x.add_argument("--chart", choices=["compare", "sweep"], default="compare")
     x.add_argument("--unit", default="GiB", choices=["GiB", "GB"])
     x.add_argument("--width", type=int, default=1800, help="width the chart is laid out at, in pixels")
@@ -188,15 +190,14 @@ def _engine_name(args: argparse.Namespace, weight_format: str, a: Architecture) 
     return default_engine(weight_format, a.native_format, quantized_gguf(a)) if args.engine == "auto" else args.engine
 
 
-def _context(args: argparse.Namespace, a: Architecture, engine: str = "transformers") -> int:
-    """--context, or the engine's default for the GPUs of `estimate` (Ollama's VRAM tier; else 4096), capped at the
+def _context(args: argparse.Namespace, a: Architecture, engine: str, gpu: str | None) -> int:
+    """--context, or the engine's default for the scenario's GPU (Ollama's VRAM tier; else 4096), capped at the
     model's positions."""
     from memviz.core.engines import get_engine
     from memviz.core.gpus import get_gpu
 
     if args.context is not None:
         return args.context
-    gpu = getattr(args, "gpu", None) if args.command == "estimate" else None
     vram = get_gpu(gpu).usable_bytes * args.tp * args.pp if gpu and args.device == "cuda" else None
     return get_engine(engine).default_context(a, vram)
 
@@ -208,7 +209,8 @@ def _kv(args: argparse.Namespace, engine: str) -> str:
     return args.kv or get_engine(engine).default_kv_format
 
 
-def _scenario(args: argparse.Namespace, a: Architecture) -> Scenario:
+def _scenario(args: argparse.Namespace, a: Architecture, weights: str, gpu: str | None) -> Scenario:
+    """The scenario the arguments describe, in weight format `weights` on `gpu` (a catalogue key or None)."""
     from memviz.core.engines import parse_option_pairs
 
     seqs: tuple[int, ...] = ()
@@ -218,13 +220,12 @@ def _scenario(args: argparse.Namespace, a: Architecture) -> Scenario:
         except ValueError:
             raise InputError(f"--sequences must be comma-separated integers, got {args.sequences!r}") from None
     overhead = None if args.overhead is None else parse_bytes(args.overhead)
-    weights = _default_weights(args, a)
     engine = _engine_name(args, weights, a)
     options = _with_mmproj(args, engine, parse_option_pairs(args.option))
     return Scenario(
-        weight_format=weights, kv_format=_kv(args, engine), context_tokens=_context(args, a, engine),
+        weight_format=weights, kv_format=_kv(args, engine), context_tokens=_context(args, a, engine, gpu),
         batch=args.batch, sequence_tokens=seqs, engine=engine, device=args.device, tp=args.tp,
-        pp=args.pp, gpu=args.gpu, options=tuple(sorted(options.items())),
+        pp=args.pp, gpu=gpu, options=tuple(sorted(options.items())),
         gpu_layers=args.gpu_layers, kv_offload=args.kv_offload, attention=args.attention,
         prefill_chunk_tokens=args.prefill_chunk, logits_all_tokens=args.logits_all,
         gpu_memory_utilization=args.gpu_memory_utilization, runtime_overhead_bytes=overhead,
@@ -386,7 +387,7 @@ def _fewest_hint(a: Architecture, sc: Scenario) -> str:
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
     a = _architecture(args)
-    sc = _scenario(args, a)
+    sc = _scenario(args, a, _default_weights(args, a), args.gpu)
     est = estimate(a, sc)
     if "refusal" in est.engine_facts:
         raise InputError(est.engine_facts["refusal"] + _fewest_hint(a, sc))
@@ -406,16 +407,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from memviz.core.session import Session
 
     a = _architecture(args)
-    scenarios = []
-    for fmt in (f.strip() for f in _default_weights(args, a).split(",") if f.strip()):
-        engine = _engine_name(args, fmt, a)
-        scenarios.append(Scenario(weight_format=fmt, kv_format=_kv(args, engine),
-                                  context_tokens=_context(args, a, engine), batch=args.batch, engine=engine,
-                                  extrapolate=args.extrapolate,
-                                  options=tuple(sorted(_with_mmproj(args, engine, {}).items()))))
+    gpus = tuple(get_gpu(g).key for g in args.gpu.split(",") if g.strip())
+    formats = [f.strip() for f in _default_weights(args, a).split(",") if f.strip()]
+    scenarios = [_scenario(args, a, fmt, gpus[0] if gpus else None) for fmt in formats]
     if not scenarios:
         raise InputError("--weights names no format")
-    gpus = tuple(get_gpu(g).key for g in args.gpu.split(",") if g.strip())
     session = Session(architecture=a, scenarios=tuple(scenarios), gpus=gpus, unit=Unit(args.unit))
     out = Path(args.out)
     if out.suffix.lower() in report.DATA_SUFFIXES:
@@ -670,7 +666,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     a = _architecture(args)
     host = None if args.host_ram is None else parse_bytes(args.host_ram)
     hardware = parse_hardware(args.gpu or f"vram:{args.vram}", args.nodes, host)
-    req = Requirements(_context(args, a), args.concurrency, args.min_tokens_per_s, args.max_quality_loss, args.headroom)
+    req = Requirements(_context(args, a, "transformers", None), args.concurrency, args.min_tokens_per_s,
+                       args.max_quality_loss, args.headroom)
     p = plan(a, hardware, req, engines)
     model = _model_ref(args)
     if args.markdown:

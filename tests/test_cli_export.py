@@ -69,3 +69,45 @@ def test_data_files_equal_core(tmp_path):
 def test_bad_input_exits_2(args, needle):
     r = export(*args)
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
+
+
+def _estimate_json(*args):
+    r = subprocess.run([sys.executable, "-m", "memviz", "estimate", *args, "--json"], capture_output=True, text=True,
+                       env=ENV, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("args", [
+    ["--preset", "llama-3.1-8b", "--engine", "vllm", "--context", "8192", "--batch", "4",
+     "-o", "kv_cache_memory_bytes=4GiB", "--gpu", "rtx4090"],
+    ["--preset", "llama-3.1-70b", "--weights", "fp8", "--engine", "vllm", "--tp", "2", "--gpu", "h100-80g",
+     "--gpu-memory-utilization", "0.85"],
+    ["--preset", "llama-3.1-8b", "--weights", "Q4_K_M", "-o", "n_ubatch=256", "--gpu-layers", "20",
+     "--attention", "flash", "--gpu", "rtx4090"],
+    ["--preset", "llama-3.1-8b", "--weights", "Q4_K_M", "--engine", "ollama", "--gpu", "rtx4090"],
+    ["--preset", "llama-3.1-8b", "--sequences", "1000,3000", "--overhead", "800MiB", "--device", "cpu"],
+])
+def test_export_takes_the_scenario_estimate_takes(tmp_path, args):
+    """Every scenario setting of `estimate` reaches `export`: its data file holds the same totals, options and launch
+    command (vLLM's pinned pool, TP, llama.cpp's options and offload, Ollama's context for its GPU tier)."""
+    est = _estimate_json(*args)
+    out = tmp_path / "d.json"
+    r = export(*args, "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    (sc,) = json.loads(out.read_text())["scenarios"]
+    assert sc["total_bytes"] == max(d["total"] for d in est["devices"])
+    assert sc["context_tokens"] == est["scenario"]["context_tokens"]
+    assert sc["launch_command"] == est["launch_command"]
+
+
+def test_export_scenarios_run_on_the_first_gpu(tmp_path):
+    """vLLM sizes its pool for the GPU the scenario runs on: the first of --gpu, each GPU a capacity column."""
+    out = tmp_path / "d.csv"
+    assert export("--preset", "llama-3.1-8b", "--engine", "vllm", "--gpu", "rtx4090,h100-80g", "--out",
+                  str(out)).returncode == 0
+    (row,) = csv.DictReader(out.read_text().splitlines())
+    a = get_preset("llama-3.1-8b").architecture()
+    on_4090 = estimate(a, Scenario(engine="vllm", gpu="rtx4090", context_tokens=4096))
+    assert int(row["total_bytes"]) == on_4090.total > 20 * 2**30
+    assert row["fits_rtx4090"] == row["fits_h100-80g"] == "True"
