@@ -128,9 +128,12 @@ def inference_workspace(
     qkv = heads * a.head_dim + kv_heads * (a.head_dim + a.v_head_dim)
     if a.is_mla and eager_modules:  # transformers' expand_kv: kv_b's per-head output beside the keys it builds
         qkv += heads * (a.qk_nope_head_dim + a.v_head_dim)
-    # the residual and the block's normed input (DeepSeek-V4: the residual's streams, their collapse and its norm)
+    # the residual and the block's normed input (DeepSeek-V4: the residual's streams, their collapse and its norm;
+    # Gemma 3n: `altup_residual`), and the per-layer inputs Gemma 3n and 4 make before the first layer
     residual = (a.hyper_streams + 2 if a.hyper_streams else 2) * a.hidden_size
-    hidden = b * n * (residual + qkv) * act_bytes
+    if a.altup_inputs:
+        residual = altup_residual(a, eager_modules)
+    hidden = b * n * (residual + qkv + a.num_layers * a.per_layer_input_size) * act_bytes
     gqa = a.num_kv_heads < a.num_heads
     repeated_kv = b * t * heads * (a.head_dim + a.v_head_dim) * act_bytes if gqa and attention == "eager" else 0
     out = b * n * heads * a.v_head_dim * act_bytes
@@ -149,6 +152,8 @@ def inference_workspace(
     extra = COMPOSED_ACT_TEMPORARIES.get(a.hidden_act, 0) if eager_modules else 0
     # widths in units of the intermediate size: gated = max(gate + act(gate) + temporaries, act(gate) + up + product)
     dense_units = max(2 + extra, 3) if a.mlp_gated else 2 + extra
+    if a.altup_inputs and eager_modules:  # Gemma3nTextMLP keeps gate, act(gate), up and their product as locals
+        dense_units = 4
     dense = b * n * dense_units * (a.intermediate_size / tp) * act_bytes
     if a.is_moe:
         # gated experts: the fused gate_up output (2) stays alive under act(gate) and the product in transformers
@@ -204,6 +209,17 @@ def block_sparse_mask_workspace(a: Architecture, n: ArrayLike, t: ArrayLike, b: 
     Checked against the live tensors of real prefills (tests/probe/test_workspace_live.py)."""
     pairs = b * n * t
     return np.maximum(pairs * a.num_heads * (3 + 2 * act_bytes), pairs * a.indexer_heads * 3 * 4)
+
+
+def altup_residual(a: Architecture, eager_modules: bool) -> int:
+    """Values a token holds on Gemma 3n's residual path at a layer's MLP: the layer's input streams and AltUp's
+    predictions, `altup_inputs` x hidden each (Gemma3nTextAltUp.predict). transformers 5.24 (`eager_modules`) also
+    keeps the streams' first copies (Gemma3nTextModel.forward's `temp_hidden_states`, alive to its end) and eight
+    hidden-wide tensors of Gemma3nTextDecoderLayer.forward (normed input, Laurel's output, the attention's, its sums
+    and norms), measured op by op (tests/probe/test_workspace_live.py); elsewhere the block's normed input and one
+    sum, as for one stream."""
+    streams = a.altup_inputs * a.hidden_size
+    return 3 * streams + 8 * a.hidden_size if eager_modules else 2 * streams + 2 * a.hidden_size
 
 
 def hyper_connection_workspace(a: Architecture, n: ArrayLike, b: ArrayLike, act_bytes: float) -> ArrayLike:

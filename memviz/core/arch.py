@@ -42,7 +42,7 @@ KNOWN_MODEL_TYPES = (
     "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1", "beam", "cohere", "cohere2", "olmo", "olmo2", "olmo3",
     "olmoe", "flex_olmo", "seed_oss", "glm", "stablelm", "nemotron", "hunyuan_v1_dense", "phimoe", "minimax_m2",
     "hyperclovax", "hunyuan_v1_moe", "cohere2_moe", "lfm3", "olmo_hybrid", "dots1", "muse_glimmer_text",
-    "cosmos3_edge_text", "mllama_text_model", "aria_text", "molmo2_text",
+    "cosmos3_edge_text", "mllama_text_model", "aria_text", "molmo2_text", "gemma3n_text", "gemma3n",
 )
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -206,6 +206,13 @@ class Architecture:
     double_wide_shared_mlp: bool = False  # use_double_wide_mlp: the KV-sharing layers' MLP is twice as wide
     router_scales: bool = False  # Gemma4TextRouter: a learned scale per hidden unit and per expert
     layer_scalars: bool = False  # Gemma4TextDecoderLayer.layer_scalar: one stored scalar per layer
+    # Gemma 3n (transformers 5.24 modeling_gemma3n.py): AltUp carries `altup_inputs` copies of the residual stream
+    # through every layer (Gemma3nTextAltUp), a low-rank Laurel block runs beside each attention
+    # (Gemma3nTextLaurelBlock), and each layer's MLP may have its own width (`layer_intermediate`; () = every layer
+    # intermediate_size, which is then their largest)
+    altup_inputs: int = 0
+    laurel_rank: int = 0
+    layer_intermediate: tuple[int, ...] = ()
     # DeepSeek sparse attention (DeepSeek-V3.2, GLM-5: DeepseekV32Indexer / GlmMoeDsaIndexer): a lightning indexer
     # of `indexer_heads` x `indexer_head_dim` per layer that has one, caching one key of indexer_head_dim a token
     indexer_heads: int = 0
@@ -290,7 +297,7 @@ class Architecture:
                     "kv_shared_layers", "per_layer_input_size", "per_layer_vocab_size", "linear_k_heads",
                     "linear_v_heads", "linear_k_head_dim", "linear_v_head_dim", "linear_conv_kernel", "linear_chunk",
                     "hyper_streams", "out_groups", "out_lora_rank", "output_vocab_size",
-                    "cross_attention_tokens"):
+                    "cross_attention_tokens", "altup_inputs", "laurel_rank"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
@@ -353,6 +360,13 @@ class Architecture:
                                  or any(h <= 0 or h % self.num_kv_heads for h in self.layer_heads)):
             raise InputError(f"per-layer head counts must list {self.num_layers} multiples of the "
                              f"{self.num_kv_heads} KV heads, the largest num_attention_heads")
+        if self.layer_intermediate and (len(self.layer_intermediate) != self.num_layers
+                                        or max(self.layer_intermediate) != self.intermediate_size
+                                        or min(self.layer_intermediate) <= 0):
+            raise InputError(f"per-layer MLP widths must list {self.num_layers} positive entries, the largest "
+                             "intermediate_size")
+        if self.altup_inputs == 1:
+            raise InputError("altup_num_inputs must be at least 2 (the active stream and one it predicts)")
         if bool(self.per_layer_input_size) != bool(self.per_layer_vocab_size):
             raise InputError("per-layer embeddings need both hidden_size_per_layer_input and vocab_size_per_layer_input")
         if self.output_vocab_size > self.vocab_size or (self.output_vocab_size and self.tie_word_embeddings):
@@ -439,6 +453,10 @@ class Architecture:
     def state_layers(self) -> int:
         """How many layers hold a recurrent state (`layer_has_state`)."""
         return sum(self.layer_has_state(i) for i in range(self.num_layers))
+
+    def layer_intermediate_size(self, i: int) -> int:
+        """Layer i's dense MLP width (Gemma 3n's per-layer widths; else intermediate_size)."""
+        return self.layer_intermediate[i] if self.layer_intermediate else self.intermediate_size
 
     def layer_has_ffn(self, i: int) -> bool:
         """Whether layer i holds a feed-forward block (MLP or experts)."""
@@ -569,7 +587,7 @@ def load_processors(folder: str | Path) -> dict[str, dict[str, Any]]:
 _DEFAULT_ACT = {"gpt2": "gelu_new", "gptj": "gelu_new", "codegen": "gelu_new", "gpt_neo": "gelu_new",
                 "gpt_bigcode": "gelu_pytorch_tanh", "bloom": "gelu", "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu",
                 "gemma": "gelu_pytorch_tanh", "gemma2": "gelu_pytorch_tanh", "gemma3_text": "gelu_pytorch_tanh",
-                "persimmon": "relu2", "jais2": "relu2", "nanochat": "relu2"}
+                "gemma3n_text": "gelu_pytorch_tanh", "persimmon": "relu2", "jais2": "relu2", "nanochat": "relu2"}
 
 
 def _get(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
@@ -753,6 +771,29 @@ def _gemma4_fields(cfg: dict[str, Any], kinds: tuple[str, ...], head_dim: int, k
                    shared_expert_intermediate_size=_int(cfg.get("intermediate_size", 2112), "intermediate_size"),
                    router_scales=True, moe_layers=(True,) * n_layers)
     return out
+
+
+def _gemma3n_fields(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Gemma 3n's text decoder (transformers 5.24 modeling_gemma3n.py, defaults of Gemma3nTextConfig):
+    Gemma3nTextDecoderLayer's input, post-attention, pre- and post-feed-forward and per-layer-input norms, AltUp's
+    router norm and Laurel's post norm (7 a layer); Gemma3nTextAttention's q / k norms (v_norm holds no weight),
+    the last num_kv_shared_layers projecting no K/V; Gemma3nTextModel's per-layer embeddings; `intermediate_size` one
+    width or one per layer."""
+    n_layers = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
+    given = cfg.get("intermediate_size", 16_384)
+    widths = (_int_list(given, "intermediate_size") if isinstance(given, list)
+              else [_int(given, "intermediate_size")] * n_layers)
+    if len(widths) != n_layers or min(widths) <= 0:
+        raise InputError(f"intermediate_size must be one width or {n_layers} positive ones, got {given!r:.60}")
+    per_layer = _int(cfg.get("hidden_size_per_layer_input", 256), "hidden_size_per_layer_input")
+    return dict(
+        intermediate_size=max(widths), layer_intermediate=tuple(widths) if len(set(widths)) > 1 else (),
+        kv_shared_layers=_int(cfg.get("num_kv_shared_layers", 15) or 0, "num_kv_shared_layers"),
+        per_layer_input_size=per_layer,
+        per_layer_vocab_size=_int(cfg.get("vocab_size_per_layer_input", 262_144), "vocab_size_per_layer_input")
+        if per_layer else 0,
+        altup_inputs=_int(cfg.get("altup_num_inputs", 4), "altup_num_inputs"),
+        laurel_rank=_int(cfg.get("laurel_rank", 64), "laurel_rank"), norms_per_layer=7)
 
 
 def _gated_deltanet_fields(cfg: dict[str, Any], model_type: str, hidden: int, heads: int) -> dict[str, Any]:
@@ -995,6 +1036,8 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
     if model_type == "gemma3_text":
         pattern = _at_least_one(cfg.get("sliding_window_pattern", 6), "sliding_window_pattern")
         return tuple(FULL if (i + 1) % pattern == 0 else SLIDING for i in range(n_layers))
+    if model_type == "gemma3n_text":  # Gemma3nTextConfig.__post_init__: every 5th layer full
+        return tuple(FULL if (i + 1) % 5 == 0 else SLIDING for i in range(n_layers))
     if model_type == "gemma4_text":  # Gemma4TextConfig: every 6th layer full, and the last one whatever the list says
         return tuple(FULL if (i + 1) % 6 == 0 or i == n_layers - 1 else SLIDING for i in range(n_layers))
     if model_type in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
@@ -1314,7 +1357,7 @@ def _family_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
 
 #: decoders whose layers a Llama-style reading gets wrong (transformers 5.24's modeling files; read so, their default
 #: configs counted -17.6 % (jetmoe) to +183 % (hrm_text) of the parameters transformers builds, doge over 8,000x;
-#: gemma3n_text and longcat_flash stopped on a field's name)
+#: longcat_flash stopped on a field's name)
 _UNMODELLED_LAYERS = {
     "doge": "cross-domain experts of single neurons retrieved by product keys and dynamic-mask attention (DogeCDMoE)",
     "hrm_text": "hierarchical recurrent stacks run in loops (HrmTextStack)",
@@ -1323,7 +1366,6 @@ _UNMODELLED_LAYERS = {
     "ctrl": "sinusoidal positions and a ReLU feed-forward of dff with biases (CTRL's EncoderLayer)",
     "moshi": "a depth decoder over audio codebooks beside the text decoder",
     "jetmoe": "a mixture of attention heads (JetMoeMoA) beside its expert MLP",
-    "gemma3n_text": "AltUp streams, Laurel blocks and per-layer MLP widths (Gemma3nTextDecoderLayer)",
     "longcat_flash": "two attentions and MLPs a layer beside a shortcut MoE with zero-computation experts "
                      "(LongcatFlashDecoderLayer)",
     "ernie4_5_vl_moe_text": "text and vision experts of two widths (moe_intermediate_size as a pair, "
@@ -1420,6 +1462,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _minimax_m3_layers(cfg)
     if model_type == "hunyuan_v1_moe":
         cfg = _hunyuan_moe_config(cfg)
+    if model_type == "gemma3n_text":  # its MLP widths may be a list: the largest stands for intermediate_size
+        gemma3n = _gemma3n_fields(cfg)
+        cfg = {**cfg, "intermediate_size": gemma3n["intermediate_size"]}
     if model_type == "cohere2_moe":
         cfg = _cohere2_moe_config(cfg)
     if model_type == "bamba":  # BambaConfig.layers_block_type: attention at attn_layer_indices, Mamba2 elsewhere
@@ -1463,8 +1508,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         head_dim = hidden // n_heads
     head_dim = _int(head_dim, "head_dim")
     window = _get(cfg, "sliding_window", "attention_chunk_size")
-    if window is None and model_type == "gemma4_text":
-        window = 512  # Gemma4TextConfig's default
+    if window is None and model_type in ("gemma3n_text", "gemma4_text"):
+        window = 512  # Gemma3nTextConfig's and Gemma4TextConfig's default
     window = _int(window, "sliding_window") if window else None
 
     towers, tower_warnings = encoders(outer, hidden, processors or {})
@@ -1498,7 +1543,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
 
     if model_type in ("qwen2", "qwen2_moe"):
         kw.update(qkv_bias=True, out_bias=False)  # Qwen2Attention: q/k/v bias, o_proj without
-    if model_type in ("qwen3", "qwen3_moe", "gemma3_text", "gemma4_text", "exaone4", "exaone_moe", "hy_v3", "afmoe",
+    if model_type in ("qwen3", "qwen3_moe", "gemma3_text", "gemma3n_text", "gemma4_text", "exaone4", "exaone_moe", "hy_v3", "afmoe",
                       "flint", "dots1"):  # Dots1Attention is Qwen3's, beside DeepSeek-V3's experts (modeling_dots1.py)
         kw.update(qk_norm=True)
     if model_type == "flint":  # FlintAttention: Qwen3-MoE's with a learned sink per head in every layer
@@ -1543,7 +1588,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if model_type == "glm4":  # Glm4Attention: q/k/v bias per attention_bias, o_proj without; Glm4DecoderLayer has
         # input, post-attention, post-self-attention and post-MLP norms; gate_up_proj holds gate and up
         kw.update(out_bias=False, norms_per_layer=4)
-    if model_type in ("gemma", "gemma2", "gemma3_text", "gemma4_text"):
+    if model_type in ("gemma", "gemma2", "gemma3_text", "gemma3n_text", "gemma4_text"):
         kw.update(tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))  # GemmaConfig default ties
         if model_type != "gemma":
             kw.update(norms_per_layer=4)  # pre/post attention and pre/post feed-forward norms
@@ -1613,6 +1658,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
 
     if model_type == "gemma4_text":
         kw.update(_gemma4_fields(cfg, _layer_types(cfg, model_type, n_layers, window), head_dim, kv_heads))
+    elif model_type == "gemma3n_text":
+        kw.update(gemma3n)
     else:  # mixture of experts
         kw.update(_moe_fields(cfg, model_type, n_layers))
     if model_type == "llama4_text":  # Llama4TextMLP (dense layers) uses intermediate_size_mlp; experts intermediate_size

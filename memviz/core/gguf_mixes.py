@@ -283,6 +283,10 @@ QUANTIZED_F32_KINDS = frozenset({"hc_fn", "comp_ape", "indexer_comp_ape", "index
 #: `MiniMaxM3Model.tensor_force_quant` writes them F32; src/llama-quant.cpp: "do not quantize MiniMax's indexer
 #: projection weights, they are tiny")
 KEPT_F32_KINDS = frozenset({"indexer_q", "indexer_k_proj"})
+#: matrices the quantizer leaves as the converter wrote them (F16): Gemma's per-layer model projection and Gemma 3n's
+#: AltUp and Laurel tensors (src/llama-quant.cpp `tensor_allows_quantization`: names holding "altup" or "laurel")
+CONVERTED_KINDS = frozenset({"per_layer_model_proj", "altup_proj", "altup_unembd_proj", "altup_correct_coef",
+                             "altup_predict_coef", "altup_router", "laurel_l", "laurel_r"})
 
 
 def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
@@ -297,8 +301,8 @@ def gguf_tensor_type(mix: str, t: Tensor, a: Architecture) -> str:
     if not t.is_matrix or (t.role in (Role.NORM, Role.ROUTER) and t.kind not in QUANTIZED_F32_KINDS) \
             or t.kind in CONV_KINDS or t.kind in KEPT_F32_KINDS:
         return "F32"  # a delta-net's or LFM2's convolution: F32 from the converter, skipped by the quantizer
-    if t.role is Role.POSITION or t.kind == "per_layer_model_proj":  # kept as converted (llama-quant.cpp
-        return "F16"  # `tensor_allows_quantization`: "these are not too big so keep them as it is")
+    if t.role is Role.POSITION or t.kind in CONVERTED_KINDS:  # kept as converted (llama-quant.cpp
+        return "BF16" if mix == "BF16" else "F16"  # `tensor_allows_quantization`: "not too big", "very small")
     if mix in ("F16", "BF16"):  # the converter keeps a checkpoint's F32 tensors F32 (conversion/deepseek.py
         return "F32" if t.kind in QUANTIZED_F32_KINDS else _BASE[mix]  # `DeepseekV4Model.tensor_force_quant`)
     mix, qkv_branch = mix.removesuffix(QKV_BRANCH_SUFFIX), mix.endswith(QKV_BRANCH_SUFFIX)

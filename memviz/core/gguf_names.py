@@ -26,6 +26,9 @@ _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post
                 "glm4": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 "gemma3_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 "gpt_oss": ("attn_norm", "post_attention_norm"),
+                # Gemma 3n's seven (src/models/gemma3n.cpp): the four, the per-layer input's, AltUp's router's, Laurel's
+                "gemma3n_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm", "post_norm",
+                                 "altup_router_norm", "laurel_post_norm"),
                 "nemotron_h": ("attn_norm",)}  # one norm a block (src/models/nemotron-h.cpp)
 _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a": "attn_q_a", "q_b": "attn_q_b",
          "kv_a": "attn_kv_a_mqa", "kv_b": "attn_kv_b", "gate_exps": "ffn_gate_exps", "up_exps": "ffn_up_exps",
@@ -36,11 +39,16 @@ _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a":
          "indexer_proj": "indexer.proj",
          # MiniMax-M3's block-sparse indexer (LLM_TENSOR_INDEXER_Q_PROJ / _K_PROJ / _Q_NORM)
          "indexer_q": "indexer.q_proj", "indexer_k_proj": "indexer.k_proj", "indexer_q_norm": "indexer.q_norm",
-         "attn_gate": "attn_gate"}  # HY-V4's gate on the attention's output (LLM_TENSOR_ATTN_GATE)
+         "attn_gate": "attn_gate",  # HY-V4's gate on the attention's output (LLM_TENSOR_ATTN_GATE)
+         # Gemma 3n's AltUp and Laurel tensors (src/llama-arch.cpp LLM_TENSOR_ALTUP_* / LLM_TENSOR_LAUREL_*)
+         "altup_correct_scale": "altup_correct_scale", "altup_correct_coef": "altup_correct_coef",
+         "altup_predict_coef": "altup_predict_coef", "altup_router": "altup_router", "laurel_l": "laurel_l",
+         "laurel_r": "laurel_r"}
 #: Gemma 4's tensors outside the layers and its router's scales (llama.cpp conversion/gemma.py `Gemma4Model`,
 #: src/models/gemma4.cpp: ffn_gate_inp.scale, the per-expert scale as ffn_down_exps.scale)
 _GLOBAL = {"per_layer_token_embd": "per_layer_token_embd.weight", "per_layer_model_proj": "per_layer_model_proj.weight",
-           "rope_freqs": "rope_freqs.weight"}
+           "rope_freqs": "rope_freqs.weight", "altup_proj": "altup_proj.weight",
+           "altup_unembd_proj": "altup_unembd_proj.weight"}
 _SCALES = {"router_scale": "ffn_gate_inp.scale", "router_expert_scale": "ffn_down_exps.scale"}
 #: a gated delta-net layer's tensors (Qwen3.5 / Qwen3-Next: src/models/qwen35.cpp `load_block_trunk`, names from
 #: src/llama-arch.cpp): q, k and v in attn_qkv, the output gate z in attn_gate, A without a suffix
@@ -178,8 +186,35 @@ def gguf_tensors(a: Architecture) -> list[Tensor]:
     """The tensors a GGUF file of `a` holds, in inventory order (`gguf_parts` of each inventory tensor; a fused
     attn_qkv or ffn_up still shares one `gguf_name` among its inventory tensors)."""
     tensors = [part for t in build_inventory(a) for part in gguf_parts(t, a)]
+    if a.model_type == "gemma3n_text":
+        return _gemma3n_file(a, tensors)
     if a.model_type == "gemma4_text":  # the full layers' rope frequency factors, F32 (conversion/gemma.py
         full = next(i for i, kind in enumerate(a.layer_types) if kind != SLIDING)  # `generate_extra_tensors`)
         tensors.append(Tensor("rope_freqs.weight", (a.layer_head_dim(full) // 2,), Role.NORM, None, "rope_freqs"))
     return tensors
 
+
+
+def _gemma3n_file(a: Architecture, tensors: list[Tensor]) -> list[Tensor]:
+    """A Gemma 3n GGUF's tensors (ggml-org/llama.cpp 0c1e570 conversion/gemma.py `Gemma3NModel`, src/models/gemma3n.cpp):
+    the released checkpoint's K / V projections and k_norm of the KV-sharing layers, which transformers and vLLM
+    skip but the converter keeps and llama.cpp requires; AltUp's projections stacked into altup_proj and
+    altup_unembd_proj {hidden, hidden, inputs - 1}; the per-layer token table padded to vocab_size rows."""
+    h, streams = a.hidden_size, a.altup_inputs - 1
+    out: list[Tensor] = []
+    for t in tensors:
+        if t.kind in ("altup_projections", "altup_unembed_projections"):
+            if t.name.endswith(".0.weight"):
+                kind = "altup_proj" if t.kind == "altup_projections" else "altup_unembd_proj"
+                out.append(Tensor(f"model.{t.kind}.weight", (streams, h, h), Role.MLP, None, kind))
+            continue
+        if t.kind == "per_layer_token_embd":
+            t = replace(t, shape=(a.vocab_size, t.shape[1]))
+        out.append(t)
+        if t.kind == "q" and not a.layer_caches_kv(t.layer):
+            p, d = t.name.removesuffix(".q_proj.weight"), a.layer_head_dim(t.layer)
+            kv = a.layer_kv_heads(t.layer) * d
+            out += [Tensor(f"{p}.k_proj.weight", (kv, h), Role.ATTENTION, t.layer, "k"),
+                    Tensor(f"{p}.v_proj.weight", (kv, h), Role.ATTENTION, t.layer, "v"),
+                    Tensor(f"{p}.k_norm.weight", (d,), Role.NORM, t.layer, "norm")]
+    return out

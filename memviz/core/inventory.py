@@ -290,6 +290,18 @@ def _moe(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         out.append(Tensor(f"{p}.shared_expert_gate.weight", (1, h), Role.ROUTER, i, "router"))
 
 
+def _altup_laurel(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
+    """Gemma3nTextAltUp's coefficients, scale and router (its norm is one of the layer's norms) and
+    Gemma3nTextLaurelBlock's two low-rank projections (its post norm too)."""
+    n, h = a.altup_inputs, a.hidden_size
+    out.append(Tensor(f"{p}.altup.correct_output_scale", (h,), Role.NORM, i, "altup_correct_scale"))
+    _linear(out, f"{p}.altup.correction_coefs", n, n, Role.MLP, i, "altup_correct_coef")
+    _linear(out, f"{p}.altup.prediction_coefs", n * n, n, Role.MLP, i, "altup_predict_coef")
+    _linear(out, f"{p}.altup.modality_router", n, h, Role.MLP, i, "altup_router")
+    _linear(out, f"{p}.laurel.linear_left", a.laurel_rank, h, Role.MLP, i, "laurel_l")
+    _linear(out, f"{p}.laurel.linear_right", h, a.laurel_rank, Role.MLP, i, "laurel_r")
+
+
 def _per_layer_embedding(out: list[Tensor], a: Architecture) -> None:
     """Gemma 3n / 4 per-layer embeddings (Gemma4TextModel): a second token table holding every layer's slice,
     the projection of the hidden state onto those slices, and their norm."""
@@ -325,12 +337,14 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
                 _norm(out, a, f"{p}.post_mlp_layernorm", a.hidden_size, i)
         else:
             wide = 2 if a.double_wide_shared_mlp and not a.layer_caches_kv(i) else 1
-            _dense_mlp(out, a, f"{p}.mlp", i, wide * a.intermediate_size)
+            _dense_mlp(out, a, f"{p}.mlp", i, wide * a.layer_intermediate_size(i))
         if a.per_layer_input_size:  # Gemma4TextDecoderLayer: gate to, and projection from, the layer's slice
             _linear(out, f"{p}.per_layer_input_gate", a.per_layer_input_size, a.hidden_size, Role.MLP, i, "inp_gate")
             _linear(out, f"{p}.per_layer_projection", a.hidden_size, a.per_layer_input_size, Role.MLP, i, "proj")
         if a.layer_scalars:
             out.append(Tensor(f"{p}.layer_scalar", (1,), Role.NORM, i, "layer_output_scale"))
+        if a.altup_inputs:
+            _altup_laurel(out, a, p, i)
         if a.hyper_streams:  # DeepseekV4DecoderLayer: attn_hc and ffn_hc, pre / post / comb mixes of n streams
             n = a.hyper_streams  # (HYV4HyperConnection: pre and post only)
             mixes, scales = ((2 + n) * n, 3) if a.hyper_comb else (2 * n, 2)
@@ -338,6 +352,9 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
             _hyper_connection(out, a, f"{p}.ffn_hc", i, mixes, scales)
     if a.hyper_streams:  # DeepseekV4HyperHead: the final collapse of the streams
         _hyper_connection(out, a, "model.hc_head", None, a.hyper_streams, 1)
+    for name in ("altup_projections", "altup_unembed_projections")[:2 if a.altup_inputs else 0]:
+        for k in range(a.altup_inputs - 1):  # Gemma3nTextModel: the streams made from, and merged into, one
+            _linear(out, f"model.{name}.{k}", a.hidden_size, a.hidden_size, Role.MLP, None, name)
     _norm(out, a, "model.norm", a.hidden_size, None)
     if not a.tie_word_embeddings:
         out.append(Tensor("lm_head.weight", (a.output_rows, a.hidden_size), Role.LM_HEAD, None, "output"))

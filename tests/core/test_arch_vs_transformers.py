@@ -50,6 +50,8 @@ def _reference(model_type: str) -> tuple[dict, int, int]:
     return config.to_dict(), sum(t.numel() for t in tensors), sum(t.numel() * t.element_size() for t in tensors)
 
 
+#: wrappers whose vision tower transformers builds with timm (Gemma 3n's MobileNetV5): checked without it below
+TIMM_TOWERS = {"gemma3n"}
 #: known types transformers builds only inside a multimodal wrapper (no causal-LM class): checked with it below
 WRAPPED_ONLY = {"gemma3", "muse_glimmer_text", "cosmos3_edge_text", "mllama_text_model", "molmo2_text"}
 
@@ -60,6 +62,8 @@ def test_memviz_counts_what_transformers_builds(model_type):
     the class keeps float32, `WIDE_KINDS`) equal the model's."""
     from memviz.core.estimate import Scenario, estimate
 
+    if model_type in TIMM_TOWERS:
+        pytest.importorskip("timm")  # transformers builds their vision tower with timm (TimmWrapperModel)
     cfg, reference, nbytes = _reference(model_type)  # every type memviz knows must exist in the transformers tested
     try:
         a = from_hf_config(cfg)
@@ -320,3 +324,37 @@ def test_molmo2_variants_language_model():
     reference = sum(p.numel() for m in (model.get_decoder(), model.get_output_embeddings()) for p in m.parameters())
     a = from_hf_config(config.to_dict())
     assert parameter_count(a) == reference and a.vocab_size == 1064
+
+
+#: Gemma 3n's released text decoders (google/gemma-3n-E2B-it and -E4B-it config.json text_config: 30 and 35 layers,
+#: MLPs of 8,192 and 16,384, the last 10 and 15 layers sharing K/V), and a MatFormer slice with per-layer MLP widths
+GEMMA3N_VARIANTS = {
+    "e2b": dict(num_hidden_layers=30, intermediate_size=[8192] * 30, num_kv_shared_layers=10),
+    "e4b": dict(num_hidden_layers=35, intermediate_size=[16384] * 35, num_kv_shared_layers=15),
+    "mixed": dict(num_hidden_layers=10, intermediate_size=[8192] * 5 + [4096] * 5, num_kv_shared_layers=5,
+                  laurel_rank=32, altup_num_inputs=3, hidden_size=1024),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(GEMMA3N_VARIANTS))
+def test_gemma3n_text_variants_count_what_transformers_builds(variant):
+    """AltUp, Laurel, per-layer embeddings, KV-sharing layers without K/V projections, per-layer MLP widths: the
+    count equals Gemma3nForCausalLM's, to the element."""
+    from transformers import AutoModelForCausalLM, Gemma3nTextConfig
+
+    config = Gemma3nTextConfig(**GEMMA3N_VARIANTS[variant])
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config)
+    reference = sum(p.numel() for p in model.parameters())
+    a = from_hf_config(config.to_dict())
+    assert parameter_count(a) == reference and a.model_type == "gemma3n_text" and not a.warnings
+    assert sum(map(a.layer_caches_kv, range(a.num_layers))) == config.num_hidden_layers - config.num_kv_shared_layers
+
+
+def test_gemma3n_wrapper_reads_its_language_model_and_names_its_towers():
+    from transformers import Gemma3nConfig, Gemma3nTextConfig
+
+    wrapper = from_hf_config(Gemma3nConfig().to_dict())
+    text = from_hf_config(Gemma3nTextConfig().to_dict())
+    assert parameter_count(wrapper.with_changes(encoders=())) == parameter_count(text)
+    assert any("gemma3n_vision" in w for w in wrapper.warnings)

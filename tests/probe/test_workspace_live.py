@@ -21,7 +21,7 @@ DATA = Path(__file__).parents[1] / "data" / "probe"
 @pytest.mark.parametrize("family", ["llama_gqa", "mistral_swa", "mixtral_moe", "gpt2", "qwen3_5_deltanet", "qwen3_next_moe",
                                     "lfm2_shortconv", "falcon_h1_parallel",
                                     "granite_hybrid_moe", "granite_hybrid_dense", "nemotron_h_moe",
-                                    "minimax_m3_sparse"])
+                                    "minimax_m3_sparse", "gemma3n_altup", "gemma4_per_layer"])
 @pytest.mark.parametrize(("batch", "prompt"), [(2, 256), (4, 1024)])
 def test_prefill_activations_match_live_tensors(family, batch, prompt):
     cfg = load_config(DATA / f"{family}.json")

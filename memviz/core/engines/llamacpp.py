@@ -99,6 +99,9 @@ MLA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 DELTANET_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 #: model types llama.cpp 0c1e570 builds no model for (src/llama-model.cpp `llama_model_mapping` throws "unsupported
 #: model architecture"; conversion/__init__.py `TEXT_MODEL_MAP` names none of their transformers classes)
+#: Gemma 3n's layers that cache K/V in llama.cpp, fixed (ggml-org/llama.cpp 0c1e570 src/models/gemma3n.cpp
+#: `load_arch_hparams`: n_layer_kv_from_start = 20, as in E2B's 30 - 10 and E4B's 35 - 15)
+GEMMA3N_KV_LAYERS = 20
 NO_ARCHITECTURE = frozenset({"opt", "gptj", "codegen", "gpt_neo", "persimmon", "flint", "nanochat", "axk1",
                              "kolibri1", "beam", "flex_olmo", "hyperclovax", "lfm3",
                              "olmo_hybrid", "cosmos3_edge_text", "aria_text",
@@ -308,6 +311,10 @@ class LlamaCpp(Engine):
             raise InputError(f"llama.cpp 0c1e570 cannot run {a.model_type} models: it has no such architecture "
                              "(src/llama-model.cpp llama_model_mapping) and its converter none of their classes; "
                              "estimate them with transformers or vLLM")
+        if a.altup_inputs and a.num_layers - a.kv_shared_layers != GEMMA3N_KV_LAYERS:
+            raise InputError(f"llama.cpp 0c1e570 runs Gemma 3n with its first {GEMMA3N_KV_LAYERS} layers caching K/V "
+                             "and the rest reusing them, whatever the file says (src/models/gemma3n.cpp "
+                             f"n_layer_kv_from_start); this model has {a.num_layers - a.kv_shared_layers} such layers")
         if sc.kv_format not in CACHE_TYPES:
             raise InputError(f"llama.cpp has no cache type {sc.kv_format!r}; it takes {', '.join(CACHE_TYPES.values())}")
         if sc.kv_format in QUANTIZED_KV and not self.flash(sc, options):
