@@ -185,9 +185,9 @@ def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
 def gguf_tensors(a: Architecture) -> list[Tensor]:
     """The tensors a GGUF file of `a` holds, in inventory order (`gguf_parts` of each inventory tensor; a fused
     attn_qkv or ffn_up still shares one `gguf_name` among its inventory tensors)."""
-    tensors = [part for t in build_inventory(a) for part in gguf_parts(t, a)]
     if a.model_type == "gemma3n_text":
-        return _gemma3n_file(a, tensors)
+        return _gemma3n_file(a)
+    tensors = [part for t in build_inventory(a) for part in gguf_parts(t, a)]
     if a.model_type == "gemma4_text":  # the full layers' rope frequency factors, F32 (conversion/gemma.py
         full = next(i for i, kind in enumerate(a.layer_types) if kind != SLIDING)  # `generate_extra_tensors`)
         tensors.append(Tensor("rope_freqs.weight", (a.layer_head_dim(full) // 2,), Role.NORM, None, "rope_freqs"))
@@ -195,26 +195,20 @@ def gguf_tensors(a: Architecture) -> list[Tensor]:
 
 
 
-def _gemma3n_file(a: Architecture, tensors: list[Tensor]) -> list[Tensor]:
+def _gemma3n_file(a: Architecture) -> list[Tensor]:
     """A Gemma 3n GGUF's tensors (ggml-org/llama.cpp 0c1e570 conversion/gemma.py `Gemma3NModel`, src/models/gemma3n.cpp):
-    the released checkpoint's K / V projections and k_norm of the KV-sharing layers, which transformers and vLLM
-    skip but the converter keeps and llama.cpp requires; AltUp's projections stacked into altup_proj and
-    altup_unembd_proj {hidden, hidden, inputs - 1}; the per-layer token table padded to vocab_size rows."""
+    every layer's K / V projections and k_norm, as the released checkpoint holds them (transformers and vLLM skip the
+    KV-sharing layers', the converter keeps them and llama.cpp requires them): the inventory without KV sharing;
+    AltUp's projections stacked into altup_proj and altup_unembd_proj {hidden, hidden, inputs - 1}; the per-layer
+    token table padded to vocab_size rows."""
     h, streams = a.hidden_size, a.altup_inputs - 1
     out: list[Tensor] = []
-    for t in tensors:
+    every_kv = build_inventory(a.with_changes(kv_shared_layers=0))
+    for t in (part for whole in every_kv for part in gguf_parts(whole, a)):
         if t.kind in ("altup_projections", "altup_unembed_projections"):
             if t.name.endswith(".0.weight"):
                 kind = "altup_proj" if t.kind == "altup_projections" else "altup_unembd_proj"
                 out.append(Tensor(f"model.{t.kind}.weight", (streams, h, h), Role.MLP, None, kind))
             continue
-        if t.kind == "per_layer_token_embd":
-            t = replace(t, shape=(a.vocab_size, t.shape[1]))
-        out.append(t)
-        if t.kind == "q" and not a.layer_caches_kv(t.layer):
-            p, d = t.name.removesuffix(".q_proj.weight"), a.layer_head_dim(t.layer)
-            kv = a.layer_kv_heads(t.layer) * d
-            out += [Tensor(f"{p}.k_proj.weight", (kv, h), Role.ATTENTION, t.layer, "k"),
-                    Tensor(f"{p}.v_proj.weight", (kv, h), Role.ATTENTION, t.layer, "v"),
-                    Tensor(f"{p}.k_norm.weight", (d,), Role.NORM, t.layer, "norm")]
+        out.append(replace(t, shape=(a.vocab_size, t.shape[1])) if t.kind == "per_layer_token_embd" else t)
     return out

@@ -352,9 +352,10 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
             _hyper_connection(out, a, f"{p}.ffn_hc", i, mixes, scales)
     if a.hyper_streams:  # DeepseekV4HyperHead: the final collapse of the streams
         _hyper_connection(out, a, "model.hc_head", None, a.hyper_streams, 1)
-    for name in ("altup_projections", "altup_unembed_projections")[:2 if a.altup_inputs else 0]:
-        for k in range(a.altup_inputs - 1):  # Gemma3nTextModel: the streams made from, and merged into, one
-            _linear(out, f"model.{name}.{k}", a.hidden_size, a.hidden_size, Role.MLP, None, name)
+    if a.altup_inputs:  # Gemma3nTextModel: the streams made from, and merged into, one
+        for name in ("altup_projections", "altup_unembed_projections"):
+            for k in range(a.altup_inputs - 1):
+                _linear(out, f"model.{name}.{k}", a.hidden_size, a.hidden_size, Role.MLP, None, name)
     _norm(out, a, "model.norm", a.hidden_size, None)
     if not a.tie_word_embeddings:
         out.append(Tensor("lm_head.weight", (a.output_rows, a.hidden_size), Role.LM_HEAD, None, "output"))
