@@ -590,6 +590,29 @@ def gemma4_audio(ac: dict[str, Any]) -> int:
     return n + _lin(h, _whole(ac, "output_proj_dims", 1536))
 
 
+def gemma3n_audio(ac: dict[str, Any], text_hidden: int) -> int:
+    """Gemma3nAudioEncoder and its Gemma3nMultimodalEmbedder (gemma3n/modeling_gemma3n.py, transformers 5.24): two
+    bias-free Conv2d subsampling blocks with cumulative group norms, the frequency axis padded by one on each side,
+    and their input projection; USM conformer blocks of two feed-forwards (4 x hidden, pre and post norms), attention
+    (q/k/v, a relative-position projection, a per-dimension scale, post projection, two norms), a light convolution
+    (linear_start to 2 x hidden, a depthwise kernel, linear_end, two norms) and a norm; the embedder's table of
+    vocab_size rows, two norms and its projection to the text width (its last norm has no weight)."""
+    h, heads = _whole(ac, "hidden_size", 1536), _whole(ac, "conf_num_attention_heads", 8)
+    channels = [int(c) for c in _get(ac, "sscp_conv_channel_size", (128, 32))]
+    kernels = [tuple(int(k) for k in pair) for pair in _get(ac, "sscp_conv_kernel_size", ((3, 3), (3, 3)))]
+    strides = [tuple(int(k) for k in pair) for pair in _get(ac, "sscp_conv_stride_size", ((2, 2), (2, 2)))]
+    freq, n, c_in = _whole(ac, "input_feat_size", 128), 0, 1
+    for c_out, (kh, kw), (_, sw) in zip(channels[:2], kernels[:2], strides[:2], strict=True):
+        n += c_in * c_out * kh * kw + c_out
+        freq, c_in = (freq + 2 - kw) // sw + 1, c_out
+    n += c_in * freq * h
+    ffn = 2 * h * 4 * h + 2 * h
+    attention = 5 * h * h + h // heads + 2 * h
+    lconv = 3 * h * h + h * _whole(ac, "conf_conv_kernel_size", 5) + 2 * h
+    n += _whole(ac, "conf_num_hidden_layers", 12) * (2 * ffn + attention + lconv + h)
+    return n + _whole(ac, "vocab_size", 128) * h + 2 * h + h * text_hidden
+
+
 def _feature_layers(cfg: dict[str, Any], default: int | list[int]) -> int:
     """How many encoder layers' outputs the projector concatenates (vision_feature_layer: one index or a list;
     VipLLaVA's released configs name it vision_feature_layers)."""
@@ -735,6 +758,8 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
         if cfg.get("model_type") in ("gemma4", "gemma4_unified") and ac.get("model_type", "gemma4_audio") == "gemma4_audio":
             n = gemma4_audio(ac) + _whole(ac, "output_proj_dims", 1536) * text_hidden  # Gemma4MultimodalEmbedder
             out.append(Encoder(AUDIO, "gemma4_audio", n))
+        elif cfg.get("model_type") == "gemma3n" and ac.get("model_type", "gemma3n_audio") == "gemma3n_audio":
+            out.append(Encoder(AUDIO, "gemma3n_audio", gemma3n_audio(ac, text_hidden)))
         else:
             warnings.append(f"its audio encoder ({ac.get('model_type') or 'audio_config'}) is not counted")
     return tuple(out), tuple(warnings)

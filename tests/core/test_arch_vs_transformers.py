@@ -351,10 +351,25 @@ def test_gemma3n_text_variants_count_what_transformers_builds(variant):
     assert sum(map(a.layer_caches_kv, range(a.num_layers))) == config.num_hidden_layers - config.num_kv_shared_layers
 
 
-def test_gemma3n_wrapper_reads_its_language_model_and_names_its_towers():
-    from transformers import Gemma3nConfig, Gemma3nTextConfig
+@pytest.mark.parametrize("audio", [{}, dict(hidden_size=1024, conf_num_hidden_layers=4, conf_num_attention_heads=4,
+                                            sscp_conv_channel_size=[64, 16], input_feat_size=80, conf_conv_kernel_size=7,
+                                            sscp_conv_kernel_size=[[3, 3], [5, 5]],
+                                            sscp_conv_stride_size=[[2, 2], [2, 3]], vocab_size=64)])
+def test_gemma3n_wrapper_reads_its_language_model_counts_its_audio_and_names_its_vision(audio):
+    """The language model as Gemma3nTextConfig's; the conformer audio encoder and its embedder to the element, built
+    apart (the wrapper's MobileNetV5 vision tower needs timm, which this torch has no torchvision for); the vision
+    tower named in a warning."""
+    from transformers import Gemma3nAudioConfig, Gemma3nConfig, Gemma3nTextConfig
+    from transformers.models.gemma3n import modeling_gemma3n
 
-    wrapper = from_hf_config(Gemma3nConfig().to_dict())
+    config = Gemma3nConfig(audio_config=Gemma3nAudioConfig(**audio))
+    with torch.device("meta"):
+        audio_parts = (modeling_gemma3n.Gemma3nAudioEncoder(config.audio_config),
+                       modeling_gemma3n.Gemma3nMultimodalEmbedder(config.audio_config, config.text_config))
+    wrapper = from_hf_config(config.to_dict())
     text = from_hf_config(Gemma3nTextConfig().to_dict())
     assert parameter_count(wrapper.with_changes(encoders=())) == parameter_count(text)
-    assert any("gemma3n_vision" in w for w in wrapper.warnings)
+    assert [(e.modality, e.family, e.parameters) for e in wrapper.encoders] == [
+        ("audio", "gemma3n_audio", sum(p.numel() for m in audio_parts for p in m.parameters()))]
+    assert [w for w in wrapper.warnings if "encoder" in w] == [
+        "its vision encoder (gemma3n_vision) is not counted; transformers and vLLM load it with the language model"]
