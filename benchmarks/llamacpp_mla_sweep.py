@@ -47,44 +47,65 @@ SHAPES = {
 SETTINGS = list(itertools.product((1024, 4096), (128, 512), ("on", "off")))
 
 
-def measure(config: dict, context: int, ubatch: int, flash: str, data: str) -> dict:
+def probe_buffers(config: dict, args: list[str], data: str) -> dict:
+    """`memviz probe --engine llamacpp` on `config` with `args`: llama.cpp's compute, KV and model buffers (MiB, as
+    printed) and memviz's compute estimate."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(config, f)
-    cmd = [sys.executable, "-m", "memviz.probe", "--engine", "llamacpp", "--config", f.name, "--weights", "F16",
-           "--context", str(context), "--ubatch", str(ubatch), "--flash-attn", flash, "--prompt", "8", "--new", "1",
-           "--no-store"]
+    cmd = [sys.executable, "-m", "memviz.probe", "--engine", "llamacpp", "--config", f.name, *args, "--no-store"]
     out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "MEMVIZ_DATA_DIR": data}).stdout
     Path(f.name).unlink()
     result = next(json.loads(x) for x in reversed(out.splitlines()) if '"event":"result"' in x)
     b = result["buffers"]
-    return {"context": context, "ubatch": ubatch, "flash_attn": flash,
-            **{f"{k}_mib": round(sum(b[k].values()) / MiB, 2) for k in ("compute", "kv", "model")},
+    return {**{f"{k}_mib": round(sum(b[k].values()) / MiB, 2) for k in ("compute", "kv", "model")},
             "memviz_compute_mib": round(result["estimated_buffers"]["compute"] / MiB, 2)}
 
 
-def main() -> None:
+def measure(config: dict, context: int, ubatch: int, flash: str, data: str) -> dict:
+    return {"context": context, "ubatch": ubatch, "flash_attn": flash, **probe_buffers(config, [
+        "--weights", "F16", "--context", str(context), "--ubatch", str(ubatch), "--flash-attn", flash, "--prompt", "8",
+        "--new", "1"], data)}
+
+
+def compute_row(m: dict) -> str:
+    """llama.cpp's compute buffer / memviz's (error) and the KV, as table cells."""
+    err = 100 * (m["memviz_compute_mib"] - m["compute_mib"]) / m["compute_mib"]
+    return f"{m['compute_mib']:.2f} / {m['memviz_compute_mib']:.2f} ({err:+.1f} %) | {m['kv_mib']:.2f} |"
+
+
+def write_cases(path: str, what: str, shapes: dict, cases: list[dict]) -> None:
+    """The measurements as JSON, with llama.cpp's version and CPU features and `what` was run as their source."""
     import llama_cpp
 
+    source = (f"llama.cpp 0c1e570 (llama-cpp-python {llama_cpp.__version__}, CPU build), "
+              f"{llama_cpp.llama_print_system_info().decode().strip()}; {what}, figures as llama.cpp printed them (MiB)")
+    Path(path).write_text(json.dumps({"source": source, "shapes": shapes, "cases": [
+        {k: v for k, v in c.items() if k != "memviz_compute_mib"} for c in cases]}, indent=1) + "\n")
+
+
+def run_table(settings: str, runs: list[tuple[str, dict, tuple]], measure_fn, data: str | None = None) -> list[dict]:
+    """Measures each (shape name, config, settings) run with `measure_fn(config, *settings, data folder)`, printing a
+    Markdown row each (`settings` names their columns); returns the measurements."""
+    print(f"| shape | {settings} | compute MiB (llama.cpp / memviz) | KV MiB |")
+    print("|---|" + "---|" * (settings.count("|") + 1) + "---|---:|")
+    cases = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, config, values in runs:
+            m = measure_fn(config, *values, data or tmp)
+            cases.append({"shape": name, **m})
+            print(f"| {name} | {' | '.join(map(str, values))} | {compute_row(m)}", flush=True)
+    return cases
+
+
+def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", help="store the measurements as JSON (tests/data/llamacpp/mla_moe_buffers.json)")
     args = ap.parse_args()
-    cases = []
-    print("| shape | context | n_ubatch | flash attention | compute MiB (llama.cpp / memviz) | KV MiB |")
-    print("|---|---:|---:|---|---|---:|")
-    with tempfile.TemporaryDirectory() as data:
-        for name, config in SHAPES.items():
-            for context, ubatch, flash in SETTINGS:
-                m = measure(config, context, ubatch, flash, data)
-                cases.append({"shape": name, **m})
-                err = 100 * (m["memviz_compute_mib"] - m["compute_mib"]) / m["compute_mib"]
-                print(f"| {name} | {context:,d} | {ubatch} | {flash} | {m['compute_mib']:.2f} / "
-                      f"{m['memviz_compute_mib']:.2f} ({err:+.1f} %) | {m['kv_mib']:.2f} |", flush=True)
+    runs = [(name, config, values) for name, config in SHAPES.items() for values in SETTINGS]
+    cases = run_table("context | n_ubatch | flash attention", runs, measure)
     if args.write:
-        source = (f"llama.cpp 0c1e570 (llama-cpp-python {llama_cpp.__version__}, CPU build), "
-                  f"{llama_cpp.llama_print_system_info().decode().strip()}; benchmarks/llamacpp_mla_sweep.py: shapes "
-                  "built by memviz.probe.gguf_build (F16, random weights), figures as llama.cpp printed them (MiB)")
-        Path(args.write).write_text(json.dumps({"source": source, "shapes": SHAPES, "cases": [
-            {k: v for k, v in c.items() if k != "memviz_compute_mib"} for c in cases]}, indent=1) + "\n")
+        write_cases(args.write, "benchmarks/llamacpp_mla_sweep.py: shapes built by memviz.probe.gguf_build (F16, "
+                    "random weights)", SHAPES, cases)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,8 @@ from memviz.core.units import GB
 #: transformers model_type -> GGUF general.architecture this builder writes
 GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
              "gemma2": "gemma2", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe", "deepseek_v2": "deepseek2",
-             "gpt_oss": "gpt-oss", "gemma4_text": "gemma4", "qwen3_5_text": "qwen35", "qwen3_5_moe_text": "qwen35moe",
+             "gpt_oss": "gpt-oss", "gemma4_text": "gemma4", "gemma3n_text": "gemma3n", "qwen3_5_text": "qwen35",
+             "qwen3_5_moe_text": "qwen35moe",
              "granitemoehybrid": "granitehybrid", "nemotron_h": "nemotron_h",
              "bamba": "granitehybrid",  # conversion/granite.py `GraniteHybridModel` converts Bamba too
              "lfm2": "lfm2", "lfm2_moe": "lfm2moe", "falcon_h1": "falcon-h1", "deepseek_v4": "deepseek4",
@@ -77,6 +78,8 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     w.add_head_count(list(a.layer_heads) if a.layer_heads else a.num_heads)  # Laguna's per layer (conversion/laguna.py)
     if arch == "gemma4":
         _gemma4_metadata(w, a)
+    elif arch == "gemma3n":
+        _gemma3n_metadata(w, a)
     elif arch in ("nemotron_h", "nemotron_h_moe"):
         _nemotron_h_metadata(w, a, arch)
     elif arch in ("granitehybrid", "lfm2", "lfm2moe"):  # a recurrent layer is one with no KV heads (src/models/granite-hybrid.cpp,
@@ -157,6 +160,27 @@ def _gemma4_metadata(w, a: Architecture) -> None:
     w.add_array("gemma4.attention.head_count_kv", [a.layer_kv_heads(i) for i in range(a.num_layers)])
     w.add_array("gemma4.feed_forward_length", [(2 if a.double_wide_shared_mlp and not a.layer_caches_kv(i) else 1)
                                                * width for i in range(a.num_layers)])
+
+
+def _gemma3n_metadata(w, a: Architecture) -> None:
+    """Gemma 3n as llama.cpp's converter writes it (conversion/gemma.py `Gemma3Model` / `Gemma3NModel
+    .set_gguf_parameters`): one head width, KV heads, the window and which layers slide, the final soft-cap, AltUp's
+    active stream and stream count, the per-layer embedding width, the layers reusing K/V and the activation
+    sparsity's per-layer scales (icdf(0.95) for the first ten layers, icdf(0) after, as for the released configs'
+    activation_sparsity_pattern; llama.cpp's graph fixes both, src/models/models.h). Keys by name
+    (gguf-py constants.py), so gguf releases without these writer methods write them too."""
+    w.add_head_count_kv(a.num_kv_heads)
+    w.add_key_length(a.head_dim)
+    w.add_value_length(a.head_dim)
+    w.add_sliding_window(a.sliding_window)
+    w.add_final_logit_softcapping(30.0)
+    for key, value in (("altup.active_idx", 0), ("altup.num_inputs", a.altup_inputs),
+                       ("embedding_length_per_layer_input", a.per_layer_input_size),
+                       ("attention.shared_kv_layers", a.kv_shared_layers)):
+        w.add_uint32(f"gemma3n.{key}", value)
+    w.add_array("gemma3n.activation_sparsity_scale", [1.6448533535003662 if i < 10 else float("-inf")
+                                                      for i in range(a.num_layers)])
+    w.add_array("gemma3n.attention.sliding_window_pattern", [kind == SLIDING for kind in a.layer_types])
 
 
 def _leading_dense(a: Architecture) -> int:

@@ -294,3 +294,20 @@ def test_laguna_buffers_match_llamacpp(data_dir, mix, fa, extra):
     r = result_of(messages)
     compute = _model_and_kv_exact_then_compute(r, kv_slack=2.0)  # two printed buffers: full and sliding layers
     assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10
+
+
+@pytest.mark.parametrize("fa", ["on", "off"])
+@pytest.mark.parametrize("mix", ["Q8_0", "Q4_K_M", "Q4_0"])
+def test_gemma3n_buffers_match_llamacpp(data_dir, mix, fa):
+    """Gemma 3n (tests/data/llamacpp/configs/gemma3n.json: 22 layers, the last 2 reusing K/V, AltUp's 4 streams,
+    Laurel, per-layer inputs), written as llama.cpp's converter writes the released checkpoints (K / V in every
+    layer), with two sequences: every tensor's type is the quantizer's (AltUp and Laurel kept F16, CPU_REPACK
+    included), the KV of the 20 caching layers (4 full, 16 sliding over window + n_ubatch cells) exact, the compute
+    buffer within 3 % (its per-layer inputs projected four times over at the start, benchmarks/llamacpp_gemma3n.py)."""
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / "gemma3n.json"), "--weights", mix, "--context", "2048",
+                         "--flash-attn", fa, "--parallel", "2", "--prompt", "24", "--new", "4", "--no-store")
+    assert rc == 0
+    r = result_of(messages)
+    compute = _model_and_kv_exact_then_compute(r)
+    assert sum(v for k, v in r["buffers"]["kv_caches"].items() if k.endswith("_layers")) == 20
+    assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.03

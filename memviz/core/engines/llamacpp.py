@@ -90,6 +90,15 @@ QUANTIZED_KV = frozenset(k for k in CACHE_TYPES if KV_FORMATS[k].group)  # ggml 
 FFN_UNITS_HIDDEN = {"cpu": 4.0, "gpu": 3.0}
 ATTN_UNITS_HIDDEN = {"cpu": 5.5, "gpu": 4.0}
 OUTPUT_UNITS_HIDDEN = {"cpu": 2.0, "gpu": 1.0}
+#: Gemma 3n's graph (src/models/gemma3n.cpp) in f32 rows a token, fitted to 23 ggml-alloc reserves on this project's
+#: CPU (hidden 512-2,048, MLP 1,024-16,384, 22-35 layers; E2B's and E4B's widths within 2 %, the rest within 15 %,
+#: docs/engines.md): projecting the per-layer inputs keeps four copies of all layers' (n_layer x 256 a token) and two
+#: hidden rows; a layer's feed-forward keeps them once, its gate and up and the activation sparsity's temporaries
+#: (three MLP widths) and AltUp's four streams with their predictions and corrections (ten hidden rows); where the
+#: MLP is narrow (at most twice hidden) stacking AltUp's streams keeps twenty hidden rows beside the per-layer inputs
+ALTUP_START_UNITS = {"per_layer": 4.0, "hidden": 2.0}
+ALTUP_FFN_UNITS = {"mlp": 3.0, "hidden": 10.0}
+ALTUP_WIDE_HIDDEN = 20.0
 #: the same beside an MLA model's attention (deepseek2.cpp), flash attention or not: 3 on this project's CPU
 #: (`benchmarks/llamacpp_mla_sweep.py`); the GPU figure, one row set less as above, is not measured
 MLA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
@@ -97,11 +106,17 @@ MLA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
 # project's CPU; the GPU figure assumes the token embedding's rows stay in the host buffer as for the other stages
 # (not measured on a GPU)
 DELTANET_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
-#: model types llama.cpp 0c1e570 builds no model for (src/llama-model.cpp `llama_model_mapping` throws "unsupported
-#: model architecture"; conversion/__init__.py `TEXT_MODEL_MAP` names none of their transformers classes)
 #: Gemma 3n's layers that cache K/V in llama.cpp, fixed (ggml-org/llama.cpp 0c1e570 src/models/gemma3n.cpp
 #: `load_arch_hparams`: n_layer_kv_from_start = 20, as in E2B's 30 - 10 and E4B's 35 - 15)
 GEMMA3N_KV_LAYERS = 20
+#: Gemma 3n's shapes llama.cpp 0c1e570 does not read from the file but fixes (src/llama-hparams.h: n_altup 4,
+#: laurel_rank 64, n_embd_altup 256; conversion/gemma.py `Gemma3NModel` asserts 4 AltUp inputs): a file of another
+#: shape fails at its tensors' shapes
+GEMMA3N_FIXED = {"altup_inputs": 4, "laurel_rank": 64, "per_layer_input_size": 256}
+#: a layer's K projection as a GGUF file (separate or fused) and a transformers checkpoint name it
+_K_PROJECTIONS = ("attn_k.weight", "attn_qkv.weight", "self_attn.k_proj.weight")
+#: model types llama.cpp 0c1e570 builds no model for (src/llama-model.cpp `llama_model_mapping` throws "unsupported
+#: model architecture"; conversion/__init__.py `TEXT_MODEL_MAP` names none of their transformers classes)
 NO_ARCHITECTURE = frozenset({"opt", "gptj", "codegen", "gpt_neo", "persimmon", "flint", "nanochat", "axk1",
                              "kolibri1", "beam", "flex_olmo", "hyperclovax", "lfm3",
                              "olmo_hybrid", "cosmos3_edge_text", "aria_text",
@@ -311,10 +326,8 @@ class LlamaCpp(Engine):
             raise InputError(f"llama.cpp 0c1e570 cannot run {a.model_type} models: it has no such architecture "
                              "(src/llama-model.cpp llama_model_mapping) and its converter none of their classes; "
                              "estimate them with transformers or vLLM")
-        if a.altup_inputs and a.num_layers - a.kv_shared_layers != GEMMA3N_KV_LAYERS:
-            raise InputError(f"llama.cpp 0c1e570 runs Gemma 3n with its first {GEMMA3N_KV_LAYERS} layers caching K/V "
-                             "and the rest reusing them, whatever the file says (src/models/gemma3n.cpp "
-                             f"n_layer_kv_from_start); this model has {a.num_layers - a.kv_shared_layers} such layers")
+        if a.altup_inputs:
+            self._check_gemma3n(a)
         if sc.kv_format not in CACHE_TYPES:
             raise InputError(f"llama.cpp has no cache type {sc.kv_format!r}; it takes {', '.join(CACHE_TYPES.values())}")
         if sc.kv_format in QUANTIZED_KV and not self.flash(sc, options):
@@ -330,6 +343,30 @@ class LlamaCpp(Engine):
         if options["image_max_tokens"] and not options["mmproj"]:
             raise InputError("image_max_tokens is libmtmd's (--image-max-tokens): it needs the mmproj loaded (mmproj)")
         split_points(sc.pp, options["tensor_split"])
+
+    @staticmethod
+    def _check_gemma3n(a: Architecture) -> None:
+        """Gemma 3n as llama.cpp 0c1e570 builds it (src/models/gemma3n.cpp): the first 20 layers cache K/V, AltUp's
+        streams, Laurel's rank and the per-layer width are fixed, and every layer's MLP is layer 0's width
+        (`n_ff()`), whatever the file says."""
+        if a.num_layers - a.kv_shared_layers != GEMMA3N_KV_LAYERS:
+            raise InputError(f"llama.cpp 0c1e570 runs Gemma 3n with its first {GEMMA3N_KV_LAYERS} layers caching K/V "
+                             "and the rest reusing them, whatever the file says (src/models/gemma3n.cpp "
+                             f"n_layer_kv_from_start); this model has {a.num_layers - a.kv_shared_layers} such layers")
+        for field, fixed in GEMMA3N_FIXED.items():
+            if getattr(a, field) != fixed:
+                raise InputError(f"llama.cpp 0c1e570 fixes Gemma 3n's {field} at {fixed} (src/llama-hparams.h); "
+                                 f"this model has {getattr(a, field)}")
+        if a.layer_intermediate:
+            raise InputError("llama.cpp 0c1e570 builds every Gemma 3n MLP at layer 0's width (src/models/gemma3n.cpp "
+                             f"n_ff()); this model's widths vary from {min(a.layer_intermediate)} to "
+                             f"{max(a.layer_intermediate)}")
+        with_k = {t.layer for t in a.stored if t.name.endswith(_K_PROJECTIONS)}
+        if a.stored and with_k and len(with_k) < a.num_layers:
+            raise InputError("llama.cpp 0c1e570 loads K and V projections in every Gemma 3n layer "
+                             "(src/models/gemma3n.cpp `load_arch_tensors`); this file has none in "
+                             f"{a.num_layers - len(with_k)} of its {a.num_layers} layers, as a checkpoint saved by "
+                             "transformers 5 leaves out the layers that reuse K/V: convert the released checkpoint")
 
     def cells(self, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(n_ctx cells of a full layer, cells of a sliding layer, n_ubatch), all devices together."""
@@ -516,7 +553,9 @@ class LlamaCpp(Engine):
         if a.block_indexer and flash:  # a unified cache of several sequences runs the attention dense
             dense = (np.asarray(x.sequences) > 1) & bool(x.options["kv_unified"])
             attn = np.maximum(attn, np.where(dense, 0, self._msa_stage(x, n_kv, n, where) + mask))
-        if a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
+        if a.altup_inputs:
+            attn, ffn = self._altup_stages(a, n, attn, mask)
+        elif a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
             per_layer = 4 * n * a.num_layers * a.per_layer_input_size  # every layer (src/models/gemma4.cpp
             attn, ffn = attn + per_layer, ffn + per_layer  # `project_per_layer_inputs`): alive through both stages
         output = 4 * n * (a.output_rows + OUTPUT_UNITS_HIDDEN[where] * h) if last_stage else x.zeros
@@ -525,6 +564,18 @@ class LlamaCpp(Engine):
             attn, ffn = attn + copy_attn, ffn + copy_ffn
             output = output + (copy_output if last_stage else 0)
         return np.maximum(np.maximum(ffn + mask, attn), output) + x.zeros
+
+    @staticmethod
+    def _altup_stages(a: Architecture, n: np.ndarray, attn: np.ndarray, mask: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """Gemma 3n's (attention-side, feed-forward) peaks (ggml-org/llama.cpp 0c1e570 src/models/gemma3n.cpp
+        `project_per_layer_inputs`, the AltUp stack, `gaussian_topk`, `altup_correct`): `attn` the generic attention
+        stage, which counts the score matrix without flash attention; the rows are ALTUP_*'s."""
+        h, per_layer = a.hidden_size, a.num_layers * a.per_layer_input_size
+        start = 4 * n * (ALTUP_START_UNITS["per_layer"] * per_layer + ALTUP_START_UNITS["hidden"] * h)
+        wide = 4 * n * (per_layer + ALTUP_WIDE_HIDDEN * h)
+        ffn = 4 * n * (per_layer + ALTUP_FFN_UNITS["mlp"] * a.intermediate_size + ALTUP_FFN_UNITS["hidden"] * h)
+        return np.maximum(np.maximum(start, wide) + mask, attn + 4 * n * per_layer), ffn
 
     def _offload_copies(self, x: Inputs, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Bytes that ops on host-resident weights add to a GPU's compute buffer, for the attention, feed-forward and

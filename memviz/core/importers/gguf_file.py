@@ -29,7 +29,7 @@ ARCH_TO_MODEL_TYPE = {
     "gpt2": "gpt2", "gptneox": "gpt_neox", "falcon": "falcon", "deepseek2": "deepseek_v3", "gpt-oss": "gpt_oss",
     # llama.cpp's names (src/llama-arch.cpp LLM_ARCH_NAMES) of the further types memviz reads
     "glm4": "glm4", "glm4moe": "glm4_moe", "starcoder2": "starcoder2", "phi2": "phi", "arcee": "arcee", "apertus": "apertus",
-    "gemma4": "gemma4_text", "deepseek32": "deepseek_v32", "glm-dsa": "glm_moe_dsa",
+    "gemma4": "gemma4_text", "gemma3n": "gemma3n_text", "deepseek32": "deepseek_v32", "glm-dsa": "glm_moe_dsa",
     "qwen35": "qwen3_5_text", "qwen35moe": "qwen3_5_moe_text", "qwen3next": "qwen3_next",
     "granitehybrid": "granitemoehybrid", "nemotron_h": "nemotron_h", "nemotron_h_moe": "nemotron_h", "lfm2": "lfm2",
     "lfm2moe": "lfm2_moe", "falcon-h1": "falcon_h1", "deepseek4": "deepseek_v4", "minimax-m3": "minimax_m3_vl_text",
@@ -270,6 +270,9 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_gemma4_config(get, tensor_names, shapes or {}, cfg))
         warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
         value_length = None
+    if arch == "gemma3n":
+        cfg.update(_gemma3n_config(get, shapes or {}, cfg))
+        warnings[:] = [w for w in warnings if not w.startswith("feed_forward_length differs")]
     missing = [k for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size") if not cfg.get(k)]
     if missing:
         raise InputError(f"GGUF metadata for '{arch}' lacks {', '.join(missing)}")
@@ -336,6 +339,24 @@ def _gemma4_config(get, tensor_names: set[str], shapes: dict[str, tuple[int, ...
     if cfg.get("num_experts"):
         out.update(enable_moe_block=True, top_k_experts=cfg["num_experts_per_tok"])
     return out
+
+
+def _gemma3n_config(get, shapes: dict[str, tuple[int, ...]], cfg: dict[str, Any]) -> dict[str, Any]:
+    """Gemma 3n's fields as llama.cpp's converter writes them (conversion/gemma.py `Gemma3NModel.set_gguf_parameters`):
+    the MLP widths (one, or one a layer), the layers reusing K/V, AltUp's stream count, the per-layer embedding
+    width; Laurel's rank from blk.0.laurel_l's rows, as no key holds it; the per-layer table's rows (padded to
+    vocab_size by the converter)."""
+    n = cfg["num_hidden_layers"]
+    if not n:
+        return {}
+    widths = _per_layer(get("feed_forward_length"), n, "feed_forward_length")
+    per_layer = int(get("embedding_length_per_layer_input") or 0)
+    return {"intermediate_size": widths if len(set(widths)) > 1 else widths[0],
+            "num_kv_shared_layers": int(get("attention.shared_kv_layers") or 0),
+            "altup_num_inputs": int(get("altup.num_inputs") or 4),
+            "laurel_rank": shapes.get("blk.0.laurel_l.weight", (64,))[0],
+            "hidden_size_per_layer_input": per_layer,
+            "vocab_size_per_layer_input": shapes.get("per_layer_token_embd.weight", (cfg["vocab_size"],))[0]}
 
 
 def _deltanet_config(get, tensor_names: set[str], cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """Gemma 3n in the engines: the GGUF file llama.cpp's converter writes and its loader requires, and llama.cpp's fixed
 split of caching layers (ggml-org/llama.cpp 0c1e570 conversion/gemma.py `Gemma3NModel`, src/models/gemma3n.cpp)."""
 
+import json
+
 import pytest
 
 from memviz.core.arch import from_hf_config
@@ -59,3 +61,34 @@ def test_llamacpp_caches_the_first_20_layers_whatever_the_config_says():
     with pytest.raises(InputError, match="first 20 layers caching K/V .* this model has 18"):
         estimate(from_hf_config(other), sc)
     assert estimate(from_hf_config(other), Scenario(engine="vllm", context_tokens=4096)).total > 0
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"altup_num_inputs": 3}, "altup_inputs at 4 .* this model has 3"),
+    ({"laurel_rank": 32}, "laurel_rank at 64 .* this model has 32"),
+    ({"hidden_size_per_layer_input": 128}, "per_layer_input_size at 256 .* this model has 128"),
+    ({"intermediate_size": [8192] * 10 + [12288] * 20}, "layer 0's width .* from 8192 to 12288"),
+])
+def test_llamacpp_refuses_the_shapes_it_fixes_otherwise(change, message):
+    """llama.cpp 0c1e570 fixes AltUp's streams, Laurel's rank and the per-layer width (src/llama-hparams.h) and builds
+    every MLP at layer 0's width: a MatFormer slice or another shape fails at its tensors, so memviz refuses it in one
+    line; transformers builds it."""
+    a = from_hf_config({**E2B, **change})
+    with pytest.raises(InputError, match=message):
+        estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", context_tokens=4096))
+    assert estimate(a, Scenario(engine="transformers", context_tokens=4096)).total > 0
+
+
+def test_a_file_without_the_sharing_layers_kv_is_refused_for_llamacpp(tmp_path):
+    """llama.cpp's converter copies what the checkpoint holds: from a Gemma 3n saved by transformers 5.24 (no K / V
+    in the 2 sharing layers, tests/data/llamacpp/gemma3n_gguf_header.json) it writes a file llama.cpp 0c1e570 does
+    not load ("check_tensor_dims: tensor 'blk.20.attn_k.weight' not found", run on this project's CPU). memviz reads
+    the file and says so in one line for llama.cpp; transformers' estimate of the same file stands."""
+    from memviz.core.importers.gguf_file import read_gguf
+    from tests.core.importers.test_gguf_converted import DATA, _write
+
+    _write(tmp_path / "m.gguf", json.loads((DATA / "gemma3n_gguf_header.json").read_text()))
+    a = read_gguf(tmp_path / "m.gguf")
+    with pytest.raises(InputError, match="none in 2 of its 22 layers"):
+        estimate(a, Scenario(engine="llamacpp", weight_format="stored", context_tokens=1024))
+    assert estimate(a, Scenario(engine="transformers", weight_format="stored", context_tokens=1024)).total > 0

@@ -1,6 +1,7 @@
-"""GGUF files as llama.cpp's converter (0c1e570) writes them for architectures memviz reads by another's rules:
-Mistral 4 ("mistral4", DeepSeek-V2's keys and tensors) and Muse Glimmer ("muse-glimmer", its q/k norms synthesized,
-a sliding-window pattern), rebuilt from the headers kept in tests/data with zero tensors, read as the decoders
+"""GGUF files as llama.cpp's converter (0c1e570) writes them for architectures memviz reads by another's rules or
+by keys of their own: Mistral 4 ("mistral4", DeepSeek-V2's keys and tensors), Muse Glimmer ("muse-glimmer", its q/k
+norms synthesized, a sliding-window pattern) and Gemma 3n ("gemma3n": AltUp, Laurel's rank from its tensors, the
+layers reusing K/V), rebuilt from the headers kept in tests/data with zero tensors, read as the decoders
 transformers builds, to the element."""
 
 import json
@@ -28,6 +29,12 @@ CASES = {
         model_type="muse_glimmer_text", vocab_size=1024, hidden_size=256, intermediate_size=512, num_hidden_layers=8,
         num_attention_heads=4, num_key_value_heads=2, head_dim=64, sliding_window=128),
         "muse_glimmer_text", "6 × sliding (128 tokens), 2 × full"),
+    "gemma3n": ("gemma3n_gguf_header.json", "Gemma3nForCausalLM", dict(
+        model_type="gemma3n_text", vocab_size=2048, vocab_size_per_layer_input=2048, hidden_size=512,
+        num_hidden_layers=22, num_attention_heads=4, num_key_value_heads=1, head_dim=128, intermediate_size=2048,
+        hidden_size_per_layer_input=256, num_kv_shared_layers=2, sliding_window=256, laurel_rank=64,
+        altup_num_inputs=4, layer_types=["full_attention" if i % 5 == 4 else "sliding_attention" for i in range(22)]),
+        "gemma3n_text", "18 × sliding (256 tokens), 4 × full"),
 }
 
 
