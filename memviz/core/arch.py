@@ -43,7 +43,14 @@ KNOWN_MODEL_TYPES = (
     "olmoe", "flex_olmo", "seed_oss", "glm", "stablelm", "nemotron", "hunyuan_v1_dense", "phimoe", "minimax_m2",
     "hyperclovax", "hunyuan_v1_moe", "cohere2_moe", "lfm3", "olmo_hybrid", "dots1", "muse_glimmer_text",
     "cosmos3_edge_text", "mllama_text_model", "aria_text", "molmo2_text", "gemma3n_text", "gemma3n",
+    *("granite", "granitemoe", "granitemoeshared", "smollm3", "ministral3", "exaone", "internlm3", "helium",
+      "vaultgemma", "cwm", "minicpm3", "youtu", "iquestcoder"),  # Llama's layout, see LLAMA_LAYOUT_TIED
 )
+#: known types whose layers are Llama's (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
+#: usual fields), each checked against transformers 5.24's build (tests/core/test_arch_vs_transformers.py), the
+#: classes tying their embeddings unless the config says otherwise (SmolLM3Config, MiniCPM3Config, VaultGemmaConfig,
+#: YoutuConfig: tie_word_embeddings=True)
+LLAMA_LAYOUT_TIED = frozenset({"smollm3", "minicpm3", "vaultgemma", "youtu"})
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
 #: included; Glm4vTextModel / Glm4vMoeTextModel: GLM-4's and GLM-4.5's); Sarvam's models, which transformers 5.24
@@ -703,8 +710,10 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
         shared = moe_inter * _int(cfg.get("num_shared_experts", 0) or 0, "num_shared_experts")
     elif model_type == "llama4_text":  # Llama4TextMoe: a shared expert as wide as one routed expert
         shared = moe_inter
-    elif model_type == "granitemoehybrid":  # GraniteMoeHybridDecoderLayer: shared_mlp beside the experts, no gate
-        shared = _int(cfg.get("shared_intermediate_size", 1024), "shared_intermediate_size")
+    elif model_type in ("granitemoehybrid", "granitemoeshared"):  # GraniteMoeHybridDecoderLayer and
+        # GraniteMoeSharedDecoderLayer: shared_mlp beside the experts, no gate (GraniteMoeSharedConfig's default: none)
+        default = 1024 if model_type == "granitemoehybrid" else 0
+        shared = _int(cfg.get("shared_intermediate_size", default) or 0, "shared_intermediate_size")
     elif model_type == "minimax_m3_vl_text":  # MiniMaxM3VLSparseMoeBlock.shared_experts; a released config may name
         # n_shared_experts experts as wide as a routed one instead (llama.cpp's converter reads that)
         listed = cfg.get("shared_intermediate_size")
@@ -1588,6 +1597,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if model_type == "glm4":  # Glm4Attention: q/k/v bias per attention_bias, o_proj without; Glm4DecoderLayer has
         # input, post-attention, post-self-attention and post-MLP norms; gate_up_proj holds gate and up
         kw.update(out_bias=False, norms_per_layer=4)
+    if model_type in LLAMA_LAYOUT_TIED:
+        kw.update(tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
     if model_type in ("gemma", "gemma2", "gemma3_text", "gemma3n_text", "gemma4_text"):
         kw.update(tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))  # GemmaConfig default ties
         if model_type != "gemma":

@@ -373,3 +373,32 @@ def test_gemma3n_wrapper_reads_its_language_model_counts_its_audio_and_names_its
         ("audio", "gemma3n_audio", sum(p.numel() for m in audio_parts for p in m.parameters()))]
     assert [w for w in wrapper.warnings if "encoder" in w] == [
         "its vision encoder (gemma3n_vision) is not counted; transformers and vLLM load it with the language model"]
+
+
+#: configs as released checkpoints write them, without the fields memviz must default as the class does
+LLAMA_LAYOUT_VARIANTS = {
+    "smollm3 without tie_word_embeddings": ("smollm3", dict(hidden_size=256, intermediate_size=512,
+                                                            num_hidden_layers=4, num_attention_heads=4,
+                                                            num_key_value_heads=2, vocab_size=130_000)),
+    "minicpm3 (MLA) without tie_word_embeddings": ("minicpm3", dict(num_hidden_layers=2, vocab_size=1000)),
+    "granitemoeshared with a shared MLP": ("granitemoeshared", dict(
+        hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=384, vocab_size=1000)),
+    "vaultgemma without tie_word_embeddings": ("vaultgemma", dict(num_hidden_layers=2, vocab_size=1000)),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(LLAMA_LAYOUT_VARIANTS))
+def test_llama_layout_types_default_as_their_classes(variant):
+    """SmolLM3, MiniCPM3 and VaultGemma tie their embeddings unless told (their configs' defaults); GraniteMoeShared's
+    shared MLP sits beside the experts: counts equal the transformers build of the config as written."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    model_type, fields = LLAMA_LAYOUT_VARIANTS[variant]
+    config = AutoConfig.for_model(model_type, **fields)
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        model = AutoModelForCausalLM.from_config(config)
+    written = {k: v for k, v in config.to_dict().items() if k != "tie_word_embeddings"}
+    a = from_hf_config(written)
+    assert parameter_count(a) == sum(p.numel() for p in model.parameters()) and not a.warnings

@@ -37,6 +37,10 @@ ARCH_TO_MODEL_TYPE = {
     "hunyuan-moe": "hunyuan_v1_moe", "cohere2moe": "cohere2_moe",
     "minimax-m2": "minimax_m2", "dots1": "dots1", "mistral4": "mistral4",  # DeepSeek-V2's layout (conversion/mistral3.py)
     "muse-glimmer": "muse_glimmer_text",
+    # Llama's layout under names of their own (src/llama-arch.cpp): GraniteMoeShared's files are granitemoe's with a
+    # shared MLP (conversion/granite.py), Ministral 3's are mistral3
+    "granite": "granite", "granitemoe": "granitemoeshared", "smollm3": "smollm3", "exaone": "exaone",
+    "minicpm3": "minicpm3", "mistral3": "ministral3",
     # Ollama's Llama 3.2 Vision files (ollama convert/convert_mllama.go `mllamaModel.KV`): llama.cpp has no mllama
     "mllama": "mllama_text_model",
 }
@@ -218,7 +222,7 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
             or cfg["intermediate_size"]
         shared = _scalar(get("expert_shared_feed_forward_length"), "expert_shared_feed_forward_length", warnings)
         if shared:
-            cfg["shared_expert_intermediate_size"] = shared
+            cfg["shared_expert_intermediate_size"] = cfg["shared_intermediate_size"] = shared
         cfg["n_shared_experts"] = _scalar(get("expert_shared_count"), "expert_shared_count", warnings) or 0
         cfg["first_k_dense_replace"] = _scalar(get("leading_dense_block_count"), "leading_dense_block_count", warnings) or 0
     kv_lora = _scalar(get("attention.kv_lora_rank"), "kv_lora_rank", warnings)

@@ -1,5 +1,7 @@
 """The Llama-shaped families that differ from Llama in their norms, biases and MLP (Command R, OLMo 1-3, OLMoE,
-FlexOlmo, Seed-OSS, GLM, StableLM, Nemotron, HunYuan dense, PhiMoE, MiniMax-M2, HyperCLOVA X), run for real as tiny
+FlexOlmo, Seed-OSS, GLM, StableLM, Nemotron, HunYuan dense, PhiMoE, MiniMax-M2, HyperCLOVA X) and those of Llama's
+layout under types of their own (Granite 3, SmolLM3, Ministral 3, EXAONE, InternLM3, Helium, VaultGemma, CWM,
+MiniCPM3 and Youtu with MLA, IQuest-Coder), run for real as tiny
 random transformers models on the CPU: the model holds memviz's parameters and the cache it fills memviz's KV
 (transformers 5.24's modeling files of each type). Read as Llama before, NemotronConfig's default (Nemotron-4 15B)
 counted +30.9 % (a gated MLP) and CohereConfig's without `tie_word_embeddings` +6.0 % (its 256K-row head twice)."""
@@ -41,6 +43,15 @@ CASES = {
     "minimax_m2": dict(num_local_experts=4, num_experts_per_tok=2, intermediate_size=32),
     "hyperclovax": dict(),
     "hyperclovax-pre-norm": dict(model_type="hyperclovax", use_post_norm=False),
+    # Llama's layout under types of their own (memviz.core.arch LLAMA_LAYOUT_TIED)
+    "granite": dict(), "granitemoe": dict(num_local_experts=4, num_experts_per_tok=2),
+    "granitemoeshared": dict(num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=48),
+    "smollm3": dict(), "ministral3": dict(), "exaone": dict(), "internlm3": dict(), "helium": dict(),
+    "vaultgemma": dict(sliding_window=32, layer_types=[S, F, S, F]), "cwm": dict(sliding_window=32,
+                                                                                layer_types=[F, S, S, S]),
+    "iquestcoder": dict(),
+    "minicpm3": dict(q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=16),
+    "youtu": dict(q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=16, head_dim=8),
 }
 
 

@@ -186,3 +186,29 @@ def test_an_ollama_llama_3_2_vision_file_is_read_with_its_cross_attention_layers
     for engine in ("llamacpp", "ollama"):
         with pytest.raises(InputError, match="no architecture with cross-attention layers"):
             estimate(a, Scenario(engine=engine, weight_format="Q4_K_M", kv_format="fp16", context_tokens=4096))
+
+
+def test_granite_smollm3_exaone_and_ministral3_files_are_read_as_their_types():
+    """llama.cpp's names for decoders of Llama's layout (src/llama-arch.cpp) map to their transformers types, without
+    the generic-rules warning; a granitemoe file with expert_shared_feed_forward_length (conversion/granite.py
+    `GraniteMoeModel`: GraniteMoeShared) keeps its shared MLP beside the experts."""
+    from memviz.core.arch import from_hf_config
+    from memviz.core.importers.gguf_file import config_from_gguf
+    from memviz.core.inventory import parameter_count
+
+    def meta(arch: str, **more) -> dict:
+        return {"general.architecture": arch, f"{arch}.block_count": 2, f"{arch}.embedding_length": 256,
+                f"{arch}.attention.head_count": 4, f"{arch}.attention.head_count_kv": 2,
+                f"{arch}.feed_forward_length": 512, f"{arch}.vocab_size": 1000, **{f"{arch}.{k}": v for k, v in more.items()}}
+
+    for arch, model_type in (("granite", "granite"), ("smollm3", "smollm3"), ("exaone", "exaone"),
+                             ("mistral3", "ministral3")):
+        cfg, warnings = config_from_gguf(meta(arch), {"token_embd.weight", "output.weight"})
+        a = from_hf_config(cfg)
+        assert a.model_type == model_type and not [w for w in (*warnings, *a.warnings) if "generic" in w or "knows" in w]
+    experts = dict(expert_count=4, expert_used_count=2, expert_feed_forward_length=128)
+    plain = from_hf_config(config_from_gguf(meta("granitemoe", **experts), {"token_embd.weight"})[0])
+    shared = from_hf_config(config_from_gguf(meta("granitemoe", **experts, expert_shared_feed_forward_length=384),
+                                             {"token_embd.weight"})[0])
+    assert plain.model_type == shared.model_type == "granitemoeshared"
+    assert parameter_count(shared) - parameter_count(plain) == 2 * 3 * 256 * 384  # gate, up, down in both layers
