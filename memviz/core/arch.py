@@ -45,6 +45,7 @@ KNOWN_MODEL_TYPES = (
     "cosmos3_edge_text", "mllama_text_model", "aria_text", "molmo2_text", "gemma3n_text", "gemma3n",
     *("granite", "granitemoe", "granitemoeshared", "smollm3", "ministral3", "exaone", "internlm3", "helium",
       "vaultgemma", "cwm", "minicpm3", "youtu", "iquestcoder"),  # Llama's layout, see LLAMA_LAYOUT_TIED
+    "dbrx",
 )
 #: known types whose layers are Llama's (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
 #: usual fields), each checked against transformers 5.24's build (tests/core/test_arch_vs_transformers.py), the
@@ -1260,6 +1261,25 @@ def _hunyuan_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
             "moe_intermediate_size": uniform("moe_intermediate_size", width), "shared_expert_intermediate_size": shared}
 
 
+def _dbrx_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """DBRX's config in the names memviz reads (DbrxConfig, DbrxAttentionConfig, DbrxFFNConfig, transformers 5.24
+    configuration_dbrx.py, and their defaults): d_model, n_heads, n_layers, max_seq_len; the KV heads in attn_config;
+    the experts' count, top-k, width and activation in ffn_config; where the usual names are given (a GGUF file's
+    metadata as memviz reads it), they win. Its layers are Mixtral's: two weight-only norms
+    (nn.LayerNorm without bias), a fused Wqkv as wide as q, k and v, a bias-free router and gated experts."""
+    attn, ffn = cfg.get("attn_config") or {}, cfg.get("ffn_config") or {}
+    if not isinstance(attn, dict) or not isinstance(ffn, dict):
+        raise InputError("DBRX's attn_config and ffn_config must be objects")
+    width = ffn.get("ffn_hidden_size", 3584)
+    dbrx = {"hidden_size": cfg.get("d_model", 2048), "num_attention_heads": cfg.get("n_heads", 16),
+            "num_hidden_layers": cfg.get("n_layers", 24), "max_position_embeddings": cfg.get("max_seq_len", 2048),
+            "num_key_value_heads": attn.get("kv_n_heads", 1), "intermediate_size": width,
+            "moe_intermediate_size": width, "num_local_experts": ffn.get("moe_num_experts", 4),
+            "num_experts_per_tok": ffn.get("moe_top_k", 1),
+            "hidden_act": (ffn.get("ffn_act_fn") or {}).get("name", "silu")}
+    return {**dbrx, **cfg, "tie_word_embeddings": False}  # the usual names win (a GGUF file's, read by memviz)
+
+
 def _cohere2_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """Cohere2MoeConfig.__post_init__ (transformers 5.24) where a config lists no layer kinds: the first
     `first_k_dense_replace` layers dense with their own window pattern (prefix_dense_sliding_window_pattern, default
@@ -1476,6 +1496,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = {**cfg, "intermediate_size": gemma3n["intermediate_size"]}
     if model_type == "cohere2_moe":
         cfg = _cohere2_moe_config(cfg)
+    if model_type == "dbrx":
+        cfg = _dbrx_config(cfg)
     if model_type == "bamba":  # BambaConfig.layers_block_type: attention at attn_layer_indices, Mamba2 elsewhere
         attention = set(_int_list(cfg.get("attn_layer_indices"), "attn_layer_indices"))
         n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")

@@ -14,10 +14,13 @@ from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: model types whose checkpoints hold Q, K and V as one matrix (query_key_value, qkv_proj, c_attn), which llama.cpp's
 #: converter keeps as one `attn_qkv` tensor (convert_hf_to_gguf.py; src/llama-model.cpp `create_tensor_qkv`)
-FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2"})
+FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2", "dbrx"})
 #: model types whose GGUF files hold the feed-forward gate and up projections as one `ffn_up` tensor of 2 x n_ff rows
 #: (llama.cpp src/models/glm4.cpp: `ffn_up` {n_embd, n_ff * 2}, no `ffn_gate`)
 FUSED_GATE_UP = frozenset({"glm4"})
+#: types whose q_proj carries the attention's output gate, which the converter writes apart as attn_gate
+#: (conversion/muse_glimmer.py; src/models/muse-glimmer.cpp loads wqkv_gate {n_embd, n_embd_head_k x n_head})
+SPLIT_GATE = frozenset({"muse_glimmer_text"})
 _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 # Qwen3.5 / Qwen3-Next: input and post-attention norms (src/models/qwen35.cpp attn_post_norm)
                 "qwen3_5_text": ("attn_norm", "post_attention_norm"),
@@ -29,6 +32,8 @@ _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post
                 # Gemma 3n's seven (src/models/gemma3n.cpp): the four, the per-layer input's, AltUp's router's, Laurel's
                 "gemma3n_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm", "post_norm",
                                  "altup_router_norm", "laurel_post_norm"),
+                "dbrx": ("attn_norm", "attn_output_norm"),  # src/models/dbrx.cpp: norm_2 is attn_out_norm
+                "muse_glimmer_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 "nemotron_h": ("attn_norm",)}  # one norm a block (src/models/nemotron-h.cpp)
 _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a": "attn_q_a", "q_b": "attn_q_b",
          "kv_a": "attn_kv_a_mqa", "kv_b": "attn_kv_b", "gate_exps": "ffn_gate_exps", "up_exps": "ffn_up_exps",
@@ -39,7 +44,7 @@ _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a":
          "indexer_proj": "indexer.proj",
          # MiniMax-M3's block-sparse indexer (LLM_TENSOR_INDEXER_Q_PROJ / _K_PROJ / _Q_NORM)
          "indexer_q": "indexer.q_proj", "indexer_k_proj": "indexer.k_proj", "indexer_q_norm": "indexer.q_norm",
-         "attn_gate": "attn_gate",  # HY-V4's gate on the attention's output (LLM_TENSOR_ATTN_GATE)
+         "attn_gate": "attn_gate",  # HY-V4's and Muse Glimmer's gate on the attention's output (LLM_TENSOR_ATTN_GATE)
          # Gemma 3n's AltUp and Laurel tensors (src/llama-arch.cpp LLM_TENSOR_ALTUP_* / LLM_TENSOR_LAUREL_*)
          "altup_correct_scale": "altup_correct_scale", "altup_correct_coef": "altup_correct_coef",
          "altup_predict_coef": "altup_predict_coef", "altup_router": "altup_router", "laurel_l": "laurel_l",
@@ -175,6 +180,9 @@ def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
         return (replace(t, shape=(t.shape[0], 1)),)
     if a.linear_mixer == MAMBA2 and t.kind == "ssm_norm":  # grouped: {d_inner / n_group, n_group} in ggml
         return (replace(t, shape=(a.linear_k_heads, t.shape[0] // a.linear_k_heads)),)
+    if t.kind == "q" and a.model_type in SPLIT_GATE:  # q_proj's second half is the output gate: attn_gate
+        half = (t.shape[0] // 2, *t.shape[1:])
+        return replace(t, shape=half), replace(t, name=f"{t.name}#gate", shape=half, kind="attn_gate")
     if t.kind != "kv_b" or not a.is_mla or a.mla_kv_b_unsplit:  # a legacy file keeps attn_kv_b whole
         return (t,)
     heads = a.num_heads
@@ -188,6 +196,9 @@ def gguf_tensors(a: Architecture) -> list[Tensor]:
     if a.model_type == "gemma3n_text":
         return _gemma3n_file(a)
     tensors = [part for t in build_inventory(a) for part in gguf_parts(t, a)]
+    if a.model_type == "muse_glimmer_text":  # q/k norms synthesized for its scaleless ones (conversion/muse_glimmer.py)
+        tensors += [Tensor(f"model.layers.{i}.self_attn.{kind}.weight", (a.head_dim,), Role.NORM, i, kind)
+                    for i in range(a.num_layers) for kind in ("q_norm", "k_norm")]
     if a.model_type == "gemma4_text":  # the full layers' rope frequency factors, F32 (conversion/gemma.py
         full = next(i for i, kind in enumerate(a.layer_types) if kind != SLIDING)  # `generate_extra_tensors`)
         tensors.append(Tensor("rope_freqs.weight", (a.layer_head_dim(full) // 2,), Role.NORM, None, "rope_freqs"))

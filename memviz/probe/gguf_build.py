@@ -39,7 +39,7 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "granitemoehybrid": "granitehybrid", "nemotron_h": "nemotron_h",
              "bamba": "granitehybrid",  # conversion/granite.py `GraniteHybridModel` converts Bamba too
              "lfm2": "lfm2", "lfm2_moe": "lfm2moe", "falcon_h1": "falcon-h1", "deepseek_v4": "deepseek4",
-             "minimax_m3_vl_text": "minimax-m3", "hy_v4": "hy_v4", "laguna": "laguna"}
+             "minimax_m3_vl_text": "minimax-m3", "hy_v4": "hy_v4", "laguna": "laguna", "dbrx": "dbrx"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -123,6 +123,9 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         w.add_uint32("laguna.expert_gating_func", 2)
         w.add_bool("laguna.expert_weights_norm", True)
         w.add_float32("laguna.expert_weights_scale", 1.0)
+    if arch == "dbrx":  # conversion/dbrx.py `DbrxModel.set_gguf_parameters`: LayerNorm's epsilon, the q/k/v clamp
+        w.add_layer_norm_eps(1e-5)
+        w.add_clamp_kqv(8.0)
     if arch in ("gemma2", "gpt-oss") or (arch == "laguna" and a.sliding_window):
         w.add_sliding_window(a.sliding_window)
     if arch == "gemma2":
@@ -312,17 +315,24 @@ def _ssm_metadata(w, a: Architecture, arch: str) -> None:
 
 
 def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]:
+    """(GGUF name, shape, dtype) of each tensor the file holds; the parts of a fused tensor (DBRX's attn_qkv: q, k and
+    v of one name) stacked along their rows, as the converters write them."""
+    rows: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
     for t in gguf_tensors(a):
         # routers stay F32, as llama.cpp's converter writes them (conversion/base.py, "always in float32"),
         # and so do biases, as every tensor not named .weight (conversion/base.py), and a delta-net's convolution
         # (a Mamba2 layer's grouped norm and its A and D are two-dimensional in ggml, F32 all the same)
         f16 = t.is_matrix and t.role not in (Role.ROUTER, Role.NORM) and t.kind not in (CONV_KINDS | KEPT_F32_KINDS
                                                                                          | QUANTIZED_F32_KINDS)
-        if t.kind == "tid2eid":  # DeepSeek-V4's token-id -> experts table, I32 (conversion/deepseek.py)
-            yield gguf_name(t, a), t.shape, np.dtype(np.int32)
-            continue
-        yield gguf_name(t, a), t.shape, np.dtype(np.float16 if f16 else np.float32)
-
+        dtype = np.dtype(np.int32 if t.kind == "tid2eid" else np.float16 if f16 else np.float32)  # DeepSeek-V4's
+        name = gguf_name(t, a)  # token-id -> experts table is I32 (conversion/deepseek.py)
+        if name in rows:
+            shape, dtype = rows[name]
+            rows[name] = ((shape[0] + t.shape[0], *shape[1:]), dtype)
+        else:
+            rows[name] = (t.shape, dtype)
+    for name, (shape, dtype) in rows.items():
+        yield name, shape, dtype
 
 
 def write_f16(a: Architecture, path: Path) -> Path:

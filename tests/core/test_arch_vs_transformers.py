@@ -28,11 +28,13 @@ NOT_WEIGHTS = ("inv_freq", "rotary", "causal_mask", "masked_bias", "embed_scale"
 #: NemotronConfig and HunYuan's configs leave num_key_value_heads / head_dim None, which their attention divides by
 #: Dots1Config leaves n_routed_experts, n_shared_experts and num_experts_per_tok None, which Dots1NaiveMoe sizes its
 #: experts and routes with: the released dots.llm1's 128, 2 and 6, its first layer dense
+#: DbrxAttentionConfig has no rope_theta, which DbrxAttention reads
 BUILDABLE = {"lfm2_moe": {"layer_types": ["conv", "conv", "full_attention", "conv"] * 8},
              "dots1": {"n_routed_experts": 128, "n_shared_experts": 2, "first_k_dense_replace": 1,
                        "num_experts_per_tok": 6},
              "nemotron": {"num_key_value_heads": 8}, "hunyuan_v1_dense": {"head_dim": 128},
-             "hunyuan_v1_moe": {"head_dim": 128}}
+             "hunyuan_v1_moe": {"head_dim": 128},
+             "dbrx": {"attn_config": {"rope_theta": 10_000.0}}}
 
 
 def _reference(model_type: str) -> tuple[dict, int, int]:

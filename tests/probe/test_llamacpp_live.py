@@ -311,3 +311,17 @@ def test_gemma3n_buffers_match_llamacpp(data_dir, mix, fa):
     compute = _model_and_kv_exact_then_compute(r)
     assert sum(v for k, v in r["buffers"]["kv_caches"].items() if k.endswith("_layers")) == 20
     assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.03
+
+
+@pytest.mark.parametrize("fa", ["on", "off"])
+@pytest.mark.parametrize("mix", ["Q8_0", "Q4_K_M"])
+def test_dbrx_buffers_match_llamacpp(data_dir, mix, fa):
+    """DBRX (tests/data/llamacpp/configs/dbrx.json, its nested attn_config / ffn_config), written as
+    conversion/dbrx.py writes it (one attn_qkv a layer, attn_output_norm), with two sequences: model buffers
+    (CPU_REPACK included) and KV exact, the compute buffer within 10 % (+9.6 / +9.3 %)."""
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / "dbrx.json"), "--weights", mix, "--context", "2048",
+                         "--flash-attn", fa, "--parallel", "2", "--prompt", "24", "--new", "4", "--no-store")
+    assert rc == 0
+    r = result_of(messages)
+    compute = _model_and_kv_exact_then_compute(r)
+    assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10

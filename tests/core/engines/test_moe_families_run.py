@@ -129,3 +129,13 @@ def test_a_bf16_load_keeps_what_memviz_counts_float32(model_type):
     e = estimate(from_hf_config(config.to_dict()), Scenario(engine="transformers", weight_format="bf16",
                                                             context_tokens=64, device="cpu"))
     assert e.bytes["weights"] == stored
+
+
+def test_dbrx_runs_as_memviz_reads_its_nested_config():
+    """DBRX's d_model / n_heads / n_layers and its attn_config / ffn_config (DbrxConfig): a fused Wqkv, weight-only
+    LayerNorms, a bias-free router and gated experts; its cache and parameters as memviz reads them."""
+    config = transformers.DbrxConfig(d_model=64, n_heads=4, n_layers=2, vocab_size=512, max_seq_len=256,
+                                     attn_config=dict(kv_n_heads=2, rope_theta=10_000.0, clip_qkv=8.0),
+                                     ffn_config=dict(ffn_hidden_size=32, moe_num_experts=4, moe_top_k=2),
+                                     pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    assert_run_matches(config)
