@@ -686,13 +686,22 @@ def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bo
     return tuple(i >= first_dense and i % step == 0 for i in range(n_layers))
 
 
+#: MoE types whose config class has no moe_intermediate_size: transformers 5.24 builds their experts of
+#: intermediate_size whatever else a config carries (MixtralConfig, GptOssConfig, OlmoeConfig, FlexOlmoConfig,
+#: PhimoeConfig, MiniMaxM2Config, GraniteMoe*Config, AriaTextConfig)
+EXPERTS_OF_INTERMEDIATE = frozenset({"mixtral", "gpt_oss", "olmoe", "flex_olmo", "phimoe", "minimax_m2", "granitemoe",
+                                     "granitemoeshared", "granitemoehybrid", "aria_text"})
+
+
 def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str, Any]:
     """Routed experts, their width and layers, shared experts and router extras; {} for a dense model."""
     n_experts = _get(cfg, "num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts", default=0) or 0
     if not n_experts or (model_type == "nemotron_h" and "moe" not in cfg["layer_types"]):
         return {}
     topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token", "moe_k", "moe_topk"), "num_experts_per_tok")
-    moe_inter = _int(_get(cfg, "moe_intermediate_size", "intermediate_size"), "moe_intermediate_size")
+    width_keys = ("intermediate_size",) if model_type in EXPERTS_OF_INTERMEDIATE else ("moe_intermediate_size",
+                                                                                      "intermediate_size")
+    moe_inter = _int(_get(cfg, *width_keys), "moe_intermediate_size")
     shared = 0
     if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint", "laguna", "kolibri1",
                       "hunyuan_v1_moe"):  # Flint's ungated

@@ -17,7 +17,7 @@ from memviz.core.inventory import Role, Tensor, build_inventory
 FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2", "dbrx"})
 #: model types whose GGUF files hold the feed-forward gate and up projections as one `ffn_up` tensor of 2 x n_ff rows
 #: (llama.cpp src/models/glm4.cpp: `ffn_up` {n_embd, n_ff * 2}, no `ffn_gate`)
-FUSED_GATE_UP = frozenset({"glm4"})
+FUSED_GATE_UP = frozenset({"glm4", "phi3"})
 #: types whose q_proj carries the attention's output gate, which the converter writes apart as attn_gate
 #: (conversion/muse_glimmer.py; src/models/muse-glimmer.cpp loads wqkv_gate {n_embd, n_embd_head_k x n_head})
 SPLIT_GATE = frozenset({"muse_glimmer_text"})
@@ -34,6 +34,10 @@ _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post
                                  "altup_router_norm", "laurel_post_norm"),
                 "dbrx": ("attn_norm", "attn_output_norm"),  # src/models/dbrx.cpp: norm_2 is attn_out_norm
                 "muse_glimmer_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
+                # norms after attention and MLP only (conversion/olmo.py, exaone.py); Seed-OSS's second is the
+                # post-attention norm (conversion/seed_oss.py)
+                "olmo2": ("post_attention_norm", "post_ffw_norm"), "exaone4": ("post_attention_norm", "post_ffw_norm"),
+                "seed_oss": ("attn_norm", "post_attention_norm"),
                 "nemotron_h": ("attn_norm",)}  # one norm a block (src/models/nemotron-h.cpp)
 _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a": "attn_q_a", "q_b": "attn_q_b",
          "kv_a": "attn_kv_a_mqa", "kv_b": "attn_kv_b", "gate_exps": "ffn_gate_exps", "up_exps": "ffn_up_exps",

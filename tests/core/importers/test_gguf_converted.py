@@ -87,18 +87,10 @@ def test_memviz_names_and_sizes_the_tensors_the_converter_wrote(arch):
     that a transformers-saved one lacks (tests/core/engines/test_gemma3n.py)."""
     from math import prod
 
-    from memviz.core.arch import from_hf_config
-    from memviz.core.gguf_names import gguf_name, gguf_tensors
+    from tests.core.test_gguf_names import memviz_layout
 
     transformers = pytest.importorskip("transformers")
     header, _, text, _, _ = CASES[arch]
-    a = from_hf_config(transformers.AutoConfig.for_model(**text).to_dict())
-    mine: dict[str, int] = {}
-    for t in gguf_tensors(a):
-        mine[gguf_name(t, a)] = mine.get(gguf_name(t, a), 0) + t.numel
     written = {name: prod(shape) for name, shape, _ in json.loads((DATA / header).read_text())["tensors"]}
-    if any(name.endswith("ffn_gate_up_exps.weight") for name in written):  # transformers 5 saves the experts' gate
-        for name in [n for n in mine if n.endswith(("ffn_gate_exps.weight", "ffn_up_exps.weight"))]:  # and up fused,
-            fused = name.replace("ffn_gate_exps", "ffn_gate_up_exps").replace("ffn_up_exps", "ffn_gate_up_exps")
-            mine[fused] = mine.get(fused, 0) + mine.pop(name)  # which the converter keeps (conversion/base.py)
+    mine = memviz_layout(transformers.AutoConfig.for_model(**text).to_dict(), written)
     assert mine == written

@@ -1,0 +1,99 @@
+"""The tensors llama.cpp's own converter writes for tiny random-weight models of each architecture, kept to check
+memviz's GGUF layout (`memviz.core.gguf_names.gguf_tensors`) name by name and size by size.
+
+Each model type is built by transformers from a small config (random weights, saved with save_pretrained) and
+converted by the converter of a llama.cpp source tree (`convert_hf_to_gguf.py --outtype f16`), its tokenizer left
+out (no tokenizer is at hand: every model class's set_vocab is skipped; a tokenizer.json of vocab_size tokens is
+written for the converters that size the embedding by it). What is kept per type: the config as
+transformers wrote it and each tensor's name, shape (ggml order) and type.
+
+    python benchmarks/llamacpp_converted_layouts.py LLAMA_CPP_SOURCE [--write tests/data/llamacpp/converted_layouts.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SMALL = dict(vocab_size=1024, hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, head_dim=64, max_position_embeddings=4096, pad_token_id=0, bos_token_id=1,
+             eos_token_id=2)
+MOE = dict(num_experts=4, num_local_experts=4, num_experts_per_tok=2, moe_intermediate_size=128)
+#: model type -> fields beyond SMALL
+TYPES = {
+    "llama": {}, "mistral": {}, "qwen2": {}, "qwen3": {}, "gemma": {}, "gemma2": {}, "gemma3_text": {},
+    "phi3": {}, "starcoder2": {}, "olmo2": {}, "granite": {}, "smollm3": {}, "exaone4": {}, "glm4": {},
+    "cohere": {}, "stablelm": {}, "internlm3": {}, "seed_oss": {}, "ernie4_5": {}, "arcee": {},
+    "qwen2_moe": dict(MOE, shared_expert_intermediate_size=256), "qwen3_moe": MOE, "mixtral": MOE, "olmoe": MOE,
+    "granitemoe": MOE, "phimoe": dict(MOE, original_max_position_embeddings=4096),
+}
+#: released checkpoints' class names where transformers' differ (microsoft/Phi-3.5-MoE-instruct), as the converter
+#: registers them (conversion/__init__.py)
+RELEASED_CLASS = {"phimoe": "PhiMoEForCausalLM"}
+CONVERT = """
+import sys
+sys.path[:0] = [{src!r} + "/gguf-py", {src!r}]
+import conversion
+from conversion.base import ModelBase
+for name in conversion.TEXT_MODEL_MAP.values() if hasattr(conversion, "TEXT_MODEL_MAP") else []:
+    __import__("conversion." + name)
+for cls in list(ModelBase._model_classes.get(conversion.base.ModelType.TEXT, {{}}).values()):
+    cls.set_vocab = lambda self: None
+sys.argv = ["convert_hf_to_gguf.py", {model!r}, "--outtype", "f16", "--outfile", {out!r}]
+import runpy
+runpy.run_path({src!r} + "/convert_hf_to_gguf.py", run_name="__main__")
+"""
+
+
+def convert(model_type: str, fields: dict, src: str, tmp: Path) -> dict:
+    import gguf
+    import torch
+    import transformers
+
+    config = transformers.AutoConfig.for_model(model_type, **SMALL, **fields)
+    torch.manual_seed(0)
+    transformers.AutoModelForCausalLM.from_config(config).save_pretrained(tmp / model_type)
+    if model_type in RELEASED_CLASS:
+        saved = json.loads((tmp / model_type / "config.json").read_text())
+        (tmp / model_type / "config.json").write_text(json.dumps({**saved, "architectures": [RELEASED_CLASS[model_type]]}))
+    vocab = {"model": {"vocab": {f"t{i}": i for i in range(config.vocab_size)}}, "added_tokens": []}
+    (tmp / model_type / "tokenizer.json").write_text(json.dumps(vocab))  # Gemma 3's converter sizes token_embd by it
+    out = tmp / f"{model_type}.gguf"
+    r = subprocess.run([sys.executable, "-c", CONVERT.format(src=src, model=str(tmp / model_type), out=str(out))],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError((r.stderr.strip().splitlines() or ["no output"])[-1])
+    reader = gguf.GGUFReader(str(out))
+    return {"config": json.loads((tmp / model_type / "config.json").read_text()),
+            "architecture": str(reader.fields["general.architecture"].contents()),
+            "tensors": [[t.name, [int(x) for x in t.shape], t.tensor_type.name] for t in reader.tensors]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("source", help="a llama.cpp source tree (llama-cpp-python's sdist: vendor/llama.cpp)")
+    ap.add_argument("--write", help="store the layouts as JSON (tests/data/llamacpp/converted_layouts.json)")
+    ap.add_argument("--types", help="comma-separated model types (default: all)")
+    args = ap.parse_args()
+    layouts = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for model_type in (args.types.split(",") if args.types else TYPES):
+            try:
+                layouts[model_type] = convert(model_type, TYPES[model_type], args.source, Path(tmp))
+                print(f"{model_type}: {layouts[model_type]['architecture']}, {len(layouts[model_type]['tensors'])} "
+                      "tensors", flush=True)
+            except Exception as exc:  # a type the converter or transformers cannot make: said, left out
+                print(f"{model_type}: not converted ({exc})", flush=True)
+    if args.write:
+        source = ("convert_hf_to_gguf.py of llama.cpp 0c1e570 (llama-cpp-python 0.3.36 sdist), --outtype f16, over "
+                  "random-weight models saved by transformers 5.24 (benchmarks/llamacpp_converted_layouts.py), "
+                  "tokenizers left out: each file's tensors (name, ggml shape, type)")
+        Path(args.write).write_text(json.dumps({"source": source, "layouts": layouts}, indent=None) + "\n")
+
+
+if __name__ == "__main__":
+    main()
