@@ -22,18 +22,49 @@ from pathlib import Path
 SMALL = dict(vocab_size=1024, hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, head_dim=64, max_position_embeddings=4096, pad_token_id=0, bos_token_id=1,
              eos_token_id=2)
+#: SMALL's fields that GPT-2's and BLOOM's configs do not have (None: not passed)
+NOT_THEIRS = dict(hidden_size=None, intermediate_size=None, num_hidden_layers=None, num_attention_heads=None,
+                  num_key_value_heads=None, head_dim=None)
 MOE = dict(num_experts=4, num_local_experts=4, num_experts_per_tok=2, moe_intermediate_size=128)
-#: model type -> fields beyond SMALL
+#: model type (or a name with its model_type among the fields) -> fields beyond SMALL
 TYPES = {
-    "llama": {}, "mistral": {}, "qwen2": {}, "qwen3": {}, "gemma": {}, "gemma2": {}, "gemma3_text": {},
+    "llama": {}, "llama-3.1-rope": dict(model_type="llama", rope_parameters=dict(
+        rope_type="llama3", rope_theta=500000.0, factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+        original_max_position_embeddings=8192)),
+    "mistral": {}, "qwen2": {}, "qwen3": {}, "gemma": {}, "gemma2": {}, "gemma3_text": {},
     "phi3": {}, "starcoder2": {}, "olmo2": {}, "granite": {}, "smollm3": {}, "exaone4": {}, "glm4": {},
     "cohere": {}, "stablelm": {}, "internlm3": {}, "seed_oss": {}, "ernie4_5": {}, "arcee": {},
     "qwen2_moe": dict(MOE, shared_expert_intermediate_size=256), "qwen3_moe": MOE, "mixtral": MOE, "olmoe": MOE,
     "granitemoe": MOE, "phimoe": dict(MOE, original_max_position_embeddings=4096),
+    "deepseek_v3": dict(MOE, n_routed_experts=4, n_shared_experts=1, first_k_dense_replace=1, kv_lora_rank=64,
+                        q_lora_rank=96, qk_rope_head_dim=16, qk_nope_head_dim=32, v_head_dim=32, n_group=1,
+                        topk_group=1, head_dim=None, num_key_value_heads=4),
+    "deepseek_v2": dict(MOE, n_routed_experts=4, n_shared_experts=1, first_k_dense_replace=1, kv_lora_rank=64,
+                        q_lora_rank=None, qk_rope_head_dim=16, qk_nope_head_dim=32, v_head_dim=32, head_dim=None,
+                        topk_method="greedy", num_key_value_heads=4),
+    "glm4_moe": dict(MOE, n_routed_experts=4, n_shared_experts=1, first_k_dense_replace=1, n_group=1, topk_group=1),
+    "gpt_oss": dict(num_local_experts=4, num_experts_per_tok=2, sliding_window=128),
+    "ernie4_5_moe": dict(MOE, moe_num_experts=4, moe_k=2, moe_num_shared_experts=1),
+    "hunyuan_v1_dense": dict(), "dots1": dict(MOE, n_routed_experts=4, n_shared_experts=1, first_k_dense_replace=1),
+    "minimax_m2": dict(MOE, rotary_dim=32), "exaone_moe": dict(MOE, num_shared_experts=1), "apertus": {},
+    "cohere2": dict(sliding_window=128, rotary_pct=1.0),
+    "olmo3": dict(sliding_window=128), "nemotron": {},
+    "gpt2": dict(NOT_THEIRS, n_embd=256, n_layer=2, n_head=4, n_positions=1024, n_ctx=1024),
+    "falcon": dict(new_decoder_architecture=True, num_kv_heads=2, head_dim=None),
+    "bloom": dict(NOT_THEIRS, n_embed=256, n_layer=2, n_head=4),
+    "lfm2": dict(layer_types=["conv", "full_attention"]), "gemma4_text": dict(
+        layer_types=["sliding_attention", "full_attention"], sliding_window=128, global_head_dim=128,
+        hidden_size_per_layer_input=64, vocab_size_per_layer_input=1024, num_kv_shared_layers=0),
+    "afmoe": dict(MOE, num_shared_experts=1, num_dense_layers=1, sliding_window=128, global_attn_every_n_layers=2),
+    "glm4_moe_lite": dict(MOE, n_routed_experts=4, n_shared_experts=1, first_k_dense_replace=1,
+                                          kv_lora_rank=64, q_lora_rank=96, qk_rope_head_dim=16, qk_nope_head_dim=32,
+                                          v_head_dim=32, n_group=1, topk_group=1, head_dim=None,
+                                          num_key_value_heads=4),
 }
-#: released checkpoints' class names where transformers' differ (microsoft/Phi-3.5-MoE-instruct), as the converter
-#: registers them (conversion/__init__.py)
-RELEASED_CLASS = {"phimoe": "PhiMoEForCausalLM"}
+#: what released checkpoints' config.json says where transformers 5.24's differs: Phi-3.5-MoE's class name as the
+#: converter registers it (conversion/__init__.py). Left out: GPT-NeoX (its converter reads rotary_pct, which
+#: transformers 5 no longer keeps) and Qwen3-Next (the converter's assertion on a tiny shape)
+RELEASED_FIELDS = {"phimoe": {"architectures": ["PhiMoEForCausalLM"]}}
 CONVERT = """
 import sys
 sys.path[:0] = [{src!r} + "/gguf-py", {src!r}]
@@ -54,12 +85,13 @@ def convert(model_type: str, fields: dict, src: str, tmp: Path) -> dict:
     import torch
     import transformers
 
-    config = transformers.AutoConfig.for_model(model_type, **SMALL, **fields)
+    fields = {k: v for k, v in {**SMALL, **fields}.items() if v is not None}  # None: left to the config class
+    config = transformers.AutoConfig.for_model(fields.pop("model_type", model_type), **fields)
     torch.manual_seed(0)
     transformers.AutoModelForCausalLM.from_config(config).save_pretrained(tmp / model_type)
-    if model_type in RELEASED_CLASS:
+    if model_type in RELEASED_FIELDS:
         saved = json.loads((tmp / model_type / "config.json").read_text())
-        (tmp / model_type / "config.json").write_text(json.dumps({**saved, "architectures": [RELEASED_CLASS[model_type]]}))
+        (tmp / model_type / "config.json").write_text(json.dumps({**saved, **RELEASED_FIELDS[model_type]}))
     vocab = {"model": {"vocab": {f"t{i}": i for i in range(config.vocab_size)}}, "added_tokens": []}
     (tmp / model_type / "tokenizer.json").write_text(json.dumps(vocab))  # Gemma 3's converter sizes token_embd by it
     out = tmp / f"{model_type}.gguf"

@@ -249,6 +249,9 @@ class Architecture:
     linear_conv_bias: bool = False
     linear_proj_bias: bool = False
     attn_output_gate: bool = False
+    # Llama 3's frequency-scaled rope (rope_type "llama3"): llama.cpp's converter stores the factors as rope_freqs
+    # (conversion/llama.py `LlamaModel.generate_extra_tensors`: head_dim / 2 F32 values)
+    llama3_rope: bool = False
     # Laguna (LagunaAttention, transformers 5.24): a softplus gate on the attention's output from its own projection,
     # `head_gate` values a head (1: gating "per-head", head_dim: otherwise; 0: no such gate), and query heads per layer
     # (`num_attention_heads_per_layer`; () = num_heads everywhere, num_heads the most of any layer)
@@ -1578,6 +1581,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         source=source,
         ref=ref,
     )
+    rope = cfg.get("rope_parameters") or cfg.get("rope_scaling")
+    if isinstance(rope, dict) and str(rope.get("rope_type", rope.get("type", ""))).lower() == "llama3":
+        kw.update(llama3_rope=True)
     if model_type not in KNOWN_MODEL_TYPES and "tie_word_embeddings" not in cfg:
         warnings.append("tie_word_embeddings absent: assumed an untied lm_head")
 

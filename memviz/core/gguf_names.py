@@ -14,13 +14,13 @@ from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: model types whose checkpoints hold Q, K and V as one matrix (query_key_value, qkv_proj, c_attn), which llama.cpp's
 #: converter keeps as one `attn_qkv` tensor (convert_hf_to_gguf.py; src/llama-model.cpp `create_tensor_qkv`)
-FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2", "dbrx"})
+FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2", "dbrx", "bloom"})
 #: model types whose GGUF files hold the feed-forward gate and up projections as one `ffn_up` tensor of 2 x n_ff rows
 #: (llama.cpp src/models/glm4.cpp: `ffn_up` {n_embd, n_ff * 2}, no `ffn_gate`)
 FUSED_GATE_UP = frozenset({"glm4", "phi3"})
 #: types whose q_proj carries the attention's output gate, which the converter writes apart as attn_gate
-#: (conversion/muse_glimmer.py; src/models/muse-glimmer.cpp loads wqkv_gate {n_embd, n_embd_head_k x n_head})
-SPLIT_GATE = frozenset({"muse_glimmer_text"})
+#: (conversion/muse_glimmer.py, afmoe.py; src/models/muse-glimmer.cpp loads wqkv_gate {n_embd, n_embd_head_k x n_head})
+SPLIT_GATE = frozenset({"muse_glimmer_text", "afmoe"})
 _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 # Qwen3.5 / Qwen3-Next: input and post-attention norms (src/models/qwen35.cpp attn_post_norm)
                 "qwen3_5_text": ("attn_norm", "post_attention_norm"),
@@ -36,8 +36,11 @@ _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post
                 "muse_glimmer_text": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 # norms after attention and MLP only (conversion/olmo.py, exaone.py); Seed-OSS's second is the
                 # post-attention norm (conversion/seed_oss.py)
-                "olmo2": ("post_attention_norm", "post_ffw_norm"), "exaone4": ("post_attention_norm", "post_ffw_norm"),
-                "seed_oss": ("attn_norm", "post_attention_norm"),
+                "olmo2": ("post_attention_norm", "post_ffw_norm"), "olmo3": ("post_attention_norm", "post_ffw_norm"),
+                "exaone4": ("post_attention_norm", "post_ffw_norm"),
+                "seed_oss": ("attn_norm", "post_attention_norm"), "glm4_moe": ("attn_norm", "post_attention_norm"),
+                "afmoe": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
+                "falcon": ("attn_norm", "attn_norm_2"),  # the new decoder's ln_attn and ln_mlp (conversion/falcon.py)
                 "nemotron_h": ("attn_norm",)}  # one norm a block (src/models/nemotron-h.cpp)
 _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a": "attn_q_a", "q_b": "attn_q_b",
          "kv_a": "attn_kv_a_mqa", "kv_b": "attn_kv_b", "gate_exps": "ffn_gate_exps", "up_exps": "ffn_up_exps",
@@ -115,6 +118,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
         return "output.weight"
     if t.role is Role.POSITION:
         return "position_embd.weight"
+    if "word_embeddings_layernorm" in t.name:  # BLOOM's norm after the token embedding
+        return "token_embd_norm" + (".bias" if t.kind.endswith("_bias") else ".weight")
     if t.layer is None:  # the final norm: weight, and bias where it has one (GPT-NeoX, Falcon, GPT-2)
         if "per_layer_projection_norm" in t.name:
             return "per_layer_proj_norm.weight"
@@ -203,6 +208,11 @@ def gguf_tensors(a: Architecture) -> list[Tensor]:
     if a.model_type == "muse_glimmer_text":  # q/k norms synthesized for its scaleless ones (conversion/muse_glimmer.py)
         tensors += [Tensor(f"model.layers.{i}.self_attn.{kind}.weight", (a.head_dim,), Role.NORM, i, kind)
                     for i in range(a.num_layers) for kind in ("q_norm", "k_norm")]
+    if a.model_type == "bloom":  # word_embeddings_layernorm, which memviz's parameter count leaves out
+        tensors += [Tensor(f"transformer.word_embeddings_layernorm.{part}", (a.hidden_size,), Role.NORM, None, kind)
+                    for part, kind in (("weight", "norm"), ("bias", "norm_bias"))]
+    if a.llama3_rope:  # Llama 3's rope factors, F32 (conversion/llama.py `LlamaModel.generate_extra_tensors`)
+        tensors.append(Tensor("rope_freqs.weight", (a.head_dim // 2,), Role.NORM, None, "rope_freqs"))
     if a.model_type == "gemma4_text":  # the full layers' rope frequency factors, F32 (conversion/gemma.py
         full = next(i for i, kind in enumerate(a.layer_types) if kind != SLIDING)  # `generate_extra_tensors`)
         tensors.append(Tensor("rope_freqs.weight", (a.layer_head_dim(full) // 2,), Role.NORM, None, "rope_freqs"))

@@ -1,7 +1,7 @@
 """memviz's GGUF layout of a config (`gguf_tensors`: what llama.cpp's converter writes, and so what memviz sizes and
-types for llama.cpp) against the files llama.cpp's own converter (0c1e570) wrote for tiny random-weight models of 26
-architectures (tests/data/llamacpp/converted_layouts.json, benchmarks/llamacpp_converted_layouts.py): every tensor's
-name and element count."""
+types for llama.cpp) against the files llama.cpp's own converter (0c1e570) wrote for tiny random-weight models of 46
+types and Llama 3's rope (tests/data/llamacpp/converted_layouts.json, benchmarks/llamacpp_converted_layouts.py):
+every tensor's name and element count."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_memviz_names_and_sizes_every_tensor_the_converter_wrote(model_type):
     assert memviz_layout(layout["config"], written) == written
 
 
-@pytest.mark.parametrize("model_type", sorted(set(LAYOUTS) & set(GGUF_ARCH)))
+@pytest.mark.parametrize("model_type", sorted(set(LAYOUTS) & set(GGUF_ARCH)))  # the plain types' layouts
 def test_the_builder_writes_the_converters_architecture(model_type):
     """memviz's own files (memviz.probe.gguf_build) carry the architecture the converter wrote."""
     assert GGUF_ARCH[model_type] == LAYOUTS[model_type]["architecture"]
