@@ -44,13 +44,13 @@ KNOWN_MODEL_TYPES = (
     "hyperclovax", "hunyuan_v1_moe", "cohere2_moe", "lfm3", "olmo_hybrid", "dots1", "muse_glimmer_text",
     "cosmos3_edge_text", "mllama_text_model", "aria_text", "molmo2_text", "gemma3n_text", "gemma3n",
     *("granite", "granitemoe", "granitemoeshared", "smollm3", "ministral3", "exaone", "internlm3", "helium",
-      "vaultgemma", "cwm", "minicpm3", "youtu", "iquestcoder"),  # Llama's layout, see LLAMA_LAYOUT_TIED
+      "vaultgemma", "cwm", "minicpm3", "youtu", "iquestcoder"),  # Llama's layout: LLAMA_LAYOUT_TIED
     "dbrx",
 )
-#: known types whose layers are Llama's (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
-#: usual fields), each checked against transformers 5.24's build (tests/core/test_arch_vs_transformers.py), the
-#: classes tying their embeddings unless the config says otherwise (SmolLM3Config, MiniCPM3Config, VaultGemmaConfig,
-#: YoutuConfig: tie_word_embeddings=True)
+#: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
+#: usual fields; each checked against transformers 5.24's build and a tiny real run, tests/core/engines/
+#: test_llama_families_run.py), those whose config class ties the embeddings unless the config says otherwise
+#: (SmolLM3Config, MiniCPM3Config, VaultGemmaConfig, YoutuConfig: tie_word_embeddings=True)
 LLAMA_LAYOUT_TIED = frozenset({"smollm3", "minicpm3", "vaultgemma", "youtu"})
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
@@ -1288,7 +1288,7 @@ def _dbrx_config(cfg: dict[str, Any]) -> dict[str, Any]:
             "num_key_value_heads": attn.get("kv_n_heads", 1), "intermediate_size": width,
             "moe_intermediate_size": width, "num_local_experts": ffn.get("moe_num_experts", 4),
             "num_experts_per_tok": ffn.get("moe_top_k", 1),
-            "hidden_act": (ffn.get("ffn_act_fn") or {}).get("name", "silu")}
+            "hidden_act": act.get("name", "silu") if isinstance(act := ffn.get("ffn_act_fn"), dict) else "silu"}
     return {**dbrx, **cfg, "tie_word_embeddings": False}  # the usual names win (a GGUF file's, read by memviz)
 
 

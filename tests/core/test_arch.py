@@ -292,3 +292,11 @@ def test_laguna_per_layer_heads_follow_a_layer_count_and_give_way_to_a_typed_hea
     assert a.with_changes(num_layers=8).layer_heads == (8, 4, 4, 4) * 2
     uniform = a.with_changes(num_heads=4)
     assert uniform.layer_heads == () and uniform.layer_num_heads(0) == 4
+
+
+def test_a_dbrx_config_with_malformed_nested_configs_is_one_clear_error():
+    base = dict(model_type="dbrx", d_model=256, n_heads=4, n_layers=2, vocab_size=1000)
+    with pytest.raises(InputError, match="attn_config and ffn_config must be objects"):
+        from_hf_config({**base, "attn_config": "x"})
+    a = from_hf_config({**base, "ffn_config": {"ffn_act_fn": "gelu", "moe_num_experts": 4, "moe_top_k": 2}})
+    assert a.hidden_act == "silu" and a.num_experts == 4 and a.experts_per_token == 2

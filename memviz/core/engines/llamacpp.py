@@ -90,12 +90,13 @@ QUANTIZED_KV = frozenset(k for k in CACHE_TYPES if KV_FORMATS[k].group)  # ggml 
 FFN_UNITS_HIDDEN = {"cpu": 4.0, "gpu": 3.0}
 ATTN_UNITS_HIDDEN = {"cpu": 5.5, "gpu": 4.0}
 OUTPUT_UNITS_HIDDEN = {"cpu": 2.0, "gpu": 1.0}
-#: Gemma 3n's graph (src/models/gemma3n.cpp) in f32 rows a token, fitted to 23 ggml-alloc reserves on this project's
-#: CPU (hidden 512-2,048, MLP 1,024-16,384, 22-35 layers; E2B's and E4B's widths within 2 %, the rest within 15 %,
-#: docs/engines.md): projecting the per-layer inputs keeps four copies of all layers' (n_layer x 256 a token) and two
-#: hidden rows; a layer's feed-forward keeps them once, its gate and up and the activation sparsity's temporaries
-#: (three MLP widths) and AltUp's four streams with their predictions and corrections (ten hidden rows); where the
-#: MLP is narrow (at most twice hidden) stacking AltUp's streams keeps twenty hidden rows beside the per-layer inputs
+#: Gemma 3n's graph (src/models/gemma3n.cpp) in f32 rows a token, fitted to 44 ggml-alloc reserves of 20 shapes on this
+#: project's CPU (hidden 512-2,048, MLP 1,024-16,384, 22-35 layers; E2B's and E4B's widths within 3 %, 41 of 44 within
+#: 10 %, all within 15 %: tests/data/llamacpp/gemma3n_buffers.json, docs/engines.md): projecting the per-layer inputs
+#: keeps four copies of all layers' (n_layer x 256 a token) and two hidden rows; a layer's feed-forward keeps them once,
+#: its gate and up and the activation sparsity's temporaries (three MLP widths) and AltUp's four streams with their
+#: predictions and corrections (ten hidden rows); where the MLP is narrow (at most twice hidden) stacking AltUp's
+#: streams keeps twenty hidden rows beside the per-layer inputs
 ALTUP_START_UNITS = {"per_layer": 4.0, "hidden": 2.0}
 ALTUP_FFN_UNITS = {"mlp": 3.0, "hidden": 10.0}
 ALTUP_WIDE_HIDDEN = 20.0
