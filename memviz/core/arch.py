@@ -1414,6 +1414,17 @@ _UNMODELLED_LAYERS = {
 }
 
 
+#: encoder-only model types (transformers 5.24's masked-LM classes, encoder-decoders left to is_encoder_decoder): an
+#: embedding model's config names its base class (BertModel, XLMRobertaModel), no head that would say so
+ENCODER_TYPES = frozenset({
+    "albert", "bert", "big_bird", "camembert", "convbert", "data2vec-text", "deberta", "deberta-v2", "distilbert",
+    "electra", "ernie", "esm", "esmc", "eurobert", "flaubert", "fnet", "funnel", "gte", "ibert", "jina_embeddings_v3",
+    "layoutlm", "longformer", "luke", "megatron-bert", "mobilebert", "modernbert", "modernvbert", "mpnet", "mra",
+    "neomme", "nomic_bert", "nystromformer", "perceiver", "rembert", "roberta", "roberta-prelayernorm", "roc_bert",
+    "roformer", "squeezebert", "tapas", "ultrabert", "ultravbert", "xlm", "xlm-roberta", "xlm-roberta-xl", "xmod",
+    "yoso"})
+
+
 def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
     """One clear error for an encoder-decoder (T5, BART, Whisper), an encoder-only model (BERT's heads) or a decoder
     whose layers memviz does not model, of a type memviz does not know: read as a Llama-style decoder, its figures
@@ -1425,8 +1436,9 @@ def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
     names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
     if cfg.get("is_encoder_decoder") is True:
         raise InputError(f"{model_type}: an encoder-decoder model; memviz estimates decoder-only LLMs")
-    if names and all(n.endswith(_ENCODER_HEADS) for n in names):
-        raise InputError(f"{model_type}: an encoder model ({', '.join(names)}); memviz estimates decoder-only LLMs")
+    if (names and all(n.endswith(_ENCODER_HEADS) for n in names)) or model_type in ENCODER_TYPES:
+        named = f" ({', '.join(names)})" if names else ""
+        raise InputError(f"{model_type}: an encoder model{named}; memviz estimates decoder-only LLMs")
 
 
 def _type_of_architecture(cfg: dict[str, Any]) -> str | None:

@@ -204,6 +204,12 @@ def test_glm4_moe_lite_is_mla_with_its_own_head_widths_and_listed_dense_layers()
       "num_attention_heads": 12, "vocab_size": 30522}, "an encoder model"),
     ({"model_type": "t5", "is_encoder_decoder": True, "d_model": 512, "num_layers": 6, "num_heads": 8,
       "vocab_size": 32128}, "an encoder-decoder model"),
+    # sentence-transformers/all-MiniLM-L6-v2 and intfloat/multilingual-e5-large: embedding models name their base
+    # class, no head (read as Llama-style decoders before: +25 %)
+    ({"model_type": "bert", "architectures": ["BertModel"], "hidden_size": 384, "num_hidden_layers": 6,
+      "num_attention_heads": 12, "intermediate_size": 1536, "vocab_size": 30522}, "bert: an encoder model"),
+    ({"model_type": "xlm-roberta", "architectures": ["XLMRobertaModel"], "hidden_size": 1024, "num_hidden_layers": 24,
+      "num_attention_heads": 16, "intermediate_size": 4096, "vocab_size": 250002}, "xlm-roberta: an encoder model"),
 ])
 def test_encoders_and_encoder_decoders_are_refused_with_one_line(cfg, what):
     """bert-base-uncased's and t5-small's config.json fields: read as Llama-style decoders they were 25 % off."""

@@ -404,3 +404,19 @@ def test_llama_layout_types_default_as_their_classes(variant):
     written = {k: v for k, v in config.to_dict().items() if k != "tie_word_embeddings"}
     a = from_hf_config(written)
     assert parameter_count(a) == sum(p.numel() for p in model.parameters()) and not a.warnings
+
+
+def test_every_encoder_only_type_is_refused():
+    """Each masked-LM type of transformers 5.24 that memviz does not model as a decoder is refused from its default
+    configuration, without `architectures` (an embedding model names only its base class)."""
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    from memviz.core.arch import ENCODER_TYPES
+
+    others = {"bart", "mbart", "mvp", "reformer"}  # encoder-decoders (is_encoder_decoder) and Reformer's LSH decoder
+    assert set(MODEL_FOR_MASKED_LM_MAPPING_NAMES) - set(KNOWN_MODEL_TYPES) - others == ENCODER_TYPES
+    for model_type in sorted(ENCODER_TYPES):
+        cfg = {**AutoConfig.for_model(model_type).to_dict(), "architectures": None}
+        with pytest.raises(InputError, match="an encoder model"):
+            from_hf_config(cfg)
