@@ -22,7 +22,7 @@ from pathlib import Path
 SMALL = dict(vocab_size=1024, hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, head_dim=64, max_position_embeddings=4096, pad_token_id=0, bos_token_id=1,
              eos_token_id=2)
-#: SMALL's fields that GPT-2's and BLOOM's configs do not have (None: not passed)
+#: SMALL's fields that GPT-2's, BLOOM's and MPT's configs do not have (None: not passed)
 NOT_THEIRS = dict(hidden_size=None, intermediate_size=None, num_hidden_layers=None, num_attention_heads=None,
                   num_key_value_heads=None, head_dim=None)
 MOE = dict(num_experts=4, num_local_experts=4, num_experts_per_tok=2, moe_intermediate_size=128)
@@ -52,6 +52,7 @@ TYPES = {
     "gpt2": dict(NOT_THEIRS, n_embd=256, n_layer=2, n_head=4, n_positions=1024, n_ctx=1024),
     "falcon": dict(new_decoder_architecture=True, num_kv_heads=2, head_dim=None),
     "bloom": dict(NOT_THEIRS, n_embed=256, n_layer=2, n_head=4),
+    "mpt": dict(NOT_THEIRS, d_model=256, n_layers=2, n_heads=4, expansion_ratio=4, max_seq_len=2048),
     "lfm2": dict(layer_types=["conv", "full_attention"]), "gemma4_text": dict(
         layer_types=["sliding_attention", "full_attention"], sliding_window=128, global_head_dim=128,
         hidden_size_per_layer_input=64, vocab_size_per_layer_input=1024, num_kv_shared_layers=0),
@@ -61,10 +62,10 @@ TYPES = {
                                           v_head_dim=32, n_group=1, topk_group=1, head_dim=None,
                                           num_key_value_heads=4),
 }
-#: what released checkpoints' config.json says where transformers 5.24's differs: Phi-3.5-MoE's class name as the
-#: converter registers it (conversion/__init__.py). Left out: GPT-NeoX (its converter reads rotary_pct, which
+#: what released checkpoints' config.json says where transformers 5.24's differs: Phi-3.5-MoE's and MPT's class names
+#: as the converter registers them (conversion/__init__.py). Left out: GPT-NeoX (its converter reads rotary_pct, which
 #: transformers 5 no longer keeps) and Qwen3-Next (the converter's assertion on a tiny shape)
-RELEASED_FIELDS = {"phimoe": {"architectures": ["PhiMoEForCausalLM"]}}
+RELEASED_FIELDS = {"phimoe": {"architectures": ["PhiMoEForCausalLM"]}, "mpt": {"architectures": ["MPTForCausalLM"]}}
 CONVERT = """
 import sys
 sys.path[:0] = [{src!r} + "/gguf-py", {src!r}]

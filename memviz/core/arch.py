@@ -45,7 +45,7 @@ KNOWN_MODEL_TYPES = (
     "cosmos3_edge_text", "mllama_text_model", "aria_text", "molmo2_text", "gemma3n_text", "gemma3n",
     *("granite", "granitemoe", "granitemoeshared", "smollm3", "ministral3", "exaone", "internlm3", "helium",
       "vaultgemma", "cwm", "minicpm3", "youtu", "iquestcoder"),  # Llama's layout: LLAMA_LAYOUT_TIED
-    "dbrx",
+    "dbrx", "mpt",
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
 #: usual fields; each checked against transformers 5.24's build and a tiny real run, tests/core/engines/
@@ -1292,6 +1292,20 @@ def _dbrx_config(cfg: dict[str, Any]) -> dict[str, Any]:
     return {**dbrx, **cfg, "tie_word_embeddings": False}  # the usual names win (a GGUF file's, read by memviz)
 
 
+def _mpt_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """MPT's config in the names memviz reads (MptConfig, transformers 5.24 configuration_mpt.py, and its defaults):
+    d_model, n_heads, n_layers, max_seq_len; its layers (MptBlock) hold weight-only LayerNorms (their bias set to
+    None), one bias-free Wqkv of 3 x d_model (multi-head: MptAttention has no KV-head field), out_proj, and a GELU
+    MLP of 4 x d_model whatever expansion_ratio says; ALiBi, no position table; tied embeddings by default. The
+    usual names win where given (a GGUF file's metadata as memviz reads it)."""
+    hidden = cfg.get("hidden_size", cfg.get("d_model", 2048))
+    heads = cfg.get("num_attention_heads", cfg.get("n_heads", 16))
+    mpt = {"num_hidden_layers": cfg.get("n_layers", 24), "max_position_embeddings": cfg.get("max_seq_len", 2048),
+           "vocab_size": 50368, "intermediate_size": 4 * hidden if isinstance(hidden, int) else hidden,
+           "hidden_act": "gelu", "tie_word_embeddings": True}
+    return {**mpt, **cfg, "hidden_size": hidden, "num_attention_heads": heads, "num_key_value_heads": heads}
+
+
 def _cohere2_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """Cohere2MoeConfig.__post_init__ (transformers 5.24) where a config lists no layer kinds: the first
     `first_k_dense_replace` layers dense with their own window pattern (prefix_dense_sliding_window_pattern, default
@@ -1522,6 +1536,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _cohere2_moe_config(cfg)
     if model_type == "dbrx":
         cfg = _dbrx_config(cfg)
+    if model_type == "mpt":
+        cfg = _mpt_config(cfg)
     if model_type == "bamba":  # BambaConfig.layers_block_type: attention at attn_layer_indices, Mamba2 elsewhere
         attention = set(_int_list(cfg.get("attn_layer_indices"), "attn_layer_indices"))
         n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
@@ -1658,6 +1674,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
                   tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),
                   learned_positions=_int(_get(cfg, "n_positions", default=1024), "n_positions"))
+    if model_type == "mpt":  # MptMLP: up / down, no gate
+        kw.update(mlp_gated=False)
     if model_type == "gpt_bigcode":  # GPTBigCodeAttention: with multi_query (StarCoder, SantaCoder) one K/V head
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
                   num_kv_heads=1 if cfg.get("multi_query", True) else n_heads,

@@ -39,7 +39,8 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "granitemoehybrid": "granitehybrid", "nemotron_h": "nemotron_h",
              "bamba": "granitehybrid",  # conversion/granite.py `GraniteHybridModel` converts Bamba too
              "lfm2": "lfm2", "lfm2_moe": "lfm2moe", "falcon_h1": "falcon-h1", "deepseek_v4": "deepseek4",
-             "minimax_m3_vl_text": "minimax-m3", "hy_v4": "hy_v4", "laguna": "laguna", "dbrx": "dbrx"}
+             "minimax_m3_vl_text": "minimax-m3", "hy_v4": "hy_v4", "laguna": "laguna", "dbrx": "dbrx",
+             "mpt": "mpt"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -126,6 +127,9 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     if arch == "dbrx":  # conversion/dbrx.py `DbrxModel.set_gguf_parameters`: LayerNorm's epsilon, the q/k/v clamp
         w.add_layer_norm_eps(1e-5)
         w.add_clamp_kqv(8.0)
+    if arch == "mpt":  # conversion/mpt.py `MPTModel.set_gguf_parameters`: LayerNorm's epsilon, ALiBi's bias
+        w.add_layer_norm_eps(1e-5)
+        w.add_max_alibi_bias(8.0)
     if arch in ("gemma2", "gpt-oss") or (arch == "laguna" and a.sliding_window):
         w.add_sliding_window(a.sliding_window)
     if arch == "gemma2":

@@ -624,14 +624,16 @@ class LlamaCpp(Engine):
     @staticmethod
     def _ffn_rows(a: Architecture, n: np.ndarray) -> np.ndarray:
         """f32 values of the largest feed-forward stage per micro-batch: gate, up and their GLU of a dense layer
-        (3 x n x I); in a routed layer those of the top-k experts with the router logits, and after them, not
+        (3 x n x I; an ungated one, n x I); in a routed layer those of the top-k experts with the router logits, and after them, not
         beside them, the shared expert's (ggml-org/llama.cpp 0c1e570 src/models/qwen2moe.cpp and deepseek2.cpp:
         `llm_graph_context::build_moe_ffn`, src/llama-graph.cpp, then `build_ffn` of the shared expert; a Qwen2-MoE
         shape whose shared expert is the larger peaks at 3 x n x its width, measured in
         tests/data/llamacpp/mla_moe_buffers.json); a model with both kinds of layer (DeepSeek's leading dense
         layers) reserves for the larger."""
         wide = 2 if a.double_wide_shared_mlp and a.kv_shared_layers else 1  # Gemma 4's KV-sharing layers
-        dense = 3 * n * wide * a.intermediate_size
+        # an ungated MLP (GPT-2, MPT, Falcon, ...: `build_ffn` without a gate) keeps only up's rows, its activation
+        # written in place; measured with MPT's shape (tests/probe/test_llamacpp_live.py)
+        dense = (3 if a.mlp_gated else 1) * n * wide * a.intermediate_size
         if not a.is_moe:
             return dense
         routed = n * a.experts_per_token * 3 * a.moe_intermediate_size + n * a.num_experts

@@ -119,11 +119,11 @@ FP16_WIDE_KINDS = {
 }
 #: model types whose transformers 5.24 class has no SDPA path (`_supports_sdpa` unset: Gemma2ForCausalLM,
 #: GptOssForCausalLM, GPTNeoForCausalLM, BloomForCausalLM, MiMoV2FlashForCausalLM, FlintForCausalLM,
-#: DeepseekV4ForCausalLM, VaultGemmaForCausalLM; HYV4ForCausalLM sets it False): without attn_implementation
+#: DeepseekV4ForCausalLM, VaultGemmaForCausalLM, MptForCausalLM; HYV4ForCausalLM sets it False): without attn_implementation
 #: transformers runs them eager, scores materialised (5.17 still ran Gemma-2 with SDPA: the H200 runs in
 #: tests/data/probe record it, and a scenario naming sdpa is estimated so)
 EAGER_ONLY = frozenset({"gemma2", "gpt_oss", "gpt_neo", "bloom", "mimo_v2_flash", "flint", "deepseek_v4", "hy_v4",
-                        "vaultgemma"})
+                        "vaultgemma", "mpt"})
 RUNTIME_BYTES_CPU = 425 * MiB
 BITSANDBYTES_RUNTIME_BYTES_CPU = 63 * MiB
 ALLOCATOR_FRACTION_CUDA = 0.26

@@ -40,7 +40,7 @@ ARCH_TO_MODEL_TYPE = {
     # Llama's layout under names of their own (src/llama-arch.cpp): GraniteMoeShared's files are granitemoe's with a
     # shared MLP (conversion/granite.py), Ministral 3's are mistral3
     "granite": "granite", "granitemoe": "granitemoeshared", "smollm3": "smollm3", "exaone": "exaone",
-    "minicpm3": "minicpm3", "mistral3": "ministral3", "dbrx": "dbrx",
+    "minicpm3": "minicpm3", "mistral3": "ministral3", "dbrx": "dbrx", "mpt": "mpt",
     # Ollama's Llama 3.2 Vision files (ollama convert/convert_mllama.go `mllamaModel.KV`): llama.cpp has no mllama
     "mllama": "mllama_text_model",
 }

@@ -104,3 +104,11 @@ def test_ernie_4_5_vl_is_refused_with_its_reason():
         cfg = transformers.AutoConfig.for_model("ernie4_5_vl_moe").to_dict()
     with pytest.raises(InputError, match="^ernie4_5_vl_moe_text: its layers hold text and vision experts of two widths"):
         from_hf_config(cfg)
+
+
+def test_mpt_runs_as_memviz_reads_its_own_names():
+    """MPT's d_model / n_heads / n_layers (MptConfig): weight-only LayerNorms, one bias-free Wqkv, a GELU MLP of
+    4 x d_model, ALiBi; its cache and parameters as memviz reads them."""
+    config = transformers.MptConfig(d_model=64, n_heads=4, n_layers=2, vocab_size=512, max_seq_len=256,
+                                    pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    assert_run_matches(config)
