@@ -319,8 +319,8 @@ def _ssm_metadata(w, a: Architecture, arch: str) -> None:
 
 
 def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]:
-    """(GGUF name, shape, dtype) of each tensor the file holds; the parts of a fused tensor (DBRX's attn_qkv: q, k and
-    v of one name) stacked along their rows, as the converters write them."""
+    """(GGUF name, shape, dtype) of each tensor the file holds; the parts of a fused tensor (DBRX's and MPT's attn_qkv:
+    q, k and v of one name) stacked along their rows, as the converters write them."""
     rows: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
     for t in gguf_tensors(a):
         # routers stay F32, as llama.cpp's converter writes them (conversion/base.py, "always in float32"),
@@ -328,8 +328,9 @@ def _tensors(a: Architecture) -> Iterator[tuple[str, tuple[int, ...], np.dtype]]
         # (a Mamba2 layer's grouped norm and its A and D are two-dimensional in ggml, F32 all the same)
         f16 = t.is_matrix and t.role not in (Role.ROUTER, Role.NORM) and t.kind not in (CONV_KINDS | KEPT_F32_KINDS
                                                                                          | QUANTIZED_F32_KINDS)
-        dtype = np.dtype(np.int32 if t.kind == "tid2eid" else np.float16 if f16 else np.float32)  # DeepSeek-V4's
-        name = gguf_name(t, a)  # token-id -> experts table is I32 (conversion/deepseek.py)
+        # DeepSeek-V4's token-id -> experts table is I32 (conversion/deepseek.py)
+        dtype = np.dtype(np.int32 if t.kind == "tid2eid" else np.float16 if f16 else np.float32)
+        name = gguf_name(t, a)
         if name in rows:
             shape, dtype = rows[name]
             rows[name] = ((shape[0] + t.shape[0], *shape[1:]), dtype)
