@@ -52,6 +52,9 @@ KNOWN_MODEL_TYPES = (
 #: test_llama_families_run.py), those whose config class ties the embeddings unless the config says otherwise
 #: (SmolLM3Config, MiniCPM3Config, VaultGemmaConfig, YoutuConfig: tie_word_embeddings=True)
 LLAMA_LAYOUT_TIED = frozenset({"smollm3", "minicpm3", "vaultgemma", "youtu"})
+#: known types whose config class ties the embeddings unless the config says otherwise (GemmaConfig and its
+#: successors, MptConfig, and LLAMA_LAYOUT_TIED's)
+TIED_BY_DEFAULT = LLAMA_LAYOUT_TIED | {"gemma", "gemma2", "gemma3_text", "gemma3n_text", "gemma4_text", "mpt"}
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
 #: included; Glm4vTextModel / Glm4vMoeTextModel: GLM-4's and GLM-4.5's); Sarvam's models, which transformers 5.24
@@ -67,9 +70,14 @@ _ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2"
             "glm4v_moe_text": "glm4_moe", "sarvam_moe": "glm4_moe", "sarvam_mla": "deepseek_v3",
             "apertus1p5_text": "apertus", "hy_v4_vl_text": "hy_v4", "mistral4": "deepseek_v2", "glm_ocr_text": "glm4",
             "phi4_multimodal": "phi3", "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe"}
-#: the names the released Sarvam configs give fields (SarvamMoEConfig / SarvamMLAConfig `attribute_map`)
+_MOSAIC_NAMES = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "n_layers": "num_hidden_layers",
+                 "max_seq_len": "max_position_embeddings"}
+#: fields under other names, read as memviz's (a field already under memviz's name wins): the released Sarvam
+#: configs' (SarvamMoEConfig / SarvamMLAConfig `attribute_map`), DBRX's and MPT's own (DbrxConfig, MptConfig), and the
+#: shared MLP's width of a GraniteMoeShared GGUF file (memviz's importer names it shared_expert_intermediate_size)
 _RENAMED = {"sarvam_moe": {"num_shared_experts": "n_shared_experts", "use_qkv_bias": "attention_bias"},
-            "sarvam_mla": {"num_shared_experts": "n_shared_experts"}}
+            "sarvam_mla": {"num_shared_experts": "n_shared_experts"}, "dbrx": _MOSAIC_NAMES, "mpt": _MOSAIC_NAMES,
+            "granitemoeshared": {"shared_expert_intermediate_size": "shared_intermediate_size"}}
 #: the transformers / vLLM class each text model type is built by (transformers 5.24 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES):
 #: a config whose model_type memviz does not know but whose `architectures` names one of these is read as that type,
 #: as vLLM resolves a model by its architecture (vllm/model_executor/models/registry.py): Kimi-K2's "kimi_k2" is
@@ -1275,7 +1283,7 @@ def _hunyuan_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def _dbrx_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """DBRX's config in the names memviz reads (DbrxConfig, DbrxAttentionConfig, DbrxFFNConfig, transformers 5.24
-    configuration_dbrx.py, and their defaults): d_model, n_heads, n_layers, max_seq_len; the KV heads in attn_config;
+    configuration_dbrx.py, and their defaults; its top-level names renamed by _RENAMED): the KV heads in attn_config;
     the experts' count, top-k, width and activation in ffn_config; where the usual names are given (a GGUF file's
     metadata as memviz reads it), they win. Its layers are Mixtral's: two weight-only norms
     (nn.LayerNorm without bias), a fused Wqkv as wide as q, k and v, a bias-free router and gated experts."""
@@ -1283,27 +1291,24 @@ def _dbrx_config(cfg: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(attn, dict) or not isinstance(ffn, dict):
         raise InputError("DBRX's attn_config and ffn_config must be objects")
     width = ffn.get("ffn_hidden_size", 3584)
-    dbrx = {"hidden_size": cfg.get("d_model", 2048), "num_attention_heads": cfg.get("n_heads", 16),
-            "num_hidden_layers": cfg.get("n_layers", 24), "max_position_embeddings": cfg.get("max_seq_len", 2048),
+    dbrx = {"hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 24, "max_position_embeddings": 2048,
             "num_key_value_heads": attn.get("kv_n_heads", 1), "intermediate_size": width,
             "moe_intermediate_size": width, "num_local_experts": ffn.get("moe_num_experts", 4),
             "num_experts_per_tok": ffn.get("moe_top_k", 1),
             "hidden_act": act.get("name", "silu") if isinstance(act := ffn.get("ffn_act_fn"), dict) else "silu"}
-    return {**dbrx, **cfg, "tie_word_embeddings": False}  # the usual names win (a GGUF file's, read by memviz)
+    return {**dbrx, **cfg, "tie_word_embeddings": False}
 
 
 def _mpt_config(cfg: dict[str, Any]) -> dict[str, Any]:
-    """MPT's config in the names memviz reads (MptConfig, transformers 5.24 configuration_mpt.py, and its defaults):
-    d_model, n_heads, n_layers, max_seq_len; its layers (MptBlock) hold weight-only LayerNorms (their bias set to
-    None), one bias-free Wqkv of 3 x d_model (multi-head: MptAttention has no KV-head field), out_proj, and a GELU
-    MLP of 4 x d_model whatever expansion_ratio says; ALiBi, no position table; tied embeddings by default. The
-    usual names win where given (a GGUF file's metadata as memviz reads it)."""
-    hidden = cfg.get("hidden_size", cfg.get("d_model", 2048))
-    heads = cfg.get("num_attention_heads", cfg.get("n_heads", 16))
-    mpt = {"num_hidden_layers": cfg.get("n_layers", 24), "max_position_embeddings": cfg.get("max_seq_len", 2048),
-           "vocab_size": 50368, "intermediate_size": 4 * hidden if isinstance(hidden, int) else hidden,
-           "hidden_act": "gelu", "tie_word_embeddings": True}
-    return {**mpt, **cfg, "hidden_size": hidden, "num_attention_heads": heads, "num_key_value_heads": heads}
+    """MPT's config in the names memviz reads (MptConfig, transformers 5.24 configuration_mpt.py, and its defaults;
+    its names renamed by _RENAMED): its layers (MptBlock) hold weight-only LayerNorms (their bias set to None), one
+    bias-free Wqkv of 3 x d_model (multi-head: MptAttention has no KV-head field), out_proj, and a GELU MLP of
+    4 x d_model whatever expansion_ratio says; ALiBi, no position table; tied embeddings by default."""
+    cfg = {"hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 24, "max_position_embeddings": 2048,
+           "vocab_size": 50368, "hidden_act": "gelu", **cfg}
+    hidden = cfg["hidden_size"]
+    width = 4 * hidden if isinstance(hidden, int) else hidden  # not a number: the hidden_size check says so
+    return {"intermediate_size": width, **cfg, "num_key_value_heads": cfg["num_attention_heads"]}
 
 
 def _cohere2_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -1668,12 +1673,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if model_type == "glm4":  # Glm4Attention: q/k/v bias per attention_bias, o_proj without; Glm4DecoderLayer has
         # input, post-attention, post-self-attention and post-MLP norms; gate_up_proj holds gate and up
         kw.update(out_bias=False, norms_per_layer=4)
-    if model_type in LLAMA_LAYOUT_TIED:
+    if model_type in TIED_BY_DEFAULT:
         kw.update(tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
-    if model_type in ("gemma", "gemma2", "gemma3_text", "gemma3n_text", "gemma4_text"):
-        kw.update(tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))  # GemmaConfig default ties
-        if model_type != "gemma":
-            kw.update(norms_per_layer=4)  # pre/post attention and pre/post feed-forward norms
+    if model_type in ("gemma2", "gemma3_text", "gemma3n_text", "gemma4_text"):
+        kw.update(norms_per_layer=4)  # pre/post attention and pre/post feed-forward norms
     if model_type == "phi3":
         pass  # fused qkv_proj / gate_up_proj hold the same elements as split ones
     if model_type == "gpt2":

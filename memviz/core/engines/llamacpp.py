@@ -631,8 +631,9 @@ class LlamaCpp(Engine):
         tests/data/llamacpp/mla_moe_buffers.json); a model with both kinds of layer (DeepSeek's leading dense
         layers) reserves for the larger."""
         wide = 2 if a.double_wide_shared_mlp and a.kv_shared_layers else 1  # Gemma 4's KV-sharing layers
-        # an ungated MLP (GPT-2, MPT, Falcon, ...: `build_ffn` without a gate) keeps only up's rows, its activation
-        # written in place; measured with MPT's shape (tests/probe/test_llamacpp_live.py)
+        # an ungated MLP (GPT-2, MPT, Falcon, ...: 0c1e570 src/llama-graph.cpp `llm_graph_context::build_ffn` without
+        # a gate) keeps only up's rows, its activation written in place; measured with MPT's shape
+        # (tests/probe/test_llamacpp_live.py)
         dense = (3 if a.mlp_gated else 1) * n * wide * a.intermediate_size
         if not a.is_moe:
             return dense

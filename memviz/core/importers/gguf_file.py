@@ -222,7 +222,7 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
             or cfg["intermediate_size"]
         shared = _scalar(get("expert_shared_feed_forward_length"), "expert_shared_feed_forward_length", warnings)
         if shared:
-            cfg["shared_expert_intermediate_size"] = cfg["shared_intermediate_size"] = shared
+            cfg["shared_expert_intermediate_size"] = shared
         cfg["n_shared_experts"] = _scalar(get("expert_shared_count"), "expert_shared_count", warnings) or 0
         cfg["first_k_dense_replace"] = _scalar(get("leading_dense_block_count"), "leading_dense_block_count", warnings) or 0
     kv_lora = _scalar(get("attention.kv_lora_rank"), "kv_lora_rank", warnings)
