@@ -16,6 +16,7 @@ from typing import Any
 
 from memviz import __version__
 from memviz.core.arch import Architecture, from_config_path
+from memviz.core.engines import gptq_kernels
 from memviz.core.engines.llamacpp_mtmd import describe
 from memviz.core.engines.transformers import describe_cross_attention
 from memviz.core.errors import InputError
@@ -320,6 +321,8 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
               f"{facts['linear_state_layers']} {facts['linear_state_layer_kind']} layers")
     if "cross_attention_images" in facts:
         print(describe_cross_attention(facts))
+    if "quant_kernel" in facts:
+        print(gptq_kernels.describe(facts, unit))
     print(f"{'component':<12} {unit.value:>12} {'bytes':>18}  provenance")
     for c in data["components"]:
         print(f"{c['name']:<12} {format_bytes(c['bytes'], unit):>12} {c['bytes']:>18,d}  {c['provenance']}")

@@ -297,6 +297,7 @@ class Architecture:
     ref: str = field(default="", compare=False)  # what an engine loads: a repository id, a folder or a file
     native_format: str = field(default="", compare=False)  # the weight format the checkpoint is stored in, if quantized
     native_quantizer: str = field(default="", compare=False)  # its quantization_config's quant_method, if quantized
+    native_act_order: bool = field(default=False, compare=False)  # a GPTQ checkpoint quantized with desc_act
     # the transformers class that loads it where no auto class does (a Qwen-Omni checkpoint's thinker)
     loader: str = field(default="", compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
@@ -1775,6 +1776,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     warnings += quantization_notes
     if kw["native_format"]:
         kw["native_quantizer"] = str(quantized["quantization_config"].get("quant_method", "")).lower()
+        kw["native_act_order"] = quantized["quantization_config"].get("desc_act") is True
     if model_type == "deepseek_v4":  # every layer's window (its compressed entries: `compress_ratios`)
         kw.update(_deepseek_v4_fields(cfg, n_layers))
         cfg = {**cfg, "layer_types": ["sliding_attention"] * n_layers}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memviz.core.arch import Architecture
+from memviz.core.engines import gptq_kernels
 from memviz.core.engines.transformers import describe_cross_attention
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
@@ -129,6 +130,7 @@ def engine_lines(f: dict, unit: Unit) -> list[str]:
         out.append(f"vLLM's KV pool {to_unit(f['kv_pool_bytes'], unit):.2f} {unit.value}{pinned}, {f['kv_blocks']:,d} "
                    f"blocks; GPU KV cache size {f['kv_pool_tokens']:,d} tokens; maximum concurrency "
                    f"{f['max_concurrency']:.2f}x for {f['max_model_len']:,d} tokens per request.")
+    out += [f"{gptq_kernels.describe(f, unit)}."] if "quant_kernel" in f else []
     out += [f"the engine refuses it: {f['refusal']}."] if "refusal" in f else []
     out += [f"risk: {f['startup_risk']}."] if "startup_risk" in f else []
     return out

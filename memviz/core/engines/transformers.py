@@ -58,6 +58,7 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import FULL, SLIDING, Architecture
+from memviz.core.engines import gptq_kernels
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
 from memviz.core.errors import InputError
 from memviz.core.formats import (
@@ -124,6 +125,8 @@ FP16_WIDE_KINDS = {
 #: tests/data/probe record it, and a scenario naming sdpa is estimated so)
 EAGER_ONLY = frozenset({"gemma2", "gpt_oss", "gpt_neo", "bloom", "mimo_v2_flash", "flint", "deepseek_v4", "hy_v4",
                         "vaultgemma", "mpt"})
+_ATTENTION = frozenset({Role.ATTENTION})
+_MLP = frozenset({Role.MLP, Role.EXPERT})
 RUNTIME_BYTES_CPU = 425 * MiB
 BITSANDBYTES_RUNTIME_BYTES_CPU = 63 * MiB
 ALLOCATOR_FRACTION_CUDA = 0.26
@@ -140,6 +143,10 @@ class Transformers(Engine):
                "(without it transformers dequantizes them to bf16)"),
         Option("mamba_kernels", bool, False, "mamba_ssm is installed: Mamba2 layers (Granite-4.0-H) run its fused "
                "scan (without it transformers' PyTorch reference scan holds chunk x chunk matrices per head)"),
+        Option("quant_kernel", str, "auto", "the gptqmodel kernel an AWQ / GPTQ checkpoint runs on (auto: gptqmodel's "
+               "pick by compute capability; backend= of AwqConfig / GPTQConfig)", choices=gptq_kernels.KERNELS),
+        Option("act_order", bool, None, "the GPTQ checkpoint was quantized with desc_act (default: its "
+               "quantization_config's, else false)"),
         Option("images", int, 1, "images per sequence whose vision tokens Llama 3.2 Vision's cross-attention layers "
                "cache (0: text only); no effect on other models", minimum=0),
     )
@@ -170,10 +177,17 @@ class Transformers(Engine):
         return super().kv_bytes(x, layers) + self.compressor_buffers(x, layers, False) + cross
 
     def facts(self, x: Inputs, gpu: Any, pool_bytes: float | None, non_kv_bytes: float | None = None) -> dict[str, Any]:
-        """A cross-attention model's image cache: bytes per image and sequence, the images each sequence holds."""
+        """An AWQ / GPTQ checkpoint's kernel and the scratch it holds; a cross-attention model's image cache: bytes
+        per image and sequence, the images each sequence holds."""
+        out: dict[str, Any] = {}
+        quant = self.quant_kernel(x)
+        if quant:
+            method, kernel, mods, act_order = quant
+            out.update(quant_kernel=gptq_kernels.LABELS[kernel], quant_act_order=act_order,
+                       quant_scratch_bytes=gptq_kernels.scratch_bytes(method, kernel, mods))
         if not x.a.cross_attention_tokens:
-            return {}
-        return {"cross_attention_bytes_per_image": int(cross_attention_bytes(x.a, x.kvf, self.kv_layout(x))),
+            return out
+        return {**out, "cross_attention_bytes_per_image": int(cross_attention_bytes(x.a, x.kvf, self.kv_layout(x))),
                 "cross_attention_images": x.options["images"], "cross_attention_tokens": x.a.cross_attention_tokens}
 
     @staticmethod
@@ -186,10 +200,14 @@ class Transformers(Engine):
         return x.batch * compressor_buffer_bytes(x.a, x.context, x.act_bytes, layers, prefill)
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
-        """huggingface/transformers 5.24 `src/transformers/quantizers/quantizer_fbgemm_fp8.py`
-        `FbgemmFp8HfQuantizer.validate_environment` (per-channel FP8, quant_method fbgemm_fp8) refuses to load
-        without a GPU and on GPUs below compute capability 9.0 (a real CPU load raises: test_transformers_fp8.py)."""
+        """The AWQ / GPTQ kernel chosen can run here (`gptq_kernels.select`); huggingface/transformers 5.24
+        `src/transformers/quantizers/quantizer_fbgemm_fp8.py` `FbgemmFp8HfQuantizer.validate_environment`
+        (per-channel FP8, quant_method fbgemm_fp8) refuses to load without a GPU and on GPUs below compute
+        capability 9.0 (a real CPU load raises: test_transformers_fp8.py)."""
         super().check(a, sc, options)
+        method = gptq_kernels.method_of(a, sc.weight_format)
+        if method:
+            gptq_kernels.select(method, sc.device, sc.compute_capability, options["quant_kernel"], _nvidia(sc))
         if sc.weight_format != "fp8-channel" or self.decompressed_format(a, sc) is not None:
             return  # compressed-tensors' per-channel FP8 loads anywhere (a real CPU load: compressed_tensors.json)
         cap = sc.compute_capability
@@ -228,9 +246,30 @@ class Transformers(Engine):
             rows = x.batch * x.longest if sc.logits_all_tokens else x.batch
         ws = inference_workspace(a, step, x.longest, b, x.attention, act_bytes, rows if last_stage else 0,
                                  act_bytes + 4, sc.tp, eager_modules=True, mamba_kernels=x.options["mamba_kernels"])
+        scratch = 0
+        quant = self.quant_kernel(x)
+        if quant:
+            method, kernel, mods, act_order = quant
+            tokens = step * b
+            ws = replace(ws, attention=ws.attention + gptq_kernels.call_bytes(kernel, mods, _ATTENTION, tokens,
+                                                                              act_order, act_bytes),
+                         mlp=ws.mlp + gptq_kernels.call_bytes(kernel, mods, _MLP, tokens, act_order, act_bytes))
+            scratch = gptq_kernels.scratch_bytes(method, kernel, mods)
         biggest = next((i for i, kind in enumerate(a.layer_types) if kind == FULL), 0)
         decode_copy = self.kv_bytes(x, range(biggest, biggest + 1))
-        return np.maximum(ws.peak + streamed_layer_bytes, decode_copy)
+        return np.maximum(ws.peak + streamed_layer_bytes, decode_copy) + scratch
+
+    @staticmethod
+    def quant_kernel(x: Inputs) -> tuple[str, str, tuple[gptq_kernels.Module, ...], bool] | None:
+        """An AWQ / GPTQ checkpoint's (method, gptqmodel kernel, quantized modules, act-order), else None."""
+        method = gptq_kernels.method_of(x.a, x.sc.weight_format)
+        if method is None:
+            return None
+        kernel = gptq_kernels.select(method, x.sc.device, x.sc.compute_capability, x.options["quant_kernel"],
+                                     _nvidia(x.sc))
+        act_order = method == "gptq" and (x.a.native_act_order if x.options["act_order"] is None
+                                          else x.options["act_order"])
+        return method, kernel, gptq_kernels.modules(x.a, method), act_order
 
     def dequantized_storages(self, sc: Any, options: dict[str, Any]) -> frozenset[str]:
         """FP8 without FP8 arithmetic (`dequantizes_fp8`); MXFP4 experts unless the `kernels` package is there
@@ -253,7 +292,8 @@ class Transformers(Engine):
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """Weights dequantized while loading, or decompressed at the first forward, replace their packed bytes by 2
-        per value (the bf16 model dtype); the tensors transformers keeps wide take their own width (`WIDE_KINDS`)."""
+        per value (the bf16 model dtype); the tensors transformers keeps wide take their own width (`WIDE_KINDS`); an
+        AWQ / GPTQ format's modules hold what their gptqmodel kernel keeps (`gptq_kernels.held_bytes`)."""
         native = self.decompressed_format(x.a, x.sc)
         if native is not None and x.sc.weight_format == STORED:
             return _imported_decompressed_extra(x, native, layers)
@@ -263,6 +303,10 @@ class Transformers(Engine):
         if x.sc.weight_format == "fp16":
             wide = {**wide, **FP16_WIDE_KINDS.get(x.a.model_type, {})}
         extra = 0.0
+        quant = self.quant_kernel(x) if x.wf.name != STORED else None
+        if quant:
+            method, kernel, mods, act_order = quant
+            extra += gptq_kernels.held_bytes(method, kernel, tuple(m for m in mods if _in(m.layer, layers)), act_order)
         for t, storage, nbytes in tensor_bytes(x.a, x.wf):
             if not _in(t.layer, layers):
                 continue
@@ -301,10 +345,16 @@ class Transformers(Engine):
         device_map = '"cpu"' if sc.device == "cpu" else '"auto"' if sc.pp * sc.tp > 1 or sc.gpu_layers is not None \
             else '"cuda"'  # one GPU holds it all, as estimated ("auto" would spill what does not fit to the CPU)
         ref, on_load = self.checkpoint(a, sc, model)
+        config = "BitsAndBytesConfig" if on_load else ""
         quant = f"    quantization_config=BitsAndBytesConfig({BITSANDBYTES_CONFIG[sc.weight_format]})," if on_load else ""
+        method = gptq_kernels.method_of(a, sc.weight_format)
+        if method and opts["quant_kernel"] != "auto":
+            config = {"awq": "AwqConfig", "gptq": "GPTQConfig"}[method]
+            bits = "bits=4, " if method == "gptq" else ""
+            quant = f'    quantization_config={config}({bits}backend="{opts["quant_kernel"]}"),'
         auto = auto_class(a)
         lines = [
-            f"from transformers import {auto}" + (", BitsAndBytesConfig" if on_load else ""),
+            f"from transformers import {auto}" + (f", {config}" if config else ""),
             f'model = {auto}.from_pretrained("{ref}", dtype="{dtype}", device_map={device_map},',
             *([quant] if quant else []),
             f'    attn_implementation="{impl}", trust_remote_code={opts["trust_remote_code"]})',
@@ -317,6 +367,10 @@ class Transformers(Engine):
             lines.insert(0, "# compressed-tensors decompresses each layer to bf16 on its first forward (estimated so)")
         elif sc.weight_format in FP8_FORMATS and self.dequantizes_fp8(sc):
             lines.insert(0, "# no FP8 arithmetic here: transformers dequantizes the FP8 weights to bf16 (estimated so)")
+        if method:
+            kernel = gptq_kernels.select(method, sc.device, sc.compute_capability, opts["quant_kernel"], _nvidia(sc))
+            lines.insert(0, f"# pip install optimum gptqmodel: the {method.upper()} layers run on gptqmodel's "
+                            f"{gptq_kernels.LABELS[kernel]} kernel (estimated so)")
         if "mxfp4" in sc.weight_format:
             lines.insert(0, "# pip install kernels: MXFP4 experts stay packed" if opts["mxfp4_kernels"] else
                          "# without the kernels package transformers dequantizes the MXFP4 experts to bf16 (estimated so)")
@@ -353,6 +407,11 @@ def _imported_decompressed_extra(x: Inputs, native: WeightFormat, layers: range)
     held = sum(packed[s].decompressed_nbytes(t.shape) if s in packed else n for t, s, n in tensor_bytes(x.a, native)
                if t.role in QUANTIZED_ROLES and _in(t.layer, layers))
     return held - sum(t.nbytes for t in x.a.stored if Role(t.role) in QUANTIZED_ROLES and _in(t.layer, layers))
+
+
+def _nvidia(sc: Any) -> bool:
+    """Whether the scenario's GPU runs CUDA kernels: an NVIDIA one, or one not named."""
+    return not sc.gpu or sc.compute_capability is not None
 
 
 def _in(layer: int | None, layers: range) -> bool:
