@@ -632,11 +632,11 @@ def _cmd_formats() -> int:
 def _cmd_gpus() -> int:
     from memviz.core.gpus import GPUS
 
-    width = max(len(g.describe()) for g in GPUS.values())
+    width, key_width = max(len(g.describe()) for g in GPUS.values()), max(len(k) for k in GPUS)
     for g in GPUS.values():
         cuda = "measured" if g.cuda_total else "estimated" if g.cuda_total_bytes != g.usable_bytes else ""
         total = f"CUDA {g.cuda_total_bytes / GiB:6.2f} GiB ({cuda})" if cuda else ""
-        print(f"{g.key:<14} {g.describe():<{width}} {g.bandwidth_bytes_per_s / 1e12:5.2f} TB/s  ({g.memory_source})  "
+        print(f"{g.key:<{key_width}} {g.describe():<{width}} {g.bandwidth_bytes_per_s / 1e12:5.2f} TB/s  ({g.memory_source})  "
               f"{total}".rstrip())
     return 0
 

@@ -87,15 +87,31 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("t4", "Tesla T4 16GB", 15360 * MiB, 320e9, 65e12, _SMI, round(14.56 * GiB), compute_capability=(7, 5)),
     GPU("v100-32g", "Tesla V100 32GB", 32768 * MiB, 900e9, 125e12, _SMI, compute_capability=(7, 0),
         names=("Tesla V100-SXM2-32GB", "Tesla V100-PCIE-32GB")),
+    # Pascal has no fast 16-bit arithmetic (P40: FP16 at 1/64 rate), so its FP32 rate stands in: llama.cpp computes
+    # in FP32 there; the P100's FP16 is twice its FP32. nvidia-smi prints 24576MiB (Tesla P40) and 16384MiB
+    # (Tesla P100-PCIE-16GB, Tesla V100-PCIE-16GB) in public outputs
+    GPU("p40", "Tesla P40 24GB", 24576 * MiB, 346e9, 11.8e12, _SMI, compute_capability=(6, 1)),
+    GPU("p100-16g", "Tesla P100 16GB", 16384 * MiB, 732e9, 18.7e12, _SMI, compute_capability=(6, 0),
+        names=("Tesla P100-PCIE-16GB",)),
+    GPU("v100-16g", "Tesla V100 16GB", 16384 * MiB, 900e9, 125e12, _SMI, compute_capability=(7, 0),
+        names=("Tesla V100-PCIE-16GB", "Tesla V100-SXM2-16GB")),
     GPU("rtx2080ti", "RTX 2080 Ti 11GB", 11264 * MiB, 616e9, _geforce(68, 1.545), _SMI, compute_capability=(7, 5)),
     GPU("rtx3060-12g", "RTX 3060 12GB", 12288 * MiB, 360e9, 51e12, _SMI, compute_capability=(8, 6)),
+    GPU("rtx3070", "RTX 3070 8GB", 8192 * MiB, 448e9, _geforce(46, 1.725), _SMI, compute_capability=(8, 6)),
     GPU("rtx3080-10g", "RTX 3080 10GB", 10240 * MiB, 760e9, _geforce(68, 1.71), _SMI, compute_capability=(8, 6)),
+    GPU("rtx3080ti", "RTX 3080 Ti 12GB", 12288 * MiB, 912e9, _geforce(80, 1.665), _SMI, compute_capability=(8, 6)),
     GPU("rtx4060-8g", "RTX 4060 8GB", 8188 * MiB, 272e9, _geforce(24, 2.46), _SMI, compute_capability=(8, 9)),
     GPU("rtx4060ti-8g", "RTX 4060 Ti 8GB", 8188 * MiB, 288e9, _geforce(34, 2.535), _SMI, compute_capability=(8, 9)),
     GPU("rtx4060ti-16g", "RTX 4060 Ti 16GB", 16380 * MiB, 288e9, 88e12, _SMI, compute_capability=(8, 9)),
     GPU("rtx4070", "RTX 4070 12GB", 12282 * MiB, 504e9, _geforce(46, 2.475), _SMI, compute_capability=(8, 9)),
     GPU("rtx4070ti", "RTX 4070 Ti 12GB", 12282 * MiB, 504e9, _geforce(60, 2.61), _SMI, compute_capability=(8, 9)),
+    GPU("rtx4070-super", "RTX 4070 SUPER 12GB", 12282 * MiB, 504e9, _geforce(56, 2.475), _SMI,
+        compute_capability=(8, 9)),
+    GPU("rtx4070ti-super", "RTX 4070 Ti SUPER 16GB", 16376 * MiB, 672e9, _geforce(66, 2.61), _SMI,
+        compute_capability=(8, 9)),
     GPU("rtx4080", "RTX 4080 16GB", 16376 * MiB, 717e9, 195e12, _SMI, compute_capability=(8, 9)),
+    GPU("rtx4080-super", "RTX 4080 SUPER 16GB", 16376 * MiB, 736e9, _geforce(80, 2.55), _SMI,
+        compute_capability=(8, 9)),
     GPU("rtx5060ti-16g", "RTX 5060 Ti 16GB", 16311 * MiB, 448e9, _geforce(36, 2.572), _SMI,
         compute_capability=(12, 0)),
     GPU("rtx5070", "RTX 5070 12GB", 12227 * MiB, 672e9, _geforce(48, 2.512), _SMI, compute_capability=(12, 0)),
@@ -113,6 +129,7 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("a10g", "A10G 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6)),
     # workstation cards: NVIDIA's datasheets give tensor throughput as sparse FP16 (Ampere), sparse FP8 (Ada) or
     # FP4 (Blackwell); dense 16-bit is a half (Ampere), a quarter (Ada) or an eighth (Blackwell) of it
+    GPU("rtx-a4000", "RTX A4000 16GB", 16376 * MiB, 448e9, 76.7e12, _SMI, compute_capability=(8, 6)),
     GPU("rtx-a5000", "RTX A5000 24GB", 24564 * MiB, 768e9, 111e12, _SMI, compute_capability=(8, 6)),
     GPU("rtx4000-ada", "RTX 4000 Ada 20GB", 20475 * MiB, 360e9, 76.7e12, _SMI, compute_capability=(8, 9),
         names=("NVIDIA RTX 4000 Ada Generation", "NVIDIA RTX 4000 SFF Ada Generation")),
@@ -143,6 +160,8 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     # vllm PR #10511
     GPU("h100-80g", "H100 SXM 80GB", 81559 * MiB, 3350e9, 989e12, _SMI, round(79.22 * GiB), compute_capability=(9, 0),
         names=("NVIDIA H100 80GB HBM3",)),
+    # the H100 sold in China (NVLink cut), memory and compute as the SXM part's; nvidia-smi prints 81559MiB
+    GPU("h800", "H800 80GB", 81559 * MiB, 3350e9, 989e12, _SMI, compute_capability=(9, 0)),
     # the PCIe card's label leaves out its 80 GB so that "H100 80GB" keeps naming the SXM part
     GPU("h100-pcie", "H100 PCIe", 81559 * MiB, 2000e9, 756e12, _SMI, compute_capability=(9, 0)),
     GPU("h100-nvl", "H100 NVL 94GB", 95830 * MiB, 3900e9, 835e12, _SMI, compute_capability=(9, 0)),

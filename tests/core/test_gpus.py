@@ -17,6 +17,10 @@ from memviz.core.units import GiB, MiB
     # a name that is exactly one GPU's model, beside longer ones
     ("RTX 4070", "rtx4070"), ("RTX 4070 Ti", "rtx4070ti"), ("rtx 3090", "rtx3090"), ("L40", "l40"),
     ("NVIDIA GB10", "dgx-spark"), ("DGX Spark", "dgx-spark"),
+    ("RTX 4080", "rtx4080"), ("RTX 4080 SUPER", "rtx4080-super"), ("NVIDIA GeForce RTX 4070 Ti SUPER", "rtx4070ti-super"),
+    ("NVIDIA GeForce RTX 4070 SUPER", "rtx4070-super"), ("NVIDIA GeForce RTX 3070", "rtx3070"), ("RTX 3080", "rtx3080-10g"),
+    ("NVIDIA GeForce RTX 3080 Ti", "rtx3080ti"), ("NVIDIA RTX A4000", "rtx-a4000"), ("NVIDIA H800", "h800"),
+    ("Tesla P40", "p40"), ("Tesla P100-PCIE-16GB", "p100-16g"), ("Tesla V100-PCIE-16GB", "v100-16g"),
 ])
 def test_a_gpu_is_found_by_its_key_or_the_words_of_its_name(typed, key):
     assert get_gpu(typed).key == key
@@ -33,6 +37,10 @@ def test_every_catalogue_gpu_is_found_by_its_key_label_and_device_names():
     ("rtx5060ti-16g", 16311), ("rtx4060-8g", 8188), ("rtx3080-10g", 10240), ("rtx2080ti", 11264),
     ("rtx3090ti", 24564), ("rtx-a5000", 24564), ("rtx4000-ada", 20475), ("rtx5000-ada", 32760), ("a10", 23028),
     ("a40", 46068), ("l40", 46068), ("h100-pcie", 81559), ("h100-nvl", 95830), ("h20", 97871), ("gh200", 97871),
+    # nvidia-smi --query-gpu=name,memory.total in public notes: "NVIDIA GeForce RTX 4080 SUPER, 16376 MiB", ...
+    ("rtx4080-super", 16376), ("rtx4070ti-super", 16376), ("rtx4070-super", 12282), ("rtx3070", 8192),
+    ("rtx3080ti", 12288), ("rtx-a4000", 16376), ("h800", 81559), ("p40", 24576), ("p100-16g", 16384),
+    ("v100-16g", 16384),
 ])
 def test_totals_are_what_nvidia_smi_prints(key, smi_mib):
     assert get_gpu(key).memory_bytes == smi_mib * MiB
@@ -45,6 +53,8 @@ def test_a_name_that_fits_several_gpus_names_them():
         get_gpu("h100")
     with pytest.raises(InputError, match="ambiguous: rtx4060ti-8g, rtx4060ti-16g"):
         get_gpu("4060 Ti")  # the 8 GB and the 16 GB card
+    with pytest.raises(InputError, match="ambiguous: v100-32g, v100-16g"):
+        get_gpu("V100")
 
 
 def test_entered_memory_and_pools():
