@@ -144,6 +144,8 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("rtx-pro-6000", "RTX PRO 6000 Blackwell 96GB", 97887 * MiB, 1792e9, 500e12, _SMI, compute_capability=(12, 0),
         names=("NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
                "NVIDIA RTX PRO 6000 Blackwell Server Edition")),
+    # nvidia-smi prints 24576MiB on an A30 (HBM2, 933 GB/s; BF16 165 TFLOPS dense in its datasheet)
+    GPU("a30", "A30 24GB", 24576 * MiB, 933e9, 165e12, _SMI, compute_capability=(8, 0)),
     # vLLM logs: 39.49 GiB
     GPU("a100-40g", "A100 40GB", 40960 * MiB, 1555e9, 312e12, _SMI, round(39.49 * GiB), compute_capability=(8, 0),
         names=("NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB")),
@@ -175,6 +177,10 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI, 150109880320, compute_capability=(9, 0)),
     # nvidia-smi on B200s (driver 570.172.08, CUDA 12.8): 183,359 MiB = 179.06 GiB; the datasheet's "180GB" is binary
     GPU("b200", "B200 180GB", 183359 * MiB, 8000e9, 2250e12, _SMI, compute_capability=(10, 0)),
+    # Blackwell Ultra: nvidia-smi prints 275040MiB on B300 SXM6 AC boards (CUDA compute capability 10.3); 16-bit
+    # rate and bandwidth taken as the B200's (its gains are in FP4)
+    GPU("b300", "B300 288GB", 275040 * MiB, 8000e9, 2250e12, _SMI, compute_capability=(10, 3),
+        names=("NVIDIA B300 SXM6 AC",)),
     # DGX Spark: GB10 with 128 GiB of LPDDR5x shared with its CPU; CUDA reports 121.69 GiB in published vLLM and torch
     # messages ("Free memory on device (115.95/121.69 GiB)"; some GB10 systems print 121.63 or 119.6-119.7), which is
     # what a process can take; NVIDIA's "1 petaFLOP" is sparse FP4, dense 16-bit an eighth of it

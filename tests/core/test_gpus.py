@@ -21,6 +21,7 @@ from memviz.core.units import GiB, MiB
     ("NVIDIA GeForce RTX 4070 SUPER", "rtx4070-super"), ("NVIDIA GeForce RTX 3070", "rtx3070"), ("RTX 3080", "rtx3080-10g"),
     ("NVIDIA GeForce RTX 3080 Ti", "rtx3080ti"), ("NVIDIA RTX A4000", "rtx-a4000"), ("NVIDIA H800", "h800"),
     ("Tesla P40", "p40"), ("Tesla P100-PCIE-16GB", "p100-16g"), ("Tesla V100-PCIE-16GB", "v100-16g"),
+    ("NVIDIA A30", "a30"), ("NVIDIA B300 SXM6 AC", "b300"), ("B300", "b300"),
 ])
 def test_a_gpu_is_found_by_its_key_or_the_words_of_its_name(typed, key):
     assert get_gpu(typed).key == key
@@ -40,7 +41,7 @@ def test_every_catalogue_gpu_is_found_by_its_key_label_and_device_names():
     # nvidia-smi --query-gpu=name,memory.total in public notes: "NVIDIA GeForce RTX 4080 SUPER, 16376 MiB", ...
     ("rtx4080-super", 16376), ("rtx4070ti-super", 16376), ("rtx4070-super", 12282), ("rtx3070", 8192),
     ("rtx3080ti", 12288), ("rtx-a4000", 16376), ("h800", 81559), ("p40", 24576), ("p100-16g", 16384),
-    ("v100-16g", 16384),
+    ("v100-16g", 16384), ("a30", 24576), ("b300", 275040),
 ])
 def test_totals_are_what_nvidia_smi_prints(key, smi_mib):
     assert get_gpu(key).memory_bytes == smi_mib * MiB
