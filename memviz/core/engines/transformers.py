@@ -341,13 +341,14 @@ class Transformers(Engine):
         opts = sc.engine_options
         attn = sc.attention or self.default_attention(a)
         impl = {"flash": "flash_attention_2"}.get(attn, attn)
-        dtype = "float32" if sc.weight_format == "fp32" else "bfloat16"
+        method = gptq_kernels.method_of(a, sc.weight_format)
+        # AwqHfQuantizer.update_dtype casts bf16 to fp16 on CUDA and the GPTQ kernels want fp16: ask for it
+        dtype = "float32" if sc.weight_format == "fp32" else "float16" if method and sc.device == "cuda" else "bfloat16"
         device_map = '"cpu"' if sc.device == "cpu" else '"auto"' if sc.pp * sc.tp > 1 or sc.gpu_layers is not None \
             else '"cuda"'  # one GPU holds it all, as estimated ("auto" would spill what does not fit to the CPU)
         ref, on_load = self.checkpoint(a, sc, model)
         config = "BitsAndBytesConfig" if on_load else ""
         quant = f"    quantization_config=BitsAndBytesConfig({BITSANDBYTES_CONFIG[sc.weight_format]})," if on_load else ""
-        method = gptq_kernels.method_of(a, sc.weight_format)
         if method and opts["quant_kernel"] != "auto":
             config = {"awq": "AwqConfig", "gptq": "GPTQConfig"}[method]
             bits = "bits=4, " if method == "gptq" else ""
@@ -369,7 +370,8 @@ class Transformers(Engine):
             lines.insert(0, "# no FP8 arithmetic here: transformers dequantizes the FP8 weights to bf16 (estimated so)")
         if method:
             kernel = gptq_kernels.select(method, sc.device, sc.compute_capability, opts["quant_kernel"], _nvidia(sc))
-            lines.insert(0, f"# pip install optimum gptqmodel: the {method.upper()} layers run on gptqmodel's "
+            packages = "optimum gptqmodel" if method == "gptq" else "gptqmodel"
+            lines.insert(0, f"# pip install {packages}: the {method.upper()} layers run on gptqmodel's "
                             f"{gptq_kernels.LABELS[kernel]} kernel (estimated so)")
         if "mxfp4" in sc.weight_format:
             lines.insert(0, "# pip install kernels: MXFP4 experts stay packed" if opts["mxfp4_kernels"] else

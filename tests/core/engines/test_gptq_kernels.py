@@ -117,7 +117,9 @@ def test_the_launch_command_names_a_chosen_backend():
     cmd = run("awq-int4", gpu="a100-80g", options={"quant_kernel": "exllama_v2"}).launch_command()
     assert 'quantization_config=AwqConfig(backend="exllama_v2")' in cmd and "import AutoModelForCausalLM, AwqConfig" in cmd
     assert 'GPTQConfig(bits=4, backend="marlin")' in run(gpu="a100-80g", options={"quant_kernel": "marlin"}).launch_command()
-    assert "Config(" not in run(gpu="a100-80g").launch_command()
+    plain = run(gpu="a100-80g").launch_command()
+    assert "Config(" not in plain and 'dtype="float16"' in plain  # the kernels' dtype, AWQ's cast on CUDA
+    assert "pip install optimum gptqmodel" in plain and "pip install gptqmodel:" in run("awq-int4").launch_command()
 
 
 def test_other_formats_are_untouched():
