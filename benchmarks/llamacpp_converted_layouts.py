@@ -57,15 +57,34 @@ TYPES = {
         layer_types=["sliding_attention", "full_attention"], sliding_window=128, global_head_dim=128,
         hidden_size_per_layer_input=64, vocab_size_per_layer_input=1024, num_kv_shared_layers=0),
     "afmoe": dict(MOE, num_shared_experts=1, num_dense_layers=1, sliding_window=128, global_attn_every_n_layers=2),
+    "gpt_neox": dict(num_key_value_heads=None, head_dim=None), "phi": dict(num_key_value_heads=None, head_dim=None),
+    "olmo": dict(num_key_value_heads=None), "gpt_bigcode": dict(NOT_THEIRS, n_embd=256, n_layer=2, n_head=4),
+    "qwen3_next": dict(MOE, shared_expert_intermediate_size=256, linear_num_value_heads=4, linear_num_key_heads=2,
+                       linear_key_head_dim=32, linear_value_head_dim=32, full_attention_interval=2),
+    "granitemoehybrid": dict(MOE, layer_types=["mamba", "attention"], mamba_n_heads=8, mamba_d_head=32,
+                             mamba_d_state=16, mamba_n_groups=1, mamba_expand=1, shared_intermediate_size=256),
+    "nemotron_h": dict(hybrid_override_pattern="M*E", mamba_num_heads=8, mamba_head_dim=32, ssm_state_size=16,
+                       n_groups=1, expand=1, num_hidden_layers=3, n_routed_experts=4, num_experts_per_tok=2,
+                       moe_intermediate_size=128, moe_shared_expert_intermediate_size=128),
+    "lfm2_moe": dict(MOE, layer_types=["conv", "full_attention"], num_dense_layers=1),
+    "falcon_h1": dict(mamba_n_heads=8, mamba_d_head=32, mamba_d_state=16, mamba_n_groups=1, mamba_expand=1,
+                      mamba_d_ssm=256),
     "glm4_moe_lite": dict(MOE, n_routed_experts=4, n_shared_experts=1, first_k_dense_replace=1,
                                           kv_lora_rank=64, q_lora_rank=96, qk_rope_head_dim=16, qk_nope_head_dim=32,
                                           v_head_dim=32, n_group=1, topk_group=1, head_dim=None,
                                           num_key_value_heads=4),
 }
 #: what released checkpoints' config.json says where transformers 5.24's differs: Phi-3.5-MoE's and MPT's class names
-#: as the converter registers them (conversion/__init__.py). Left out: GPT-NeoX (its converter reads rotary_pct, which
-#: transformers 5 no longer keeps) and Qwen3-Next (the converter's assertion on a tiny shape)
-RELEASED_FIELDS = {"phimoe": {"architectures": ["PhiMoEForCausalLM"]}, "mpt": {"architectures": ["MPTForCausalLM"]}}
+#: as the converter registers them (conversion/__init__.py)
+RELEASED_FIELDS = {"phimoe": {"architectures": ["PhiMoEForCausalLM"]}, "mpt": {"architectures": ["MPTForCausalLM"]},
+                   "gpt_neox": {"rotary_pct": 0.25}}  # Pythia's and GPT-NeoX-20B's config.json
+#: types whose converter reads a field transformers 5 moves when it loads the config (GPT-NeoX's rotary_pct, now
+#: rope_parameters' partial_rotary_factor): converted from config.json as written, the path the converter takes when
+#: AutoConfig fails, and what it read under transformers 4
+RAW_CONFIG = frozenset({"gpt_neox"})
+#: converter options by type: Qwen3-Next's converter wants the MTP layer a released checkpoint carries and a
+#: transformers-saved one does not, unless told to leave it out (which llama.cpp does not load by default anyway)
+CONVERT_ARGS = {"qwen3_next": ["--no-mtp"]}
 CONVERT = """
 import sys
 sys.path[:0] = [{src!r} + "/gguf-py", {src!r}]
@@ -75,7 +94,9 @@ for name in conversion.TEXT_MODEL_MAP.values() if hasattr(conversion, "TEXT_MODE
     __import__("conversion." + name)
 for cls in list(ModelBase._model_classes.get(conversion.base.ModelType.TEXT, {{}}).values()):
     cls.set_vocab = lambda self: None
-sys.argv = ["convert_hf_to_gguf.py", {model!r}, "--outtype", "f16", "--outfile", {out!r}]
+if {raw_config!r}:  # the converter's own fallback: config.json as written, not transformers 5's reading of it
+    conversion.base.AutoConfig.from_pretrained = lambda *a, **k: (_ for _ in ()).throw(ValueError("raw config"))
+sys.argv = ["convert_hf_to_gguf.py", {model!r}, "--outtype", "f16", "--outfile", {out!r}, *{extra!r}]
 import runpy
 runpy.run_path({src!r} + "/convert_hf_to_gguf.py", run_name="__main__")
 """
@@ -96,7 +117,9 @@ def convert(model_type: str, fields: dict, src: str, tmp: Path) -> dict:
     vocab = {"model": {"vocab": {f"t{i}": i for i in range(config.vocab_size)}}, "added_tokens": []}
     (tmp / model_type / "tokenizer.json").write_text(json.dumps(vocab))  # Gemma 3's converter sizes token_embd by it
     out = tmp / f"{model_type}.gguf"
-    r = subprocess.run([sys.executable, "-c", CONVERT.format(src=src, model=str(tmp / model_type), out=str(out))],
+    script = CONVERT.format(src=src, model=str(tmp / model_type), out=str(out), raw_config=model_type in RAW_CONFIG,
+                            extra=CONVERT_ARGS.get(model_type, []))
+    r = subprocess.run([sys.executable, "-c", script],
                        capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError((r.stderr.strip().splitlines() or ["no output"])[-1])

@@ -168,6 +168,7 @@ class Architecture:
     # the LM head's rows when they are fewer than the embedding's (Apertus 1.5's `output_vocab_size`: its released
     # checkpoints prune the multimodal tokens' rows from the head); 0: vocab_size
     output_vocab_size: int = 0
+    lm_head_bias: bool = False  # a biased LM head: PhiForCausalLM, GPTJForCausalLM, CodeGenForCausalLM, PhiMoE's option
     # vision tokens one image gives each cross-attention layer's cache (`towers.mllama_image_tokens`)
     cross_attention_tokens: int = 0
     # block layout
@@ -1409,8 +1410,8 @@ def _family_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
         return dict(mlp_gated=False, norm_bias=True)
     if model_type in ("hunyuan_v1_dense", "hunyuan_v1_moe"):
         return dict(qk_norm=True)
-    if model_type == "phimoe":
-        return dict(norm_bias=True)
+    if model_type == "phimoe":  # PhimoeForCausalLM: lm_head bias=config.lm_head_bias
+        return dict(norm_bias=True, lm_head_bias=bool(cfg.get("lm_head_bias", False)))
     if model_type == "hyperclovax":
         return dict(norms_per_layer=4 if cfg.get("use_post_norm", True) else 2)
     return {}
@@ -1699,7 +1700,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
                   tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
     if model_type in ("gptj", "codegen"):  # GPTJBlock / CodeGenBlock: one LayerNorm before parallel attention (no
-        kw.update(mlp_gated=False, norm_bias=True, norms_per_layer=1, mlp_bias=True)  # biases) and fc_in / fc_out
+        kw.update(mlp_gated=False, norm_bias=True, norms_per_layer=1, mlp_bias=True,  # biases) and fc_in / fc_out;
+                  lm_head_bias=True)  # the LM head biased (GPTJForCausalLM, CodeGenForCausalLM)
     if model_type == "gpt_neox":
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
                   tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)))
@@ -1726,9 +1728,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if model_type == "persimmon":  # PersimmonAttention: fused biased query_key_value and dense, q/k LayerNorms;
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,  # a relu2 MLP
                   qk_norm=bool(cfg.get("qk_layernorm", True)))
-    if model_type == "phi":  # PhiDecoderLayer: one LayerNorm, parallel attention (q/k/v/dense) and fc1/fc2, all biased
+    if model_type == "phi":  # PhiDecoderLayer: one LayerNorm, parallel attention (q/k/v/dense) and fc1/fc2, all biased;
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True, norms_per_layer=1,
-                  qk_norm=bool(cfg.get("qk_layernorm", False)))
+                  qk_norm=bool(cfg.get("qk_layernorm", False)), lm_head_bias=True)  # PhiForCausalLM's head biased
     if model_type in ("arcee", "apertus"):  # up/down MLP (relu2; xIELU), Apertus with q/k norms
         kw.update(mlp_gated=False, qk_norm=model_type == "apertus")
     if model_type == "apertus" and cfg.get("output_vocab_size"):  # Apertus1p5TextForCausalLM's pruned head

@@ -14,7 +14,7 @@ from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: model types whose checkpoints hold Q, K and V as one matrix (query_key_value, qkv_proj, c_attn), which llama.cpp's
 #: converter keeps as one `attn_qkv` tensor (convert_hf_to_gguf.py; src/llama-model.cpp `create_tensor_qkv`)
-FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2", "dbrx", "bloom", "mpt"})
+FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2", "dbrx", "bloom", "mpt", "gpt_bigcode"})
 #: model types whose GGUF files hold the feed-forward gate and up projections as one `ffn_up` tensor of 2 x n_ff rows
 #: (llama.cpp src/models/glm4.cpp: `ffn_up` {n_embd, n_ff * 2}, no `ffn_gate`)
 FUSED_GATE_UP = frozenset({"glm4", "phi3"})
@@ -115,7 +115,7 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
     if t.role is Role.EMBEDDING:
         return "token_embd.weight"
     if t.role is Role.LM_HEAD:
-        return "output.weight"
+        return "output" + (".bias" if t.kind.endswith("_bias") else ".weight")
     if t.role is Role.POSITION:
         return "position_embd.weight"
     if "word_embeddings_layernorm" in t.name:  # BLOOM's norm after the token embedding
@@ -127,8 +127,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
             return "token_embd_norm.weight"
         return "output_norm" + (".bias" if t.kind.endswith("_bias") else ".weight")
     p = f"blk.{t.layer}."
-    if t.kind in ("ssm_beta", "ssm_alpha") and a.model_type == "qwen3_next":  # one ssm_beta_alpha tensor
-        return p + "ssm_beta_alpha.weight"  # (src/models/qwen3next.cpp; conversion/qwen.py keeps in_proj_ba whole)
+    if t.kind in ("ssm_beta", "ssm_alpha") and a.model_type == "qwen3_next":  # one tensor, LLM_TENSOR_SSM_BETA_ALPHA
+        return p + "ssm_ba.weight"  # "blk.%d.ssm_ba" (src/llama-arch.cpp; conversion/qwen.py keeps in_proj_ba whole)
     if t.kind in ("ssm_in_qkv", "ssm_in_z") and a.deltanet_ssm_in:  # a legacy Qwen3-Next file: q, k, v and z in
         return p + "ssm_in.weight"  # one tensor (src/models/qwen3next.cpp loads `ssm_in` when attn_qkv is absent)
     if t.kind in _DELTANET:

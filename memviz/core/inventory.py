@@ -359,6 +359,8 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
     _norm(out, a, "model.norm", a.hidden_size, None)
     if not a.tie_word_embeddings:
         out.append(Tensor("lm_head.weight", (a.output_rows, a.hidden_size), Role.LM_HEAD, None, "output"))
+    if a.lm_head_bias:
+        out.append(Tensor("lm_head.bias", (a.output_rows,), Role.LM_HEAD, None, "output_bias"))
     return tuple(out)
 
 

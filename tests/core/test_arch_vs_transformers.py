@@ -16,10 +16,7 @@ from memviz.core.inventory import parameter_count  # noqa: E402
 
 #: model type -> elements memviz leaves out on purpose
 ALLOWED = {
-    "phi": 51_200,  # PhiForCausalLM's lm_head bias (vocab_size elements)
     "apertus": 4 * 32,  # xIELU's two learned scalars and two constants per layer
-    "gptj": 50_400,  # GPTJForCausalLM's lm_head bias (vocab_size elements)
-    "codegen": 50_400,  # CodeGenForCausalLM's lm_head bias
     "bloom": 2 * 64,  # BloomModel.word_embeddings_layernorm (weight and bias of hidden_size)
 }
 NOT_WEIGHTS = ("inv_freq", "rotary", "causal_mask", "masked_bias", "embed_scale")

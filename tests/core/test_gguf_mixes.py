@@ -121,7 +121,7 @@ def test_the_older_quantizers_qkv_branch_is_a_variant_of_each_mix():
 
 def test_delta_net_tensors_are_named_and_typed_as_llamacpp_writes_them():
     """Qwen3.5: attn_qkv (an attn_v tensor to the quantizer), attn_gate, ssm_beta / ssm_alpha, an F32 ssm_conv1d of
-    {d_conv, channels}, ssm_a without a suffix; Qwen3-Next keeps b and a in one ssm_beta_alpha tensor
+    {d_conv, channels}, ssm_a without a suffix; Qwen3-Next keeps b and a in one ssm_ba tensor
     (src/models/qwen35.cpp, src/models/qwen3next.cpp)."""
     from memviz.core.gguf_names import gguf_name, gguf_tensors
 
@@ -136,4 +136,4 @@ def test_delta_net_tensors_are_named_and_typed_as_llamacpp_writes_them():
     assert set(qkv) == {"Q4_K", "Q6_K"}  # use_more_bits over the attn_v tensors, the delta-nets' attn_qkv among them
     nxt = get_preset("qwen3-next-80b-a3b").architecture()
     assert {gguf_name(t, nxt) for t in gguf_tensors(nxt) if t.layer == 0 and t.kind in ("ssm_beta", "ssm_alpha")} == {
-        "blk.0.ssm_beta_alpha.weight"}
+        "blk.0.ssm_ba.weight"}
