@@ -75,6 +75,7 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architecture
+from memviz.core.engines import vllm_int4
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.vllm_cudagraphs import capture_sizes
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
@@ -241,6 +242,7 @@ class VLLM(Engine):
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         super().check(a, sc, options)
+        vllm_int4.check(a, sc.weight_format)
         s = self.settings(a, sc, options)
         if any(heads % sc.tp for heads in set(a.layer_heads) | {a.num_heads}):
             raise InputError(f"vLLM needs the {a.num_heads} attention heads divisible by tp ({sc.tp})")
@@ -423,8 +425,10 @@ class VLLM(Engine):
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """What the kernels' weight layouts add on one rank of the stage `layers`: MXFP4 expert padding for the MoE
-        backend, FP8 scales widened for Marlin on GPUs without FP8."""
-        return self._mxfp4_padding(x, layers) + self._marlin_fp8_scales(x, layers)
+        backend, FP8 scales widened for Marlin on GPUs without FP8, AWQ / GPTQ tensors kept or dropped
+        (`vllm_int4.held_bytes`)."""
+        int4 = vllm_int4.held_bytes(x.a, x.sc.weight_format, x.sc.compute_capability, layers) / x.sc.tp
+        return self._mxfp4_padding(x, layers) + self._marlin_fp8_scales(x, layers) + int4
 
     @staticmethod
     def _marlin_fp8_scales(x: Inputs, layers: range) -> float:

@@ -1,0 +1,55 @@
+"""What vLLM 0.33 holds of an AWQ or GPTQ checkpoint's linear layers, and the GPTQ checkpoints it refuses.
+
+vLLM 0.33.0 (`model_executor/layers/quantization/auto_gptq.py`, `auto_awq.py`) picks the kernel with
+`kernels/linear/__init__.py` `choose_mp_linear_kernel`, first that can on CUDA: Machete (compute capability 9.0
+only: `mixed_precision/machete.py`), then Marlin (7.5 and up: `mixed_precision/marlin.py`).
+
+- GPTQ: `AutoGPTQLinearMethod.create_weights` registers qweight, scales and qzeros and no g_idx, so the file's
+  g_idx is not loaded; Marlin replaces a symmetric checkpoint's qzeros by an empty tensor (`marlin_make_empty`),
+  Machete keeps them as loaded.
+- AWQ: Marlin repacks the zero points into as many bytes; Machete pre-scales them into 16-bit values, K/128 x N
+  (`transform_w_zp`).
+- GPTQ with act-order (desc_act, groups smaller than the whole row) is refused:
+  `quantization/utils/gptq_utils.py` `normalize_and_validate_gptq_desc_act` ("GPTQ group activation ordering
+  (desc_act=True) is no longer supported").
+
+Covers the attention and dense MLP layers (the MoE methods lay experts out apart); GPUs below 7.5, where the
+ExLlama or Triton kernels run, are taken as holding the file's bytes.
+"""
+
+from __future__ import annotations
+
+from memviz.core.arch import Architecture
+from memviz.core.engines.gptq_kernels import GROUP, method_of, modules
+from memviz.core.errors import InputError
+from memviz.core.inventory import Role
+
+MACHETE_CAPABILITY = (9, 0)
+MARLIN_MIN_CAPABILITY = (7, 5)
+_LINEAR = frozenset({Role.ATTENTION, Role.MLP})
+
+
+def check(a: Architecture, weight_format: str) -> None:
+    """InputError for a GPTQ checkpoint quantized with act-order, which vLLM 0.33 refuses to load."""
+    if method_of(a, weight_format) == "gptq" and a.native_act_order:
+        raise InputError("vLLM 0.33 refuses GPTQ checkpoints quantized with desc_act=True (group activation "
+                         "ordering); use one with static activation ordering, or transformers")
+
+
+def held_bytes(a: Architecture, weight_format: str, capability: tuple[int, int] | None, layers: range) -> int:
+    """Bytes vLLM's kernel holds beyond the format's tensors of the linear layers in `layers` (negative: dropped),
+    all ranks together; 0 for other formats, GPUs below 7.5 and an unnamed GPU taken as Marlin's."""
+    method = method_of(a, weight_format)
+    if method is None or weight_format == "stored" or (capability is not None and capability < MARLIN_MIN_CAPABILITY):
+        return 0
+    machete = capability == MACHETE_CAPABILITY
+    total = 0
+    for m in modules(a, method):
+        if m.role not in _LINEAR or m.layer is None or m.layer not in layers:
+            continue
+        groups = -(-m.k // GROUP)
+        qzeros = groups * m.n // 2  # int32[K/128, N/8]
+        gptq = -m.k * 4 - (0 if machete else qzeros)  # no g_idx; Marlin: no qzeros
+        awq = groups * m.n * 2 - qzeros if machete else 0  # Machete: 16-bit zero points
+        total += (gptq if method == "gptq" else awq) * m.count
+    return total
