@@ -57,13 +57,16 @@ GROUP = 128  # the group size of memviz's awq-int4 / gptq-int4 formats
 
 @dataclass(frozen=True)
 class Module:
-    """One quantized linear layer: K inputs, N outputs, how many of this shape, its role and decoder layer."""
+    """One quantized linear layer: K inputs, N outputs, how many of this shape, its role and decoder layer, and the
+    bytes its packed zero points (qzeros) and GPTQ's g_idx take in the checkpoint (each of the `count`)."""
 
     k: int
     n: int
     count: int
     role: Role
     layer: int | None
+    qzeros_bytes: int
+    g_idx_bytes: int
 
 
 def method_of(a: Architecture, weight_format: str) -> str | None:
@@ -74,10 +77,12 @@ def method_of(a: Architecture, weight_format: str) -> str | None:
     return None
 
 
-def modules(a: Architecture, method: str) -> tuple[Module, ...]:
-    """The linear layers the checkpoint quantizes, as memviz's format for `method` lays them out; q / k / v and gate
-    / up as one module where the model's checkpoints hold them so (`FUSED_QKV`, `FUSED_GATE_UP`: Phi-3's qkv_proj
-    and gate_up_proj, GPT-NeoX's query_key_value, ...)."""
+def modules(a: Architecture, method: str, stored: bool = False) -> tuple[Module, ...]:
+    """The linear layers the checkpoint quantizes: its imported files' (`stored`), else as memviz's format for
+    `method` lays them out (groups of 128); q / k / v and gate / up as one module where the model's checkpoints hold
+    them so (`FUSED_QKV`, `FUSED_GATE_UP`: Phi-3's qkv_proj and gate_up_proj, GPT-NeoX's query_key_value, ...)."""
+    if stored:
+        return _stored_modules(a, method)
     fmt = get_weight_format(f"{method}-int4")
     fused = {**dict.fromkeys(("q", "k", "v") if a.model_type in FUSED_QKV else (), "qkv"),
              **dict.fromkeys(("gate", "up") if a.model_type in FUSED_GATE_UP else (), "gate_up")}
@@ -86,9 +91,23 @@ def modules(a: Architecture, method: str) -> tuple[Module, ...]:
         if storage == fmt.matrix.name and t.role in QUANTIZED_ROLES and t.is_matrix:
             count = t.numel // (t.shape[-1] * t.shape[-2])
             key = (t.layer, fused[t.kind]) if t.kind in fused else (i,)
-            n = t.shape[-2] + (out[key].n if key in out else 0)
-            out[key] = Module(t.shape[-1], n, count, t.role, t.layer)
+            k, n = t.shape[-1], t.shape[-2] + (out[key].n if key in out else 0)
+            out[key] = Module(k, n, count, t.role, t.layer, -(-k // GROUP) * n // 2, k * 4 if method == "gptq" else 0)
     return tuple(out.values())
+
+
+def _stored_modules(a: Architecture, method: str) -> tuple[Module, ...]:
+    """The modules of imported AWQ / GPTQ files, from each `<module>.qweight` (int32: GPTQ [K/8, N], AWQ [K, N/8])
+    and the bytes of its `.qzeros` and `.g_idx` as stored."""
+    nbytes = {t.name: t.nbytes for t in a.stored}
+    out = []
+    for t in a.stored:
+        if t.name.endswith(".qweight") and len(t.shape) == 2:
+            prefix = t.name.removesuffix(".qweight")
+            k, n = (t.shape[0] * 8, t.shape[1]) if method == "gptq" else (t.shape[0], t.shape[1] * 8)
+            out.append(Module(k, n, 1, Role(t.role), t.layer, nbytes.get(f"{prefix}.qzeros", 0),
+                              nbytes.get(f"{prefix}.g_idx", 0)))
+    return tuple(out)
 
 
 def select(method: str, device: str, capability: tuple[int, int] | None, choice: str, nvidia: bool = True) -> str:
@@ -121,13 +140,13 @@ def held_bytes(method: str, kernel: str, mods: tuple[Module, ...], act_order: bo
     """Bytes the kernel's modules hold beyond the checkpoint's tensors after `post_init` (negative: dropped)."""
     total = 0
     for m in mods:
-        qzeros = -(-m.k // GROUP) * m.n // 2  # int32[K/128, N/8]
+        qzeros, g_idx = m.qzeros_bytes, m.g_idx_bytes
         if method == "gptq" and kernel == "marlin":
-            one = -qzeros + (m.k * 4 if act_order else -m.k * 4) + max(SMS, 128) * 4
+            one = -qzeros + (g_idx if act_order else -g_idx) + max(SMS, 128) * 4
         elif method == "gptq" and kernel in ("machete", "swordfish"):
             one = -qzeros + (m.k * 4 if act_order and kernel == "machete" else 0)
         elif method == "awq" and kernel in ("machete", "swordfish"):
-            one = -(-m.k // GROUP) * m.n * 2 - qzeros
+            one = 3 * qzeros  # int32 words of 8 zero points become 8 16-bit values
         elif kernel == "marlin":
             one = max(SMS, 128) * 4
         elif method == "gptq" and kernel == "exllama_v2":

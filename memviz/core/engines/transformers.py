@@ -269,7 +269,7 @@ class Transformers(Engine):
                                      _nvidia(x.sc))
         act_order = method == "gptq" and (x.a.native_act_order if x.options["act_order"] is None
                                           else x.options["act_order"])
-        return method, kernel, gptq_kernels.modules(x.a, method), act_order
+        return method, kernel, gptq_kernels.modules(x.a, method, stored=x.sc.weight_format == STORED), act_order
 
     def dequantized_storages(self, sc: Any, options: dict[str, Any]) -> frozenset[str]:
         """FP8 without FP8 arithmetic (`dequantizes_fp8`); MXFP4 experts unless the `kernels` package is there
@@ -303,7 +303,7 @@ class Transformers(Engine):
         if x.sc.weight_format == "fp16":
             wide = {**wide, **FP16_WIDE_KINDS.get(x.a.model_type, {})}
         extra = 0.0
-        quant = self.quant_kernel(x) if x.wf.name != STORED else None
+        quant = self.quant_kernel(x)
         if quant:
             method, kernel, mods, act_order = quant
             extra += gptq_kernels.held_bytes(method, kernel, tuple(m for m in mods if _in(m.layer, layers)), act_order)

@@ -20,7 +20,7 @@ ExLlama or Triton kernels run, are taken as holding the file's bytes.
 from __future__ import annotations
 
 from memviz.core.arch import Architecture
-from memviz.core.engines.gptq_kernels import GROUP, method_of, modules
+from memviz.core.engines.gptq_kernels import method_of, modules
 from memviz.core.errors import InputError
 from memviz.core.inventory import Role
 
@@ -37,19 +37,18 @@ def check(a: Architecture, weight_format: str) -> None:
 
 
 def held_bytes(a: Architecture, weight_format: str, capability: tuple[int, int] | None, layers: range) -> int:
-    """Bytes vLLM's kernel holds beyond the format's tensors of the linear layers in `layers` (negative: dropped),
-    all ranks together; 0 for other formats, GPUs below 7.5 and an unnamed GPU taken as Marlin's."""
+    """Bytes vLLM's kernel holds beyond the checkpoint's tensors of the linear layers in `layers` (negative: dropped;
+    imported files' own bytes where given), all ranks together; 0 for other formats and GPUs below 7.5; an unnamed
+    GPU is taken as Marlin's."""
     method = method_of(a, weight_format)
-    if method is None or weight_format == "stored" or (capability is not None and capability < MARLIN_MIN_CAPABILITY):
+    if method is None or (capability is not None and capability < MARLIN_MIN_CAPABILITY):
         return 0
     machete = capability == MACHETE_CAPABILITY
     total = 0
-    for m in modules(a, method):
+    for m in modules(a, method, stored=weight_format == "stored"):
         if m.role not in _LINEAR or m.layer is None or m.layer not in layers:
             continue
-        groups = -(-m.k // GROUP)
-        qzeros = groups * m.n // 2  # int32[K/128, N/8]
-        gptq = -m.k * 4 - (0 if machete else qzeros)  # no g_idx; Marlin: no qzeros
-        awq = groups * m.n * 2 - qzeros if machete else 0  # Machete: 16-bit zero points
+        gptq = -m.g_idx_bytes - (0 if machete else m.qzeros_bytes)  # no g_idx; Marlin: no qzeros
+        awq = 3 * m.qzeros_bytes if machete else 0  # Machete: 16-bit zero points, 4x the packed int32 words
         total += (gptq if method == "gptq" else awq) * m.count
     return total

@@ -155,3 +155,32 @@ def test_the_cli_and_the_report_name_the_kernel_and_its_scratch(capsys):
     assert "AWQ / GPTQ layers on gptqmodel's ExLlamaV2 kernel; its scratch holds 0.98 GiB" in capsys.readouterr().out
     lines = engine_lines(run(gpu="a100-80g", options={"act_order": True}).engine_facts, Unit.GiB)
     assert "AWQ / GPTQ layers on gptqmodel's Marlin kernel (act-order: each call copies its input)." in lines
+
+
+def test_imported_files_count_their_own_zero_points_and_g_idx(tmp_path):
+    """An imported GPTQ folder (groups of 128 here, as stored): Marlin drops the files' own qzeros and g_idx bytes,
+    ExLlamaV2 sizes its scratch from the stored qweight shapes; vLLM does not load g_idx either."""
+    import json
+
+    from memviz.core.importers.safetensors_file import read_safetensors
+    from tests.core.importers.files import write_safetensors_model
+
+    tensors = write_safetensors_model(tmp_path, gptq=True)
+    cfg = json.loads((tmp_path / "config.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    a = read_safetensors(tmp_path)
+    stored = sum(t.nbytes for t in a.stored)
+    qzeros = sum(v.nbytes for k, v in tensors.items() if k.endswith(".qzeros"))
+    g_idx = sum(v.nbytes for k, v in tensors.items() if k.endswith(".g_idx"))
+    assert qzeros and g_idx
+
+    def held(engine, gpu, **options):
+        sc = Scenario(engine=engine, weight_format="stored", gpu=gpu, context_tokens=512, options=options)
+        return estimate(a, sc)
+
+    assert held("transformers", "a100-80g").bytes["weights"] == stored - qzeros - g_idx + 6 * 128 * 4
+    on_v100 = held("transformers", "v100-32g")
+    assert on_v100.engine_facts["quant_scratch_bytes"] == 256 * 512 * 2 + 128 + 512 * 2048 * 8 * 4 + 128  # gate / up
+    # vLLM: Marlin on the A100; below 7.5 (a V100) memviz keeps the files' bytes
+    assert held("vllm", "v100-32g").bytes["weights"] - held("vllm", "a100-80g").bytes["weights"] == qzeros + g_idx
