@@ -13,8 +13,10 @@ only: `mixed_precision/machete.py`), then Marlin (7.5 and up: `mixed_precision/m
   `quantization/utils/gptq_utils.py` `normalize_and_validate_gptq_desc_act` ("GPTQ group activation ordering
   (desc_act=True) is no longer supported").
 
-Covers the attention and dense MLP layers (the MoE methods lay experts out apart); GPUs below 7.5, where the
-ExLlama or Triton kernels run, are taken as holding the file's bytes.
+- Experts (`AutoGPTQMoEMethod.create_weights`, `fused_moe/oracle/int_wna16.py` `_process_weights_marlin`): no
+  g_idx either; their zero points are kept, permuted for the Marlin MoE kernel.
+
+GPUs below 7.5, where the ExLlama or Triton kernels run, are taken as holding the file's bytes.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from memviz.core.inventory import Role
 
 MACHETE_CAPABILITY = (9, 0)
 MARLIN_MIN_CAPABILITY = (7, 5)
-_LINEAR = frozenset({Role.ATTENTION, Role.MLP})
 
 
 def check(a: Architecture, weight_format: str) -> None:
@@ -46,7 +47,10 @@ def held_bytes(a: Architecture, weight_format: str, capability: tuple[int, int] 
     machete = capability == MACHETE_CAPABILITY
     total = 0
     for m in modules(a, method, stored=weight_format == "stored"):
-        if m.role not in _LINEAR or m.layer is None or m.layer not in layers:
+        if m.layer is None or m.layer not in layers:
+            continue
+        if m.role is Role.EXPERT:  # the MoE method's zero points stay (Marlin-permuted); GPTQ's g_idx is not loaded
+            total -= m.g_idx_bytes * m.count
             continue
         gptq = -m.g_idx_bytes - (0 if machete else m.qzeros_bytes)  # no g_idx; Marlin: no qzeros
         awq = 3 * m.qzeros_bytes if machete else 0  # Machete: 16-bit zero points, 4x the packed int32 words

@@ -47,3 +47,14 @@ def test_act_order_gptq_is_refused_as_vllm_refuses_it():
     with pytest.raises(InputError, match="desc_act=True"):
         estimate(a, Scenario(engine="vllm", weight_format="gptq-int4", gpu="a100-80g"))
     estimate(a, Scenario(engine="transformers", weight_format="gptq-int4", gpu="a100-80g"))  # transformers runs it
+
+
+def test_experts_drop_only_their_g_idx():
+    """Qwen3-30B-A3B in GPTQ on an A100: every expert's gate, up (K 2,048) and down (K 768) loses its g_idx; the
+    attention's q, k, v (K 2,048 -> 4,096, 512, 512) and o (K 4,096 -> 2,048) their g_idx and zero points."""
+    from memviz.core.engines import vllm_int4
+    a = get_preset("qwen3-30b-a3b").architecture()
+    experts = 48 * 128 * (2048 + 2048 + 768) * 4
+    attention = 48 * sum(k * 4 + k // 128 * n // 2 for k, n in [(2048, 4096), (2048, 512), (2048, 512), (4096, 2048)])
+    assert vllm_int4.held_bytes(a, "gptq-int4", (8, 0), range(48)) == -(experts + attention)
+    assert vllm_int4.held_bytes(a, "awq-int4", (8, 0), range(48)) == 0
