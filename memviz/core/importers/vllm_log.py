@@ -76,6 +76,13 @@ def read_vllm_settings(text: str) -> VllmSettings:
     return VllmSettings(version, args)
 
 
+#: what vLLM prints when its sampler falls back to the PyTorch sort (v1/sample/ops/topk_topp_sampler.py: 0.33's
+#: "disabled via VLLM_USE_FLASHINFER_SAMPLER=0" and "sampling unavailable", earlier releases' "Falling back to the
+#: PyTorch-native implementation of top-p & top-k sampling")
+NATIVE_SAMPLER_LINES = (r"Falling back to the PyTorch-native implementation of top-p & top-k sampling|"
+                        r"FlashInfer top-p/top-k sampling (?:disabled|unavailable)")
+
+
 def _first(text: str, pattern: str) -> str | None:
     m = re.search(pattern, text)
     return m.group(1) if m else None
@@ -105,6 +112,8 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     if s.version is not None and s.version < CUDAGRAPH_ESTIMATE_SINCE and not re.search(
             r"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1|CUDA graph memory profiling is enabled", text):
         options["estimate_cudagraphs"] = False
+    if re.search(NATIVE_SAMPLER_LINES, text):  # the profile's sampler step sorted the logits
+        options["flashinfer_sampler"] = False
     context = int(args.get("max_model_len") or a.max_position_embeddings or 4096)
     return Scenario(engine="vllm", gpu=gpu, weight_format=weight_format or a.native_format or "bf16",
                     kv_format="fp8" if kv.startswith("fp8") else "bf16", context_tokens=context,

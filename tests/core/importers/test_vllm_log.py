@@ -89,3 +89,22 @@ def test_a_pool_set_in_bytes_comes_from_the_args_or_the_reserved_line(args_print
     _, rows = check_vllm(text, a, sc)
     pool = next(r for r in rows if r.name == "KV pool")
     assert pool.error == 0
+
+
+def test_a_log_whose_sampler_sorted_sets_flashinfer_sampler_off():
+    """vLLM prints the PyTorch-native fallback (0.10's line in the two-node dennislee22 log; 0.33's "disabled via
+    VLLM_USE_FLASHINFER_SAMPLER=0"); the profile's sampler step then holds 24 bytes a logit instead of 14."""
+    from memviz.core.estimate import estimate
+    a = get_preset("qwen2.5-7b").architecture()
+    fallback = ("INFO [topk_topp_sampler.py:50] FlashInfer is available, but it is not enabled. Falling back to the "
+                "PyTorch-native implementation of top-p & top-k sampling.\n")
+    native = vllm_scenario(LOG_010 + fallback, a, "a100-80g")
+    assert dict(native.options)["flashinfer_sampler"] is False
+    assert "flashinfer_sampler" not in dict(vllm_scenario(LOG_010, a, "a100-80g").options)
+    off = vllm_scenario(LOG_010 + "INFO FlashInfer top-p/top-k sampling disabled via VLLM_USE_FLASHINFER_SAMPLER=0.\n",
+                        a, "a100-80g")
+    assert dict(off.options)["flashinfer_sampler"] is False
+    flash = native.with_changes(options={**dict(native.options), "flashinfer_sampler": True})
+    extra = estimate(a, native).bytes["activations"] - estimate(a, flash).bytes["activations"]
+    assert extra == 256 * a.vocab_size * (24 - 14)  # 256 dummy requests, one row of logits each
+    assert "VLLM_USE_FLASHINFER_SAMPLER=0 vllm serve" in estimate(a, native).launch_command()
