@@ -69,6 +69,8 @@ TYPES = {
     "lfm2_moe": dict(MOE, layer_types=["conv", "full_attention"], num_dense_layers=1),
     "falcon_h1": dict(mamba_n_heads=8, mamba_d_head=32, mamba_d_state=16, mamba_n_groups=1, mamba_expand=1,
                       mamba_d_ssm=256),
+    "granite_swa": dict(sliding_window=128), "granitemoe_swa": dict(MOE, sliding_window=128, intermediate_size=128),
+    "mellum": dict(MOE, num_experts=4),
     "glm4_moe_lite": dict(MOE, n_routed_experts=4, n_shared_experts=1, first_k_dense_replace=1,
                                           kv_lora_rank=64, q_lora_rank=96, qk_rope_head_dim=16, qk_nope_head_dim=32,
                                           v_head_dim=32, n_group=1, topk_group=1, head_dim=None,

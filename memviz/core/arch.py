@@ -46,6 +46,7 @@ KNOWN_MODEL_TYPES = (
     *("granite", "granitemoe", "granitemoeshared", "smollm3", "ministral3", "exaone", "internlm3", "helium",
       "vaultgemma", "cwm", "minicpm3", "youtu", "iquestcoder"),  # Llama's layout: LLAMA_LAYOUT_TIED
     "dbrx", "mpt",
+    "granite_swa", "granitemoe_swa", "mellum",  # Llama's layout with attention sinks; with q/k norms and experts
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
 #: usual fields; each checked against transformers 5.24's build and a tiny real run, tests/core/engines/
@@ -53,8 +54,9 @@ KNOWN_MODEL_TYPES = (
 #: (SmolLM3Config, MiniCPM3Config, VaultGemmaConfig, YoutuConfig: tie_word_embeddings=True)
 LLAMA_LAYOUT_TIED = frozenset({"smollm3", "minicpm3", "vaultgemma", "youtu"})
 #: known types whose config class ties the embeddings unless the config says otherwise (GemmaConfig and its
-#: successors, MptConfig, and LLAMA_LAYOUT_TIED's)
-TIED_BY_DEFAULT = LLAMA_LAYOUT_TIED | {"gemma", "gemma2", "gemma3_text", "gemma3n_text", "gemma4_text", "mpt"}
+#: successors, MptConfig, GraniteSWAConfig, and LLAMA_LAYOUT_TIED's)
+TIED_BY_DEFAULT = LLAMA_LAYOUT_TIED | {"gemma", "gemma2", "gemma3_text", "gemma3n_text", "gemma4_text", "mpt",
+                                       "granite_swa"}
 #: model types read as the decoders they are built of. The language models of Qwen's VL wrappers
 #: (Qwen2_5_VLTextModel: Qwen2's decoder with q/k/v biases; Qwen3VLTextModel / Qwen3VLMoeTextModel: Qwen3's, q/k norms
 #: included; Glm4vTextModel / Glm4vMoeTextModel: GLM-4's and GLM-4.5's); Sarvam's models, which transformers 5.24
@@ -109,6 +111,7 @@ _BY_ARCHITECTURE = {
     "FlexOlmoForCausalLM": "flex_olmo", "SeedOssForCausalLM": "seed_oss", "GlmForCausalLM": "glm",
     "StableLmForCausalLM": "stablelm", "NemotronForCausalLM": "nemotron", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
     "PhimoeForCausalLM": "phimoe", "MiniMaxM2ForCausalLM": "minimax_m2", "HyperCLOVAXForCausalLM": "hyperclovax",
+    "GraniteSWAForCausalLM": "granite_swa", "GraniteMoeSWAForCausalLM": "granitemoe_swa", "MellumForCausalLM": "mellum",
     "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe", "Cohere2MoeForCausalLM": "cohere2_moe",
     "Lfm3ForCausalLM": "lfm3", "OlmoHybridForCausalLM": "olmo_hybrid", "Dots1ForCausalLM": "dots1",
 }
@@ -703,7 +706,7 @@ def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bo
 #: intermediate_size whatever else a config carries (MixtralConfig, GptOssConfig, OlmoeConfig, FlexOlmoConfig,
 #: PhimoeConfig, MiniMaxM2Config, GraniteMoe*Config, AriaTextConfig)
 EXPERTS_OF_INTERMEDIATE = frozenset({"mixtral", "gpt_oss", "olmoe", "flex_olmo", "phimoe", "minimax_m2", "granitemoe",
-                                     "granitemoeshared", "granitemoehybrid", "aria_text"})
+                                     "granitemoeshared", "granitemoehybrid", "aria_text", "granitemoe_swa"})
 
 
 def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str, Any]:
@@ -1084,6 +1087,8 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
         if len(rope) != n_layers:
             raise InputError(f"no_rope_layers has {len(rope)} entries for {n_layers} layers")
         return tuple(SLIDING if r else FULL for r in rope)
+    if model_type in ("granite_swa", "granitemoe_swa"):  # GraniteSWAConfig / GraniteMoeSWAConfig: every 4th from 0 full
+        return tuple(FULL if i % 4 == 0 else SLIDING for i in range(n_layers))
     if model_type == "gpt_oss":  # GptOssConfig default: sliding, full, sliding, ...
         return tuple(SLIDING if i % 2 == 0 else FULL for i in range(n_layers))
     if model_type == "flint":  # FlintConfig: the first two, every fourth from the second and the last layer full
@@ -1414,6 +1419,10 @@ def _family_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
         return dict(norm_bias=True, lm_head_bias=bool(cfg.get("lm_head_bias", False)))
     if model_type == "hyperclovax":
         return dict(norms_per_layer=4 if cfg.get("use_post_norm", True) else 2)
+    if model_type in ("granite_swa", "granitemoe_swa"):  # GraniteSWAAttention.sinks: one logit per head
+        return dict(attention_sinks=True)
+    if model_type == "mellum":  # MellumAttention: q_norm / k_norm over head_dim
+        return dict(qk_norm=True)
     return {}
 
 

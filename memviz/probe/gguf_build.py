@@ -40,7 +40,9 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "bamba": "granitehybrid",  # conversion/granite.py `GraniteHybridModel` converts Bamba too
              "lfm2": "lfm2", "lfm2_moe": "lfm2moe", "falcon_h1": "falcon-h1", "deepseek_v4": "deepseek4",
              "minimax_m3_vl_text": "minimax-m3", "hy_v4": "hy_v4", "laguna": "laguna", "dbrx": "dbrx",
-             "mpt": "mpt"}
+             "mpt": "mpt",
+             # conversion/granite.py `GraniteSWAModel` converts Granite SWA and Granite MoE SWA alike
+             "granite_swa": "granite_swa", "granitemoe_swa": "granite_swa", "mellum": "mellum"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -130,8 +132,12 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     if arch == "mpt":  # conversion/mpt.py `MPTModel.set_gguf_parameters`: LayerNorm's epsilon, ALiBi's bias
         w.add_layer_norm_eps(1e-5)
         w.add_max_alibi_bias(8.0)
-    if arch in ("gemma2", "gpt-oss") or (arch == "laguna" and a.sliding_window):
+    if arch in ("gemma2", "gpt-oss") or (arch in ("laguna", "granite_swa", "mellum") and a.sliding_window):
         w.add_sliding_window(a.sliding_window)
+    if arch in ("granite_swa", "mellum") and a.sliding_window:  # conversion/granite.py, mellum.py: a flag a layer
+        w.add_sliding_window_pattern([kind == SLIDING for kind in a.layer_types])
+    if arch == "granite_swa":  # GraniteModel.set_gguf_parameters: the multipliers (1: none; memory is the same)
+        w.add_logit_scale(1.0)
     if arch == "gemma2":
         w.add_attn_logit_softcapping(50.0)
         w.add_final_logit_softcapping(30.0)

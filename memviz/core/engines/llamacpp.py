@@ -329,6 +329,9 @@ class LlamaCpp(Engine):
                              "estimate them with transformers or vLLM")
         if a.altup_inputs:
             self._check_gemma3n(a)
+        if a.model_type == "mellum" and not all(a.moe_layers):  # src/models/mellum.cpp `load_arch_tensors`
+            raise InputError("llama.cpp's Mellum builds experts in every layer (ffn_gate_inp and the expert tensors "
+                             "are required); this config has dense layers (mlp_layer_types)")
         if sc.kv_format not in CACHE_TYPES:
             raise InputError(f"llama.cpp has no cache type {sc.kv_format!r}; it takes {', '.join(CACHE_TYPES.values())}")
         if sc.kv_format in QUANTIZED_KV and not self.flash(sc, options):

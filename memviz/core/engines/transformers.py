@@ -120,11 +120,12 @@ FP16_WIDE_KINDS = {
 }
 #: model types whose transformers 5.24 class has no SDPA path (`_supports_sdpa` unset: Gemma2ForCausalLM,
 #: GptOssForCausalLM, GPTNeoForCausalLM, BloomForCausalLM, MiMoV2FlashForCausalLM, FlintForCausalLM,
-#: DeepseekV4ForCausalLM, VaultGemmaForCausalLM, MptForCausalLM; HYV4ForCausalLM sets it False): without attn_implementation
+#: DeepseekV4ForCausalLM, VaultGemmaForCausalLM, MptForCausalLM; HYV4ForCausalLM, GraniteSWAForCausalLM and
+#: GraniteMoeSWAForCausalLM set it False): without attn_implementation
 #: transformers runs them eager, scores materialised (5.17 still ran Gemma-2 with SDPA: the H200 runs in
 #: tests/data/probe record it, and a scenario naming sdpa is estimated so)
 EAGER_ONLY = frozenset({"gemma2", "gpt_oss", "gpt_neo", "bloom", "mimo_v2_flash", "flint", "deepseek_v4", "hy_v4",
-                        "vaultgemma", "mpt"})
+                        "vaultgemma", "mpt", "granite_swa", "granitemoe_swa"})
 _ATTENTION = frozenset({Role.ATTENTION})
 _MLP = frozenset({Role.MLP, Role.EXPERT})
 RUNTIME_BYTES_CPU = 425 * MiB

@@ -41,6 +41,9 @@ ARCH_TO_MODEL_TYPE = {
     # shared MLP (conversion/granite.py), Ministral 3's are mistral3
     "granite": "granite", "granitemoe": "granitemoeshared", "smollm3": "smollm3", "exaone": "exaone",
     "minicpm3": "minicpm3", "mistral3": "ministral3", "dbrx": "dbrx", "mpt": "mpt",
+    # with attention sinks (conversion/granite.py `GraniteSWAModel`, experts read from the file where it has them);
+    # with q/k norms and experts (conversion/mellum.py)
+    "granite_swa": "granite_swa", "mellum": "mellum",
     # Ollama's Llama 3.2 Vision files (ollama convert/convert_mllama.go `mllamaModel.KV`): llama.cpp has no mllama
     "mllama": "mllama_text_model",
 }

@@ -1,7 +1,8 @@
 """The Llama-shaped families that differ from Llama in their norms, biases and MLP (Command R, OLMo 1-3, OLMoE,
 FlexOlmo, Seed-OSS, GLM, StableLM, Nemotron, HunYuan dense, PhiMoE, MiniMax-M2, HyperCLOVA X) and those of Llama's
 layout under types of their own (Granite 3, SmolLM3, Ministral 3, EXAONE, InternLM3, Helium, VaultGemma, CWM,
-MiniCPM3 and Youtu with MLA, IQuest-Coder), run for real as tiny
+MiniCPM3 and Youtu with MLA, IQuest-Coder; Granite SWA and Granite MoE SWA with attention sinks, Mellum with q/k
+norms and experts), run for real as tiny
 random transformers models on the CPU: the model holds memviz's parameters and the cache it fills memviz's KV
 (transformers 5.24's modeling files of each type). Read as Llama before, NemotronConfig's default (Nemotron-4 15B)
 counted +30.9 % (a gated MLP) and CohereConfig's without `tie_word_embeddings` +6.0 % (its 256K-row head twice)."""
@@ -52,6 +53,10 @@ CASES = {
     "iquestcoder": dict(),
     "minicpm3": dict(q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=16),
     "youtu": dict(q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=16, head_dim=8),
+    # Granite's SWA releases: a learned sink per head, three sliding layers in four; Mellum: q/k norms, experts
+    "granite_swa": dict(sliding_window=32), "granitemoe_swa": dict(sliding_window=32, num_local_experts=4,
+                                                                   num_experts_per_tok=2),
+    "mellum": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, head_dim=16),
 }
 
 
