@@ -159,9 +159,10 @@ def inference_workspace(
         # gated experts: the fused gate_up output (2) stays alive under act(gate) and the product in transformers
         routed_units = (max(3 + extra, 4) if eager_modules else 3) if a.mlp_gated else 2 + extra
         rows = b * n * a.experts_per_token
-        routed = rows * (routed_units * (a.moe_intermediate_size / tp) + a.hidden_size) * act_bytes
+        width = a.moe_hidden_size or a.hidden_size  # the experts' space (Muse Spark's narrower one)
+        routed = rows * (routed_units * (a.moe_intermediate_size / tp) + width) * act_bytes
         if eager_modules:  # the down output, its weighted copy and its reordering, beside the gathered input
-            routed = np.maximum(routed, rows * 4 * a.hidden_size * act_bytes)
+            routed = np.maximum(routed, rows * 4 * width * act_bytes)
         shared = b * n * dense_units * (a.shared_expert_intermediate_size / tp) * act_bytes
         router = b * n * a.num_experts * 4
         moe = routed + shared + router

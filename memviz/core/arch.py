@@ -47,6 +47,7 @@ KNOWN_MODEL_TYPES = (
       "vaultgemma", "cwm", "minicpm3", "youtu", "iquestcoder"),  # Llama's layout: LLAMA_LAYOUT_TIED
     "dbrx", "mpt",
     "granite_swa", "granitemoe_swa", "mellum",  # Llama's layout with attention sinks; with q/k norms and experts
+    "muse_spark_text",
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
 #: usual fields; each checked against transformers 5.24's build and a tiny real run, tests/core/engines/
@@ -194,7 +195,11 @@ class Architecture:
     num_experts: int = 0
     experts_per_token: int = 0
     moe_intermediate_size: int = 0
+    # Muse Spark's experts work in a narrower space (MuseSparkMoE: pre_expert_proj and its norm into moe_hidden_size,
+    # the experts there, a norm, post_expert_proj back); 0: the hidden size
+    moe_hidden_size: int = 0
     shared_expert_intermediate_size: int = 0
+    residual_gates: bool = False  # Muse Spark: a learned gate vector on each residual branch (two a layer)
     shared_expert_gate: bool = False
     router_bias: bool = False
     expert_bias: bool = False
@@ -755,7 +760,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                                                  "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
                                                  "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash",
                                                  "deepseek_v4", "minimax_m3_vl_text", "hy_v4", "laguna", "axk1",
-                                                 "kolibri1", "beam", "minimax_m2", "dots1")
+                                                 "kolibri1", "beam", "minimax_m2", "dots1", "muse_spark_text")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
@@ -1087,6 +1092,8 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
         if len(rope) != n_layers:
             raise InputError(f"no_rope_layers has {len(rope)} entries for {n_layers} layers")
         return tuple(SLIDING if r else FULL for r in rope)
+    if model_type == "muse_spark_text":  # MuseSparkTextConfig: every 4th layer full, counted back from the last
+        return tuple(FULL if (n_layers - 1 - i) % 4 == 0 else SLIDING for i in range(n_layers))
     if model_type in ("granite_swa", "granitemoe_swa"):  # GraniteSWAConfig / GraniteMoeSWAConfig: every 4th from 0 full
         return tuple(FULL if i % 4 == 0 else SLIDING for i in range(n_layers))
     if model_type == "gpt_oss":  # GptOssConfig default: sliding, full, sliding, ...
@@ -1671,6 +1678,11 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(mlp_gated=False)
     if model_type == "muse_glimmer_text":  # MuseGlimmerTextAttention: Afmoe's output gate, its q/k norms without a
         kw.update(attn_output_gate=True, norms_per_layer=4)  # scale; Gemma 2's four norms a layer (modular_muse_glimmer)
+    if model_type == "muse_spark_text":  # MuseSparkTextDecoderLayer: Muse Glimmer's attention; three norms with a
+        # weight (the post-attention one has none), two residual gates; a sigmoid router with its score bias
+        # (MuseSparkTopkRouter), the experts behind a projection (MuseSparkMoE)
+        kw.update(attn_output_gate=True, norms_per_layer=3, residual_gates=True,
+                  moe_hidden_size=_int(cfg.get("moe_hidden_size", hidden), "moe_hidden_size"))
     if model_type in GATED_DELTANET_TYPES:
         kw.update(_gated_deltanet_fields(cfg, model_type, hidden, n_heads))
     if model_type == "nemotron_h":

@@ -277,13 +277,19 @@ def _moe(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         out.append(Tensor(f"{p}.gate.tid2eid", (a.vocab_size, a.experts_per_token), Role.EMBEDDING, i, "tid2eid"))
     elif a.router_score_bias:
         out.append(Tensor(f"{p}.router.e_score_correction_bias", (e,), Role.ROUTER, i, "router_bias"))
+    eh = a.moe_hidden_size or h  # the experts' width
+    if a.moe_hidden_size:  # MuseSparkMoE: into the experts' space and its norm, a norm after them, back out
+        _linear(out, f"{p}.pre_expert_proj", eh, h, Role.MLP, i, "pre_expert")
+        _norm(out, a, f"{p}.pre_expert_norm", eh, i)
+        _norm(out, a, f"{p}.experts.post_expert_norm", eh, i)
+        _linear(out, f"{p}.post_expert_proj", h, eh, Role.MLP, i, "post_expert")
     if a.mlp_gated:  # Nemotron-H's experts are up / down only (NemotronHExperts)
-        out.append(Tensor(f"{p}.experts.gate_proj", (e, inter, h), Role.EXPERT, i, "gate_exps"))
-    out.append(Tensor(f"{p}.experts.up_proj", (e, inter, h), Role.EXPERT, i, "up_exps"))
-    out.append(Tensor(f"{p}.experts.down_proj", (e, h, inter), Role.EXPERT, i, "down_exps"))
+        out.append(Tensor(f"{p}.experts.gate_proj", (e, inter, eh), Role.EXPERT, i, "gate_exps"))
+    out.append(Tensor(f"{p}.experts.up_proj", (e, inter, eh), Role.EXPERT, i, "up_exps"))
+    out.append(Tensor(f"{p}.experts.down_proj", (e, eh, inter), Role.EXPERT, i, "down_exps"))
     if a.expert_bias:
         out.append(Tensor(f"{p}.experts.gate_up_proj_bias", (e, 2 * inter), Role.EXPERT, i, "exps_bias"))
-        out.append(Tensor(f"{p}.experts.down_proj_bias", (e, h), Role.EXPERT, i, "exps_bias"))
+        out.append(Tensor(f"{p}.experts.down_proj_bias", (e, eh), Role.EXPERT, i, "exps_bias"))
     if a.shared_expert_intermediate_size:
         _dense_mlp(out, a, f"{p}.shared_expert", i, a.shared_expert_intermediate_size)
     if a.shared_expert_gate:
@@ -325,6 +331,9 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
         p = f"model.layers.{i}"
         for n in range(a.norms_per_layer):
             _norm(out, a, f"{p}.norm{n}", a.hidden_size, i)
+        if a.residual_gates:  # MuseSparkResidualGate after the attention and after the feed-forward, float32
+            for name in ("post_attention_residual_gate", "post_feedforward_residual_gate"):
+                out.append(Tensor(f"{p}.{name}.gate", (a.hidden_size,), Role.NORM, i, "residual_gate"))
         if a.layer_types[i] == CROSS:
             _cross_attention(out, a, p, i)
         elif a.layer_types[i] != NO_MIXER:

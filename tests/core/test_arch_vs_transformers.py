@@ -52,7 +52,8 @@ def _reference(model_type: str) -> tuple[dict, int, int]:
 #: wrappers whose vision tower transformers builds with timm (Gemma 3n's MobileNetV5): checked without it below
 TIMM_TOWERS = {"gemma3n"}
 #: known types transformers builds only inside a multimodal wrapper (no causal-LM class): checked with it below
-WRAPPED_ONLY = {"gemma3", "muse_glimmer_text", "cosmos3_edge_text", "mllama_text_model", "molmo2_text"}
+WRAPPED_ONLY = {"gemma3", "muse_glimmer_text", "cosmos3_edge_text", "mllama_text_model", "molmo2_text",
+                "muse_spark_text"}
 
 
 @pytest.mark.parametrize("model_type", sorted(set(KNOWN_MODEL_TYPES) - WRAPPED_ONLY))
