@@ -1042,7 +1042,7 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
     gpt_oss, qwen2...); Gemma-2 and gpt-oss alternate sliding/full starting with
     sliding (`Gemma2Config`, `GptOssConfig`); Gemma-3 makes every `sliding_window_pattern`-th layer full
     (`Gemma3TextConfig`, default 6), Cohere2, OLMo-3 and EXAONE-4 every 4th (or their `sliding_window_pattern`,
-    EXAONE's as a string like "LLLG"); Mistral/Mixtral/Phi-3 apply `sliding_window`
+    EXAONE's as a string like "LLLG"); Mistral/Mixtral/Phi-3/Starcoder2 apply `sliding_window`
     to every layer when it is set; Qwen2-family configs use it only when
     `use_sliding_window` is true, for layers >= `max_window_layers`.
     """
@@ -1112,8 +1112,8 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
             return tuple(SLIDING if pattern[i % len(pattern)] == "L" else FULL for i in range(n_layers))
         pattern = _at_least_one(pattern, "sliding_window_pattern")
         return tuple(SLIDING if (i + 1) % pattern else FULL for i in range(n_layers))
-    if model_type in ("mistral", "mixtral", "phi3"):
-        return (SLIDING,) * n_layers
+    if model_type in ("mistral", "mixtral", "phi3", "starcoder2"):  # Starcoder2Attention passes the window too;
+        return (SLIDING,) * n_layers  # transformers' cache makes a layer with a sliding_window a sliding one
     return (FULL,) * n_layers
 
 

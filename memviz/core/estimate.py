@@ -279,6 +279,7 @@ def inputs(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray
     engine = get_engine(sc.engine)
     options = engine.resolve(dict(sc.options))
     engine.check(a, sc, options)
+    a = engine.runs_as(a)
     context, batch = np.broadcast_arrays(np.asarray(context, dtype=np.int64), np.asarray(batch, dtype=np.int64))
     seqs_given = bool(sc.sequence_tokens) and context.shape == () and context == sc.context_tokens and batch == sc.batch
     return Inputs(a, sc, get_weight_format(sc.weight_format), get_kv_format(sc.kv_format), options,

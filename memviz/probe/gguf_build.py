@@ -52,8 +52,6 @@ def check_supported(a: Architecture) -> str:
     if a.model_type not in GGUF_ARCH:
         raise InputError(f"building a GGUF file for model_type '{a.model_type}' is not supported "
                          f"(supported: {', '.join(sorted(GGUF_ARCH))}); give an existing file with --gguf")
-    if a.model_type in ("mistral", "llama") and SLIDING in a.layer_types:
-        raise InputError("llama.cpp runs Mistral's sliding window as full attention; use a GGUF file with --gguf")
     if a.model_type == "falcon_h1" and (a.linear_proj_bias or a.linear_out_bias):
         raise InputError("llama.cpp's Falcon-H1 loads no in_proj / out_proj bias for its Mamba2 mixer "
                          "(src/models/falcon-h1.cpp); mamba_proj_bias / projectors_bias are not built")

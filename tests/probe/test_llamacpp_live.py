@@ -346,3 +346,18 @@ def test_sliding_window_families_with_sinks_and_q_k_norms_match_llamacpp(data_di
     compute = _model_and_kv_exact_then_compute(r)
     assert r["buffers"]["kv_caches"]["cache4_cells"] == 768  # a sliding stream: PAD(256 + 512, 256)
     assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10
+
+
+@pytest.mark.parametrize("fa", ["on", "off"])
+def test_a_window_llamas_architecture_lacks_is_cached_in_full(data_dir, fa):
+    """A Mistral config with a sliding window converts to llama.cpp's llama, which has no sliding-window cache: a
+    real llama.cpp gives every layer n_ctx cells (two streams of 1,024 here, not PAD(256 + 512, 256) = 768), as
+    memviz now estimates (LlamaCpp.runs_as); the model buffers exact, the compute buffer within 10 %."""
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / "mistral-sliding.json"), "--weights", "Q8_0",
+                         "--context", "2048", "--flash-attn", fa, "--parallel", "2", "--prompt", "24", "--new", "4",
+                         "--no-store")
+    assert rc == 0
+    r = result_of(messages)
+    compute = _model_and_kv_exact_then_compute(r)
+    assert r["buffers"]["kv_caches"]["cache0_cells"] == 1024 and r["buffers"]["kv_caches"]["cache0_layers"] == 8
+    assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10

@@ -201,6 +201,11 @@ class Engine:
         """The attention implementation the engine runs `a` with when the scenario names none."""
         return self.attention_default
 
+    def runs_as(self, a: Architecture) -> Architecture:
+        """`a` as the engine builds it, where its own model differs from the checkpoint's (llama.cpp's full
+        attention for the sliding windows of types it builds without them); `a` itself by default."""
+        return a
+
     def default_context(self, a: Any, total_vram_bytes: float | None) -> int:
         """Tokens per sequence when the user gives none; `total_vram_bytes`: the scenario's GPUs together, if known."""
         return min(self.default_context_tokens, a.max_position_embeddings or self.default_context_tokens)

@@ -118,6 +118,16 @@ GEMMA3N_FIXED = {"altup_inputs": 4, "laurel_rank": 64, "per_layer_input_size": 2
 _K_PROJECTIONS = ("attn_k.weight", "attn_qkv.weight", "self_attn.k_proj.weight")
 #: model types llama.cpp 0c1e570 builds no model for (src/llama-model.cpp `llama_model_mapping` throws "unsupported
 #: model architecture"; conversion/__init__.py `TEXT_MODEL_MAP` names none of their transformers classes)
+#: model types whose llama.cpp 0c1e570 architecture keeps a sliding-window cache: those whose `load_arch_hparams`
+#: sets a swa_type (src/models/gemma2.cpp, gemma3.cpp, gemma3n.cpp, gemma4.cpp, openai-moe.cpp, cohere2.cpp,
+#: cohere2moe.cpp, olmo2.cpp, exaone4.cpp, exaone-moe.cpp, afmoe.cpp, laguna.cpp, llama4.cpp, mimo2.cpp,
+#: muse-glimmer.cpp, granite-swa.cpp, mellum.cpp, deepseek4.cpp, dots3note.cpp). The others run a config's window
+#: as full attention: Mistral and Mixtral convert to llama, which has none; Qwen2 / Qwen3, Starcoder2 and PhiMoE
+#: load none; Phi-3 reads it and sets swa_type NONE (phi3.cpp: "TODO: fix conversion scripts").
+SWA_TYPES = frozenset({"gemma2", "gemma3_text", "gemma3n_text", "gemma4_text", "gpt_oss", "cohere2", "cohere2_moe",
+                       "olmo3", "exaone4", "exaone_moe", "afmoe", "laguna", "llama4_text", "mimo_v2_flash",
+                       "muse_glimmer_text", "granite_swa", "granitemoe_swa", "mellum", "deepseek_v4",
+                       "dots3_note_text"})
 NO_ARCHITECTURE = frozenset({"opt", "gptj", "codegen", "gpt_neo", "persimmon", "flint", "nanochat", "axk1",
                              "kolibri1", "beam", "flex_olmo", "hyperclovax", "lfm3",
                              "olmo_hybrid", "cosmos3_edge_text", "aria_text",
@@ -347,6 +357,14 @@ class LlamaCpp(Engine):
         if options["image_max_tokens"] and not options["mmproj"]:
             raise InputError("image_max_tokens is libmtmd's (--image-max-tokens): it needs the mmproj loaded (mmproj)")
         split_points(sc.pp, options["tensor_split"])
+
+    def runs_as(self, a: Architecture) -> Architecture:
+        """A type whose llama.cpp architecture has no sliding-window cache (`SWA_TYPES`) runs its windows as full
+        attention: every layer caches n_ctx cells."""
+        if SLIDING not in a.layer_types or a.model_type in SWA_TYPES:
+            return a
+        return a.with_changes(layer_types=tuple(FULL if kind == SLIDING else kind for kind in a.layer_types),
+                              sliding_window=None)
 
     @staticmethod
     def _check_gemma3n(a: Architecture) -> None:
