@@ -47,7 +47,7 @@ KNOWN_MODEL_TYPES = (
       "vaultgemma", "cwm", "minicpm3", "youtu", "iquestcoder"),  # Llama's layout: LLAMA_LAYOUT_TIED
     "dbrx", "mpt",
     "granite_swa", "granitemoe_swa", "mellum",  # Llama's layout with attention sinks; with q/k norms and experts
-    "muse_spark_text",
+    "muse_spark_text", "ministral",  # MinistralForCausalLM: Mistral's decoder, its window in every layer
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
 #: usual fields; each checked against transformers 5.24's build and a tiny real run, tests/core/engines/
@@ -113,6 +113,7 @@ _BY_ARCHITECTURE = {
     "StableLmForCausalLM": "stablelm", "NemotronForCausalLM": "nemotron", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
     "PhimoeForCausalLM": "phimoe", "MiniMaxM2ForCausalLM": "minimax_m2", "HyperCLOVAXForCausalLM": "hyperclovax",
     "GraniteSWAForCausalLM": "granite_swa", "GraniteMoeSWAForCausalLM": "granitemoe_swa", "MellumForCausalLM": "mellum",
+    "MinistralForCausalLM": "ministral",
     "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe", "Cohere2MoeForCausalLM": "cohere2_moe",
     "Lfm3ForCausalLM": "lfm3", "OlmoHybridForCausalLM": "olmo_hybrid", "Dots1ForCausalLM": "dots1",
 }
@@ -1112,7 +1113,7 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
             return tuple(SLIDING if pattern[i % len(pattern)] == "L" else FULL for i in range(n_layers))
         pattern = _at_least_one(pattern, "sliding_window_pattern")
         return tuple(SLIDING if (i + 1) % pattern else FULL for i in range(n_layers))
-    if model_type in ("mistral", "mixtral", "phi3", "starcoder2"):  # Starcoder2Attention passes the window too;
+    if model_type in ("mistral", "mixtral", "phi3", "starcoder2", "ministral"):  # Starcoder2Attention too;
         return (SLIDING,) * n_layers  # transformers' cache makes a layer with a sliding_window a sliding one
     return (FULL,) * n_layers
 

@@ -22,7 +22,8 @@ ALLOWED = {
 NOT_WEIGHTS = ("inv_freq", "rotary", "causal_mask", "masked_bias", "embed_scale")
 #: fields a default configuration lacks for transformers to build it: Lfm2MoeConfig has no default layer_types
 #: (Lfm2MoeDecoderLayer indexes them): one attention layer in four over the default 32 layers
-#: NemotronConfig and HunYuan's configs leave num_key_value_heads / head_dim None, which their attention divides by
+#: NemotronConfig, HunYuan's and Ministral's configs leave num_key_value_heads / head_dim None, which their attention
+#: divides by
 #: Dots1Config leaves n_routed_experts, n_shared_experts and num_experts_per_tok None, which Dots1NaiveMoe sizes its
 #: experts and routes with: the released dots.llm1's 128, 2 and 6, its first layer dense
 #: DbrxAttentionConfig has no rope_theta, which DbrxAttention reads
@@ -30,7 +31,7 @@ BUILDABLE = {"lfm2_moe": {"layer_types": ["conv", "conv", "full_attention", "con
              "dots1": {"n_routed_experts": 128, "n_shared_experts": 2, "first_k_dense_replace": 1,
                        "num_experts_per_tok": 6},
              "nemotron": {"num_key_value_heads": 8}, "hunyuan_v1_dense": {"head_dim": 128},
-             "hunyuan_v1_moe": {"head_dim": 128},
+             "hunyuan_v1_moe": {"head_dim": 128}, "ministral": {"head_dim": 128},
              "dbrx": {"attn_config": {"rope_theta": 10_000.0}}}
 
 

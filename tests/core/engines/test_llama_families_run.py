@@ -57,6 +57,7 @@ CASES = {
     "granite_swa": dict(sliding_window=32), "granitemoe_swa": dict(sliding_window=32, num_local_experts=4,
                                                                    num_experts_per_tok=2),
     "mellum": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, head_dim=16),
+    "ministral": dict(sliding_window=32),  # Ministral-8B: Mistral's decoder, sliding in every layer
 }
 
 
