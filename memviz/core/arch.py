@@ -48,6 +48,7 @@ KNOWN_MODEL_TYPES = (
     "dbrx", "mpt",
     "granite_swa", "granitemoe_swa", "mellum",  # Llama's layout with attention sinks; with q/k norms and experts
     "muse_spark_text", "ministral",  # MinistralForCausalLM: Mistral's decoder, its window in every layer
+    "step3p5",  # Step 3.5 / 3.7's language model (Step3p7TextConfig)
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
 #: usual fields; each checked against transformers 5.24's build and a tiny real run, tests/core/engines/
@@ -80,7 +81,11 @@ _MOSAIC_NAMES = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "n_
 #: shared MLP's width of a GraniteMoeShared GGUF file (memviz's importer names it shared_expert_intermediate_size)
 _RENAMED = {"sarvam_moe": {"num_shared_experts": "n_shared_experts", "use_qkv_bias": "attention_bias"},
             "sarvam_mla": {"num_shared_experts": "n_shared_experts"}, "dbrx": _MOSAIC_NAMES, "mpt": _MOSAIC_NAMES,
-            "granitemoeshared": {"shared_expert_intermediate_size": "shared_intermediate_size"}}
+            "granitemoeshared": {"shared_expert_intermediate_size": "shared_intermediate_size"},
+            # Step3p7TextConfig.attribute_map: the released Step 3.5 / 3.7 configs' names
+            "step3p5": {"num_attention_groups": "num_key_value_heads", "moe_num_experts": "n_routed_experts",
+                        "moe_top_k": "num_experts_per_tok", "share_expert_dims": "share_expert_dim",
+                        "num_mtp_layers": "num_nextn_predict_layers"}}
 #: the transformers / vLLM class each text model type is built by (transformers 5.24 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES):
 #: a config whose model_type memviz does not know but whose `architectures` names one of these is read as that type,
 #: as vLLM resolves a model by its architecture (vllm/model_executor/models/registry.py): Kimi-K2's "kimi_k2" is
@@ -726,7 +731,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     moe_inter = _int(_get(cfg, *width_keys), "moe_intermediate_size")
     shared = 0
     if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint", "laguna", "kolibri1",
-                      "hunyuan_v1_moe"):  # Flint's ungated
+                      "hunyuan_v1_moe", "step3p5"):  # Flint's ungated; Step 3.5's share_expert_dim (_step3p5_config)
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
     elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                         "glm_moe_dsa", "solar_open", "deepseek_v4", "hy_v4", "axk1", "dots1"):  # one shared MLP of n_shared x I
@@ -1347,6 +1352,41 @@ def _cohere2_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _step3p5_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Step3p7TextConfig.__post_init__ (transformers 5.24, model_type step3p5) on a released config: layer_types and
+    mlp_layer_types lose the trailing num_nextn_predict_layers MTP entries; mlp_layer_types comes from
+    moe_layers_enum (the MoE layers' indices; by default every layer from the fourth); the sliding layers' query
+    heads from attention_other_setting; the shared expert is share_expert_dim wide, the experts
+    moe_intermediate_size."""
+    n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
+    out = dict(cfg)
+    for key in ("layer_types", "mlp_layer_types"):
+        if isinstance(out.get(key), list) and len(out[key]) > n:
+            out[key] = out[key][:n]
+    if out.get("mlp_layer_types") is None:
+        enum = out.get("moe_layers_enum")
+        items = enum.split(",") if isinstance(enum, str) else enum if enum is not None else range(3, n)
+        moe = {_int(int(str(i).strip()), "moe_layers_enum") for i in items if str(i).strip()}
+        out["mlp_layer_types"] = ["sparse" if i in moe else "dense" for i in range(n)]
+    other = out.get("attention_other_setting")
+    if out.get("num_sliding_attention_heads") is None and isinstance(other, dict):
+        out["num_sliding_attention_heads"] = other.get("num_attention_heads")
+    return {**out, "shared_expert_intermediate_size": out.get("share_expert_dim", 1280), "shared_expert_gate": False}
+
+
+def _step3p5_fields(cfg: dict[str, Any], n_layers: int, n_heads: int, head_dim: int,
+                    kinds: tuple[str, ...]) -> dict[str, Any]:
+    """Step3p7Attention (transformers 5.24): q/k norms, g_proj's gate (`gating`, True: one value a head), and the
+    sliding layers' own query heads (num_sliding_attention_heads), K/V heads shared; its router's score bias."""
+    sliding = _int(cfg.get("num_sliding_attention_heads") or n_heads, "num_sliding_attention_heads")
+    gate = _laguna_fields({"gating": cfg.get("gating", True)}, n_layers, n_heads, head_dim)["head_gate"]
+    out: dict[str, Any] = dict(qk_norm=True, head_gate=gate, router_score_bias=True)
+    heads = tuple(sliding if kind == SLIDING else n_heads for kind in kinds)
+    if set(heads) != {n_heads}:
+        out.update(layer_heads=heads, num_heads=max(heads))
+    return out
+
+
 def omni_thinker(cfg: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """A Qwen2.5-Omni / Qwen3-Omni config read as its thinker (`thinker_config`), the model that reads text, images
     and audio and writes text, which vLLM serves (Qwen2_5OmniThinkerForConditionalGeneration), with a warning naming
@@ -1568,6 +1608,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _dbrx_config(cfg)
     if model_type == "mpt":
         cfg = _mpt_config(cfg)
+    if model_type == "step3p5":
+        cfg = _step3p5_config(cfg)
     if model_type == "bamba":  # BambaConfig.layers_block_type: attention at attn_layer_indices, Mamba2 elsewhere
         attention = set(_int_list(cfg.get("attn_layer_indices"), "attn_layer_indices"))
         n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
@@ -1805,6 +1847,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_deepseek_v4_fields(cfg, n_layers))
         cfg = {**cfg, "layer_types": ["sliding_attention"] * n_layers}
     kw["layer_types"] = _layer_types(cfg, model_type, n_layers, kw["sliding_window"])
+    if model_type == "step3p5":
+        kw.update(_step3p5_fields(cfg, n_layers, kw["num_heads"], kw["head_dim"], kw["layer_types"]))
     if SLIDING not in kw["layer_types"]:
         kw["sliding_window"] = None
     kw["warnings"] = tuple(warnings)
