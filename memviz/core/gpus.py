@@ -34,6 +34,9 @@ DRIVER_RESERVED_BYTES = 516 * MiB
 #: Ada (compute capability 8.9) is the first NVIDIA architecture with FP8 tensor-core arithmetic
 #: (vLLM `current_platform.supports_fp8`, transformers `FineGrainedFP8HfQuantizer.validate_environment`)
 FP8_NATIVE_CAPABILITY = (8, 9)
+#: Turing (7.5) is the oldest architecture the Marlin mixed-precision kernels run on (vLLM 0.33
+#: kernels/linear/mixed_precision/marlin.py `get_min_capability` 75; gptqmodel 7.7.0 `_marlin_capability_supported`)
+MARLIN_MIN_CAPABILITY = (7, 5)
 
 
 @dataclass(frozen=True)

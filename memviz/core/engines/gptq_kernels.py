@@ -9,7 +9,9 @@ then `hf_gptqmodel_post_init`), GPTQ through optimum 2.3.0 (`optimum/gptq/quanti
   priority valid on the device. GPTQ: Swordfish 101 (compute capability 10.0, 10.3, 11.0: `utils/swordfish.py`
   `_SWORDFISH_ARCH_FLAGS`), Machete 100 (9.0 only: `utils/machete.py`), Marlin 90 (7.5 and up: `utils/marlin.py`
   `_marlin_capability_supported`), ExLlamaV2 80 (4-bit); AWQ (GEMM format) the same four's AWQ classes. On the CPU
-  the int4pack kernels (`torch_aten_kernel.py`, `torch_cpu_avx512.py`): the checkpoint's bytes, no scratch.
+  the int4pack kernels (`torch_aten_kernel.py`, `torch_cpu_avx512.py`), on ROCm and Apple GPUs the Triton /
+  PyTorch ones (`gemm_awq_triton.py`, `tritonv2.py`, `torch.py`; the four above declare CUDA only): taken as the
+  checkpoint's bytes, no scratch.
 - What each keeps after `post_init` (GPTQ taken as symmetric, as released GPTQ checkpoints mostly are):
   Marlin (`nn_modules/qlinear/marlin.py`) drops GPTQ's qzeros and, without act-order, its g_idx (with it: the
   sorted g_idx and its sort indices, int32 each), and gives every module a lock workspace of max(SMs, 128) int32
@@ -38,6 +40,7 @@ from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.formats import QUANTIZED_ROLES, get_weight_format, tensor_bytes
 from memviz.core.gguf_names import FUSED_GATE_UP, FUSED_QKV
+from memviz.core.gpus import MARLIN_MIN_CAPABILITY
 from memviz.core.inventory import Role
 from memviz.core.units import Unit, format_bytes
 
@@ -45,10 +48,10 @@ METHODS = ("awq", "gptq")
 KERNELS = ("auto", "swordfish", "machete", "marlin", "exllama_v2")
 LABELS = {"swordfish": "Swordfish", "machete": "Machete", "marlin": "Marlin", "exllama_v2": "ExLlamaV2",
           "cpu": "CPU int4pack", "portable": "Triton / PyTorch"}
-#: compute capabilities each CUDA kernel runs on (None: any)
+#: the only compute capabilities Swordfish and Machete run on (Marlin: MARLIN_MIN_CAPABILITY and up)
 _RUNS_ON = {"swordfish": ((10, 0), (10, 3), (11, 0)), "machete": ((9, 0),)}
-MARLIN_MIN_CAPABILITY = (7, 5)
-SMS = 128  # Marlin's workspace floor (`marlin_make_workspace_new`), the SM count taken for every GPU
+SMS = 128  # Marlin's workspace floor (`marlin_make_workspace_new`: max(SMs, 128)), the SM count taken for every GPU
+MARLIN_WORKSPACE_BYTES = SMS * 4  # a module's int32 lock workspace
 MARLIN_THREAD_N = 256  # `max_thread_n`, gptqmodel_ext/marlin/marlin.cuh
 EXLLAMA_INPUT_TOKENS = 2048  # `scratch_space_fixed(max_input_len=2048, ...)`
 EXLLAMA_BATCH = {"gptq": 8, "awq": 1}  # ExllamaV2Linear's default max_batch_size; AWQ_BATCH_SIZE's default
@@ -142,13 +145,13 @@ def held_bytes(method: str, kernel: str, mods: tuple[Module, ...], act_order: bo
     for m in mods:
         qzeros, g_idx = m.qzeros_bytes, m.g_idx_bytes
         if method == "gptq" and kernel == "marlin":
-            one = -qzeros + (g_idx if act_order else -g_idx) + max(SMS, 128) * 4
+            one = -qzeros + (g_idx if act_order else -g_idx) + MARLIN_WORKSPACE_BYTES
         elif method == "gptq" and kernel in ("machete", "swordfish"):
             one = -qzeros + (m.k * 4 if act_order and kernel == "machete" else 0)
         elif method == "awq" and kernel in ("machete", "swordfish"):
             one = 3 * qzeros  # int32 words of 8 zero points become 8 16-bit values
         elif kernel == "marlin":
-            one = max(SMS, 128) * 4
+            one = MARLIN_WORKSPACE_BYTES
         elif method == "gptq" and kernel == "exllama_v2":
             one = m.k * 4
         else:

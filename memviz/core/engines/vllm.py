@@ -82,7 +82,7 @@ from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_est
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
 from memviz.core.errors import InputError
 from memviz.core.formats import tensor_bytes
-from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, get_gpu
+from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, MARLIN_MIN_CAPABILITY, get_gpu
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
 from memviz.core.towers import VISION, VisionShape, vision_shape
@@ -100,7 +100,6 @@ SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
 NATIVE_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 8 + 1 + 4 + 1
 #: FP8 weight formats and whether their scales are 128 x 128 blocks; the GPUs where vLLM runs them on Marlin
 FP8_BLOCK_SCALES = {"fp8": False, "fp8-channel": False, "fp8-block": True}
-MARLIN_MIN_CAPABILITY = (7, 5)
 #: what `--quantization` makes of a 16-bit checkpoint while loading (`model_executor/layers/quantization/fp8.py`
 #: `Fp8Config` with is_checkpoint_fp8_serialized False: per-tensor dynamic FP8; `bitsandbytes.py`: in-flight NF4)
 QUANTIZE_ON_LOAD = {"fp8": "fp8", "bnb-nf4": "bitsandbytes"}

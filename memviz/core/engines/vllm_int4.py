@@ -24,10 +24,10 @@ from __future__ import annotations
 from memviz.core.arch import Architecture
 from memviz.core.engines.gptq_kernels import method_of, modules
 from memviz.core.errors import InputError
+from memviz.core.gpus import MARLIN_MIN_CAPABILITY
 from memviz.core.inventory import Role
 
 MACHETE_CAPABILITY = (9, 0)
-MARLIN_MIN_CAPABILITY = (7, 5)
 
 
 def check(a: Architecture, weight_format: str) -> None:
