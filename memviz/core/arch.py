@@ -1509,6 +1509,24 @@ ENCODER_TYPES = frozenset({
     "yoso"})
 
 
+#: transformers 5.24 types that generate no text: image / audio / video towers and their dual encoders (CLIP's
+#: kind), speech encoders, document-layout and retrieval encoders, Q-Formers, a token classifier (none has a
+#: causal-LM, image-text-to-text or speech-to-text class: tests/core/test_arch_vs_transformers.py)
+NON_GENERATIVE_TYPES = frozenset({
+    "aimv2", "aimv2_text_model", "align", "align_text_model", "altclip", "altclip_text_model", "beit",
+    "blip_2_qformer", "blt_local_encoder", "bridgetower", "bridgetower_text_model", "bros", "chinese_clip",
+    "chinese_clip_text_model", "clap", "clap_text_model", "clip", "clip_text_model", "clipseg", "clipseg_text_model",
+    "clvp_encoder", "data2vec-audio", "decision_transformer", "deepseek_ocr2_encoder", "dia_encoder", "dpr",
+    "embedding_gemma2", "embedding_gemma2_text", "flava", "flava_image_model", "flava_text_model",
+    "granite_speech5_encoder", "groupvit", "groupvit_text_model", "hubert", "instructblip_qformer",
+    "instructblipvideo_qformer", "layoutlmv2", "layoutlmv3", "layoutxlm", "lilt", "markuplm", "metaclip_2",
+    "metaclip_2_text_model", "omdet-turbo", "openai_privacy_filter", "ovis2_vision", "owlv2", "owlv2_text_model",
+    "owlvit", "owlvit_text_model", "sam3", "sam3_lite_text", "sam3_lite_text_text_model", "sew", "sew-d", "siglip",
+    "siglip2", "siglip2_text_model", "siglip_text_model", "splinter", "tipsv2",
+    "tipsv2_text_model", "tvp", "unispeech", "unispeech-sat", "videoprism", "videoprism_text_model", "vilt",
+    "visual_bert", "voxtral_encoder", "voxtral_realtime_encoder", "wav2vec2", "wavlm", "xclip", "xclip_text_model"})
+
+
 def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
     """One clear error for an encoder-decoder (T5, BART, Whisper), an encoder-only model (BERT's heads) or a decoder
     whose layers memviz does not model, of a type memviz does not know: read as a Llama-style decoder, its figures
@@ -1523,6 +1541,9 @@ def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
     if (names and all(n.endswith(_ENCODER_HEADS) for n in names)) or model_type in ENCODER_TYPES:
         named = f" ({', '.join(names)})" if names else ""
         raise InputError(f"{model_type}: an encoder model{named}; memviz estimates decoder-only LLMs")
+    if model_type in NON_GENERATIVE_TYPES:
+        raise InputError(f"{model_type}: an encoder or classifier that generates no text (an image, audio or "
+                         "retrieval model); memviz estimates decoder-only LLMs")
 
 
 def _type_of_architecture(cfg: dict[str, Any]) -> str | None:

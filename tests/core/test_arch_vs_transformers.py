@@ -420,3 +420,24 @@ def test_every_encoder_only_type_is_refused():
         cfg = {**AutoConfig.for_model(model_type).to_dict(), "architectures": None}
         with pytest.raises(InputError, match="an encoder model"):
             from_hf_config(cfg)
+
+
+def test_types_that_generate_no_text_are_refused():
+    """Towers, dual encoders, speech and retrieval encoders, Q-Formers (`NON_GENERATIVE_TYPES`), read before as
+    warned Llama-style decoders: each is refused from its default configuration, and none has a class transformers
+    5.24 generates text with."""
+    from transformers import AutoConfig
+    from transformers.models.auto import modeling_auto as auto
+
+    from memviz.core.arch import NON_GENERATIVE_TYPES
+
+    generating = (set(auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES) | set(auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES)
+                  | set(auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES)
+                  | set(auto.MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES))
+    assert not NON_GENERATIVE_TYPES & generating
+    for model_type in sorted(NON_GENERATIVE_TYPES):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cfg = AutoConfig.for_model(model_type).to_dict()
+        with pytest.raises(InputError, match="generates no text|an encoder"):
+            from_hf_config(cfg)
