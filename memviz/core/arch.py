@@ -49,6 +49,7 @@ KNOWN_MODEL_TYPES = (
     "granite_swa", "granitemoe_swa", "mellum",  # Llama's layout with attention sinks; with q/k norms and experts
     "muse_spark_text", "ministral",  # MinistralForCausalLM: Mistral's decoder, its window in every layer
     "step3p5",  # Step 3.5 / 3.7's language model (Step3p7TextConfig)
+    "mistral_large4_text",
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
 #: usual fields; each checked against transformers 5.24's build and a tiny real run, tests/core/engines/
@@ -249,6 +250,10 @@ class Architecture:
     indexer_heads: int = 0
     indexer_head_dim: int = 0
     indexer_layers: tuple[bool, ...] = ()
+    # Mistral Large 4: the MLA layers without rotary embeddings (their latent holds no rope part; their per-head
+    # nope width takes it), and learned scale and bias per head on the attention's and the indexer's softmax
+    nope_layers: tuple[bool, ...] = ()
+    softmax_scaling: bool = False
     # MiniMax-M3's block-sparse indexer (MiniMaxM3VLIndexer, transformers 5.24): its queries projected from the
     # hidden state, one key head, q/k RMS norms, no head weights; it picks blocks of keys rather than keys
     block_indexer: bool = False
@@ -383,6 +388,8 @@ class Architecture:
         producing = set(self.layer_types[:self.num_layers - self.kv_shared_layers])
         if self.kv_shared_layers and not set(self.layer_types[self.num_layers - self.kv_shared_layers:]) <= producing:
             raise InputError("a layer kind that reuses K/V (num_kv_shared_layers) has no earlier layer producing it")
+        if self.nope_layers and (len(self.nope_layers) != self.num_layers or not self.is_mla):
+            raise InputError(f"nope_layers must flag each of the {self.num_layers} layers of an MLA model")
         if self.indexer_head_dim and len(self.indexer_layers) != self.num_layers:
             raise InputError(f"indexer layers must list {self.num_layers} entries")
         if self.compress_ratios and (len(self.compress_ratios) != self.num_layers
@@ -441,6 +448,10 @@ class Architecture:
     def layer_v_from_k(self, i: int) -> bool:
         """Layer i computes no V of its own: it uses its K (Gemma 4's attention_k_eq_v, full-attention layers)."""
         return self.full_k_eq_v and self._full(i)
+
+    def layer_rope_dim(self, i: int) -> int:
+        """The rotary part of layer i's MLA latent and keys (0 in Mistral Large 4's NoPE layers)."""
+        return 0 if self.nope_layers and self.nope_layers[i] else self.qk_rope_head_dim
 
     def layer_indexer(self, i: int) -> bool:
         """Whether layer i runs (and caches keys for) a sparse-attention indexer of its own."""
@@ -527,7 +538,7 @@ class Architecture:
                     changes.setdefault("moe_layers", _resize(self.moe_layers, n))
                 if self.indexer_layers:
                     changes.setdefault("indexer_layers", _resize(self.indexer_layers, n))
-                for key in ("ffn_layers", "compress_ratios", "hash_layers", "layer_heads"):
+                for key in ("ffn_layers", "compress_ratios", "hash_layers", "layer_heads", "nope_layers"):
                     if getattr(self, key):
                         changes.setdefault(key, _resize(getattr(self, key), n))
         if "num_heads" in changes and self.layer_heads:  # a head count typed in applies to every layer
@@ -734,7 +745,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                       "hunyuan_v1_moe", "step3p5"):  # Flint's ungated; Step 3.5's share_expert_dim (_step3p5_config)
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
     elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
-                        "glm_moe_dsa", "solar_open", "deepseek_v4", "hy_v4", "axk1", "dots1"):  # one shared MLP of n_shared x I
+                        "glm_moe_dsa", "solar_open", "deepseek_v4", "hy_v4", "axk1", "dots1",
+                        "mistral_large4_text"):  # one shared MLP of n_shared x I
         shared = moe_inter * _int(cfg.get("n_shared_experts", int(model_type == "deepseek_v4")) or 0,
                                   "n_shared_experts")
     elif model_type in ("exaone_moe", "hy_v3", "afmoe"):  # ExaoneMoe / HYV3 / Afmoe: num_shared_experts x I
@@ -953,6 +965,26 @@ def _minimax_m3_fields(cfg: dict[str, Any]) -> dict[str, Any]:
                    indexer_head_dim=_int(_require(cfg, "index_head_dim"), "index_head_dim"),
                    indexer_layers=sparse, block_indexer=True)
     return out
+
+
+def _mistral_large4_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
+    """Mistral Large 4's decoder (transformers 5.24 modeling_mistral_large4.py, MistralLarge4TextConfig): GLM-5's
+    DSA attention without a query LoRA; every no_rope_layer_interval-th layer (default 4th) without RoPE, its latent
+    and kv_a_proj without the rope part and its kv_b_proj's nope width that much wider (`no_rope_layers`, 1: RoPE);
+    a learned scale and bias per head on the attention's and the indexer's softmax (MistralLarge4TextSoftmaxScaling);
+    DeepSeek-V3's experts with n_shared_experts shared. Layers sharing another's latent (kv_source_layers) are not
+    modelled and refused."""
+    listed = cfg.get("no_rope_layers")
+    rope = _int_list(listed, "no_rope_layers") if listed is not None else [
+        int((i + 1) % _at_least_one(cfg.get("no_rope_layer_interval", 4), "no_rope_layer_interval") != 0)
+        for i in range(n_layers)]
+    if len(rope) != n_layers:
+        raise InputError(f"no_rope_layers has {len(rope)} entries for {n_layers} layers")
+    sources = cfg.get("kv_source_layers")
+    if sources is not None and list(sources) != list(range(n_layers)):
+        raise InputError("mistral_large4_text: layers reading another layer's latent cache (kv_source_layers) are not "
+                         "modelled")
+    return dict(nope_layers=tuple(not r for r in rope), softmax_scaling=True)
 
 
 def _indexer_fields(cfg: dict[str, Any], n_layers: int, model_type: str) -> dict[str, Any]:
@@ -1851,8 +1883,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   head_dim=nope + rope, v_head_dim=_int(_require(cfg, "v_head_dim"), "v_head_dim"),
                   num_kv_heads=n_heads)
 
-    if cfg.get("index_head_dim") and model_type in ("deepseek_v32", "glm_moe_dsa", "hy_v4"):
+    if cfg.get("index_head_dim") and model_type in ("deepseek_v32", "glm_moe_dsa", "hy_v4", "mistral_large4_text"):
         kw.update(_indexer_fields(cfg, n_layers, model_type))
+    if model_type == "mistral_large4_text":
+        kw.update(_mistral_large4_fields(cfg, n_layers))
     if model_type == "hy_v4":  # HYV4Attention: a gate on the attention's output, a sink per head; HYV4HyperConnection
         kw.update(attn_output_gate=True, attention_sinks=True,
                   hyper_streams=_int(cfg.get("hc_mult", 4), "hc_mult"), hyper_comb=False)

@@ -82,10 +82,14 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
             _linear(out, f"{p}.q_b_proj", a.num_heads * a.head_dim, a.q_lora_rank, role, i, "q_b")
         else:
             _linear(out, f"{p}.q_proj", a.num_heads * a.head_dim, h, role, i, "q")
-        _linear(out, f"{p}.kv_a_proj_with_mqa", a.kv_lora_rank + a.qk_rope_head_dim, h, role, i, "kv_a")
+        rope = a.layer_rope_dim(i)  # Mistral Large 4's NoPE layers: no rope part, the nope width takes it
+        nope = a.qk_nope_head_dim + a.qk_rope_head_dim - rope
+        _linear(out, f"{p}.kv_a_proj_with_mqa", a.kv_lora_rank + rope, h, role, i, "kv_a")
         _norm(out, a, f"{p}.kv_a_layernorm", a.kv_lora_rank, i)
-        _linear(out, f"{p}.kv_b_proj", a.num_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, role, i, "kv_b")
+        _linear(out, f"{p}.kv_b_proj", a.num_heads * (nope + a.v_head_dim), a.kv_lora_rank, role, i, "kv_b")
         _linear(out, f"{p}.o_proj", h, a.num_heads * a.v_head_dim, role, i, "o")
+        if a.softmax_scaling:  # MistralLarge4TextSoftmaxScaling: a scale and a bias per head
+            out.append(Tensor(f"{p}.softmax_scaling.scale", (2 * a.num_heads,), Role.NORM, i, "softmax_scaling"))
         if a.layer_indexer(i):
             _indexer(out, a, f"{p}.indexer", i)
         if a.attn_output_gate:  # HYV4Attention.gate_proj: a gate per head and value channel
@@ -201,6 +205,10 @@ def _indexer(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     out.append(Tensor(f"{p}.k_norm.weight", (d,), Role.NORM, i, "indexer_k_norm"))
     out.append(Tensor(f"{p}.k_norm.bias", (d,), Role.NORM, i, "indexer_k_norm_bias"))
     _linear(out, f"{p}.weights_proj", a.indexer_heads, h, role, i, "indexer_proj")
+    if a.softmax_scaling:  # MistralLarge4TextIndexer: a LayerNorm on its input, its own softmax scale and bias
+        out.append(Tensor(f"{p}.q_input_norm.weight", (h,), Role.NORM, i, "indexer_q_input_norm"))
+        out.append(Tensor(f"{p}.q_input_norm.bias", (h,), Role.NORM, i, "indexer_q_input_norm_bias"))
+        out.append(Tensor(f"{p}.softmax_scaling.scale", (2 * a.indexer_heads,), Role.NORM, i, "softmax_scaling"))
 
 
 def _block_indexer(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
@@ -366,6 +374,8 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
             for k in range(a.altup_inputs - 1):
                 _linear(out, f"model.{name}.{k}", a.hidden_size, a.hidden_size, Role.MLP, None, name)
     _norm(out, a, "model.norm", a.hidden_size, None)
+    if a.softmax_scaling:  # MistralLarge4TextRotaryEmbedding.alpha: a learned value per rotary frequency
+        out.append(Tensor("model.rotary_emb.alpha", (a.qk_rope_head_dim // 2,), Role.NORM, None, "rope_alpha"))
     if not a.tie_word_embeddings:
         out.append(Tensor("lm_head.weight", (a.output_rows, a.hidden_size), Role.LM_HEAD, None, "output"))
     if a.lm_head_bias:

@@ -80,7 +80,7 @@ def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, laye
         return 2 * one if layout.k_is_v_twice and not a.layer_compress(layer) else one
     indexer = _indexer_key_bytes(a, fmt, layout) if a.layer_indexer(layer) else 0
     if a.is_mla and layout.latent_mla:
-        return fmt.bytes_per_vector(a.kv_lora_rank + a.qk_rope_head_dim) + indexer
+        return fmt.bytes_per_vector(a.kv_lora_rank + a.layer_rope_dim(layer)) + indexer
     heads = max(a.layer_kv_heads(layer) // layout.kv_heads_divisor, 1)
     k = heads * fmt.bytes_per_vector(a.layer_head_dim(layer)) + indexer
     if layout.v_rows_widest:

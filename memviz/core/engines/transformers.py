@@ -108,6 +108,7 @@ WIDE_KINDS = {
     "lfm2_moe": {"router_bias": 4},  # Lfm2MoeSparseMoeBlock.expert_bias, a float32 buffer
     "flint": {"router": 4, "sinks": 4},
     "muse_spark_text": {**_ROUTER, "residual_gate": 4},  # MuseSparkPreTrainedModel: the router, its bias, both gates
+    "mistral_large4_text": {"router": 4, "rope_alpha": 4},  # MistralLarge4PreTrainedModel: rotary_emb, the router
     "deepseek_v4": {"norm": 4, "hc_fn": 4, "hc_base": 4, "hc_scale": 4, "comp_ape": 4, "indexer_comp_ape": 4,
                     "sinks": 4, "router_bias": 4, "tid2eid": 8},
     "hy_v4": {**_ROUTER, "hc_fn": 4, "hc_base": 4, "hc_scale": 4, "indexer_proj": 4, "indexer_k_norm": 4,
