@@ -4,9 +4,6 @@ bias per head in the attention and the indexer (whose input has a LayerNorm of i
 a shared one, a learned alpha per rotary frequency. Read before as a warned Llama-style decoder: -0.83 % (the shared
 experts and the indexer missed), its latent 12.5 % wide in the NoPE layers and the indexer keys not cached."""
 
-import re
-import warnings
-
 import pytest
 
 from memviz.core.arch import from_hf_config
@@ -17,25 +14,17 @@ from memviz.core.inventory import parameter_count
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from tests.core.engines.transformers_runs import transformers_weights, wrapped_language_model  # noqa: E402
+
 
 def test_the_default_config_counts_what_transformers_builds_to_the_byte():
     """MistralLarge4Config's default: its language model's 1,050,118,202,912 elements and bf16 bytes (router and
     rotary alphas float32), its Pixtral tower counted apart."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        config = transformers.AutoConfig.for_model("mistral_large4")
-        with torch.device("meta"):
-            model = transformers.AutoModelForImageTextToText.from_config(config, dtype=torch.bfloat16)
-    stored = set(model.state_dict())
-    named = list(model.named_parameters()) + [(n, b) for n, b in model.named_buffers()
-                                              if n in stored and "inv_freq" not in n]
-    language = [t for n, t in named if not re.search(r"vision|multi_modal|projector|patch_merger", n)]
+    config, elements, nbytes = wrapped_language_model("mistral_large4", r"vision|multi_modal|projector|patch_merger")
     a = from_hf_config(config.to_dict())
     assert a.model_type == "mistral_large4_text" and not a.warnings
-    assert parameter_count(a) == sum(t.numel() for t in language) == 1_050_118_202_912
-    weights = estimate(a.with_changes(encoders=()), Scenario(engine="transformers", weight_format="bf16",
-                                                             context_tokens=64, device="cpu")).bytes["weights"]
-    assert weights == sum(t.numel() * t.element_size() for t in language)
+    assert parameter_count(a) == elements == 1_050_118_202_912
+    assert transformers_weights(a) == nbytes
     assert [e.family for e in a.encoders] == ["pixtral"]
 
 

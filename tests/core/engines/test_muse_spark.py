@@ -4,9 +4,6 @@ work in a narrower space (`MuseSparkMoE`: pre_expert_proj and its norm into moe_
 norm, post_expert_proj back) behind a float32 sigmoid router with its score bias. Read as a Llama-style decoder it
 counted +96.8 % (its experts taken hidden-wide)."""
 
-import re
-import warnings
-
 import pytest
 
 from memviz.core.arch import from_hf_config
@@ -17,6 +14,8 @@ from memviz.core.inventory import parameter_count
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from tests.core.engines.transformers_runs import transformers_weights, wrapped_language_model  # noqa: E402
+
 TOWERS = r"vision|visual|multi_modal|projector|audio|perception"
 
 
@@ -24,21 +23,11 @@ def test_the_default_config_counts_what_transformers_builds_to_the_byte():
     """MuseSparkConfig's default (62 layers, 256 experts of 4,096 in a 4,096-wide space under an 8,192 hidden size):
     the language model's elements and bf16 bytes (router, score bias and residual gates float32) as transformers
     builds it, towers aside (they stay named as uncounted)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        config = transformers.AutoConfig.for_model("muse_spark")
-        with torch.device("meta"):
-            model = transformers.AutoModelForImageTextToText.from_config(config, dtype=torch.bfloat16)
-    stored = set(model.state_dict())
-    named = list(model.named_parameters()) + [(n, b) for n, b in model.named_buffers()
-                                              if n in stored and "inv_freq" not in n]
-    language = [t for n, t in named if not re.search(TOWERS, n)]
+    config, elements, nbytes = wrapped_language_model("muse_spark", TOWERS)
     a = from_hf_config(config.to_dict())
     assert a.model_type == "muse_spark_text" and a.moe_hidden_size == 4096
-    assert parameter_count(a) == sum(t.numel() for t in language) == 819_990_552_064
-    weights = estimate(a.with_changes(encoders=()), Scenario(engine="transformers", weight_format="bf16",
-                                                             context_tokens=64, device="cpu")).bytes["weights"]
-    assert weights == sum(t.numel() * t.element_size() for t in language)
+    assert parameter_count(a) == elements == 819_990_552_064
+    assert transformers_weights(a) == nbytes
     assert [w for w in a.warnings if "vision encoder (muse_spark_vision) is not counted" in w]
 
 

@@ -43,3 +43,31 @@ def assert_run_matches(config) -> None:
         b.numel() for n, b in model.named_buffers() if "e_score_correction_bias" in n)
     assert parameter_count(a) == stored
     assert not any("not one memviz knows" in w for w in a.warnings)
+
+
+def wrapped_language_model(model_type: str, towers: str) -> tuple[object, int, int]:
+    """(the default config of the multimodal `model_type`, elements and bf16 bytes of the language model
+    transformers builds inside it on the meta device: parameters and stored buffers, rotary frequencies apart, the
+    tensors whose names match `towers` left out)."""
+    import re
+
+    import torch
+    import transformers
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = transformers.AutoConfig.for_model(model_type)
+        with torch.device("meta"):
+            model = transformers.AutoModelForImageTextToText.from_config(config, dtype=torch.bfloat16)
+    stored = set(model.state_dict())
+    named = list(model.named_parameters()) + [(n, b) for n, b in model.named_buffers()
+                                              if n in stored and "inv_freq" not in n]
+    language = [t for n, t in named if not re.search(towers, n)]
+    return config, sum(t.numel() for t in language), sum(t.numel() * t.element_size() for t in language)
+
+
+def transformers_weights(a: Architecture) -> int:
+    """memviz's bf16 weights of `a`'s language model in transformers (its encoders apart)."""
+    e = estimate(a.with_changes(encoders=()), Scenario(engine="transformers", weight_format="bf16", context_tokens=64,
+                                                       device="cpu"))
+    return e.bytes["weights"]
