@@ -48,6 +48,10 @@ METHODS = ("awq", "gptq")
 KERNELS = ("auto", "swordfish", "machete", "marlin", "exllama_v2")
 LABELS = {"swordfish": "Swordfish", "machete": "Machete", "marlin": "Marlin", "exllama_v2": "ExLlamaV2",
           "cpu": "CPU int4pack", "portable": "Triton / PyTorch"}
+#: the kernels AwqConfig(backend=...) accepts (transformers 5.24 utils/quantization_config.py `AwqBackend`: no
+#: Swordfish, which gptqmodel's auto still picks for AWQ on 10.x / 11.0); GPTQConfig passes any gptqmodel name,
+#: which `normalize_backend` maps to the method's kernel ("marlin" -> gptq_marlin)
+AWQ_BACKENDS = ("auto", "machete", "marlin", "exllama_v2")
 #: the only compute capabilities Swordfish and Machete run on (Marlin: MARLIN_MIN_CAPABILITY and up)
 _RUNS_ON = {"swordfish": ((10, 0), (10, 3), (11, 0)), "machete": ((9, 0),)}
 SMS = 128  # Marlin's workspace floor (`marlin_make_workspace_new`: max(SMs, 128)), the SM count taken for every GPU
@@ -130,6 +134,9 @@ def select(method: str, device: str, capability: tuple[int, int] | None, choice:
             if capability in caps:
                 return kernel
         return "marlin" if capability >= MARLIN_MIN_CAPABILITY else "exllama_v2"
+    if method == "awq" and choice not in AWQ_BACKENDS:
+        raise InputError(f"quant_kernel {choice} cannot be named for AWQ: transformers 5.24's AwqConfig has no such "
+                         "backend (choose auto, which picks it where it runs)")
     runs = _RUNS_ON.get(choice)
     if capability is not None and ((runs and capability not in runs)
                                    or (choice == "marlin" and capability < MARLIN_MIN_CAPABILITY)):

@@ -184,3 +184,20 @@ def test_imported_files_count_their_own_zero_points_and_g_idx(tmp_path):
     assert on_v100.engine_facts["quant_scratch_bytes"] == 256 * 512 * 2 + 128 + 512 * 2048 * 8 * 4 + 128  # gate / up
     # vLLM: Marlin on the A100; below 7.5 (a V100) memviz keeps the files' bytes
     assert held("vllm", "v100-32g").bytes["weights"] - held("vllm", "a100-80g").bytes["weights"] == qzeros + g_idx
+
+
+def test_swordfish_is_named_for_gptq_only_awqconfig_has_no_such_backend():
+    """transformers 5.24's AwqBackend lists no Swordfish: `AwqConfig(backend="swordfish")` raises in post_init, so
+    the launch command could not carry it; auto still runs it on a B200 (gptqmodel's AWQ_SWORDFISH)."""
+    assert "Swordfish" in run(gpu="b200", options={"quant_kernel": "swordfish"}).launch_command()
+    assert run("awq-int4", gpu="b200").engine_facts["quant_kernel"] == "Swordfish"
+    with pytest.raises(InputError, match="swordfish cannot be named for AWQ"):
+        run("awq-int4", gpu="b200", options={"quant_kernel": "swordfish"})
+    assert 'backend="marlin"' in run("awq-int4", gpu="a100-80g", options={"quant_kernel": "marlin"}).launch_command()
+
+
+def test_the_awq_backends_named_are_the_ones_awqconfig_accepts():
+    awq_backend = pytest.importorskip("transformers.utils.quantization_config").AwqBackend
+    accepted = {b.value for b in awq_backend}
+    assert set(gptq_kernels.AWQ_BACKENDS) <= accepted
+    assert "swordfish" not in accepted
