@@ -50,6 +50,7 @@ KNOWN_MODEL_TYPES = (
     "muse_spark_text", "ministral",  # MinistralForCausalLM: Mistral's decoder, its window in every layer
     "step3p5",  # Step 3.5 / 3.7's language model (Step3p7TextConfig)
     "mistral_large4_text",
+    "axk2",  # A.X-K2: DeepSeek-V3.2's attention with a query-made output gate, gated norms
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
 #: usual fields; each checked against transformers 5.24's build and a tiny real run, tests/core/engines/
@@ -112,7 +113,7 @@ _BY_ARCHITECTURE = {
     "FalconH1ForCausalLM": "falcon_h1", "DeepseekV4ForCausalLM": "deepseek_v4", "Jais2ForCausalLM": "jais2",
     "NanoChatForCausalLM": "nanochat", "Apertus1p5TextForCausalLM": "apertus",
     "MiniMaxM3SparseForCausalLM": "minimax_m3_vl_text", "HYV4ForCausalLM": "hy_v4", "LagunaForCausalLM": "laguna",
-    "AXK1ForCausalLM": "axk1", "Kolibri1ForCausalLM": "kolibri1", "BeamForCausalLM": "beam",
+    "AXK1ForCausalLM": "axk1", "AXK2ForCausalLM": "axk2", "Kolibri1ForCausalLM": "kolibri1", "BeamForCausalLM": "beam",
     "CohereForCausalLM": "cohere", "Cohere2ForCausalLM": "cohere2", "OlmoForCausalLM": "olmo",
     "Olmo2ForCausalLM": "olmo2", "Olmo3ForCausalLM": "olmo3", "OlmoeForCausalLM": "olmoe",
     "FlexOlmoForCausalLM": "flex_olmo", "SeedOssForCausalLM": "seed_oss", "GlmForCausalLM": "glm",
@@ -257,6 +258,12 @@ class Architecture:
     # MiniMax-M3's block-sparse indexer (MiniMaxM3VLIndexer, transformers 5.24): its queries projected from the
     # hidden state, one key head, q/k RMS norms, no head weights; it picks blocks of keys rather than keys
     block_indexer: bool = False
+    # A.X-K2 (transformers 5.24 modular_axk2.py): AXK2Attention's q_gate_proj makes the queries and a sigmoid gate on
+    # the attention's output (heads x (qk head + v head)) from the normed and the raw query latent (2 x
+    # q_lora_rank); AXK2GatedRMSNorm gates a norm by a low-rank MLP (hidden -> gated_norm_rank -> hidden): the input
+    # norm of every layer and the post-attention norm of the expert layers
+    mla_query_gate: bool = False
+    gated_norm_rank: int = 0
     # Qwen3.5 / Qwen3-Next (Qwen3_5GatedDeltaNet, transformers 5.24): gated delta-net layers of linear_v_heads value
     # heads over linear_k_heads key heads, a causal convolution of linear_conv_kernel taps over q, k and v; their
     # attention layers gate their output by a second query-sized projection
@@ -719,7 +726,8 @@ def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bo
         key, default = _FIRST_DENSE[model_type]
         first = _int(cfg.get(key, default), key)
         return tuple(i >= first for i in range(n_layers))
-    first_dense = _int(cfg.get("first_k_dense_replace", 0) or 0, "first_k_dense_replace")
+    # AXK2Config.__post_init__ makes layer 0 dense unless first_k_dense_replace says otherwise
+    first_dense = _int(cfg.get("first_k_dense_replace", int(model_type == "axk2")) or 0, "first_k_dense_replace")
     step = _at_least_one(_get(cfg, "moe_layer_freq", default=1), "moe_layer_freq")
     return tuple(i >= first_dense and i % step == 0 for i in range(n_layers))
 
@@ -745,7 +753,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                       "hunyuan_v1_moe", "step3p5"):  # Flint's ungated; Step 3.5's share_expert_dim (_step3p5_config)
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
     elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
-                        "glm_moe_dsa", "solar_open", "deepseek_v4", "hy_v4", "axk1", "dots1",
+                        "glm_moe_dsa", "solar_open", "deepseek_v4", "hy_v4", "axk1", "axk2", "dots1",
                         "mistral_large4_text"):  # one shared MLP of n_shared x I
         shared = moe_inter * _int(cfg.get("n_shared_experts", int(model_type == "deepseek_v4")) or 0,
                                   "n_shared_experts")
@@ -777,7 +785,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                 router_score_bias=model_type in ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                                                  "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
                                                  "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash",
-                                                 "deepseek_v4", "minimax_m3_vl_text", "hy_v4", "laguna", "axk1",
+                                                 "deepseek_v4", "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "axk2",
                                                  "kolibri1", "beam", "minimax_m2", "dots1", "muse_spark_text")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
@@ -985,6 +993,16 @@ def _mistral_large4_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]
         raise InputError("mistral_large4_text: layers reading another layer's latent cache (kv_source_layers) are not "
                          "modelled")
     return dict(nope_layers=tuple(not r for r in rope), softmax_scaling=True)
+
+
+def _axk2_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
+    """A.X-K2's indexer in every layer, its query-made output gate and gated norms (AXK2Config, transformers 5.24:
+    index_n_heads 16, index_head_dim 128, gated_norm_rank 16 by default; `validate_architecture` requires a query
+    LoRA)."""
+    if not cfg.get("q_lora_rank"):
+        raise InputError("A.X-K2 needs a positive q_lora_rank: its indexer and output gate read the query latent")
+    indexer = _indexer_fields({"index_n_heads": 16, "index_head_dim": 128, **cfg}, n_layers, "axk2")
+    return dict(indexer, mla_query_gate=True, gated_norm_rank=_int(cfg.get("gated_norm_rank", 16), "gated_norm_rank"))
 
 
 def _indexer_fields(cfg: dict[str, Any], n_layers: int, model_type: str) -> dict[str, Any]:
@@ -1885,6 +1903,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
 
     if cfg.get("index_head_dim") and model_type in ("deepseek_v32", "glm_moe_dsa", "hy_v4", "mistral_large4_text"):
         kw.update(_indexer_fields(cfg, n_layers, model_type))
+    if model_type == "axk2":
+        kw.update(_axk2_fields(cfg, n_layers))
     if model_type == "mistral_large4_text":
         kw.update(_mistral_large4_fields(cfg, n_layers))
     if model_type == "hy_v4":  # HYV4Attention: a gate on the attention's output, a sink per head; HYV4HyperConnection

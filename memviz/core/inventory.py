@@ -79,7 +79,11 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         if a.q_lora_rank:
             _linear(out, f"{p}.q_a_proj", a.q_lora_rank, h, role, i, "q_a")
             _norm(out, a, f"{p}.q_a_layernorm", a.q_lora_rank, i)
-            _linear(out, f"{p}.q_b_proj", a.num_heads * a.head_dim, a.q_lora_rank, role, i, "q_b")
+            if a.mla_query_gate:  # AXK2Attention.q_gate_proj (stored as q_b_proj): queries and output gate
+                _linear(out, f"{p}.q_b_proj", a.num_heads * (a.head_dim + a.v_head_dim), 2 * a.q_lora_rank, role,
+                        i, "q_b")
+            else:
+                _linear(out, f"{p}.q_b_proj", a.num_heads * a.head_dim, a.q_lora_rank, role, i, "q_b")
         else:
             _linear(out, f"{p}.q_proj", a.num_heads * a.head_dim, h, role, i, "q")
         rope = a.layer_rope_dim(i)  # Mistral Large 4's NoPE layers: no rope part, the nope width takes it
@@ -339,6 +343,10 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
         p = f"model.layers.{i}"
         for n in range(a.norms_per_layer):
             _norm(out, a, f"{p}.norm{n}", a.hidden_size, i)
+        if a.gated_norm_rank:  # AXK2GatedRMSNorm's gate MLP (stored as W_down / W_up)
+            for norm in ("input_layernorm",) + (("post_attention_layernorm",) if a.moe_layers and a.moe_layers[i] else ()):
+                _linear(out, f"{p}.{norm}.mlp.fc1", a.gated_norm_rank, a.hidden_size, Role.NORM, i, "norm_gate_down")
+                _linear(out, f"{p}.{norm}.mlp.fc2", a.hidden_size, a.gated_norm_rank, Role.NORM, i, "norm_gate_up")
         if a.residual_gates:  # MuseSparkResidualGate after the attention and after the feed-forward, float32
             for name in ("post_attention_residual_gate", "post_feedforward_residual_gate"):
                 out.append(Tensor(f"{p}.{name}.gate", (a.hidden_size,), Role.NORM, i, "residual_gate"))

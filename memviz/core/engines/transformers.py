@@ -98,7 +98,8 @@ COMPRESSED_TENSORS = "compressed-tensors"  # the quant_method of llm-compressor'
 _ROUTER = {"router": 4, "router_bias": 4}
 WIDE_KINDS = {
     **dict.fromkeys(("deepseek_v3", "glm4_moe", "glm4_moe_lite", "ernie4_5_moe", "deepseek_v32", "glm_moe_dsa",
-                     "nemotron_h", "solar_open", "exaone_moe", "hy_v3", "mimo_v2_flash", "axk1", "beam", "dots1"),
+                     "nemotron_h", "solar_open", "exaone_moe", "hy_v3", "mimo_v2_flash", "axk1", "axk2", "beam",
+                     "dots1"),
                     _ROUTER),
     "deepseek_v2": {"router": 4},
     "kolibri1": {"router_bias": 4},
@@ -118,6 +119,7 @@ WIDE_KINDS = {
 #: "`_keep_in_fp32_modules` will upcast to fp32 only if the requested dtype is fp16")
 FP16_WIDE_KINDS = {
     "gpt_oss": {"norm": 4}, "afmoe": {"norm": 4}, "deepseek_v32": {"indexer_proj": 4}, "glm_moe_dsa": {"indexer_proj": 4},
+    "axk2": {"indexer_proj": 4},
     "deepseek_v4": {"comp_kv": 4, "comp_gate": 4, "indexer_comp_kv": 4, "indexer_comp_gate": 4, "indexer_proj": 4},
 }
 #: model types whose transformers 5.24 class has no SDPA path (`_supports_sdpa` unset: Gemma2ForCausalLM,

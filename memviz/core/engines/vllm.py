@@ -110,7 +110,9 @@ NOT_IN_VLLM = {"bamba": "0.23 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODE
                "mllama_text_model": "0.10.2 removed MllamaForConditionalGeneration (Llama 3.2 Vision) with the V0 "
                                     "engine's encoder-decoder models (registry.py _PREVIOUSLY_SUPPORTED_MODELS)",
                "mistral_large4_text": "its registry (model_executor/models/registry.py) names no Mistral Large 4 "
-                                      "class, and memviz does not model the Transformers backend's DSA cache"}
+                                      "class, and memviz does not model the Transformers backend's DSA cache",
+               "axk2": "its registry names AXK1ForCausalLM only, and memviz does not model the Transformers "
+                       "backend's DSA cache"}
 KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8"}
 
 
