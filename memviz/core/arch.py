@@ -51,6 +51,7 @@ KNOWN_MODEL_TYPES = (
     "step3p5",  # Step 3.5 / 3.7's language model (Step3p7TextConfig)
     "mistral_large4_text",
     "axk2",  # A.X-K2: DeepSeek-V3.2's attention with a query-made output gate, gated norms
+    "diffllama",  # DiffLlama: Llama's layout with differential attention's four lambdas a layer
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
 #: usual fields; each checked against transformers 5.24's build and a tiny real run, tests/core/engines/
@@ -198,6 +199,8 @@ class Architecture:
     qk_norm_full: bool = False
     learned_positions: int = 0  # rows of a learned position embedding (GPT-2, OPT)
     attention_sinks: bool = False  # gpt-oss: one learned logit per head
+    # DiffLlamaAttention (transformers 5.24): differential attention's lambda_q1 / k1 / q2 / k2, head_dim each a layer
+    differential_lambdas: bool = False
     sliding_sinks_only: bool = False  # MiMo-V2-Flash: the sinks are its sliding-window layers' alone
     # mixture of experts
     num_experts: int = 0
@@ -1780,6 +1783,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_minimax_m3_fields(cfg))
     if model_type == "laguna":
         kw.update(_laguna_fields(cfg, n_layers, n_heads, head_dim))
+    if model_type == "diffllama":  # DiffLlamaAttention: q/k/v/o as Llama's, two softmaxes over halves of V
+        kw.update(differential_lambdas=True)
     if model_type == "axk1":  # AXK1MoE: DeepSeek-V3's experts with a norm on their output ("A.X-K1's single delta")
         kw.update(moe_output_norm=True)
     if model_type == "beam":  # BeamAttention: q/k norms, a sigmoid gate of the query's width with a bias per head;

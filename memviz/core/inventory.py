@@ -119,6 +119,9 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         if not a.layer_v_from_k(i):
             _linear(out, f"{p}.v_proj", kv_heads * dv, h, role, i, "v", a.qkv_bias)
     _linear(out, f"{p}.o_proj", h, heads * dv, role, i, "o", a.out_bias)
+    if a.differential_lambdas:  # DiffLlamaAttention.lambda_q1 / lambda_k1 / lambda_q2 / lambda_k2
+        for name in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2"):
+            out.append(Tensor(f"{p}.{name}", (d,), Role.NORM, i, "diff_lambda"))
     if a.attn_gate_bias:  # BeamAttention.gate_bias
         out.append(Tensor(f"{p}.gate_bias", (heads,), Role.ATTENTION, i, "attn_gate_bias"))
     if a.head_gate:  # LagunaAttention.g_proj

@@ -746,6 +746,9 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
     out: list[Encoder] = []
     warnings: list[str] = []
     vc, ac = cfg.get("vision_config"), cfg.get("audio_config")
+    if cfg.get("model_type") == "fuyu":  # FuyuModel.vision_embed_tokens: one biased linear from a patch's pixels
+        pixels = _whole(cfg, "patch_size", 30) ** 2 * _whole(cfg, "num_channels", 3)
+        out.append(Encoder(VISION, "fuyu", _lin(pixels, text_hidden)))
     if isinstance(vc, dict):
         n = _vision(cfg, vc, text_hidden)
         if n is None:

@@ -1,7 +1,7 @@
 """The Llama-shaped families that differ from Llama in their norms, biases and MLP (Command R, OLMo 1-3, OLMoE,
 FlexOlmo, Seed-OSS, GLM, StableLM, Nemotron, HunYuan dense, PhiMoE, MiniMax-M2, HyperCLOVA X) and those of Llama's
 layout under types of their own (Granite 3, SmolLM3, Ministral 3, EXAONE, InternLM3, Helium, VaultGemma, CWM,
-MiniCPM3 and Youtu with MLA, IQuest-Coder; Granite SWA and Granite MoE SWA with attention sinks, Mellum with q/k
+MiniCPM3 and Youtu with MLA, IQuest-Coder, DiffLlama; Granite SWA and Granite MoE SWA with attention sinks, Mellum with q/k
 norms and experts), run for real as tiny
 random transformers models on the CPU: the model holds memviz's parameters and the cache it fills memviz's KV
 (transformers 5.24's modeling files of each type). Read as Llama before, NemotronConfig's default (Nemotron-4 15B)
@@ -58,6 +58,7 @@ CASES = {
                                                                    num_experts_per_tok=2),
     "mellum": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, head_dim=16),
     "ministral": dict(sliding_window=32),  # Ministral-8B: Mistral's decoder, sliding in every layer
+    "diffllama": dict(),  # differential attention: four lambdas of head_dim a layer, Llama's cache
 }
 
 
@@ -82,9 +83,10 @@ def test_command_r_ties_its_head_when_the_config_does_not_say():
     assert parameter_count(a) == parameter_count(a.with_changes(tie_word_embeddings=False)) - 512 * 64
 
 
-@pytest.mark.parametrize("model_type", ["flex_olmo", "hyperclovax"])
+@pytest.mark.parametrize("model_type", ["flex_olmo", "hyperclovax", "diffllama"])
 def test_llamacpp_refuses_what_it_has_no_architecture_for(model_type):
-    """llama.cpp 0c1e570's converter registers neither FlexOlmoForCausalLM nor HyperCLOVAXForCausalLM."""
+    """llama.cpp 0c1e570's converter registers none of FlexOlmoForCausalLM, HyperCLOVAXForCausalLM and
+    DiffLlamaForCausalLM."""
     a = from_hf_config(_config(model_type).to_dict())
     with pytest.raises(InputError, match="cannot run"):
         estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", context_tokens=64))
