@@ -57,6 +57,7 @@ TYPES = {
         layer_types=["sliding_attention", "full_attention"], sliding_window=128, global_head_dim=128,
         hidden_size_per_layer_input=64, vocab_size_per_layer_input=1024, num_kv_shared_layers=0),
     "afmoe": dict(MOE, num_shared_experts=1, num_dense_layers=1, sliding_window=128, global_attn_every_n_layers=2),
+    "bitnet": dict(tie_word_embeddings=True),  # the converter maps no lm_head for BITNET: tied checkpoints only
     "gpt_neox": dict(num_key_value_heads=None, head_dim=None), "phi": dict(num_key_value_heads=None, head_dim=None),
     "olmo": dict(num_key_value_heads=None), "gpt_bigcode": dict(NOT_THEIRS, n_embd=256, n_layer=2, n_head=4),
     "qwen3_next": dict(MOE, shared_expert_intermediate_size=256, linear_num_value_heads=4, linear_num_key_heads=2,
@@ -80,6 +81,11 @@ TYPES = {
 #: as the converter registers them (conversion/__init__.py)
 RELEASED_FIELDS = {"phimoe": {"architectures": ["PhiMoEForCausalLM"]}, "mpt": {"architectures": ["MPTForCausalLM"]},
                    "gpt_neox": {"rotary_pct": 0.25}}  # Pythia's and GPT-NeoX-20B's config.json
+#: tensor names of released checkpoints where transformers 5.24 saves others: the converter maps BitNet's sub-norms
+#: by 1bitLLM's bitnet_b1_58 names only (gguf-py tensor_mapping.py ATTN_SUB_NORM / FFN_SUB_NORM), and stops with
+#: "Can not map tensor 'model.layers.0.mlp.ffn_sub_norm.weight'" on a transformers-saved one
+RELEASED_NAMES = {"bitnet": {".self_attn.attn_sub_norm.": ".self_attn.inner_attn_ln.",
+                             ".mlp.ffn_sub_norm.": ".mlp.ffn_layernorm."}}
 #: types whose converter reads a field transformers 5 moves when it loads the config (GPT-NeoX's rotary_pct, now
 #: rope_parameters' partial_rotary_factor): converted from config.json as written, the path the converter takes when
 #: AutoConfig fails, and what it read under transformers 4
@@ -104,6 +110,16 @@ runpy.run_path({src!r} + "/convert_hf_to_gguf.py", run_name="__main__")
 """
 
 
+def _rename(path: Path, renames: dict[str, str]) -> None:
+    """Rewrite a safetensors file with each tensor name's `renames` applied."""
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(str(path))
+    for old, new in renames.items():
+        tensors = {name.replace(old, new): t for name, t in tensors.items()}
+    save_file(tensors, str(path), metadata={"format": "pt"})
+
+
 def convert(model_type: str, fields: dict, src: str, tmp: Path) -> dict:
     import gguf
     import torch
@@ -113,6 +129,8 @@ def convert(model_type: str, fields: dict, src: str, tmp: Path) -> dict:
     config = transformers.AutoConfig.for_model(fields.pop("model_type", model_type), **fields)
     torch.manual_seed(0)
     transformers.AutoModelForCausalLM.from_config(config).save_pretrained(tmp / model_type)
+    if model_type in RELEASED_NAMES:
+        _rename(tmp / model_type / "model.safetensors", RELEASED_NAMES[model_type])
     if model_type in RELEASED_FIELDS:
         saved = json.loads((tmp / model_type / "config.json").read_text())
         (tmp / model_type / "config.json").write_text(json.dumps({**saved, **RELEASED_FIELDS[model_type]}))

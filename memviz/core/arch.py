@@ -52,6 +52,7 @@ KNOWN_MODEL_TYPES = (
     "mistral_large4_text",
     "axk2",  # A.X-K2: DeepSeek-V3.2's attention with a query-made output gate, gated norms
     "diffllama",  # DiffLlama: Llama's layout with differential attention's four lambdas a layer
+    "bitnet",  # BitNet b1.58: Llama's layout, a norm before o_proj and one before down_proj, relu² gated MLP
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
 #: usual fields; each checked against transformers 5.24's build and a tiny real run, tests/core/engines/
@@ -201,6 +202,9 @@ class Architecture:
     attention_sinks: bool = False  # gpt-oss: one learned logit per head
     # DiffLlamaAttention (transformers 5.24): differential attention's lambda_q1 / k1 / q2 / k2, head_dim each a layer
     differential_lambdas: bool = False
+    # BitNet (BitNetAttention.attn_sub_norm over the attention's output before o_proj, BitNetMLP.ffn_sub_norm over
+    # the MLP's product before down_proj, transformers 5.24 modeling_bitnet.py)
+    sub_norms: bool = False
     sliding_sinks_only: bool = False  # MiMo-V2-Flash: the sinks are its sliding-window layers' alone
     # mixture of experts
     num_experts: int = 0
@@ -328,6 +332,7 @@ class Architecture:
     native_format: str = field(default="", compare=False)  # the weight format the checkpoint is stored in, if quantized
     native_quantizer: str = field(default="", compare=False)  # its quantization_config's quant_method, if quantized
     native_act_order: bool = field(default=False, compare=False)  # a GPTQ checkpoint quantized with desc_act
+    native_linear_class: str = field(default="", compare=False)  # a BitNet checkpoint's linear_class
     # the transformers class that loads it where no auto class does (a Qwen-Omni checkpoint's thinker)
     loader: str = field(default="", compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
@@ -1783,6 +1788,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_minimax_m3_fields(cfg))
     if model_type == "laguna":
         kw.update(_laguna_fields(cfg, n_layers, n_heads, head_dim))
+    if model_type == "bitnet":
+        kw.update(sub_norms=True)
     if model_type == "diffllama":  # DiffLlamaAttention: q/k/v/o as Llama's, two softmaxes over halves of V
         kw.update(differential_lambdas=True)
     if model_type == "axk1":  # AXK1MoE: DeepSeek-V3's experts with a norm on their output ("A.X-K1's single delta")
@@ -1923,6 +1930,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if kw["native_format"]:
         kw["native_quantizer"] = str(quantized["quantization_config"].get("quant_method", "")).lower()
         kw["native_act_order"] = quantized["quantization_config"].get("desc_act") is True
+        kw["native_linear_class"] = str(quantized["quantization_config"].get("linear_class", "bitlinear")) \
+            if kw["native_format"] == "bitnet" else ""
     if model_type == "deepseek_v4":  # every layer's window (its compressed entries: `compress_ratios`)
         kw.update(_deepseek_v4_fields(cfg, n_layers))
         cfg = {**cfg, "layer_types": ["sliding_attention"] * n_layers}
@@ -1953,6 +1962,8 @@ def native_format(cfg: dict[str, Any]) -> tuple[str, list[str]]:
                                     "estimated in 16 bit unless you choose one"]
     if method == "mxfp4":
         return "mxfp4-moe", []
+    if method == "bitnet":  # BitNetQuantConfig: packed ternary weights offline; "online" ones are full precision
+        return ("bitnet", []) if q.get("quantization_mode", "offline") == "offline" else ("", [])
     if method == "fp8" and "fp4" in (str(q.get("expert_dtype", "")), str(cfg.get("expert_dtype", ""))):
         return "fp8-block-mxfp4-moe", []  # DeepSeek-V4's release: FP4 experts (DeepseekV4Config moves expert_dtype)
     if method == "fp8":

@@ -149,6 +149,9 @@ MATRIX_STORAGE: dict[str, Storage] = {
     # weight_packed int32[N, K/8], weight_scale 16-bit[N, K/128], weight_shape int64[2] (compressed-tensors 0.20.1
     # compressors/pack_quantized/base.py `compression_param_names`)
     "w4a16": Storage("w4a16", elem_bits=4, group=128, group_bytes=2, tensor_bytes=16),
+    # BitNet b1.58's packed ternary weights: four values a uint8 (out/4 x in) and one 16-bit weight_scale per matrix
+    # (transformers 5.24 integrations/bitnet.py `BitLinear`, VALUES_PER_ITEM 4)
+    "bitnet": Storage("bitnet", elem_bits=2, tensor_bytes=2),
 }
 
 _DESCRIPTIONS = {
@@ -168,6 +171,7 @@ _DESCRIPTIONS = {
     "mxfp4": "OCP MXFP4: 32 fp4 values + one E8M0 scale (gpt-oss experts)",
     "nvfp4": "NVIDIA NVFP4: 16 fp4 values + one E4M3 scale, fp32 tensor scale",
     "w4a16": "compressed-tensors W4A16: INT4 in groups of 128, 16-bit scales, symmetric (llm-compressor)",
+    "bitnet": "BitNet b1.58 ternary linear layers, four a byte, one 16-bit scale a matrix (BitNet checkpoints)",
 }
 
 STORED = "stored"  # the weight format of an imported file: its tensors' exact sizes

@@ -52,6 +52,8 @@ _PROJ = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output", "q_a":
          # MiniMax-M3's block-sparse indexer (LLM_TENSOR_INDEXER_Q_PROJ / _K_PROJ / _Q_NORM)
          "indexer_q": "indexer.q_proj", "indexer_k_proj": "indexer.k_proj", "indexer_q_norm": "indexer.q_norm",
          "attn_gate": "attn_gate",  # HY-V4's and Muse Glimmer's gate on the attention's output (LLM_TENSOR_ATTN_GATE)
+         # BitNet's norms before o_proj and down_proj (LLM_TENSOR_ATTN_SUB_NORM / LLM_TENSOR_FFN_SUB_NORM)
+         "attn_sub_norm": "attn_sub_norm", "ffn_sub_norm": "ffn_sub_norm",
          # Gemma 3n's AltUp and Laurel tensors (src/llama-arch.cpp LLM_TENSOR_ALTUP_* / LLM_TENSOR_LAUREL_*)
          "altup_correct_scale": "altup_correct_scale", "altup_correct_coef": "altup_correct_coef",
          "altup_predict_coef": "altup_predict_coef", "altup_router": "altup_router", "laurel_l": "laurel_l",

@@ -119,6 +119,8 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         if not a.layer_v_from_k(i):
             _linear(out, f"{p}.v_proj", kv_heads * dv, h, role, i, "v", a.qkv_bias)
     _linear(out, f"{p}.o_proj", h, heads * dv, role, i, "o", a.out_bias)
+    if a.sub_norms:  # BitNetAttention.attn_sub_norm (its output is o_proj's input: hidden wide in BitNet)
+        out.append(Tensor(f"{p}.attn_sub_norm.weight", (heads * dv,), Role.NORM, i, "attn_sub_norm"))
     if a.differential_lambdas:  # DiffLlamaAttention.lambda_q1 / lambda_k1 / lambda_q2 / lambda_k2
         for name in ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2"):
             out.append(Tensor(f"{p}.{name}", (d,), Role.NORM, i, "diff_lambda"))
@@ -277,6 +279,8 @@ def _dense_mlp(out: list[Tensor], a: Architecture, p: str, i: int, inter: int, r
         _linear(out, f"{p}.up_proj", inter, h, role, i, "up", a.mlp_bias)
     else:
         _linear(out, f"{p}.up_proj", inter, h, role, i, "up", a.mlp_bias)
+    if a.sub_norms:  # BitNetMLP.ffn_sub_norm over down_proj's input
+        out.append(Tensor(f"{p}.ffn_sub_norm.weight", (inter,), Role.NORM, i, "ffn_sub_norm"))
     _linear(out, f"{p}.down_proj", h, inter, role, i, "down", a.mlp_bias)
 
 

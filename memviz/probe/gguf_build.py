@@ -40,7 +40,7 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "bamba": "granitehybrid",  # conversion/granite.py `GraniteHybridModel` converts Bamba too
              "lfm2": "lfm2", "lfm2_moe": "lfm2moe", "falcon_h1": "falcon-h1", "deepseek_v4": "deepseek4",
              "minimax_m3_vl_text": "minimax-m3", "hy_v4": "hy_v4", "laguna": "laguna", "dbrx": "dbrx",
-             "mpt": "mpt",
+             "mpt": "mpt", "bitnet": "bitnet",
              # conversion/granite.py `GraniteSWAModel` converts Granite SWA and Granite MoE SWA alike
              "granite_swa": "granite_swa", "granitemoe_swa": "granite_swa", "mellum": "mellum"}
 DEFAULT_CACHE_BYTES = 20 * GB

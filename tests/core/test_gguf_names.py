@@ -1,5 +1,5 @@
 """memviz's GGUF layout of a config (`gguf_tensors`: what llama.cpp's converter writes, and so what memviz sizes and
-types for llama.cpp) against the files llama.cpp's own converter (0c1e570) wrote for tiny random-weight models of 59
+types for llama.cpp) against the files llama.cpp's own converter (0c1e570) wrote for tiny random-weight models of 60
 types and Llama 3's rope (tests/data/llamacpp/converted_layouts.json, benchmarks/llamacpp_converted_layouts.py):
 every tensor's name and element count."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memviz.core.engines.base import Engine, Inputs, Option, Placement, parse_option_pairs
+from memviz.core.engines.bitnet_linear import FORMAT as BITNET
 from memviz.core.engines.llamacpp import LlamaCpp
 from memviz.core.engines.ollama import Ollama
 from memviz.core.engines.transformers import Transformers
@@ -38,11 +39,11 @@ def quantized_gguf(a: Any) -> bool:
 def default_engine(weight_format: str, native_format: str = "", gguf_file: bool = False) -> str:
     """The engine that runs a format as stored: GGUF mixes, and a quantized GGUF file as stored (`gguf_file`), in
     llama.cpp, a pre-quantized release in its own format (`Architecture.native_format`: MXFP4, FP8, AWQ, GPTQ) in
-    vLLM, the rest in transformers.
+    vLLM, the rest (BitNet's packed ternary weights, which vLLM does not load, included) in transformers.
 
     transformers would dequantize a GGUF file to 16 bits on load, and an MXFP4 release without the `kernels`
     package, so it is the default for neither."""
     fmt = weight_format.strip().upper()
     if (fmt in GGUF_MIXES and fmt not in ("F16", "BF16", "F32")) or (gguf_file and fmt == "STORED"):
         return "llamacpp"
-    return "vllm" if native_format and weight_format == native_format else "transformers"
+    return "vllm" if native_format and weight_format == native_format and native_format != BITNET else "transformers"

@@ -340,6 +340,10 @@ class LlamaCpp(Engine):
                              "estimate them with transformers or vLLM")
         if a.altup_inputs:
             self._check_gemma3n(a)
+        if a.model_type == "bitnet" and not a.tie_word_embeddings:  # src/models/bitnet.cpp: tok_embd is the output
+            raise InputError("llama.cpp's bitnet architecture has no output layer (src/models/bitnet.cpp projects with "
+                             "tok_embd; gguf-py's MODEL_TENSORS[BITNET] names no output, so an untied lm_head does not "
+                             "convert); this config does not tie its embeddings")
         if a.model_type == "mellum" and not all(a.moe_layers):  # src/models/mellum.cpp `load_arch_tensors`
             raise InputError("llama.cpp's Mellum builds experts in every layer (ffn_gate_inp and the expert tensors "
                              "are required); this config has dense layers (mlp_layer_types)")

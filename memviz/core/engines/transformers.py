@@ -58,7 +58,7 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import FULL, SLIDING, Architecture
-from memviz.core.engines import gptq_kernels
+from memviz.core.engines import bitnet_linear, gptq_kernels
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
 from memviz.core.errors import InputError
 from memviz.core.formats import (
@@ -260,6 +260,8 @@ class Transformers(Engine):
                                                                               act_order, act_bytes),
                          mlp=ws.mlp + gptq_kernels.call_bytes(kernel, mods, _MLP, tokens, act_order, act_bytes))
             scratch = gptq_kernels.scratch_bytes(method, kernel, mods)
+        ws = replace(ws, attention=ws.attention + bitnet_linear.unpack_bytes(a, sc.weight_format, _ATTENTION, act_bytes),
+                     mlp=ws.mlp + bitnet_linear.unpack_bytes(a, sc.weight_format, _MLP, act_bytes))
         biggest = next((i for i, kind in enumerate(a.layer_types) if kind == FULL), 0)
         decode_copy = self.kv_bytes(x, range(biggest, biggest + 1))
         return np.maximum(ws.peak + streamed_layer_bytes, decode_copy) + scratch
@@ -321,6 +323,8 @@ class Transformers(Engine):
                 extra += t.numel * 2 - nbytes
             elif t.kind in wide:
                 extra += t.numel * wide[t.kind] - nbytes
+            else:
+                extra += bitnet_linear.held_extra(x.a, t, storage, nbytes)
         return extra
 
     @staticmethod

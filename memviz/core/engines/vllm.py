@@ -77,11 +77,12 @@ from memviz.core.activations import inference_workspace
 from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architecture
 from memviz.core.engines import vllm_int4
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
+from memviz.core.engines.bitnet_linear import FORMAT as BITNET
 from memviz.core.engines.vllm_cudagraphs import capture_sizes
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
 from memviz.core.errors import InputError
-from memviz.core.formats import tensor_bytes
+from memviz.core.formats import STORED, tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, MARLIN_MIN_CAPABILITY, get_gpu
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
@@ -253,6 +254,9 @@ class VLLM(Engine):
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         super().check(a, sc, options)
         vllm_int4.check(a, sc.weight_format)
+        if BITNET in (sc.weight_format, a.native_format if sc.weight_format == STORED else ""):
+            raise InputError("vLLM 0.33 has no BitNet quantization (model_executor/layers/quantization: no 'bitnet' "
+                             "method); estimate its packed weights with transformers or a GGUF file with llama.cpp")
         s = self.settings(a, sc, options)
         if any(heads % sc.tp for heads in set(a.layer_heads) | {a.num_heads}):
             raise InputError(f"vLLM needs the {a.num_heads} attention heads divisible by tp ({sc.tp})")
