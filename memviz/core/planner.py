@@ -284,8 +284,9 @@ def plan(a: Architecture, hardware: list[Hardware], req: Requirements, engines: 
     for hw in hardware:
         for engine in engines:
             weights, kvs = GRID[engine]
-            if engine == "vllm" and a.native_format and a.native_format not in weights:
-                weights = (a.native_format, *weights)  # the checkpoint as released (gpt-oss MXFP4, DeepSeek FP8)
+            if engine in ("vllm", "transformers") and a.native_format and a.native_format not in weights:
+                weights = (a.native_format, *weights)  # the checkpoint as released (gpt-oss MXFP4, DeepSeek FP8,
+                # BitNet's packed ternary weights, which only transformers loads)
             for wf in weights:
                 for kv in kvs:
                     base = Scenario(weight_format=wf, kv_format=kv, context_tokens=context, batch=req.concurrency,

@@ -168,3 +168,19 @@ def test_when_engines_refuse_everything_the_reason_is_said(monkeypatch):
 def test_a_context_beyond_the_models_positions_is_bad_input():
     with pytest.raises(InputError, match="exceed GPT-2"):
         _plan("gpt2", "rtx4090", context=8192)
+
+
+def test_a_checkpoint_is_planned_as_released_in_the_engines_that_load_it():
+    """A BitNet release (packed ternary weights) is tried as stored in transformers, which loads it, and refused by
+    vLLM, which has no BitNet quantization; the 16-bit and quantized grids are tried beside it."""
+    transformers = pytest.importorskip("transformers")
+    from memviz.core.arch import from_hf_config
+
+    cfg = {**transformers.AutoConfig.for_model("bitnet").to_dict(), "tie_word_embeddings": True,
+           "quantization_config": {"quant_method": "bitnet"}}
+    p = plan(from_hf_config(cfg), parse_hardware("rtx4090", 1, None), Requirements(2048, 1))
+    released = [c for c in p.ranked if c.scenario.weight_format == "bitnet"]
+    assert [c.scenario.engine for c in released] == ["transformers"]
+    assert released[0].needed_bytes < min(c.needed_bytes for c in p.ranked
+                                          if c.scenario.engine == "transformers" and c.scenario.weight_format == "bf16")
+    assert any("no BitNet quantization" in reason for reason in p.refusals)
