@@ -70,13 +70,15 @@ TIED_BY_DEFAULT = LLAMA_LAYOUT_TIED | {"gemma", "gemma2", "gemma3_text", "gemma3
 #: language model (modular_hy_v4_vl.py: HYV4VLTextModel is HYV4Model, its config HYV4Config's); Mistral 4
 #: (modular_mistral4.py: DeepSeek-V3's MLA and experts routed by DeepSeek-V2's bias-free softmax router, whose weight
 #: the model's dtype takes, not float32 as memviz gives DeepSeek-V2's in transformers: 0.02 % of its bytes); GLM-OCR's
-#: (GlmOcrTextAttention: GLM-4's with q/k/v biased only per attention_bias); Phi-4-multimodal's (Phi4MultimodalConfig
+#: (GlmOcrTextAttention: GLM-4's with q/k/v biased only per attention_bias), GLM-Image's (GlmImageTextModel: GLM-4's
+#: decoder, its LM head over the image tokens' vision_vocab_size); Phi-4-multimodal's (Phi4MultimodalConfig
 #: is Phi3Config, its decoder layers Phi3DecoderLayer: modular_phi4_multimodal.py); the Qwen2.5-Omni and Qwen3-Omni
 #: thinkers' (Qwen2_5OmniThinkerTextModel: Qwen2's decoder, q/k/v biased; Qwen3OmniMoeThinkerTextModel: Qwen3-MoE's)
 _ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2", "qwen2_5_vl_text": "qwen2",
             "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4",
             "glm4v_moe_text": "glm4_moe", "sarvam_moe": "glm4_moe", "sarvam_mla": "deepseek_v3",
             "apertus1p5_text": "apertus", "hy_v4_vl_text": "hy_v4", "mistral4": "deepseek_v2", "glm_ocr_text": "glm4",
+            "glm_image_text": "glm4",
             "phi4_multimodal": "phi3", "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe"}
 _MOSAIC_NAMES = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "n_layers": "num_hidden_layers",
                  "max_seq_len": "max_position_embeddings"}
@@ -1654,6 +1656,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     model_type = str(cfg.get("model_type") or "unknown")
     if model_type == "glm4v_text":  # Glm4vTextAttention: q/k/v biased whatever attention_bias says
         cfg = {**cfg, "attention_bias": True}
+    if model_type == "glm_image_text":  # GlmImageForConditionalGeneration.lm_head: vision_vocab_size rows (image
+        cfg = {**cfg, "output_vocab_size": cfg.get("vision_vocab_size", 16512)}  # tokens); GlmImageTextConfig's
+        cfg.setdefault("attention_bias", True)  # attention_bias defaults True
     cfg = {**{new: cfg[old] for old, new in _RENAMED.get(model_type, {}).items() if old in cfg}, **cfg}
     model_type = _ALIASES.get(model_type, model_type)
     read_as = _type_of_architecture(cfg) if model_type not in KNOWN_MODEL_TYPES else None
@@ -1880,8 +1885,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   qk_norm=bool(cfg.get("qk_layernorm", False)), lm_head_bias=True)  # PhiForCausalLM's head biased
     if model_type in ("arcee", "apertus"):  # up/down MLP (relu2; xIELU), Apertus with q/k norms
         kw.update(mlp_gated=False, qk_norm=model_type == "apertus")
-    if model_type == "apertus" and cfg.get("output_vocab_size"):  # Apertus1p5TextForCausalLM's pruned head
-        kw.update(output_vocab_size=_int(cfg["output_vocab_size"], "output_vocab_size"))
+    if model_type in ("apertus", "glm4") and cfg.get("output_vocab_size"):  # Apertus1p5TextForCausalLM's pruned
+        kw.update(output_vocab_size=_int(cfg["output_vocab_size"], "output_vocab_size"))  # head; GLM-Image's
     if model_type == "jais2":  # Jais2Config / Jais2DecoderLayer: LayerNorms, biases on by default, a relu2 up/down MLP
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=bool(cfg.get("attention_bias", True)),
                   out_bias=bool(cfg.get("attention_bias", True)), mlp_bias=bool(cfg.get("mlp_bias", True)))

@@ -765,6 +765,9 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
             out.append(Encoder(AUDIO, "gemma3n_audio", gemma3n_audio(ac, text_hidden)))
         else:
             warnings.append(f"its audio encoder ({ac.get('model_type') or 'audio_config'}) is not counted")
+    if isinstance(cfg.get("vq_config"), dict):  # GLM-Image's and Emu3's image tokenizers (GlmImageModel.vqmodel)
+        warnings.append(f"its VQ image tokenizer ({cfg['vq_config'].get('model_type') or 'vq_config'}) is not counted; "
+                        "transformers loads it with the language model")
     return tuple(out), tuple(warnings)
 
 
