@@ -81,6 +81,9 @@ GGUF_MIXES: dict[str, str] = {
     "IQ1_M": "GGUF IQ1_M mix (needs an importance matrix)",
     "IQ1_S": "GGUF IQ1_S mix (needs an importance matrix)",
     "MXFP4_MOE": "GGUF MXFP4_MOE mix (MXFP4 experts, Q8_0 elsewhere; gpt-oss)",
+    # ternary types for BitNet b1.58 models (llama-quant.cpp: the token table Q4_K, the output Q6_K)
+    "TQ2_0": "GGUF TQ2_0 file (ternary, 2.06 bits; BitNet models)",
+    "TQ1_0": "GGUF TQ1_0 file (ternary, 1.69 bits; BitNet models)",
 }
 
 _BASE = {
@@ -89,6 +92,7 @@ _BASE = {
     "IQ4_XS": "IQ4_XS", "Q3_K_L": "Q3_K", "Q3_K_M": "Q3_K", "Q3_K_S": "Q3_K", "IQ3_M": "IQ3_S", "IQ3_S": "IQ3_S",
     "IQ3_XS": "IQ3_S", "IQ3_XXS": "IQ3_XXS", "Q2_K": "Q2_K", "Q2_K_S": "Q2_K", "IQ2_M": "IQ2_S", "IQ2_S": "IQ2_XS",
     "IQ2_XS": "IQ2_XS", "IQ2_XXS": "IQ2_XXS", "IQ1_M": "IQ1_M", "IQ1_S": "IQ1_S", "MXFP4_MOE": "MXFP4",
+    "TQ2_0": "TQ2_0", "TQ1_0": "TQ1_0",
 }
 #: a mix whose rules change when llama-quantize is given an importance matrix (`qs.has_imatrix`: the first
 #: eighth of ffn_down), named with this suffix; the mixes in IMATRIX_MIXES are always made with one
@@ -104,10 +108,11 @@ _LOW_BIT = frozenset({"IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M"}) 
 
 _BLOCK = {"Q2_K": 256, "Q3_K": 256, "Q4_K": 256, "Q5_K": 256, "Q6_K": 256, "IQ1_S": 256, "IQ1_M": 256, "IQ2_XXS": 256,
           "IQ2_XS": 256, "IQ2_S": 256, "IQ3_XXS": 256, "IQ3_S": 256, "IQ4_XS": 256, "IQ4_NL": 32, "Q4_0": 32,
-          "Q4_1": 32, "Q5_0": 32, "Q5_1": 32, "Q8_0": 32, "MXFP4": 32, "F16": 1, "BF16": 1, "F32": 1}
+          "Q4_1": 32, "Q5_0": 32, "Q5_1": 32, "Q8_0": 32, "MXFP4": 32, "F16": 1, "BF16": 1, "F32": 1,
+          "TQ1_0": 256, "TQ2_0": 256}
 _FALLBACK = {"IQ1_S": "IQ4_NL", "IQ1_M": "IQ4_NL", "IQ2_XXS": "IQ4_NL", "IQ2_XS": "IQ4_NL", "IQ2_S": "IQ4_NL",
              "IQ3_XXS": "IQ4_NL", "IQ3_S": "IQ4_NL", "IQ4_XS": "IQ4_NL", "Q2_K": "Q4_0", "Q3_K": "Q4_0",
-             "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0"}
+             "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0", "TQ1_0": "Q4_0", "TQ2_0": "Q4_0"}
 
 # tensor categories (llama-quant.cpp `tensor_get_category`)
 OUTPUT, TOKEN_EMBD, ATTN_V, ATTN_K, ATTN_Q, ATTN_OUT, FFN_DOWN, FFN_GATE, FFN_UP, OTHER = range(10)
@@ -251,6 +256,8 @@ def _choose(mix: str, t: Tensor, a: Architecture, imatrix: bool, qkv_branch: boo
     if cat == TOKEN_EMBD:
         if mix in ("IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ1_M"):
             return "Q2_K"
+        if mix in ("TQ1_0", "TQ2_0"):
+            return "Q4_K"
         return "IQ3_S" if mix in ("IQ2_S", "IQ2_M", "IQ3_XXS") else base
     if qkv_branch and t.kind in ("q", "k", "v") and a.model_type in FUSED_QKV:
         return {"Q3_K_M": "Q4_K", "Q3_K_L": "Q4_K", "IQ3_M": "Q4_K", "Q4_K_M": "Q5_K", "Q5_K_M": "Q6_K"}.get(mix, base)

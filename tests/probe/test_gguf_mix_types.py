@@ -1,8 +1,9 @@
 """Every tensor's ggml type in memviz's GGUF mixes equals what llama.cpp's own quantizer writes (llama-cpp-python
 0.3.36, llama.cpp 0c1e570): files of nine shapes (GQA 4 and 2, tied output, 8-expert MoE, sliding window, MLA with
 its per-head attn_k_b / attn_v_b and a dense lead layer, gpt-oss with its biases, sinks and MXFP4 experts, Qwen3.5's
-gated delta-nets dense and MoE, and a row length of 384 that forces fallbacks) built at every mix that needs no
-importance matrix, read back with gguf."""
+gated delta-nets dense and MoE, BitNet's sub-norms with its tied token table, and a row length of 384 that forces
+fallbacks) built at every mix that needs no importance matrix (the ternary TQ2_0 / TQ1_0 included), read back with
+gguf."""
 
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from tests.conftest import needs_llamacpp
 pytestmark = pytest.mark.slow
 CONFIGS = Path(__file__).parents[1] / "data" / "llamacpp" / "configs"
 MIXES = ["MXFP4_MOE", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_0", "Q4_K_M", "Q4_K_S", "Q4_0", "Q4_1", "IQ4_XS", "IQ4_NL",
-         "Q3_K_L", "Q3_K_M", "Q3_K_S", "IQ3_M", "IQ3_S", "Q2_K"]
+         "Q3_K_L", "Q3_K_M", "Q3_K_S", "IQ3_M", "IQ3_S", "Q2_K", "TQ2_0", "TQ1_0"]
 
 
 def _shapes():
@@ -35,6 +36,7 @@ def _shapes():
         "gpt-oss-4L": arch("gpt-oss-swa-moe"),
         "qwen35-deltanet-8L": arch("qwen35-deltanet"),
         "qwen35moe-deltanet-8L": arch("qwen35moe-deltanet"),
+        "bitnet-tied-4L": arch("bitnet"),
         "llama-rows-384": arch("llama-gqa", num_layers=8, hidden_size=384, num_heads=6, num_kv_heads=2, head_dim=64,
                                v_head_dim=64, intermediate_size=768),
     }

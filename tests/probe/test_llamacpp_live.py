@@ -331,12 +331,12 @@ def test_dbrx_and_mpt_buffers_match_llamacpp(data_dir, arch, mix, fa):
 
 
 @pytest.mark.parametrize("fa", ["on", "off"])
-@pytest.mark.parametrize("mix", ["Q8_0", "Q4_K_M"])
+@pytest.mark.parametrize("mix", ["Q8_0", "Q4_K_M", "TQ2_0", "TQ1_0"])
 def test_bitnet_buffers_match_llamacpp(data_dir, mix, fa):
     """BitNet (tests/data/llamacpp/configs/bitnet.json, tied as llama.cpp's bitnet architecture needs): a file
-    memviz builds with attn_sub_norm and ffn_sub_norm a layer, loaded by a real llama.cpp with two sequences: model
-    buffers (CPU_REPACK included) and KV exact, the compute buffer within 10 % (measured here: +7.6 % with flash
-    attention, -0.0 % without)."""
+    memviz builds with attn_sub_norm and ffn_sub_norm a layer, in the usual mixes and the ternary ones, loaded by a
+    real llama.cpp with two sequences: model buffers (CPU_REPACK included) and KV exact, the compute buffer within
+    10 % (measured here: +7.6 % with flash attention, -0.0 % without)."""
     rc, messages = probe(data_dir, "--config", str(CONFIGS / "bitnet.json"), "--weights", mix, "--context", "2048",
                          "--flash-attn", fa, "--parallel", "2", "--prompt", "24", "--new", "4", "--no-store")
     assert rc == 0
