@@ -42,6 +42,8 @@ GRID: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                  ("fp16", "q8_0", "q4_0")),
     "transformers": (("bf16", "llm-int8", "bnb-nf4", "awq-int4", "gptq-int4"), ("bf16",)),
 }
+#: llama.cpp's ternary file types, tried for BitNet models (whose weights are ternary to begin with)
+TERNARY_MIXES = ("TQ2_0", "TQ1_0")
 OFFLOAD_ENGINES = ("llamacpp", "transformers")
 MULTI_NODE_ENGINES = ("vllm", "llamacpp")
 DEFAULT_HEADROOM = 0.05  # of each GPU's budget left free: what varies between runs (allocator, kernels)
@@ -287,6 +289,8 @@ def plan(a: Architecture, hardware: list[Hardware], req: Requirements, engines: 
             if engine in ("vllm", "transformers") and a.native_format and a.native_format not in weights:
                 weights = (a.native_format, *weights)  # the checkpoint as released (gpt-oss MXFP4, DeepSeek FP8,
                 # BitNet's packed ternary weights, which only transformers loads)
+            if engine == "llamacpp" and a.model_type == "bitnet":
+                weights = (*weights, *TERNARY_MIXES)  # a ternary model's own GGUF types
             for wf in weights:
                 for kv in kvs:
                     base = Scenario(weight_format=wf, kv_format=kv, context_tokens=context, batch=req.concurrency,

@@ -172,7 +172,8 @@ def test_a_context_beyond_the_models_positions_is_bad_input():
 
 def test_a_checkpoint_is_planned_as_released_in_the_engines_that_load_it():
     """A BitNet release (packed ternary weights) is tried as stored in transformers, which loads it, and refused by
-    vLLM, which has no BitNet quantization; the 16-bit and quantized grids are tried beside it."""
+    vLLM, which has no BitNet quantization; the 16-bit and quantized grids are tried beside it, and llama.cpp's
+    ternary types."""
     transformers = pytest.importorskip("transformers")
     from memviz.core.arch import from_hf_config
 
@@ -184,3 +185,5 @@ def test_a_checkpoint_is_planned_as_released_in_the_engines_that_load_it():
     assert released[0].needed_bytes < min(c.needed_bytes for c in p.ranked
                                           if c.scenario.engine == "transformers" and c.scenario.weight_format == "bf16")
     assert any("no BitNet quantization" in reason for reason in p.refusals)
+    ternary = {c.scenario.weight_format for c in (*p.ranked, *p.rejected) if c.scenario.engine == "llamacpp"}
+    assert {"TQ2_0", "TQ1_0"} <= ternary  # llama.cpp's ternary types, tried for a ternary model
