@@ -501,6 +501,26 @@ def molmo2_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     return tower + pooling + projector
 
 
+def got_ocr2_vision(vc: dict[str, Any], th: int) -> int:
+    """GotOcr2VisionEncoder (got_ocr2/modeling_got_ocr2.py, SAM's ViT): a biased Conv2d patch embedding, absolute
+    positions over the patch grid (use_abs_pos), blocks of two LayerNorms, a fused q/k/v (qkv_bias) and a biased
+    projection with relative positions per axis (use_rel_pos: 2 x size - 1 rows of head_dim, size the window in
+    windowed blocks and the grid in global_attn_indexes' blocks), a biased MLP of mlp_dim; the neck's bias-free 1x1
+    and 3x3 convolutions to output_channels, each with a LayerNorm; GotOcr2MultiModalProjector: bias-free strided 3x3
+    convolutions to twice output_channels and to the text width, then a biased linear."""
+    h, mlp, out = _whole(vc, "hidden_size", 768), _whole(vc, "mlp_dim", 3072), _whole(vc, "output_channels", 256)
+    patch, grid = _whole(vc, "patch_size", 16), _whole(vc, "image_size", 1024) // _whole(vc, "patch_size", 16)
+    head_dim, window = h // _whole(vc, "num_attention_heads", 12), _whole(vc, "window_size", 14)
+    global_layers = set(_get(vc, "global_attn_indexes", [2, 5, 8, 11]))
+    n = _whole(vc, "num_channels", 3) * patch * patch * h + h + (grid * grid * h if _get(vc, "use_abs_pos", True) else 0)
+    for i in range(_whole(vc, "num_hidden_layers", 12)):
+        size = grid if i in global_layers else window
+        rel = 2 * (2 * size - 1) * head_dim if _get(vc, "use_rel_pos", True) else 0
+        n += 4 * h + _lin(h, 3 * h, bool(_get(vc, "qkv_bias", True))) + _lin(h, h) + _lin(h, mlp) + _lin(mlp, h) + rel
+    n += out * h + 2 * out + out * out * 9 + 2 * out
+    return n + out * 2 * out * 9 + 2 * out * th * 9 + _lin(th, th)
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -678,7 +698,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     SwiGLU and perceiver resampler), MiniCPM-V 4.6's / 4.7's / MiniCPM-OCR's (its window merger and downsampling
     MLPs); the Qwen2.5-Omni and Qwen3-Omni thinkers' Qwen2.5-VL and Qwen3-VL towers (their
     audio encoders are not counted); VipLLaVA's CLIP tower and normed projector, Video-LLaVA's two CLIP towers, Aya
-    Vision's SigLIP and its pixel-shuffle SwiGLU, Molmo 2's tower and pooling adapter."""
+    Vision's SigLIP and its pixel-shuffle SwiGLU, Molmo 2's tower and pooling adapter, GOT-OCR2's SAM tower and
+    convolutional projector."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -716,6 +737,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return siglip(vc) + 2 * merged + _lin(merged, inter) + _lin(inter // 2, th)
     if wrapper == "molmo2" and family == "molmo2_vision":
         return molmo2_vision(cfg, vc, th)
+    if wrapper == "got_ocr2" and family == "got_ocr2_vision":
+        return got_ocr2_vision(vc, th)
     if wrapper == "vipllava" and family == "clip_vision_model":  # VipLlavaMultiModalProjector: a LayerNorm over
         merged = vh * _feature_layers(cfg, [-2, -5, -8, -11, 6])  # the layers' outputs side by side, two biased
         return clip(vc) + 2 * merged + _lin(merged, th) + _lin(th, th)  # linears

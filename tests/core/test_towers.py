@@ -45,7 +45,7 @@ def _configs():
              "glm4v", "glm46v", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe",
              "paligemma", "shieldgemma2", "cohere2_vision", "lfm2_vl", "llava_next_video", "lighton_ocr", "exaone4_5",
              "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni", "mllama", "idefics2", "minicpmv4_6", "minicpmv4_7",
-             "minicpm_ocr", "vipllava", "video_llava", "mistral_large4", "molmo2", "fuyu")
+             "minicpm_ocr", "vipllava", "video_llava", "mistral_large4", "molmo2", "fuyu", "got_ocr2")
     # aya_vision: its default SigLIP (1,152 wide, 14 heads) does not build; a variant below
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
@@ -110,6 +110,10 @@ def _configs():
                                 text_hidden_size=SMALL_TEXT["hidden_size"]))),
         ("fuyu 16-pixel patches, one channel", AutoConfig.for_model(
             "fuyu", text_config=dict(model_type="persimmon", **SMALL_TEXT), patch_size=16, num_channels=1)),
+        ("got_ocr2 small, windows of 7, two global layers", AutoConfig.for_model(
+            "got_ocr2", text_config=dict(model_type="qwen2", **SMALL_TEXT), vision_config=dict(
+                hidden_size=128, mlp_dim=256, num_hidden_layers=4, num_attention_heads=4, image_size=256,
+                window_size=7, global_attn_indexes=[1, 3], output_channels=64, qkv_bias=False))),
         ("llama4 small", Llama4Config(
             text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
