@@ -680,7 +680,8 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
         return tower + vh * _whole(cfg, "scale_factor", 2) ** 2 * th
     if wrapper in ("glm4v", "glm4v_moe", "glm46v") and family in ("glm4v_vision", "glm4v_moe_vision"):
         return glm4v_vision(vc)  # its merger maps into out_hidden_size, the language model's width
-    if wrapper == "internvl" and family == "internvl_vision":  # InternVLMultiModalProjector: the pixel shuffle's
+    if (wrapper, family) in (("internvl", "internvl_vision"), ("qianfan_ocr", "qianfan_ocr_vision")):
+        # InternVLMultiModalProjector (Qianfan-OCR's tower and projector are InternVL's): the pixel shuffle's
         merged = vh * int(1 / float(_get(cfg, "downsample_ratio", 0.5))) ** 2  # LayerNorm and two linears
         return internvl_vision(vc) + 2 * merged + _lin(merged, th) + _lin(th, th)
     if wrapper in ("gemma4", "gemma4_unified") and family == "gemma4_vision":  # Gemma4MultimodalEmbedder
