@@ -700,7 +700,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     MLPs); the Qwen2.5-Omni and Qwen3-Omni thinkers' Qwen2.5-VL and Qwen3-VL towers (their
     audio encoders are not counted); VipLLaVA's CLIP tower and normed projector, Video-LLaVA's two CLIP towers, Aya
     Vision's SigLIP and its pixel-shuffle SwiGLU, Molmo 2's tower and pooling adapter, GOT-OCR2's SAM tower and
-    convolutional projector, VideoLLaMA 3's SigLIP blocks and MLP projector."""
+    convolutional projector, VideoLLaMA 3's SigLIP blocks and MLP projector, DeepSeek-VL's SigLIP and aligner (its
+    hybrid variant's high-resolution SAM tower is not counted)."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -740,6 +741,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return molmo2_vision(cfg, vc, th)
     if wrapper == "got_ocr2" and family == "got_ocr2_vision":
         return got_ocr2_vision(vc, th)
+    if wrapper == "deepseek_vl" and family == "siglip_vision_model":  # DeepseekVLAligner: two biased linears
+        return siglip(vc) + _lin(vh, th) + _lin(th, th)
     if wrapper == "video_llama_3" and family == "video_llama_3_vision":  # VideoLlama3VisionModel: SigLIP's blocks
         # with rotary positions (no learned ones) and no pooling head; VideoLlama3Projector: two biased linears
         return _siglip_tower({**vc, "vision_use_head": False}, 0) + _lin(vh, th) + _lin(th, th)
