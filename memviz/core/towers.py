@@ -521,6 +521,28 @@ def got_ocr2_vision(vc: dict[str, Any], th: int) -> int:
     return n + out * 2 * out * 9 + 2 * out * th * 9 + _lin(th, th)
 
 
+def lfm3_vl_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
+    """Lfm3VlVisionModel (lfm3_vl/modeling_lfm3_vl.py): a bias-free linear patch embedding of channels x
+    temporal_patch_size x patch^2 pixels, an RMSNorm, then LFM2-style blocks by `layer_types` (two RMSNorms, a
+    bias-free SwiGLU of intermediate_size; a "conv" block's in_proj to 3 x hidden, depthwise conv_kernel_size^2
+    spatial convolution and out_proj, an attention block's GQA q/k/v/o with q/k RMSNorms); Lfm3VlMultiModalProjector:
+    a LayerNorm before merging spatial_merge_size^2 tokens, two linears (projector_bias) through projector_hidden_size."""
+    h, inter = _whole(vc, "hidden_size", 1024), _whole(vc, "intermediate_size", 2560)
+    heads, kv = _whole(vc, "num_attention_heads", 16), _whole(vc, "num_key_value_heads", 8)
+    d, k = h // heads, _whole(vc, "conv_kernel_size", 3)
+    pixels = _whole(vc, "in_channels", 3) * _whole(vc, "temporal_patch_size", 2) * _whole(vc, "patch_size", 16) ** 2
+    kinds = _get(vc, "layer_types", ["conv", "conv", *["full_attention", "conv"] * 6])
+    if not isinstance(kinds, list):
+        raise InputError(f"vision/audio config: layer_types must be a list, got {kinds!r:.60}")
+    block = 2 * h + 3 * h * inter
+    conv = 3 * h * h + h * k * k + h * h
+    attention = 2 * h * h + 2 * kv * d * h + 2 * d
+    n = pixels * h + h + sum(block + (conv if kind == "conv" else attention) for kind in kinds)
+    merged, inner = h * _whole(vc, "spatial_merge_size", 2) ** 2, _whole(cfg, "projector_hidden_size", 4096)
+    bias = bool(_get(cfg, "projector_bias", True))
+    return n + 2 * h + _lin(merged, inner, bias) + _lin(inner, th, bias)
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -701,7 +723,7 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     audio encoders are not counted); VipLLaVA's CLIP tower and normed projector, Video-LLaVA's two CLIP towers, Aya
     Vision's SigLIP and its pixel-shuffle SwiGLU, Molmo 2's tower and pooling adapter, GOT-OCR2's SAM tower and
     convolutional projector, VideoLLaMA 3's SigLIP blocks and MLP projector, DeepSeek-VL's SigLIP and aligner (its
-    hybrid variant's high-resolution SAM tower is not counted)."""
+    hybrid variant's high-resolution SAM tower is not counted), LFM3-VL's convolution / attention tower."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -741,6 +763,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return molmo2_vision(cfg, vc, th)
     if wrapper == "got_ocr2" and family == "got_ocr2_vision":
         return got_ocr2_vision(vc, th)
+    if wrapper == "lfm3_vl" and family == "lfm3_vl_vision":
+        return lfm3_vl_vision(cfg, vc, th)
     if wrapper == "deepseek_vl" and family == "siglip_vision_model":  # DeepseekVLAligner: two biased linears
         return siglip(vc) + _lin(vh, th) + _lin(th, th)
     if wrapper == "video_llama_3" and family == "video_llama_3_vision":  # VideoLlama3VisionModel: SigLIP's blocks

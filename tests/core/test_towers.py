@@ -46,7 +46,7 @@ def _configs():
              "paligemma", "shieldgemma2", "cohere2_vision", "lfm2_vl", "llava_next_video", "lighton_ocr", "exaone4_5",
              "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni", "mllama", "idefics2", "minicpmv4_6", "minicpmv4_7",
              "minicpm_ocr", "vipllava", "video_llava", "mistral_large4", "molmo2", "fuyu", "got_ocr2", "qianfan_ocr",
-             "video_llama_3", "deepseek_vl")
+             "video_llama_3", "deepseek_vl", "lfm3_vl")
     # aya_vision: its default SigLIP (1,152 wide, 14 heads) does not build; a variant below
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
@@ -115,6 +115,11 @@ def _configs():
             "got_ocr2", text_config=dict(model_type="qwen2", **SMALL_TEXT), vision_config=dict(
                 hidden_size=128, mlp_dim=256, num_hidden_layers=4, num_attention_heads=4, image_size=256,
                 window_size=7, global_attn_indexes=[1, 3], output_channels=64, qkv_bias=False))),
+        ("lfm3_vl: its own layer kinds and kernel, no projector bias", AutoConfig.for_model(
+            "lfm3_vl", projector_bias=False, projector_hidden_size=512, vision_config=dict(
+                hidden_size=128, intermediate_size=256, num_hidden_layers=3, num_attention_heads=4,
+                num_key_value_heads=2, layer_types=["full_attention", "conv", "full_attention"], conv_kernel_size=5,
+                spatial_merge_size=3, temporal_patch_size=1))),
         ("llama4 small", Llama4Config(
             text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
