@@ -543,6 +543,21 @@ def lfm3_vl_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     return n + 2 * h + _lin(merged, inner, bias) + _lin(inner, th, bias)
 
 
+def kimi_k25_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
+    """Kimi_K25VisionModel (kimi_k25/modeling_kimi_k25.py, MoonViT): a biased Conv2d patch embedding, a learned
+    pos_emb_height x pos_emb_width position grid (the time axis a sinusoidal buffer), LayerNorm blocks with biased
+    q/k/v/proj and fc1/fc2, a final LayerNorm; Kimi_K25MultimodalProjection: a LayerNorm of projection_hidden_size,
+    two biased linears over merge_kernel_size tokens merged (to itself, then the text width)."""
+    h, inter = _whole(vc, "hidden_size", 1152), _whole(vc, "intermediate_size", 4304)
+    patch, kernel = _whole(vc, "patch_size", 14), _get(vc, "merge_kernel_size", [2, 2])
+    if not (isinstance(kernel, list) and len(kernel) == 2):
+        raise InputError(f"vision/audio config: merge_kernel_size must be two numbers, got {kernel!r:.60}")
+    grid = _whole(vc, "pos_emb_height", 64) * _whole(vc, "pos_emb_width", 64)
+    n = 3 * patch * patch * h + h + grid * h + _whole(vc, "num_hidden_layers", 27) * _vit_layer(h, inter) + 2 * h
+    merged = h * int(kernel[0]) * int(kernel[1])
+    return n + 2 * _whole(cfg, "projection_hidden_size", h) + _lin(merged, merged) + _lin(merged, th)
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -723,7 +738,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     audio encoders are not counted); VipLLaVA's CLIP tower and normed projector, Video-LLaVA's two CLIP towers, Aya
     Vision's SigLIP and its pixel-shuffle SwiGLU, Molmo 2's tower and pooling adapter, GOT-OCR2's SAM tower and
     convolutional projector, VideoLLaMA 3's SigLIP blocks and MLP projector, DeepSeek-VL's SigLIP and aligner (its
-    hybrid variant's high-resolution SAM tower is not counted), LFM3-VL's convolution / attention tower."""
+    hybrid variant's high-resolution SAM tower is not counted), LFM3-VL's convolution / attention tower, Kimi-K2.5's
+    MoonViT and its projection."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -763,6 +779,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return molmo2_vision(cfg, vc, th)
     if wrapper == "got_ocr2" and family == "got_ocr2_vision":
         return got_ocr2_vision(vc, th)
+    if wrapper == "kimi_k25" and family == "kimi_k25_vision":
+        return kimi_k25_vision(cfg, vc, th)
     if wrapper == "lfm3_vl" and family == "lfm3_vl_vision":
         return lfm3_vl_vision(cfg, vc, th)
     if wrapper == "deepseek_vl" and family == "siglip_vision_model":  # DeepseekVLAligner: two biased linears
