@@ -739,7 +739,7 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     Vision's SigLIP and its pixel-shuffle SwiGLU, Molmo 2's tower and pooling adapter, GOT-OCR2's SAM tower and
     convolutional projector, VideoLLaMA 3's SigLIP blocks and MLP projector, DeepSeek-VL's SigLIP and aligner (its
     hybrid variant's high-resolution SAM tower is not counted), LFM3-VL's convolution / attention tower, Kimi-K2.5's
-    MoonViT and its projection."""
+    MoonViT and its projection, Aria's Idefics3 tower and cross-attention projector."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -779,6 +779,13 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return molmo2_vision(cfg, vc, th)
     if wrapper == "got_ocr2" and family == "got_ocr2_vision":
         return got_ocr2_vision(vc, th)
+    if wrapper == "aria" and family == "idefics3_vision":  # Idefics3VisionTransformer (SigLIP's blocks, no head);
+        # AriaProjector: learned queries, AriaCrossAttention (bias-free q/k/v, an nn.MultiheadAttention, a biased
+        # linear, two LayerNorms), a LayerNorm and a bias-free MLP through the text width
+        queries = _whole(cfg, "max_value_projector_patch_to_query_dict", 256)
+        cross = 3 * vh * vh + (3 * vh * vh + 3 * vh) + _lin(vh, vh) + _lin(vh, vh) + 4 * vh
+        tower = siglip({**_IDEFICS3_VISION, **vc, "vision_use_head": False})
+        return tower + queries * vh + cross + 2 * vh + vh * th + th * th
     if wrapper == "kimi_k25" and family == "kimi_k25_vision":
         return kimi_k25_vision(cfg, vc, th)
     if wrapper == "lfm3_vl" and family == "lfm3_vl_vision":
