@@ -558,6 +558,23 @@ def kimi_k25_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     return n + 2 * _whole(cfg, "projection_hidden_size", h) + _lin(merged, merged) + _lin(merged, th)
 
 
+def ovis2_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
+    """Ovis2VisionModel (ovis2/modeling_ovis2.py, AIMv2): a biased Conv2d patch embedding, a learned position per
+    patch, an RMSNorm, RMSNorm blocks with q/k/v/o (qkv_bias) and a SwiGLU (mlp_bias), a final RMSNorm; its visual
+    tokenizer head (a bias-free linear from hidden x hidden_stride^2 to the visual vocabulary less its indicator
+    tokens, a LayerNorm over them) and Ovis2VisualEmbeddingTable (the visual vocabulary x the wrapper's hidden_size)."""
+    h, inter = _whole(vc, "hidden_size", 1024), _whole(vc, "intermediate_size", 2816)
+    patch, stride = _whole(vc, "patch_size", 14), _whole(vc, "hidden_stride", 1)
+    qkv, mlp = bool(_get(vc, "qkv_bias", False)), bool(_get(vc, "mlp_bias", False))
+    grid = _whole(vc, "image_size", 224) // patch
+    layer = 2 * h + 4 * _lin(h, h, qkv) + 2 * _lin(h, inter, mlp) + _lin(inter, h, mlp)
+    n = _whole(vc, "num_channels", 3) * patch * patch * h + h + grid * grid * h + h
+    n += _whole(vc, "num_hidden_layers", 24) * layer + h
+    vocab = _whole(vc, "vocab_size", 16384)
+    tokens = vocab - _whole(vc, "num_visual_indicator_tokens", 5)
+    return n + h * stride * stride * tokens + 2 * tokens + vocab * _whole(cfg, "hidden_size", th)
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -739,7 +756,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     Vision's SigLIP and its pixel-shuffle SwiGLU, Molmo 2's tower and pooling adapter, GOT-OCR2's SAM tower and
     convolutional projector, VideoLLaMA 3's SigLIP blocks and MLP projector, DeepSeek-VL's SigLIP and aligner (its
     hybrid variant's high-resolution SAM tower is not counted), LFM3-VL's convolution / attention tower, Kimi-K2.5's
-    MoonViT and its projection, Aria's Idefics3 tower and cross-attention projector."""
+    MoonViT and its projection, Aria's Idefics3 tower and cross-attention projector, Ovis2's AIMv2 tower with its
+    visual tokenizer head and embedding table."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -786,6 +804,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         cross = 3 * vh * vh + (3 * vh * vh + 3 * vh) + _lin(vh, vh) + _lin(vh, vh) + 4 * vh
         tower = siglip({**_IDEFICS3_VISION, **vc, "vision_use_head": False})
         return tower + queries * vh + cross + 2 * vh + vh * th + th * th
+    if wrapper == "ovis2" and family == "ovis2_vision":
+        return ovis2_vision(cfg, vc, th)
     if wrapper == "kimi_k25" and family == "kimi_k25_vision":
         return kimi_k25_vision(cfg, vc, th)
     if wrapper == "lfm3_vl" and family == "lfm3_vl_vision":

@@ -46,7 +46,7 @@ def _configs():
              "paligemma", "shieldgemma2", "cohere2_vision", "lfm2_vl", "llava_next_video", "lighton_ocr", "exaone4_5",
              "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni", "mllama", "idefics2", "minicpmv4_6", "minicpmv4_7",
              "minicpm_ocr", "vipllava", "video_llava", "mistral_large4", "molmo2", "fuyu", "got_ocr2", "qianfan_ocr",
-             "video_llama_3", "deepseek_vl", "lfm3_vl", "kimi_k25", "aria")
+             "video_llama_3", "deepseek_vl", "lfm3_vl", "kimi_k25", "aria", "ovis2")
     # aya_vision: its default SigLIP (1,152 wide, 14 heads) does not build; a variant below
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
@@ -120,6 +120,10 @@ def _configs():
                 hidden_size=128, intermediate_size=256, num_hidden_layers=3, num_attention_heads=4,
                 num_key_value_heads=2, layer_types=["full_attention", "conv", "full_attention"], conv_kernel_size=5,
                 spatial_merge_size=3, temporal_patch_size=1))),
+        ("ovis2 hidden_stride 2, biases", AutoConfig.for_model(
+            "ovis2", text_config=dict(model_type="qwen2", **SMALL_TEXT), hidden_size=SMALL_TEXT["hidden_size"],
+            vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+                               hidden_stride=2, qkv_bias=True, mlp_bias=True, vocab_size=1024))),
         ("llama4 small", Llama4Config(
             text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
