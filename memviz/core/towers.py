@@ -575,6 +575,21 @@ def ovis2_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     return n + h * stride * stride * tokens + 2 * tokens + vocab * _whole(cfg, "hidden_size", th)
 
 
+def muse_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
+    """MuseGlimmerVisionModel / MuseSparkVisionModel (muse_glimmer/ and muse_spark/modeling_*.py): a bias-free linear
+    patch embedding of 3 x patch_temporal x patch^2 pixels, a pos_emb_height x pos_emb_width position table, pre and
+    post LayerNorms around LayerNorm blocks with biased q/k/v/proj and fc1/fc2 (windowed or full alike); the vision
+    adapter's two bias-free linears (the wrapper's out_hidden_size to projector_hidden_size, and square) and the
+    bias-free vision_projection into the text width."""
+    h, inter = _whole(vc, "hidden_size", 1536), _whole(vc, "intermediate_size", 8960)
+    pixels = 3 * _whole(vc, "patch_temporal", 2) * _whole(vc, "patch_size", 14) ** 2
+    n = pixels * h + _whole(vc, "pos_emb_height", 32) * _whole(vc, "pos_emb_width", 32) * h + 4 * h
+    n += _whole(vc, "num_hidden_layers", 50) * _vit_layer(h, inter)
+    merged = _whole(cfg, "out_hidden_size", h * _whole(vc, "merge_size", 2) ** 2)
+    inner = _whole(cfg, "projector_hidden_size", 4096)
+    return n + merged * inner + inner * inner + inner * th
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -757,7 +772,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     convolutional projector, VideoLLaMA 3's SigLIP blocks and MLP projector, DeepSeek-VL's SigLIP and aligner (its
     hybrid variant's high-resolution SAM tower is not counted), LFM3-VL's convolution / attention tower, Kimi-K2.5's
     MoonViT and its projection, Aria's Idefics3 tower and cross-attention projector, Ovis2's AIMv2 tower with its
-    visual tokenizer head and embedding table."""
+    visual tokenizer head and embedding table, Muse Glimmer's and Muse Spark's tower, adapter and projection (Muse
+    Spark's audio encoder is not counted)."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -804,6 +820,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         cross = 3 * vh * vh + (3 * vh * vh + 3 * vh) + _lin(vh, vh) + _lin(vh, vh) + 4 * vh
         tower = siglip({**_IDEFICS3_VISION, **vc, "vision_use_head": False})
         return tower + queries * vh + cross + 2 * vh + vh * th + th * th
+    if (wrapper, family) in (("muse_glimmer", "muse_glimmer_vision"), ("muse_spark", "muse_spark_vision")):
+        return muse_vision(cfg, vc, th)
     if wrapper == "ovis2" and family == "ovis2_vision":
         return ovis2_vision(cfg, vc, th)
     if wrapper == "kimi_k25" and family == "kimi_k25_vision":
