@@ -590,6 +590,19 @@ def muse_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     return n + merged * inner + inner * inner + inner * th
 
 
+def minimax_m3_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
+    """MiniMaxM3VLVisionModel (minimax_m3_vl/modeling_minimax_m3_vl.py): a bias-free Conv3d patch embedding of
+    temporal_patch_size x patch^2 pixels, a pre-LayerNorm, LayerNorm blocks with biased q/k/v/o and fc1/fc2 (rotary
+    positions: no table); MiniMaxM3VLMultiModalProjector: a biased two-linear MLP per patch through
+    projector_hidden_size into the text width, then another from merged_hidden_size (spatial_merge_size^2 of them)."""
+    h, inter = _whole(vc, "hidden_size", 1280), _whole(vc, "intermediate_size", 5120)
+    pixels = _whole(vc, "num_channels", 3) * _whole(vc, "temporal_patch_size", 2) * _whole(vc, "patch_size", 14) ** 2
+    n = pixels * h + 2 * h + _whole(vc, "num_hidden_layers", 32) * _vit_layer(h, inter)
+    inner = _whole(cfg, "projector_hidden_size", 6144)
+    merged = _whole(cfg, "merged_hidden_size", th * _whole(vc, "spatial_merge_size", 2) ** 2)
+    return n + _lin(h, inner) + _lin(inner, th) + _lin(merged, inner) + _lin(inner, th)
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -773,7 +786,7 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     hybrid variant's high-resolution SAM tower is not counted), LFM3-VL's convolution / attention tower, Kimi-K2.5's
     MoonViT and its projection, Aria's Idefics3 tower and cross-attention projector, Ovis2's AIMv2 tower with its
     visual tokenizer head and embedding table, Muse Glimmer's and Muse Spark's tower, adapter and projection (Muse
-    Spark's audio encoder is not counted)."""
+    Spark's audio encoder is not counted), MiniMax-M3-VL's tower and two-stage projector."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -822,6 +835,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return tower + queries * vh + cross + 2 * vh + vh * th + th * th
     if (wrapper, family) in (("muse_glimmer", "muse_glimmer_vision"), ("muse_spark", "muse_spark_vision")):
         return muse_vision(cfg, vc, th)
+    if wrapper == "minimax_m3_vl" and family == "minimax_m3_vl_vision":
+        return minimax_m3_vision(cfg, vc, th)
     if wrapper == "ovis2" and family == "ovis2_vision":
         return ovis2_vision(cfg, vc, th)
     if wrapper == "kimi_k25" and family == "kimi_k25_vision":
