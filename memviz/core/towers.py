@@ -603,6 +603,33 @@ def minimax_m3_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     return n + _lin(h, inner) + _lin(inner, th) + _lin(merged, inner) + _lin(inner, th)
 
 
+def hy_v4_vision(vc: dict[str, Any]) -> int:
+    """HYV4VLVisionModel (hy_v4_vl/modeling_hy_v4_vl.py): a biased Conv2d patch embedding, (max_image_size / patch)^2
+    + 1 learned positions, LayerNorm blocks with biased q/k/v/o and fc1/fc2 (rotary positions beside); its patch
+    merger: an RMSNorm, a biased spatial_merge_size-strided convolution to hidden x merge^2, a biased 1x1 convolution
+    to out_hidden_size (the text width) and an image-newline vector."""
+    h, inter = _whole(vc, "hidden_size", 1536), _whole(vc, "intermediate_size", 6144)
+    patch, merge, out = _whole(vc, "patch_size", 16), _whole(vc, "spatial_merge_size", 2), _whole(vc, "out_hidden_size", 6144)
+    positions = (_whole(vc, "max_image_size", 2048) // patch) ** 2 + 1
+    n = _whole(vc, "num_channels", 3) * patch * patch * h + h + positions * h
+    n += _whole(vc, "num_hidden_layers", 40) * _vit_layer(h, inter)
+    merged = h * merge * merge
+    return n + h + merged * h * merge * merge + merged + _lin(merged, out) + out
+
+
+def step3p7_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
+    """Step3p7VisionModel (step3p7/modeling_step3p7.py): a bias-free Conv2d patch embedding, a learned position per
+    patch of the (image_size / patch)^2 grid, a pre-LayerNorm, LayerNorm blocks with biased q/k/v/o and fc1/fc2 and
+    two layer scales, two biased stride-2 3x3 downsampling convolutions (to 2 x and 4 x hidden); the projector one
+    linear from 4 x hidden to the text width (projector_bias)."""
+    h, inter = _whole(vc, "hidden_size", 1536), _whole(vc, "intermediate_size", 8960)
+    patch = _whole(vc, "patch_size", 14)
+    n = _whole(vc, "num_channels", 3) * patch * patch * h + (_whole(vc, "image_size", 728) // patch) ** 2 * h + 2 * h
+    n += _whole(vc, "num_hidden_layers", 47) * (_vit_layer(h, inter) + 2 * h)
+    n += 2 * h * h * 9 + 2 * h + 4 * h * 2 * h * 9 + 4 * h
+    return n + _lin(4 * h, th, bool(_get(cfg, "projector_bias", False)))
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -786,7 +813,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     hybrid variant's high-resolution SAM tower is not counted), LFM3-VL's convolution / attention tower, Kimi-K2.5's
     MoonViT and its projection, Aria's Idefics3 tower and cross-attention projector, Ovis2's AIMv2 tower with its
     visual tokenizer head and embedding table, Muse Glimmer's and Muse Spark's tower, adapter and projection (Muse
-    Spark's audio encoder is not counted), MiniMax-M3-VL's tower and two-stage projector."""
+    Spark's audio encoder is not counted), MiniMax-M3-VL's tower and two-stage projector, HY-V4-VL's tower and patch
+    merger, Step 3.7's tower, downsamplers and projector."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -835,6 +863,10 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return tower + queries * vh + cross + 2 * vh + vh * th + th * th
     if (wrapper, family) in (("muse_glimmer", "muse_glimmer_vision"), ("muse_spark", "muse_spark_vision")):
         return muse_vision(cfg, vc, th)
+    if wrapper == "hy_v4_vl" and family == "hy_v4_vl_vision":
+        return hy_v4_vision(vc)
+    if wrapper == "step3p7" and family == "step3p5_vision":
+        return step3p7_vision(cfg, vc, th)
     if wrapper == "minimax_m3_vl" and family == "minimax_m3_vl_vision":
         return minimax_m3_vision(cfg, vc, th)
     if wrapper == "ovis2" and family == "ovis2_vision":
