@@ -630,6 +630,26 @@ def step3p7_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     return n + _lin(4 * h, th, bool(_get(cfg, "projector_bias", False)))
 
 
+def muse_spark_audio(ac: dict[str, Any]) -> int:
+    """MuseSparkAudioModel (muse_spark/modeling_muse_spark.py): stages of a biased linear patch embedding (the previous
+    stage's width x patch_sizes[i], one channel before the first) with an RMSNorm, then depths[i] blocks of a biased
+    depthwise causal convolution of conv_kernel_size taps, an RMSNorm and a biased MLP of mlp_ratio x width; a final
+    RMSNorm, a biased projection to out_hidden_size (the text width) and an RMSNorm over it."""
+    stages = [_get(ac, key, default) for key, default in (("hidden_sizes", [256, 512, 1024, 2048]),
+                                                          ("patch_sizes", [16, 6, 5, 4]), ("depths", [2, 2, 2, 2]))]
+    if not all(isinstance(v, list) and len(v) == len(stages[0]) for v in stages) or not stages[0]:
+        raise InputError("vision/audio config: hidden_sizes, patch_sizes and depths must be lists of one length")
+    kernel, ratio = _whole(ac, "conv_kernel_size", 7), float(_get(ac, "mlp_ratio", 4.0))
+    n, previous = 0, 1
+    for width, patch, depth in zip(*([int(x) for x in v] for v in stages), strict=True):
+        inter = int(width * ratio)
+        n += _lin(previous * patch, width) + width + depth * (width * kernel + 2 * width + _lin(width, inter) +
+                                                              _lin(inter, width))
+        previous = width
+    out = _whole(ac, "out_hidden_size", 8192)
+    return n + previous + _lin(previous, out) + out
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -927,6 +947,8 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
             out.append(Encoder(AUDIO, "gemma4_audio", n))
         elif cfg.get("model_type") == "gemma3n" and ac.get("model_type", "gemma3n_audio") == "gemma3n_audio":
             out.append(Encoder(AUDIO, "gemma3n_audio", gemma3n_audio(ac, text_hidden)))
+        elif cfg.get("model_type") == "muse_spark" and ac.get("model_type", "muse_spark_audio") == "muse_spark_audio":
+            out.append(Encoder(AUDIO, "muse_spark_audio", muse_spark_audio(ac)))
         else:
             warnings.append(f"its audio encoder ({ac.get('model_type') or 'audio_config'}) is not counted")
     if isinstance(cfg.get("vq_config"), dict):  # GLM-Image's and Emu3's image tokenizers (GlmImageModel.vqmodel)

@@ -22,16 +22,17 @@ TOWERS = r"vision|visual|multi_modal|projector|audio|perception"
 def test_the_default_config_counts_what_transformers_builds_to_the_byte():
     """MuseSparkConfig's default (62 layers, 256 experts of 4,096 in a 4,096-wide space under an 8,192 hidden size):
     the language model's elements and bf16 bytes (router, score bias and residual gates float32) as transformers
-    builds it, towers aside; the vision tower, adapter and projection counted as transformers builds them
-    (1,928,137,216), the audio encoder named as uncounted."""
+    builds it, towers aside; the vision tower, adapter and projection (1,928,137,216) and the audio encoder counted
+    as transformers builds them."""
     config, elements, nbytes = wrapped_language_model("muse_spark", TOWERS)
     a = from_hf_config(config.to_dict())
     assert a.model_type == "muse_spark_text" and a.moe_hidden_size == 4096
     assert parameter_count(a) == elements == 819_990_552_064
     assert transformers_weights(a) == nbytes
     _, vision, _ = wrapped_language_model("muse_spark", r"^(?!.*(vision|visual))")  # its vision tensors only
-    assert [(e.family, e.parameters) for e in a.encoders] == [("muse_spark_vision", vision)]
-    assert [w for w in a.warnings if "not counted" in w] == ["its audio encoder (muse_spark_audio) is not counted"]
+    _, audio, _ = wrapped_language_model("muse_spark", r"^(?!.*audio)")
+    assert [(e.family, e.parameters) for e in a.encoders] == [("muse_spark_vision", vision), ("muse_spark_audio", audio)]
+    assert not [w for w in a.warnings if "not counted" in w]
 
 
 def test_a_tiny_real_run_fills_the_cache_memviz_predicts():
