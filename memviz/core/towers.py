@@ -650,6 +650,24 @@ def muse_spark_audio(ac: dict[str, Any]) -> int:
     return n + previous + _lin(previous, out) + out
 
 
+def granite_docling_vision(cfg: dict[str, Any], vc: dict[str, Any]) -> int:
+    """GraniteDoclingVisionModel (granite_docling/modeling_granite_docling.py): SigLIP's tower without its pooling head
+    and its connector: a LayerNorm; a coarse path at scale_factor and, with use_fine_route, a fine one at half of it,
+    each a bias-free projection of the pixel-shuffled width to out_hidden_size and, per deepstack_visual_indexes entry,
+    a merger (a LayerNorm of that width, two biased linears); a LayerNorm, a bias-free out x out linear and a LayerNorm
+    (positions a buffer); with the wrapper's density_router_hidden_size, GraniteDoclingDensityRouter's attention pool,
+    LayerNorm and two biased linears."""
+    h, out = _whole(vc, "hidden_size", 768), _whole(vc, "out_hidden_size", 1024)
+    merges = len(_get(vc, "deepstack_visual_indexes", [3, 7, 10]))
+    scale = _whole(vc, "scale_factor", 4)
+    n = siglip({**vc, "vision_use_head": False}) + 2 * h + out * out + 4 * out
+    for factor in (scale, scale // 2) if _get(vc, "use_fine_route", True) else (scale,):
+        merged = h * factor * factor
+        n += merged * out + merges * (2 * merged + _lin(merged, out) + _lin(out, out))
+    router = _get(cfg, "density_router_hidden_size", None)
+    return n + (_lin(h, 1) + 2 * h + _lin(h, int(router)) + _lin(int(router), 1) if router else 0)
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -834,7 +852,7 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     MoonViT and its projection, Aria's Idefics3 tower and cross-attention projector, Ovis2's AIMv2 tower with its
     visual tokenizer head and embedding table, Muse Glimmer's and Muse Spark's tower, adapter and projection (Muse
     Spark's audio encoder is not counted), MiniMax-M3-VL's tower and two-stage projector, HY-V4-VL's tower and patch
-    merger, Step 3.7's tower, downsamplers and projector."""
+    merger, Step 3.7's tower, downsamplers and projector, Granite Docling's SigLIP and DeepStack connector."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -883,6 +901,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return tower + queries * vh + cross + 2 * vh + vh * th + th * th
     if (wrapper, family) in (("muse_glimmer", "muse_glimmer_vision"), ("muse_spark", "muse_spark_vision")):
         return muse_vision(cfg, vc, th)
+    if wrapper == "granite_docling" and family == "granite_docling_vision":
+        return granite_docling_vision(cfg, vc)
     if wrapper == "hy_v4_vl" and family == "hy_v4_vl_vision":
         return hy_v4_vision(vc)
     if wrapper == "step3p7" and family == "step3p5_vision":

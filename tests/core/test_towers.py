@@ -47,7 +47,7 @@ def _configs():
              "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni", "mllama", "idefics2", "minicpmv4_6", "minicpmv4_7",
              "minicpm_ocr", "vipllava", "video_llava", "mistral_large4", "molmo2", "fuyu", "got_ocr2", "qianfan_ocr",
              "video_llama_3", "deepseek_vl", "lfm3_vl", "kimi_k25", "aria", "ovis2", "muse_glimmer",
-             "minimax_m3_vl", "hy_v4_vl", "step3p7", "muse_spark")
+             "minimax_m3_vl", "hy_v4_vl", "step3p7", "muse_spark", "granite_docling")
     # aya_vision: its default SigLIP (1,152 wide, 14 heads) does not build; a variant below
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
@@ -125,6 +125,13 @@ def _configs():
             "ovis2", text_config=dict(model_type="qwen2", **SMALL_TEXT), hidden_size=SMALL_TEXT["hidden_size"],
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
                                hidden_stride=2, qkv_bias=True, mlp_bias=True, vocab_size=1024))),
+        *((f"granite_docling: two mergers, {name}", AutoConfig.for_model(
+            "granite_docling", density_router_hidden_size=router, pad_token_id=0,
+            text_config=dict(SMALL_TEXT, pad_token_id=0, bos_token_id=1, eos_token_id=2), vision_config=dict(
+                hidden_size=128, intermediate_size=256, num_hidden_layers=4, num_attention_heads=4, image_size=128,
+                out_hidden_size=SMALL_TEXT["hidden_size"], scale_factor=2, deepstack_visual_indexes=[1, 2],
+                use_fine_route=fine))) for name, router, fine in (("the coarse path only", None, False),
+                                                                   ("a density router", 64, True))),
         ("llama4 small", Llama4Config(
             text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
