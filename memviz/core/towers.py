@@ -501,13 +501,13 @@ def molmo2_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     return tower + pooling + projector
 
 
-def got_ocr2_vision(vc: dict[str, Any], th: int) -> int:
-    """GotOcr2VisionEncoder (got_ocr2/modeling_got_ocr2.py, SAM's ViT): a biased Conv2d patch embedding, absolute
-    positions over the patch grid (use_abs_pos), blocks of two LayerNorms, a fused q/k/v (qkv_bias) and a biased
-    projection with relative positions per axis (use_rel_pos: 2 x size - 1 rows of head_dim, size the window in
-    windowed blocks and the grid in global_attn_indexes' blocks), a biased MLP of mlp_dim; the neck's bias-free 1x1
-    and 3x3 convolutions to output_channels, each with a LayerNorm; GotOcr2MultiModalProjector: bias-free strided 3x3
-    convolutions to twice output_channels and to the text width, then a biased linear."""
+def sam_vision(vc: dict[str, Any]) -> int:
+    """SAM's ViT with its neck (SamVisionEncoder in sam/modeling_sam.py; GotOcr2VisionEncoder in
+    got_ocr2/modeling_got_ocr2.py): a biased Conv2d patch embedding, absolute positions over the patch grid
+    (use_abs_pos), blocks of two LayerNorms, a fused q/k/v (qkv_bias) and a biased projection with relative positions
+    per axis (use_rel_pos: 2 x size - 1 rows of head_dim, size the window in windowed blocks and the grid in
+    global_attn_indexes' blocks), a biased MLP of mlp_dim; the neck's bias-free 1x1 and 3x3 convolutions to
+    output_channels, each with a LayerNorm."""
     h, mlp, out = _whole(vc, "hidden_size", 768), _whole(vc, "mlp_dim", 3072), _whole(vc, "output_channels", 256)
     patch, grid = _whole(vc, "patch_size", 16), _whole(vc, "image_size", 1024) // _whole(vc, "patch_size", 16)
     head_dim, window = h // _whole(vc, "num_attention_heads", 12), _whole(vc, "window_size", 14)
@@ -517,8 +517,32 @@ def got_ocr2_vision(vc: dict[str, Any], th: int) -> int:
         size = grid if i in global_layers else window
         rel = 2 * (2 * size - 1) * head_dim if _get(vc, "use_rel_pos", True) else 0
         n += 4 * h + _lin(h, 3 * h, bool(_get(vc, "qkv_bias", True))) + _lin(h, h) + _lin(h, mlp) + _lin(mlp, h) + rel
-    n += out * h + 2 * out + out * out * 9 + 2 * out
-    return n + out * 2 * out * 9 + 2 * out * th * 9 + _lin(th, th)
+    return n + _sam_neck(h, out)
+
+
+def _sam_neck(h: int, out: int) -> int:
+    """SAM's neck: bias-free 1x1 and 3x3 convolutions from h to `out` channels, each followed by a LayerNorm."""
+    return out * h + 2 * out + out * out * 9 + 2 * out
+
+
+def got_ocr2_vision(vc: dict[str, Any], th: int) -> int:
+    """GOT-OCR2's SAM tower (`sam_vision`) and GotOcr2MultiModalProjector: bias-free strided 3x3 convolutions to
+    twice output_channels and to the text width, then a biased linear."""
+    out = _whole(vc, "output_channels", 256)
+    return sam_vision(vc) + out * 2 * out * 9 + 2 * out * th * 9 + _lin(th, th)
+
+
+def deepseek_vl_hybrid_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
+    """DeepseekVLHybridModel (deepseek_vl_hybrid/modeling_deepseek_vl_hybrid.py): SigLIP's tower (vision_config) and a
+    high-resolution SAM tower (high_res_vision_config, `sam_vision`), a second SAM neck, DeepseekVLSamVisionProj's
+    bias-free strided 3x3 convolutions to 2 x and 4 x output_channels, a scalar alpha; DeepseekVLHybridAligner: biased
+    linears from each tower to half the text width and one over the text width."""
+    hc = cfg.get("high_res_vision_config") or {}
+    if not isinstance(hc, dict):
+        raise InputError(f"vision/audio config: high_res_vision_config must be an object, got {hc!r:.60}")
+    out, hh, vh = _whole(hc, "output_channels", 256), _whole(hc, "hidden_size", 768), _whole(vc, "hidden_size", 768)
+    high_res = sam_vision(hc) + _sam_neck(hh, out) + 2 * out * out * 9 + 4 * out * 2 * out * 9 + 1
+    return siglip(vc) + high_res + _lin(vh, th // 2) + _lin(4 * out, th // 2) + _lin(th, th)
 
 
 def lfm3_vl_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
@@ -847,11 +871,11 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     MLPs); the Qwen2.5-Omni and Qwen3-Omni thinkers' Qwen2.5-VL and Qwen3-VL towers (their
     audio encoders are not counted); VipLLaVA's CLIP tower and normed projector, Video-LLaVA's two CLIP towers, Aya
     Vision's SigLIP and its pixel-shuffle SwiGLU, Molmo 2's tower and pooling adapter, GOT-OCR2's SAM tower and
-    convolutional projector, VideoLLaMA 3's SigLIP blocks and MLP projector, DeepSeek-VL's SigLIP and aligner (its
-    hybrid variant's high-resolution SAM tower is not counted), LFM3-VL's convolution / attention tower, Kimi-K2.5's
+    convolutional projector, VideoLLaMA 3's SigLIP blocks and MLP projector, DeepSeek-VL's SigLIP and aligner (with its
+    hybrid variant's high-resolution SAM tower), LFM3-VL's convolution / attention tower, Kimi-K2.5's
     MoonViT and its projection, Aria's Idefics3 tower and cross-attention projector, Ovis2's AIMv2 tower with its
     visual tokenizer head and embedding table, Muse Glimmer's and Muse Spark's tower, adapter and projection (Muse
-    Spark's audio encoder is not counted), MiniMax-M3-VL's tower and two-stage projector, HY-V4-VL's tower and patch
+    Spark's audio encoder: `muse_spark_audio`), MiniMax-M3-VL's tower and two-stage projector, HY-V4-VL's tower and patch
     merger, Step 3.7's tower, downsamplers and projector, Granite Docling's SigLIP and DeepStack connector."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
@@ -917,6 +941,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return lfm3_vl_vision(cfg, vc, th)
     if wrapper == "deepseek_vl" and family == "siglip_vision_model":  # DeepseekVLAligner: two biased linears
         return siglip(vc) + _lin(vh, th) + _lin(th, th)
+    if wrapper == "deepseek_vl_hybrid" and family == "siglip_vision_model":
+        return deepseek_vl_hybrid_vision(cfg, vc, th)
     if wrapper == "video_llama_3" and family == "video_llama_3_vision":  # VideoLlama3VisionModel: SigLIP's blocks
         # with rotary positions (no learned ones) and no pooling head; VideoLlama3Projector: two biased linears
         return _siglip_tower({**vc, "vision_use_head": False}, 0) + _lin(vh, th) + _lin(th, th)

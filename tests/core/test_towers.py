@@ -47,7 +47,8 @@ def _configs():
              "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni", "mllama", "idefics2", "minicpmv4_6", "minicpmv4_7",
              "minicpm_ocr", "vipllava", "video_llava", "mistral_large4", "molmo2", "fuyu", "got_ocr2", "qianfan_ocr",
              "video_llama_3", "deepseek_vl", "lfm3_vl", "kimi_k25", "aria", "ovis2", "muse_glimmer",
-             "minimax_m3_vl", "hy_v4_vl", "step3p7", "muse_spark", "granite_docling")
+             "minimax_m3_vl", "hy_v4_vl", "step3p7", "muse_spark", "granite_docling",
+             "deepseek_vl_hybrid")
     # aya_vision: its default SigLIP (1,152 wide, 14 heads) does not build; a variant below
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
