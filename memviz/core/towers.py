@@ -692,6 +692,29 @@ def granite_docling_vision(cfg: dict[str, Any], vc: dict[str, Any]) -> int:
     return n + (_lin(h, 1) + 2 * h + _lin(h, int(router)) + _lin(int(router), 1) if router else 0)
 
 
+#: the Omni thinkers' Whisper-style audio encoders memviz counts (`omni_audio`)
+OMNI_AUDIO = ("qwen2_5_omni_audio_encoder", "qwen3_omni_moe_audio_encoder")
+
+
+def omni_audio(ac: dict[str, Any]) -> int:
+    """The Qwen-Omni thinkers' audio encoders (qwen2_5_omni / qwen3_omni_moe modeling files): Whisper's encoder
+    blocks (two LayerNorms, q/v/out biased, k biased in Qwen3-Omni's only, a biased fc1 / fc2 of encoder_ffn_dim) and
+    a final LayerNorm. Qwen2.5-Omni's: two biased Conv1d over num_mel_bins, a bos / eos pair of output_dim, one biased
+    projection to output_dim. Qwen3-Omni's: three biased stride-2 3x3 Conv2d of downsample_hidden_size channels, a
+    bias-free conv_out from them x the mel bins left (each stride halving, rounded up), two biased projections."""
+    d, ffn, mel = _whole(ac, "d_model", 1280), _whole(ac, "encoder_ffn_dim", 5120), _whole(ac, "num_mel_bins", 128)
+    out, qwen3 = _whole(ac, "output_dim", 3584), ac.get("model_type") == OMNI_AUDIO[1]
+    layer = 4 * d + 3 * _lin(d, d) + _lin(d, d, qwen3) + _lin(d, ffn) + _lin(ffn, d)
+    n = _whole(ac, "encoder_layers", 32) * layer + 2 * d
+    if not qwen3:
+        return n + mel * d * 3 + d + d * d * 3 + d + 2 * out + _lin(d, out)
+    channels, freq = _whole(ac, "downsample_hidden_size", 480), mel
+    for _ in range(3):
+        freq = (freq + 1) // 2
+    return n + channels * 9 + channels + 2 * (channels * channels * 9 + channels) + channels * freq * d + \
+        _lin(d, d) + _lin(d, out)
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -869,7 +892,7 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     from vision_output_dim: the last layer's and the intermediate layers' outputs side by side) and Idefics2's (its
     SwiGLU and perceiver resampler), MiniCPM-V 4.6's / 4.7's / MiniCPM-OCR's (its window merger and downsampling
     MLPs); the Qwen2.5-Omni and Qwen3-Omni thinkers' Qwen2.5-VL and Qwen3-VL towers (their
-    audio encoders are not counted); VipLLaVA's CLIP tower and normed projector, Video-LLaVA's two CLIP towers, Aya
+    audio encoders: `omni_audio`); VipLLaVA's CLIP tower and normed projector, Video-LLaVA's two CLIP towers, Aya
     Vision's SigLIP and its pixel-shuffle SwiGLU, Molmo 2's tower and pooling adapter, GOT-OCR2's SAM tower and
     convolutional projector, VideoLLaMA 3's SigLIP blocks and MLP projector, DeepSeek-VL's SigLIP and aligner (with its
     hybrid variant's high-resolution SAM tower), LFM3-VL's convolution / attention tower, Kimi-K2.5's
@@ -995,6 +1018,8 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
             out.append(Encoder(AUDIO, "gemma3n_audio", gemma3n_audio(ac, text_hidden)))
         elif cfg.get("model_type") == "muse_spark" and ac.get("model_type", "muse_spark_audio") == "muse_spark_audio":
             out.append(Encoder(AUDIO, "muse_spark_audio", muse_spark_audio(ac)))
+        elif ac.get("model_type") in OMNI_AUDIO:
+            out.append(Encoder(AUDIO, str(ac["model_type"]), omni_audio(ac)))
         else:
             warnings.append(f"its audio encoder ({ac.get('model_type') or 'audio_config'}) is not counted")
     if isinstance(cfg.get("vq_config"), dict):  # GLM-Image's and Emu3's image tokenizers (GlmImageModel.vqmodel)

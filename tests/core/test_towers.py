@@ -486,8 +486,8 @@ def test_transformers_launch_loads_the_towers_it_counts():
 
 def test_a_qwen_omni_checkpoint_is_read_as_its_thinker():
     """Qwen2.5-Omni's config holds its thinker (text, images and audio in, text out: what vLLM serves) beside the
-    talker and token2wav: memviz reads the thinker, its language model (Qwen2's decoder) and its vision tower
-    (Qwen2.5-VL's) equal to transformers' build, the audio encoder and the speech generator named as uncounted, and
+    talker and token2wav: memviz reads the thinker, its language model (Qwen2's decoder), its vision tower
+    (Qwen2.5-VL's) and its audio encoder equal to transformers' build, the speech generator named as uncounted, and
     the launch command loads the thinker's own class (as transformers' docstring does)."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
@@ -501,9 +501,10 @@ def test_a_qwen_omni_checkpoint_is_read_as_its_thinker():
     a = from_hf_config(d)
     language = sum(p.numel() for m in (thinker.get_decoder(), thinker.get_output_embeddings()) for p in m.parameters())
     visual = sum(p.numel() for n, p in thinker.named_parameters() if n.startswith("model.visual."))
-    assert (a.model_type, parameter_count(a), [e.parameters for e in a.encoders]) == ("qwen2", language, [visual])
+    audio = sum(p.numel() for n, p in thinker.named_parameters() if n.startswith("model.audio_tower."))
+    assert (a.model_type, parameter_count(a), [e.parameters for e in a.encoders]) == ("qwen2", language, [visual, audio])
     assert any("read as its thinker" in w and "talker, token2wav" in w for w in a.warnings)
-    assert any("audio encoder (qwen2_5_omni_audio_encoder) is not counted" in w for w in a.warnings)
+    assert not any("encoder" in w and "not counted" in w for w in a.warnings)
     command = estimate(a, Scenario(context_tokens=4096)).launch_command("Qwen/Qwen2.5-Omni-7B")
     assert "Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(\"Qwen/Qwen2.5-Omni-7B\"" in command
     assert Architecture.from_dict(a.to_dict()).loader == "Qwen2_5OmniThinkerForConditionalGeneration"
@@ -526,3 +527,20 @@ def test_vipllavas_released_key_for_its_feature_layers():
     cfg["vision_feature_layers"] = cfg.pop("vision_feature_layer")[:2]
     vh, th = cfg["vision_config"]["hidden_size"], cfg["text_config"]["hidden_size"]
     assert five - from_hf_config(cfg).encoders[0].parameters == 3 * vh * (2 + th)  # the norm's and linear_1's rows
+
+
+@pytest.mark.parametrize("audio", [{}, {"num_mel_bins": 80, "downsample_hidden_size": 256, "encoder_layers": 4}])
+def test_the_qwen3_omni_audio_encoder_counts_what_transformers_builds(audio):
+    """Qwen3-Omni's thinker's audio encoder (Whisper's blocks behind three stride-2 convolutions over the mel bins,
+    two projections), at its default and with other mel bins, channels and depth."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.qwen3_omni_moe.modeling_qwen3_omni_moe import Qwen3OmniMoeAudioEncoder
+
+    from memviz.core.towers import omni_audio
+
+    config = transformers.Qwen3OmniMoeThinkerConfig(audio_config=audio).audio_config
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        encoder = Qwen3OmniMoeAudioEncoder(config)
+    assert omni_audio(config.to_dict()) == sum(p.numel() for p in encoder.parameters())
