@@ -354,7 +354,8 @@ class Architecture:
                     "kv_shared_layers", "per_layer_input_size", "per_layer_vocab_size", "linear_k_heads",
                     "linear_v_heads", "linear_k_head_dim", "linear_v_head_dim", "linear_conv_kernel", "linear_chunk",
                     "hyper_streams", "out_groups", "out_lora_rank", "output_vocab_size",
-                    "cross_attention_tokens", "altup_inputs", "laurel_rank"):
+                    "cross_attention_tokens", "altup_inputs", "laurel_rank", "norms_per_layer", "moe_hidden_size",
+                    "indexer_heads", "indexer_head_dim", "gated_norm_rank", "head_gate"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
@@ -549,7 +550,7 @@ class Architecture:
             changes.setdefault("moe_intermediate_size", self.moe_intermediate_size or self.intermediate_size)
         if "num_layers" in changes:
             n = changes["num_layers"]
-            if isinstance(n, int) and n > 0:
+            if isinstance(n, int) and 0 < n <= MAX_LAYERS:  # more layers: refused by validation, lists unbuilt
                 changes.setdefault("layer_types", _resize(self.layer_types, n))
                 if self.moe_layers:
                     changes.setdefault("moe_layers", _resize(self.moe_layers, n))

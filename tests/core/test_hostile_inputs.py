@@ -150,3 +150,19 @@ def test_an_unwritable_runs_folder_is_an_os_error_and_reads_as_empty(tmp_path):
     with pytest.raises(OSError):
         calibration.save_run({"device": "cpu"}, _result(0), blocked)
     assert calibration.load_runs(blocked) == []
+
+
+def test_every_whole_number_field_is_bounded():
+    """Each of the architecture's whole-number fields refuses 2**63 in one line, without building anything of that
+    size first (a fuzzed DeepSeek-V4 config's index_head_dim of 2**63 overflowed numpy in the KV sum; a layer
+    count of 2**63 sized the per-layer lists before validation)."""
+    import dataclasses
+
+    a = get_preset("llama-3.1-8b").architecture()
+    for f in dataclasses.fields(Architecture):
+        if f.type in ("int", "int | None"):
+            with pytest.raises(InputError, match=f.name):
+                a.with_changes(**{f.name: 2**63})
+    cfg = json.loads((PRESETS / "deepseek-v4-flash-base.json").read_text())["config"]
+    with pytest.raises(InputError, match="indexer_head_dim"):
+        from_hf_config({**cfg, "index_head_dim": 2**63})
