@@ -899,7 +899,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     MoonViT and its projection, Aria's Idefics3 tower and cross-attention projector, Ovis2's AIMv2 tower with its
     visual tokenizer head and embedding table, Muse Glimmer's and Muse Spark's tower, adapter and projection (Muse
     Spark's audio encoder: `muse_spark_audio`), MiniMax-M3-VL's tower and two-stage projector, HY-V4-VL's tower and patch
-    merger, Step 3.7's tower, downsamplers and projector, Granite Docling's SigLIP and DeepStack connector."""
+    merger, Step 3.7's tower, downsamplers and projector, Granite Docling's SigLIP and DeepStack connector,
+    Phi-4-multimodal's image embedder (its audio conformer is not counted)."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -962,6 +963,9 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return kimi_k25_vision(cfg, vc, th)
     if wrapper == "lfm3_vl" and family == "lfm3_vl_vision":
         return lfm3_vl_vision(cfg, vc, th)
+    if wrapper == "phi4_multimodal" and family == "phi4_multimodal_vision":  # Phi4MultimodalImageEmbedding: SigLIP
+        # with its head, the global and sub-image separators (one vision-wide vector each), two biased projections
+        return siglip(vc) + 2 * vh + _lin(vh, th) + _lin(th, th)
     if wrapper == "deepseek_vl" and family == "siglip_vision_model":  # DeepseekVLAligner: two biased linears
         return siglip(vc) + _lin(vh, th) + _lin(th, th)
     if wrapper == "deepseek_vl_hybrid" and family == "siglip_vision_model":

@@ -281,8 +281,8 @@ def test_language_models_read_as_the_decoders_they_are_built_of(model_type, read
 
 def test_phi4_multimodals_language_model_is_phi3s():
     """Phi4MultimodalConfig is Phi3Config and its layers Phi3DecoderLayer: read as phi3, memviz's count equals the
-    model transformers builds but its image and audio embedders (model.embed_tokens_extend), which stay uncounted
-    and are named in a warning."""
+    model transformers builds but its image and audio embedders (model.embed_tokens_extend): the image embedder
+    (SigLIP with its head, separators, projections) counted as built, the audio conformer named in a warning."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
     with warnings.catch_warnings():
@@ -294,7 +294,9 @@ def test_phi4_multimodals_language_model_is_phi3s():
     a = from_hf_config(config.to_dict())
     assert a.model_type == "phi3" and parameter_count(a) == language
     assert not [w for w in a.warnings if "not one memviz knows" in w]
-    assert [w for w in a.warnings if "vision encoder (phi4_multimodal_vision) is not counted" in w]
+    image = sum(p.numel() for n, p in model.named_parameters() if "embed_tokens_extend.image_embed" in n)
+    assert [(e.family, e.parameters) for e in a.encoders] == [("phi4_multimodal_vision", image)]
+    assert [w for w in a.warnings if "not counted" in w] == ["its audio encoder (phi4_multimodal_audio) is not counted"]
 
 
 def test_arias_language_model_reads_its_own_expert_keys():
