@@ -715,6 +715,25 @@ def omni_audio(ac: dict[str, Any]) -> int:
         _lin(d, d) + _lin(d, out)
 
 
+def janus_vision(cfg: dict[str, Any], vc: dict[str, Any]) -> int | None:
+    """JanusModel (janus/modeling_janus.py): its SigLIP-style vision tower without a pooling head (an MLP of
+    mlp_ratio x hidden), JanusVisionAlignerMLP (a biased linear to projection_dim and depth - 1 more), and the image
+    generation path over the VQ codebook: its embedding (num_embeddings x embed_dim), JanusVQVAEAlignerMLP and
+    JanusVQVAEHead (biased linears through the VQ config's projection_dim to the codebook). The VQ-VAE itself is named
+    apart; a tower with q/k norms (use_qk_norm) is not counted."""
+    if _get(vc, "use_qk_norm", False):
+        return None
+    h = _whole(vc, "hidden_size", 1024)
+    tower = siglip({**vc, "intermediate_size": int(h * float(_get(vc, "mlp_ratio", 4.0))), "vision_use_head": False})
+    proj = _whole(vc, "projection_dim", 2048)
+    aligner = _lin(h, proj) + (_whole(vc, "depth", 2) - 1) * _lin(proj, proj)
+    vq = cfg.get("vq_config") if isinstance(cfg.get("vq_config"), dict) else {}
+    codes, dim, gen = _whole(vq, "num_embeddings", 16384), _whole(vq, "embed_dim", 8), _whole(vq, "projection_dim", 2048)
+    generation = codes * dim + _lin(dim, gen) + (_whole(vq, "num_hidden_layers", 2) - 1) * _lin(gen, gen)
+    generation += _lin(_whole(vq, "image_token_embed_dim", 2048), gen) + _lin(gen, codes)
+    return tower + aligner + generation
+
+
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
@@ -900,7 +919,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     visual tokenizer head and embedding table, Muse Glimmer's and Muse Spark's tower, adapter and projection (Muse
     Spark's audio encoder: `muse_spark_audio`), MiniMax-M3-VL's tower and two-stage projector, HY-V4-VL's tower and patch
     merger, Step 3.7's tower, downsamplers and projector, Granite Docling's SigLIP and DeepStack connector,
-    Phi-4-multimodal's image embedder (its audio conformer is not counted)."""
+    Phi-4-multimodal's image embedder (its audio conformer is not counted), Janus's tower, aligner and image
+    generation path (its VQ-VAE is not counted)."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -963,6 +983,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return kimi_k25_vision(cfg, vc, th)
     if wrapper == "lfm3_vl" and family == "lfm3_vl_vision":
         return lfm3_vl_vision(cfg, vc, th)
+    if wrapper == "janus" and family == "janus_vision_model":
+        return janus_vision(cfg, vc)
     if wrapper == "phi4_multimodal" and family == "phi4_multimodal_vision":  # Phi4MultimodalImageEmbedding: SigLIP
         # with its head, the global and sub-image separators (one vision-wide vector each), two biased projections
         return siglip(vc) + 2 * vh + _lin(vh, th) + _lin(th, th)

@@ -544,3 +544,23 @@ def test_the_qwen3_omni_audio_encoder_counts_what_transformers_builds(audio):
         warnings.simplefilter("ignore")
         encoder = Qwen3OmniMoeAudioEncoder(config)
     assert omni_audio(config.to_dict()) == sum(p.numel() for p in encoder.parameters())
+
+
+@pytest.mark.parametrize("vision", [{}, {"depth": 3, "mlp_ratio": 2.0, "num_hidden_layers": 2}])
+def test_janus_counts_its_tower_aligner_and_generation_path_and_names_its_vq_vae(vision):
+    """JanusModel: the vision tower, its aligner and the image generation path (codebook embedding, aligner, head)
+    as transformers builds them, at the default and another depth and MLP ratio; the VQ-VAE named as uncounted."""
+    import re
+
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = transformers.AutoConfig.for_model("janus", vision_config=vision)
+        with torch.device("meta"):
+            model = transformers.AutoModelForImageTextToText.from_config(config)
+    built = sum(p.numel() for n, p in model.named_parameters() if not re.search(r"language_model|lm_head|vqmodel", n))
+    a = from_hf_config(config.to_dict())
+    assert [(e.family, e.parameters) for e in a.encoders] == [("janus_vision_model", built)]
+    assert [w for w in a.warnings if "not counted" in w] == [
+        "its VQ image tokenizer (janus_vqgan) is not counted; transformers loads it with the language model"]
