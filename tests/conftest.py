@@ -1,10 +1,13 @@
+import atexit
 import os
+import shutil
 import tempfile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # nothing outside temporary folders and no network: Hugging Face's cache and hub are pointed away before any
 # test imports huggingface_hub or transformers (they read these once)
 os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="memviz-tests-hf-")
+atexit.register(shutil.rmtree, os.environ["HF_HOME"], True)
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import pytest  # noqa: E402

@@ -441,7 +441,9 @@ def build(a: Architecture, mix: str, folder: Path | None = None, limit_bytes: in
         return target
     _check_room(a, mix, folder)
     f16 = folder / f"{key}-F16.gguf"
-    if not f16.is_file():
+    if f16.is_file():
+        f16.touch()  # in use: the trim below removes the least recently used files first
+    else:
         write_f16(a, f16)
     if mix.upper() != "F16":
         quantize(f16, target, mix)

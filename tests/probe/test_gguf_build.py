@@ -11,6 +11,7 @@ from memviz.core.errors import InputError
 from memviz.core.importers.gguf_file import read_gguf
 from memviz.core.presets import get_preset
 from memviz.probe import gguf_build
+from tests.conftest import needs_llamacpp
 
 CONFIGS = Path(__file__).parents[1] / "data" / "llamacpp" / "configs"
 
@@ -45,3 +46,14 @@ def test_cache_drops_the_oldest_files_past_its_limit(tmp_path):
         os.utime(f, (i, i))
     gguf_build._trim(tmp_path, 700)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old1.gguf", "old2.gguf"]
+
+
+def test_a_source_reused_for_another_mix_counts_as_used(tmp_path):
+    """The F16 source a second mix is quantized from is the newest file after it: the trim keeps it."""
+    needs_llamacpp()
+    a = from_hf_config(load_config(CONFIGS / "llama-gqa.json"), name="llama-gqa").with_changes(num_layers=2)
+    gguf_build.build(a, "Q8_0", tmp_path)
+    (f16,) = tmp_path.glob("*-F16.gguf")
+    os.utime(f16, (0, 0))
+    q4 = gguf_build.build(a, "Q4_0", tmp_path)
+    assert f16.stat().st_mtime > 0 and q4.is_file()

@@ -5,6 +5,7 @@ gated delta-nets dense and MoE, BitNet's sub-norms with its tied token table, an
 fallbacks) built at every mix that needs no importance matrix (the ternary TQ2_0 / TQ1_0 included), read back with
 gguf."""
 
+import shutil
 from pathlib import Path
 
 import gguf
@@ -57,9 +58,11 @@ def built(tmp_path_factory):
         if (shape, mix) not in cache:
             path = gguf_build.build(SHAPES[shape], mix, folder)
             cache[shape, mix] = {t.name: t.tensor_type.name for t in gguf.GGUFReader(str(path)).tensors}
+            path.unlink()  # 200 files would hold 3 GB; each shape's F16 source stays for its other mixes
         return cache[shape, mix]
 
-    return get
+    yield get
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.parametrize("mix", MIXES)

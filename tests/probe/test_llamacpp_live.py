@@ -9,6 +9,7 @@ is within 10 % of the estimate's total once the stored runs calibrate the overhe
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,11 +30,13 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("llamacpp-data")
+    folder = tmp_path_factory.mktemp("llamacpp-data")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)  # the built GGUF files: freed before the next module writes its own
 
 
 def probe(data_dir: Path, *args: str) -> tuple[int, list[dict]]:
-    env = {**os.environ, "MEMVIZ_DATA_DIR": str(data_dir)}
+    env = {**os.environ, "MEMVIZ_DATA_DIR": str(data_dir), "MEMVIZ_GGUF_CACHE_GB": "1"}  # 3.5 GB unbounded
     r = subprocess.run([sys.executable, "-m", "memviz.probe", "--engine", "llamacpp", *args], capture_output=True,
                        text=True, env=env, timeout=300)
     return r.returncode, [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
