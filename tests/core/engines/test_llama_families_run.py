@@ -104,6 +104,17 @@ def test_decoders_whose_layers_memviz_does_not_model_are_refused_in_one_line(mod
         from_hf_config(cfg)
 
 
+@pytest.mark.parametrize(("model_type", "language_model"), [("idefics", "idefics"), ("blip", "blip_text_model")])
+def test_multimodal_decoders_whose_layers_memviz_does_not_model_are_refused(model_type, language_model):
+    """IDEFICS's language model read Llama-style counted -45.4 % of what transformers builds (its gated
+    cross-attention layers missing), BLIP's captioning decoder -0.85 % and no cross-attention cache."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cfg = transformers.AutoConfig.for_model(model_type).to_dict()
+    with pytest.raises(InputError, match=f"^{language_model}: its layers hold .*cross-attention.* which memviz does not"):
+        from_hf_config(cfg)
+
+
 def test_ernie_4_5_vl_is_refused_with_its_reason():
     """ERNIE-4.5-VL's MoE layers hold text and vision experts of two widths (moe_intermediate_size [1536, 512]): one
     line naming them, not a complaint about a field's type."""
