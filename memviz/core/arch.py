@@ -73,13 +73,17 @@ TIED_BY_DEFAULT = LLAMA_LAYOUT_TIED | {"gemma", "gemma2", "gemma3_text", "gemma3
 #: (GlmOcrTextAttention: GLM-4's with q/k/v biased only per attention_bias), GLM-Image's (GlmImageTextModel: GLM-4's
 #: decoder, its LM head over the image tokens' vision_vocab_size); Phi-4-multimodal's (Phi4MultimodalConfig
 #: is Phi3Config, its decoder layers Phi3DecoderLayer: modular_phi4_multimodal.py); the Qwen2.5-Omni and Qwen3-Omni
-#: thinkers' (Qwen2_5OmniThinkerTextModel: Qwen2's decoder, q/k/v biased; Qwen3OmniMoeThinkerTextModel: Qwen3-MoE's)
+#: thinkers' (Qwen2_5OmniThinkerTextModel: Qwen2's decoder, q/k/v biased; Qwen3OmniMoeThinkerTextModel: Qwen3-MoE's);
+#: DeepSeek-OCR 2's and Unlimited-OCR's (modular_deepseek_ocr2.py DeepseekOcr2TextDecoderLayer: DeepSeek-V2's experts
+#: and router under LlamaAttention's plain multi-head attention, as vLLM 0.33 builds them: deepseek_v2.py
+#: `DeepseekAttention` when qk_nope_head_dim == qk_rope_head_dim == 0)
 _ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2", "qwen2_5_vl_text": "qwen2",
             "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4",
             "glm4v_moe_text": "glm4_moe", "sarvam_moe": "glm4_moe", "sarvam_mla": "deepseek_v3",
             "apertus1p5_text": "apertus", "hy_v4_vl_text": "hy_v4", "mistral4": "deepseek_v2", "glm_ocr_text": "glm4",
             "glm_image_text": "glm4",
-            "phi4_multimodal": "phi3", "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe"}
+            "phi4_multimodal": "phi3", "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe",
+            "deepseek_ocr2_text": "deepseek_v2", "unlimited_ocr_text": "deepseek_v2"}
 _MOSAIC_NAMES = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "n_layers": "num_hidden_layers",
                  "max_seq_len": "max_position_embeddings"}
 #: fields under other names, read as memviz's (a field already under memviz's name wins): the released Sarvam
@@ -1613,6 +1617,23 @@ def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
                          "retrieval model); memviz estimates decoder-only LLMs")
 
 
+def _reference_sliding(cfg: dict[str, Any], outer: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Unlimited-OCR's reference sliding-window attention (R-SWA), read as full attention with a note: every prompt
+    token stays cached, generated tokens beyond the last window leave transformers' cache
+    (modeling_unlimited_ocr.py `UnlimitedOcrDynamicReferenceSlidingWindowLayer`), vLLM 0.33 keeps them all in its
+    blocks and masks (models/unlimited_ocr.py: R-SWA is an attention mask). ("" when the config has none.)"""
+    names = outer.get("architectures")
+    types = cfg.get("layer_types")
+    if not (isinstance(types, list) and "reference_sliding_attention" in types) and not (
+            isinstance(names, list) and "UnlimitedOCRForCausalLM" in names):
+        return cfg, ""
+    window = cfg.get("sliding_window") or cfg.get("sliding_window_size") or outer.get("rswa_window") or 128
+    note = (f"reference sliding-window attention: the prompt stays cached and generated tokens keep the last {window} "
+            "of their own in transformers' cache; every layer is sized for the whole context here, as vLLM holds it "
+            f"(an upper bound for transformers once over {window} tokens are generated)")
+    return {**cfg, "sliding_window": None, "layer_types": None}, note
+
+
 def _type_of_architecture(cfg: dict[str, Any]) -> str | None:
     """The model type of the first class in the config's `architectures` that memviz knows, if any."""
     names = cfg.get("architectures")
@@ -1653,9 +1674,15 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         raise InputError("config must be a JSON object")
     cfg, omni = omni_thinker(cfg)
     outer = cfg
-    if "text_config" in cfg and isinstance(cfg["text_config"], dict):
+    if isinstance(cfg.get("text_config"), dict):
         inner = dict(cfg["text_config"])
         inner.setdefault("model_type", f"{cfg.get('model_type', 'unknown')}_text")
+    elif isinstance(cfg.get("language_config"), dict):  # DeepSeek-VL2's layout (DeepSeek-OCR's release): the language
+        inner = dict(cfg["language_config"])  # model apart, its type named by its class (vLLM 0.33
+        inner.setdefault("model_type", _type_of_architecture(inner) or "unknown")  # DeepseekVLV2Config)
+    else:
+        inner = None
+    if inner is not None:
         for key in ("tie_word_embeddings", "torch_dtype"):
             if key in cfg and key not in inner:
                 inner[key] = cfg[key]
@@ -1667,6 +1694,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = {**cfg, "output_vocab_size": cfg.get("vision_vocab_size", 16512)}  # tokens); GlmImageTextConfig's
         cfg.setdefault("attention_bias", True)  # attention_bias defaults True
     cfg = {**{new: cfg[old] for old, new in _RENAMED.get(model_type, {}).items() if old in cfg}, **cfg}
+    cfg, rswa = _reference_sliding(cfg, outer)
     model_type = _ALIASES.get(model_type, model_type)
     read_as = _type_of_architecture(cfg) if model_type not in KNOWN_MODEL_TYPES else None
     if read_as:
@@ -1705,7 +1733,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         attention = set(_int_list(cfg.get("attn_layer_indices"), "attn_layer_indices"))
         n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
         cfg = {**cfg, "layer_types": ["attention" if i in attention else "mamba" for i in range(n)]}
-    warnings: list[str] = [omni] if omni else []
+    warnings: list[str] = [note for note in (omni, rswa) if note]
     if read_as:
         warnings.append(f"model_type '{given_type}' read as '{read_as}', the type of the architecture its config names "
                         f"({', '.join(map(str, cfg['architectures']))}), as vLLM resolves it")
@@ -1915,8 +1943,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(intermediate_size=_int(cfg.get("intermediate_size_mlp", kw["intermediate_size"]),
                                          "intermediate_size_mlp"))
 
-    # multi-head latent attention (DeepSeek-V2/V3)
-    if cfg.get("kv_lora_rank"):
+    # multi-head latent attention (DeepSeek-V2/V3); a DeepSeek-V2 config without it (DeepSeek-OCR's use_mla false, no
+    # rope or nope widths) runs plain multi-head attention (vLLM 0.33 deepseek_v2.py `DeepseekV2DecoderLayer`)
+    plain = cfg.get("use_mla") is False or cfg.get("qk_rope_head_dim") == cfg.get("qk_nope_head_dim") == 0
+    if cfg.get("kv_lora_rank") and not plain:
         rope = _int(_require(cfg, "qk_rope_head_dim"), "qk_rope_head_dim")
         nope = _int(_require(cfg, "qk_nope_head_dim"), "qk_nope_head_dim")
         q_lora = cfg.get("q_lora_rank")

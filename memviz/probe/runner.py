@@ -260,13 +260,16 @@ def cache_keyword(model) -> str:
 def cache_tensors(cache):
     """Every tensor a transformers cache holds per layer, each once: keys and values (one tensor where a layer keeps
     K=V, DeepSeek-V4's `DeepseekV4HCACache`), a sparse-attention indexer's keys (DynamicIndexedLayer; MiniMax-M3's
-    MiniMaxM3VLSparseCacheLayer names them idx_keys), a
+    MiniMaxM3VLSparseCacheLayer names them idx_keys), the prompt's keys and values an R-SWA layer keeps apart from its
+    window (Unlimited-OCR's UnlimitedOcrDynamicReferenceSlidingWindowLayer; its static layer's are views of one
+    buffer, whose parts sum to it), a
     linear-attention layer's conv and recurrent states (LinearAttentionCacheLayerMixin, transformers 5.2x
     cache_utils.py, which keeps them in dicts by state index) and DeepSeek-V4's compressed entries and compressor
     buffers (dicts by compressor name)."""
     seen: set[int] = set()
     for layer in getattr(cache, "layers", []):
-        tensors = [getattr(layer, name, None) for name in ("keys", "values", "indexer_keys", "idx_keys")]
+        tensors = [getattr(layer, name, None) for name in ("keys", "values", "indexer_keys", "idx_keys",
+                                                           "prefill_keys", "prefill_values")]
         for name in ("conv_states", "recurrent_states", "compressed_kv", "buffer_kv", "buffer_gate", "overlap_kv",
                      "overlap_gate"):
             states = getattr(layer, name, None)

@@ -1,0 +1,90 @@
+"""DeepSeek-OCR, DeepSeek-OCR 2 and Unlimited-OCR: DeepSeek-V2's experts under plain multi-head attention, read as
+what they are (read Llama-style before, their shared experts missing: -2.6 %), and Unlimited-OCR's reference
+sliding-window attention (R-SWA) cached for the whole context (read as a 128-token window before: its KV at 8,192
+tokens 98 % short)."""
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from memviz.core.arch import from_hf_config
+from memviz.core.estimate import Scenario, estimate
+from memviz.core.inventory import parameter_count
+from tests.core.engines.transformers_runs import run_and_compare, wrapped_language_model
+
+RELEASED = json.loads((Path(__file__).parents[2] / "data" / "deepseek_ocr_config.json").read_text())
+LANGUAGE_MODEL = 2_934_734_080  # the released checkpoint's 3,336,106,240 less its vision tensors (the file's _source)
+KV_PER_TOKEN = 12 * 2 * 1280 * 2  # 12 layers, K and V of 10 heads x 128, bf16
+
+
+def test_the_released_deepseek_ocr_config_counts_its_checkpoints_language_model():
+    a = from_hf_config(RELEASED)
+    assert a.model_type == "deepseek_v2" and a.kv_lora_rank is None and a.num_kv_heads == a.num_heads == 10
+    assert parameter_count(a) == LANGUAGE_MODEL
+    assert not any("not one memviz knows" in w for w in a.warnings)
+    assert any("vision encoder" in w for w in a.warnings)  # its SAM + CLIP tower is named, not counted
+    e = estimate(a, Scenario(engine="vllm", context_tokens=8192, gpu="rtx4090"))
+    assert e.kv_bytes_per_token == KV_PER_TOKEN
+
+
+def test_a_latent_width_with_use_mla_false_is_plain_attention():
+    """vLLM 0.33 `DeepseekV2DecoderLayer` builds DeepseekAttention when the rope and nope widths are 0, whatever
+    kv_lora_rank says; a config saying use_mla false keeps its latent width unused."""
+    language = {**RELEASED["language_config"], "kv_lora_rank": 512}
+    a = from_hf_config({**RELEASED, "language_config": language})
+    assert a.kv_lora_rank is None and parameter_count(a) == LANGUAGE_MODEL
+
+
+@pytest.mark.parametrize("model_type", ["unlimited_ocr", "deepseek_ocr2"])
+def test_the_language_models_transformers_builds(model_type):
+    """transformers 5.24 builds DeepseekOcr2TextDecoderLayer (Unlimited-OCR's too): DeepSeek-V2's router and experts
+    under LlamaAttention."""
+    pytest.importorskip("torch")
+    towers = r"vision|sam_model|projector|image_newline|view_seperator|view_separator"
+    if model_type == "deepseek_ocr2":  # its default config leaves the experts per token unset
+        pytest.importorskip("transformers")
+        import torch
+        import transformers
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            config = transformers.AutoConfig.for_model(model_type, text_config={"num_experts_per_tok": 6})
+            layers = config.text_config.num_hidden_layers  # and builds its MLPs from mlp_layer_types, which it
+            config.text_config.mlp_layer_types = ["dense"] + ["sparse"] * (layers - 1)  # leaves unset
+            with torch.device("meta"):
+                model = transformers.AutoModelForImageTextToText.from_config(config, dtype=torch.bfloat16)
+        import re
+
+        reference = sum(p.numel() for n, p in model.named_parameters() if not re.search(towers, n))
+    else:
+        config, reference, _ = wrapped_language_model(model_type, towers)
+    a = from_hf_config(config.to_dict())
+    assert a.model_type == "deepseek_v2" and parameter_count(a) == reference
+    assert not any("not one memviz knows" in w for w in a.warnings)
+
+
+def test_unlimited_ocr_caches_every_prompt_token_of_every_layer():
+    """A tiny Unlimited-OCR's prompt fills UnlimitedOcrDynamicReferenceSlidingWindowLayer past its 8-token window:
+    the prompt stays, as memviz's full-context cache holds it; the note says generated tokens keep a window."""
+    transformers = pytest.importorskip("transformers")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = transformers.AutoConfig.for_model(
+            "unlimited_ocr", text_config=dict(vocab_size=512, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
+                                              num_attention_heads=4, num_key_value_heads=4, moe_intermediate_size=32,
+                                              n_routed_experts=4, num_experts_per_tok=2, sliding_window=8))
+    a, _, held, kv = run_and_compare(transformers.AutoModelForImageTextToText.from_config, config)
+    assert kv == held == 3 * 2 * 64 * 4 * 24  # 3 layers, K and V of 64 fp32 values, 24 prompt tokens
+    assert any(w.startswith("reference sliding-window attention") and "last 8" in w for w in a.warnings)
+
+
+def test_the_released_unlimited_ocr_layout_is_read_as_full_attention():
+    """vLLM 0.33's UnlimitedOCRConfig reads DeepSeek-VL2's layout with the window in language_config
+    (sliding_window_size); its blocks hold every token, R-SWA being a mask."""
+    language = {**RELEASED["language_config"], "sliding_window_size": 128, "sliding_window": 128}
+    a = from_hf_config({**RELEASED, "architectures": ["UnlimitedOCRForCausalLM"], "language_config": language})
+    assert set(a.layer_types) == {"full"} and a.sliding_window is None
+    e = estimate(a, Scenario(engine="transformers", context_tokens=4096, device="cpu"))
+    assert e.kv_cache_required == 4096 * KV_PER_TOKEN
