@@ -14,6 +14,7 @@ width counts with its encoder.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from itertools import pairwise
 from math import ceil, floor, isqrt
 from typing import Any
 
@@ -532,6 +533,28 @@ def got_ocr2_vision(vc: dict[str, Any], th: int) -> int:
     return sam_vision(vc) + out * 2 * out * 9 + 2 * out * th * 9 + _lin(th, th)
 
 
+def deep_encoder_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
+    """DeepSeek-OCR's DeepEncoder as its release describes it (vision_config `model_name` "deeplip_b_l", widths per
+    tower under `width`; the checkpoint's tensors: model.sam_model.*, model.vision_model.*, model.projector.*): a SAM
+    ViT-B (`sam_vision`, its 16-pixel patches over image_size, MLPs of 4 x width) with its neck and two bias-free
+    strided 3x3 convolutions to downsample_channels; a CLIP-L (class embedding, bias-free patch embedding, learned
+    positions, pre-LayerNorm, blocks of a fused biased q/k/v, a biased out_proj and MLP of 4 x width, no
+    post-LayerNorm); a linear projector from input_dim to n_embed (projector_config); image_newline and
+    view_seperator."""
+    widths = vc.get("width") or {}
+    sam, clip_l = widths.get("sam_vit_b") or {}, widths.get("clip-l-14-224") or {}
+    sh, ch = _whole(sam, "width", 768), _whole(clip_l, "width", 1024)
+    tower = sam_vision({"hidden_size": sh, "mlp_dim": 4 * sh, "num_hidden_layers": _whole(sam, "layers", 12),
+                        "num_attention_heads": _whole(sam, "heads", 12), "image_size": _whole(vc, "image_size", 1024),
+                        "global_attn_indexes": _get(sam, "global_attn_indexes", [2, 5, 8, 11])})
+    channels = [256, *_get(sam, "downsample_channels", [512, 1024])]
+    tower += sum(a * b * 9 for a, b in pairwise(channels))
+    patch, grid = _whole(clip_l, "patch_size", 14), _whole(clip_l, "image_size", 224) // _whole(clip_l, "patch_size", 14)
+    tower += ch + 3 * patch * patch * ch + (grid * grid + 1) * ch + 2 * ch + _whole(clip_l, "layers", 24) * _vit_layer(ch, 4 * ch)
+    pc = cfg.get("projector_config") or {}
+    return tower + _lin(_whole(pc, "input_dim", channels[-1] + ch), _whole(pc, "n_embed", th)) + 2 * th
+
+
 def deepseek_vl_hybrid_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     """DeepseekVLHybridModel (deepseek_vl_hybrid/modeling_deepseek_vl_hybrid.py): SigLIP's tower (vision_config) and a
     high-resolution SAM tower (high_res_vision_config, `sam_vision`), a second SAM neck, DeepseekVLSamVisionProj's
@@ -992,6 +1015,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return siglip(vc) + _lin(vh, th) + _lin(th, th)
     if wrapper == "deepseek_vl_hybrid" and family == "siglip_vision_model":
         return deepseek_vl_hybrid_vision(cfg, vc, th)
+    if vc.get("model_name") == "deeplip_b_l":  # DeepSeek-OCR's release (wrapper deepseek_vl_v2, family "vision")
+        return deep_encoder_vision(cfg, vc, th)
     if wrapper == "video_llama_3" and family == "video_llama_3_vision":  # VideoLlama3VisionModel: SigLIP's blocks
         # with rotary positions (no learned ones) and no pooling head; VideoLlama3Projector: two biased linears
         return _siglip_tower({**vc, "vision_use_head": False}, 0) + _lin(vh, th) + _lin(th, th)

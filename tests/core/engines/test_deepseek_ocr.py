@@ -10,12 +10,14 @@ from pathlib import Path
 import pytest
 
 from memviz.core.arch import from_hf_config
+from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.inventory import parameter_count
 from tests.core.engines.transformers_runs import run_and_compare, wrapped_language_model
 
 RELEASED = json.loads((Path(__file__).parents[2] / "data" / "deepseek_ocr_config.json").read_text())
-LANGUAGE_MODEL = 2_934_734_080  # the released checkpoint's 3,336,106,240 less its vision tensors (the file's _source)
+CHECKPOINT = 3_336_106_240  # the released safetensors' parameters (the file's _source)
+LANGUAGE_MODEL = 2_934_734_080  # less its SAM, CLIP, projector and separator tensors
 KV_PER_TOKEN = 12 * 2 * 1280 * 2  # 12 layers, K and V of 10 heads x 128, bf16
 
 
@@ -24,7 +26,9 @@ def test_the_released_deepseek_ocr_config_counts_its_checkpoints_language_model(
     assert a.model_type == "deepseek_v2" and a.kv_lora_rank is None and a.num_kv_heads == a.num_heads == 10
     assert parameter_count(a) == LANGUAGE_MODEL
     assert not any("not one memviz knows" in w for w in a.warnings)
-    assert any("vision encoder" in w for w in a.warnings)  # its SAM + CLIP tower is named, not counted
+    assert not a.warnings
+    (tower,) = a.encoders  # DeepEncoder: SAM ViT-B, CLIP-L, the projector, the two separators
+    assert tower.parameters == CHECKPOINT - LANGUAGE_MODEL
     e = estimate(a, Scenario(engine="vllm", context_tokens=8192, gpu="rtx4090"))
     assert e.kv_bytes_per_token == KV_PER_TOKEN
 
@@ -88,3 +92,10 @@ def test_the_released_unlimited_ocr_layout_is_read_as_full_attention():
     assert set(a.layer_types) == {"full"} and a.sliding_window is None
     e = estimate(a, Scenario(engine="transformers", context_tokens=4096, device="cpu"))
     assert e.kv_cache_required == 4096 * KV_PER_TOKEN
+
+
+@pytest.mark.parametrize("width", ["sam", {"sam_vit_b": {"downsample_channels": "wide"}}, {"clip-l-14-224": {"layers": -1}}])
+def test_a_malformed_deep_encoder_is_one_line(width):
+    vision = {**RELEASED["vision_config"], "width": width}
+    with pytest.raises(InputError, match="^vision/audio config"):
+        from_hf_config({**RELEASED, "vision_config": vision})
