@@ -1569,6 +1569,16 @@ _UNMODELLED_LAYERS = {
 }
 
 
+_DOTS3_CACHE = ("its KV cache is short here: dots3's sliding layers cache a wider latent (swa_kv_lora_rank 1,024 + "
+                "rope, its full layers 512 + rope), its full layers also a DSA indexer key, and vLLM 0.33 pads every "
+                "layer's latent to the widest (Dots3NotePaddedMLAAttention), none of which memviz models: about 18 % "
+                "short in transformers' full layers, about half of vLLM's")
+#: types read Llama-style whose cache is known to differ (transformers 5.24 modeling_dots3_note.py
+#: Dots3NoteTextAttention / Dots3NoteTextIndexer; vLLM 0.33 models/dots3_note/nvidia/model.py; llama.cpp 0c1e570
+#: src/models/dots3note.cpp keeps both latent widths and the indexer keys): named beside the reading's warning
+_CACHE_NOT_MODELLED = {"dots3_note": _DOTS3_CACHE, "dots3_note_text": _DOTS3_CACHE}
+
+
 #: encoder-only model types (transformers 5.24's masked-LM classes, encoder-decoders left to is_encoder_decoder): an
 #: embedding model's config names its base class (BertModel, XLMRobertaModel), no head that would say so
 ENCODER_TYPES = frozenset({
@@ -1742,6 +1752,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
             f"model_type '{model_type}' is not one memviz knows; read as a Llama-style decoder "
             "(RMSNorm, gated MLP, no biases, untied unless tie_word_embeddings is set)"
         )
+        if model_type in _CACHE_NOT_MODELLED:
+            warnings.append(_CACHE_NOT_MODELLED[model_type])
 
     hidden = _int(_require(cfg, "hidden_size", "n_embd", "d_model"), "hidden_size")
     n_layers = _int(_require(cfg, "num_hidden_layers", "n_layer", "num_layers"), "num_hidden_layers")
