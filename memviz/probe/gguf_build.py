@@ -67,6 +67,8 @@ def check_supported(a: Architecture) -> str:
         raise InputError("llama.cpp's LFM2 loads no convolution biases (src/models/lfm2.cpp); conv_bias is not built")
     if a.model_type == "nemotron_h" and a.is_moe:
         return "nemotron_h_moe"  # conversion/nemotron.py `NemotronHModel`: its own architecture with experts
+    if a.model_type == "deepseek_v2" and not a.is_mla:  # DeepSeek-OCR / OCR 2 / Unlimited-OCR (conversion/deepseek.py
+        return "deepseek2-ocr"  # `DeepseekV2Model`: their plain multi-head attention, src/models/deepseek2ocr.cpp)
     return GGUF_ARCH[a.model_type]
 
 
@@ -112,6 +114,10 @@ def _metadata(w, a: Architecture, arch: str) -> None:
             w.add_expert_shared_feed_forward_length(a.shared_expert_intermediate_size)
     if arch == "deepseek2":
         _deepseek2_metadata(w, a)
+    if arch == "deepseek2-ocr":  # `DeepseekV2Model.set_gguf_parameters` with is_ocr: no latent, the rope width the
+        w.add_leading_dense_block_count(_leading_dense(a))  # config's qk_rope_head_dim (0: the graph ropes the head)
+        w.add_expert_shared_count(a.shared_expert_intermediate_size // a.moe_intermediate_size)
+        w.add_rope_dimension_count(a.qk_rope_head_dim)
     if arch == "hy_v4":
         _deepseek2_metadata(w, a, gating=2)  # sigmoid (conversion/hy_v4.py `HYV4Model.set_gguf_parameters`)
         _hy_v4_metadata(w, a)

@@ -57,3 +57,29 @@ def test_a_source_reused_for_another_mix_counts_as_used(tmp_path):
     os.utime(f16, (0, 0))
     q4 = gguf_build.build(a, "Q4_0", tmp_path)
     assert f16.stat().st_mtime > 0 and q4.is_file()
+
+
+def test_deepseek_ocr_is_written_and_read_back_as_deepseek2_ocr(tmp_path, monkeypatch):
+    """A DeepSeek-V2 without a latent is llama.cpp's deepseek2-ocr (conversion/deepseek.py `DeepseekV2Model` with
+    is_ocr: q / k / v per head, no kv_lora_rank key); an Unlimited-OCR file's window is metadata llama.cpp ignores
+    (its full multi-head attention caches every token)."""
+    a = from_hf_config(load_config(CONFIGS / "deepseek-ocr.json"), name="deepseek-ocr")
+    path = gguf_build.write_f16(a, tmp_path / "m.gguf")
+    reader = gguf.GGUFReader(str(path))
+    assert bytes(reader.fields["general.architecture"].parts[-1]).decode() == "deepseek2-ocr"
+    assert "deepseek2-ocr.attention.kv_lora_rank" not in reader.fields
+    names = {t.name for t in reader.tensors}
+    assert {"blk.1.attn_k.weight", "blk.1.ffn_gate_shexp.weight", "blk.0.ffn_gate.weight"} <= names
+    back = read_gguf(path)
+    assert (back.model_type, back.is_mla, back.num_kv_heads, back.head_dim) == ("deepseek_v2", False, 10, 128)
+    assert back.shared_expert_intermediate_size == 2 * 896 and back.moe_layers == (False, True, True)
+
+    written = gguf_build._metadata
+
+    def with_window(w, arch_a, arch):  # what the converter adds for Unlimited-OCR's sliding_window_size
+        written(w, arch_a, arch)
+        w.add_sliding_window(128)
+
+    monkeypatch.setattr(gguf_build, "_metadata", with_window)
+    unlimited = read_gguf(gguf_build.write_f16(a, tmp_path / "unlimited.gguf"))
+    assert unlimited.sliding_window is None and set(unlimited.layer_types) == {"full"}

@@ -318,13 +318,15 @@ def test_gemma3n_buffers_match_llamacpp(data_dir, mix, fa):
 
 @pytest.mark.parametrize("fa", ["on", "off"])
 @pytest.mark.parametrize("mix", ["Q8_0", "Q4_K_M"])
-@pytest.mark.parametrize("arch", ["dbrx", "mpt"])
-def test_dbrx_and_mpt_buffers_match_llamacpp(data_dir, arch, mix, fa):
+@pytest.mark.parametrize("arch", ["dbrx", "mpt", "deepseek-ocr"])
+def test_dbrx_mpt_and_deepseek_ocr_buffers_match_llamacpp(data_dir, arch, mix, fa):
     """DBRX and MPT (tests/data/llamacpp/configs: their own field names, DBRX's nested attn_config / ffn_config),
-    written as conversion/dbrx.py and mpt.py write them (one attn_qkv a layer; DBRX's attn_output_norm), with two
-    sequences: model buffers (CPU_REPACK included) and KV exact, the compute buffer within 10 % (DBRX +9.6 / +9.3 %;
-    MPT's ungated MLP keeps only up's rows: -0.1 % with flash attention, counting a gated MLP's three was +89 %,
-    -9.7 % without)."""
+    written as conversion/dbrx.py and mpt.py write them (one attn_qkv a layer; DBRX's attn_output_norm), and
+    DeepSeek-OCR's language model (its widths, 3 layers, 8 experts) as conversion/deepseek.py writes DeepSeek-OCR,
+    OCR 2 and Unlimited-OCR (`deepseek2-ocr`: plain multi-head attention, no latent), with two sequences: model
+    buffers (CPU_REPACK included) and KV exact, the compute buffer within 10 % (DBRX +9.6 / +9.3 %; MPT's ungated
+    MLP keeps only up's rows: -0.1 % with flash attention, counting a gated MLP's three was +89 %, -9.7 % without;
+    DeepSeek-OCR -0.0 % / -4.6 %)."""
     rc, messages = probe(data_dir, "--config", str(CONFIGS / f"{arch}.json"), "--weights", mix, "--context", "2048",
                          "--flash-attn", fa, "--parallel", "2", "--prompt", "24", "--new", "4", "--no-store")
     assert rc == 0
@@ -379,3 +381,4 @@ def test_a_window_llamas_architecture_lacks_is_cached_in_full(data_dir, fa):
     compute = _model_and_kv_exact_then_compute(r)
     assert r["buffers"]["kv_caches"]["cache0_cells"] == 1024 and r["buffers"]["kv_caches"]["cache0_layers"] == 8
     assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10
+

@@ -36,6 +36,9 @@ ARCH_TO_MODEL_TYPE = {
     "hy_v4": "hy_v4", "laguna": "laguna", "command-r": "cohere", "hunyuan-dense": "hunyuan_v1_dense",
     "hunyuan-moe": "hunyuan_v1_moe", "cohere2moe": "cohere2_moe",
     "minimax-m2": "minimax_m2", "dots1": "dots1", "mistral4": "mistral4",  # DeepSeek-V2's layout (conversion/mistral3.py)
+    # DeepSeek-OCR, OCR 2 and Unlimited-OCR: DeepSeek-V2's experts under plain multi-head attention (conversion/deepseek.py
+    # `DeepseekV2Model` with is_ocr; src/models/deepseek2ocr.cpp), their window metadata only ("the decoder ignores it")
+    "deepseek2-ocr": "deepseek_v2",
     "muse-glimmer": "muse_glimmer_text",
     # Llama's layout under names of their own (src/llama-arch.cpp): GraniteMoeShared's files are granitemoe's with a
     # shared MLP (conversion/granite.py), Ministral 3's are mistral3
