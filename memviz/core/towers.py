@@ -535,24 +535,44 @@ def got_ocr2_vision(vc: dict[str, Any], th: int) -> int:
 
 def deep_encoder_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     """DeepSeek-OCR's DeepEncoder as its release describes it (vision_config `model_name` "deeplip_b_l", widths per
-    tower under `width`; the checkpoint's tensors: model.sam_model.*, model.vision_model.*, model.projector.*): a SAM
-    ViT-B (`sam_vision`, its 16-pixel patches over image_size, MLPs of 4 x width) with its neck and two bias-free
-    strided 3x3 convolutions to downsample_channels; a CLIP-L (class embedding, bias-free patch embedding, learned
-    positions, pre-LayerNorm, blocks of a fused biased q/k/v, a biased out_proj and MLP of 4 x width, no
-    post-LayerNorm); a linear projector from input_dim to n_embed (projector_config); image_newline and
-    view_seperator."""
+    tower under `width`; the checkpoint's tensors: model.sam_model.*, model.vision_model.*, model.projector.*): SAM
+    ViT-B (16-pixel patches over image_size, MLPs of 4 x width) and CLIP-L (`_deep_encoder`, its unused patch
+    embedding stored too), the projector from input_dim to n_embed (projector_config)."""
     widths = vc.get("width") or {}
     sam, clip_l = widths.get("sam_vit_b") or {}, widths.get("clip-l-14-224") or {}
     sh, ch = _whole(sam, "width", 768), _whole(clip_l, "width", 1024)
-    tower = sam_vision({"hidden_size": sh, "mlp_dim": 4 * sh, "num_hidden_layers": _whole(sam, "layers", 12),
-                        "num_attention_heads": _whole(sam, "heads", 12), "image_size": _whole(vc, "image_size", 1024),
-                        "global_attn_indexes": _get(sam, "global_attn_indexes", [2, 5, 8, 11])})
+    sam_vc = {"hidden_size": sh, "mlp_dim": 4 * sh, "num_hidden_layers": _whole(sam, "layers", 12),
+              "num_attention_heads": _whole(sam, "heads", 12), "image_size": _whole(vc, "image_size", 1024),
+              "global_attn_indexes": _get(sam, "global_attn_indexes", [2, 5, 8, 11])}
+    clip_vc = {"hidden_size": ch, "intermediate_size": 4 * ch, "num_hidden_layers": _whole(clip_l, "layers", 24),
+               "image_size": _whole(clip_l, "image_size", 224), "patch_size": _whole(clip_l, "patch_size", 14)}
     channels = [256, *_get(sam, "downsample_channels", [512, 1024])]
-    tower += sum(a * b * 9 for a, b in pairwise(channels))
-    patch, grid = _whole(clip_l, "patch_size", 14), _whole(clip_l, "image_size", 224) // _whole(clip_l, "patch_size", 14)
-    tower += ch + 3 * patch * patch * ch + (grid * grid + 1) * ch + 2 * ch + _whole(clip_l, "layers", 24) * _vit_layer(ch, 4 * ch)
     pc = cfg.get("projector_config") or {}
-    return tower + _lin(_whole(pc, "input_dim", channels[-1] + ch), _whole(pc, "n_embed", th)) + 2 * th
+    return _deep_encoder(sam_vc, channels, clip_vc, True) + _lin(_whole(pc, "input_dim", channels[-1] + ch),
+                                                                 _whole(pc, "n_embed", th)) + 2 * th
+
+
+def unlimited_ocr_vision(vc: dict[str, Any], th: int) -> int:
+    """Unlimited-OCR's tower as transformers 5.24 builds it (modeling_unlimited_ocr.py UnlimitedOcrVisionModel:
+    sam_config's SAM encoder, UnlimitedOcrSamVisionProj's two convolutions to its downsample_channels,
+    encoder_config's CLIP-L fed by SAM's features, so without a patch embedding), the multi-modal projector from
+    both towers' widths to the text width, image_newline and view_separator."""
+    sam_vc, clip_vc = vc.get("sam_config") or {}, vc.get("encoder_config") or {}
+    channels = [_whole(sam_vc, "output_channels", 256), *_get(sam_vc, "downsample_channels", [512, 1024])]
+    tower = _deep_encoder(sam_vc, channels, clip_vc, False)
+    return tower + _lin(channels[-1] + _whole(clip_vc, "hidden_size", 1024), th) + 2 * th
+
+
+def _deep_encoder(sam_vc: dict[str, Any], channels: list[int], clip_vc: dict[str, Any], patch_embedding: bool) -> int:
+    """DeepEncoder's towers: SAM (`sam_vision`, with its neck) and bias-free strided 3x3 convolutions through
+    `channels`; CLIP (class embedding, learned positions over its patch grid and the class token, pre-LayerNorm,
+    blocks of biased q/k/v/o and MLP, no post-LayerNorm), with or without its bias-free patch embedding."""
+    tower = sam_vision(sam_vc) + sum(a * b * 9 for a, b in pairwise(channels))
+    h, patch = _whole(clip_vc, "hidden_size", 1024), _whole(clip_vc, "patch_size", 14)
+    grid = _whole(clip_vc, "image_size", 224) // patch
+    clip_l = h + (grid * grid + 1) * h + 2 * h + (3 * patch * patch * h if patch_embedding else 0)
+    layers = _whole(clip_vc, "num_hidden_layers", 24) * _vit_layer(h, _whole(clip_vc, "intermediate_size", 4 * h))
+    return tower + clip_l + layers
 
 
 def deepseek_vl_hybrid_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
@@ -1017,6 +1037,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return deepseek_vl_hybrid_vision(cfg, vc, th)
     if vc.get("model_name") == "deeplip_b_l":  # DeepSeek-OCR's release (wrapper deepseek_vl_v2, family "vision")
         return deep_encoder_vision(cfg, vc, th)
+    if wrapper == "unlimited_ocr" and family == "unlimited_ocr_vision":
+        return unlimited_ocr_vision(vc, th)
     if wrapper == "video_llama_3" and family == "video_llama_3_vision":  # VideoLlama3VisionModel: SigLIP's blocks
         # with rotary positions (no learned ones) and no pooling head; VideoLlama3Projector: two biased linears
         return _siglip_tower({**vc, "vision_use_head": False}, 0) + _lin(vh, th) + _lin(th, th)

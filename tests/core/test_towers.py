@@ -48,7 +48,7 @@ def _configs():
              "minicpm_ocr", "vipllava", "video_llava", "mistral_large4", "molmo2", "fuyu", "got_ocr2", "qianfan_ocr",
              "video_llama_3", "deepseek_vl", "lfm3_vl", "kimi_k25", "aria", "ovis2", "muse_glimmer",
              "minimax_m3_vl", "hy_v4_vl", "step3p7", "muse_spark", "granite_docling",
-             "deepseek_vl_hybrid")
+             "deepseek_vl_hybrid", "unlimited_ocr")
     # aya_vision: its default SigLIP (1,152 wide, 14 heads) does not build; a variant below
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
@@ -113,6 +113,13 @@ def _configs():
                                 text_hidden_size=SMALL_TEXT["hidden_size"]))),
         ("fuyu 16-pixel patches, one channel", AutoConfig.for_model(
             "fuyu", text_config=dict(model_type="persimmon", **SMALL_TEXT), patch_size=16, num_channels=1)),
+        ("unlimited_ocr: a small SAM with its own downsampling, a narrower CLIP", AutoConfig.for_model(
+            "unlimited_ocr", vision_config=dict(
+                sam_config=dict(hidden_size=128, mlp_dim=256, num_hidden_layers=4, num_attention_heads=4, image_size=256,
+                                window_size=7, global_attn_indexes=[1, 3], output_channels=64,
+                                downsample_channels=[96, 192]),
+                encoder_config=dict(hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
+                                    image_size=112, patch_size=14)))),
         ("got_ocr2 small, windows of 7, two global layers", AutoConfig.for_model(
             "got_ocr2", text_config=dict(model_type="qwen2", **SMALL_TEXT), vision_config=dict(
                 hidden_size=128, mlp_dim=256, num_hidden_layers=4, num_attention_heads=4, image_size=256,
