@@ -116,7 +116,7 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         _deepseek2_metadata(w, a)
     if arch == "deepseek2-ocr":  # `DeepseekV2Model.set_gguf_parameters` with is_ocr: no latent, the rope width the
         w.add_leading_dense_block_count(_leading_dense(a))  # config's qk_rope_head_dim (0: the graph ropes the head)
-        w.add_expert_shared_count(a.shared_expert_intermediate_size // a.moe_intermediate_size)
+        w.add_expert_shared_count(a.shared_expert_intermediate_size // a.moe_intermediate_size if a.is_moe else 0)
         w.add_rope_dimension_count(a.qk_rope_head_dim)
     if arch == "hy_v4":
         _deepseek2_metadata(w, a, gating=2)  # sigmoid (conversion/hy_v4.py `HYV4Model.set_gguf_parameters`)
