@@ -339,8 +339,12 @@ class Architecture:
     native_quantizer: str = field(default="", compare=False)  # its quantization_config's quant_method, if quantized
     native_act_order: bool = field(default=False, compare=False)  # a GPTQ checkpoint quantized with desc_act
     native_linear_class: str = field(default="", compare=False)  # a BitNet checkpoint's linear_class
-    # the transformers class that loads it where no auto class does (a Qwen-Omni checkpoint's thinker)
+    # the transformers class that loads it where no auto class does (a Qwen-Omni checkpoint's thinker; AutoModel for a
+    # release that loads with its own code)
     loader: str = field(default="", compare=False)
+    # the class of a release's own code (its auto_map) where transformers has none for its type: DeepSeek-OCR's
+    # deepseek_vl_v2, which transformers 5.24 does not register ("" otherwise)
+    remote_code: str = field(default="", compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -1644,6 +1648,18 @@ def _reference_sliding(cfg: dict[str, Any], outer: dict[str, Any]) -> tuple[dict
     return {**cfg, "sliding_window": None, "layer_types": None}, note
 
 
+def _release_code(cfg: dict[str, Any]) -> tuple[str, str]:
+    """(auto class, its class in the release's own code) a DeepSeek-VL2-layout config's auto_map names: transformers
+    5.24 registers no deepseek_vl_v2 type, so DeepSeek-OCR's release loads with `AutoModel` and its own
+    modeling_deepseekocr.py only (("", "") when the config names none)."""
+    auto_map = cfg.get("auto_map")
+    if isinstance(auto_map, dict):
+        for key in ("AutoModelForCausalLM", "AutoModel"):
+            if isinstance(auto_map.get(key), str):
+                return key, auto_map[key]
+    return "", ""
+
+
 def _type_of_architecture(cfg: dict[str, Any]) -> str | None:
     """The model type of the first class in the config's `architectures` that memviz knows, if any."""
     names = cfg.get("architectures")
@@ -1684,12 +1700,14 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         raise InputError("config must be a JSON object")
     cfg, omni = omni_thinker(cfg)
     outer = cfg
+    release_loader, release_code = "", ""
     if isinstance(cfg.get("text_config"), dict):
         inner = dict(cfg["text_config"])
         inner.setdefault("model_type", f"{cfg.get('model_type', 'unknown')}_text")
     elif isinstance(cfg.get("language_config"), dict):  # DeepSeek-VL2's layout (DeepSeek-OCR's release): the language
         inner = dict(cfg["language_config"])  # model apart, its type named by its class (vLLM 0.33
         inner.setdefault("model_type", _type_of_architecture(inner) or "unknown")  # DeepseekVLV2Config)
+        release_loader, release_code = _release_code(cfg)
     else:
         inner = None
     if inner is not None:
@@ -1789,7 +1807,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     towers, tower_warnings = encoders(outer, hidden, processors or {})
     warnings += tower_warnings
     kw: dict[str, Any] = dict(
-        loader=OMNI_THINKER_CLASSES.get(str(outer.get("model_type")), ""),
+        loader=OMNI_THINKER_CLASSES.get(str(outer.get("model_type")), release_loader),
+        remote_code=release_code,
         encoders=towers,
         name=name or str(cfg.get("_name_or_path") or model_type),
         model_type=model_type,

@@ -370,6 +370,10 @@ class Transformers(Engine):
             f'    attn_implementation="{impl}", trust_remote_code={opts["trust_remote_code"]})',
             f"# generate() over {sc.sequences} sequence(s) of up to {sc.longest_sequence:,d} tokens",
         ]
+        if a.remote_code:
+            lines.insert(0, f"# no transformers class for this release's type: it loads with its own code "
+                            f"({a.remote_code})" + ("" if opts["trust_remote_code"] else
+                                                    ", only with -o trust_remote_code=true, which runs it"))
         if sc.gpu_layers is not None and sc.device == "cuda":
             lines.insert(0, f"# estimated with layers 0-{min(sc.gpu_layers, a.num_layers) - 1} on the GPU and the rest "
                             "in host RAM; accelerate's \"auto\" map places them by free memory")

@@ -99,3 +99,17 @@ def test_a_malformed_deep_encoder_is_one_line(width):
     vision = {**RELEASED["vision_config"], "width": width}
     with pytest.raises(InputError, match="^vision/audio config"):
         from_hf_config({**RELEASED, "vision_config": vision})
+
+
+def test_the_transformers_launch_says_the_release_loads_with_its_own_code():
+    """transformers 5.24 registers no deepseek_vl_v2 type: DeepSeek-OCR's release loads with AutoModel and the code its
+    auto_map names, which runs only when the user allows it; a text_config layout keeps transformers' own classes."""
+    a = from_hf_config(RELEASED)
+    assert (a.loader, a.remote_code) == ("AutoModel", "modeling_deepseekocr.DeepseekOCRForCausalLM")
+    for allowed in (False, True):
+        sc = Scenario(engine="transformers", context_tokens=4096, options=(("trust_remote_code", allowed),))
+        launch = estimate(a, sc).launch_command("deepseek-ai/DeepSeek-OCR")
+        assert "model = AutoModel.from_pretrained(" in launch and f"trust_remote_code={allowed})" in launch
+        assert ("only with -o trust_remote_code=true" in launch) is not allowed
+    nested = from_hf_config({**RELEASED, "language_config": None, "text_config": RELEASED["language_config"]})
+    assert (nested.loader, nested.remote_code) == ("", "")
