@@ -217,14 +217,20 @@ def _siglip_tower(vc: dict[str, Any], positions: int) -> int:
     return n
 
 
-def clip(vc: dict[str, Any]) -> int:
+def clip(vc: dict[str, Any], *, patch_embedding: bool = True, post_norm: bool = True) -> int:
     """CLIPVisionModel (clip/modeling_clip.py): class embedding, Conv2d patch embedding without bias, a learned
-    position per patch plus the class token, pre- and post-LayerNorm around LayerNorm blocks as SigLIP's."""
+    position per patch plus the class token, pre- and post-LayerNorm around LayerNorm blocks as SigLIP's. DeepEncoder's
+    CLIP (`_deep_encoder`) has no post-LayerNorm, and Unlimited-OCR's no patch embedding."""
     h, inter = _whole(vc, "hidden_size", 768), _whole(vc, "intermediate_size", 3072)
     patch, channels = _whole(vc, "patch_size", 32), _whole(vc, "num_channels", 3)
     grid = _whole(vc, "image_size", 224) // patch
-    n = h + channels * patch * patch * h + (grid * grid + 1) * h + 2 * h
-    return n + _whole(vc, "num_hidden_layers", 12) * _vit_layer(h, inter) + 2 * h
+    n = h + (channels * patch * patch * h if patch_embedding else 0) + (grid * grid + 1) * h + 2 * h
+    return n + _whole(vc, "num_hidden_layers", 12) * _vit_layer(h, inter) + (2 * h if post_norm else 0)
+
+
+def _conv3x3(channels: list[int]) -> int:
+    """Bias-free 3x3 convolutions from each of `channels` to the next (SAM's strided downsampling after its neck)."""
+    return sum(a * b * 9 for a, b in pairwise(channels))
 
 
 def pixtral(vc: dict[str, Any]) -> int:
@@ -530,7 +536,7 @@ def got_ocr2_vision(vc: dict[str, Any], th: int) -> int:
     """GOT-OCR2's SAM tower (`sam_vision`) and GotOcr2MultiModalProjector: bias-free strided 3x3 convolutions to
     twice output_channels and to the text width, then a biased linear."""
     out = _whole(vc, "output_channels", 256)
-    return sam_vision(vc) + out * 2 * out * 9 + 2 * out * th * 9 + _lin(th, th)
+    return sam_vision(vc) + _conv3x3([out, 2 * out, th]) + _lin(th, th)
 
 
 def deep_encoder_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
@@ -565,14 +571,12 @@ def unlimited_ocr_vision(vc: dict[str, Any], th: int) -> int:
 
 def _deep_encoder(sam_vc: dict[str, Any], channels: list[int], clip_vc: dict[str, Any], patch_embedding: bool) -> int:
     """DeepEncoder's towers: SAM (`sam_vision`, with its neck) and bias-free strided 3x3 convolutions through
-    `channels`; CLIP (class embedding, learned positions over its patch grid and the class token, pre-LayerNorm,
-    blocks of biased q/k/v/o and MLP, no post-LayerNorm), with or without its bias-free patch embedding."""
-    tower = sam_vision(sam_vc) + sum(a * b * 9 for a, b in pairwise(channels))
-    h, patch = _whole(clip_vc, "hidden_size", 1024), _whole(clip_vc, "patch_size", 14)
-    grid = _whole(clip_vc, "image_size", 224) // patch
-    clip_l = h + (grid * grid + 1) * h + 2 * h + (3 * patch * patch * h if patch_embedding else 0)
-    layers = _whole(clip_vc, "num_hidden_layers", 24) * _vit_layer(h, _whole(clip_vc, "intermediate_size", 4 * h))
-    return tower + clip_l + layers
+    `channels`; CLIP (`clip`) without a post-LayerNorm, with or without its patch embedding."""
+    h = _whole(clip_vc, "hidden_size", 1024)
+    clip_l = {"hidden_size": h, "intermediate_size": _whole(clip_vc, "intermediate_size", 4 * h),
+              "num_hidden_layers": _whole(clip_vc, "num_hidden_layers", 24), "image_size": _whole(clip_vc, "image_size", 224),
+              "patch_size": _whole(clip_vc, "patch_size", 14)}  # CLIP-L's widths where the config names none
+    return sam_vision(sam_vc) + _conv3x3(channels) + clip(clip_l, patch_embedding=patch_embedding, post_norm=False)
 
 
 def deepseek_vl_hybrid_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
@@ -584,7 +588,7 @@ def deepseek_vl_hybrid_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) 
     if not isinstance(hc, dict):
         raise InputError(f"vision/audio config: high_res_vision_config must be an object, got {hc!r:.60}")
     out, hh, vh = _whole(hc, "output_channels", 256), _whole(hc, "hidden_size", 768), _whole(vc, "hidden_size", 768)
-    high_res = sam_vision(hc) + _sam_neck(hh, out) + 2 * out * out * 9 + 4 * out * 2 * out * 9 + 1
+    high_res = sam_vision(hc) + _sam_neck(hh, out) + _conv3x3([out, 2 * out, 4 * out]) + 1
     return siglip(vc) + high_res + _lin(vh, th // 2) + _lin(4 * out, th // 2) + _lin(th, th)
 
 
