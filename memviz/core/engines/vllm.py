@@ -105,7 +105,11 @@ FP8_BLOCK_SCALES = {"fp8": False, "fp8-channel": False, "fp8-block": True}
 #: `Fp8Config` with is_checkpoint_fp8_serialized False: per-tensor dynamic FP8; `bitsandbytes.py`: in-flight NF4)
 QUANTIZE_ON_LOAD = {"fp8": "fp8", "bnb-nf4": "bitsandbytes"}
 #: types vLLM 0.33 has no model for (model_executor/models/registry.py), which its Transformers backend cannot run
-#: either (models/transformers/: self-attention layers only, no convolution, recurrent state or cross-attention)
+#: either (models/transformers/: self-attention layers only, no convolution, recurrent state or cross-attention; and
+#: `ModelRegistry._try_resolve_transformers` takes only a class whose attention goes through transformers'
+#: attention interface: `is_backend_compatible()` or `_can_set_attn_implementation()`, transformers 5.24). A type
+#: missing from the registry but taking that interface (GPT-NeoX, Phi, OLMo 2, Persimmon, dots.llm1, ...) runs on
+#: the backend, with the same weights and cache
 NOT_IN_VLLM = {"bamba": "0.23 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODELS)",
                "lfm3": "its registry names no Lfm3ForCausalLM, and its Transformers backend keeps no convolution state",
                "mllama_text_model": "0.10.2 removed MllamaForConditionalGeneration (Llama 3.2 Vision) with the V0 "
@@ -113,7 +117,13 @@ NOT_IN_VLLM = {"bamba": "0.23 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODE
                "mistral_large4_text": "its registry (model_executor/models/registry.py) names no Mistral Large 4 "
                                       "class, and memviz does not model the Transformers backend's DSA cache",
                "axk2": "its registry names AXK1ForCausalLM only, and memviz does not model the Transformers "
-                       "backend's DSA cache"}
+                       "backend's DSA cache",
+               "mpt": "0.28 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODELS), and its Transformers backend "
+                      "cannot take MptForCausalLM (MptAttention calls no attention interface: "
+                      "`_try_resolve_transformers` finds it incompatible)",
+               "gpt_neo": "its registry names no GPTNeoForCausalLM, and its Transformers backend cannot take it "
+                          "(GPTNeoSelfAttention calls no attention interface: `_try_resolve_transformers` finds it "
+                          "incompatible)"}
 KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8"}
 
 
