@@ -48,6 +48,7 @@ KNOWN_MODEL_TYPES = (
     "dbrx", "mpt",
     "granite_swa", "granitemoe_swa", "mellum",  # Llama's layout with attention sinks; with q/k norms and experts
     "muse_spark_text", "ministral",  # MinistralForCausalLM: Mistral's decoder, its window in every layer
+    "modernbert-decoder",
     "step3p5",  # Step 3.5 / 3.7's language model (Step3p7TextConfig)
     "mistral_large4_text",
     "axk2",  # A.X-K2: DeepSeek-V3.2's attention with a query-made output gate, gated norms
@@ -211,6 +212,13 @@ class Architecture:
     # BitNet (BitNetAttention.attn_sub_norm over the attention's output before o_proj, BitNetMLP.ffn_sub_norm over
     # the MLP's product before down_proj, transformers 5.24 modeling_bitnet.py)
     sub_norms: bool = False
+    # a norm over the token embedding (BloomModel.word_embeddings_layernorm, ModernBertDecoderEmbeddings.norm)
+    embedding_norm: bool = False
+    first_attn_norm: bool = True  # False: layer 0 has no norm before its attention (ModernBertDecoderLayer: Identity)
+    # a dense layer and a norm between the final norm and the LM head (ModernBertDecoderPredictionHead), the dense
+    # biased with head_transform_bias
+    head_transform: bool = False
+    head_transform_bias: bool = False
     sliding_sinks_only: bool = False  # MiMo-V2-Flash: the sinks are its sliding-window layers' alone
     # mixture of experts
     num_experts: int = 0
@@ -659,7 +667,8 @@ def load_processors(folder: str | Path) -> dict[str, dict[str, Any]]:
 _DEFAULT_ACT = {"gpt2": "gelu_new", "gptj": "gelu_new", "codegen": "gelu_new", "gpt_neo": "gelu_new",
                 "gpt_bigcode": "gelu_pytorch_tanh", "bloom": "gelu", "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu",
                 "gemma": "gelu_pytorch_tanh", "gemma2": "gelu_pytorch_tanh", "gemma3_text": "gelu_pytorch_tanh",
-                "gemma3n_text": "gelu_pytorch_tanh", "persimmon": "relu2", "jais2": "relu2", "nanochat": "relu2"}
+                "gemma3n_text": "gelu_pytorch_tanh", "persimmon": "relu2", "jais2": "relu2", "nanochat": "relu2",
+                "modernbert-decoder": "gelu"}
 
 
 def _get(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
@@ -1175,6 +1184,9 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
         return tuple(SLIDING if i % 2 == 0 else FULL for i in range(n_layers))
     if model_type == "flint":  # FlintConfig: the first two, every fourth from the second and the last layer full
         return tuple(FULL if i < 2 or i % 4 == 1 or i == n_layers - 1 else SLIDING for i in range(n_layers))
+    if model_type == "modernbert-decoder":  # ModernBertDecoderConfig: layer i full when i % global_attn_every_n_layers
+        step = _at_least_one(cfg.get("global_attn_every_n_layers", 3), "global_attn_every_n_layers")  # is 0
+        return tuple(FULL if i % step == 0 else SLIDING for i in range(n_layers))
     if model_type == "afmoe":  # AfmoeConfig: every global_attn_every_n_layers-th layer full
         step = _at_least_one(cfg.get("global_attn_every_n_layers", 4), "global_attn_every_n_layers")
         return tuple(FULL if (i + 1) % step == 0 else SLIDING for i in range(n_layers))
@@ -1802,6 +1814,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     window = _get(cfg, "sliding_window", "attention_chunk_size")
     if window is None and model_type in ("gemma3n_text", "gemma4_text"):
         window = 512  # Gemma3nTextConfig's and Gemma4TextConfig's default
+    if window is None and model_type == "modernbert-decoder":  # ModernBertDecoderConfig: half of ModernBERT's
+        window = _int(cfg.get("local_attention", 128) or 0, "local_attention") // 2  # local_attention (both sides)
     window = _int(window, "sliding_window") if window else None
 
     towers, tower_warnings = encoders(outer, hidden, processors or {})
@@ -1914,8 +1928,16 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=False, out_bias=True, mlp_bias=True,  # masks scores only:
                   tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)),  # DynamicCache keeps every token
                   learned_positions=kw["max_position_embeddings"] or 2048)
-    if model_type == "bloom":  # BloomBlock: LayerNorms, fused biased qkv and dense, dense_h_to_4h / 4h_to_h; ALiBi
-        kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,
+    if model_type == "bloom":  # BloomBlock: LayerNorms, fused biased qkv and dense, dense_h_to_4h / 4h_to_h; ALiBi;
+        kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,  # a LayerNorm over
+                  embedding_norm=True, tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))  # the embedding
+    if model_type == "modernbert-decoder":  # ModernBertDecoderForCausalLM (transformers 5.24
+        # modeling_modernbert_decoder.py): LayerNorms (biased with norm_bias), one over the token embedding, none
+        # before layer 0's attention; Wi a gated (GLU) MLP; a prediction head (dense, activation, LayerNorm) before
+        # the decoder, tied to the embedding and biased (decoder_bias); multi-head attention
+        kw.update(norm_bias=bool(cfg.get("norm_bias", False)), embedding_norm=True, first_attn_norm=False,
+                  head_transform=True, head_transform_bias=bool(cfg.get("classifier_bias", False)),
+                  lm_head_bias=bool(cfg.get("decoder_bias", True)),
                   tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
     if model_type in ("gptj", "codegen"):  # GPTJBlock / CodeGenBlock: one LayerNorm before parallel attention (no
         kw.update(mlp_gated=False, norm_bias=True, norms_per_layer=1, mlp_bias=True,  # biases) and fc_in / fc_out;

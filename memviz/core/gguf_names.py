@@ -210,9 +210,6 @@ def gguf_tensors(a: Architecture) -> list[Tensor]:
     if a.model_type == "muse_glimmer_text":  # q/k norms synthesized for its scaleless ones (conversion/muse_glimmer.py)
         tensors += [Tensor(f"model.layers.{i}.self_attn.{kind}.weight", (a.head_dim,), Role.NORM, i, kind)
                     for i in range(a.num_layers) for kind in ("q_norm", "k_norm")]
-    if a.model_type == "bloom":  # word_embeddings_layernorm, which memviz's parameter count leaves out
-        tensors += [Tensor(f"transformer.word_embeddings_layernorm.{part}", (a.hidden_size,), Role.NORM, None, kind)
-                    for part, kind in (("weight", "norm"), ("bias", "norm_bias"))]
     if a.llama3_rope:  # Llama 3's rope factors, F32 (conversion/llama.py `LlamaModel.generate_extra_tensors`)
         tensors.append(Tensor("rope_freqs.weight", (a.head_dim // 2,), Role.NORM, None, "rope_freqs"))
     if a.model_type == "gemma4_text":  # the full layers' rope frequency factors, F32 (conversion/gemma.py

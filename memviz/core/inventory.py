@@ -344,11 +344,13 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
     out.append(Tensor("model.embed_tokens.weight", (a.vocab_size, a.hidden_size), Role.EMBEDDING, None, "token_embd"))
     if a.learned_positions:
         out.append(Tensor("model.embed_positions.weight", (a.learned_positions, a.hidden_size), Role.POSITION, None, "pos_embd"))
+    if a.embedding_norm:
+        _norm(out, a, "model.word_embeddings_layernorm", a.hidden_size, None)
     if a.per_layer_input_size:
         _per_layer_embedding(out, a)
     for i in range(a.num_layers):
         p = f"model.layers.{i}"
-        for n in range(a.norms_per_layer):
+        for n in range(0 if a.first_attn_norm or i else 1, a.norms_per_layer):
             _norm(out, a, f"{p}.norm{n}", a.hidden_size, i)
         if a.gated_norm_rank:  # AXK2GatedRMSNorm's gate MLP (stored as W_down / W_up)
             for norm in ("input_layernorm",) + (("post_attention_layernorm",) if a.moe_layers and a.moe_layers[i] else ()):
@@ -391,6 +393,10 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
     _norm(out, a, "model.norm", a.hidden_size, None)
     if a.softmax_scaling:  # MistralLarge4TextRotaryEmbedding.alpha: a learned value per rotary frequency
         out.append(Tensor("model.rotary_emb.alpha", (a.qk_rope_head_dim // 2,), Role.NORM, None, "rope_alpha"))
+    if a.head_transform:  # ModernBertDecoderPredictionHead: dense, activation, norm
+        _linear(out, "lm_head.dense", a.hidden_size, a.hidden_size, Role.MLP, None, "head_dense",
+                bias=a.head_transform_bias)
+        _norm(out, a, "lm_head.norm", a.hidden_size, None)
     if not a.tie_word_embeddings:
         out.append(Tensor("lm_head.weight", (a.output_rows, a.hidden_size), Role.LM_HEAD, None, "output"))
     if a.lm_head_bias:

@@ -17,7 +17,6 @@ from memviz.core.inventory import parameter_count  # noqa: E402
 #: model type -> elements memviz leaves out on purpose
 ALLOWED = {
     "apertus": 4 * 32,  # xIELU's two learned scalars and two constants per layer
-    "bloom": 2 * 64,  # BloomModel.word_embeddings_layernorm (weight and bias of hidden_size)
 }
 NOT_WEIGHTS = ("inv_freq", "rotary", "causal_mask", "masked_bias", "embed_scale")
 #: fields a default configuration lacks for transformers to build it: Lfm2MoeConfig has no default layer_types
