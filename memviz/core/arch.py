@@ -48,7 +48,7 @@ KNOWN_MODEL_TYPES = (
     "dbrx", "mpt",
     "granite_swa", "granitemoe_swa", "mellum",  # Llama's layout with attention sinks; with q/k norms and experts
     "muse_spark_text", "ministral",  # MinistralForCausalLM: Mistral's decoder, its window in every layer
-    "modernbert-decoder",
+    "modernbert-decoder", "chameleon",
     "step3p5",  # Step 3.5 / 3.7's language model (Step3p7TextConfig)
     "mistral_large4_text",
     "axk2",  # A.X-K2: DeepSeek-V3.2's attention with a query-made output gate, gated norms
@@ -205,6 +205,7 @@ class Architecture:
     # the q/k norms hold a weight per head channel (heads x head_dim, never a bias): OLMo 2's q_norm / k_norm,
     # Command R+'s and StableLM 2's per-head LayerNorms; False: one head_dim weight shared by the heads
     qk_norm_full: bool = False
+    qk_norm_bias: bool = False  # and a bias per head channel (ChameleonLayerNorm over heads x head_dim)
     learned_positions: int = 0  # rows of a learned position embedding (GPT-2, OPT)
     attention_sinks: bool = False  # gpt-oss: one learned logit per head
     # DiffLlamaAttention (transformers 5.24): differential attention's lambda_q1 / k1 / q2 / k2, head_dim each a layer
@@ -1931,6 +1932,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if model_type == "bloom":  # BloomBlock: LayerNorms, fused biased qkv and dense, dense_h_to_4h / 4h_to_h; ALiBi;
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=True, out_bias=True, mlp_bias=True,  # a LayerNorm over
                   embedding_norm=True, tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))  # the embedding
+    if model_type == "chameleon":  # ChameleonAttention (transformers 5.24 modeling_chameleon.py): Llama's layout
+        # with q / k LayerNorms (ChameleonLayerNorm) holding a weight and a bias per head channel
+        kw.update(qk_norm=True, qk_norm_full=True, qk_norm_bias=True)
     if model_type == "modernbert-decoder":  # ModernBertDecoderForCausalLM (transformers 5.24
         # modeling_modernbert_decoder.py): LayerNorms (biased with norm_bias), one over the token embedding, none
         # before layer 0's attention; Wi a gated (GLU) MLP; a prediction head (dense, activation, LayerNorm) before

@@ -128,10 +128,12 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         out.append(Tensor(f"{p}.gate_bias", (heads,), Role.ATTENTION, i, "attn_gate_bias"))
     if a.head_gate:  # LagunaAttention.g_proj
         _linear(out, f"{p}.g_proj", heads * a.head_gate, h, role, i, "attn_gate")
-    if a.qk_norm and a.qk_norm_full:  # a weight per head channel, no bias (Olmo2Attention, CohereLayerNorm)
-        out.append(Tensor(f"{p}.q_norm.weight", (heads * d,), Role.NORM, i, "norm"))
-        if own_kv:
-            out.append(Tensor(f"{p}.k_norm.weight", (kv_heads * d,), Role.NORM, i, "norm"))
+    if a.qk_norm and a.qk_norm_full:  # a weight per head channel (Olmo2Attention, CohereLayerNorm), and a bias
+        for name, n in (("q_norm", heads), ("k_norm", kv_heads if own_kv else 0)):  # with qk_norm_bias (Chameleon)
+            if n:
+                out.append(Tensor(f"{p}.{name}.weight", (n * d,), Role.NORM, i, "norm"))
+            if n and a.qk_norm_bias:
+                out.append(Tensor(f"{p}.{name}.bias", (n * d,), Role.NORM, i, "norm_bias"))
     elif a.qk_norm:
         _norm(out, a, f"{p}.q_norm", d, i)
         if own_kv:

@@ -233,6 +233,42 @@ def _conv3x3(channels: list[int]) -> int:
     return sum(a * b * 9 for a, b in pairwise(channels))
 
 
+def _conv(c_in: int, c_out: int, k: int) -> int:
+    """A biased k x k Conv2d."""
+    return c_in * c_out * k * k + c_out
+
+
+def _vq_resnet(c_in: int, c_out: int) -> int:
+    """ChameleonVQVAEEncoderResnetBlock: GroupNorm, 3x3 conv, GroupNorm, 3x3 conv, a 1x1 shortcut where the width
+    changes."""
+    return 2 * c_in + _conv(c_in, c_out, 3) + 2 * c_out + _conv(c_out, c_out, 3) + (
+        _conv(c_in, c_out, 1) if c_in != c_out else 0)
+
+
+def chameleon_vqgan(vq: dict[str, Any]) -> int:
+    """ChameleonVQVAE (chameleon/modeling_chameleon.py, transformers 5.24): the encoder (a 3x3 conv in, per
+    resolution num_res_blocks resnet blocks, an attention block (GroupNorm, four 1x1 convs) at each of
+    attn_resolutions, a strided 3x3 downsampling conv but after the last; two resnet blocks and an attention block in
+    the middle; GroupNorm and a 3x3 conv out to latent_channels, twice that with double_latent), the codebook of
+    num_embeddings x embed_dim, and the 1x1 quant_conv and post_quant_conv. The decoder is not part of it."""
+    base, blocks = _whole(vq, "base_channels", 128), _whole(vq, "num_res_blocks", 2)
+    mult = [int(m) for m in _get(vq, "channel_multiplier", [1, 1, 2, 2, 4])]
+    latent, embed = _whole(vq, "latent_channels", 256), _whole(vq, "embed_dim", 256)
+    vanilla = _get(vq, "attn_type", "vanilla") == "vanilla"
+    attention = set(_get(vq, "attn_resolutions", None) or ()) if vanilla else set()
+    total, res, width = _conv(_whole(vq, "in_channels", 3), base, 3), _whole(vq, "resolution", 512), base
+    for level, m in enumerate(mult):
+        for _ in range(blocks):
+            total += _vq_resnet(width, base * m) + (2 * base * m + 4 * _conv(base * m, base * m, 1)
+                                                    if res in attention else 0)
+            width = base * m
+        if level != len(mult) - 1:
+            total, res = total + _conv(width, width, 3), res // 2
+    total += 2 * _vq_resnet(width, width) + (2 * width + 4 * _conv(width, width, 1) if vanilla else 0)
+    total += 2 * width + _conv(width, 2 * latent if _get(vq, "double_latent", False) else latent, 3)
+    return total + _whole(vq, "num_embeddings", 8192) * embed + _conv(latent, embed, 1) + _conv(embed, latent, 1)
+
+
 def pixtral(vc: dict[str, Any]) -> int:
     """PixtralVisionModel (pixtral/modeling_pixtral.py): Conv2d patches without bias, RMSNorm ln_pre, blocks of
     RMSNorms, bias-free q/k/v/o and a gated MLP; positions are rotary (no table)."""
@@ -1099,7 +1135,11 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
             out.append(Encoder(AUDIO, str(ac["model_type"]), omni_audio(ac)))
         else:
             warnings.append(f"its audio encoder ({ac.get('model_type') or 'audio_config'}) is not counted")
-    if isinstance(cfg.get("vq_config"), dict):  # GLM-Image's and Emu3's image tokenizers (GlmImageModel.vqmodel)
+    vq = cfg.get("vq_config")
+    if isinstance(vq, dict) and cfg.get("model_type") == "chameleon" and vq.get("model_type",
+                                                                               "chameleon_vqgan") == "chameleon_vqgan":
+        out.append(Encoder(VISION, "chameleon_vqgan", chameleon_vqgan(vq)))  # ChameleonModel.vqmodel
+    elif isinstance(vq, dict):  # GLM-Image's and Emu3's image tokenizers (GlmImageModel.vqmodel)
         warnings.append(f"its VQ image tokenizer ({cfg['vq_config'].get('model_type') or 'vq_config'}) is not counted; "
                         "transformers loads it with the language model")
     return tuple(out), tuple(warnings)

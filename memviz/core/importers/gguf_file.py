@@ -45,6 +45,7 @@ ARCH_TO_MODEL_TYPE = {
     "granite": "granite", "granitemoe": "granitemoeshared", "smollm3": "smollm3", "exaone": "exaone",
     "minicpm3": "minicpm3", "mistral3": "ministral3", "dbrx": "dbrx", "mpt": "mpt",
     "bitnet": "bitnet",  # with attn_sub_norm and ffn_sub_norm a layer (src/models/bitnet.cpp)
+    "chameleon": "chameleon",  # q / k norms with biases, {head_dim, heads} (src/models/chameleon.cpp)
     # with attention sinks (conversion/granite.py `GraniteSWAModel`, experts read from the file where it has them);
     # with q/k norms and experts (conversion/mellum.py)
     "granite_swa": "granite_swa", "mellum": "mellum",
