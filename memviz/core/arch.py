@@ -48,7 +48,7 @@ KNOWN_MODEL_TYPES = (
     "dbrx", "mpt",
     "granite_swa", "granitemoe_swa", "mellum",  # Llama's layout with attention sinks; with q/k norms and experts
     "muse_spark_text", "ministral",  # MinistralForCausalLM: Mistral's decoder, its window in every layer
-    "modernbert-decoder", "chameleon",
+    "modernbert-decoder", "chameleon", "dots3_note_text",
     "step3p5",  # Step 3.5 / 3.7's language model (Step3p7TextConfig)
     "mistral_large4_text",
     "axk2",  # A.X-K2: DeepSeek-V3.2's attention with a query-made output gate, gated norms
@@ -84,7 +84,8 @@ _ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2"
             "apertus1p5_text": "apertus", "hy_v4_vl_text": "hy_v4", "mistral4": "deepseek_v2", "glm_ocr_text": "glm4",
             "glm_image_text": "glm4",
             "phi4_multimodal": "phi3", "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe",
-            "deepseek_ocr2_text": "deepseek_v2", "unlimited_ocr_text": "deepseek_v2"}
+            "deepseek_ocr2_text": "deepseek_v2", "unlimited_ocr_text": "deepseek_v2",
+            "dots3_note": "dots3_note_text"}  # dots3's releases keep the text model's fields at the top level
 _MOSAIC_NAMES = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "n_layers": "num_hidden_layers",
                  "max_seq_len": "max_position_embeddings"}
 #: fields under other names, read as memviz's (a field already under memviz's name wins): the released Sarvam
@@ -276,6 +277,12 @@ class Architecture:
     # Mistral Large 4: the MLA layers without rotary embeddings (their latent holds no rope part; their per-head
     # nope width takes it), and learned scale and bias per head on the attention's and the indexer's softmax
     nope_layers: tuple[bool, ...] = ()
+    # dots3 (Dots3NoteTextConfig.per_layer_config, transformers 5.24): its sliding layers' MLA has a latent and a
+    # per-head nope width of their own (() = kv_lora_rank / qk_nope_head_dim everywhere), and every MLA layer
+    # normalizes its rotary key (Dots3NoteTextAttention.k_rope_only_layernorm)
+    layer_kv_lora_ranks: tuple[int, ...] = ()
+    layer_nope_dims: tuple[int, ...] = ()
+    rope_key_norm: bool = False
     softmax_scaling: bool = False
     # MiniMax-M3's block-sparse indexer (MiniMaxM3VLIndexer, transformers 5.24): its queries projected from the
     # hidden state, one key head, q/k RMS norms, no head weights; it picks blocks of keys rather than keys
@@ -425,6 +432,11 @@ class Architecture:
             raise InputError("a layer kind that reuses K/V (num_kv_shared_layers) has no earlier layer producing it")
         if self.nope_layers and (len(self.nope_layers) != self.num_layers or not self.is_mla):
             raise InputError(f"nope_layers must flag each of the {self.num_layers} layers of an MLA model")
+        for name in ("layer_kv_lora_ranks", "layer_nope_dims"):
+            widths = getattr(self, name)
+            if widths and (len(widths) != self.num_layers or not self.is_mla or min(widths) <= 0):
+                raise InputError(f"{name} must list a positive width for each of the {self.num_layers} layers of an "
+                                 "MLA model")
         if self.indexer_head_dim and len(self.indexer_layers) != self.num_layers:
             raise InputError(f"indexer layers must list {self.num_layers} entries")
         if self.compress_ratios and (len(self.compress_ratios) != self.num_layers
@@ -434,7 +446,8 @@ class Architecture:
             raise InputError(f"o_groups ({self.out_groups}) must divide num_attention_heads ({self.num_heads}) and "
                              "needs a positive o_lora_rank")
         if self.layer_heads and (len(self.layer_heads) != self.num_layers or max(self.layer_heads) != self.num_heads
-                                 or any(h <= 0 or h % self.num_kv_heads for h in self.layer_heads)):
+                                 or any(h <= 0 or (h % self.num_kv_heads and not self.is_mla)
+                                        for h in self.layer_heads)):
             raise InputError(f"per-layer head counts must list {self.num_layers} multiples of the "
                              f"{self.num_kv_heads} KV heads, the largest num_attention_heads")
         if self.layer_intermediate and (len(self.layer_intermediate) != self.num_layers
@@ -487,6 +500,16 @@ class Architecture:
     def layer_rope_dim(self, i: int) -> int:
         """The rotary part of layer i's MLA latent and keys (0 in Mistral Large 4's NoPE layers)."""
         return 0 if self.nope_layers and self.nope_layers[i] else self.qk_rope_head_dim
+
+    def layer_kv_lora(self, i: int) -> int:
+        """Layer i's MLA latent width (dots3's sliding layers have their own)."""
+        return self.layer_kv_lora_ranks[i] if self.layer_kv_lora_ranks else self.kv_lora_rank or 0
+
+    def layer_nope_dim(self, i: int) -> int:
+        """Layer i's per-head MLA key width without rope (a NoPE layer's takes the rope part)."""
+        if self.layer_nope_dims:
+            return self.layer_nope_dims[i]
+        return self.qk_nope_head_dim + self.qk_rope_head_dim - self.layer_rope_dim(i)
 
     def layer_indexer(self, i: int) -> bool:
         """Whether layer i runs (and caches keys for) a sparse-attention indexer of its own."""
@@ -573,7 +596,8 @@ class Architecture:
                     changes.setdefault("moe_layers", _resize(self.moe_layers, n))
                 if self.indexer_layers:
                     changes.setdefault("indexer_layers", _resize(self.indexer_layers, n))
-                for key in ("ffn_layers", "compress_ratios", "hash_layers", "layer_heads", "nope_layers"):
+                for key in ("ffn_layers", "compress_ratios", "hash_layers", "layer_heads", "nope_layers",
+                            "layer_kv_lora_ranks", "layer_nope_dims"):
                     if getattr(self, key):
                         changes.setdefault(key, _resize(getattr(self, key), n))
         if "num_heads" in changes and self.layer_heads:  # a head count typed in applies to every layer
@@ -755,9 +779,14 @@ def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bo
         key, default = _FIRST_DENSE[model_type]
         first = _int(cfg.get(key, default), key)
         return tuple(i >= first for i in range(n_layers))
-    # AXK2Config.__post_init__ makes layer 0 dense unless first_k_dense_replace says otherwise
-    first_dense = _int(cfg.get("first_k_dense_replace", int(model_type == "axk2")) or 0, "first_k_dense_replace")
-    step = _at_least_one(_get(cfg, "moe_layer_freq", default=1), "moe_layer_freq")
+    # AXK2Config.__post_init__ and Dots3NoteTextConfig's make layer 0 dense unless first_k_dense_replace says
+    # otherwise; dots3's moe_layer_freq may list a flag per layer
+    first_dense = _int(cfg.get("first_k_dense_replace", int(model_type in ("axk2", "dots3_note_text"))) or 0,
+                       "first_k_dense_replace")
+    freq = _get(cfg, "moe_layer_freq", default=1)
+    if isinstance(freq, list) and len(freq) == n_layers:
+        return tuple(i >= first_dense and bool(freq[i]) for i in range(n_layers))
+    step = _at_least_one(freq, "moe_layer_freq")
     return tuple(i >= first_dense and i % step == 0 for i in range(n_layers))
 
 
@@ -805,6 +834,10 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
         listed = cfg.get("shared_intermediate_size")
         shared = _int(listed, "shared_intermediate_size") if listed is not None else \
             moe_inter * _int(cfg.get("n_shared_experts", 1) or 0, "n_shared_experts")
+    elif model_type == "dots3_note_text":  # Dots3NoteTextMoE.shared_experts: n_shared_experts x its width
+        width = _get(cfg, "shared_experts_intermediate_size", "moe_shared_expert_intermediate_size", default=1536)
+        shared = _int(width, "shared_experts_intermediate_size") * _int(cfg.get("n_shared_experts", 1) or 0,
+                                                                        "n_shared_experts")
     elif model_type == "nemotron_h":  # NemotronHMoE.shared_experts: one MLP of moe_shared_expert_intermediate_size
         shared = _int(cfg.get("moe_shared_expert_intermediate_size", 0) or 0, "moe_shared_expert_intermediate_size")
     return dict(num_experts=_int(n_experts, "num_experts"), experts_per_token=topk, moe_intermediate_size=moe_inter,
@@ -815,7 +848,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                                                  "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
                                                  "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash",
                                                  "deepseek_v4", "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "axk2",
-                                                 "kolibri1", "beam", "minimax_m2", "dots1", "muse_spark_text")
+                                                 "kolibri1", "beam", "minimax_m2", "dots1", "muse_spark_text",
+                                                 "dots3_note_text")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
@@ -1034,6 +1068,57 @@ def _axk2_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
     return dict(indexer, mla_query_gate=True, gated_norm_rank=_int(cfg.get("gated_norm_rank", 16), "gated_norm_rank"))
 
 
+#: Dots3NoteTextConfig.__post_init__'s sliding-layer defaults (its `swa_` fields), the rope width head_dim - nope
+_DOTS3_SLIDING = {"num_attention_heads": 64, "num_key_value_heads": 64, "q_lora_rank": 1024, "kv_lora_rank": 1024,
+                  "head_dim": 256, "qk_nope_head_dim": 192, "v_head_dim": 128}
+
+
+def _dots3_layer_settings(cfg: dict[str, Any], kinds: tuple[str, ...]) -> dict[int, dict[str, Any]]:
+    """Each sliding layer's own MLA settings: `per_layer_config` (transformers' layout: a layer's entry over the
+    top-level fields), else the release's `swa_` fields (over Dots3NoteTextConfig's defaults)."""
+    listed = cfg.get("per_layer_config")
+    if listed is None:
+        swa = {k: cfg.get(f"swa_{k}", v) for k, v in _DOTS3_SLIDING.items()}
+        swa["qk_rope_head_dim"] = cfg.get("swa_qk_rope_head_dim", swa["head_dim"] - swa["qk_nope_head_dim"])
+        return {i: swa for i, kind in enumerate(kinds) if kind == SLIDING}
+    if not isinstance(listed, dict) or not all(isinstance(o, dict) for o in listed.values()) or not all(
+            str(k).isdigit() and int(str(k)) < len(kinds) for k in listed):
+        raise InputError(f"per_layer_config must map layer indices to settings, got {listed!r:.60}")
+    return {int(str(k)): o for k, o in listed.items()}
+
+
+def _dots3_fields(cfg: dict[str, Any], kw: dict[str, Any]) -> dict[str, Any]:
+    """dots3's text model (transformers 5.24 modeling_dots3_note.py Dots3NoteTextAttention / Dots3NoteTextIndexer;
+    vLLM 0.33 models/dots3_note/nvidia/model.py; llama.cpp 0c1e570 src/models/dots3note.cpp): MLA in every layer, the
+    sliding layers with heads, a latent and a nope width of their own; a per-head sigmoid gate (g_proj) and a norm
+    on the rotary key in every layer; a DSA indexer in the full layers ("indexed_attention"; "full_attention" with
+    use_dsa, the release's name for them, unless use_dsa is false). One query latent, value and rope width for all
+    layers (those of each kind alike in every release); a layer differing in them is refused."""
+    kinds, n = kw["layer_types"], kw["num_layers"]
+    own = _dots3_layer_settings(cfg, kinds)
+    top = {"num_attention_heads": kw["num_heads"], "kv_lora_rank": kw["kv_lora_rank"],
+           "qk_nope_head_dim": kw["qk_nope_head_dim"], "q_lora_rank": kw["q_lora_rank"],
+           "v_head_dim": kw["v_head_dim"], "qk_rope_head_dim": kw["qk_rope_head_dim"]}
+    layers = [{k: _int(own.get(i, {}).get(k, v), k) for k, v in top.items()} for i in range(n)]
+    for key in ("q_lora_rank", "v_head_dim", "qk_rope_head_dim"):
+        if len({layer[key] for layer in layers}) > 1:
+            raise InputError(f"dots3: layers with a {key} of their own are not modelled")
+    heads = tuple(layer["num_attention_heads"] for layer in layers)
+    dsa = cfg.get("use_dsa", None if "per_layer_config" in cfg else True)  # True: "full_attention" is DSA
+    named = [str(t) for t in _explicit_layer_types(cfg)] or ["indexed_attention"] * n
+    indexed = tuple(kind == FULL and dsa is not False and (t == "indexed_attention" or dsa is True)
+                    for kind, t in zip(kinds, named, strict=True))
+    gate = str(cfg.get("attention_gate_type", "headwise"))  # vLLM: "headwise" a value per head, else per channel
+    out = dict(num_heads=max(heads), num_kv_heads=max(heads), layer_heads=heads if len(set(heads)) > 1 else (),
+               layer_kv_lora_ranks=tuple(layer["kv_lora_rank"] for layer in layers),
+               layer_nope_dims=tuple(layer["qk_nope_head_dim"] for layer in layers),
+               rope_key_norm=True, head_gate=1 if gate == "headwise" else kw["v_head_dim"])
+    if any(indexed):
+        out.update(indexer_heads=_int(cfg.get("index_n_heads", 64), "index_n_heads"),
+                   indexer_head_dim=_int(cfg.get("index_head_dim", 128), "index_head_dim"), indexer_layers=indexed)
+    return out
+
+
 def _indexer_fields(cfg: dict[str, Any], n_layers: int, model_type: str) -> dict[str, Any]:
     """DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer, GlmMoeDsaIndexer, HYV4Indexer, transformers
     5.24): in every layer, or in the layers `indexer_types` marks "full" (GLM-5's and HY-V4's "shared" layers reuse
@@ -1185,6 +1270,9 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
         return tuple(SLIDING if i % 2 == 0 else FULL for i in range(n_layers))
     if model_type == "flint":  # FlintConfig: the first two, every fourth from the second and the last layer full
         return tuple(FULL if i < 2 or i % 4 == 1 or i == n_layers - 1 else SLIDING for i in range(n_layers))
+    if model_type == "dots3_note_text":  # Dots3NoteTextConfig: the first two and every fourth from layer 1 full
+        slide = cfg.get("use_sliding_window", True)
+        return tuple(FULL if not slide or i < 2 or i % 4 == 1 else SLIDING for i in range(n_layers))
     if model_type == "modernbert-decoder":  # ModernBertDecoderConfig: layer i full when i % global_attn_every_n_layers
         step = _at_least_one(cfg.get("global_attn_every_n_layers", 3), "global_attn_every_n_layers")  # is 0
         return tuple(FULL if i % step == 0 else SLIDING for i in range(n_layers))
@@ -1586,14 +1674,6 @@ _UNMODELLED_LAYERS = {
 }
 
 
-_DOTS3_CACHE = ("its KV cache is short here: dots3's sliding layers cache a wider latent (swa_kv_lora_rank 1,024 + "
-                "rope, its full layers 512 + rope), its full layers also a DSA indexer key, and vLLM 0.33 pads every "
-                "layer's latent to the widest (Dots3NotePaddedMLAAttention), none of which memviz models: about 18 % "
-                "short in transformers' full layers, about half of vLLM's")
-#: types read Llama-style whose cache is known to differ (transformers 5.24 modeling_dots3_note.py
-#: Dots3NoteTextAttention / Dots3NoteTextIndexer; vLLM 0.33 models/dots3_note/nvidia/model.py; llama.cpp 0c1e570
-#: src/models/dots3note.cpp keeps both latent widths and the indexer keys): named beside the reading's warning
-_CACHE_NOT_MODELLED = {"dots3_note": _DOTS3_CACHE, "dots3_note_text": _DOTS3_CACHE}
 
 
 #: encoder-only model types (transformers 5.24's masked-LM classes, encoder-decoders left to is_encoder_decoder): an
@@ -1783,8 +1863,6 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
             f"model_type '{model_type}' is not one memviz knows; read as a Llama-style decoder "
             "(RMSNorm, gated MLP, no biases, untied unless tie_word_embeddings is set)"
         )
-        if model_type in _CACHE_NOT_MODELLED:
-            warnings.append(_CACHE_NOT_MODELLED[model_type])
 
     hidden = _int(_require(cfg, "hidden_size", "n_embd", "d_model"), "hidden_size")
     n_layers = _int(_require(cfg, "num_hidden_layers", "n_layer", "num_layers"), "num_hidden_layers")
@@ -1815,6 +1893,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     window = _get(cfg, "sliding_window", "attention_chunk_size")
     if window is None and model_type in ("gemma3n_text", "gemma4_text"):
         window = 512  # Gemma3nTextConfig's and Gemma4TextConfig's default
+    if window is None and model_type == "dots3_note_text":  # Dots3NoteTextConfig: sliding_window_size, 512
+        window = cfg.get("sliding_window_size", 512)
     if window is None and model_type == "modernbert-decoder":  # ModernBertDecoderConfig: half of ModernBERT's
         window = _int(cfg.get("local_attention", 128) or 0, "local_attention") // 2  # local_attention (both sides)
     window = _int(window, "sliding_window") if window else None
@@ -2037,6 +2117,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     kw["layer_types"] = _layer_types(cfg, model_type, n_layers, kw["sliding_window"])
     if model_type == "step3p5":
         kw.update(_step3p5_fields(cfg, n_layers, kw["num_heads"], kw["head_dim"], kw["layer_types"]))
+    if model_type == "dots3_note_text":
+        kw.update(_dots3_fields(cfg, kw))
     if SLIDING not in kw["layer_types"]:
         kw["sliding_window"] = None
     kw["warnings"] = tuple(warnings)

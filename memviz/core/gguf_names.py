@@ -196,9 +196,10 @@ def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
         return replace(t, shape=half), replace(t, name=f"{t.name}#gate", shape=half, kind="attn_gate")
     if t.kind != "kv_b" or not a.is_mla or a.mla_kv_b_unsplit:  # a legacy file keeps attn_kv_b whole
         return (t,)
-    heads = a.num_heads
-    return (replace(t, name=f"{t.name}#k_b", shape=(heads, a.kv_lora_rank, a.qk_nope_head_dim), kind="k_b"),
-            replace(t, name=f"{t.name}#v_b", shape=(heads, a.v_head_dim, a.kv_lora_rank), kind="v_b"))
+    i = t.layer or 0  # the layer's own heads, latent and nope width (dots3's sliding layers, a NoPE layer's)
+    heads, rank, nope = a.layer_num_heads(i), a.layer_kv_lora(i), a.layer_nope_dim(i)
+    return (replace(t, name=f"{t.name}#k_b", shape=(heads, rank, nope), kind="k_b"),
+            replace(t, name=f"{t.name}#v_b", shape=(heads, a.v_head_dim, rank), kind="v_b"))
 
 
 def gguf_tensors(a: Architecture) -> list[Tensor]:

@@ -75,23 +75,27 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         return
     if a.is_mla:
         # DeepseekV3Attention: q via a low-rank pair (or one q_proj when q_lora_rank is null),
-        # kv_a_proj_with_mqa -> [kv_lora_rank + rope], kv_b_proj -> heads * (nope + v).
+        # kv_a_proj_with_mqa -> [kv_lora_rank + rope], kv_b_proj -> heads * (nope + v); Mistral Large 4's NoPE
+        # layers without a rope part, dots3's sliding layers with heads, a latent and a nope width of their own
+        heads, rope, nope, rank = a.layer_num_heads(i), a.layer_rope_dim(i), a.layer_nope_dim(i), a.layer_kv_lora(i)
         if a.q_lora_rank:
             _linear(out, f"{p}.q_a_proj", a.q_lora_rank, h, role, i, "q_a")
             _norm(out, a, f"{p}.q_a_layernorm", a.q_lora_rank, i)
             if a.mla_query_gate:  # AXK2Attention.q_gate_proj (stored as q_b_proj): queries and output gate
-                _linear(out, f"{p}.q_b_proj", a.num_heads * (a.head_dim + a.v_head_dim), 2 * a.q_lora_rank, role,
+                _linear(out, f"{p}.q_b_proj", heads * (nope + rope + a.v_head_dim), 2 * a.q_lora_rank, role,
                         i, "q_b")
             else:
-                _linear(out, f"{p}.q_b_proj", a.num_heads * a.head_dim, a.q_lora_rank, role, i, "q_b")
+                _linear(out, f"{p}.q_b_proj", heads * (nope + rope), a.q_lora_rank, role, i, "q_b")
         else:
-            _linear(out, f"{p}.q_proj", a.num_heads * a.head_dim, h, role, i, "q")
-        rope = a.layer_rope_dim(i)  # Mistral Large 4's NoPE layers: no rope part, the nope width takes it
-        nope = a.qk_nope_head_dim + a.qk_rope_head_dim - rope
-        _linear(out, f"{p}.kv_a_proj_with_mqa", a.kv_lora_rank + rope, h, role, i, "kv_a")
-        _norm(out, a, f"{p}.kv_a_layernorm", a.kv_lora_rank, i)
-        _linear(out, f"{p}.kv_b_proj", a.num_heads * (nope + a.v_head_dim), a.kv_lora_rank, role, i, "kv_b")
-        _linear(out, f"{p}.o_proj", h, a.num_heads * a.v_head_dim, role, i, "o")
+            _linear(out, f"{p}.q_proj", heads * (nope + rope), h, role, i, "q")
+        _linear(out, f"{p}.kv_a_proj_with_mqa", rank + rope, h, role, i, "kv_a")
+        _norm(out, a, f"{p}.kv_a_layernorm", rank, i)
+        _linear(out, f"{p}.kv_b_proj", heads * (nope + a.v_head_dim), rank, role, i, "kv_b")
+        _linear(out, f"{p}.o_proj", h, heads * a.v_head_dim, role, i, "o")
+        if a.rope_key_norm:  # Dots3NoteTextAttention.k_rope_only_layernorm
+            _norm(out, a, f"{p}.k_norm", rope, i)  # llama.cpp: attn_k_norm {rope}
+        if a.head_gate:  # Dots3NoteTextAttention.g_proj: a sigmoid gate per head
+            _linear(out, f"{p}.g_proj", heads * a.head_gate, h, role, i, "attn_gate")
         if a.softmax_scaling:  # MistralLarge4TextSoftmaxScaling: a scale and a bias per head
             out.append(Tensor(f"{p}.softmax_scaling.scale", (2 * a.num_heads,), Role.NORM, i, "softmax_scaling"))
         if a.layer_indexer(i):

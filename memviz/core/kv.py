@@ -68,6 +68,9 @@ class KVLayout:
     # DeepSeek-V4's compressed entries: 0 = floor(tokens / ratio) (transformers emits one per closed window);
     # n = ceil(tokens / ratio) padded to n cells (llama.cpp 0c1e570 `llama_kv_cache_dsv4`: 256)
     compressed_pad: int = 0
+    # every MLA layer's cache row as wide as the widest layer's latent + rope: vLLM 0.33 pads dots3's full layers to
+    # its sliding layers' (models/dots3_note/nvidia/model.py `Dots3NotePaddedMLAAttention.get_kv_cache_spec`)
+    latent_widest: bool = False
 
 
 def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, layer: int = 0) -> float:
@@ -80,7 +83,8 @@ def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, laye
         return 2 * one if layout.k_is_v_twice and not a.layer_compress(layer) else one
     indexer = _indexer_key_bytes(a, fmt, layout) if a.layer_indexer(layer) else 0
     if a.is_mla and layout.latent_mla:
-        return fmt.bytes_per_vector(a.kv_lora_rank + a.layer_rope_dim(layer)) + indexer
+        rows = range(a.num_layers) if layout.latent_widest else (layer,)
+        return fmt.bytes_per_vector(max(a.layer_kv_lora(i) + a.layer_rope_dim(i) for i in rows)) + indexer
     heads = max(a.layer_kv_heads(layer) // layout.kv_heads_divisor, 1)
     k = heads * fmt.bytes_per_vector(a.layer_head_dim(layer)) + indexer
     if layout.v_rows_widest:

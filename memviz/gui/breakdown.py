@@ -55,7 +55,8 @@ def _other_layers(a) -> str:
         parts.append(f"one K=V vector a token over each layer's window of {a.sliding_window:,}; compressed entries of "
                      f"D every ratio tokens: {a.layer_kinds_text()}, the indexer's of {a.indexer_head_dim}")
     elif a.is_mla:
-        parts.append(f"MLA: one latent of {a.kv_lora_rank + a.qk_rope_head_dim} a token and layer")
+        widths = sorted({a.layer_kv_lora(i) + a.layer_rope_dim(i) for i in range(a.num_layers)})
+        parts.append(f"MLA: one latent of {' or '.join(map(str, widths))} a token and layer")
     if a.indexer_head_dim and not a.compress_ratios:
         parts.append(f"{sum(a.indexer_layers)} layers also cache the sparse-attention indexer's key of "
                      f"{a.indexer_head_dim}")

@@ -725,8 +725,10 @@ class LlamaCpp(Engine):
         src/models/deepseek2.cpp `llama_model_deepseek2::graph::graph`):
         q (nope + rope per head), the roped q_pe, q_nope x wk_b (kv_lora_rank per head) and their concatenation
         Qcur (kv_lora_rank + rope): heads x (2 kv_lora_rank + nope + 3 rope); measured on this project's CPU for
-        six head counts, two latent ranks and three nope / rope splits (benchmarks/llamacpp_mla_sweep.py)."""
-        return a.num_heads * (2 * a.kv_lora_rank + a.qk_nope_head_dim + 3 * a.qk_rope_head_dim)
+        six head counts, two latent ranks and three nope / rope splits (benchmarks/llamacpp_mla_sweep.py); the
+        widest layer's where layers differ (dots3: src/models/dots3note.cpp, each layer its own)."""
+        return max(a.layer_num_heads(i) * (2 * a.layer_kv_lora(i) + a.layer_nope_dim(i) + 3 * a.layer_rope_dim(i))
+                   for i in range(a.num_layers))
 
     def host_compute(self, x: Inputs) -> np.ndarray:
         """The host compute buffer beside GPUs (`CUDA_Host compute buffer`). With every layer and the output on

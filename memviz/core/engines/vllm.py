@@ -324,10 +324,10 @@ class VLLM(Engine):
 
     @staticmethod
     def _layout(x: Inputs, block_tokens: int = 0) -> KVLayout:
-        """MLA's latent, KV heads over the TP ranks; DeepSeek sparse attention's indexer keys in FP8 with scales,
-        MiniMax-M3's in bfloat16."""
+        """MLA's latent (dots3's full layers padded to its sliding layers' width), KV heads over the TP ranks;
+        DeepSeek sparse attention's indexer keys in FP8 with scales, MiniMax-M3's in bfloat16."""
         return KVLayout(latent_mla=True, block_tokens=block_tokens, kv_heads_divisor=x.sc.tp, indexer_fp8=x.a.is_mla,
-                        indexer_bf16=not x.a.is_mla)
+                        indexer_bf16=not x.a.is_mla, latent_widest=bool(x.a.layer_kv_lora_ranks))
 
     def linear_state_bytes(self, x: Inputs) -> int:
         """One delta-net, Mamba2 or short-convolution layer's state on this rank, unpadded

@@ -53,8 +53,10 @@ def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, sm100: bool = 
 def retained_bytes_per_token(a: Architecture, tp: int, act_bytes: int) -> float:
     """Bytes one token of a captured batch keeps in one layer's piece outputs on one tensor-parallel rank."""
     heads = max(a.num_heads // tp, 1)
-    if a.is_mla:
-        q, kv = heads * (a.qk_nope_head_dim + a.qk_rope_head_dim), a.kv_lora_rank + a.qk_rope_head_dim
+    if a.is_mla:  # the widest layer's where layers differ (dots3)
+        q = max(max(a.layer_num_heads(i) // tp, 1) * (a.layer_nope_dim(i) + a.layer_rope_dim(i))
+                for i in range(a.num_layers))
+        kv = max(a.layer_kv_lora(i) + a.layer_rope_dim(i) for i in range(a.num_layers))
     else:
         q, kv = heads * a.head_dim, 2 * max(a.num_kv_heads // tp, 1) * a.head_dim
     return act_bytes * (q + kv + heads * a.v_head_dim + a.hidden_size)

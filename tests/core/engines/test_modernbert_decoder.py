@@ -11,7 +11,7 @@ from memviz.core.arch import FULL, SLIDING, Architecture, from_hf_config
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.inventory import parameter_count
-from tests.core.engines.transformers_runs import TOKENS, assert_run_matches
+from tests.core.engines.transformers_runs import TOKENS, after_a_decode_step, assert_run_matches
 
 #: a released checkpoint's layout before transformers wrote layer_types: ModernBERT's own fields (the 150M decoder)
 LEGACY = {"architectures": ["ModernBertDecoderForCausalLM"], "model_type": "modernbert-decoder", "hidden_size": 768,
@@ -55,25 +55,10 @@ def test_a_tiny_run_holds_the_estimated_cache_and_parameters(biases):
 def test_the_sliding_layers_hold_their_window_after_a_decode_step():
     """Window 8 (local_attention 16) under a 24-token prompt and one decoded token: DynamicSlidingWindowLayer keeps
     a view of the last 7 tokens of the step's 8-token concatenation, whose storage stays; the full layers hold 25."""
-    torch = pytest.importorskip("torch")
-    import transformers
-
-    config = _config(**TINY, local_attention=16)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.manual_seed(0)
-        model = transformers.AutoModelForCausalLM.from_config(config).eval()
-    cache = transformers.DynamicCache(config=config)
-    with torch.no_grad():
-        model(torch.randint(3, 500, (1, 24)), cache=cache, use_cache=True)
-        model(torch.randint(3, 500, (1, 1)), cache=cache, use_cache=True)
-    storages = {id(t.untyped_storage()): t.untyped_storage().nbytes() for layer in cache.layers
-                for t in (layer.keys, layer.values)}
-    a = from_hf_config(config.to_dict())
+    pytest.importorskip("torch")
+    a, held, kv = after_a_decode_step(_config(**TINY, local_attention=16))
     assert a.layer_types == (FULL, SLIDING, SLIDING, FULL, SLIDING) and a.sliding_window == 8
-    e = estimate(a, Scenario(engine="transformers", weight_format="fp32", kv_format="fp32", context_tokens=25,
-                             batch=1, device="cpu"))
-    assert e.kv_cache_required == sum(storages.values()) == (2 * 25 + 3 * 8) * 2 * 64 * 4
+    assert kv == held == (2 * 25 + 3 * 8) * 2 * 64 * 4
 
 
 def test_a_legacy_layout_reads_as_transformers_reads_it():

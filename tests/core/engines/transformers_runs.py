@@ -30,6 +30,30 @@ def run_and_compare(build, config, dtype: str = "fp32") -> tuple[Architecture, o
     return a, model, held, e.kv_cache_required
 
 
+def after_a_decode_step(config) -> tuple[Architecture, int, int]:
+    """Run `config`'s causal LM (fp32) over TOKENS prompt tokens and one decoded token; return (memviz's
+    architecture, the bytes of the distinct storages the cache's tensors hold, memviz's transformers KV at
+    TOKENS + 1). A DynamicSlidingWindowLayer keeps a view of its last window - 1 tokens whose storage is the step's
+    window-long concatenation: the storages count what stays allocated."""
+    import torch
+    import transformers
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.manual_seed(0)
+        model = transformers.AutoModelForCausalLM.from_config(config).eval()
+    cache = transformers.DynamicCache(config=config)
+    with torch.no_grad():
+        model(torch.randint(3, 500, (1, TOKENS)), cache=cache, use_cache=True)
+        model(torch.randint(3, 500, (1, 1)), cache=cache, use_cache=True)
+    tensors = [t for layer in cache.layers for t in vars(layer).values() if isinstance(t, torch.Tensor) and t.ndim > 1]
+    held = sum({id(t.untyped_storage()): t.untyped_storage().nbytes() for t in tensors}.values())
+    a = from_hf_config(config.to_dict())
+    e = estimate(a, Scenario(engine="transformers", weight_format="fp32", kv_format="fp32", context_tokens=TOKENS + 1,
+                             batch=1, device="cpu"))
+    return a, held, e.kv_cache_required
+
+
 def assert_run_matches(config) -> None:
     """Run `config`'s causal LM (fp32): the cache holds memviz's KV to the byte, the model memviz's parameters (the
     routers' score-correction buffers included), and memviz read the type by its own rules."""
