@@ -118,7 +118,8 @@ _FALLBACK = {"IQ1_S": "IQ4_NL", "IQ1_M": "IQ4_NL", "IQ2_XXS": "IQ4_NL", "IQ2_XS"
 OUTPUT, TOKEN_EMBD, ATTN_V, ATTN_K, ATTN_Q, ATTN_OUT, FFN_DOWN, FFN_GATE, FFN_UP, OTHER = range(10)
 _KIND_CATEGORY = {"v": ATTN_V, "k": ATTN_K, "q": ATTN_Q, "o": ATTN_OUT, "down": FFN_DOWN, "down_exps": FFN_DOWN,
                   "gate": FFN_GATE, "gate_exps": FFN_GATE, "up": FFN_UP, "up_exps": FFN_UP,
-                  "ssm_in_qkv": ATTN_V}  # a delta-net's attn_qkv: `category_is_attn_v` (ATTENTION_QKV)
+                  "ssm_in_qkv": ATTN_V,  # a delta-net's attn_qkv: `category_is_attn_v` (ATTENTION_QKV)
+                  "indexer_k": ATTN_K}  # DSA's indexer.attn_k.weight: its name holds "attn_k.weight"
 
 
 def use_more_bits(i_layer: int, n_layers: int) -> bool:

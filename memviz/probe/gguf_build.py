@@ -42,7 +42,8 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "minimax_m3_vl_text": "minimax-m3", "hy_v4": "hy_v4", "laguna": "laguna", "dbrx": "dbrx",
              "mpt": "mpt", "bitnet": "bitnet",
              # conversion/granite.py `GraniteSWAModel` converts Granite SWA and Granite MoE SWA alike
-             "granite_swa": "granite_swa", "granitemoe_swa": "granite_swa", "mellum": "mellum"}
+             "granite_swa": "granite_swa", "granitemoe_swa": "granite_swa", "mellum": "mellum",
+             "dots3_note_text": "dots3note"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -90,7 +91,7 @@ def _metadata(w, a: Architecture, arch: str) -> None:
                     [0 if kind == LINEAR else a.num_kv_heads for kind in a.layer_types])
         w.add_key_length(a.head_dim)
         w.add_value_length(a.v_head_dim)
-    elif arch not in ("deepseek2", "hy_v4"):  # MLA writes its own
+    elif arch not in ("deepseek2", "hy_v4", "dots3note"):  # MLA writes its own
         w.add_head_count_kv(a.num_kv_heads)
         w.add_key_length(a.head_dim)
         w.add_value_length(a.v_head_dim)
@@ -123,6 +124,9 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         _hy_v4_metadata(w, a)
     if arch == "deepseek4":
         _deepseek4_metadata(w, a)
+    if arch == "dots3note":
+        _deepseek2_metadata(w, a, gating=2)  # sigmoid (conversion/dots3.py requires noaux_tc / sigmoid)
+        _dots3_metadata(w, a)
     if arch == "minimax-m3":
         _minimax_m3_metadata(w, a)
     if arch == "laguna":  # conversion/laguna.py `set_gguf_parameters`: sigmoid routing, the leading dense layers
@@ -268,6 +272,26 @@ def _hy_v4_metadata(w, a: Architecture) -> None:
         w.add_uint32("hy_v4.attention.indexer.key_length", a.indexer_head_dim)
         w.add_uint32("hy_v4.attention.indexer.top_k", 64)
         w.add_array("hy_v4.attention.indexer.types", [bool(f) for f in a.indexer_layers])
+
+
+def _dots3_metadata(w, a: Architecture) -> None:
+    """dots3's keys beyond DeepSeek-V2's (conversion/dots3.py `Dots3NoteModel.set_gguf_parameters`, read by
+    src/models/dots3note.cpp `load_arch_hparams`): the window and which layers slide, the sliding layers' MLA
+    geometry (latent, its key / value lengths, the per-head lengths), their rope base, and the indexer of the full
+    layers (heads, key width, top-k, which layers own one)."""
+    arch, swa = "dots3note", a.layer_types.index(SLIDING) if SLIDING in a.layer_types else 0
+    rank, rope = a.layer_kv_lora(swa), a.layer_rope_dim(swa)
+    w.add_sliding_window(a.sliding_window or 0)
+    w.add_array(f"{arch}.attention.sliding_window_pattern", [kind == SLIDING for kind in a.layer_types])
+    for key, value in (("attention.kv_lora_rank_swa", rank), ("attention.key_length_swa", rank + rope),
+                       ("attention.value_length_swa", rank),
+                       ("attention.key_length_mla_swa", a.layer_nope_dim(swa) + rope),
+                       ("attention.value_length_mla_swa", a.v_head_dim),
+                       ("attention.indexer.head_count", a.indexer_heads),
+                       ("attention.indexer.key_length", a.indexer_head_dim), ("attention.indexer.top_k", 64)):
+        w.add_uint32(f"{arch}.{key}", value)
+    w.add_float32(f"{arch}.rope.freq_base_swa", 10000.0)
+    w.add_array(f"{arch}.attention.indexer.types", [bool(f) for f in a.indexer_layers])
 
 
 def _minimax_m3_metadata(w, a: Architecture) -> None:

@@ -16,16 +16,20 @@ from tests.conftest import needs_llamacpp
 CONFIGS = Path(__file__).parents[1] / "data" / "llamacpp" / "configs"
 
 
-@pytest.mark.parametrize("name", ["llama-gqa", "qwen2-tied", "gemma2-swa", "qwen3moe"])
+@pytest.mark.parametrize("name", ["llama-gqa", "qwen2-tied", "gemma2-swa", "qwen3moe", "dots3"])
 def test_f16_file_reads_back_as_the_same_model(tmp_path, name):
+    """dots3's file (conversion/dots3.py's keys: per-layer heads, the sliding layers' MLA lengths, the indexer's
+    layers) reads back with its per-layer geometry."""
     a = from_hf_config(load_config(CONFIGS / f"{name}.json"), name=name)
     path = gguf_build.write_f16(a, tmp_path / "m.gguf")
     back = read_gguf(path)
     for field in ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "intermediate_size",
-                  "vocab_size", "tie_word_embeddings", "num_experts", "layer_types"):
+                  "vocab_size", "tie_word_embeddings", "num_experts", "layer_types", "sliding_window", "layer_heads",
+                  "layer_kv_lora_ranks", "layer_nope_dims", "indexer_layers", "shared_expert_intermediate_size"):
         assert getattr(back, field) == getattr(a, field), field
     names = {t.name for t in gguf.GGUFReader(str(path)).tensors}
-    assert "blk.0.attn_q.weight" in names and ("output.weight" in names) is not a.tie_word_embeddings
+    query = "blk.0.attn_q_b.weight" if a.is_mla else "blk.0.attn_q.weight"
+    assert query in names and ("output.weight" in names) is not a.tie_word_embeddings
 
 
 def test_refuses_what_the_disk_cannot_hold(tmp_path):

@@ -38,6 +38,7 @@ def _shapes():
         "qwen35-deltanet-8L": arch("qwen35-deltanet"),
         "qwen35moe-deltanet-8L": arch("qwen35moe-deltanet"),
         "bitnet-tied-4L": arch("bitnet"),
+        "dots3-6L": arch("dots3"),
         "llama-rows-384": arch("llama-gqa", num_layers=8, hidden_size=384, num_heads=6, num_kv_heads=2, head_dim=64,
                                v_head_dim=64, intermediate_size=768),
     }

@@ -286,6 +286,23 @@ def test_hy_v4_buffers_match_llamacpp(data_dir, mix, fa, ctx):
 
 @pytest.mark.parametrize(("mix", "fa", "extra"), [("Q8_0", "on", ()), ("Q8_0", "off", ()),
                                                   ("Q8_0", "on", ("--parallel", "2")), ("Q4_K_M", "on", ())])
+def test_dots3_buffers_match_llamacpp(data_dir, mix, fa, extra):
+    """dots3 (llama.cpp's dots3note, tests/data/llamacpp/configs/dots3.json in the release's flat layout: MLA whose
+    sliding layers have their own heads, latent and nope width, DSA in the full layers, a per-head gate and the rotary
+    key's norm): the model buffers and the three caches of `llama_kv_cache_dsa_iswa` (each full layer's latent and
+    indexer key over n_ctx cells, each sliding layer's wider latent over PAD(window + n_ubatch, 256)) exact; the
+    compute buffer, which memviz's generic DSA and MLA stages give, within 10 %."""
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / "dots3.json"), "--weights", mix, "--context", "4096",
+                         "--flash-attn", fa, "--prompt", "24", "--new", "4", "--no-store", *extra)
+    assert rc == 0
+    r = result_of(messages)
+    compute = _model_and_kv_exact_then_compute(r, kv_slack=3.0)  # three printed caches
+    assert sorted(v for k, v in r["buffers"]["kv_caches"].items() if k.endswith("_layers")) == [3, 3, 3]
+    assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10
+
+
+@pytest.mark.parametrize(("mix", "fa", "extra"), [("Q8_0", "on", ()), ("Q8_0", "off", ()),
+                                                  ("Q8_0", "on", ("--parallel", "2")), ("Q4_K_M", "on", ())])
 def test_laguna_buffers_match_llamacpp(data_dir, mix, fa, extra):
     """Laguna (llama.cpp's laguna: more query heads in the global layers than in the sliding ones, a per-head softplus
     gate, a leading dense layer, experts with a shared one; tests/data/llamacpp/configs): the model buffers and the

@@ -46,6 +46,7 @@ ARCH_TO_MODEL_TYPE = {
     "minicpm3": "minicpm3", "mistral3": "ministral3", "dbrx": "dbrx", "mpt": "mpt",
     "bitnet": "bitnet",  # with attn_sub_norm and ffn_sub_norm a layer (src/models/bitnet.cpp)
     "chameleon": "chameleon",  # q / k norms with biases, {head_dim, heads} (src/models/chameleon.cpp)
+    "dots3note": "dots3_note_text",  # per-layer MLA geometry, DSA in the full layers (src/models/dots3note.cpp)
     # with attention sinks (conversion/granite.py `GraniteSWAModel`, experts read from the file where it has them);
     # with q/k norms and experts (conversion/mellum.py)
     "granite_swa": "granite_swa", "mellum": "mellum",
@@ -274,6 +275,9 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
     if arch == "laguna":
         cfg.update(_laguna_config(get, shapes or {}, cfg))
         warnings[:] = [w for w in warnings if not w.startswith("head_count differs")]
+    if arch == "dots3note":
+        cfg.update(_dots3_config(get, cfg, warnings))
+        warnings[:] = [w for w in warnings if not w.startswith("head_count differs")]
     if arch == "hy_v4":  # src/models/hy-v4.cpp: the hyper-connections' streams; indexer_types read above
         cfg["hc_mult"] = _scalar(get("hyper_connection.count"), "hyper_connection.count", warnings)
     if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS:
@@ -450,6 +454,30 @@ def _laguna_config(get, shapes: dict[str, tuple[int, ...]], cfg: dict[str, Any])
     if cfg.get("sliding_window") and "layer_types" not in cfg:  # `load_swa_pattern(ml, 4, dense_first)`: full at
         out["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention"  # every fourth from layer 0
                               for i in range(cfg["num_hidden_layers"])]
+    return out
+
+
+def _dots3_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """dots3 as llama.cpp 0c1e570 reads it (src/models/dots3note.cpp `load_arch_hparams`; conversion/dots3.py writes
+    it): head_count per layer, the sliding layers' latent (kv_lora_rank_swa) and per-head widths (key_length_mla_swa,
+    value_length_mla_swa) as the release's swa_ fields, the shared experts as wide as a routed one."""
+    heads = get("attention.head_count")
+    kinds = cfg.get("layer_types") or []
+    sliding = [int(h) for h, kind in zip(heads, kinds, strict=True) if kind == "sliding_attention"] if isinstance(
+        heads, (list, tuple)) and len(heads) == len(kinds) else []
+    rope = cfg.get("qk_rope_head_dim") or 0
+    out: dict[str, Any] = {"num_attention_heads": max(int(h) for h in heads) if isinstance(heads, (list, tuple))
+                           else cfg["num_attention_heads"], "swa_q_lora_rank": cfg.get("q_lora_rank"),
+                           "moe_shared_expert_intermediate_size": cfg.get("moe_intermediate_size")}
+    if sliding:
+        out.update(swa_num_attention_heads=sliding[0], swa_num_key_value_heads=sliding[0])
+    for field, key in (("swa_kv_lora_rank", "attention.kv_lora_rank_swa"), ("swa_v_head_dim", "attention.value_length_mla_swa")):
+        value = _scalar(get(key), key, warnings)
+        if value:
+            out[field] = value
+    k_mla = _scalar(get("attention.key_length_mla_swa"), "key_length_mla_swa", warnings)
+    if k_mla:
+        out.update(swa_qk_nope_head_dim=k_mla - rope, swa_qk_rope_head_dim=rope, swa_head_dim=k_mla)
     return out
 
 
