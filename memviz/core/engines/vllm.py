@@ -453,7 +453,24 @@ class VLLM(Engine):
         backend, FP8 scales widened for Marlin on GPUs without FP8, AWQ / GPTQ tensors kept or dropped
         (`vllm_int4.held_bytes`)."""
         int4 = vllm_int4.held_bytes(x.a, x.sc.weight_format, x.sc.compute_capability, layers) / x.sc.tp
-        return self._mxfp4_padding(x, layers) + self._marlin_fp8_scales(x, layers) + int4
+        return (self._mxfp4_padding(x, layers) + self._marlin_fp8_scales(x, layers) + int4
+                + self._dots3_mlp_padding(x, layers))
+
+    @staticmethod
+    def _dots3_mlp_padding(x: Inputs, layers: range) -> float:
+        """dots3 with 128 x 128 FP8 blocks (vllm/models/dots3_note/nvidia/model.py `_padded_mlp_size`,
+        `_pad_dense_mlp_weight`): the dense MLP's and the shared expert's width padded with zeros to whole blocks on
+        every TP rank, a multiple of 128 x tp (1,536 to 2,048 at TP 8); one rank of the stage `layers`."""
+        if x.a.model_type != "dots3_note_text":
+            return 0.0
+        step, extra = 128 * x.sc.tp, 0.0
+        for t, storage, nbytes in tensor_bytes(x.a, x.wf):
+            if (not FP8_BLOCK_SCALES.get(storage) or t.role is not Role.MLP or t.kind not in ("gate", "up", "down")
+                    or t.layer not in layers):
+                continue
+            width = t.shape[1] if t.kind == "down" else t.shape[0]
+            extra += nbytes * (-(-width // step) * step / width - 1)
+        return extra / x.sc.tp
 
     @staticmethod
     def _marlin_fp8_scales(x: Inputs, layers: range) -> float:

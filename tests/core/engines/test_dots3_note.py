@@ -5,11 +5,13 @@ it allocates it."""
 
 import warnings
 
+import numpy as np
 import pytest
 
 from memviz.core.arch import FULL, SLIDING, from_hf_config
+from memviz.core.engines import get_engine
 from memviz.core.errors import InputError
-from memviz.core.estimate import Scenario, estimate
+from memviz.core.estimate import Scenario, estimate, inputs
 from memviz.core.gguf_names import gguf_name, gguf_tensors
 from memviz.core.inventory import parameter_count
 
@@ -103,3 +105,20 @@ def test_each_engine_lays_the_cache_out_as_it_allocates_it():
     shapes = {gguf_name(t, a): t.shape for t in gguf_tensors(a) if t.kind in ("k_b", "v_b")}
     assert shapes["blk.2.attn_k_b.weight"] == (64, 1024, 192) and shapes["blk.1.attn_k_b.weight"] == (128, 512, 128)
     assert shapes["blk.2.attn_v_b.weight"] == (64, 128, 1024)
+
+
+def test_vllm_pads_the_dense_mlp_and_the_shared_expert_to_whole_fp8_blocks_on_every_rank():
+    """`_padded_mlp_size`: ceil(I / 128 / tp) x 128 x tp, so at TP 8 the shared experts' 1,536 become 2,048 and the
+    dense layer's 13,824 14,336 (their 128 x 128 blocks' fp32 scales with them); bf16 and TP 1 pad nothing."""
+    a = from_hf_config(_config().to_dict())
+    vllm, every = get_engine("vllm"), range(a.num_layers)
+
+    def padding(fmt, tp):
+        sc = Scenario(engine="vllm", tp=tp, gpu="h200", weight_format=fmt, context_tokens=4096)
+        return vllm.weight_extra(inputs(a, sc, np.asarray(4096), np.asarray(1)), every)
+
+    assert padding("bf16", 8) == padding("fp8-block", 1) == 0
+    hidden = a.hidden_size
+    values = 45 * 3 * hidden * (2048 - 1536) + 3 * hidden * (14336 - 13824)
+    scales = 4 * (45 * 3 * 40 * (16 - 12) + 3 * 40 * (112 - 108))  # (rows / 128) x (columns / 128) fp32 a matrix
+    assert padding("fp8-block", 8) == pytest.approx((values + scales) / 8, rel=0.01)
