@@ -269,6 +269,24 @@ def chameleon_vqgan(vq: dict[str, Any]) -> int:
     return total + _whole(vq, "num_embeddings", 8192) * embed + _conv(latent, embed, 1) + _conv(embed, latent, 1)
 
 
+def glm_image_vision(vc: dict[str, Any]) -> int:
+    """GlmImageVisionModel (glm_image/modeling_glm_image.py, transformers 5.24): a learned position per patch of the
+    largest image ((image_size / patch_size)^2), a biased Conv2d patch embedding, `depth` pre-norm blocks of
+    LayerNorms, a fused q/k/v and an output projection (biased with attention_bias) and a biased GELU MLP."""
+    h, patch, inter = _whole(vc, "hidden_size", 1536), _whole(vc, "patch_size", 16), _whole(vc, "intermediate_size", 6144)
+    positions = (_whole(vc, "image_size", 2048) // patch) ** 2
+    bias = bool(_get(vc, "attention_bias", True))
+    block = 4 * h + _lin(h, 3 * h, bias) + _lin(h, h, bias) + _lin(h, inter) + _lin(inter, h)
+    return positions * h + _conv(_whole(vc, "in_channels", 3) * patch * patch, h, 1) + _whole(vc, "depth", 40) * block
+
+
+def glm_image_vq(vq: dict[str, Any]) -> int:
+    """GlmImageVQVAE (transformers 5.24): the codebook of num_embeddings x embed_dim and the 1x1 quant_conv and
+    post_quant_conv between it and latent_channels; no encoder or decoder of its own."""
+    latent, embed = _whole(vq, "latent_channels", 1536), _whole(vq, "embed_dim", 2048)
+    return _whole(vq, "num_embeddings", 16384) * embed + _conv(latent, embed, 1) + _conv(embed, latent, 1)
+
+
 def pixtral(vc: dict[str, Any]) -> int:
     """PixtralVisionModel (pixtral/modeling_pixtral.py): Conv2d patches without bias, RMSNorm ln_pre, blocks of
     RMSNorms, bias-free q/k/v/o and a gated MLP; positions are rotary (no table)."""
@@ -947,6 +965,8 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
     """Parameters of the wrapper's vision tower and projector; None for a family memviz does not count."""
     wrapper, family = str(cfg.get("model_type") or ""), str(vc.get("model_type") or "")
     vh = _whole(vc, "hidden_size", _HIDDEN_DEFAULTS.get(family, 768))
+    if wrapper == "glm_image" and family == "glm_image_vision":  # no projector: its features go to the VQ codebook
+        return glm_image_vision(vc)
     if wrapper == "gemma3" and family == "siglip_vision_model":  # Gemma3MultiModalProjector: matrix + RMSNorm
         return siglip(vc) + vh * th + vh
     if wrapper in ("llava", "llava_next", "llava_next_video", "llava_onevision") and family in (
@@ -1139,6 +1159,9 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
     if isinstance(vq, dict) and cfg.get("model_type") == "chameleon" and vq.get("model_type",
                                                                                "chameleon_vqgan") == "chameleon_vqgan":
         out.append(Encoder(VISION, "chameleon_vqgan", chameleon_vqgan(vq)))  # ChameleonModel.vqmodel
+    elif isinstance(vq, dict) and cfg.get("model_type") == "glm_image" and vq.get(
+            "model_type", "glm_image_vqmodel") == "glm_image_vqmodel":
+        out.append(Encoder(VISION, "glm_image_vqmodel", glm_image_vq(vq)))  # GlmImageModel.vqmodel
     elif isinstance(vq, dict):  # GLM-Image's and Emu3's image tokenizers (GlmImageModel.vqmodel)
         warnings.append(f"its VQ image tokenizer ({cfg['vq_config'].get('model_type') or 'vq_config'}) is not counted; "
                         "transformers loads it with the language model")

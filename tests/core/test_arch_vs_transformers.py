@@ -447,7 +447,7 @@ def test_types_that_generate_no_text_are_refused():
 def test_glm_images_language_model_is_glm4s_with_a_head_over_image_tokens():
     """GlmImageTextModel is GLM-4's decoder (four norms a layer, fused gate / up, q/k/v biased) and its LM head has
     vision_vocab_size rows, the image tokens it generates: read Llama-style it counted 7.8 % too many (a head of
-    vocab_size rows, two norms a layer); its vision encoder and VQ image tokenizer are named, not counted."""
+    vocab_size rows, two norms a layer); its vision encoder and VQ codebook are counted (tests/core/test_towers.py)."""
     import re
 
     from transformers import AutoConfig
@@ -462,6 +462,4 @@ def test_glm_images_language_model_is_glm4s_with_a_head_over_image_tokens():
     a = from_hf_config(config.to_dict())
     assert a.model_type == "glm4" and a.output_vocab_size == 16512
     assert parameter_count(a) == language_model
-    assert [w for w in a.warnings if "not counted" in w] == [
-        "its vision encoder (glm_image_vision) is not counted; transformers and vLLM load it with the language model",
-        "its VQ image tokenizer (glm_image_vqmodel) is not counted; transformers loads it with the language model"]
+    assert [e.family for e in a.encoders] == ["glm_image_vision", "glm_image_vqmodel"] and not a.warnings

@@ -571,3 +571,27 @@ def test_janus_counts_its_tower_aligner_and_generation_path_and_names_its_vq_vae
     assert [(e.family, e.parameters) for e in a.encoders] == [("janus_vision_model", built)]
     assert [w for w in a.warnings if "not counted" in w] == [
         "its VQ image tokenizer (janus_vqgan) is not counted; transformers loads it with the language model"]
+
+
+@pytest.mark.parametrize("changes", [{}, {"vision_config": {"depth": 4, "hidden_size": 256, "num_heads": 4,
+                                                             "intermediate_size": 512, "image_size": 512,
+                                                             "patch_size": 14, "attention_bias": False},
+                                          "vq_config": {"embed_dim": 64, "num_embeddings": 128,
+                                                        "latent_channels": 256}}])
+def test_glm_image_counts_its_vision_encoder_and_its_vq_codebook(changes):
+    """GlmImageModel's visual tower (a ViT with a position per patch of its largest image, 1.16B parameters at the
+    default: 11 % of the checkpoint, named and uncounted before) and vqmodel (its codebook and the two 1x1
+    convolutions), as transformers 5.24 builds them, at the default and a small variant."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = transformers.AutoConfig.for_model("glm_image", **changes)
+        with torch.device("meta"):
+            model = transformers.GlmImageForConditionalGeneration(config)
+    a = from_hf_config(config.to_dict())
+    assert [(e.family, e.parameters) for e in a.encoders] == [
+        ("glm_image_vision", sum(p.numel() for p in model.model.visual.parameters())),
+        ("glm_image_vqmodel", sum(p.numel() for p in model.model.vqmodel.parameters()))]
+    assert parameter_count(a) + sum(e.parameters for e in a.encoders) == sum(p.numel() for p in model.parameters())
+    assert not a.warnings
