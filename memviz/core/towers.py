@@ -13,6 +13,7 @@ width counts with its encoder.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from itertools import pairwise
 from math import ceil, floor, isqrt
@@ -239,34 +240,69 @@ def _conv(c_in: int, c_out: int, k: int) -> int:
 
 
 def _vq_resnet(c_in: int, c_out: int) -> int:
-    """ChameleonVQVAEEncoderResnetBlock: GroupNorm, 3x3 conv, GroupNorm, 3x3 conv, a 1x1 shortcut where the width
-    changes."""
+    """A VQ-GAN resnet block (ChameleonVQVAEEncoderResnetBlock, JanusVQVAEResnetBlock): GroupNorm, 3x3 conv,
+    GroupNorm, 3x3 conv, a 1x1 shortcut where the width changes."""
     return 2 * c_in + _conv(c_in, c_out, 3) + 2 * c_out + _conv(c_out, c_out, 3) + (
         _conv(c_in, c_out, 1) if c_in != c_out else 0)
 
 
-def chameleon_vqgan(vq: dict[str, Any]) -> int:
-    """ChameleonVQVAE (chameleon/modeling_chameleon.py, transformers 5.24): the encoder (a 3x3 conv in, per
-    resolution num_res_blocks resnet blocks, an attention block (GroupNorm, four 1x1 convs) at each of
-    attn_resolutions, a strided 3x3 downsampling conv but after the last; two resnet blocks and an attention block in
-    the middle; GroupNorm and a 3x3 conv out to latent_channels, twice that with double_latent), the codebook of
-    num_embeddings x embed_dim, and the 1x1 quant_conv and post_quant_conv. The decoder is not part of it."""
+def _vq_attention(c: int) -> int:
+    """A VQ-GAN attention block: GroupNorm and four 1x1 convolutions (q, k, v, proj_out)."""
+    return 2 * c + 4 * _conv(c, c, 1)
+
+
+def _vq_encoder(vq: dict[str, Any], attends: Callable[[int, int], bool], middle_attention: bool) -> tuple[int, int]:
+    """(parameters, last width) of a VQ-GAN encoder: a 3x3 conv in; per resolution level num_res_blocks resnet
+    blocks, an attention block after each where `attends(level, resolution)`, a strided 3x3 downsampling conv but
+    after the last; two resnet blocks around an (optional) attention block in the middle; GroupNorm and a 3x3 conv
+    out to latent_channels (twice that with double_latent)."""
     base, blocks = _whole(vq, "base_channels", 128), _whole(vq, "num_res_blocks", 2)
     mult = [int(m) for m in _get(vq, "channel_multiplier", [1, 1, 2, 2, 4])]
-    latent, embed = _whole(vq, "latent_channels", 256), _whole(vq, "embed_dim", 256)
-    vanilla = _get(vq, "attn_type", "vanilla") == "vanilla"
-    attention = set(_get(vq, "attn_resolutions", None) or ()) if vanilla else set()
     total, res, width = _conv(_whole(vq, "in_channels", 3), base, 3), _whole(vq, "resolution", 512), base
     for level, m in enumerate(mult):
         for _ in range(blocks):
-            total += _vq_resnet(width, base * m) + (2 * base * m + 4 * _conv(base * m, base * m, 1)
-                                                    if res in attention else 0)
+            total += _vq_resnet(width, base * m) + (_vq_attention(base * m) if attends(level, res) else 0)
             width = base * m
         if level != len(mult) - 1:
             total, res = total + _conv(width, width, 3), res // 2
-    total += 2 * _vq_resnet(width, width) + (2 * width + 4 * _conv(width, width, 1) if vanilla else 0)
-    total += 2 * width + _conv(width, 2 * latent if _get(vq, "double_latent", False) else latent, 3)
-    return total + _whole(vq, "num_embeddings", 8192) * embed + _conv(latent, embed, 1) + _conv(embed, latent, 1)
+    total += 2 * _vq_resnet(width, width) + (_vq_attention(width) if middle_attention else 0)
+    latent = _whole(vq, "latent_channels", 256)
+    return total + 2 * width + _conv(width, 2 * latent if _get(vq, "double_latent", False) else latent, 3), width
+
+
+def _vq_codebook(vq: dict[str, Any], embeddings: int, embed: int) -> int:
+    """The codebook of num_embeddings x embed_dim and the 1x1 quant_conv and post_quant_conv around it."""
+    latent, embed = _whole(vq, "latent_channels", 256), _whole(vq, "embed_dim", embed)
+    return _whole(vq, "num_embeddings", embeddings) * embed + _conv(latent, embed, 1) + _conv(embed, latent, 1)
+
+
+def chameleon_vqgan(vq: dict[str, Any]) -> int:
+    """ChameleonVQVAE (chameleon/modeling_chameleon.py, transformers 5.24): the encoder (`_vq_encoder`: attention
+    blocks at each of attn_resolutions and in the middle, with attn_type "vanilla"), the codebook and its two 1x1
+    convs. The decoder is not part of it."""
+    vanilla = _get(vq, "attn_type", "vanilla") == "vanilla"
+    resolutions = set(_get(vq, "attn_resolutions", None) or ()) if vanilla else set()
+    encoder, _ = _vq_encoder(vq, lambda level, res: res in resolutions, vanilla)
+    return encoder + _vq_codebook(vq, 8192, 256)
+
+
+def janus_vqgan(vq: dict[str, Any]) -> int:
+    """JanusVQVAE (janus/modeling_janus.py, transformers 5.24): the encoder (`_vq_encoder`: attention blocks after
+    each resnet block of the last level and in the middle), the codebook and its two 1x1 convs, and the decoder that
+    draws generated images: a 3x3 conv in from latent_channels, the middle blocks, per level from the last
+    num_res_blocks + 1 resnet blocks (attention after each at the last level) and a 3x3 upsampling conv but at the
+    first, GroupNorm and a 3x3 conv out to out_channels."""
+    mult = [int(m) for m in _get(vq, "channel_multiplier", [1, 1, 2, 2, 4])]
+    last, blocks, base = len(mult) - 1, _whole(vq, "num_res_blocks", 2), _whole(vq, "base_channels", 128)
+    encoder, width = _vq_encoder(vq, lambda level, res: level == last, True)
+    decoder = _conv(_whole(vq, "latent_channels", 256), width, 3) + 2 * _vq_resnet(width, width) + _vq_attention(width)
+    for level in reversed(range(len(mult))):
+        for _ in range(blocks + 1):
+            decoder += _vq_resnet(width, base * mult[level]) + (_vq_attention(base * mult[level]) if level == last else 0)
+            width = base * mult[level]
+        decoder += _conv(width, width, 3) if level else 0
+    decoder += 2 * width + _conv(width, _whole(vq, "out_channels", 3), 3)
+    return encoder + _vq_codebook(vq, 16384, 8) + decoder
 
 
 def glm_image_vision(vc: dict[str, Any]) -> int:
@@ -281,10 +317,9 @@ def glm_image_vision(vc: dict[str, Any]) -> int:
 
 
 def glm_image_vq(vq: dict[str, Any]) -> int:
-    """GlmImageVQVAE (transformers 5.24): the codebook of num_embeddings x embed_dim and the 1x1 quant_conv and
-    post_quant_conv between it and latent_channels; no encoder or decoder of its own."""
-    latent, embed = _whole(vq, "latent_channels", 1536), _whole(vq, "embed_dim", 2048)
-    return _whole(vq, "num_embeddings", 16384) * embed + _conv(latent, embed, 1) + _conv(embed, latent, 1)
+    """GlmImageVQVAE (transformers 5.24): the codebook and its two 1x1 convs (`_vq_codebook`); no encoder or
+    decoder of its own."""
+    return _vq_codebook({"latent_channels": 1536, **vq}, 16384, 2048)
 
 
 def pixtral(vc: dict[str, Any]) -> int:
@@ -1159,6 +1194,9 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
     if isinstance(vq, dict) and cfg.get("model_type") == "chameleon" and vq.get("model_type",
                                                                                "chameleon_vqgan") == "chameleon_vqgan":
         out.append(Encoder(VISION, "chameleon_vqgan", chameleon_vqgan(vq)))  # ChameleonModel.vqmodel
+    elif isinstance(vq, dict) and cfg.get("model_type") == "janus" and vq.get("model_type",
+                                                                              "janus_vqgan") == "janus_vqgan":
+        out.append(Encoder(VISION, "janus_vqgan", janus_vqgan(vq)))  # JanusModel.vqmodel
     elif isinstance(vq, dict) and cfg.get("model_type") == "glm_image" and vq.get(
             "model_type", "glm_image_vqmodel") == "glm_image_vqmodel":
         out.append(Encoder(VISION, "glm_image_vqmodel", glm_image_vq(vq)))  # GlmImageModel.vqmodel

@@ -553,24 +553,28 @@ def test_the_qwen3_omni_audio_encoder_counts_what_transformers_builds(audio):
     assert omni_audio(config.to_dict()) == sum(p.numel() for p in encoder.parameters())
 
 
-@pytest.mark.parametrize("vision", [{}, {"depth": 3, "mlp_ratio": 2.0, "num_hidden_layers": 2}])
-def test_janus_counts_its_tower_aligner_and_generation_path_and_names_its_vq_vae(vision):
-    """JanusModel: the vision tower, its aligner and the image generation path (codebook embedding, aligner, head)
-    as transformers builds them, at the default and another depth and MLP ratio; the VQ-VAE named as uncounted."""
+@pytest.mark.parametrize(("vision", "vq"), [
+    ({}, {}), ({"depth": 3, "mlp_ratio": 2.0, "num_hidden_layers": 2},
+               {"channel_multiplier": [1, 2, 4], "base_channels": 64, "num_res_blocks": 1, "embed_dim": 16,
+                "num_embeddings": 512, "latent_channels": 128, "double_latent": True})])
+def test_janus_counts_its_tower_aligner_generation_path_and_vq_vae(vision, vq):
+    """JanusModel: the vision tower, its aligner and the image generation path (codebook embedding, aligner, head),
+    and the VQ-VAE that draws generated images (encoder, codebook, decoder: 71,883,403 parameters at the default,
+    named and uncounted before), as transformers builds them, at the default and another shape."""
     import re
 
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        config = transformers.AutoConfig.for_model("janus", vision_config=vision)
+        config = transformers.AutoConfig.for_model("janus", vision_config=vision, vq_config=vq)
         with torch.device("meta"):
             model = transformers.AutoModelForImageTextToText.from_config(config)
     built = sum(p.numel() for n, p in model.named_parameters() if not re.search(r"language_model|lm_head|vqmodel", n))
     a = from_hf_config(config.to_dict())
-    assert [(e.family, e.parameters) for e in a.encoders] == [("janus_vision_model", built)]
-    assert [w for w in a.warnings if "not counted" in w] == [
-        "its VQ image tokenizer (janus_vqgan) is not counted; transformers loads it with the language model"]
+    assert [(e.family, e.parameters) for e in a.encoders] == [
+        ("janus_vision_model", built), ("janus_vqgan", sum(p.numel() for p in model.model.vqmodel.parameters()))]
+    assert not [w for w in a.warnings if "not counted" in w]
 
 
 @pytest.mark.parametrize("changes", [{}, {"vision_config": {"depth": 4, "hidden_size": 256, "num_heads": 4,
