@@ -305,6 +305,59 @@ def janus_vqgan(vq: dict[str, Any]) -> int:
     return encoder + _vq_codebook(vq, 16384, 8) + decoder
 
 
+def _emu3_resnet(c_in: int, c_out: int, quant: int) -> int:
+    """Emu3VQVAEResnetBlock: two norms (GroupNorm, or with `quant` channels the decoder's SpatialNorm: a GroupNorm
+    and two 1x1 convs from the quantized latent), two 3x3 convs, a 1x1 shortcut where the width changes."""
+    def norm(c: int) -> int:
+        return 2 * c + (2 * _conv(quant, c, 1) if quant else 0)
+    return norm(c_in) + _conv(c_in, c_out, 3) + norm(c_out) + _conv(c_out, c_out, 3) + (
+        _conv(c_in, c_out, 1) if c_in != c_out else 0)
+
+
+def emu3_vqgan(vq: dict[str, Any]) -> int:
+    """Emu3VQVAE (emu3/modeling_emu3.py, transformers 5.24), which draws Emu3's generated images: the encoder (a 3x3
+    conv in; per level num_res_blocks resnet blocks, an attention block of hidden_size (q / k / v / out linears) and
+    its GroupNorm after each at attn_resolutions' levels, a strided 3x3 conv but after the last; the middle block's
+    two resnets around an attention block and its norm; GroupNorm and a 3x3 conv out; log2(temporal_downsample_factor)
+    (4, 3, 3) Conv3d and num_res_blocks temporal resnets of BatchNorm3d and (3, 3, 3) Conv3d), the codebook and its
+    (3, 1, 1) Conv3d quant convs, and the decoder (temporal resnets and (3, 3, 3) upsampling convs over the latent, a
+    3x3 conv in, the middle and up blocks with SpatialNorms over the quantized latent, num_res_blocks + 1 resnets a
+    level and a 3x3 upsampling conv but at the first, a SpatialNorm and a 3x3 conv out)."""
+    base, blocks = _whole(vq, "base_channels", 256), _whole(vq, "num_res_blocks", 2)
+    mult = [int(m) for m in _get(vq, "channel_multiplier", [1, 2, 2, 4])]
+    latent, embed, h = _whole(vq, "latent_channels", 4), _whole(vq, "embed_dim", 4), _whole(vq, "hidden_size", 1024)
+    attends = set(_get(vq, "attn_resolutions", None) or ())
+    out = 2 * latent if _get(vq, "double_latent", False) else latent
+    times = int(_whole(vq, "temporal_downsample_factor", 4)).bit_length() - 1
+    attention = 4 * _lin(h, h)
+
+    def temporal(c: int) -> int:  # Emu3VQVAETemporalResnetBlock
+        return 2 * (2 * c + c * c * 27 + c)
+
+    def middle(c: int, quant: int) -> int:  # Emu3VQVAEMiddleBlock
+        return 2 * _emu3_resnet(c, c, quant) + attention + 2 * c + (2 * _conv(quant, c, 1) if quant else 0)
+
+    encoder, width = _conv(_whole(vq, "in_channels", 3), base, 3), base
+    for level, m in enumerate(mult):
+        for _ in range(blocks):
+            encoder += _emu3_resnet(width, base * m, 0) + (attention + 2 * base * m if level in attends else 0)
+            width = base * m
+        encoder += _conv(width, width, 3) if level != len(mult) - 1 else 0
+    encoder += middle(width, 0) + 2 * width + _conv(width, out, 3)
+    encoder += times * (out * out * 36 + out) + blocks * temporal(out)
+    decoder = blocks * temporal(latent) + times * (latent * latent * 27 + latent) + _conv(latent, width, 3)
+    decoder += middle(width, embed)
+    for level in reversed(range(len(mult))):
+        for _ in range(blocks + 1):
+            decoder += _emu3_resnet(width, base * mult[level], embed) + (
+                attention + 2 * base * mult[level] + 2 * _conv(embed, base * mult[level], 1) if level in attends else 0)
+            width = base * mult[level]
+        decoder += _conv(width, width, 3) if level else 0
+    decoder += 2 * width + 2 * _conv(embed, width, 1) + _conv(width, _whole(vq, "out_channels", 3), 3)
+    quant = latent * embed * 3 + embed + embed * latent * 3 + latent  # the two (3, 1, 1) Conv3d
+    return encoder + _whole(vq, "codebook_size", 32768) * embed + quant + decoder
+
+
 def glm_image_vision(vc: dict[str, Any]) -> int:
     """GlmImageVisionModel (glm_image/modeling_glm_image.py, transformers 5.24): a learned position per patch of the
     largest image ((image_size / patch_size)^2), a biased Conv2d patch embedding, `depth` pre-norm blocks of
@@ -1194,6 +1247,9 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
     if isinstance(vq, dict) and cfg.get("model_type") == "chameleon" and vq.get("model_type",
                                                                                "chameleon_vqgan") == "chameleon_vqgan":
         out.append(Encoder(VISION, "chameleon_vqgan", chameleon_vqgan(vq)))  # ChameleonModel.vqmodel
+    elif isinstance(vq, dict) and cfg.get("model_type") == "emu3" and vq.get("model_type",
+                                                                             "emu3_vqgan") == "emu3_vqgan":
+        out.append(Encoder(VISION, "emu3_vqgan", emu3_vqgan(vq)))  # Emu3Model.vqmodel
     elif isinstance(vq, dict) and cfg.get("model_type") == "janus" and vq.get("model_type",
                                                                               "janus_vqgan") == "janus_vqgan":
         out.append(Encoder(VISION, "janus_vqgan", janus_vqgan(vq)))  # JanusModel.vqmodel

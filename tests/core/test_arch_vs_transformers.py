@@ -53,8 +53,9 @@ def _reference(model_type: str) -> tuple[dict, int, int]:
 TIMM_TOWERS = {"gemma3n"}
 #: known types transformers builds only inside a multimodal wrapper (no causal-LM class): checked with it below
 WRAPPED_ONLY = {"gemma3", "muse_glimmer_text", "cosmos3_edge_text", "mllama_text_model", "molmo2_text",
-                "muse_spark_text", "step3p5", "mistral_large4_text", "chameleon"}  # tests/core/engines/
-#: test_muse_spark.py, test_step3p5.py, test_mistral_large4.py, test_chameleon.py
+                "muse_spark_text", "step3p5", "mistral_large4_text", "chameleon",
+                "emu3_text_model"}  # tests/core/engines/test_muse_spark.py, test_step3p5.py, test_mistral_large4.py,
+#: test_chameleon.py; tests/core/test_towers.py (Emu3)
 
 
 @pytest.mark.parametrize("model_type", sorted(set(KNOWN_MODEL_TYPES) - WRAPPED_ONLY))

@@ -599,3 +599,30 @@ def test_glm_image_counts_its_vision_encoder_and_its_vq_codebook(changes):
         ("glm_image_vqmodel", sum(p.numel() for p in model.model.vqmodel.parameters()))]
     assert parameter_count(a) + sum(e.parameters for e in a.encoders) == sum(p.numel() for p in model.parameters())
     assert not a.warnings
+
+
+@pytest.mark.parametrize("vq", [{}, {"base_channels": 64, "channel_multiplier": [1, 2, 4], "num_res_blocks": 1,
+                                     "attn_resolutions": [1, 2], "hidden_size": 128, "latent_channels": 8,
+                                     "embed_dim": 6, "codebook_size": 512, "temporal_downsample_factor": 2,
+                                     "double_latent": True}])
+def test_emu3_counts_its_language_model_and_its_vq_vae(vq):
+    """Emu3: Llama's decoder (read as what it is, warned before) and the VQ-VAE that encodes images and draws
+    generated ones (Emu3VQVAE: 270,740,287 parameters at the default, 3 % of the checkpoint, named and uncounted
+    before), as transformers builds them at the default and another shape; llama.cpp has no Emu3 architecture."""
+    from memviz.core.errors import InputError
+
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = transformers.AutoConfig.for_model("emu3", vq_config=vq,
+                                                   vocabulary_map={"<image>": 8711, "<|image token|>": 8711})
+        with torch.device("meta"):
+            model = transformers.Emu3ForConditionalGeneration(config)
+    a = from_hf_config(config.to_dict())
+    assert [(e.family, e.parameters) for e in a.encoders] == [
+        ("emu3_vqgan", sum(p.numel() for p in model.model.vqmodel.parameters()))]
+    assert parameter_count(a) + a.encoders[0].parameters == sum(p.numel() for p in model.parameters())
+    assert not a.warnings
+    with pytest.raises(InputError, match="no such architecture"):
+        estimate(a, Scenario(engine="llamacpp", context_tokens=4096))
