@@ -1080,7 +1080,8 @@ def _dots3_layer_settings(cfg: dict[str, Any], kinds: tuple[str, ...]) -> dict[i
     listed = cfg.get("per_layer_config")
     if listed is None:
         swa = {k: cfg.get(f"swa_{k}", v) for k, v in _DOTS3_SLIDING.items()}
-        swa["qk_rope_head_dim"] = cfg.get("swa_qk_rope_head_dim", swa["head_dim"] - swa["qk_nope_head_dim"])
+        swa["qk_rope_head_dim"] = cfg.get("swa_qk_rope_head_dim", _int(swa["head_dim"], "swa_head_dim")
+                                          - _int(swa["qk_nope_head_dim"], "swa_qk_nope_head_dim"))
         return {i: swa for i, kind in enumerate(kinds) if kind == SLIDING}
     if not isinstance(listed, dict) or not all(isinstance(o, dict) for o in listed.values()) or not all(
             str(k).isdigit() and int(str(k)) < len(kinds) for k in listed):
@@ -1095,6 +1096,8 @@ def _dots3_fields(cfg: dict[str, Any], kw: dict[str, Any]) -> dict[str, Any]:
     on the rotary key in every layer; a DSA indexer in the full layers ("indexed_attention"; "full_attention" with
     use_dsa, the release's name for them, unless use_dsa is false). One query latent, value and rope width for all
     layers (those of each kind alike in every release); a layer differing in them is refused."""
+    if not kw.get("kv_lora_rank"):
+        raise InputError("dots3 needs its MLA fields (kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim)")
     kinds, n = kw["layer_types"], kw["num_layers"]
     own = _dots3_layer_settings(cfg, kinds)
     top = {"num_attention_heads": kw["num_heads"], "kv_lora_rank": kw["kv_lora_rank"],
@@ -1673,8 +1676,6 @@ _UNMODELLED_LAYERS = {
     "blip_text_model": "BERT's post-LayerNorm layers with learned positions and cross-attention to the image "
                        "(BlipTextLayer)",
 }
-
-
 
 
 #: encoder-only model types (transformers 5.24's masked-LM classes, encoder-decoders left to is_encoder_decoder): an

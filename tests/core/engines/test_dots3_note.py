@@ -83,6 +83,16 @@ def test_a_release_layout_reads_as_transformers_reads_it():
     assert any(b.indexer_layers) and not any(from_hf_config({**release, "use_dsa": False}).indexer_layers)
 
 
+@pytest.mark.parametrize("changes", [{"kv_lora_rank": None}, {"swa_head_dim": {"a": 1}}, {"swa_qk_nope_head_dim": "x"},
+                                     {"per_layer_config": ["2"]}])
+def test_a_malformed_release_is_one_clear_error(changes):
+    """The release layout with a field missing or of the wrong kind: one InputError, no traceback (found by a fuzz
+    of dots3 configs: a dict as swa_head_dim raised TypeError)."""
+    release = {"model_type": "dots3_note", **TINY, **changes}
+    with pytest.raises(InputError):
+        from_hf_config(release)
+
+
 def test_a_layer_with_its_own_value_width_is_refused():
     with pytest.raises(InputError, match="dots3: layers with a v_head_dim of their own are not modelled"):
         from_hf_config({**_config(**TINY).to_dict(), "per_layer_config": {"2": {"v_head_dim": 32}}})
