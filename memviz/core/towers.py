@@ -358,6 +358,70 @@ def emu3_vqgan(vq: dict[str, Any]) -> int:
     return encoder + _whole(vq, "codebook_size", 32768) * embed + quant + decoder
 
 
+#: Dots3NoteVisionConfig.__post_init__'s default routed experts per block (pyramid_num_routed; -1: a dense MLP)
+DOTS3_PYRAMID = [-1] * 25 + list(range(4, 65, 4)) + [64]
+
+
+def _dots3_vision_experts(vc: dict[str, Any], layers: int) -> list[int]:
+    """Routed experts of each dots3 vision block (0: dense): per_layer_config's num_local_experts where
+    mlp_layer_types says "sparse" (transformers' layout), else the release's pyramid_num_routed."""
+    kinds, listed = vc.get("mlp_layer_types"), vc.get("per_layer_config")
+    if isinstance(kinds, list) and isinstance(listed, dict):
+        own = {int(str(k)): o for k, o in listed.items() if str(k).isdigit() and isinstance(o, dict)}
+        counts = [_whole(own.get(i, {}), "num_local_experts", _whole(vc, "num_local_experts", 64))
+                  if kind == "sparse" else 0 for i, kind in enumerate(kinds)]
+    else:
+        counts = [max(int(c), 0) for c in _get(vc, "pyramid_num_routed", DOTS3_PYRAMID)]
+    if len(counts) != layers:
+        raise InputError(f"vision/audio config: dots3's vision blocks list {len(counts)} MLP kinds for {layers} blocks")
+    return counts
+
+
+def dots3_vision(vc: dict[str, Any]) -> int:
+    """Dots3NoteVisionModel (dots3_note/modeling_dots3_note.py, transformers 5.24): a biased Conv2d patch embedding
+    and its RMSNorm; blocks of two RMSNorms, a fused q/k/v and an output projection (biased with attention_bias),
+    q / k RMSNorms of head_dim, and a gated MLP, or routed experts (gate_up / down of moe_intermediate_size, a float32
+    router) in the pyramid's sparse blocks; a final RMSNorm; the merger (LayerNorm, a GELU MLP of adapter_in_dim x
+    adapter_merge_size^2 to adapter_out_dim, biased)."""
+    h = _whole(vc, "embed_dim", _whole(vc, "hidden_size", 1536))
+    heads, layers = _whole(vc, "num_heads", _whole(vc, "num_attention_heads", 24)), _whole(vc, "num_hidden_layers", 42)
+    bias, mlp_bias = bool(_get(vc, "use_bias", _get(vc, "attention_bias", False))), bool(_get(vc, "mlp_bias", False))
+    inter, moe = _whole(vc, "intermediate_size", 4224), _whole(vc, "moe_intermediate_size", 2112)
+    patch = _whole(vc, "patch_size", 14)
+    attention = 2 * h + _lin(h, 3 * h, bias) + _lin(h, h, bias) + 2 * (h // heads)
+    dense = 2 * _lin(h, inter, mlp_bias) + _lin(inter, h, mlp_bias)
+    blocks = sum(attention + (experts * (3 * h * moe + h) if experts else dense)
+                 for experts in _dots3_vision_experts(vc, layers))
+    cin, merge = _whole(vc, "adapter_in_dim", 1536), _whole(vc, "adapter_merge_size", 2)
+    merger = 2 * cin + _lin(cin * merge ** 2, cin * merge ** 2) + _lin(cin * merge ** 2, _whole(vc, "adapter_out_dim", 5120))
+    return _conv(_whole(vc, "num_channels", 3) * patch * patch, h, 1) + h + blocks + h + merger
+
+
+def dots3_audio(ac: dict[str, Any]) -> int:
+    """Dots3NoteAudioModel (transformers 5.24): a stem of three strided 3x3 Conv2d to downsample_hidden_size and a
+    bias-free linear from downsample_hidden_size x ceil(feature_size / 8); layers of two RMSNorms, multi-head
+    attention with q / v / o biased (attention_bias) and k not, and a biased gated MLP; a final RMSNorm; the adapter
+    (LayerNorm, two biased linears to adapter_out_dim). The releases give the widths Whisper-style (whisper_config's
+    d_model, encoder_attention_heads, encoder_layers, encoder_ffn_dim, num_mel_bins; whisper_adapter_in_dim / _out_dim),
+    as Dots3NoteAudioConfig.__post_init__ reads them."""
+    whisper = ac.get("whisper_config") or {}
+    if not isinstance(whisper, dict):
+        raise InputError("vision/audio config: dots3's whisper_config must be an object")
+    h = _whole(whisper, "d_model", _whole(ac, "hidden_size", 1280))
+    heads = _whole(whisper, "encoder_attention_heads", _whole(ac, "num_attention_heads", 20))
+    inter = _whole(whisper, "encoder_ffn_dim", _whole(ac, "intermediate_size", 5120))
+    layers = _whole(whisper, "encoder_layers", _whole(ac, "num_hidden_layers", 32))
+    features = _whole(whisper, "num_mel_bins", _whole(ac, "feature_size", 128))
+    down, bias = _whole(ac, "downsample_hidden_size", 480), bool(_get(ac, "attention_bias", True))
+    stem = _conv(1, down, 3) + 2 * _conv(down, down, 3) + _lin(down * ((features + 7) // 8), h, False)
+    layer = 2 * h + _lin(h, h, bias) + _lin(h, h, False) + _lin(h, h, bias) + _lin(h, h, bias) + _lin(h, 2 * inter) + _lin(inter, h)
+    if h % heads:
+        raise InputError(f"vision/audio config: dots3's audio width {h} is not a whole number of {heads} heads")
+    ain = _whole(ac, "whisper_adapter_in_dim", _whole(ac, "adapter_input_size", 1280))
+    aout = _whole(ac, "whisper_adapter_out_dim", _whole(ac, "adapter_output_size", _whole(ac, "adapter_out_dim", 5120)))
+    return stem + layers * layer + h + 2 * ain + _lin(ain, aout) + _lin(aout, aout)
+
+
 def glm_image_vision(vc: dict[str, Any]) -> int:
     """GlmImageVisionModel (glm_image/modeling_glm_image.py, transformers 5.24): a learned position per patch of the
     largest image ((image_size / patch_size)^2), a biased Conv2d patch embedding, `depth` pre-norm blocks of
@@ -1053,6 +1117,8 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
     """Parameters of the wrapper's vision tower and projector; None for a family memviz does not count."""
     wrapper, family = str(cfg.get("model_type") or ""), str(vc.get("model_type") or "")
     vh = _whole(vc, "hidden_size", _HIDDEN_DEFAULTS.get(family, 768))
+    if wrapper == "dots3_note" and family in ("", "dots3_note_vision_encoder"):  # its merger is its projector
+        return dots3_vision(vc)
     if wrapper == "glm_image" and family == "glm_image_vision":  # no projector: its features go to the VQ codebook
         return glm_image_vision(vc)
     if wrapper == "gemma3" and family == "siglip_vision_model":  # Gemma3MultiModalProjector: matrix + RMSNorm
@@ -1237,6 +1303,9 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
             out.append(Encoder(AUDIO, "gemma4_audio", n))
         elif cfg.get("model_type") == "gemma3n" and ac.get("model_type", "gemma3n_audio") == "gemma3n_audio":
             out.append(Encoder(AUDIO, "gemma3n_audio", gemma3n_audio(ac, text_hidden)))
+        elif cfg.get("model_type") == "dots3_note" and ac.get("model_type",
+                                                              "dots3_note_audio_encoder") == "dots3_note_audio_encoder":
+            out.append(Encoder(AUDIO, "dots3_note_audio_encoder", dots3_audio(ac)))
         elif cfg.get("model_type") == "muse_spark" and ac.get("model_type", "muse_spark_audio") == "muse_spark_audio":
             out.append(Encoder(AUDIO, "muse_spark_audio", muse_spark_audio(ac)))
         elif ac.get("model_type") in OMNI_AUDIO:

@@ -553,6 +553,20 @@ def test_the_qwen3_omni_audio_encoder_counts_what_transformers_builds(audio):
     assert omni_audio(config.to_dict()) == sum(p.numel() for p in encoder.parameters())
 
 
+def _on_meta(model_type: str, build: str, **fields):
+    """(transformers' config of `model_type` with `fields`, the model class `build` names built from it on the meta
+    device: no memory, no download)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = transformers.AutoConfig.for_model(model_type, **fields)
+        with torch.device("meta"):
+            maker = getattr(transformers, build)
+            model = maker.from_config(config) if build.startswith("Auto") else maker(config)
+    return config, model
+
+
 @pytest.mark.parametrize(("vision", "vq"), [
     ({}, {}), ({"depth": 3, "mlp_ratio": 2.0, "num_hidden_layers": 2},
                {"channel_multiplier": [1, 2, 4], "base_channels": 64, "num_res_blocks": 1, "embed_dim": 16,
@@ -563,13 +577,7 @@ def test_janus_counts_its_tower_aligner_generation_path_and_vq_vae(vision, vq):
     named and uncounted before), as transformers builds them, at the default and another shape."""
     import re
 
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        config = transformers.AutoConfig.for_model("janus", vision_config=vision, vq_config=vq)
-        with torch.device("meta"):
-            model = transformers.AutoModelForImageTextToText.from_config(config)
+    config, model = _on_meta("janus", "AutoModelForImageTextToText", vision_config=vision, vq_config=vq)
     built = sum(p.numel() for n, p in model.named_parameters() if not re.search(r"language_model|lm_head|vqmodel", n))
     a = from_hf_config(config.to_dict())
     assert [(e.family, e.parameters) for e in a.encoders] == [
@@ -586,13 +594,7 @@ def test_glm_image_counts_its_vision_encoder_and_its_vq_codebook(changes):
     """GlmImageModel's visual tower (a ViT with a position per patch of its largest image, 1.16B parameters at the
     default: 11 % of the checkpoint, named and uncounted before) and vqmodel (its codebook and the two 1x1
     convolutions), as transformers 5.24 builds them, at the default and a small variant."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        config = transformers.AutoConfig.for_model("glm_image", **changes)
-        with torch.device("meta"):
-            model = transformers.GlmImageForConditionalGeneration(config)
+    config, model = _on_meta("glm_image", "GlmImageForConditionalGeneration", **changes)
     a = from_hf_config(config.to_dict())
     assert [(e.family, e.parameters) for e in a.encoders] == [
         ("glm_image_vision", sum(p.numel() for p in model.model.visual.parameters())),
@@ -611,14 +613,8 @@ def test_emu3_counts_its_language_model_and_its_vq_vae(vq):
     before), as transformers builds them at the default and another shape; llama.cpp has no Emu3 architecture."""
     from memviz.core.errors import InputError
 
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        config = transformers.AutoConfig.for_model("emu3", vq_config=vq,
-                                                   vocabulary_map={"<image>": 8711, "<|image token|>": 8711})
-        with torch.device("meta"):
-            model = transformers.Emu3ForConditionalGeneration(config)
+    config, model = _on_meta("emu3", "Emu3ForConditionalGeneration", vq_config=vq,
+                             vocabulary_map={"<image>": 8711, "<|image token|>": 8711})
     a = from_hf_config(config.to_dict())
     assert [(e.family, e.parameters) for e in a.encoders] == [
         ("emu3_vqgan", sum(p.numel() for p in model.model.vqmodel.parameters()))]
@@ -626,3 +622,25 @@ def test_emu3_counts_its_language_model_and_its_vq_vae(vq):
     assert not a.warnings
     with pytest.raises(InputError, match="no such architecture"):
         estimate(a, Scenario(engine="llamacpp", context_tokens=4096))
+
+
+DOTS3_SMALL = {"vision_config": {"num_hidden_layers": 6, "pyramid_num_routed": [-1, -1, 4, 8, -1, 16],
+                                 "embed_dim": 256, "num_heads": 4, "intermediate_size": 512,
+                                 "moe_intermediate_size": 128, "adapter_in_dim": 256, "use_bias": True},
+               "audio_config": {"whisper_config": {"d_model": 256, "encoder_attention_heads": 4, "encoder_layers": 2,
+                                                   "encoder_ffn_dim": 512, "num_mel_bins": 80},
+                                "attention_bias": False, "downsample_hidden_size": 96, "whisper_adapter_in_dim": 256}}
+
+
+@pytest.mark.parametrize("changes", [{}, DOTS3_SMALL])
+def test_dots3_counts_its_vision_and_audio_towers(changes):
+    """Dots3NoteVisionModel (a pyramid of routed experts in its last blocks, the merger) and Dots3NoteAudioModel
+    (its convolution stem, layers and adapter): 6,871,277,312 and 886,199,680 parameters at the default, 2.7 % of
+    the checkpoint, named and uncounted before; exact as transformers builds them at the default and a small shape,
+    given in the release's own keys (embed_dim, num_heads, use_bias, pyramid_num_routed; a Whisper-style
+    whisper_config and whisper_adapter_in_dim), read from transformers' layout and from the release's."""
+    config, model = _on_meta("dots3_note", "Dots3NoteForConditionalGeneration", **changes)
+    built = [sum(p.numel() for p in tower.parameters()) for tower in (model.model.vision_tower, model.model.audio_tower)]
+    for source in (config.to_dict(), {**config.to_dict(), **changes}):  # transformers' keys; the release's
+        a = from_hf_config(source)
+        assert [e.parameters for e in a.encoders] == built and not a.warnings
