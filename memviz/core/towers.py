@@ -422,6 +422,30 @@ def dots3_audio(ac: dict[str, Any]) -> int:
     return stem + layers * layer + h + 2 * ain + _lin(ain, aout) + _lin(aout, aout)
 
 
+def phi4mm_audio(ac: dict[str, Any], text_hidden: int) -> int:
+    """Phi4MultimodalAudioEmbedding (phi4_multimodal/modeling_phi4_multimodal.py, transformers 5.24): the conformer
+    Phi4MultimodalAudioModel (NeMo's striding subsampling: a 3x3 Conv2d, then per further halving a depthwise 3x3 and
+    a 1x1 Conv2d, and a linear from nemo_conv_channels x nemo_final_size; a relative attention bias of
+    2 x bias_max_distance (bias_max_distance symmetric) per head; num_blocks blocks of two macaron feed-forwards, biased
+    attention, a convolution module (LayerNorm, a GLU pointwise Conv1d with its two biases, a depthwise separable
+    Conv1d, a pointwise Conv1d) and two LayerNorms), and two biased projector pairs into the text model (speech,
+    vision-speech)."""
+    h, inter, heads = _whole(ac, "hidden_size", 1024), _whole(ac, "intermediate_size", 1536), _whole(ac, "num_attention_heads", 16)
+    d = _whole(ac, "head_dim", h // heads)
+    conv, halvings = _whole(ac, "nemo_conv_channels", 1024), _whole(ac, "time_reduction", 8).bit_length() - 1
+    embed = _conv(1, conv, 3) + (halvings - 1) * (conv * 9 + conv + _conv(conv, conv, 1))
+    embed += _lin(conv * _whole(ac, "nemo_final_size", 10), h)
+    distance = _whole(ac, "bias_max_distance", 1000) * (1 if _get(ac, "bias_symmetric", False) else 2)
+    ext, mult = _whole(ac, "ext_pw_out_channel", 1024), _whole(ac, "depthwise_multiplier", 1)
+    feed_forward = 2 * h + _lin(h, 2 * inter) + _lin(inter, h)
+    attention = 3 * _lin(h, heads * d) + _lin(heads * d, h)
+    module = (2 * h + _lin(h, 2 * ext) + 2 * ext + h * mult * _whole(ac, "kernel_size", 3) + h * mult
+              + _lin(h * mult, _whole(ac, "depthwise_separable_out_channel", 1024)) + _lin(h, ext))
+    block = 2 * feed_forward + attention + module + 4 * h
+    projectors = 2 * (_lin(h * _whole(ac, "downsample_rate", 1), text_hidden) + _lin(text_hidden, text_hidden))
+    return embed + distance * heads + _whole(ac, "num_blocks", 24) * block + projectors
+
+
 def glm_image_vision(vc: dict[str, Any]) -> int:
     """GlmImageVisionModel (glm_image/modeling_glm_image.py, transformers 5.24): a learned position per patch of the
     largest image ((image_size / patch_size)^2), a biased Conv2d patch embedding, `depth` pre-norm blocks of
@@ -1308,6 +1332,9 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
             out.append(Encoder(AUDIO, "dots3_note_audio_encoder", dots3_audio(ac)))
         elif cfg.get("model_type") == "muse_spark" and ac.get("model_type", "muse_spark_audio") == "muse_spark_audio":
             out.append(Encoder(AUDIO, "muse_spark_audio", muse_spark_audio(ac)))
+        elif cfg.get("model_type") == "phi4_multimodal" and ac.get("model_type",
+                                                                   "phi4_multimodal_audio") == "phi4_multimodal_audio":
+            out.append(Encoder(AUDIO, "phi4_multimodal_audio", phi4mm_audio(ac, text_hidden)))
         elif ac.get("model_type") in OMNI_AUDIO:
             out.append(Encoder(AUDIO, str(ac["model_type"]), omni_audio(ac)))
         else:
