@@ -992,12 +992,27 @@ def omni_audio(ac: dict[str, Any]) -> int:
         _lin(d, d) + _lin(d, out)
 
 
+def moss_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int) -> int:
+    """MossTranscribeDiarizeAudioModel and its projector (moss_transcribe_diarize/modeling_moss_transcribe_diarize.py,
+    transformers 5.24): Whisper's encoder (two biased Conv1d over num_mel_bins, a learned position per source
+    frame, blocks of two LayerNorms, q / v / out biased and k not, a biased fc1 / fc2, a final LayerNorm) and
+    MossTranscribeDiarizeMultiModalProjector (audio_merge_size frames stacked into a linear to the text width, a
+    second linear, both biased with projector_bias, a LayerNorm)."""
+    d, ffn, mel = _whole(ac, "hidden_size", 1024), _whole(ac, "intermediate_size", 4096), _whole(ac, "num_mel_bins", 80)
+    layer = 4 * d + 3 * _lin(d, d) + _lin(d, d, False) + _lin(d, ffn) + _lin(ffn, d)
+    encoder = mel * d * 3 + d + d * d * 3 + d + _whole(ac, "max_source_positions", 1500) * d  # the Conv1d pair
+    encoder += _whole(ac, "num_hidden_layers", 24) * layer + 2 * d
+    bias = bool(_get(cfg, "projector_bias", True))
+    merged = d * _whole(cfg, "audio_merge_size", 4)
+    return encoder + _lin(merged, text_hidden, bias) + _lin(text_hidden, text_hidden, bias) + 2 * text_hidden
+
+
 def janus_vision(cfg: dict[str, Any], vc: dict[str, Any]) -> int | None:
     """JanusModel (janus/modeling_janus.py): its SigLIP-style vision tower without a pooling head (an MLP of
     mlp_ratio x hidden), JanusVisionAlignerMLP (a biased linear to projection_dim and depth - 1 more), and the image
     generation path over the VQ codebook: its embedding (num_embeddings x embed_dim), JanusVQVAEAlignerMLP and
-    JanusVQVAEHead (biased linears through the VQ config's projection_dim to the codebook). The VQ-VAE itself is named
-    apart; a tower with q/k norms (use_qk_norm) is not counted."""
+    JanusVQVAEHead (biased linears through the VQ config's projection_dim to the codebook). The VQ-VAE itself is counted
+    apart (`janus_vqgan`); a tower with q/k norms (use_qk_norm) is not counted."""
     if _get(vc, "use_qk_norm", False):
         return None
     h = _whole(vc, "hidden_size", 1024)
@@ -1335,6 +1350,9 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
         elif cfg.get("model_type") == "phi4_multimodal" and ac.get("model_type",
                                                                    "phi4_multimodal_audio") == "phi4_multimodal_audio":
             out.append(Encoder(AUDIO, "phi4_multimodal_audio", phi4mm_audio(ac, text_hidden)))
+        elif cfg.get("model_type") == "moss_transcribe_diarize" and ac.get(
+                "model_type", "moss_transcribe_diarize_audio") == "moss_transcribe_diarize_audio":
+            out.append(Encoder(AUDIO, "moss_transcribe_diarize_audio", moss_audio(cfg, ac, text_hidden)))
         elif ac.get("model_type") in OMNI_AUDIO:
             out.append(Encoder(AUDIO, str(ac["model_type"]), omni_audio(ac)))
         else:

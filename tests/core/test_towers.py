@@ -644,3 +644,18 @@ def test_dots3_counts_its_vision_and_audio_towers(changes):
     for source in (config.to_dict(), {**config.to_dict(), **changes}):  # transformers' keys; the release's
         a = from_hf_config(source)
         assert [e.parameters for e in a.encoders] == built and not a.warnings
+
+
+@pytest.mark.parametrize("changes", [{}, {"audio_config": {"num_mel_bins": 128, "num_hidden_layers": 2, "hidden_size": 256,
+                                                           "intermediate_size": 512, "num_attention_heads": 4,
+                                                           "max_source_positions": 300},
+                                          "audio_merge_size": 2, "projector_bias": False}])
+def test_moss_transcribe_diarize_counts_its_whisper_encoder_and_projector(changes):
+    """MossTranscribeDiarizeAudioModel (Whisper's encoder with learned positions) and its projector over
+    audio_merge_size stacked frames: 312,463,360 parameters at the default, a third of the model, named and
+    uncounted before; exact as transformers builds them at the default and a small shape."""
+    config, model = _on_meta("moss_transcribe_diarize", "AutoModelForCausalLM", **changes)
+    towers = sum(p.numel() for n, p in model.named_parameters() if "audio_tower" in n or "multi_modal_projector" in n)
+    a = from_hf_config(config.to_dict())
+    assert [(e.family, e.parameters) for e in a.encoders] == [("moss_transcribe_diarize_audio", towers)]
+    assert not a.warnings
