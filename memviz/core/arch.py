@@ -603,6 +603,9 @@ class Architecture:
                         changes.setdefault(key, _resize(getattr(self, key), n))
         if "num_heads" in changes and self.layer_heads:  # a head count typed in applies to every layer
             changes.setdefault("layer_heads", ())
+        for typed, per_layer in (("kv_lora_rank", "layer_kv_lora_ranks"), ("qk_nope_head_dim", "layer_nope_dims")):
+            if typed in changes and getattr(self, per_layer):  # as does a latent or nope width (dots3's)
+                changes.setdefault(per_layer, ())
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:

@@ -132,3 +132,16 @@ def test_vllm_pads_the_dense_mlp_and_the_shared_expert_to_whole_fp8_blocks_on_ev
     values = 45 * 3 * hidden * (2048 - 1536) + 3 * hidden * (14336 - 13824)
     scales = 4 * (45 * 3 * 40 * (16 - 12) + 3 * 40 * (112 - 108))  # (rows / 128) x (columns / 128) fp32 a matrix
     assert padding("fp8-block", 8) == pytest.approx((values + scales) / 8, rel=0.01)
+
+
+def test_a_width_typed_in_applies_to_every_layer():
+    """The scenario editor changes kv_lora_rank or qk_nope_head_dim through `with_changes`: the typed width replaces
+    the per-layer ones, as a typed head count replaces per-layer heads."""
+    a = from_hf_config(_config().to_dict())
+    b = a.with_changes(kv_lora_rank=256, qk_nope_head_dim=64, num_heads=32, num_kv_heads=32)
+    assert {b.layer_kv_lora(i) for i in range(46)} == {256} and {b.layer_nope_dim(i) for i in range(46)} == {64}
+    assert {b.layer_num_heads(i) for i in range(46)} == {32}
+    assert b.with_changes(num_layers=50).layer_kv_lora_ranks == ()
+    deeper = a.with_changes(num_layers=50)  # more layers follow the kinds' pattern, each kind its own width
+    assert {(kind, deeper.layer_kv_lora(i)) for i, kind in enumerate(deeper.layer_types)} == {(FULL, 512),
+                                                                                            (SLIDING, 1024)}
