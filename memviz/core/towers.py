@@ -239,16 +239,22 @@ def _conv(c_in: int, c_out: int, k: int) -> int:
     return c_in * c_out * k * k + c_out
 
 
-def _vq_resnet(c_in: int, c_out: int) -> int:
-    """A VQ-GAN resnet block (ChameleonVQVAEEncoderResnetBlock, JanusVQVAEResnetBlock): GroupNorm, 3x3 conv,
-    GroupNorm, 3x3 conv, a 1x1 shortcut where the width changes."""
-    return 2 * c_in + _conv(c_in, c_out, 3) + 2 * c_out + _conv(c_out, c_out, 3) + (
+def _vq_norm(c: int, quant: int = 0) -> int:
+    """A VQ-GAN norm over c channels: a GroupNorm, and with `quant` channels Emu3's SpatialNorm (two 1x1 convs from
+    the quantized latent beside it)."""
+    return 2 * c + (2 * _conv(quant, c, 1) if quant else 0)
+
+
+def _vq_resnet(c_in: int, c_out: int, quant: int = 0) -> int:
+    """A VQ-GAN resnet block (ChameleonVQVAEEncoderResnetBlock, JanusVQVAEResnetBlock, Emu3VQVAEResnetBlock): a norm,
+    a 3x3 conv, a norm, a 3x3 conv (`_vq_norm`), a 1x1 shortcut where the width changes."""
+    return _vq_norm(c_in, quant) + _conv(c_in, c_out, 3) + _vq_norm(c_out, quant) + _conv(c_out, c_out, 3) + (
         _conv(c_in, c_out, 1) if c_in != c_out else 0)
 
 
 def _vq_attention(c: int) -> int:
     """A VQ-GAN attention block: GroupNorm and four 1x1 convolutions (q, k, v, proj_out)."""
-    return 2 * c + 4 * _conv(c, c, 1)
+    return _vq_norm(c) + 4 * _conv(c, c, 1)
 
 
 def _vq_encoder(vq: dict[str, Any], attends: Callable[[int, int], bool], middle_attention: bool) -> tuple[int, int]:
@@ -305,15 +311,6 @@ def janus_vqgan(vq: dict[str, Any]) -> int:
     return encoder + _vq_codebook(vq, 16384, 8) + decoder
 
 
-def _emu3_resnet(c_in: int, c_out: int, quant: int) -> int:
-    """Emu3VQVAEResnetBlock: two norms (GroupNorm, or with `quant` channels the decoder's SpatialNorm: a GroupNorm
-    and two 1x1 convs from the quantized latent), two 3x3 convs, a 1x1 shortcut where the width changes."""
-    def norm(c: int) -> int:
-        return 2 * c + (2 * _conv(quant, c, 1) if quant else 0)
-    return norm(c_in) + _conv(c_in, c_out, 3) + norm(c_out) + _conv(c_out, c_out, 3) + (
-        _conv(c_in, c_out, 1) if c_in != c_out else 0)
-
-
 def emu3_vqgan(vq: dict[str, Any]) -> int:
     """Emu3VQVAE (emu3/modeling_emu3.py, transformers 5.24), which draws Emu3's generated images: the encoder (a 3x3
     conv in; per level num_res_blocks resnet blocks, an attention block of hidden_size (q / k / v / out linears) and
@@ -335,12 +332,12 @@ def emu3_vqgan(vq: dict[str, Any]) -> int:
         return 2 * (2 * c + c * c * 27 + c)
 
     def middle(c: int, quant: int) -> int:  # Emu3VQVAEMiddleBlock
-        return 2 * _emu3_resnet(c, c, quant) + attention + 2 * c + (2 * _conv(quant, c, 1) if quant else 0)
+        return 2 * _vq_resnet(c, c, quant) + attention + _vq_norm(c, quant)
 
     encoder, width = _conv(_whole(vq, "in_channels", 3), base, 3), base
     for level, m in enumerate(mult):
         for _ in range(blocks):
-            encoder += _emu3_resnet(width, base * m, 0) + (attention + 2 * base * m if level in attends else 0)
+            encoder += _vq_resnet(width, base * m) + (attention + _vq_norm(base * m) if level in attends else 0)
             width = base * m
         encoder += _conv(width, width, 3) if level != len(mult) - 1 else 0
     encoder += middle(width, 0) + 2 * width + _conv(width, out, 3)
@@ -349,11 +346,11 @@ def emu3_vqgan(vq: dict[str, Any]) -> int:
     decoder += middle(width, embed)
     for level in reversed(range(len(mult))):
         for _ in range(blocks + 1):
-            decoder += _emu3_resnet(width, base * mult[level], embed) + (
-                attention + 2 * base * mult[level] + 2 * _conv(embed, base * mult[level], 1) if level in attends else 0)
+            decoder += _vq_resnet(width, base * mult[level], embed) + (
+                attention + _vq_norm(base * mult[level], embed) if level in attends else 0)
             width = base * mult[level]
         decoder += _conv(width, width, 3) if level else 0
-    decoder += 2 * width + 2 * _conv(embed, width, 1) + _conv(width, _whole(vq, "out_channels", 3), 3)
+    decoder += _vq_norm(width, embed) + _conv(width, _whole(vq, "out_channels", 3), 3)
     quant = latent * embed * 3 + embed + embed * latent * 3 + latent  # the two (3, 1, 1) Conv3d
     return encoder + _whole(vq, "codebook_size", 32768) * embed + quant + decoder
 
@@ -394,7 +391,7 @@ def dots3_vision(vc: dict[str, Any]) -> int:
                  for experts in _dots3_vision_experts(vc, layers))
     cin, merge = _whole(vc, "adapter_in_dim", 1536), _whole(vc, "adapter_merge_size", 2)
     merger = 2 * cin + _lin(cin * merge ** 2, cin * merge ** 2) + _lin(cin * merge ** 2, _whole(vc, "adapter_out_dim", 5120))
-    return _conv(_whole(vc, "num_channels", 3) * patch * patch, h, 1) + h + blocks + h + merger
+    return _lin(_whole(vc, "num_channels", 3) * patch * patch, h) + h + blocks + h + merger
 
 
 def dots3_audio(ac: dict[str, Any]) -> int:
@@ -414,7 +411,7 @@ def dots3_audio(ac: dict[str, Any]) -> int:
     features = _whole(whisper, "num_mel_bins", _whole(ac, "feature_size", 128))
     down, bias = _whole(ac, "downsample_hidden_size", 480), bool(_get(ac, "attention_bias", True))
     stem = _conv(1, down, 3) + 2 * _conv(down, down, 3) + _lin(down * ((features + 7) // 8), h, False)
-    layer = 2 * h + _lin(h, h, bias) + _lin(h, h, False) + _lin(h, h, bias) + _lin(h, h, bias) + _lin(h, 2 * inter) + _lin(inter, h)
+    layer = 2 * h + 3 * _lin(h, h, bias) + _lin(h, h, False) + _lin(h, 2 * inter) + _lin(inter, h)  # q, v, o; k
     if h % heads:
         raise InputError(f"vision/audio config: dots3's audio width {h} is not a whole number of {heads} heads")
     ain = _whole(ac, "whisper_adapter_in_dim", _whole(ac, "adapter_input_size", 1280))
@@ -454,7 +451,7 @@ def glm_image_vision(vc: dict[str, Any]) -> int:
     positions = (_whole(vc, "image_size", 2048) // patch) ** 2
     bias = bool(_get(vc, "attention_bias", True))
     block = 4 * h + _lin(h, 3 * h, bias) + _lin(h, h, bias) + _lin(h, inter) + _lin(inter, h)
-    return positions * h + _conv(_whole(vc, "in_channels", 3) * patch * patch, h, 1) + _whole(vc, "depth", 40) * block
+    return positions * h + _lin(_whole(vc, "in_channels", 3) * patch * patch, h) + _whole(vc, "depth", 40) * block
 
 
 def glm_image_vq(vq: dict[str, Any]) -> int:

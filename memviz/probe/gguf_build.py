@@ -268,10 +268,16 @@ def _hy_v4_metadata(w, a: Architecture) -> None:
     w.add_float32("hy_v4.hyper_connection.epsilon", 1e-6)
     w.add_float32("hy_v4.hyper_connection.magnitude", 2.0)
     if a.indexer_head_dim:
-        w.add_uint32("hy_v4.attention.indexer.head_count", a.indexer_heads)
-        w.add_uint32("hy_v4.attention.indexer.key_length", a.indexer_head_dim)
-        w.add_uint32("hy_v4.attention.indexer.top_k", 64)
-        w.add_array("hy_v4.attention.indexer.types", [bool(f) for f in a.indexer_layers])
+        _indexer_metadata(w, a, "hy_v4")
+
+
+def _indexer_metadata(w, a: Architecture, arch: str) -> None:
+    """DeepSeek sparse attention's indexer keys (src/llama-arch.cpp LLM_KV_ATTENTION_INDEXER_*): heads, key width,
+    top-k (64 here; it sizes no buffer), which layers own one."""
+    w.add_uint32(f"{arch}.attention.indexer.head_count", a.indexer_heads)
+    w.add_uint32(f"{arch}.attention.indexer.key_length", a.indexer_head_dim)
+    w.add_uint32(f"{arch}.attention.indexer.top_k", 64)
+    w.add_array(f"{arch}.attention.indexer.types", [bool(f) for f in a.indexer_layers])
 
 
 def _dots3_metadata(w, a: Architecture) -> None:
@@ -286,12 +292,10 @@ def _dots3_metadata(w, a: Architecture) -> None:
     for key, value in (("attention.kv_lora_rank_swa", rank), ("attention.key_length_swa", rank + rope),
                        ("attention.value_length_swa", rank),
                        ("attention.key_length_mla_swa", a.layer_nope_dim(swa) + rope),
-                       ("attention.value_length_mla_swa", a.v_head_dim),
-                       ("attention.indexer.head_count", a.indexer_heads),
-                       ("attention.indexer.key_length", a.indexer_head_dim), ("attention.indexer.top_k", 64)):
+                       ("attention.value_length_mla_swa", a.v_head_dim)):
         w.add_uint32(f"{arch}.{key}", value)
     w.add_float32(f"{arch}.rope.freq_base_swa", 10000.0)
-    w.add_array(f"{arch}.attention.indexer.types", [bool(f) for f in a.indexer_layers])
+    _indexer_metadata(w, a, arch)
 
 
 def _minimax_m3_metadata(w, a: Architecture) -> None:
