@@ -83,7 +83,7 @@ _ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2"
             "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4",
             "glm4v_moe_text": "glm4_moe", "sarvam_moe": "glm4_moe", "sarvam_mla": "deepseek_v3",
             "apertus1p5_text": "apertus", "hy_v4_vl_text": "hy_v4", "mistral4": "deepseek_v2", "glm_ocr_text": "glm4",
-            "glm_image_text": "glm4",
+            "glm_image_text": "glm4", "granite4_vision_text": "granite",
             "phi4_multimodal": "phi3", "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe",
             "deepseek_ocr2_text": "deepseek_v2", "unlimited_ocr_text": "deepseek_v2",
             "dots3_note": "dots3_note_text"}  # dots3's releases keep the text model's fields at the top level
@@ -1583,10 +1583,13 @@ def decoder_type(model_type: str) -> str:
     return _ALIASES.get(model_type, model_type)
 
 
-#: the classes that load a Qwen-Omni checkpoint's thinker alone (transformers 5.24 modeling_qwen2_5_omni.py,
-#: modeling_qwen3_omni_moe.py): no auto class maps the checkpoint's own model_type to it
-OMNI_THINKER_CLASSES = {"qwen2_5_omni_thinker": "Qwen2_5OmniThinkerForConditionalGeneration",
-                        "qwen3_omni_moe_thinker": "Qwen3OmniMoeThinkerForConditionalGeneration"}
+#: the classes that load what memviz counts where no auto class maps the checkpoint's own model_type to it
+#: (transformers 5.24 models/auto/modeling_auto.py): a Qwen-Omni checkpoint's thinker alone (modeling_qwen2_5_omni.py,
+#: modeling_qwen3_omni_moe.py); GLM-Image with its head over image tokens (only AutoModel maps glm_image, to
+#: GlmImageModel, which has none)
+LOADER_CLASSES = {"qwen2_5_omni_thinker": "Qwen2_5OmniThinkerForConditionalGeneration",
+                  "qwen3_omni_moe_thinker": "Qwen3OmniMoeThinkerForConditionalGeneration",
+                  "glm_image": "GlmImageForConditionalGeneration"}
 
 
 #: MllamaTextConfig's cross_attention_layers when a config lists none (transformers 5.24 configuration_mllama.py)
@@ -1681,6 +1684,31 @@ _UNMODELLED_LAYERS = {
 }
 
 
+#: transformers 5.24 types that are no text-generating decoder memviz models, read before as Llama-style decoders
+#: with a warning, their figures off by -90 % to +302 % of transformers' builds: speech, music and image generators,
+#: the parts of encoder-decoders and of a byte-latent model, and a protein-text model whose protein encoder memviz
+#: does not count (tests/core/test_arch_vs_transformers.py)
+_NOT_TEXT_DECODERS = {
+    **dict.fromkeys(("csm", "csm_depth_decoder_model", "moshi_depth", "musicgen_decoder", "musicgen_melody_decoder"),
+                    "a generator of audio codebooks (a backbone and a depth decoder, or a codebook decoder)"),
+    **dict.fromkeys(("vits", "pocket_tts", "gradium_phonon_tts", "clvp_decoder"), "a text-to-speech model"),
+    **dict.fromkeys(("qwen2_5_omni_talker", "qwen3_omni_moe_talker_text", "qwen3_omni_moe_talker_code_predictor"),
+                    "a Qwen-Omni speech generator (the talker; memviz reads an Omni checkpoint's thinker)"),
+    "higgs_audio_v2": "a speech generator whose layers hold audio-token MLPs beside the text ones "
+                      "(HiggsAudioV2ForConditionalGeneration)",
+    "kyutai_speech_to_text": "a streaming speech-to-text model over audio codebooks with its codec "
+                             "(KyutaiSpeechToTextForConditionalGeneration)",
+    "nemotron3_5_transcribe_word_timestamp": "a word-timestamp model over a speech encoder",
+    "imagegpt": "a generator of image pixels (ImageGPT)",
+    "evolla": "a protein-text model whose protein encoder and cross-attention adapters memviz does not count",
+    **dict.fromkeys(("diffusion_gemma", "diffusion_gemma_text"), "a block-diffusion encoder-decoder "
+                    "(DiffusionGemmaForBlockDiffusion: an encoder stack and a decoder stack)"),
+    **dict.fromkeys(("t5_gemma_module", "t5gemma2_decoder", "t5gemma2_encoder", "t5gemma2_text", "pix2struct_text_model"),
+                    "a part of an encoder-decoder model"),
+    **dict.fromkeys(("blt_local_decoder", "blt_patcher"), "a part of BLT's byte-latent model"),
+}
+
+
 #: encoder-only model types (transformers 5.24's masked-LM classes, encoder-decoders left to is_encoder_decoder): an
 #: embedding model's config names its base class (BertModel, XLMRobertaModel), no head that would say so
 ENCODER_TYPES = frozenset({
@@ -1717,6 +1745,9 @@ def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
     if model_type in _UNMODELLED_LAYERS:
         raise InputError(f"{model_type}: its layers hold {_UNMODELLED_LAYERS[model_type]}, which memviz does not "
                          "model; read as a Llama-style decoder its figures would be wrong")
+    if model_type in _NOT_TEXT_DECODERS:
+        raise InputError(f"{model_type}: {_NOT_TEXT_DECODERS[model_type]}; memviz estimates decoder LLMs that "
+                         "generate text")
     names = cfg.get("architectures")
     names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
     if cfg.get("is_encoder_decoder") is True:
@@ -1907,7 +1938,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     towers, tower_warnings = encoders(outer, hidden, processors or {})
     warnings += tower_warnings
     kw: dict[str, Any] = dict(
-        loader=OMNI_THINKER_CLASSES.get(str(outer.get("model_type")), release_loader),
+        loader=LOADER_CLASSES.get(str(outer.get("model_type")), release_loader),
         remote_code=release_code,
         encoders=towers,
         name=name or str(cfg.get("_name_or_path") or model_type),

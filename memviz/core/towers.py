@@ -966,8 +966,8 @@ def granite_docling_vision(cfg: dict[str, Any], vc: dict[str, Any]) -> int:
     return n + (_lin(h, 1) + 2 * h + _lin(h, int(router)) + _lin(int(router), 1) if router else 0)
 
 
-#: the Omni thinkers' Whisper-style audio encoders memviz counts (`omni_audio`)
-OMNI_AUDIO = ("qwen2_5_omni_audio_encoder", "qwen3_omni_moe_audio_encoder")
+#: the Omni thinkers' Whisper-style audio encoders memviz counts (`omni_audio`), and Qwen3-ASR's, Qwen3-Omni's
+OMNI_AUDIO = ("qwen2_5_omni_audio_encoder", "qwen3_omni_moe_audio_encoder", "qwen3_asr_encoder")
 
 
 def omni_audio(ac: dict[str, Any]) -> int:
@@ -975,9 +975,11 @@ def omni_audio(ac: dict[str, Any]) -> int:
     blocks (two LayerNorms, q/v/out biased, k biased in Qwen3-Omni's only, a biased fc1 / fc2 of encoder_ffn_dim) and
     a final LayerNorm. Qwen2.5-Omni's: two biased Conv1d over num_mel_bins, a bos / eos pair of output_dim, one biased
     projection to output_dim. Qwen3-Omni's: three biased stride-2 3x3 Conv2d of downsample_hidden_size channels, a
-    bias-free conv_out from them x the mel bins left (each stride halving, rounded up), two biased projections."""
+    bias-free conv_out from them x the mel bins left (each stride halving, rounded up), two biased projections.
+    Qwen3-ASR (qwen3_asr/modular_qwen3_asr.py) keeps Qwen3-Omni's encoder and moves its two projections into
+    Qwen3ASRMultiModalProjector: the same count."""
     d, ffn, mel = _whole(ac, "d_model", 1280), _whole(ac, "encoder_ffn_dim", 5120), _whole(ac, "num_mel_bins", 128)
-    out, qwen3 = _whole(ac, "output_dim", 3584), ac.get("model_type") == OMNI_AUDIO[1]
+    out, qwen3 = _whole(ac, "output_dim", 3584), ac.get("model_type") != OMNI_AUDIO[0]
     layer = 4 * d + 3 * _lin(d, d) + _lin(d, d, qwen3) + _lin(d, ffn) + _lin(ffn, d)
     n = _whole(ac, "encoder_layers", 32) * layer + 2 * d
     if not qwen3:
@@ -989,19 +991,73 @@ def omni_audio(ac: dict[str, Any]) -> int:
         _lin(d, d) + _lin(d, out)
 
 
+def _whisper_width(ac: dict[str, Any], whisper_key: str, key: str, default: int) -> int:
+    """A Whisper encoder's width under Whisper's name (`whisper_key`) or the newer one (`key`)."""
+    return _whole(ac, whisper_key if ac.get(whisper_key) is not None else key, default)
+
+
+def whisper_encoder(ac: dict[str, Any]) -> int:
+    """Whisper's encoder as the audio language models copy it (WhisperEncoder in whisper/modeling_whisper.py;
+    Qwen2AudioEncoder, VoxtralEncoder, AudioFlamingo3Encoder, MossTranscribeDiarizeAudioModel, transformers 5.24): two
+    biased Conv1d of kernel 3 over num_mel_bins, a learned position per source frame (max_source_positions), blocks of
+    two LayerNorms, q / v / out biased and k not, a biased fc1 / fc2, and a final LayerNorm. The widths under
+    Whisper's names (d_model, encoder_layers, encoder_ffn_dim) or the newer ones (hidden_size, num_hidden_layers,
+    intermediate_size)."""
+    d = _whisper_width(ac, "d_model", "hidden_size", 1280)
+    ffn = _whisper_width(ac, "encoder_ffn_dim", "intermediate_size", 5120)
+    layers = _whisper_width(ac, "encoder_layers", "num_hidden_layers", 32)
+    mel = _whole(ac, "num_mel_bins", 128)
+    layer = 4 * d + 3 * _lin(d, d) + _lin(d, d, False) + _lin(d, ffn) + _lin(ffn, d)
+    convs = mel * d * 3 + d + d * d * 3 + d
+    return convs + _whole(ac, "max_source_positions", 1500) * d + layers * layer + 2 * d
+
+
 def moss_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int) -> int:
     """MossTranscribeDiarizeAudioModel and its projector (moss_transcribe_diarize/modeling_moss_transcribe_diarize.py,
-    transformers 5.24): Whisper's encoder (two biased Conv1d over num_mel_bins, a learned position per source
-    frame, blocks of two LayerNorms, q / v / out biased and k not, a biased fc1 / fc2, a final LayerNorm) and
-    MossTranscribeDiarizeMultiModalProjector (audio_merge_size frames stacked into a linear to the text width, a
-    second linear, both biased with projector_bias, a LayerNorm)."""
-    d, ffn, mel = _whole(ac, "hidden_size", 1024), _whole(ac, "intermediate_size", 4096), _whole(ac, "num_mel_bins", 80)
-    layer = 4 * d + 3 * _lin(d, d) + _lin(d, d, False) + _lin(d, ffn) + _lin(ffn, d)
-    encoder = mel * d * 3 + d + d * d * 3 + d + _whole(ac, "max_source_positions", 1500) * d  # the Conv1d pair
-    encoder += _whole(ac, "num_hidden_layers", 24) * layer + 2 * d
+    transformers 5.24): Whisper's encoder (`whisper_encoder`) and MossTranscribeDiarizeMultiModalProjector
+    (audio_merge_size frames stacked into a linear to the text width, a second linear, both biased with
+    projector_bias, a LayerNorm)."""
     bias = bool(_get(cfg, "projector_bias", True))
-    merged = d * _whole(cfg, "audio_merge_size", 4)
-    return encoder + _lin(merged, text_hidden, bias) + _lin(text_hidden, text_hidden, bias) + 2 * text_hidden
+    merged = _whole(ac, "hidden_size", 1024) * _whole(cfg, "audio_merge_size", 4)
+    return whisper_encoder(ac) + _lin(merged, text_hidden, bias) + _lin(text_hidden, text_hidden, bias) + \
+        2 * text_hidden
+
+
+def whisper_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int) -> int:
+    """The audio language models built on Whisper's encoder (`whisper_encoder`) and the projector each puts after it
+    (transformers 5.24): Qwen2AudioMultiModalProjector, one biased linear from d_model; VoxtralMultiModalProjector, two
+    bias-free linears from intermediate_size (four frames stacked) through the text width;
+    AudioFlamingo3MultiModalProjector (MusicFlamingo's is the same), two linears from the encoder's width through the
+    text width, biased with projector_bias."""
+    d, wrapper = _whisper_width(ac, "d_model", "hidden_size", 1280), cfg.get("model_type")
+    if wrapper == "qwen2_audio":
+        projector = _lin(d, text_hidden)
+    elif wrapper == "voxtral":
+        projector = _whole(ac, "intermediate_size", 5120) * text_hidden + text_hidden * text_hidden
+    else:
+        bias = bool(_get(cfg, "projector_bias", True))
+        projector = _lin(d, text_hidden, bias) + _lin(text_hidden, text_hidden, bias)
+    return whisper_encoder(ac) + projector
+
+
+#: the wrappers of `whisper_audio` and their encoders' model types
+WHISPER_AUDIO = {"qwen2_audio": "qwen2_audio_encoder", "voxtral": "voxtral_encoder",
+                 "audioflamingo3": "audioflamingo3_encoder", "musicflamingo": "audioflamingo3_encoder"}
+
+
+def glmasr_audio(ac: dict[str, Any], text_hidden: int) -> int:
+    """GlmAsrEncoder and GlmAsrMultiModalProjector (glmasr/modeling_glmasr.py, transformers 5.24): Whisper's two
+    biased Conv1d, rotary positions (no learned ones), blocks of two LayerNorms, grouped attention with q / v / o
+    biased and k not, a biased fc1 / fc2, a final LayerNorm; the projector, two biased linears from intermediate_size
+    (four frames stacked) through twice the text width."""
+    d, ffn, mel = _whole(ac, "hidden_size", 1280), _whole(ac, "intermediate_size", 5120), _whole(ac, "num_mel_bins", 128)
+    heads = _whole(ac, "num_attention_heads", 20)
+    if d % heads:
+        raise InputError(f"vision/audio config: GLM-ASR's audio width {d} is not a whole number of {heads} heads")
+    kv = _whole(ac, "num_key_value_heads", heads) * (d // heads)
+    layer = 4 * d + 2 * _lin(d, d) + _lin(d, kv) + _lin(d, kv, False) + _lin(d, ffn) + _lin(ffn, d)
+    encoder = mel * d * 3 + d + d * d * 3 + d + _whole(ac, "num_hidden_layers", 32) * layer + 2 * d
+    return encoder + _lin(ffn, 2 * text_hidden) + _lin(2 * text_hidden, text_hidden)
 
 
 def janus_vision(cfg: dict[str, Any], vc: dict[str, Any]) -> int | None:
@@ -1149,6 +1205,46 @@ _IDEFICS3_VISION = {"hidden_size": 1152, "patch_size": 32}
 _HIDDEN_DEFAULTS = {"pixtral": 1024, "internvl_vision": 1024, "idefics3_vision": 1152, "smolvlm_vision": 1152}
 
 
+def qformer(qc: dict[str, Any], h: int, encoder_width: int) -> int:
+    """Blip2QFormerModel (blip_2/modeling_blip_2.py, transformers 5.24) of width `h` over features `encoder_width`
+    wide: a LayerNorm and num_hidden_layers layers of biased self-attention (q, k, v, the output dense and its
+    LayerNorm), cross-attention in every cross_attention_frequency-th layer from layer 0 (k / v from the features),
+    and the queries' feed-forward (intermediate_query, output_query and its LayerNorm; a second one for text with
+    use_qformer_text_input)."""
+    inter, every = _whole(qc, "intermediate_size", 3072), _whole(qc, "cross_attention_frequency", 2)
+    feed_forward = _lin(h, inter) + _lin(inter, h) + 2 * h
+    layer = 4 * _lin(h, h) + 2 * h + feed_forward * (2 if _get(qc, "use_qformer_text_input", False) else 1)
+    cross = 2 * _lin(h, h) + 2 * _lin(encoder_width, h) + 2 * h
+    layers = _whole(qc, "num_hidden_layers", 12)
+    return 2 * h + layers * layer + len(range(0, layers, every)) * cross
+
+
+def granite4_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
+    """Granite4VisionModel (granite4_vision/modeling_granite4_vision.py, transformers 5.24): its CLIP or SigLIP tower
+    (AutoModel of vision_config), the image newline (one text-wide vector), and a Granite4VisionWindowQFormerDownsampler
+    per deepstack_layer_map pair and per spatial offset (four): a Q-Former as wide as the tower (`qformer`:
+    Granite4VisionConfig sets its width and features to the tower's), a LayerNorm, query_side^2 learned queries and
+    window_side^2 learned positions (downsample_rate "query_side/window_side") and a biased linear into the text
+    width. None for another tower."""
+    family = vc.get("model_type") or "clip_vision_model"
+    if family not in ("clip_vision_model", "siglip_vision_model"):
+        return None
+    vh = _whole(vc, "hidden_size", 768)
+    rate = str(_get(cfg, "downsample_rate", ""))
+    sides = rate.split("/")
+    if len(sides) != 2 or not all(side.strip().isdigit() and int(side) > 0 for side in sides):
+        raise InputError(f"vision/audio config: Granite 4 Vision's downsample_rate must read 'q/w', got {rate!r}")
+    pairs = _get(cfg, "deepstack_layer_map", [])
+    if not isinstance(pairs, list):
+        raise InputError("vision/audio config: Granite 4 Vision's deepstack_layer_map must be a list of pairs")
+    qc = cfg.get("qformer_config") if isinstance(cfg.get("qformer_config"), dict) else {}
+    qc = {"num_hidden_layers": 1, "intermediate_size": 3072, "cross_attention_frequency": 1, **qc}  # its defaults
+    query_side, window_side = (int(side) for side in sides)
+    downsampler = qformer(qc, vh, vh) + 2 * vh + (query_side ** 2 + window_side ** 2) * vh + _lin(vh, th)
+    tower = clip(vc) if family == "clip_vision_model" else siglip(vc)
+    return tower + th + (len(pairs) + 4) * downsampler
+
+
 def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
     """Parameters of the wrapper's vision tower and projector; None for a family memviz does not count."""
     wrapper, family = str(cfg.get("model_type") or ""), str(vc.get("model_type") or "")
@@ -1157,6 +1253,8 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
         return dots3_vision(vc)
     if wrapper == "glm_image" and family == "glm_image_vision":  # no projector: its features go to the VQ codebook
         return glm_image_vision(vc)
+    if wrapper == "granite4_vision":
+        return granite4_vision(cfg, vc, th)
     if wrapper == "gemma3" and family == "siglip_vision_model":  # Gemma3MultiModalProjector: matrix + RMSNorm
         return siglip(vc) + vh * th + vh
     if wrapper in ("llava", "llava_next", "llava_next_video", "llava_onevision") and family in (
@@ -1212,8 +1310,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     visual tokenizer head and embedding table, Muse Glimmer's and Muse Spark's tower, adapter and projection (Muse
     Spark's audio encoder: `muse_spark_audio`), MiniMax-M3-VL's tower and two-stage projector, HY-V4-VL's tower and patch
     merger, Step 3.7's tower, downsamplers and projector, Granite Docling's SigLIP and DeepStack connector,
-    Phi-4-multimodal's image embedder (its audio conformer is not counted), Janus's tower, aligner and image
-    generation path (its VQ-VAE is not counted)."""
+    Phi-4-multimodal's image embedder (its audio conformer: `phi4mm_audio`), Janus's tower, aligner and image
+    generation path (its VQ-VAE: `janus_vqgan`)."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -1350,6 +1448,11 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
         elif cfg.get("model_type") == "moss_transcribe_diarize" and ac.get(
                 "model_type", "moss_transcribe_diarize_audio") == "moss_transcribe_diarize_audio":
             out.append(Encoder(AUDIO, "moss_transcribe_diarize_audio", moss_audio(cfg, ac, text_hidden)))
+        elif (encoder := WHISPER_AUDIO.get(str(cfg.get("model_type")))) and ac.get("model_type", encoder) in (
+                encoder, f"{cfg.get('model_type')}_encoder"):  # MusicFlamingoConfig takes musicflamingo_encoder
+            out.append(Encoder(AUDIO, encoder, whisper_audio(cfg, ac, text_hidden)))
+        elif cfg.get("model_type") == "glmasr" and ac.get("model_type", "glmasr_encoder") == "glmasr_encoder":
+            out.append(Encoder(AUDIO, "glmasr_encoder", glmasr_audio(ac, text_hidden)))
         elif ac.get("model_type") in OMNI_AUDIO:
             out.append(Encoder(AUDIO, str(ac["model_type"]), omni_audio(ac)))
         else:
@@ -1367,7 +1470,7 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
     elif isinstance(vq, dict) and cfg.get("model_type") == "glm_image" and vq.get(
             "model_type", "glm_image_vqmodel") == "glm_image_vqmodel":
         out.append(Encoder(VISION, "glm_image_vqmodel", glm_image_vq(vq)))  # GlmImageModel.vqmodel
-    elif isinstance(vq, dict):  # GLM-Image's and Emu3's image tokenizers (GlmImageModel.vqmodel)
+    elif isinstance(vq, dict):  # another wrapper's image tokenizer
         warnings.append(f"its VQ image tokenizer ({cfg['vq_config'].get('model_type') or 'vq_config'}) is not counted; "
                         "transformers loads it with the language model")
     return tuple(out), tuple(warnings)

@@ -491,6 +491,39 @@ def test_transformers_launch_loads_the_towers_it_counts():
     assert hasattr(transformers, "AutoModelForImageTextToText")
 
 
+def test_transformers_launch_names_an_auto_class_that_maps_each_wrapper():
+    """For every wrapper type of the transformers the tests run with whose default config memviz reads with its
+    encoders counted, the launch's auto class maps that type (models/auto/modeling_auto.py): the audio models
+    (Qwen2-Audio, Voxtral, GLM-ASR, Qwen3-ASR, the Flamingos, ...) are no image-text-to-text models, and GLM-Image,
+    which only AutoModel maps (to GlmImageModel, headless), loads with GlmImageForConditionalGeneration."""
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.auto import modeling_auto as auto
+
+    from memviz.core.engines.transformers import auto_class
+    mappings = {"AutoModelForImageTextToText": auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+                "AutoModelForMultimodalLM": auto.MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES,
+                "AutoModelForSeq2SeqLM": auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES}
+    checked = []
+    for model_type, config_class in transformers.CONFIG_MAPPING.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                cfg = config_class().to_dict()
+            except Exception:  # noqa: BLE001 - configs that need arguments to exist
+                continue
+            try:
+                a = from_hf_config(cfg)
+            except InputError:
+                continue
+        if a.loader:  # a class no auto class maps the type to (GLM-Image's head, a Qwen-Omni thinker)
+            assert hasattr(transformers, a.loader) and auto_class(a) == a.loader, model_type
+        elif a.encoders:
+            assert model_type in mappings[auto_class(a)], (model_type, auto_class(a))
+        checked.append(model_type)
+    assert {"qwen2_audio", "voxtral", "audioflamingo3", "glmasr", "qwen3_asr", "gemma3", "qwen2_5_vl",
+            "glm_image"} <= set(checked)
+
+
 def test_a_qwen_omni_checkpoint_is_read_as_its_thinker():
     """Qwen2.5-Omni's config holds its thinker (text, images and audio in, text out: what vLLM serves) beside the
     talker and token2wav: memviz reads the thinker, its language model (Qwen2's decoder), its vision tower
@@ -659,3 +692,71 @@ def test_moss_transcribe_diarize_counts_its_whisper_encoder_and_projector(change
     a = from_hf_config(config.to_dict())
     assert [(e.family, e.parameters) for e in a.encoders] == [("moss_transcribe_diarize_audio", towers)]
     assert not a.warnings
+
+
+_SMALL_WHISPER = {"num_mel_bins": 80, "hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 2,
+                  "num_attention_heads": 4, "max_source_positions": 300}
+_SMALL_WHISPER_OLD_NAMES = {"num_mel_bins": 80, "d_model": 256, "encoder_ffn_dim": 1024, "encoder_layers": 2,
+                            "encoder_attention_heads": 4, "max_source_positions": 300}
+
+
+@pytest.mark.parametrize(("model_type", "build", "small"), [
+    ("qwen2_audio", "Qwen2AudioForConditionalGeneration", {"audio_config": _SMALL_WHISPER_OLD_NAMES}),
+    ("voxtral", "VoxtralForConditionalGeneration", {"audio_config": _SMALL_WHISPER}),
+    ("audioflamingo3", "AudioFlamingo3ForConditionalGeneration", {"audio_config": _SMALL_WHISPER,
+                                                                   "projector_bias": False}),
+    ("musicflamingo", "MusicFlamingoForConditionalGeneration", {"audio_config": {
+        **_SMALL_WHISPER, "model_type": "musicflamingo_encoder"}}),
+    ("glmasr", "GlmAsrForConditionalGeneration", {"audio_config": {**_SMALL_WHISPER, "num_key_value_heads": 2}}),
+    ("qwen3_asr", "Qwen3ASRForConditionalGeneration", {"audio_config": {
+        "d_model": 256, "encoder_ffn_dim": 512, "encoder_layers": 2, "encoder_attention_heads": 4,
+        "downsample_hidden_size": 64, "output_dim": 2048}})])
+@pytest.mark.parametrize("shape", ["default", "small"])
+def test_whisper_style_audio_models_count_their_encoder_and_projector(model_type, build, small, shape):
+    """Qwen2-Audio, Voxtral, Audio Flamingo 3, Music Flamingo, GLM-ASR and Qwen3-ASR: the audio encoder and the
+    projector after it (319M to 664M parameters at the defaults, named and uncounted before), exact as transformers
+    builds them at the default and a small shape (Qwen2-Audio's in Whisper's field names)."""
+    config, model = _on_meta(model_type, build, **(small if shape == "small" else {}))
+    towers = sum(p.numel() for n, p in model.named_parameters() if "audio_tower" in n or "multi_modal_projector" in n)
+    cfg = config.to_dict()
+    releases = [cfg] + ([{**cfg, "audio_config": {**cfg["audio_config"], "model_type": "musicflamingo_encoder"}}]
+                        if model_type == "musicflamingo" else [])  # MusicFlamingoConfig's own encoder name
+    for release in releases:
+        a = from_hf_config(release)
+        assert [e.parameters for e in a.encoders] == [towers] and not a.warnings
+
+
+_GRANITE4_SIGLIP = {"hidden_act": "gelu_pytorch_tanh", "hidden_size": 1152, "image_size": 384, "intermediate_size": 4304,
+                    "model_type": "siglip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 27,
+                    "patch_size": 16}
+
+
+@pytest.mark.parametrize("changes", [
+    {"vision_config": _GRANITE4_SIGLIP, "downsample_rate": "4/8", "deepstack_layer_map": [[-19, 9], [-13, 6], [-7, 3],
+                                                                                         [-1, 0]]},
+    {"downsample_rate": "1/2", "deepstack_layer_map": [[1, 0]],
+     "vision_config": {"hidden_size": 128, "intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 2,
+                       "image_size": 64, "patch_size": 8},
+     "qformer_config": {"num_hidden_layers": 2, "intermediate_size": 512, "cross_attention_frequency": 2}}])
+def test_granite4_vision_counts_its_tower_and_window_qformer_projectors(changes):
+    """Granite4VisionModel: the SigLIP or CLIP tower, the image newline and a window Q-Former downsampler per deepstack
+    pair and per spatial offset (594,367,424 parameters for a 384-pixel SigLIP so400m tower with four deepstack pairs
+    and 4/8 windows: named and uncounted before), and its language model read as Granite's, exact as transformers
+    builds them for that shape and a small CLIP one with a two-layer Q-Former."""
+    config, model = _on_meta("granite4_vision", "Granite4VisionForConditionalGeneration", **changes)
+    towers = sum(p.numel() for n, p in model.named_parameters() if "language_model" not in n and "lm_head" not in n)
+    a = from_hf_config(config.to_dict())
+    assert [e.parameters for e in a.encoders] == [towers] and not a.warnings
+    assert parameter_count(a) == sum(p.numel() for p in model.parameters()) - towers
+
+
+@pytest.mark.parametrize("rate", ["4:8", "0/8", "four/8", None])
+def test_granite4_vision_without_a_window_rate_is_one_input_error(rate):
+    """A Granite 4 Vision config whose downsample_rate does not read "query_side/window_side": one InputError (the
+    transformers class cannot build it either)."""
+    cfg = {"model_type": "granite4_vision", "downsample_rate": rate, "deepstack_layer_map": [[-1, 0]],
+           "vision_config": {"model_type": "siglip_vision_model"},
+           "text_config": {"model_type": "granite4_vision_text", "hidden_size": 256, "num_hidden_layers": 2,
+                           "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000}}
+    with pytest.raises(InputError, match="downsample_rate"):
+        from_hf_config(cfg)

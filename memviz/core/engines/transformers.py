@@ -73,6 +73,7 @@ from memviz.core.formats import (
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, cross_attention_bytes, kv_cache_bytes
+from memviz.core.towers import AUDIO
 from memviz.core.units import MiB
 
 #: bitsandbytes quantizes a 16-bit checkpoint while loading, as the probe loads it (`memviz/probe/runner.py`)
@@ -400,14 +401,27 @@ def describe_cross_attention(facts: dict[str, Any]) -> str:
             "an image; option images)")
 
 
+#: audio encoders whose wrapper only AutoModelForSeq2SeqLM maps (transformers 5.24 models/auto/modeling_auto.py
+#: MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES: Audio Flamingo 3, Music Flamingo)
+_SEQ2SEQ_AUDIO = frozenset({"audioflamingo3_encoder"})
+
+
 def auto_class(a: Architecture) -> str:
-    """The transformers auto class that loads what the estimate counts: AutoModelForImageTextToText for a model whose
-    encoders are counted (its `...ForConditionalGeneration`, towers included: transformers 5.24
-    models/auto/modeling_auto.py MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES), since AutoModelForCausalLM loads only
-    the language model of Llama 4 and Llama 3.2 Vision (Llama4ForCausalLM, MllamaForCausalLM) and has no class for
-    Qwen2.5-VL, Qwen3-VL, Mistral 3 or InternVL; else AutoModelForCausalLM. A Qwen-Omni checkpoint read as its thinker
-    names the thinker's own class (`Architecture.loader`)."""
-    return a.loader or ("AutoModelForImageTextToText" if a.encoders else "AutoModelForCausalLM")
+    """The transformers auto class that loads what the estimate counts (transformers 5.24
+    models/auto/modeling_auto.py): AutoModelForImageTextToText for a model whose vision encoders are counted (its
+    `...ForConditionalGeneration`, towers included: MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES), since
+    AutoModelForCausalLM loads only the language model of Llama 4 and Llama 3.2 Vision and has no class for
+    Qwen2.5-VL, Qwen3-VL, Mistral 3 or InternVL; AutoModelForMultimodalLM where an audio encoder is counted (its
+    mapping adds Qwen2-Audio, Voxtral, GLM-ASR, Qwen3-ASR, Phi-4-multimodal, MOSS Transcribe-Diarize to those), and
+    AutoModelForSeq2SeqLM for the Flamingos, which only that one maps; else AutoModelForCausalLM. A Qwen-Omni
+    checkpoint read as its thinker names the thinker's own class (`Architecture.loader`)."""
+    if a.loader:
+        return a.loader
+    if any(e.family in _SEQ2SEQ_AUDIO for e in a.encoders):
+        return "AutoModelForSeq2SeqLM"
+    if any(e.modality == AUDIO for e in a.encoders):
+        return "AutoModelForMultimodalLM"
+    return "AutoModelForImageTextToText" if a.encoders else "AutoModelForCausalLM"
 
 
 def _packed_storages(fmt: WeightFormat | None) -> dict[str, Storage]:
