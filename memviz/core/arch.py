@@ -405,6 +405,9 @@ class Architecture:
             if e.modality not in (VISION, AUDIO) or isinstance(e.parameters, bool) or not isinstance(
                     e.parameters, int) or not 0 < e.parameters <= MAX_POSITIONS * MAX_DIMENSION:
                 raise InputError(f"an encoder is '{VISION}' or '{AUDIO}' with a positive parameter count, got {e!r:.80}")
+            if not 0 <= e.float32_parameters <= e.parameters:
+                raise InputError(f"an encoder keeps at most its {e.parameters:,d} parameters float32, got "
+                                 f"{e.float32_parameters!r}")
         if self.linear_mixer not in LINEAR_MIXER_NAMES:
             raise InputError(f"linear_mixer must be one of {', '.join(map(repr, LINEAR_MIXER_NAMES))}, "
                              f"got {self.linear_mixer!r}")
@@ -619,7 +622,9 @@ class Architecture:
         d["warnings"] = list(self.warnings)
         d["stored"] = [[t.name, list(t.shape), t.role, t.layer, t.storage, t.nbytes, t.offset] for t in self.stored]
         d["encoders"] = [[e.modality, e.family, e.parameters,
-                          *([list(e.shape)] if e.shape or e.file else []), *([e.stored_bytes, e.file] if e.file else [])]
+                          *([list(e.shape)] if e.shape or e.file or e.float32_parameters else []),
+                          *([e.stored_bytes, e.file] if e.file or e.float32_parameters else []),
+                          *([e.float32_parameters] if e.float32_parameters else [])]
                          for e in self.encoders]
         return d
 
@@ -2247,10 +2252,10 @@ def from_config_path(path: str | Path) -> Architecture:
 
 def _encoder_row(row: list[Any]) -> Encoder:
     """An encoder as `Architecture.to_dict` writes it: [modality, family, parameters], for the towers whose
-    forward memviz sizes their shape (sessions written before it have three fields), and for one read from an
-    mmproj file its stored bytes and the file."""
-    if len(row) not in (3, 4, 6):
-        raise ValueError("an encoder row has three, four or six fields")
+    forward memviz sizes their shape (sessions written before it have three fields), for one read from an
+    mmproj file its stored bytes and the file, and for one with elements transformers keeps float32 their count."""
+    if len(row) not in (3, 4, 6, 7):
+        raise ValueError("an encoder row has three, four, six or seven fields")
     shape = tuple(int(v) for v in row[3]) if len(row) >= 4 else ()
-    stored, file = (int(row[4]), str(row[5])) if len(row) == 6 else (0, "")
-    return Encoder(str(row[0]), str(row[1]), int(row[2]), shape, stored, file)
+    stored, file = (int(row[4]), str(row[5])) if len(row) >= 6 else (0, "")
+    return Encoder(str(row[0]), str(row[1]), int(row[2]), shape, stored, file, int(row[6]) if len(row) == 7 else 0)

@@ -29,7 +29,8 @@ AUDIO = "audio"
 class Encoder:
     """One encoder tower with its projector: `parameters` elements in the checkpoint's dtype; `shape`, for the
     towers whose forward memviz sizes (`VisionShape`), their widths; for one read from a llama.cpp mmproj file,
-    its tensors' stored bytes and the file."""
+    its tensors' stored bytes and the file; `float32_parameters`, those of its elements transformers keeps float32
+    in a 16-bit model (the class's `_keep_in_fp32_modules`)."""
 
     modality: str  # VISION or AUDIO
     family: str  # the encoder config's model_type (siglip_vision_model, pixtral, qwen3_vl_vision, ...)
@@ -37,6 +38,7 @@ class Encoder:
     shape: tuple[int, ...] = ()  # VisionShape's fields, () where not sized
     stored_bytes: int = 0  # an mmproj file's tensors as stored (0: counted from the parameters)
     file: str = ""  # that file
+    float32_parameters: int = 0  # of `parameters`, kept float32 by transformers
 
 
 #: Qwen3-VL's and Qwen3.5's released preprocessors cap an image at size.longest_edge = 16,777,216 pixels:
@@ -1191,6 +1193,27 @@ def gemma3n_audio(ac: dict[str, Any], text_hidden: int) -> int:
     return n + _whole(ac, "vocab_size", 128) * h + 2 * h + h * text_hidden
 
 
+#: parameters of the timm vision towers Gemma 3n names (Gemma3nVisionConfig.architecture; transformers builds them
+#: with timm.create_model(architecture, num_classes=0), timm_wrapper/modeling_timm_wrapper.py): MobileNetV5's universal
+#: inverted residual and multi-query attention stages and its multi-scale fusion adapter, as timm 1.0.31
+#: (models/mobilenetv5.py) builds them (no buffers: its norms are RmsNorm2d); the name fixes every width, the config
+#: gives none (tests/core/test_towers.py builds them with timm where it is installed)
+MOBILENETV5_PARAMETERS = {"mobilenetv5_300m_enc": 294_126_912, "mobilenetv5_300m": 294_126_912,
+                          "mobilenetv5_base": 80_598_976}
+
+
+def gemma3n_vision(vc: dict[str, Any], text_hidden: int) -> int | None:
+    """Gemma 3n's vision tower (TimmWrapperModel of vc's timm architecture, `MOBILENETV5_PARAMETERS`) and its
+    Gemma3nMultimodalEmbedder (a table of vocab_size rows of hidden_size, two norms with a weight, a bias-free
+    projection to the text width, a last norm without one); None for an architecture memviz has no count of, or one
+    changed by model_args."""
+    tower = MOBILENETV5_PARAMETERS.get(str(_get(vc, "architecture", "mobilenetv5_300m_enc")))
+    if tower is None or vc.get("model_args"):
+        return None
+    h = _whole(vc, "hidden_size", 2048)
+    return tower + _whole(vc, "vocab_size", 128) * h + 2 * h + h * text_hidden
+
+
 def _feature_layers(cfg: dict[str, Any], default: int | list[int]) -> int:
     """How many encoder layers' outputs the projector concatenates (vision_feature_layer: one index or a list;
     VipLLaVA's released configs name it vision_feature_layers)."""
@@ -1217,6 +1240,82 @@ def qformer(qc: dict[str, Any], h: int, encoder_width: int) -> int:
     cross = 2 * _lin(h, h) + 2 * _lin(encoder_width, h) + 2 * h
     layers = _whole(qc, "num_hidden_layers", 12)
     return 2 * h + layers * layer + len(range(0, layers, every)) * cross
+
+
+def blip_vision(vc: dict[str, Any]) -> int:
+    """Blip2VisionModel / InstructBlipVisionModel (blip_2/modeling_blip_2.py, instructblip/modeling_instructblip.py,
+    transformers 5.24): a class embedding, a biased Conv2d patch embedding, a learned position per patch and the class
+    token, blocks of two LayerNorms, a fused qkv with q and v biases only (held as one 3 x hidden bias with qkv_bias),
+    a biased projection and fc1 / fc2, and a post-LayerNorm."""
+    h, inter = _whole(vc, "hidden_size", 1408), _whole(vc, "intermediate_size", 6144)
+    patch, grid = _whole(vc, "patch_size", 14), _whole(vc, "image_size", 224) // _whole(vc, "patch_size", 14)
+    layer = 4 * h + 3 * h * h + (3 * h if _get(vc, "qkv_bias", True) else 0) + _lin(h, h) + _lin(h, inter) + \
+        _lin(inter, h)
+    return h + 3 * patch * patch * h + h + (grid * grid + 1) * h + _whole(vc, "num_hidden_layers", 39) * layer + 2 * h
+
+
+#: the BLIP-2-style wrappers: (their vision tower's model_type, whether the Q-Former reads the instruction)
+BLIP_WRAPPERS = {"blip-2": ("blip_2_vision_model", False), "instructblip": ("instructblip_vision_model", True),
+                 "instructblipvideo": ("instructblipvideo_vision_model", True)}
+
+
+def blip_qformer(cfg: dict[str, Any], vc: dict[str, Any]) -> int:
+    """The query tokens and Q-Former of a BLIP-2-style wrapper (`BLIP_WRAPPERS`), over the vision tower's features:
+    BLIP-2's Blip2QFormerModel (`qformer`), InstructBLIP's InstructBlipQFormerModel with the instruction's
+    feed-forward in every layer and its word and position embeddings (their LayerNorm taking the model's)."""
+    qc = cfg.get("qformer_config") if isinstance(cfg.get("qformer_config"), dict) else {}
+    h, instructed = _whole(qc, "hidden_size", 768), BLIP_WRAPPERS[str(cfg.get("model_type"))][1]
+    vh = _whole(vc, "hidden_size", 1408)
+    n = _whole(cfg, "num_query_tokens", 32) * h + qformer({**qc, "use_qformer_text_input": instructed}, h, vh)
+    if instructed:
+        n += (_whole(qc, "vocab_size", 30522) + _whole(qc, "max_position_embeddings", 512)) * h
+    return n
+
+
+def blip_float32(cfg: dict[str, Any], vc: dict[str, Any]) -> int:
+    """Elements a BLIP-2-style wrapper keeps float32 in transformers 5.24 (`_keep_in_fp32_modules`): BLIP-2's query
+    tokens and Q-Former (Blip2ForConditionalGeneration), InstructBLIP's query tokens only."""
+    qc = cfg.get("qformer_config") if isinstance(cfg.get("qformer_config"), dict) else {}
+    if BLIP_WRAPPERS[str(cfg.get("model_type"))][1]:
+        return _whole(cfg, "num_query_tokens", 32) * _whole(qc, "hidden_size", 768)
+    return blip_qformer(cfg, vc)
+
+
+def radio_vision(vc: dict[str, Any]) -> int:
+    """RadioModel (radio/modeling_radio.py, transformers 5.24; C-RADIO): a bias-free linear patch projection (and a
+    second over video_temporal_patch_size stacked frames where that is set), a learned position per patch of the
+    largest image (max_img_size), cls and register tokens, and blocks of two LayerNorms, q / k / v biased with qkv_bias
+    and a biased o_proj, two layer scales, and an MLP of mlp_ratio (SwiGLU's two thirds, rounded up to 8, with
+    use_swiglu_ffn); no final norm."""
+    h, layers, patch = _whole(vc, "hidden_size", 1280), _whole(vc, "num_hidden_layers", 32), _whole(vc, "patch_size", 16)
+    patch_dim = _whole(vc, "num_channels", 3) * patch * patch
+    frames = vc.get("video_temporal_patch_size")
+    n = patch_dim * h + (_whole(vc, "video_temporal_patch_size", 2) * patch_dim * h if frames is not None else 0)
+    n += (_whole(vc, "max_img_size", 2048) // patch) ** 2 * h
+    n += (_whole(vc, "num_cls_tokens", 3) + _whole(vc, "num_registers", 7)) * h
+    wide = int(h * float(_get(vc, "mlp_ratio", 4.0)))
+    if _get(vc, "use_swiglu_ffn", False):
+        wide = (int(wide * 2 / 3) + 7) // 8 * 8
+        mlp = 2 * _lin(h, wide) + _lin(wide, h)
+    else:
+        mlp = _lin(h, wide) + _lin(wide, h)
+    attention = 3 * _lin(h, h, bool(_get(vc, "qkv_bias", True))) + _lin(h, h)
+    return n + layers * (4 * h + attention + 2 * h + mlp)
+
+
+def nemotron_h_omni_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
+    """Nemotron-H Omni's vision path (nemotron_h_omni/modeling_nemotron_h_omni.py, transformers 5.24): its RADIO
+    tower (`radio_vision`), the final LayerNorm Megatron adds where the language model has MTP layers, and the
+    projector over pixel-shuffled features (an RMSNorm, two bias-free linears through projector_hidden_size)."""
+    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    vh = _whole(cfg, "vision_hidden_size", _whole(cfg, "vit_hidden_size", 1280))
+    ratio = float(_get(cfg, "downsample_ratio", 0.5))
+    if not 0 < ratio <= 1:
+        raise InputError(f"vision/audio config: downsample_ratio must be in (0, 1], got {ratio!r}")
+    merged = vh * int(1 / ratio) ** 2
+    proj = _whole(cfg, "projector_hidden_size", 4096)
+    final_norm = 2 * vh if int(_get(text, "num_nextn_predict_layers", 0)) > 0 else 0
+    return radio_vision(vc) + final_norm + merged + merged * proj + proj * th
 
 
 def granite4_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
@@ -1255,6 +1354,13 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
         return glm_image_vision(vc)
     if wrapper == "granite4_vision":
         return granite4_vision(cfg, vc, th)
+    if wrapper == "nemotron_h_omni" and family == "radio":
+        return nemotron_h_omni_vision(cfg, vc, th)
+    if wrapper in BLIP_WRAPPERS and family in (BLIP_WRAPPERS[wrapper][0], ""):  # the Q-Former's queries, projected
+        qh = _whole(cfg.get("qformer_config") or {}, "hidden_size", 768)  # into the text width
+        return blip_vision(vc) + blip_qformer(cfg, vc) + _lin(qh, th)
+    if wrapper == "gemma3n" and family == "gemma3n_vision":
+        return gemma3n_vision(vc, th)
     if wrapper == "gemma3" and family == "siglip_vision_model":  # Gemma3MultiModalProjector: matrix + RMSNorm
         return siglip(vc) + vh * th + vh
     if wrapper in ("llava", "llava_next", "llava_next_video", "llava_onevision") and family in (
@@ -1282,7 +1388,7 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
         # configs' defaults; the connector's one bias-free linear over scale_factor^2 patches (Idefics3SimpleMLP)
         tower = siglip({**_IDEFICS3_VISION, **vc, "vision_use_head": False})
         return tower + vh * _whole(cfg, "scale_factor", 2) ** 2 * th
-    if wrapper in ("glm4v", "glm4v_moe", "glm46v") and family in ("glm4v_vision", "glm4v_moe_vision"):
+    if wrapper in ("glm4v", "glm4v_moe", "glm46v", "glmga") and family in ("glm4v_vision", "glm4v_moe_vision"):
         return glm4v_vision(vc)  # its merger maps into out_hidden_size, the language model's width
     if (wrapper, family) in (("internvl", "internvl_vision"), ("qianfan_ocr", "qianfan_ocr_vision")):
         # InternVLMultiModalProjector (Qianfan-OCR's tower and projector are InternVL's): the pixel shuffle's
@@ -1429,8 +1535,9 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
             warnings.append(f"its vision encoder ({vc.get('model_type') or 'vision_config'}) is not counted; "
                             "transformers and vLLM load it with the language model")
         else:
+            wide = blip_float32(cfg, vc) if str(cfg.get("model_type")) in BLIP_WRAPPERS else 0
             out.append(Encoder(VISION, str(vc.get("model_type") or cfg.get("model_type")), n,
-                               _vision_shape(cfg, vc, text_hidden, processors)))
+                               _vision_shape(cfg, vc, text_hidden, processors), float32_parameters=wide))
     if isinstance(ac, dict):
         if cfg.get("model_type") in ("gemma4", "gemma4_unified") and ac.get("model_type", "gemma4_audio") == "gemma4_audio":
             n = gemma4_audio(ac) + _whole(ac, "output_proj_dims", 1536) * text_hidden  # Gemma4MultimodalEmbedder

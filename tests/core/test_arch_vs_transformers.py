@@ -49,7 +49,8 @@ def _reference(model_type: str) -> tuple[dict, int, int]:
     return config.to_dict(), sum(t.numel() for t in tensors), sum(t.numel() * t.element_size() for t in tensors)
 
 
-#: wrappers whose vision tower transformers builds with timm (Gemma 3n's MobileNetV5): checked without it below
+#: wrappers whose vision tower transformers builds with timm (Gemma 3n's MobileNetV5; AutoModelForCausalLM builds
+#: Gemma 3n's wrapper, towers included): checked with timm where it is installed, without it below
 TIMM_TOWERS = {"gemma3n"}
 #: known types transformers builds only inside a multimodal wrapper (no causal-LM class): checked with it below
 WRAPPED_ONLY = {"gemma3", "muse_glimmer_text", "cosmos3_edge_text", "mllama_text_model", "molmo2_text",
@@ -72,11 +73,12 @@ def test_memviz_counts_what_transformers_builds(model_type):
     except InputError as exc:  # default configs that are not models (no experts per token, heads not dividing)
         assert model_type in ("deepseek_v2", "glm4_moe"), exc
         return
-    assert reference - parameter_count(a) == ALLOWED.get(model_type, 0)
+    towers = sum(e.parameters for e in a.encoders) if model_type in TIMM_TOWERS else 0  # built with the wrapper
+    assert reference - towers - parameter_count(a) == ALLOWED.get(model_type, 0)
     language_model = a.with_changes(encoders=())
     weights = estimate(language_model, Scenario(engine="transformers", weight_format="bf16", context_tokens=64,
                                                 device="cpu")).bytes["weights"]
-    assert nbytes - weights == 2 * ALLOWED.get(model_type, 0)
+    assert nbytes - 2 * towers - weights == 2 * ALLOWED.get(model_type, 0)
 
 
 #: Gemma 4's text decoders as transformers' converter defines them (huggingface/transformers 0f3f0632
@@ -368,24 +370,28 @@ def test_gemma3n_text_variants_count_what_transformers_builds(variant):
                                             sscp_conv_channel_size=[64, 16], input_feat_size=80, conf_conv_kernel_size=7,
                                             sscp_conv_kernel_size=[[3, 3], [5, 5]],
                                             sscp_conv_stride_size=[[2, 2], [2, 3]], vocab_size=64)])
-def test_gemma3n_wrapper_reads_its_language_model_counts_its_audio_and_names_its_vision(audio):
+def test_gemma3n_wrapper_reads_its_language_model_and_counts_its_audio_and_vision(audio):
     """The language model as Gemma3nTextConfig's; the conformer audio encoder and its embedder to the element, built
-    apart (the wrapper's MobileNetV5 vision tower needs timm, which this torch has no torchvision for); the vision
-    tower named in a warning."""
+    apart, and the vision tower: MobileNetV5's count for the architecture the config names (the wrapper builds it with
+    timm, checked where timm is installed: tests/core/test_towers.py) and its embedder, built apart."""
     from transformers import Gemma3nAudioConfig, Gemma3nConfig, Gemma3nTextConfig
     from transformers.models.gemma3n import modeling_gemma3n
+
+    from memviz.core.towers import MOBILENETV5_PARAMETERS
 
     config = Gemma3nConfig(audio_config=Gemma3nAudioConfig(**audio))
     with torch.device("meta"):
         audio_parts = (modeling_gemma3n.Gemma3nAudioEncoder(config.audio_config),
                        modeling_gemma3n.Gemma3nMultimodalEmbedder(config.audio_config, config.text_config))
+        vision_embedder = modeling_gemma3n.Gemma3nMultimodalEmbedder(config.vision_config, config.text_config)
     wrapper = from_hf_config(config.to_dict())
     text = from_hf_config(Gemma3nTextConfig().to_dict())
     assert parameter_count(wrapper.with_changes(encoders=())) == parameter_count(text)
+    vision = MOBILENETV5_PARAMETERS[config.vision_config.architecture] + sum(p.numel() for p in vision_embedder.parameters())
     assert [(e.modality, e.family, e.parameters) for e in wrapper.encoders] == [
+        ("vision", "gemma3n_vision", vision),
         ("audio", "gemma3n_audio", sum(p.numel() for m in audio_parts for p in m.parameters()))]
-    assert [w for w in wrapper.warnings if "encoder" in w] == [
-        "its vision encoder (gemma3n_vision) is not counted; transformers and vLLM load it with the language model"]
+    assert not [w for w in wrapper.warnings if "encoder" in w]
 
 
 #: configs as released checkpoints write them, without the fields memviz must default as the class does

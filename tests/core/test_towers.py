@@ -42,7 +42,7 @@ def _configs():
     )
 
     names = ("gemma3", "llava", "llava_next", "llava_onevision", "mistral3", "llama4", "internvl", "idefics3", "smolvlm",
-             "glm4v", "glm46v", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe",
+             "glm4v", "glm46v", "glmga", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe",
              "paligemma", "shieldgemma2", "cohere2_vision", "lfm2_vl", "llava_next_video", "lighton_ocr", "exaone4_5",
              "hyperclovax_vision_v2", "paddleocr_vl", "glm_ocr", "cosmos3_omni", "mllama", "idefics2", "minicpmv4_6", "minicpmv4_7",
              "minicpm_ocr", "vipllava", "video_llava", "mistral_large4", "molmo2", "fuyu", "got_ocr2", "qianfan_ocr",
@@ -760,3 +760,98 @@ def test_granite4_vision_without_a_window_rate_is_one_input_error(rate):
                            "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000}}
     with pytest.raises(InputError, match="downsample_rate"):
         from_hf_config(cfg)
+
+
+@pytest.mark.parametrize("architecture", ["mobilenetv5_300m_enc", "mobilenetv5_300m", "mobilenetv5_base"])
+def test_mobilenetv5_counts_are_what_timm_builds(architecture):
+    """Gemma 3n's vision towers as timm builds them for transformers (create_model(name, num_classes=0)):
+    MOBILENETV5_PARAMETERS holds each named architecture's parameters, and no buffer."""
+    torch = pytest.importorskip("torch")
+    timm = pytest.importorskip("timm")
+    from memviz.core.towers import MOBILENETV5_PARAMETERS
+
+    with torch.device("meta"):
+        model = timm.create_model(architecture, pretrained=False, num_classes=0)
+    assert sum(p.numel() for p in model.parameters()) == MOBILENETV5_PARAMETERS[architecture]
+    assert not list(model.buffers())
+
+
+def test_gemma3n_vision_of_another_architecture_is_named_not_counted():
+    """A Gemma 3n config naming a timm tower memviz has no count of, or changing one with model_args, keeps the
+    warning that names the uncounted tower."""
+    transformers = pytest.importorskip("transformers")
+    for vision in ({"architecture": "mobilenetv4_conv_small"}, {"model_args": {"drop_rate": 0.1}}):
+        cfg = transformers.AutoConfig.for_model("gemma3n").to_dict()
+        a = from_hf_config({**cfg, "vision_config": {**cfg["vision_config"], **vision}, "audio_config": None})
+        assert [e.family for e in a.encoders] == []
+        assert any("gemma3n_vision" in w and "not counted" in w for w in a.warnings)
+
+
+_TINY_BLIP = {"vision_config": {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+                                "num_attention_heads": 2, "image_size": 32, "patch_size": 8},
+              "qformer_config": {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 3,
+                                 "num_attention_heads": 2, "cross_attention_frequency": 2, "vocab_size": 100,
+                                 "max_position_embeddings": 64},
+              "text_config": {"model_type": "opt", "hidden_size": 32, "ffn_dim": 64, "num_hidden_layers": 2,
+                              "num_attention_heads": 2, "vocab_size": 100, "word_embed_proj_dim": 32,
+                              "max_position_embeddings": 64},
+              "num_query_tokens": 8}
+_BLIP_CLASSES = {"blip-2": "Blip2ForConditionalGeneration", "instructblip": "InstructBlipForConditionalGeneration",
+                 "instructblipvideo": "InstructBlipVideoForConditionalGeneration"}
+
+
+@pytest.mark.parametrize("shape", ["default", "tiny"])
+@pytest.mark.parametrize("model_type", sorted(_BLIP_CLASSES))
+def test_blip_wrappers_count_their_tower_qformer_and_projection(model_type, shape):
+    """BLIP-2, InstructBLIP and InstructBLIP-Video: the EVA-style vision tower (a fused qkv with q / v biases), the
+    query tokens, the Q-Former (InstructBLIP's with the instruction's feed-forward and embeddings) and the projection
+    into the language model: 1,091,705,088 and 1,172,226,816 parameters at the defaults, named and uncounted before;
+    exact as transformers builds them at the default and a tiny shape."""
+    config, model = _on_meta(model_type, _BLIP_CLASSES[model_type], **(_TINY_BLIP if shape == "tiny" else {}))
+    towers = sum(p.numel() for n, p in model.named_parameters() if "language_model" not in n)
+    a = from_hf_config(config.to_dict())
+    assert [e.parameters for e in a.encoders] == [towers] and not a.warnings
+    assert parameter_count(a) == sum(p.numel() for p in model.parameters()) - towers
+
+
+@pytest.mark.parametrize("model_type", ["blip-2", "instructblip"])
+def test_blip_elements_kept_float32_are_what_transformers_loads_so(model_type, tmp_path):
+    """A tiny BLIP-2 and InstructBLIP saved and loaded: in float16 transformers keeps BLIP-2's query tokens and
+    Q-Former float32 and InstructBLIP's query tokens (`_keep_in_fp32_modules`), in bfloat16 nothing; memviz's float32
+    count is the float16 load's, and its transformers weights hold the encoders' bytes as each load holds them (a
+    GPTQ checkpoint on CUDA loads in float16, a bf16 one in bfloat16)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    cls = getattr(transformers, _BLIP_CLASSES[model_type])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = transformers.AutoConfig.for_model(model_type, **_TINY_BLIP)
+        cls(config).save_pretrained(tmp_path)
+        loads = {dtype: [p for n, p in cls.from_pretrained(tmp_path, dtype=dtype).named_parameters()
+                         if "language_model" not in n] for dtype in (torch.float16, torch.bfloat16)}
+    a = from_hf_config(config.to_dict())
+    (encoder,) = a.encoders
+    assert encoder.float32_parameters == sum(p.numel() for p in loads[torch.float16] if p.dtype == torch.float32) > 0
+    assert Architecture.from_dict(json.loads(json.dumps(a.to_dict()))).encoders == a.encoders  # a session keeps it
+    assert not [p for p in loads[torch.bfloat16] if p.dtype == torch.float32]
+    for weight_format, device, dtype in (("gptq-int4", "cuda", torch.float16), ("bf16", "cpu", torch.bfloat16)):
+        held, alone = (estimate(arch, Scenario(engine="transformers", weight_format=weight_format, context_tokens=64,
+                                               device=device)).bytes["weights"]
+                       for arch in (a, a.with_changes(encoders=())))
+        assert held - alone == sum(p.numel() * p.element_size() for p in loads[dtype]), weight_format
+
+
+@pytest.mark.parametrize("changes", [{}, {
+    "vision_config": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "use_swiglu_ffn": True,
+                      "video_temporal_patch_size": 2, "max_img_size": 256, "qkv_bias": False, "num_registers": 3},
+    "downsample_ratio": 0.25, "projector_hidden_size": 128, "vision_hidden_size": 64,
+    "text_config": {"num_nextn_predict_layers": 1}}])
+def test_nemotron_h_omni_counts_its_radio_tower_and_projector(changes):
+    """Nemotron-H Omni's C-RADIO tower (patch projections, positions of the largest image, cls and register tokens,
+    layer-scaled blocks with a GELU or SwiGLU MLP), the final norm Megatron adds with MTP layers and the projector
+    over pixel-shuffled features: 691,447,296 parameters at the default, named and uncounted before; exact as
+    transformers builds them at the default and a small video / SwiGLU / MTP shape."""
+    config, model = _on_meta("nemotron_h_omni", "NemotronH_Omni_Reasoning_V3", **changes)
+    towers = sum(p.numel() for n, p in model.named_parameters() if not n.startswith("language_model"))
+    a = from_hf_config(config.to_dict())
+    assert [(e.family, e.parameters) for e in a.encoders] == [("radio", towers)] and not a.warnings

@@ -338,6 +338,15 @@ class Transformers(Engine):
         cap = sc.compute_capability
         return sc.device == "cpu" or (cap is not None and cap < FP8_NATIVE_CAPABILITY)
 
+    def encoder_bytes(self, x: Inputs) -> float:
+        """The encoders' bytes as the engine holds them, and 2 more for each element their class keeps float32 when
+        the model loads in float16 (`Encoder.float32_parameters`: BLIP-2's Q-Former; from_pretrained applies
+        `_keep_in_fp32_modules` to a float16 load only, transformers 5.24 modeling_utils.py `_get_dtype_plan`)."""
+        held = super().encoder_bytes(x)
+        if not held or x.wf.name == STORED or load_dtype(x.a, x.sc) != "float16":
+            return held
+        return held + 2.0 * sum(e.float32_parameters for e in x.a.encoders)
+
     def runtime_bytes(self, x: Inputs) -> float:
         if x.sc.device == "cuda":
             return TORCH_CUDA_BASELINE_BYTES
@@ -352,8 +361,7 @@ class Transformers(Engine):
         attn = sc.attention or self.default_attention(a)
         impl = {"flash": "flash_attention_2"}.get(attn, attn)
         method = gptq_kernels.method_of(a, sc.weight_format)
-        # AwqHfQuantizer.update_dtype casts bf16 to fp16 on CUDA and the GPTQ kernels want fp16: ask for it
-        dtype = "float32" if sc.weight_format == "fp32" else "float16" if method and sc.device == "cuda" else "bfloat16"
+        dtype = load_dtype(a, sc)
         device_map = '"cpu"' if sc.device == "cpu" else '"auto"' if sc.pp * sc.tp > 1 or sc.gpu_layers is not None \
             else '"cuda"'  # one GPU holds it all, as estimated ("auto" would spill what does not fit to the CPU)
         ref, on_load = self.checkpoint(a, sc, model)
@@ -404,6 +412,14 @@ def describe_cross_attention(facts: dict[str, Any]) -> str:
 #: audio encoders whose wrapper only AutoModelForSeq2SeqLM maps (transformers 5.24 models/auto/modeling_auto.py
 #: MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES: Audio Flamingo 3, Music Flamingo)
 _SEQ2SEQ_AUDIO = frozenset({"audioflamingo3_encoder"})
+
+
+def load_dtype(a: Architecture, sc: Any) -> str:
+    """The dtype the launch loads the model in: float32 for an fp32 checkpoint, float16 for AWQ / GPTQ on CUDA
+    (AwqHfQuantizer.update_dtype casts bf16 to fp16 there and the GPTQ kernels want fp16), else bfloat16."""
+    if sc.weight_format == "fp32":
+        return "float32"
+    return "float16" if gptq_kernels.method_of(a, sc.weight_format) and sc.device == "cuda" else "bfloat16"
 
 
 def auto_class(a: Architecture) -> str:
