@@ -162,6 +162,7 @@ class StoredTensor:
 MAX_CONFIG_BYTES = 16 * 2**20  # config.json files are kilobytes; a tokenizer or weights file named so is not one
 MAX_DIMENSION = 1 << 24  # no real width, head count or vocabulary comes near 16.7 M
 MAX_POSITIONS = 1 << 31  # nor a context beyond 2**31 tokens
+MAX_ALTUP_STREAMS = 64  # AltUp's residual streams (Gemma 3n's 4): each is a tensor of its own to list
 MAX_LAYERS = 4096  # 30x the deepest published LLM (Llama-3.1-405B: 126 layers)
 
 
@@ -459,8 +460,9 @@ class Architecture:
                                         or min(self.layer_intermediate) <= 0):
             raise InputError(f"per-layer MLP widths must list {self.num_layers} positive entries, the largest "
                              "intermediate_size")
-        if self.altup_inputs == 1:
-            raise InputError("altup_num_inputs must be at least 2 (the active stream and one it predicts)")
+        if self.altup_inputs == 1 or self.altup_inputs > MAX_ALTUP_STREAMS:
+            raise InputError(f"altup_num_inputs must be from 2 to {MAX_ALTUP_STREAMS} (the active stream and those it "
+                             f"predicts; Gemma 3n's are 4), got {self.altup_inputs:,d}")
         if bool(self.per_layer_input_size) != bool(self.per_layer_vocab_size):
             raise InputError("per-layer embeddings need both hidden_size_per_layer_input and vocab_size_per_layer_input")
         if self.output_vocab_size > self.vocab_size or (self.output_vocab_size and self.tie_word_embeddings):

@@ -166,3 +166,14 @@ def test_every_whole_number_field_is_bounded():
     cfg = json.loads((PRESETS / "deepseek-v4-flash-base.json").read_text())["config"]
     with pytest.raises(InputError, match="indexer_head_dim"):
         from_hf_config({**cfg, "index_head_dim": 2**63})
+
+
+def test_a_count_of_streams_listed_one_by_one_is_bounded_before_anything_is_built():
+    """AltUp's streams are tensors memviz lists one by one: a fuzzed Gemma 3n config with altup_num_inputs of
+    10**9 (within the whole-number bound) held 24 GB before the OOM killer stopped it; it is one InputError now."""
+    from tests.core.engines.test_gemma3n import E2B
+
+    assert from_hf_config({**E2B, "altup_num_inputs": 4}).altup_inputs == 4
+    for streams in (1, 65, 10**9):
+        with pytest.raises(InputError, match="altup_num_inputs must be from 2 to 64"):
+            from_hf_config({**E2B, "altup_num_inputs": streams})
