@@ -83,7 +83,7 @@ _ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2"
             "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4",
             "glm4v_moe_text": "glm4_moe", "sarvam_moe": "glm4_moe", "sarvam_mla": "deepseek_v3",
             "apertus1p5_text": "apertus", "hy_v4_vl_text": "hy_v4", "mistral4": "deepseek_v2", "glm_ocr_text": "glm4",
-            "glm_image_text": "glm4", "granite4_vision_text": "granite",
+            "glm_image_text": "glm4", "granite4_vision_text": "granite", "hunyuan_vl_text": "hunyuan_v1_dense",
             "phi4_multimodal": "phi3", "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe",
             "deepseek_ocr2_text": "deepseek_v2", "unlimited_ocr_text": "deepseek_v2",
             "dots3_note": "dots3_note_text"}  # dots3's releases keep the text model's fields at the top level

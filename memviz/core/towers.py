@@ -1318,6 +1318,21 @@ def nemotron_h_omni_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> 
     return radio_vision(vc) + final_norm + merged + merged * proj + proj * th
 
 
+def hunyuan_vl_vision(vc: dict[str, Any]) -> int:
+    """HunYuanVLVisionTransformer (hunyuan_vl/modeling_hunyuan_vl.py, transformers 5.24): a biased Conv2d patch
+    embedding, a learned position per patch of the largest image (max_image_size) and a cls slot, blocks as SigLIP's
+    (biased q / k / v / o and fc1 / fc2, two LayerNorms), and HunYuanVLVisionPatchMerger: an RMSNorm, a strided
+    Conv2d of the merge window to twice the width, a 1x1 Conv2d to four times it, a linear into the merger's
+    text_hidden_size, the image newline (four widths), begin / end / separator vectors and an RMSNorm (text-wide)."""
+    h, inter = _whole(vc, "hidden_size", 1152), _whole(vc, "intermediate_size", 4304)
+    patch, merge = _whole(vc, "patch_size", 16), _whole(vc, "spatial_merge_size", 2)
+    out = _whole(vc, "text_hidden_size", 4096)
+    n = _whole(vc, "num_channels", 3) * patch * patch * h + h + ((_whole(vc, "max_image_size", 2048) // patch) ** 2 + 1) * h
+    n += _whole(vc, "num_hidden_layers", 27) * _vit_layer(h, inter)
+    merger = h + (h * 2 * h * merge * merge + 2 * h) + (2 * h * 4 * h + 4 * h) + _lin(4 * h, out) + 4 * h + 4 * out
+    return n + merger
+
+
 def granite4_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
     """Granite4VisionModel (granite4_vision/modeling_granite4_vision.py, transformers 5.24): its CLIP or SigLIP tower
     (AutoModel of vision_config), the image newline (one text-wide vector), and a Granite4VisionWindowQFormerDownsampler
@@ -1354,6 +1369,8 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
         return glm_image_vision(vc)
     if wrapper == "granite4_vision":
         return granite4_vision(cfg, vc, th)
+    if wrapper == "hunyuan_vl" and family == "hunyuan_vl_vision":
+        return hunyuan_vl_vision(vc)
     if wrapper == "nemotron_h_omni" and family == "radio":
         return nemotron_h_omni_vision(cfg, vc, th)
     if wrapper in BLIP_WRAPPERS and family in (BLIP_WRAPPERS[wrapper][0], ""):  # the Q-Former's queries, projected

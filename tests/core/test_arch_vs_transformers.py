@@ -486,7 +486,7 @@ def test_speech_image_and_encoder_decoder_parts_are_refused():
         if any("not one memviz knows" in w for w in a.warnings):
             read_unknown.add(model_type)
     assert read_unknown == {"cohere_compass", "cohere_compass_text", "granite_docling", "granite_docling_text",
-                            "hunyuan_vl", "hunyuan_vl_text", "paddleocr_vl", "paddleocr_vl_text",
+                            "paddleocr_vl", "paddleocr_vl_text",
                             "voxtral_realtime", "voxtral_realtime_text"}  # vision / speech models' text decoders
 
 

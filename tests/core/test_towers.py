@@ -855,3 +855,22 @@ def test_nemotron_h_omni_counts_its_radio_tower_and_projector(changes):
     towers = sum(p.numel() for n, p in model.named_parameters() if not n.startswith("language_model"))
     a = from_hf_config(config.to_dict())
     assert [(e.family, e.parameters) for e in a.encoders] == [("radio", towers)] and not a.warnings
+
+
+@pytest.mark.parametrize("changes", [
+    {"text_config": {"head_dim": 128}},
+    {"text_config": {"head_dim": 64, "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 8,
+                     "intermediate_size": 3072, "num_hidden_layers": 2, "vocab_size": 1000},
+     "vision_config": {"hidden_size": 128, "intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 2,
+                       "max_image_size": 256, "spatial_merge_size": 4, "text_hidden_size": 1024}}])
+def test_hunyuan_vl_counts_its_tower_and_merger_and_reads_its_text_model(changes):
+    """HunYuan-VL: its ViT over positions of the largest image and the patch merger (two convolutions, a linear, the
+    newline / begin / end / separator vectors, two RMSNorms): 471,369,200 parameters at the default, named and
+    uncounted before; its language model HunYuan-Dense's (q / k norms), read Llama-style with a warning before; both
+    exact as transformers builds them (the default given the head_dim its text config leaves unset) and at a small
+    shape."""
+    config, model = _on_meta("hunyuan_vl", "HunYuanVLForConditionalGeneration", **changes)
+    towers = sum(p.numel() for n, p in model.named_parameters() if "language_model" not in n and "lm_head" not in n)
+    a = from_hf_config(config.to_dict())
+    assert [(e.family, e.parameters) for e in a.encoders] == [("hunyuan_vl_vision", towers)] and not a.warnings
+    assert parameter_count(a) == sum(p.numel() for p in model.parameters()) - towers
