@@ -728,6 +728,15 @@ def _int(value: Any, key: str) -> int:
     return int(value)
 
 
+def _layer_count(cfg: dict[str, Any], *keys: str) -> int:
+    """The config's layer count, within `MAX_LAYERS` before any per-layer list is built from it (a corrupt config
+    must not allocate without bound)."""
+    n = _int(_require(cfg, *keys), "num_hidden_layers")
+    if not 0 < n <= MAX_LAYERS:
+        raise InputError(f"num_hidden_layers must be a positive integer up to {MAX_LAYERS:,}, got {n:,}")
+    return n
+
+
 def _positive(value: Any, key: str) -> float:
     """A finite positive number (a multiplier or a fraction)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
@@ -1063,7 +1072,7 @@ def _mistral_large4_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]
     if len(rope) != n_layers:
         raise InputError(f"no_rope_layers has {len(rope)} entries for {n_layers} layers")
     sources = cfg.get("kv_source_layers")
-    if sources is not None and list(sources) != list(range(n_layers)):
+    if sources is not None and (not isinstance(sources, list) or sources != list(range(n_layers))):
         raise InputError("mistral_large4_text: layers reading another layer's latent cache (kv_source_layers) are not "
                          "modelled")
     return dict(nope_layers=tuple(not r for r in rope), softmax_scaling=True)
@@ -1895,8 +1904,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _step3p5_config(cfg)
     if model_type == "bamba":  # BambaConfig.layers_block_type: attention at attn_layer_indices, Mamba2 elsewhere
         attention = set(_int_list(cfg.get("attn_layer_indices"), "attn_layer_indices"))
-        n = _int(_require(cfg, "num_hidden_layers"), "num_hidden_layers")
-        cfg = {**cfg, "layer_types": ["attention" if i in attention else "mamba" for i in range(n)]}
+        cfg = {**cfg, "layer_types": ["attention" if i in attention else "mamba"
+                                      for i in range(_layer_count(cfg, "num_hidden_layers"))]}
     warnings: list[str] = [note for note in (omni, rswa) if note]
     if read_as:
         warnings.append(f"model_type '{given_type}' read as '{read_as}', the type of the architecture its config names "
@@ -1908,9 +1917,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         )
 
     hidden = _int(_require(cfg, "hidden_size", "n_embd", "d_model"), "hidden_size")
-    n_layers = _int(_require(cfg, "num_hidden_layers", "n_layer", "num_layers"), "num_hidden_layers")
-    if not 0 < n_layers <= MAX_LAYERS:  # per-layer tuples follow: a corrupt header must not allocate without bound
-        raise InputError(f"num_hidden_layers must be a positive integer up to {MAX_LAYERS:,}, got {n_layers:,}")
+    n_layers = _layer_count(cfg, "num_hidden_layers", "n_layer", "num_layers")
     n_heads = _int(_require(cfg, "num_attention_heads", "n_head", "num_heads"), "num_attention_heads")
     vocab = _int(_require(cfg, "vocab_size"), "vocab_size")
     if n_heads <= 0 or hidden <= 0:

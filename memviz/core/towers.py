@@ -132,6 +132,9 @@ def most_tokens(max_pixels: int, unit: int) -> int:
     """Merged tokens of the largest image within `max_pixels` as vLLM builds its dummy (qwen2_vl.py
     `get_image_size_with_most_features`): max_pixels // unit^2, lowered until two factors within an aspect ratio of
     200 make them."""
+    if max_pixels < unit ** 2:
+        raise InputError(f"vision/audio config: one merged token of {unit:,d} x {unit:,d} pixels is larger than the "
+                         f"largest image ({max_pixels:,d} pixels)")
     return next(n for n in range(max_pixels // unit ** 2, 0, -1) if _aspect(n) <= 200)
 
 
@@ -259,13 +262,30 @@ def _vq_attention(c: int) -> int:
     return _vq_norm(c) + 4 * _conv(c, c, 1)
 
 
+#: a VQ-GAN's resolution levels and resnet blocks a level, counted one by one: bounded before any loop (the
+#: released ones have 4-5 levels of 2 blocks; a fuzzed num_res_blocks of 10**7 took minutes)
+MAX_VQ_LEVELS, MAX_VQ_BLOCKS = 16, 64
+
+
+def _vq_levels(vq: dict[str, Any], default: list[int]) -> tuple[list[int], int]:
+    """(channel_multiplier, num_res_blocks) of a VQ-GAN config, within `MAX_VQ_LEVELS` and `MAX_VQ_BLOCKS`."""
+    mult = _get(vq, "channel_multiplier", default)
+    if not isinstance(mult, list) or not 0 < len(mult) <= MAX_VQ_LEVELS or not all(
+            isinstance(m, int) and not isinstance(m, bool) and 0 < m <= 64 for m in mult):
+        raise InputError(f"vision/audio config: channel_multiplier must list 1 to {MAX_VQ_LEVELS} whole numbers "
+                         f"from 1 to 64, got {mult!r:.60}")
+    blocks = _whole(vq, "num_res_blocks", 2)
+    if blocks > MAX_VQ_BLOCKS:
+        raise InputError(f"vision/audio config: num_res_blocks must be at most {MAX_VQ_BLOCKS}, got {blocks:,d}")
+    return mult, blocks
+
+
 def _vq_encoder(vq: dict[str, Any], attends: Callable[[int, int], bool], middle_attention: bool) -> tuple[int, int]:
     """(parameters, last width) of a VQ-GAN encoder: a 3x3 conv in; per resolution level num_res_blocks resnet
     blocks, an attention block after each where `attends(level, resolution)`, a strided 3x3 downsampling conv but
     after the last; two resnet blocks around an (optional) attention block in the middle; GroupNorm and a 3x3 conv
     out to latent_channels (twice that with double_latent)."""
-    base, blocks = _whole(vq, "base_channels", 128), _whole(vq, "num_res_blocks", 2)
-    mult = [int(m) for m in _get(vq, "channel_multiplier", [1, 1, 2, 2, 4])]
+    base, (mult, blocks) = _whole(vq, "base_channels", 128), _vq_levels(vq, [1, 1, 2, 2, 4])
     total, res, width = _conv(_whole(vq, "in_channels", 3), base, 3), _whole(vq, "resolution", 512), base
     for level, m in enumerate(mult):
         for _ in range(blocks):
@@ -300,8 +320,8 @@ def janus_vqgan(vq: dict[str, Any]) -> int:
     draws generated images: a 3x3 conv in from latent_channels, the middle blocks, per level from the last
     num_res_blocks + 1 resnet blocks (attention after each at the last level) and a 3x3 upsampling conv but at the
     first, GroupNorm and a 3x3 conv out to out_channels."""
-    mult = [int(m) for m in _get(vq, "channel_multiplier", [1, 1, 2, 2, 4])]
-    last, blocks, base = len(mult) - 1, _whole(vq, "num_res_blocks", 2), _whole(vq, "base_channels", 128)
+    mult, blocks = _vq_levels(vq, [1, 1, 2, 2, 4])
+    last, base = len(mult) - 1, _whole(vq, "base_channels", 128)
     encoder, width = _vq_encoder(vq, lambda level, res: level == last, True)
     decoder = _conv(_whole(vq, "latent_channels", 256), width, 3) + 2 * _vq_resnet(width, width) + _vq_attention(width)
     for level in reversed(range(len(mult))):
@@ -322,8 +342,7 @@ def emu3_vqgan(vq: dict[str, Any]) -> int:
     (3, 1, 1) Conv3d quant convs, and the decoder (temporal resnets and (3, 3, 3) upsampling convs over the latent, a
     3x3 conv in, the middle and up blocks with SpatialNorms over the quantized latent, num_res_blocks + 1 resnets a
     level and a 3x3 upsampling conv but at the first, a SpatialNorm and a 3x3 conv out)."""
-    base, blocks = _whole(vq, "base_channels", 256), _whole(vq, "num_res_blocks", 2)
-    mult = [int(m) for m in _get(vq, "channel_multiplier", [1, 2, 2, 4])]
+    base, (mult, blocks) = _whole(vq, "base_channels", 256), _vq_levels(vq, [1, 2, 2, 4])
     latent, embed, h = _whole(vq, "latent_channels", 4), _whole(vq, "embed_dim", 4), _whole(vq, "hidden_size", 1024)
     attends = set(_get(vq, "attn_resolutions", None) or ())
     out = 2 * latent if _get(vq, "double_latent", False) else latent
@@ -749,10 +768,11 @@ def sam_vision(vc: dict[str, Any]) -> int:
     head_dim, window = h // _whole(vc, "num_attention_heads", 12), _whole(vc, "window_size", 14)
     global_layers = set(_get(vc, "global_attn_indexes", [2, 5, 8, 11]))
     n = _whole(vc, "num_channels", 3) * patch * patch * h + h + (grid * grid * h if _get(vc, "use_abs_pos", True) else 0)
-    for i in range(_whole(vc, "num_hidden_layers", 12)):
-        size = grid if i in global_layers else window
-        rel = 2 * (2 * size - 1) * head_dim if _get(vc, "use_rel_pos", True) else 0
-        n += 4 * h + _lin(h, 3 * h, bool(_get(vc, "qkv_bias", True))) + _lin(h, h) + _lin(h, mlp) + _lin(mlp, h) + rel
+    layers = _whole(vc, "num_hidden_layers", 12)
+    n_global = sum(1 for i in global_layers if isinstance(i, int) and 0 <= i < layers)
+    n += layers * (4 * h + _lin(h, 3 * h, bool(_get(vc, "qkv_bias", True))) + _lin(h, h) + _lin(h, mlp) + _lin(mlp, h))
+    if _get(vc, "use_rel_pos", True):  # per axis 2 x size - 1 rows: the grid in global blocks, the window elsewhere
+        n += 2 * head_dim * (n_global * (2 * grid - 1) + (layers - n_global) * (2 * window - 1))
     return n + _sam_neck(h, out)
 
 
