@@ -1830,6 +1830,12 @@ def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
                          "weights), so its figures would be wrong")
 
 
+#: a wrapper's fields under the names its released configs use (NemotronH_Omni_Reasoning_V3_Config
+#: `_legacy_field_names`, transformers 5.24: the release predates the rename), read as the standard ones
+_LEGACY_WRAPPER_FIELDS = {"nemotron_h_omni": {"llm_config": "text_config", "sound_config": "audio_config",
+                                              "vit_hidden_size": "vision_hidden_size"}}
+
+
 def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "", ref: str = "",
                    processors: dict[str, dict[str, Any]] | None = None) -> Architecture:
     """Build an Architecture from a Hugging Face config dict (and the folder's processor configs, `load_processors`).
@@ -1844,6 +1850,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if not isinstance(cfg, dict):
         raise InputError("config must be a JSON object")
     cfg, omni = omni_thinker(cfg)
+    legacy = _LEGACY_WRAPPER_FIELDS.get(str(cfg.get("model_type")), {})
+    cfg = {**{new: cfg[old] for old, new in legacy.items() if old in cfg and new not in cfg}, **cfg}
     outer = cfg
     release_loader, release_code = "", ""
     if isinstance(cfg.get("text_config"), dict):

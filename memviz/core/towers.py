@@ -1353,6 +1353,42 @@ def hunyuan_vl_vision(vc: dict[str, Any]) -> int:
     return n + merger
 
 
+def parakeet_encoder(ac: dict[str, Any], attention_bias: bool) -> int:
+    """ParakeetEncoder (parakeet/modeling_parakeet.py, transformers 5.24; NeMo's FastConformer): a striding
+    subsampling (a Conv2d from one channel, then per further halving of subsampling_factor a depthwise and a 1x1
+    Conv2d, all biased, and a biased linear from the channels x the mel bins left), and blocks of five LayerNorms,
+    two feed-forwards, relative-position attention (q / k / v / o biased with attention_bias, a bias-free positional
+    projection, the u / v biases) and a convolution module (pointwise to twice the width, depthwise of
+    conv_kernel_size, a BatchNorm's weight and bias, pointwise; biased with convolution_bias)."""
+    h, inter, heads = _whole(ac, "hidden_size", 1024), _whole(ac, "intermediate_size", 4096), _whole(ac, "num_attention_heads", 8)
+    if h % heads:
+        raise InputError(f"vision/audio config: Parakeet's width {h} is not a whole number of {heads} heads")
+    kv = _whole(ac, "num_key_value_heads", heads) * (h // heads)
+    c, k, stride = (_whole(ac, key, d) for key, d in (("subsampling_conv_channels", 256),
+                                                      ("subsampling_conv_kernel_size", 3), ("subsampling_conv_stride", 2)))
+    halvings = _whole(ac, "subsampling_factor", 8).bit_length() - 1
+    subsampling = c * k * k + c + (halvings - 1) * (c * k * k + c + c * c + c)
+    subsampling += _lin(c * (_whole(ac, "num_mel_bins", 80) // stride ** halvings), h)
+    conv_bias = bool(_get(ac, "convolution_bias", True))
+    attention = 2 * _lin(h, h, attention_bias) + 2 * _lin(h, kv, attention_bias) + h * h + 2 * h
+    convolution = _lin(h, 2 * h, conv_bias) + h * _whole(ac, "conv_kernel_size", 9) + (h if conv_bias else 0) + 2 * h + \
+        _lin(h, h, conv_bias)
+    feed_forward = _lin(h, inter, attention_bias) + _lin(inter, h, attention_bias)
+    return subsampling + _whole(ac, "num_hidden_layers", 24) * (10 * h + 2 * feed_forward + attention + convolution)
+
+
+def nemotron_h_omni_audio(ac: dict[str, Any], th: int) -> int | None:
+    """Nemotron-H Omni's audio path (transformers 5.24): its Parakeet encoder (attention_bias False where the
+    release omits it, as NemotronH_Omni_Reasoning_V3_Config supplies) and embed_audio (an RMSNorm and two linears
+    through projection_hidden_size, biased with projection_bias); None without projection_hidden_size, which the
+    class needs."""
+    if ac.get("projection_hidden_size") is None:
+        return None
+    proj, bias = _whole(ac, "projection_hidden_size", 4096), bool(_get(ac, "projection_bias", False))
+    h = _whole(ac, "hidden_size", 1024)
+    return parakeet_encoder(ac, bool(_get(ac, "attention_bias", False))) + h + _lin(h, proj, bias) + _lin(proj, th, bias)
+
+
 def granite4_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
     """Granite4VisionModel (granite4_vision/modeling_granite4_vision.py, transformers 5.24): its CLIP or SigLIP tower
     (AutoModel of vision_config), the image newline (one text-wide vector), and a Granite4VisionWindowQFormerDownsampler
@@ -1595,6 +1631,9 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
         elif (encoder := WHISPER_AUDIO.get(str(cfg.get("model_type")))) and ac.get("model_type", encoder) in (
                 encoder, f"{cfg.get('model_type')}_encoder"):  # MusicFlamingoConfig takes musicflamingo_encoder
             out.append(Encoder(AUDIO, encoder, whisper_audio(cfg, ac, text_hidden)))
+        elif (cfg.get("model_type") == "nemotron_h_omni" and ac.get("model_type", "parakeet") in (
+                "parakeet", "parakeet_encoder") and (n := nemotron_h_omni_audio(ac, text_hidden)) is not None):
+            out.append(Encoder(AUDIO, "parakeet_encoder", n))
         elif cfg.get("model_type") == "glmasr" and ac.get("model_type", "glmasr_encoder") == "glmasr_encoder":
             out.append(Encoder(AUDIO, "glmasr_encoder", glmasr_audio(ac, text_hidden)))
         elif ac.get("model_type") in OMNI_AUDIO:

@@ -874,3 +874,28 @@ def test_hunyuan_vl_counts_its_tower_and_merger_and_reads_its_text_model(changes
     a = from_hf_config(config.to_dict())
     assert [(e.family, e.parameters) for e in a.encoders] == [("hunyuan_vl_vision", towers)] and not a.warnings
     assert parameter_count(a) == sum(p.numel() for p in model.parameters()) - towers
+
+
+@pytest.mark.parametrize("audio", [
+    {"projection_hidden_size": 4096, "projection_bias": False},
+    {"projection_hidden_size": 256, "projection_bias": True, "hidden_size": 128, "num_hidden_layers": 2,
+     "num_attention_heads": 4, "intermediate_size": 256, "subsampling_factor": 4, "num_mel_bins": 128,
+     "conv_kernel_size": 5, "subsampling_conv_channels": 32, "attention_bias": True, "convolution_bias": False}])
+def test_nemotron_h_omni_counts_its_parakeet_audio_encoder_also_in_the_releases_field_names(audio):
+    """Nemotron-H Omni's audio path: the Parakeet (FastConformer) encoder and its projector, 628,377,600 parameters
+    at the default widths, exact as transformers builds them at two shapes; the release's own field names
+    (llm_config, sound_config with model_type "parakeet" and without attention_bias, vit_hidden_size:
+    NemotronH_Omni_Reasoning_V3_Config `_legacy_field_names`) read the same."""
+    config, model = _on_meta("nemotron_h_omni", "NemotronH_Omni_Reasoning_V3", audio_config=audio)
+    built = sum(p.numel() for n, p in model.named_parameters() if n.startswith(("audio_tower", "embed_audio")))
+    d = config.to_dict()
+    a = from_hf_config(d)
+    assert [(e.family, e.parameters) for e in a.encoders][1:] == [("parakeet_encoder", built)] and not a.warnings
+    release = {k: v for k, v in d.items() if k not in ("text_config", "audio_config", "vision_hidden_size")}
+    release.update(llm_config=d["text_config"], vit_hidden_size=d["vision_hidden_size"],
+                   sound_config={**{k: v for k, v in d["audio_config"].items() if k != "model_type"},
+                                 "model_type": "parakeet"})
+    if "attention_bias" not in audio:  # the release omits it; the class supplies False
+        del release["sound_config"]["attention_bias"]
+    r = from_hf_config(release)
+    assert r.encoders == a.encoders and parameter_count(r) == parameter_count(a) and not r.warnings
