@@ -1602,10 +1602,12 @@ def decoder_type(model_type: str) -> str:
 #: the classes that load what memviz counts where no auto class maps the checkpoint's own model_type to it
 #: (transformers 5.24 models/auto/modeling_auto.py): a Qwen-Omni checkpoint's thinker alone (modeling_qwen2_5_omni.py,
 #: modeling_qwen3_omni_moe.py); GLM-Image with its head over image tokens (only AutoModel maps glm_image, to
-#: GlmImageModel, which has none)
+#: GlmImageModel, which has none); the Flamingos, which of the generating auto classes only AutoModelForSeq2SeqLM maps
+#: (MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES)
 LOADER_CLASSES = {"qwen2_5_omni_thinker": "Qwen2_5OmniThinkerForConditionalGeneration",
                   "qwen3_omni_moe_thinker": "Qwen3OmniMoeThinkerForConditionalGeneration",
-                  "glm_image": "GlmImageForConditionalGeneration"}
+                  "glm_image": "GlmImageForConditionalGeneration",
+                  "audioflamingo3": "AutoModelForSeq2SeqLM", "musicflamingo": "AutoModelForSeq2SeqLM"}
 
 
 #: MllamaTextConfig's cross_attention_layers when a config lists none (transformers 5.24 configuration_mllama.py)

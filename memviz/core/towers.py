@@ -244,6 +244,11 @@ def _conv(c_in: int, c_out: int, k: int) -> int:
     return c_in * c_out * k * k + c_out
 
 
+def _conv1d(c_in: int, c_out: int, k: int) -> int:
+    """A biased Conv1d of kernel k."""
+    return c_in * c_out * k + c_out
+
+
 def _vq_norm(c: int, quant: int = 0) -> int:
     """A VQ-GAN norm over c channels: a GroupNorm, and with `quant` channels Emu3's SpatialNorm (two 1x1 convs from
     the quantized latent beside it)."""
@@ -451,8 +456,7 @@ def phi4mm_audio(ac: dict[str, Any], text_hidden: int) -> int:
     h, inter, heads = _whole(ac, "hidden_size", 1024), _whole(ac, "intermediate_size", 1536), _whole(ac, "num_attention_heads", 16)
     d = _whole(ac, "head_dim", h // heads)
     conv, halvings = _whole(ac, "nemo_conv_channels", 1024), _whole(ac, "time_reduction", 8).bit_length() - 1
-    embed = _conv(1, conv, 3) + (halvings - 1) * (conv * 9 + conv + _conv(conv, conv, 1))
-    embed += _lin(conv * _whole(ac, "nemo_final_size", 10), h)
+    embed = _striding_subsampling(conv, 3, halvings, conv * _whole(ac, "nemo_final_size", 10), h)
     distance = _whole(ac, "bias_max_distance", 1000) * (1 if _get(ac, "bias_symmetric", False) else 2)
     ext, mult = _whole(ac, "ext_pw_out_channel", 1024), _whole(ac, "depthwise_multiplier", 1)
     feed_forward = 2 * h + _lin(h, 2 * inter) + _lin(inter, h)
@@ -988,6 +992,25 @@ def granite_docling_vision(cfg: dict[str, Any], vc: dict[str, Any]) -> int:
     return n + (_lin(h, 1) + 2 * h + _lin(h, int(router)) + _lin(int(router), 1) if router else 0)
 
 
+def _whisper_stem(mel: int, d: int) -> int:
+    """Whisper's two biased Conv1d of kernel 3: from the mel bins to the width, and a strided one within it."""
+    return _conv1d(mel, d, 3) + _conv1d(d, d, 3)
+
+
+def _striding_subsampling(channels: int, kernel: int, halvings: int, flat_in: int, h: int) -> int:
+    """NeMo's striding subsampling (Phi-4-multimodal's, Parakeet's): a biased Conv2d from one channel, then per further
+    halving a depthwise and a 1x1 Conv2d, both biased, and a biased linear from `flat_in` (the channels x the
+    frequency bins left) to the width `h`."""
+    per_halving = channels * kernel * kernel + channels + _conv(channels, channels, 1)
+    return _conv(1, channels, kernel) + (halvings - 1) * per_halving + _lin(flat_in, h)
+
+
+def _multimodal_embedder(c: dict[str, Any], h: int, text_hidden: int) -> int:
+    """Gemma3nMultimodalEmbedder (gemma3n/modeling_gemma3n.py, transformers 5.24): a table of vocab_size rows of the
+    encoder's width `h`, two norms with a weight, a bias-free projection to the text width, a last norm without one."""
+    return _whole(c, "vocab_size", 128) * h + 2 * h + h * text_hidden
+
+
 #: the Omni thinkers' Whisper-style audio encoders memviz counts (`omni_audio`), and Qwen3-ASR's, Qwen3-Omni's
 OMNI_AUDIO = ("qwen2_5_omni_audio_encoder", "qwen3_omni_moe_audio_encoder", "qwen3_asr_encoder")
 
@@ -1005,7 +1028,7 @@ def omni_audio(ac: dict[str, Any]) -> int:
     layer = 4 * d + 3 * _lin(d, d) + _lin(d, d, qwen3) + _lin(d, ffn) + _lin(ffn, d)
     n = _whole(ac, "encoder_layers", 32) * layer + 2 * d
     if not qwen3:
-        return n + mel * d * 3 + d + d * d * 3 + d + 2 * out + _lin(d, out)
+        return n + _whisper_stem(mel, d) + 2 * out + _lin(d, out)
     channels, freq = _whole(ac, "downsample_hidden_size", 480), mel
     for _ in range(3):
         freq = (freq + 1) // 2
@@ -1030,8 +1053,7 @@ def whisper_encoder(ac: dict[str, Any]) -> int:
     layers = _whisper_width(ac, "encoder_layers", "num_hidden_layers", 32)
     mel = _whole(ac, "num_mel_bins", 128)
     layer = 4 * d + 3 * _lin(d, d) + _lin(d, d, False) + _lin(d, ffn) + _lin(ffn, d)
-    convs = mel * d * 3 + d + d * d * 3 + d
-    return convs + _whole(ac, "max_source_positions", 1500) * d + layers * layer + 2 * d
+    return _whisper_stem(mel, d) + _whole(ac, "max_source_positions", 1500) * d + layers * layer + 2 * d
 
 
 def moss_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int) -> int:
@@ -1062,11 +1084,6 @@ def whisper_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int) -> 
     return whisper_encoder(ac) + projector
 
 
-#: the wrappers of `whisper_audio` and their encoders' model types
-WHISPER_AUDIO = {"qwen2_audio": "qwen2_audio_encoder", "voxtral": "voxtral_encoder",
-                 "audioflamingo3": "audioflamingo3_encoder", "musicflamingo": "audioflamingo3_encoder"}
-
-
 def glmasr_audio(ac: dict[str, Any], text_hidden: int) -> int:
     """GlmAsrEncoder and GlmAsrMultiModalProjector (glmasr/modeling_glmasr.py, transformers 5.24): Whisper's two
     biased Conv1d, rotary positions (no learned ones), blocks of two LayerNorms, grouped attention with q / v / o
@@ -1078,7 +1095,7 @@ def glmasr_audio(ac: dict[str, Any], text_hidden: int) -> int:
         raise InputError(f"vision/audio config: GLM-ASR's audio width {d} is not a whole number of {heads} heads")
     kv = _whole(ac, "num_key_value_heads", heads) * (d // heads)
     layer = 4 * d + 2 * _lin(d, d) + _lin(d, kv) + _lin(d, kv, False) + _lin(d, ffn) + _lin(ffn, d)
-    encoder = mel * d * 3 + d + d * d * 3 + d + _whole(ac, "num_hidden_layers", 32) * layer + 2 * d
+    encoder = _whisper_stem(mel, d) + _whole(ac, "num_hidden_layers", 32) * layer + 2 * d
     return encoder + _lin(ffn, 2 * text_hidden) + _lin(2 * text_hidden, text_hidden)
 
 
@@ -1210,7 +1227,7 @@ def gemma3n_audio(ac: dict[str, Any], text_hidden: int) -> int:
     attention = 5 * h * h + h // heads + 2 * h
     lconv = 3 * h * h + h * _whole(ac, "conf_conv_kernel_size", 5) + 2 * h
     n += _whole(ac, "conf_num_hidden_layers", 12) * (2 * ffn + attention + lconv + h)
-    return n + _whole(ac, "vocab_size", 128) * h + 2 * h + h * text_hidden
+    return n + _multimodal_embedder(ac, h, text_hidden)
 
 
 #: parameters of the timm vision towers Gemma 3n names (Gemma3nVisionConfig.architecture; transformers builds them
@@ -1231,7 +1248,7 @@ def gemma3n_vision(vc: dict[str, Any], text_hidden: int) -> int | None:
     if tower is None or vc.get("model_args"):
         return None
     h = _whole(vc, "hidden_size", 2048)
-    return tower + _whole(vc, "vocab_size", 128) * h + 2 * h + h * text_hidden
+    return tower + _multimodal_embedder(vc, h, text_hidden)
 
 
 def _feature_layers(cfg: dict[str, Any], default: int | list[int]) -> int:
@@ -1367,8 +1384,7 @@ def parakeet_encoder(ac: dict[str, Any], attention_bias: bool) -> int:
     c, k, stride = (_whole(ac, key, d) for key, d in (("subsampling_conv_channels", 256),
                                                       ("subsampling_conv_kernel_size", 3), ("subsampling_conv_stride", 2)))
     halvings = _whole(ac, "subsampling_factor", 8).bit_length() - 1
-    subsampling = c * k * k + c + (halvings - 1) * (c * k * k + c + c * c + c)
-    subsampling += _lin(c * (_whole(ac, "num_mel_bins", 80) // stride ** halvings), h)
+    subsampling = _striding_subsampling(c, k, halvings, c * (_whole(ac, "num_mel_bins", 80) // stride ** halvings), h)
     conv_bias = bool(_get(ac, "convolution_bias", True))
     attention = 2 * _lin(h, h, attention_bias) + 2 * _lin(h, kv, attention_bias) + h * h + 2 * h
     convolution = _lin(h, 2 * h, conv_bias) + h * _whole(ac, "conv_kernel_size", 9) + (h if conv_bias else 0) + 2 * h + \
@@ -1583,6 +1599,30 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     return None
 
 
+#: wrapper model_type -> (the audio encoder model_types it is counted for, the first its family and the default
+#: where the config names none; the count of encoder and projector from (wrapper config, audio config, text width),
+#: None where memviz cannot count it). The Omni thinkers' encoders are counted by their own type (`OMNI_AUDIO`)
+AUDIO_ENCODERS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], dict[str, Any], int], int | None]]] = {
+    **dict.fromkeys(("gemma4", "gemma4_unified"), (("gemma4_audio",), lambda cfg, ac, th: gemma4_audio(ac) + _whole(
+        ac, "output_proj_dims", 1536) * th)),  # and Gemma4MultimodalEmbedder's projection
+    "gemma3n": (("gemma3n_audio",), lambda cfg, ac, th: gemma3n_audio(ac, th)),
+    "dots3_note": (("dots3_note_audio_encoder",), lambda cfg, ac, th: dots3_audio(ac)),
+    "muse_spark": (("muse_spark_audio",), lambda cfg, ac, th: muse_spark_audio(ac)),
+    "phi4_multimodal": (("phi4_multimodal_audio",), lambda cfg, ac, th: phi4mm_audio(ac, th)),
+    "moss_transcribe_diarize": (("moss_transcribe_diarize_audio",), moss_audio),
+    "qwen2_audio": (("qwen2_audio_encoder",), whisper_audio),
+    "voxtral": (("voxtral_encoder",), whisper_audio),
+    "audioflamingo3": (("audioflamingo3_encoder",), whisper_audio),
+    "musicflamingo": (("audioflamingo3_encoder", "musicflamingo_encoder"), whisper_audio),  # MusicFlamingoConfig's own
+    "nemotron_h_omni": (("parakeet_encoder", "parakeet"), lambda cfg, ac, th: nemotron_h_omni_audio(ac, th)),
+    "glmasr": (("glmasr_encoder",), lambda cfg, ac, th: glmasr_audio(ac, th)),
+}
+#: wrapper model_type -> (its VQ image tokenizer's model_type, its count)
+VQ_TOKENIZERS: dict[str, tuple[str, Callable[[dict[str, Any]], int]]] = {
+    "chameleon": ("chameleon_vqgan", chameleon_vqgan), "emu3": ("emu3_vqgan", emu3_vqgan),
+    "janus": ("janus_vqgan", janus_vqgan), "glm_image": ("glm_image_vqmodel", glm_image_vq)}
+
+
 def encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[str, Any]] | None = None
              ) -> tuple[tuple[Encoder, ...], tuple[str, ...]]:
     """The encoders of a multimodal config `cfg` (the outer one, beside `text_config`), and a warning for each
@@ -1598,8 +1638,8 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
               ) -> tuple[tuple[Encoder, ...], tuple[str, ...]]:
     out: list[Encoder] = []
     warnings: list[str] = []
-    vc, ac = cfg.get("vision_config"), cfg.get("audio_config")
-    if cfg.get("model_type") == "fuyu":  # FuyuModel.vision_embed_tokens: one biased linear from a patch's pixels
+    vc, ac, vq, wrapper = cfg.get("vision_config"), cfg.get("audio_config"), cfg.get("vq_config"), str(cfg.get("model_type"))
+    if wrapper == "fuyu":  # FuyuModel.vision_embed_tokens: one biased linear from a patch's pixels
         pixels = _whole(cfg, "patch_size", 30) ** 2 * _whole(cfg, "num_channels", 3)
         out.append(Encoder(VISION, "fuyu", _lin(pixels, text_hidden)))
     if isinstance(vc, dict):
@@ -1608,51 +1648,20 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
             warnings.append(f"its vision encoder ({vc.get('model_type') or 'vision_config'}) is not counted; "
                             "transformers and vLLM load it with the language model")
         else:
-            wide = blip_float32(cfg, vc) if str(cfg.get("model_type")) in BLIP_WRAPPERS else 0
+            wide = blip_float32(cfg, vc) if wrapper in BLIP_WRAPPERS else 0
             out.append(Encoder(VISION, str(vc.get("model_type") or cfg.get("model_type")), n,
                                _vision_shape(cfg, vc, text_hidden, processors), float32_parameters=wide))
     if isinstance(ac, dict):
-        if cfg.get("model_type") in ("gemma4", "gemma4_unified") and ac.get("model_type", "gemma4_audio") == "gemma4_audio":
-            n = gemma4_audio(ac) + _whole(ac, "output_proj_dims", 1536) * text_hidden  # Gemma4MultimodalEmbedder
-            out.append(Encoder(AUDIO, "gemma4_audio", n))
-        elif cfg.get("model_type") == "gemma3n" and ac.get("model_type", "gemma3n_audio") == "gemma3n_audio":
-            out.append(Encoder(AUDIO, "gemma3n_audio", gemma3n_audio(ac, text_hidden)))
-        elif cfg.get("model_type") == "dots3_note" and ac.get("model_type",
-                                                              "dots3_note_audio_encoder") == "dots3_note_audio_encoder":
-            out.append(Encoder(AUDIO, "dots3_note_audio_encoder", dots3_audio(ac)))
-        elif cfg.get("model_type") == "muse_spark" and ac.get("model_type", "muse_spark_audio") == "muse_spark_audio":
-            out.append(Encoder(AUDIO, "muse_spark_audio", muse_spark_audio(ac)))
-        elif cfg.get("model_type") == "phi4_multimodal" and ac.get("model_type",
-                                                                   "phi4_multimodal_audio") == "phi4_multimodal_audio":
-            out.append(Encoder(AUDIO, "phi4_multimodal_audio", phi4mm_audio(ac, text_hidden)))
-        elif cfg.get("model_type") == "moss_transcribe_diarize" and ac.get(
-                "model_type", "moss_transcribe_diarize_audio") == "moss_transcribe_diarize_audio":
-            out.append(Encoder(AUDIO, "moss_transcribe_diarize_audio", moss_audio(cfg, ac, text_hidden)))
-        elif (encoder := WHISPER_AUDIO.get(str(cfg.get("model_type")))) and ac.get("model_type", encoder) in (
-                encoder, f"{cfg.get('model_type')}_encoder"):  # MusicFlamingoConfig takes musicflamingo_encoder
-            out.append(Encoder(AUDIO, encoder, whisper_audio(cfg, ac, text_hidden)))
-        elif (cfg.get("model_type") == "nemotron_h_omni" and ac.get("model_type", "parakeet") in (
-                "parakeet", "parakeet_encoder") and (n := nemotron_h_omni_audio(ac, text_hidden)) is not None):
-            out.append(Encoder(AUDIO, "parakeet_encoder", n))
-        elif cfg.get("model_type") == "glmasr" and ac.get("model_type", "glmasr_encoder") == "glmasr_encoder":
-            out.append(Encoder(AUDIO, "glmasr_encoder", glmasr_audio(ac, text_hidden)))
+        kinds, count = AUDIO_ENCODERS.get(wrapper, ((), None))
+        if kinds and ac.get("model_type", kinds[0]) in kinds and (n := count(cfg, ac, text_hidden)) is not None:
+            out.append(Encoder(AUDIO, kinds[0], n))
         elif ac.get("model_type") in OMNI_AUDIO:
             out.append(Encoder(AUDIO, str(ac["model_type"]), omni_audio(ac)))
         else:
             warnings.append(f"its audio encoder ({ac.get('model_type') or 'audio_config'}) is not counted")
-    vq = cfg.get("vq_config")
-    if isinstance(vq, dict) and cfg.get("model_type") == "chameleon" and vq.get("model_type",
-                                                                               "chameleon_vqgan") == "chameleon_vqgan":
-        out.append(Encoder(VISION, "chameleon_vqgan", chameleon_vqgan(vq)))  # ChameleonModel.vqmodel
-    elif isinstance(vq, dict) and cfg.get("model_type") == "emu3" and vq.get("model_type",
-                                                                             "emu3_vqgan") == "emu3_vqgan":
-        out.append(Encoder(VISION, "emu3_vqgan", emu3_vqgan(vq)))  # Emu3Model.vqmodel
-    elif isinstance(vq, dict) and cfg.get("model_type") == "janus" and vq.get("model_type",
-                                                                              "janus_vqgan") == "janus_vqgan":
-        out.append(Encoder(VISION, "janus_vqgan", janus_vqgan(vq)))  # JanusModel.vqmodel
-    elif isinstance(vq, dict) and cfg.get("model_type") == "glm_image" and vq.get(
-            "model_type", "glm_image_vqmodel") == "glm_image_vqmodel":
-        out.append(Encoder(VISION, "glm_image_vqmodel", glm_image_vq(vq)))  # GlmImageModel.vqmodel
+    kind, count_vq = VQ_TOKENIZERS.get(wrapper, ("", None))
+    if isinstance(vq, dict) and count_vq and vq.get("model_type", kind) == kind:
+        out.append(Encoder(VISION, kind, count_vq(vq)))  # the wrapper model's vqmodel
     elif isinstance(vq, dict):  # another wrapper's image tokenizer
         warnings.append(f"its VQ image tokenizer ({cfg['vq_config'].get('model_type') or 'vq_config'}) is not counted; "
                         "transformers loads it with the language model")

@@ -409,11 +409,6 @@ def describe_cross_attention(facts: dict[str, Any]) -> str:
             "an image; option images)")
 
 
-#: audio encoders whose wrapper only AutoModelForSeq2SeqLM maps (transformers 5.24 models/auto/modeling_auto.py
-#: MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES: Audio Flamingo 3, Music Flamingo)
-_SEQ2SEQ_AUDIO = frozenset({"audioflamingo3_encoder"})
-
-
 def load_dtype(a: Architecture, sc: Any) -> str:
     """The dtype the launch loads the model in: float32 for an fp32 checkpoint, float16 for AWQ / GPTQ on CUDA
     (AwqHfQuantizer.update_dtype casts bf16 to fp16 there and the GPTQ kernels want fp16), else bfloat16."""
@@ -428,13 +423,11 @@ def auto_class(a: Architecture) -> str:
     `...ForConditionalGeneration`, towers included: MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES), since
     AutoModelForCausalLM loads only the language model of Llama 4 and Llama 3.2 Vision and has no class for
     Qwen2.5-VL, Qwen3-VL, Mistral 3 or InternVL; AutoModelForMultimodalLM where an audio encoder is counted (its
-    mapping adds Qwen2-Audio, Voxtral, GLM-ASR, Qwen3-ASR, Phi-4-multimodal, MOSS Transcribe-Diarize to those), and
-    AutoModelForSeq2SeqLM for the Flamingos, which only that one maps; else AutoModelForCausalLM. A Qwen-Omni
-    checkpoint read as its thinker names the thinker's own class (`Architecture.loader`)."""
+    mapping adds Qwen2-Audio, Voxtral, GLM-ASR, Qwen3-ASR, Phi-4-multimodal, MOSS Transcribe-Diarize to those); else
+    AutoModelForCausalLM. Where none of these maps the type (a Qwen-Omni thinker, GLM-Image, the Flamingos) the
+    architecture names its class (`Architecture.loader`, arch.LOADER_CLASSES)."""
     if a.loader:
         return a.loader
-    if any(e.family in _SEQ2SEQ_AUDIO for e in a.encoders):
-        return "AutoModelForSeq2SeqLM"
     if any(e.modality == AUDIO for e in a.encoders):
         return "AutoModelForMultimodalLM"
     return "AutoModelForImageTextToText" if a.encoders else "AutoModelForCausalLM"
