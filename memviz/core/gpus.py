@@ -18,7 +18,7 @@ dequantizes them).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memviz.core.errors import InputError
 from memviz.core.units import GB, GiB, MiB, parse_bytes
@@ -225,7 +225,11 @@ def gpu_group(g: GPU) -> str:
 def get_gpu(key: str) -> GPU:
     """A catalogue GPU by key, by the device name CUDA prints, or by a unique part of its name (a name that is
     exactly one GPU's model wins over longer ones), or a memory size entered as "vram:24GiB" (no bandwidth known:
-    speed bounds are left out)."""
+    speed bounds are left out); "GPU@TOTAL" is that GPU with the CUDA total a log of the user's printed
+    (`with_cuda_total`)."""
+    if "@" in key:
+        name, _, total = key.rpartition("@")
+        return with_cuda_total(get_gpu(name), parse_bytes(total))
     k = key.strip().lower()
     if k.startswith("vram:"):
         size = parse_bytes(key.strip()[5:])
@@ -246,7 +250,21 @@ def get_gpu(key: str) -> GPU:
         return GPUS[matches[0]]
     if matches:
         raise InputError(f"GPU {key!r} is ambiguous: {', '.join(matches)}")
-    raise InputError(f"unknown GPU {key!r}; known: {', '.join(GPUS)}, or vram:SIZE (e.g. vram:24GiB)")
+    raise InputError(f"unknown GPU {key!r}; known: {', '.join(GPUS)}, or vram:SIZE (e.g. vram:24GiB); GPU@TOTAL "
+                     "sets the CUDA total a log printed (rtx4080@15.99GiB)")
+
+
+def with_cuda_total(g: GPU, total_bytes: int) -> GPU:
+    """`g` as a machine whose CUDA reports `total_bytes` as total: vLLM's "Free memory on device (F/T GiB)" prints
+    it. It is not one figure per GPU model: under WSL2 CUDA reports the whole 16,376 MiB of an RTX 4080 (15.99 GiB,
+    kvcache-lab's vLLM 0.26 runs) where Linux drivers keep about 0.5 GiB back, and DGX Spark systems print 119.6 to
+    121.69 GiB. The key and label carry the total ("rtx4080@15.99GiB", "RTX 4080 16GB @ 15.99GiB"), which
+    `get_gpu` reads back."""
+    if not 0 < total_bytes <= g.memory_bytes:
+        raise InputError(f"a CUDA total of {total_bytes / GiB:.2f} GiB is not within the {g.label}'s "
+                         f"{g.memory_bytes / GiB:.2f} GiB")
+    total = f"{total_bytes / GiB:.2f}GiB"
+    return replace(g, key=f"{g.key}@{total}", label=f"{g.label} @ {total}", cuda_total=total_bytes)
 
 
 def _words(name: str) -> list[str]:

@@ -76,10 +76,11 @@ _GPU_BY_LABEL = {g.label: key for key, g in GPUS.items()}
 
 
 def _combo_value(column: str, text: str):
-    """A combo's text as the scenario field: "—" is none; the GPU column shows names and stores keys."""
+    """A combo's text as the scenario field: "—" is none; the GPU column shows names and stores keys (a GPU with
+    an entered CUDA total, "RTX 4080 16GB @ 15.99GiB", is not in the catalogue's list)."""
     if text == "—":
         return None
-    return _GPU_BY_LABEL.get(text, text) if column == "gpu" else text
+    return (_GPU_BY_LABEL.get(text) or get_gpu(text).key) if column == "gpu" else text
 
 
 class PlaceholderDelegate(QStyledItemDelegate):

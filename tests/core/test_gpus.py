@@ -64,3 +64,19 @@ def test_entered_memory_and_pools():
     assert (gpu.key, n) == ("h100-80g", 4)
     with pytest.raises(InputError, match="unknown GPU"):
         get_gpu("h999")
+
+
+def test_a_cuda_total_entered_after_the_gpu_replaces_the_catalogue_one_and_reads_back():
+    """WSL2 reports an RTX 4080's whole 16,376 MiB to CUDA (kvcache-lab's vLLM 0.26 log: 15.99 GiB) where Linux
+    keeps about half a GiB back: "rtx4080@15.99GiB" is the card with that total, its key and label read back."""
+    native, wsl = get_gpu("rtx4080"), get_gpu("rtx4080@15.99GiB")
+    assert native.cuda_total_bytes < 15.5 * GiB
+    assert wsl.cuda_total_bytes == round(15.99 * GiB)
+    assert (wsl.compute_capability, wsl.memory_bytes, wsl.label) == (native.compute_capability, native.memory_bytes,
+                                                                     "RTX 4080 16GB @ 15.99GiB")
+    assert get_gpu(wsl.key) == get_gpu(wsl.label) == get_gpu("RTX 4080 @ 15.99 GiB") == wsl
+    assert gpu_pool("rtx4080@15.99GiBx2") == (wsl, 2)
+    with pytest.raises(InputError, match="not within the RTX 4080 16GB's 15.99 GiB"):
+        get_gpu("rtx4080@16GiB")
+    with pytest.raises(InputError, match="cannot read a memory size"):
+        get_gpu("rtx4080@")

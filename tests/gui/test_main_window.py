@@ -298,3 +298,20 @@ def test_picking_a_delta_net_model_keeps_every_engines_scenarios(win):
     a = get_preset("qwen3-next-80b-a3b").architecture()
     for sc, e in zip(win.session.scenarios, win.estimates, strict=True):
         assert e.total == estimate(a, sc).total
+
+
+def test_a_gpu_with_an_entered_cuda_total_shows_by_its_label_and_keeps_its_key(win):
+    """A session whose scenario names "rtx4080@15.99GiB" (the CUDA total a WSL2 log printed) shows the card's label
+    with that total in the GPU column; choosing another GPU and that entry again keeps the total."""
+    from memviz.gui.scenario_table import COLUMNS
+
+    sc = win.session.scenarios[0].with_changes(engine="vllm", gpu="rtx4080@15.99GiB", context_tokens=4096)
+    assert win.apply(win.session.with_changes(scenarios=(sc,)))
+    combo = win.table.table.cellWidget(0, COLUMNS.index("gpu"))
+    assert combo.currentText() == "RTX 4080 16GB @ 15.99GiB"
+    combo.setCurrentText("RTX 4090 24GB")
+    assert win.session.scenarios[0].gpu == "rtx4090"
+    combo.setCurrentText("RTX 4080 16GB @ 15.99GiB")
+    assert win.session.scenarios[0].gpu == "rtx4080@15.99GiB"
+    assert estimate(win.session.architecture, win.session.scenarios[0]).engine_facts["budget_bytes"] == \
+        estimate(win.session.architecture, sc).engine_facts["budget_bytes"]
