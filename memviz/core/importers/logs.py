@@ -173,13 +173,16 @@ _VLLM = {
                  r"Available KV cache memory:\s*" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"reserved\s+" + _NUM + r"\s*(GiB) memory for KV Cache as specified by kv_cache_memory_bytes"],
 }
+#: the total CUDA reports, which vLLM budgets from: V0's "total_gpu_memory (T GiB)" / "total_gpu_memory=T GiB", V1's
+#: "Free memory on device [cuda:0] (F/T GiB)"
+CUDA_TOTAL_GIB = r"(?:total_gpu_memory[\s=(]*|Free memory on device(?: \S+)? \([\d.]+/)" + _NUM + r"\s*GiB"
 _VLLM_DETAILS = {
     "kv_cache_tokens": r"GPU KV cache size:\s*" + _NUM + r"\s*tokens",
     "gpu_blocks": r"(?:GPU|CUDA|cuda) blocks:\s*" + _NUM,
     "max_tokens_in_cache": r"maximum number of tokens that can be stored in KV cache \(" + _NUM + r"\)",
     "max_concurrency": r"Maximum concurrency for\s*[\d,]+\s*tokens per request:\s*" + _NUM + "x",
     "gpu_memory_utilization": r"gpu_memory_utilization\s*\(?\s*" + _NUM,
-    "total_gpu_memory_gib": r"(?:total_gpu_memory\s*\(?\s*|Free memory on device \([\d.]+/)" + _NUM + r"\s*GiB",
+    "total_gpu_memory_gib": CUDA_TOTAL_GIB,
     "consumed_gib": r"Actual usage is\s*" + _NUM + r"\s*GiB for consumed memory",
     "suggested_kv_cache_memory_bytes": r"`--kv-cache-memory=" + _NUM + r"` \([\d.]+ GiB\) to fit into requested memory",
 }

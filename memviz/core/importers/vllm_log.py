@@ -4,8 +4,8 @@ vLLM prints what it was asked (`vllm/entrypoints/utils.py` `log_non_default_args
 context it settled on ("Using max model len N"), a pool set in bytes ("reserved X GiB memory for KV Cache as
 specified by kv_cache_memory_bytes"), the scheduler's batch ("Chunked prefill is enabled with
 max_num_batched_tokens=N") and its engine config ("Initializing a V1 LLM engine (vX) with config: ...
-tensor_parallel_size=N, ... kv_cache_dtype=..., enforce_eager=..."). It does not print the GPU, and the model only
-by its name or path: the caller gives both.
+tensor_parallel_size=N, ... kv_cache_dtype=..., enforce_eager=..."). It does not name the GPU, only the CUDA total
+its budget starts from, and the model only by its name or path: the caller gives both.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from typing import Any
 from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
+from memviz.core.gpus import get_gpu, with_cuda_total
+from memviz.core.importers.logs import CUDA_TOTAL_GIB
+from memviz.core.units import GiB
 
 #: the release that made the CUDA-graph estimate part of the budget by default (its own log line: "CUDA graph
 #: memory profiling is enabled (default since v0.21.0)")
@@ -88,8 +91,20 @@ def _first(text: str, pattern: str) -> str | None:
     return m.group(1) if m else None
 
 
+def logged_gpu(text: str, gpu: str) -> str:
+    """The caller's GPU with the CUDA total the log prints (V0's "total_gpu_memory (T GiB)", V1's "Free memory on
+    device (F/T GiB)"), which vLLM's budget is taken from: it varies between drivers and under WSL2
+    (`gpus.with_cuda_total`); the GPU as given where the log prints none."""
+    g = get_gpu(gpu)
+    total_gib = _first(text, CUDA_TOTAL_GIB)
+    if total_gib is None:
+        return g.key
+    return with_cuda_total(get_gpu(g.key.partition("@")[0]), round(float(total_gib) * GiB)).key
+
+
 def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | None = None) -> Scenario:
-    """The scenario the log ran: its settings, the caller's model and GPU, vLLM's defaults for the rest."""
+    """The scenario the log ran: its settings, the caller's model and GPU (with the CUDA total the log prints),
+    vLLM's defaults for the rest."""
     s = read_vllm_settings(text)
     args = s.args
     kv = str(args.get("kv_cache_dtype", "auto"))
@@ -115,7 +130,7 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     if re.search(NATIVE_SAMPLER_LINES, text):  # the profile's sampler step sorted the logits
         options["flashinfer_sampler"] = False
     context = int(args.get("max_model_len") or a.max_position_embeddings or 4096)
-    return Scenario(engine="vllm", gpu=gpu, weight_format=weight_format or a.native_format or "bf16",
+    return Scenario(engine="vllm", gpu=logged_gpu(text, gpu), weight_format=weight_format or a.native_format or "bf16",
                     kv_format="fp8" if kv.startswith("fp8") else "bf16", context_tokens=context,
                     tp=int(args.get("tensor_parallel_size") or 1), pp=int(args.get("pipeline_parallel_size") or 1),
                     gpu_memory_utilization=float(args.get("gpu_memory_utilization") or 0.9),

@@ -108,3 +108,18 @@ def test_a_log_whose_sampler_sorted_sets_flashinfer_sampler_off():
     extra = estimate(a, native).bytes["activations"] - estimate(a, flash).bytes["activations"]
     assert extra == 256 * a.vocab_size * (24 - 14)  # 256 dummy requests, one row of logits each
     assert "VLLM_USE_FLASHINFER_SAMPLER=0 vllm serve" in estimate(a, native).launch_command()
+
+
+def test_the_cuda_total_the_log_prints_replaces_the_catalogues():
+    """vLLM budgets from the total CUDA reports, which the log prints: under WSL2 an RTX 4080's is its whole 16,376
+    MiB (kvcache-lab's vLLM 0.26 runs: "Free memory on device cuda:0 (13.88/15.99 GiB)"), 0.5 GiB above the
+    catalogue's Linux figure; a total beyond the card named is the wrong card."""
+    a = get_preset("qwen2.5-7b").architecture()
+    line = "INFO [gpu_worker.py:391] Free memory on device cuda:0 (13.88/15.99 GiB) on startup.\n"
+    assert vllm_scenario(LOG_010 + line, a, "rtx4080").gpu == "rtx4080@15.99GiB"
+    assert vllm_scenario(LOG_010 + line, a, "rtx4080@15.5GiB").gpu == "rtx4080@15.99GiB"
+    assert vllm_scenario(LOG_010, a, "RTX 4080").gpu == "rtx4080"
+    v0 = "INFO worker.py:241] Memory profiling results: total_gpu_memory=79.22GiB initial_memory_usage=0.5GiB\n"
+    assert vllm_scenario(LOG_010 + v0, a, "h100-80g").gpu == "h100-80g@79.22GiB"
+    with pytest.raises(InputError, match="not within the RTX 4080 16GB's"):
+        vllm_scenario(LOG_010 + line.replace("15.99", "23.64"), a, "rtx4080")
