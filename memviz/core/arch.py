@@ -55,6 +55,7 @@ KNOWN_MODEL_TYPES = (
     "axk2",  # A.X-K2: DeepSeek-V3.2's attention with a query-made output gate, gated norms
     "diffllama",  # DiffLlama: Llama's layout with differential attention's four lambdas a layer
     "bitnet",  # BitNet b1.58: Llama's layout, a norm before o_proj and one before down_proj, relu² gated MLP
+    "voxtral_realtime_text",  # Voxtral Realtime's language model: Mistral's layout, a time-conditioned norm MLP
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
 #: usual fields; each checked against transformers 5.24's build and a tiny real run, tests/core/engines/
@@ -2018,6 +2019,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(sub_norms=True)
     if model_type == "diffllama":  # DiffLlamaAttention: q/k/v/o as Llama's, two softmaxes over halves of V
         kw.update(differential_lambdas=True)
+    if model_type == "voxtral_realtime_text":  # VoxtralRealtimeTextAdaRmsNorm: Mistral's layer with a bias-free
+        kw.update(gated_norm_rank=32)  # hidden -> 32 -> hidden MLP of the time conditioning scaling its second norm
     if model_type == "axk1":  # AXK1MoE: DeepSeek-V3's experts with a norm on their output ("A.X-K1's single delta")
         kw.update(moe_output_norm=True)
     if model_type == "beam":  # BeamAttention: q/k norms, a sigmoid gate of the query's width with a bias per head;

@@ -1370,6 +1370,84 @@ def hunyuan_vl_vision(vc: dict[str, Any]) -> int:
     return n + merger
 
 
+def voxtral_realtime_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int) -> int:
+    """VoxtralRealtimeEncoder and VoxtralRealtimeMultiModalProjector (voxtral_realtime/modeling_voxtral_realtime.py,
+    transformers 5.24): Whisper's two biased Conv1d of kernel 3 made causal (the same weights), rotary positions,
+    blocks of two RMSNorms, attention of num_attention_heads heads of head_dim with every head its own keys (q / v / o
+    biased, k not), a gated MLP of intermediate_size with a biased down projection, a final RMSNorm; the projector,
+    two bias-free linears from downsample_factor frames stacked through the text width."""
+    d, ffn, mel = _whole(ac, "hidden_size", 1280), _whole(ac, "intermediate_size", 5120), _whole(ac, "num_mel_bins", 128)
+    heads = _whole(ac, "num_attention_heads", 32)
+    head_dim = 64 if "head_dim" not in ac else _whole(ac, "head_dim", max(d // heads, 1))  # a null one: d / heads
+    inner = heads * head_dim
+    attention = _lin(d, inner) + _lin(d, inner, False) + _lin(d, inner) + _lin(inner, d)
+    layer = 2 * d + attention + 2 * d * ffn + _lin(ffn, d)
+    encoder = _whisper_stem(mel, d) + _whole(ac, "num_hidden_layers", 32) * layer + d
+    return encoder + d * _whole(cfg, "downsample_factor", 4) * text_hidden + text_hidden * text_hidden
+
+
+def _sanm_layer(x: int, h: int, inner: int, fsmn_kernel: int) -> int:
+    """FunAsrNanoEncoderLayer from `x` inputs (fun_asr_nano/modeling_fun_asr_nano.py, transformers 5.24; SenseVoice's
+    SAN-M block): a LayerNorm over the inputs, biased q / k / v from them and a biased o_proj at width `h`, the
+    depthwise bias-free FSMN convolution of the values (`fsmn_kernel` taps; 0: none, as in the adaptor), a
+    LayerNorm and a biased fc1 / fc2 of `inner`."""
+    return 2 * x + 3 * _lin(x, h) + _lin(h, h) + h * fsmn_kernel + 2 * h + _lin(h, inner) + _lin(inner, h)
+
+
+def fun_asr_nano_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int) -> int:
+    """FunAsrNanoEncoder and FunAsrNanoMultiModalProjector (transformers 5.24): num_hidden_layers SAN-M blocks, the
+    first over num_stacked_frames x num_mel_bins inputs, the last transcription block and the last timestamp block
+    ending in a LayerNorm (sinusoidal positions: no weights); the projector, two biased linears through
+    projector_hidden_size to the adaptor's width and its num_hidden_layers blocks without FSMN (adaptor_config)."""
+    h, ffn, layers = _whole(ac, "hidden_size", 512), _whole(ac, "intermediate_size", 2048), _whole(
+        ac, "num_hidden_layers", 70)
+    stamps, kernel = _get(ac, "num_timestamp_prediction_layers", 20), _whole(ac, "fsmn_kernel_size", 11)
+    if isinstance(stamps, bool) or not isinstance(stamps, int) or not 0 <= stamps < layers:
+        raise InputError(f"vision/audio config: num_timestamp_prediction_layers must be a whole number below the "
+                         f"{layers} layers, got {stamps!r}")
+    inputs = _whole(ac, "num_mel_bins", 80) * _whole(ac, "num_stacked_frames", 7)
+    normed = {i for i in (layers - stamps - 1, layers - 1) if i >= 0}
+    encoder = _sanm_layer(inputs, h, ffn, kernel) + (layers - 1) * _sanm_layer(h, h, ffn, kernel) + 2 * h * len(normed)
+    ad = cfg.get("adaptor_config") if isinstance(cfg.get("adaptor_config"), dict) else {}
+    width, inner, blocks = _whole(ad, "hidden_size", 1024), _whole(ad, "intermediate_size", 256), _get(
+        ad, "num_hidden_layers", 2)
+    if isinstance(blocks, bool) or not isinstance(blocks, int) or not 0 <= blocks < 1 << 10:
+        raise InputError(f"vision/audio config: adaptor_config num_hidden_layers must be a whole number, got {blocks!r}")
+    projector = _lin(h, _whole(ad, "projector_hidden_size", 2048)) + _lin(_whole(ad, "projector_hidden_size", 2048), width)
+    return encoder + projector + blocks * _sanm_layer(width, width, inner, 0)
+
+
+def _wholes(cfg: dict[str, Any], key: str, default: tuple[int, ...]) -> list[int]:
+    """A list of positive whole numbers (at most 64 of them)."""
+    value = _get(cfg, key, default)
+    if not isinstance(value, (list, tuple)) or not 0 < len(value) <= 64:
+        raise InputError(f"vision/audio config: {key} must be a list of whole numbers, got {value!r:.60}")
+    return [_whole({key: v}, key, 1) for v in value]
+
+
+def omniasr_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int) -> int:
+    """OmniASRAudioModel and the projector (omniasr/modeling_omniasr.py, transformers 5.24; wav2vec 2.0's encoder):
+    a stack of Conv1d over the waveform (conv_dim channels, conv_kernel taps, biased with conv_bias), each with a
+    LayerNorm, a LayerNorm and a biased linear to the width, a grouped positional Conv1d (num_conv_pos_embeddings taps
+    in num_conv_pos_embedding_groups groups, biased), blocks of biased q / k / v / out, two LayerNorms and a biased
+    feed-forward, a final LayerNorm; the projector, one biased linear to the text width."""
+    h, ffn = _whole(ac, "hidden_size", 1024), _whole(ac, "intermediate_size", 4096)
+    dims = _wholes(ac, "conv_dim", (512,) * 7)
+    kernels = _wholes(ac, "conv_kernel", (10, 3, 3, 3, 3, 2, 2))
+    if len(kernels) < len(dims):
+        raise InputError(f"vision/audio config: conv_kernel names {len(kernels)} kernels for {len(dims)} convolutions")
+    bias = bool(_get(ac, "conv_bias", True))
+    convs = sum(c_in * c_out * k + (c_out if bias else 0) + 2 * c_out
+                for c_in, c_out, k in zip([1, *dims[:-1]], dims, kernels[:len(dims)], strict=True))
+    groups = _whole(ac, "num_conv_pos_embedding_groups", 16)
+    if h % groups:
+        raise InputError(f"vision/audio config: the width {h} is not a whole number of {groups} groups")
+    positions = h * (h // groups) * _whole(ac, "num_conv_pos_embeddings", 128) + h
+    layer = 4 * _lin(h, h) + 4 * h + _lin(h, ffn) + _lin(ffn, h)
+    encoder = convs + 2 * dims[-1] + _lin(dims[-1], h) + positions + _whole(ac, "num_hidden_layers", 24) * layer + 2 * h
+    return encoder + _lin(h, text_hidden)
+
+
 def parakeet_encoder(ac: dict[str, Any], attention_bias: bool) -> int:
     """ParakeetEncoder (parakeet/modeling_parakeet.py, transformers 5.24; NeMo's FastConformer): a striding
     subsampling (a Conv2d from one channel, then per further halving of subsampling_factor a depthwise and a 1x1
@@ -1506,7 +1584,7 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     Spark's audio encoder: `muse_spark_audio`), MiniMax-M3-VL's tower and two-stage projector, HY-V4-VL's tower and patch
     merger, Step 3.7's tower, downsamplers and projector, Granite Docling's SigLIP and DeepStack connector,
     Phi-4-multimodal's image embedder (its audio conformer: `phi4mm_audio`), Janus's tower, aligner and image
-    generation path (its VQ-VAE: `janus_vqgan`)."""
+    generation path (its VQ-VAE: `janus_vqgan`), Cosmos3 Edge's SigLIP 2 tower and patch merger."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -1596,6 +1674,11 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         bias = bool(_get(cfg, "projector_bias", True))
         norm = 2 * merged if _get(cfg, "projector_use_layernorm", True) else 0
         return siglip2(vc) + norm + _lin(merged, inner, bias) + _lin(inner, th, bias)
+    if wrapper == "cosmos3_edge" and family == "cosmos3_edge_vision":  # Cosmos3EdgeVisionModel: SigLIP 2's tower
+        merged, inner = vh * _whole(vc, "spatial_merge_size", 2) ** 2, _whole(cfg, "projector_hidden_size", 11520)
+        # without a pooling head; Cosmos3EdgePatchMerger: a LayerNorm per patch, two biased linears from the merged
+        return _siglip_tower({**vc, "vision_use_head": False}, _whole(vc, "num_patches", 256)) + 2 * vh + \
+            _lin(merged, inner) + _lin(inner, th)
     return None
 
 
@@ -1616,6 +1699,9 @@ AUDIO_ENCODERS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], dict[
     "musicflamingo": (("audioflamingo3_encoder", "musicflamingo_encoder"), whisper_audio),  # MusicFlamingoConfig's own
     "nemotron_h_omni": (("parakeet_encoder", "parakeet"), lambda cfg, ac, th: nemotron_h_omni_audio(ac, th)),
     "glmasr": (("glmasr_encoder",), lambda cfg, ac, th: glmasr_audio(ac, th)),
+    "voxtral_realtime": (("voxtral_realtime_encoder",), voxtral_realtime_audio),
+    "fun_asr_nano": (("fun_asr_nano_encoder",), fun_asr_nano_audio),
+    "omniasr": (("omniasr_audio",), omniasr_audio),
 }
 #: wrapper model_type -> (its VQ image tokenizer's model_type, its count)
 VQ_TOKENIZERS: dict[str, tuple[str, Callable[[dict[str, Any]], int]]] = {

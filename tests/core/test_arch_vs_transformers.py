@@ -55,8 +55,8 @@ TIMM_TOWERS = {"gemma3n"}
 #: known types transformers builds only inside a multimodal wrapper (no causal-LM class): checked with it below
 WRAPPED_ONLY = {"gemma3", "muse_glimmer_text", "cosmos3_edge_text", "mllama_text_model", "molmo2_text",
                 "muse_spark_text", "step3p5", "mistral_large4_text", "chameleon",
-                "emu3_text_model"}  # tests/core/engines/test_muse_spark.py, test_step3p5.py, test_mistral_large4.py,
-#: test_chameleon.py; tests/core/test_towers.py (Emu3)
+                "emu3_text_model", "voxtral_realtime_text"}  # tests/core/engines/test_muse_spark.py, test_step3p5.py,
+#: test_mistral_large4.py, test_chameleon.py; tests/core/test_towers.py (Emu3, Voxtral Realtime)
 
 
 @pytest.mark.parametrize("model_type", sorted(set(KNOWN_MODEL_TYPES) - WRAPPED_ONLY))
@@ -486,8 +486,7 @@ def test_speech_image_and_encoder_decoder_parts_are_refused():
         if any("not one memviz knows" in w for w in a.warnings):
             read_unknown.add(model_type)
     assert read_unknown == {"cohere_compass", "cohere_compass_text", "granite_docling", "granite_docling_text",
-                            "paddleocr_vl", "paddleocr_vl_text",
-                            "voxtral_realtime", "voxtral_realtime_text"}  # vision / speech models' text decoders
+                            "paddleocr_vl", "paddleocr_vl_text"}  # vision models' text decoders
 
 
 def test_glm_images_language_model_is_glm4s_with_a_head_over_image_tokens():

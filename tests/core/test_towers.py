@@ -726,6 +726,55 @@ def test_whisper_style_audio_models_count_their_encoder_and_projector(model_type
         assert [e.parameters for e in a.encoders] == [towers] and not a.warnings
 
 
+@pytest.mark.parametrize("small", [{}, {
+    "audio_config": {"hidden_size": 512, "intermediate_size": 1536, "num_hidden_layers": 3, "num_attention_heads": 8,
+                     "head_dim": 48, "num_mel_bins": 80},
+    "text_config": {"hidden_size": 640, "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
+                    "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1000, "tie_word_embeddings": False},
+    "downsample_factor": 2, "tie_word_embeddings": False}])
+def test_voxtral_realtime_counts_its_streaming_encoder_and_its_time_conditioned_decoder(small):
+    """Voxtral Realtime: its causal Whisper-style encoder (rotary, RMSNorms, heads of head_dim wider than the width,
+    a gated MLP) and projector, 995,561,216 parameters at the default (22 % of the model: named and uncounted
+    before), and its language model, Mistral's with a hidden -> 32 -> hidden MLP per layer scaling a norm by the time
+    conditioning (read Llama-style before, -0.15 %): both exact as transformers builds them at the default and a small
+    shape."""
+    config, model = _on_meta("voxtral_realtime", "VoxtralRealtimeForConditionalGeneration", **small)
+    towers = sum(p.numel() for n, p in model.named_parameters() if "audio_tower" in n or "multi_modal_projector" in n)
+    a = from_hf_config(config.to_dict())
+    assert [(e.family, e.parameters) for e in a.encoders] == [("voxtral_realtime_encoder", towers)]
+    assert parameter_count(a) == sum(p.numel() for p in model.parameters()) - towers and not a.warnings
+
+
+@pytest.mark.parametrize(("model_type", "build", "tower", "small"), [
+    ("fun_asr_nano", "FunAsrNanoForConditionalGeneration", ("audio_tower", "multi_modal_projector"), {
+        "audio_config": {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 5,
+                         "num_timestamp_prediction_layers": 2, "num_mel_bins": 40, "num_stacked_frames": 3,
+                         "fsmn_kernel_size": 5, "num_attention_heads": 4},
+        "adaptor_config": {"hidden_size": 1024, "intermediate_size": 256, "num_hidden_layers": 1,
+                           "projector_hidden_size": 512}}),
+    ("omniasr", "OmniASRForConditionalGeneration", ("audio_tower", "multi_modal_projector"), {
+        "audio_config": {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 3, "conv_dim": [64, 96, 128],
+                         "conv_kernel": [10, 3, 2], "conv_stride": [5, 2, 2], "conv_bias": False,
+                         "num_conv_pos_embeddings": 16, "num_conv_pos_embedding_groups": 8, "num_attention_heads": 4},
+        "text_config": {"hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
+                        "num_key_value_heads": 8, "vocab_size": 1000}}),
+    ("cosmos3_edge", "Cosmos3EdgeForConditionalGeneration", (".visual.", ".projector."), {
+        "vision_config": {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
+                          "patch_size": 14, "num_patches": 64, "spatial_merge_size": 3}, "projector_hidden_size": 1000})])
+@pytest.mark.parametrize("shape", ["default", "small"])
+def test_asr_encoders_and_cosmos3_edges_tower_count_what_transformers_builds(model_type, build, tower, small, shape):
+    """Fun-ASR-Nano's SAN-M encoder (its first block over stacked frames, FSMN memories, two normed outputs) and
+    adaptor (233,741,920 parameters with it at the default: 28 % of the model), OmniASR's wav2vec 2.0 encoder and
+    projector (319,635,968: 20 %), Cosmos3 Edge's SigLIP 2 tower and patch merger (489,342,704: 20 %): named and
+    uncounted before, each exact as transformers builds it at the default and a small shape, the language model
+    too."""
+    config, model = _on_meta(model_type, build, **(small if shape == "small" else {}))
+    towers = sum(p.numel() for n, p in model.named_parameters() if any(part in n for part in tower))
+    a = from_hf_config(config.to_dict())
+    assert [e.parameters for e in a.encoders] == [towers] and not a.warnings
+    assert parameter_count(a) == sum(p.numel() for p in model.parameters()) - towers
+
+
 _GRANITE4_SIGLIP = {"hidden_act": "gelu_pytorch_tanh", "hidden_size": 1152, "image_size": 384, "intermediate_size": 4304,
                     "model_type": "siglip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 27,
                     "patch_size": 16}
