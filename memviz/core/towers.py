@@ -13,6 +13,7 @@ width counts with its encoder.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from itertools import pairwise
@@ -1121,7 +1122,7 @@ def janus_vision(cfg: dict[str, Any], vc: dict[str, Any]) -> int | None:
 def _pair(cfg: dict[str, Any], key: str, default: int) -> tuple[int, int]:
     """A size given as one number or as [height, width]."""
     value = _get(cfg, key, default)
-    if isinstance(value, list) and len(value) == 2:
+    if isinstance(value, (list, tuple)) and len(value) == 2:
         return _whole({key: value[0]}, key, default), _whole({key: value[1]}, key, default)
     return (_whole(cfg, key, default),) * 2
 
@@ -1230,25 +1231,117 @@ def gemma3n_audio(ac: dict[str, Any], text_hidden: int) -> int:
     return n + _multimodal_embedder(ac, h, text_hidden)
 
 
-#: parameters of the timm vision towers Gemma 3n names (Gemma3nVisionConfig.architecture; transformers builds them
-#: with timm.create_model(architecture, num_classes=0), timm_wrapper/modeling_timm_wrapper.py): MobileNetV5's universal
-#: inverted residual and multi-query attention stages and its multi-scale fusion adapter, as timm 1.0.31
-#: (models/mobilenetv5.py) builds them (no buffers: its norms are RmsNorm2d); the name fixes every width, the config
-#: gives none (tests/core/test_towers.py builds them with timm where it is installed)
-MOBILENETV5_PARAMETERS = {"mobilenetv5_300m_enc": 294_126_912, "mobilenetv5_300m": 294_126_912,
-                          "mobilenetv5_base": 80_598_976}
+#: parameters of the timm vision towers memviz knows, by architecture name and the config's model_args (as JSON), as
+#: transformers builds them (TimmWrapperModel: timm.create_model(architecture, num_classes=0, **model_args),
+#: timm_wrapper/modeling_timm_wrapper.py) with timm 1.0.31: Gemma 3n's MobileNetV5 (models/mobilenetv5.py: universal
+#: inverted residual and multi-query attention stages, a multi-scale fusion adapter; no buffers, its norms are
+#: RmsNorm2d) and FastVLM's FastViTHD (models/fastvit.py fastvit_mci3: RepMixer and attention stages, reparameterised
+#: with inference_mode as FastVLM's config asks, else with its training branches; its BatchNorm statistics, 35,756 values
+#: reparameterised, are buffers and not counted). The name fixes every width, the config gives none
+#: (tests/core/test_towers.py builds each with timm where it is installed)
+TIMM_PARAMETERS: dict[tuple[str, str], int] = {
+    ("mobilenetv5_300m_enc", "{}"): 294_126_912, ("mobilenetv5_300m", "{}"): 294_126_912,
+    ("mobilenetv5_base", "{}"): 80_598_976,
+    ("fastvit_mci3", '{"inference_mode": true}'): 122_714_208, ("fastvit_mci3", '{"inference_mode": false}'): 122_875_584,
+    ("fastvit_mci3", "{}"): 122_875_584}
+
+
+def timm_tower(vc: dict[str, Any], default: str) -> int | None:
+    """The parameters of the timm tower a TimmWrapper vision config names (`TIMM_PARAMETERS`); None for an
+    architecture, or model_args, memviz has no count of."""
+    args = vc.get("model_args") or {}
+    if not isinstance(args, dict):
+        return None
+    return TIMM_PARAMETERS.get((str(_get(vc, "architecture", default)), json.dumps(args, sort_keys=True, default=str)))
+
+
+#: timm 1.0.31's Perception Encoder ViTs (models/eva.py vit_pe_*: Eva with fused, biased qkv, rotary positions, a
+#: LayerNorm before the blocks and no patch bias): name -> (patch, width, depth, mlp_ratio, image side, the Eva arguments
+#: the name sets beyond them)
+_PE_CORE = {"global_pool": "map", "attn_pool_mlp_ratio": 4.0}
+_PE_VITS: dict[str, tuple[int, int, int, float, int, dict[str, Any]]] = {
+    **{f"vit_pe_core_{size}": (patch, d, 12, 4.0, side, _PE_CORE) for size, patch, d, side in (
+        ("tiny_patch16_384", 16, 192, 384), ("small_patch16_384", 16, 384, 384), ("base_patch16_224", 16, 768, 224))},
+    "vit_pe_core_large_patch14_336": (14, 1024, 24, 4.0, 336, _PE_CORE),
+    "vit_pe_core_gigantic_patch14_448": (14, 1536, 50, 8960 / 1536, 448, {**_PE_CORE, "class_token": False}),
+    "vit_pe_lang_large_patch14_448": (14, 1024, 23, 4.0, 448, {"use_post_transformer_norm": False, "use_fc_norm": False,
+                                                                "init_values": 0.1}),
+    "vit_pe_lang_gigantic_patch14_448": (14, 1536, 47, 8960 / 1536, 448, {
+        "class_token": False, "use_post_transformer_norm": False, "use_fc_norm": False, "init_values": 0.1}),
+    **{f"vit_pe_spatial_{size}": (patch, d, 12, 4.0, 512, {"use_post_transformer_norm": False, "use_fc_norm": False})
+       for size, patch, d in (("tiny_patch16_512", 16, 192), ("small_patch16_512", 16, 384),
+                              ("base_patch16_512", 16, 768))},
+    "vit_pe_spatial_large_patch14_448": (14, 1024, 24, 4.0, 448, {"use_post_transformer_norm": False,
+                                                                   "use_fc_norm": False}),
+    "vit_pe_spatial_gigantic_patch14_448": (14, 1536, 50, 8960 / 1536, 448, {
+        "class_token": False, "use_post_transformer_norm": False, "use_fc_norm": False, "init_values": 0.1}),
+}
+#: Eva arguments that change no parameter count (positions are rotary; heads split the same widths)
+_PE_FREE_ARGS = frozenset({"ref_feat_shape", "num_heads", "attn_pool_num_heads", "rope_grid_offset",
+                           "rope_grid_indexing", "dynamic_img_size", "drop_rate", "drop_path_rate", "attn_type"})
+
+
+def pe_vit(vc: dict[str, Any]) -> int | None:
+    """A Perception Encoder ViT as timm builds it for TimmWrapperModel (num_classes 0) from its name and the config's
+    model_args (embed_dim, depth, img_size, patch_size, mlp_ratio, class_token, global_pool, init_values, the pre /
+    post / fc norms): a bias-free patch Conv2d, a class token and a learned position per patch (and per class token),
+    a pre-norm, blocks of two LayerNorms, a fused biased qkv, a biased proj, a biased MLP of round(width x mlp_ratio),
+    a layer scale pair with init_values, a post-norm unless an fc-norm (global_pool "avg") replaces it, and with
+    global_pool "map" the attention-pooling head (a latent, q / kv / proj, a LayerNorm, an MLP of attn_pool_mlp_ratio);
+    None for another architecture or an argument memviz does not read."""
+    name, args = str(_get(vc, "architecture", "")), vc.get("model_args") or {}
+    if name not in _PE_VITS or not isinstance(args, dict) or set(args) - _PE_FREE_ARGS - {
+            "embed_dim", "depth", "img_size", "patch_size", "mlp_ratio", "class_token", "global_pool", "init_values",
+            "use_pre_transformer_norm", "use_post_transformer_norm", "use_fc_norm", "attn_pool_mlp_ratio"}:
+        return None
+    patch, d, depth, ratio, side, named = _PE_VITS[name]
+    a = {"embed_dim": d, "depth": depth, "patch_size": patch, "mlp_ratio": ratio, "img_size": side, **named, **args}
+    d, depth, patch = _whole(a, "embed_dim", d), _whole(a, "depth", depth), _whole(a, "patch_size", patch)
+    height, width = _pair(a, "img_size", side)
+    inner, cls, pool = round(d * float(a["mlp_ratio"])), bool(a.get("class_token", True)), a.get("global_pool", "avg")
+    pre = bool(a.get("use_pre_transformer_norm", True))
+    fc = pool == "avg" if a.get("use_fc_norm") is None else bool(a["use_fc_norm"])
+    post = not fc if a.get("use_post_transformer_norm") is None else bool(a["use_post_transformer_norm"])
+    n = 3 * patch * patch * d + (0 if pre else d) + cls * d + ((height // patch) * (width // patch) + cls) * d
+    layer = 4 * d + _lin(d, 3 * d) + _lin(d, d) + _lin(d, inner) + _lin(inner, d) + (2 * d if a.get("init_values") else 0)
+    n += 2 * d * pre + depth * layer + 2 * d * post + 2 * d * fc
+    if pool == "map":  # AttentionPoolLatent
+        hidden = round(d * float(a.get("attn_pool_mlp_ratio", a["mlp_ratio"])))
+        n += d + _lin(d, d) + _lin(d, 2 * d) + _lin(d, d) + 2 * d + _lin(d, hidden) + _lin(hidden, d)
+    return n
+
+
+def perception_lm_vision(vc: dict[str, Any], text_hidden: int) -> int | None:
+    """PerceptionLM's vision tower (TimmWrapperModel of a Perception Encoder, `pe_vit`) and
+    PerceptionLMMultiModalProjector (two biased linears from model_args' embed_dim through the text width; its
+    pooling has no weights); None for a tower memviz has no count of."""
+    tower = pe_vit(vc)
+    args = vc.get("model_args") or {}
+    if tower is None or "embed_dim" not in args:  # the projector reads model_args["embed_dim"]
+        return None
+    return tower + _lin(_whole(args, "embed_dim", 1024), text_hidden) + _lin(text_hidden, text_hidden)
 
 
 def gemma3n_vision(vc: dict[str, Any], text_hidden: int) -> int | None:
-    """Gemma 3n's vision tower (TimmWrapperModel of vc's timm architecture, `MOBILENETV5_PARAMETERS`) and its
+    """Gemma 3n's vision tower (TimmWrapperModel of vc's timm architecture, `TIMM_PARAMETERS`) and its
     Gemma3nMultimodalEmbedder (a table of vocab_size rows of hidden_size, two norms with a weight, a bias-free
-    projection to the text width, a last norm without one); None for an architecture memviz has no count of, or one
-    changed by model_args."""
-    tower = MOBILENETV5_PARAMETERS.get(str(_get(vc, "architecture", "mobilenetv5_300m_enc")))
-    if tower is None or vc.get("model_args"):
+    projection to the text width, a last norm without one); None for a tower memviz has no count of."""
+    tower = timm_tower(vc, "mobilenetv5_300m_enc")
+    if tower is None:
         return None
     h = _whole(vc, "hidden_size", 2048)
     return tower + _multimodal_embedder(vc, h, text_hidden)
+
+
+def fast_vlm_vision(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: int) -> int | None:
+    """FastVLM's vision tower (TimmWrapperModel, `TIMM_PARAMETERS`: FastViTHD) and FastVlmMultiModalProjector (two
+    linears from the tower's hidden_size through the text width, biased with multimodal_projector_bias; the config
+    allows only the last layer's features); None for a tower memviz has no count of."""
+    tower = timm_tower(vc, "fastvit_mci3")
+    if tower is None:
+        return None
+    bias = bool(_get(cfg, "multimodal_projector_bias", True))
+    return tower + _lin(_whole(vc, "hidden_size", 3072), text_hidden, bias) + _lin(text_hidden, text_hidden, bias)
 
 
 def _feature_layers(cfg: dict[str, Any], default: int | list[int]) -> int:
@@ -1528,6 +1621,10 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
         return blip_vision(vc) + blip_qformer(cfg, vc) + _lin(qh, th)
     if wrapper == "gemma3n" and family == "gemma3n_vision":
         return gemma3n_vision(vc, th)
+    if wrapper == "fast_vlm" and family == "timm_wrapper":
+        return fast_vlm_vision(cfg, vc, th)
+    if wrapper == "perception_lm" and family == "timm_wrapper":
+        return perception_lm_vision(vc, th)
     if wrapper == "gemma3" and family == "siglip_vision_model":  # Gemma3MultiModalProjector: matrix + RMSNorm
         return siglip(vc) + vh * th + vh
     if wrapper in ("llava", "llava_next", "llava_next_video", "llava_onevision") and family in (

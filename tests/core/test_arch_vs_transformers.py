@@ -377,7 +377,7 @@ def test_gemma3n_wrapper_reads_its_language_model_and_counts_its_audio_and_visio
     from transformers import Gemma3nAudioConfig, Gemma3nConfig, Gemma3nTextConfig
     from transformers.models.gemma3n import modeling_gemma3n
 
-    from memviz.core.towers import MOBILENETV5_PARAMETERS
+    from memviz.core.towers import timm_tower
 
     config = Gemma3nConfig(audio_config=Gemma3nAudioConfig(**audio))
     with torch.device("meta"):
@@ -387,7 +387,7 @@ def test_gemma3n_wrapper_reads_its_language_model_and_counts_its_audio_and_visio
     wrapper = from_hf_config(config.to_dict())
     text = from_hf_config(Gemma3nTextConfig().to_dict())
     assert parameter_count(wrapper.with_changes(encoders=())) == parameter_count(text)
-    vision = MOBILENETV5_PARAMETERS[config.vision_config.architecture] + sum(p.numel() for p in vision_embedder.parameters())
+    vision = timm_tower(config.vision_config.to_dict(), "") + sum(p.numel() for p in vision_embedder.parameters())
     assert [(e.modality, e.family, e.parameters) for e in wrapper.encoders] == [
         ("vision", "gemma3n_vision", vision),
         ("audio", "gemma3n_audio", sum(p.numel() for m in audio_parts for p in m.parameters()))]

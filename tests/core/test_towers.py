@@ -811,18 +811,93 @@ def test_granite4_vision_without_a_window_rate_is_one_input_error(rate):
         from_hf_config(cfg)
 
 
-@pytest.mark.parametrize("architecture", ["mobilenetv5_300m_enc", "mobilenetv5_300m", "mobilenetv5_base"])
-def test_mobilenetv5_counts_are_what_timm_builds(architecture):
-    """Gemma 3n's vision towers as timm builds them for transformers (create_model(name, num_classes=0)):
-    MOBILENETV5_PARAMETERS holds each named architecture's parameters, and no buffer."""
+@pytest.mark.parametrize(("architecture", "args"), [("mobilenetv5_300m_enc", {}), ("mobilenetv5_300m", {}),
+                                                   ("mobilenetv5_base", {}), ("fastvit_mci3", {"inference_mode": True}),
+                                                   ("fastvit_mci3", {"inference_mode": False}), ("fastvit_mci3", {})])
+def test_timm_tower_counts_are_what_timm_builds(architecture, args):
+    """Gemma 3n's and FastVLM's vision towers as timm builds them for transformers (create_model(name,
+    num_classes=0, **model_args)): TIMM_PARAMETERS holds each named architecture's parameters (MobileNetV5 has no
+    buffer; FastViTHD's BatchNorm statistics are buffers)."""
     torch = pytest.importorskip("torch")
     timm = pytest.importorskip("timm")
-    from memviz.core.towers import MOBILENETV5_PARAMETERS
+    from memviz.core.towers import timm_tower
 
     with torch.device("meta"):
-        model = timm.create_model(architecture, pretrained=False, num_classes=0)
-    assert sum(p.numel() for p in model.parameters()) == MOBILENETV5_PARAMETERS[architecture]
-    assert not list(model.buffers())
+        model = timm.create_model(architecture, pretrained=False, num_classes=0, **args)
+    assert sum(p.numel() for p in model.parameters()) == timm_tower({"architecture": architecture, "model_args": args},
+                                                                    "")
+    assert architecture.startswith("fastvit") or not list(model.buffers())
+
+
+def _timm_wrapper_parts(model_type: str, projector: str, **fields):
+    """(the config, its projector's and its language model's parameters) of a wrapper whose vision tower transformers
+    builds with timm: the parts built apart on the meta device, without timm."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import importlib
+
+    module = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = transformers.AutoConfig.for_model(model_type, **fields)
+        with torch.device("meta"):
+            parts = (getattr(module, projector)(config), transformers.AutoModelForCausalLM.from_config(config.text_config))
+    return config, *(sum(p.numel() for p in part.parameters()) for part in parts)
+
+
+def test_fast_vlm_counts_its_fastvithd_tower_and_projector():
+    """FastVLM (the default config: FastVLM-7B's widths): FastViTHD reparameterised (timm's fastvit_mci3 with
+    inference_mode) and its two-linear projector, 146,576,480 parameters, named and uncounted before; the language
+    model is Qwen2's. The tower is timm's (built with it where installed, above); the projector and the language model
+    against transformers' build of the wrapper's parts."""
+    config, projector, language = _timm_wrapper_parts("fast_vlm", "FastVlmMultiModalProjector")
+    a = from_hf_config(config.to_dict())
+    assert [(e.family, e.parameters) for e in a.encoders] == [("timm_wrapper", 122_714_208 + projector)]
+    assert parameter_count(a) == language and not a.warnings
+    other = {**config.to_dict(), "vision_config": {**config.vision_config.to_dict(), "architecture": "fastvit_t8"}}
+    assert any("timm_wrapper" in w and "not counted" in w for w in from_hf_config(other).warnings)
+
+
+_PLM_VISION = {"architecture": "vit_pe_core_large_patch14_336", "model_args": {  # PE-L at 448 pixels, 23 blocks, no
+    "embed_dim": 1024, "depth": 23, "img_size": [448, 448], "ref_feat_shape": [32, 32], "global_pool": "",  # pooling
+    "use_post_transformer_norm": False, "init_values": 0.1}}  # head, as transformers' PerceptionLM tests build it
+_PE_NAMES = ["vit_pe_core_tiny_patch16_384", "vit_pe_core_small_patch16_384", "vit_pe_core_base_patch16_224",
+             "vit_pe_core_large_patch14_336", "vit_pe_core_gigantic_patch14_448", "vit_pe_lang_large_patch14_448",
+             "vit_pe_lang_gigantic_patch14_448", "vit_pe_spatial_tiny_patch16_512", "vit_pe_spatial_small_patch16_512",
+             "vit_pe_spatial_base_patch16_512", "vit_pe_spatial_large_patch14_448",
+             "vit_pe_spatial_gigantic_patch14_448"]
+
+
+@pytest.mark.parametrize(("architecture", "args"), [(name, {}) for name in _PE_NAMES] + [
+    ("vit_pe_core_large_patch14_336", _PLM_VISION["model_args"]),
+    ("vit_pe_core_large_patch14_336", {"embed_dim": 64, "img_size": [20, 20], "depth": 2, "global_pool": "",
+                                       "use_post_transformer_norm": False, "init_values": 0.1, "ref_feat_shape": [1, 1]}),
+    ("vit_pe_core_base_patch16_224", {"global_pool": "avg"}),
+    ("vit_pe_core_base_patch16_224", {"class_token": False, "img_size": [224, 320]})])
+def test_perception_encoder_vits_count_what_timm_builds(architecture, args):
+    """timm's Perception Encoder ViTs (TimmWrapperModel: num_classes 0), named and with model_args: `pe_vit` equals
+    timm 1.0.31's build for every name and for changed widths, depths, images, pooling and norms."""
+    torch = pytest.importorskip("torch")
+    timm = pytest.importorskip("timm")
+    from memviz.core.towers import pe_vit
+
+    with torch.device("meta"):
+        model = timm.create_model(architecture, pretrained=False, num_classes=0, **args)
+    assert pe_vit({"architecture": architecture, "model_args": args}) == sum(p.numel() for p in model.parameters())
+
+
+def test_perception_lm_counts_its_perception_encoder_and_projector():
+    """PerceptionLM with PE-L at 448 pixels (23 blocks): the tower, 291,415,040 parameters as timm 1.0.31 builds it
+    (checked above where timm is installed) and the two-linear projector from model_args' embed_dim, named and
+    uncounted before; the language model is Llama's. A tower memviz cannot read stays named and uncounted."""
+    config, projector, language = _timm_wrapper_parts("perception_lm", "PerceptionLMMultiModalProjector",
+                                                      vision_config=_PLM_VISION)
+    a = from_hf_config(config.to_dict())
+    assert [(e.family, e.parameters) for e in a.encoders] == [("timm_wrapper", 291_415_040 + projector)]
+    assert parameter_count(a) == language and not a.warnings
+    for vision in ({**_PLM_VISION, "architecture": "vit_so400m_patch14_siglip_384"},
+                   {**_PLM_VISION, "model_args": {**_PLM_VISION["model_args"], "qk_norm": True}}):
+        assert "not counted" in " ".join(from_hf_config({**config.to_dict(), "vision_config": vision}).warnings)
 
 
 def test_gemma3n_vision_of_another_architecture_is_named_not_counted():
