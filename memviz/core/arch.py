@@ -627,7 +627,8 @@ class Architecture:
         d["encoders"] = [[e.modality, e.family, e.parameters,
                           *([list(e.shape)] if e.shape or e.file or e.float32_parameters else []),
                           *([e.stored_bytes, e.file] if e.file or e.float32_parameters else []),
-                          *([e.float32_parameters] if e.float32_parameters else [])]
+                          *([e.float32_parameters] if e.float32_parameters else []),
+                          *([True] if e.float32_strict else [])]
                          for e in self.encoders]
         return d
 
@@ -2275,9 +2276,11 @@ def from_config_path(path: str | Path) -> Architecture:
 def _encoder_row(row: list[Any]) -> Encoder:
     """An encoder as `Architecture.to_dict` writes it: [modality, family, parameters], for the towers whose
     forward memviz sizes their shape (sessions written before it have three fields), for one read from an
-    mmproj file its stored bytes and the file, and for one with elements transformers keeps float32 their count."""
-    if len(row) not in (3, 4, 6, 7):
-        raise ValueError("an encoder row has three, four, six or seven fields")
+    mmproj file its stored bytes and the file, for one with elements transformers keeps float32 their count, and
+    whether it keeps them so in a bfloat16 model too."""
+    if len(row) not in (3, 4, 6, 7, 8) or len(row) == 8 and not isinstance(row[7], bool):
+        raise ValueError("an encoder row has three, four, six, seven or eight fields (the eighth true or false)")
     shape = tuple(int(v) for v in row[3]) if len(row) >= 4 else ()
     stored, file = (int(row[4]), str(row[5])) if len(row) >= 6 else (0, "")
-    return Encoder(str(row[0]), str(row[1]), int(row[2]), shape, stored, file, int(row[6]) if len(row) == 7 else 0)
+    return Encoder(str(row[0]), str(row[1]), int(row[2]), shape, stored, file, int(row[6]) if len(row) >= 7 else 0,
+                   len(row) == 8 and row[7])

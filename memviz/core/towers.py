@@ -31,7 +31,8 @@ class Encoder:
     """One encoder tower with its projector: `parameters` elements in the checkpoint's dtype; `shape`, for the
     towers whose forward memviz sizes (`VisionShape`), their widths; for one read from a llama.cpp mmproj file,
     its tensors' stored bytes and the file; `float32_parameters`, those of its elements transformers keeps float32
-    in a 16-bit model (the class's `_keep_in_fp32_modules`)."""
+    in a float16 model (the class's `_keep_in_fp32_modules`), and with `float32_strict` in a bfloat16 one too
+    (`_keep_in_fp32_modules_strict`)."""
 
     modality: str  # VISION or AUDIO
     family: str  # the encoder config's model_type (siglip_vision_model, pixtral, qwen3_vl_vision, ...)
@@ -40,6 +41,7 @@ class Encoder:
     stored_bytes: int = 0  # an mmproj file's tensors as stored (0: counted from the parameters)
     file: str = ""  # that file
     float32_parameters: int = 0  # of `parameters`, kept float32 by transformers
+    float32_strict: bool = False  # in a bfloat16 model as well as a float16 one
 
 
 #: Qwen3-VL's and Qwen3.5's released preprocessors cap an image at size.longest_edge = 16,777,216 pixels:
@@ -194,6 +196,14 @@ def _whole(cfg: dict[str, Any], key: str, default: int) -> int:
     return value
 
 
+def _wholes(cfg: dict[str, Any], key: str, default: tuple[int, ...]) -> list[int]:
+    """A list of positive whole numbers (at most 64 of them)."""
+    value = _get(cfg, key, default)
+    if not isinstance(value, (list, tuple)) or not 0 < len(value) <= 64:
+        raise InputError(f"vision/audio config: {key} must be a list of whole numbers, got {value!r:.60}")
+    return [_whole({key: v}, key, 1) for v in value]
+
+
 def _vit_layer(h: int, inter: int, *, bias: bool = True, gated: bool = False, norm_bias: bool = True) -> int:
     """One pre-norm ViT block: two norms, q/k/v/o of h x h, an MLP of `inter` (gated: gate, up, down)."""
     mlp = (2 * _lin(h, inter, bias) if gated else _lin(h, inter, bias)) + _lin(inter, h, bias)
@@ -276,14 +286,14 @@ MAX_VQ_LEVELS, MAX_VQ_BLOCKS = 16, 64
 def _vq_levels(vq: dict[str, Any], default: list[int]) -> tuple[list[int], int]:
     """(channel_multiplier, num_res_blocks) of a VQ-GAN config, within `MAX_VQ_LEVELS` and `MAX_VQ_BLOCKS`."""
     mult = _get(vq, "channel_multiplier", default)
-    if not isinstance(mult, list) or not 0 < len(mult) <= MAX_VQ_LEVELS or not all(
+    if not isinstance(mult, (list, tuple)) or not 0 < len(mult) <= MAX_VQ_LEVELS or not all(
             isinstance(m, int) and not isinstance(m, bool) and 0 < m <= 64 for m in mult):
         raise InputError(f"vision/audio config: channel_multiplier must list 1 to {MAX_VQ_LEVELS} whole numbers "
                          f"from 1 to 64, got {mult!r:.60}")
     blocks = _whole(vq, "num_res_blocks", 2)
     if blocks > MAX_VQ_BLOCKS:
         raise InputError(f"vision/audio config: num_res_blocks must be at most {MAX_VQ_BLOCKS}, got {blocks:,d}")
-    return mult, blocks
+    return list(mult), blocks
 
 
 def _vq_encoder(vq: dict[str, Any], attends: Callable[[int, int], bool], middle_attention: bool) -> tuple[int, int]:
@@ -337,6 +347,50 @@ def janus_vqgan(vq: dict[str, Any]) -> int:
         decoder += _conv(width, width, 3) if level else 0
     decoder += 2 * width + _conv(width, _whole(vq, "out_channels", 3), 3)
     return encoder + _vq_codebook(vq, 16384, 8) + decoder
+
+
+#: Apertus1p5VisionTokenizerConfig's defaults (transformers 5.24): Emu3.5's image tokenizer
+_APERTUS_VQ = {"base_channels": 256, "resolution": 256, "num_res_blocks": 4, "attn_resolutions": [16],
+               "channel_multiplier": [1, 1, 2, 2, 4], "latent_channels": 256}
+
+
+def apertus1p5_vision_tokenizer(vq: dict[str, Any]) -> int:
+    """Apertus1p5VisionTokenizerModel (apertus1p5/modeling_apertus1p5.py, transformers 5.24: Emu3.5's encode-only
+    tokenizer): Chameleon's VQ-GAN encoder (`_vq_encoder`: attention blocks at attn_resolutions and in the middle), a
+    biased 1x1 quant_conv to embed_dim and a bias-free linear scoring codebook_size codes; no decoder."""
+    vq = {**_APERTUS_VQ, **{k: v for k, v in vq.items() if v is not None}}
+    resolutions = set(_get(vq, "attn_resolutions", None) or ())
+    encoder, _ = _vq_encoder(vq, lambda level, res: res in resolutions, True)
+    embed = _whole(vq, "embed_dim", 256)
+    return encoder + _conv(_whole(vq, "latent_channels", 256), embed, 1) + _whole(vq, "codebook_size", 131072) * embed
+
+
+def _wav_conv(ac: dict[str, Any], c_in: int, c_out: int, k: int) -> int:
+    """WavTokenizerConv1d: a biased Conv1d, weight-normed (a gain per output channel) or followed by a GroupNorm."""
+    return c_in * c_out * k + c_out + (c_out if _get(ac, "norm_type", "weight_norm") == "weight_norm" else 2 * c_out)
+
+
+def wavtokenizer_encoder(ac: dict[str, Any]) -> int:
+    """WavTokenizerEncoderModel (wavtokenizer/modeling_wavtokenizer.py, transformers 5.24; SEANet's encoder): a conv
+    from the audio channels to num_filters, per downsampling ratio (upsampling_ratios reversed) num_residual_layers
+    residual blocks (a residual_kernel_size conv to the width / compress and a 1x1 conv back, a 1x1 shortcut with
+    use_conv_shortcut) and a strided conv doubling the width, num_lstm_layers LSTM layers at the last width, a conv to
+    hidden_size; and the codebook its quantizer keeps as persistent buffers (embed and embed_avg of codebook_size x
+    codebook_dim, cluster_size, inited), loaded like the weights."""
+    filters, blocks = _whole(ac, "num_filters", 32), _get(ac, "num_residual_layers", 1)
+    ratios = _wholes(ac, "upsampling_ratios", (6, 5, 5, 4))
+    if isinstance(blocks, bool) or not isinstance(blocks, int) or not 0 <= blocks <= 64 or len(ratios) > 16:
+        raise InputError("vision/audio config: WavTokenizer's num_residual_layers and upsampling_ratios are out of range")
+    k, compress = _whole(ac, "residual_kernel_size", 3), _whole(ac, "compress", 2)
+    n, width = _wav_conv(ac, _whole(ac, "audio_channels", 1), filters, _whole(ac, "kernel_size", 7)), filters
+    for ratio in reversed(ratios):
+        shortcut = _wav_conv(ac, width, width, 1) if _get(ac, "use_conv_shortcut", True) else 0
+        n += blocks * (_wav_conv(ac, width, width // compress, k) + _wav_conv(ac, width // compress, width, 1) + shortcut)
+        n, width = n + _wav_conv(ac, width, 2 * width, 2 * ratio), 2 * width
+    n += _whole(ac, "num_lstm_layers", 2) * (8 * width * width + 8 * width)  # weights ih / hh, biases ih / hh
+    n += _wav_conv(ac, width, _whole(ac, "hidden_size", 512), _whole(ac, "last_kernel_size", 7))
+    codes = _whole(ac, "codebook_size", 4096)
+    return n + 2 * codes * _whole(ac, "codebook_dim", 512) + codes + 1
 
 
 def emu3_vqgan(vq: dict[str, Any]) -> int:
@@ -1510,14 +1564,6 @@ def fun_asr_nano_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int
     return encoder + projector + blocks * _sanm_layer(width, width, inner, 0)
 
 
-def _wholes(cfg: dict[str, Any], key: str, default: tuple[int, ...]) -> list[int]:
-    """A list of positive whole numbers (at most 64 of them)."""
-    value = _get(cfg, key, default)
-    if not isinstance(value, (list, tuple)) or not 0 < len(value) <= 64:
-        raise InputError(f"vision/audio config: {key} must be a list of whole numbers, got {value!r:.60}")
-    return [_whole({key: v}, key, 1) for v in value]
-
-
 def omniasr_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int) -> int:
     """OmniASRAudioModel and the projector (omniasr/modeling_omniasr.py, transformers 5.24; wav2vec 2.0's encoder):
     a stack of Conv1d over the waveform (conv_dim channels, conv_kernel taps, biased with conv_bias), each with a
@@ -1610,6 +1656,8 @@ def _vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int | None:
         return dots3_vision(vc)
     if wrapper == "glm_image" and family == "glm_image_vision":  # no projector: its features go to the VQ codebook
         return glm_image_vision(vc)
+    if wrapper == "apertus1p5" and family in ("", "apertus1p5_vision_tokenizer"):  # its codes are text tokens:
+        return apertus1p5_vision_tokenizer(vc)  # no projector
     if wrapper == "granite4_vision":
         return granite4_vision(cfg, vc, th)
     if wrapper == "hunyuan_vl" and family == "hunyuan_vl_vision":
@@ -1799,7 +1847,11 @@ AUDIO_ENCODERS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], dict[
     "voxtral_realtime": (("voxtral_realtime_encoder",), voxtral_realtime_audio),
     "fun_asr_nano": (("fun_asr_nano_encoder",), fun_asr_nano_audio),
     "omniasr": (("omniasr_audio",), omniasr_audio),
+    "apertus1p5": (("wavtokenizer_encoder",), lambda cfg, ac, th: wavtokenizer_encoder(ac)),
 }
+#: wrappers whose class keeps its encoders float32 in any 16-bit model (`_keep_in_fp32_modules_strict`, transformers
+#: 5.24): Apertus 1.5's image and audio tokenizers, whose codes are an argmax that half precision flips
+STRICT_FLOAT32_WRAPPERS = frozenset({"apertus1p5"})
 #: wrapper model_type -> (its VQ image tokenizer's model_type, its count)
 VQ_TOKENIZERS: dict[str, tuple[str, Callable[[dict[str, Any]], int]]] = {
     "chameleon": ("chameleon_vqgan", chameleon_vqgan), "emu3": ("emu3_vqgan", emu3_vqgan),
@@ -1822,6 +1874,7 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
     out: list[Encoder] = []
     warnings: list[str] = []
     vc, ac, vq, wrapper = cfg.get("vision_config"), cfg.get("audio_config"), cfg.get("vq_config"), str(cfg.get("model_type"))
+    strict = wrapper in STRICT_FLOAT32_WRAPPERS
     if wrapper == "fuyu":  # FuyuModel.vision_embed_tokens: one biased linear from a patch's pixels
         pixels = _whole(cfg, "patch_size", 30) ** 2 * _whole(cfg, "num_channels", 3)
         out.append(Encoder(VISION, "fuyu", _lin(pixels, text_hidden)))
@@ -1831,13 +1884,14 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
             warnings.append(f"its vision encoder ({vc.get('model_type') or 'vision_config'}) is not counted; "
                             "transformers and vLLM load it with the language model")
         else:
-            wide = blip_float32(cfg, vc) if wrapper in BLIP_WRAPPERS else 0
+            wide = n if strict else blip_float32(cfg, vc) if wrapper in BLIP_WRAPPERS else 0
             out.append(Encoder(VISION, str(vc.get("model_type") or cfg.get("model_type")), n,
-                               _vision_shape(cfg, vc, text_hidden, processors), float32_parameters=wide))
+                               _vision_shape(cfg, vc, text_hidden, processors), float32_parameters=wide,
+                               float32_strict=strict))
     if isinstance(ac, dict):
         kinds, count = AUDIO_ENCODERS.get(wrapper, ((), None))
         if kinds and ac.get("model_type", kinds[0]) in kinds and (n := count(cfg, ac, text_hidden)) is not None:
-            out.append(Encoder(AUDIO, kinds[0], n))
+            out.append(Encoder(AUDIO, kinds[0], n, float32_parameters=n if strict else 0, float32_strict=strict))
         elif ac.get("model_type") in OMNI_AUDIO:
             out.append(Encoder(AUDIO, str(ac["model_type"]), omni_audio(ac)))
         else:

@@ -965,6 +965,47 @@ def test_blip_elements_kept_float32_are_what_transformers_loads_so(model_type, t
         assert held - alone == sum(p.numel() * p.element_size() for p in loads[dtype]), weight_format
 
 
+_TINY_APERTUS = {
+    "vision_config": {"base_channels": 32, "channel_multiplier": [1, 2], "num_res_blocks": 1, "attn_resolutions": [16],
+                      "resolution": 32, "codebook_size": 64, "embed_dim": 8, "latent_channels": 16},
+    "audio_config": {"num_filters": 4, "upsampling_ratios": [4, 2], "num_residual_layers": 2, "num_lstm_layers": 1,
+                     "hidden_size": 16, "codebook_size": 8, "codebook_dim": 16, "compress": 2},
+    "text_config": {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+                    "num_key_value_heads": 2, "vocab_size": 512}, "image_token_offset": 100, "audio_token_offset": 164}
+
+
+@pytest.mark.parametrize("shape", ["default", "tiny"])
+def test_apertus1p5_counts_its_tokenizers_held_float32_in_any_16_bit_load(shape, tmp_path):
+    """Apertus 1.5's image tokenizer (Emu3.5's encode-only VQ-GAN: 218,153,984 parameters at the default) and audio
+    tokenizer (WavTokenizer's SEANet encoder with its codebook buffers: 12,501,505 values), named and uncounted
+    before, exact as transformers builds them; its class keeps both float32 in float16 and bfloat16 loads
+    (`_keep_in_fp32_modules_strict`), as a tiny model saved and loaded both ways shows, and memviz's transformers
+    weights hold their bytes as each load does."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    fields = _TINY_APERTUS if shape == "tiny" else {}
+    config, model = _on_meta("apertus1p5", "Apertus1p5ForConditionalGeneration", **fields)
+    stored = set(model.state_dict())
+    tensors = list(model.named_parameters()) + [(n, b) for n, b in model.named_buffers() if n in stored]
+    towers = [sum(t.numel() for n, t in tensors if part in n) for part in ("vision_tokenizer", "audio_tokenizer")]
+    a = from_hf_config(config.to_dict())
+    assert [(e.parameters, e.float32_parameters, e.float32_strict) for e in a.encoders] == [(n, n, True) for n in towers]
+    assert Architecture.from_dict(json.loads(json.dumps(a.to_dict()))).encoders == a.encoders  # a session keeps it
+    if shape == "default":
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        transformers.Apertus1p5ForConditionalGeneration(config).save_pretrained(tmp_path)
+        for dtype in (torch.float16, torch.bfloat16):
+            loaded = transformers.Apertus1p5ForConditionalGeneration.from_pretrained(tmp_path, dtype=dtype)
+            held = sum(t.numel() * t.element_size() for n, t in list(loaded.named_parameters()) + list(
+                loaded.named_buffers()) if "tokenizer" in n and n in loaded.state_dict())
+            weights, alone = (estimate(arch, Scenario(engine="transformers", context_tokens=64, device="cpu",
+                                                      weight_format="fp16" if dtype == torch.float16 else "bf16"))
+                              .bytes["weights"] for arch in (a, a.with_changes(encoders=())))
+            assert weights - alone == held == 4 * sum(towers), dtype
+
+
 @pytest.mark.parametrize("changes", [{}, {
     "vision_config": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "use_swiglu_ffn": True,
                       "video_temporal_patch_size": 2, "max_img_size": 256, "qkv_bias": False, "num_registers": 3},

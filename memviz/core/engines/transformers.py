@@ -339,13 +339,14 @@ class Transformers(Engine):
         return sc.device == "cpu" or (cap is not None and cap < FP8_NATIVE_CAPABILITY)
 
     def encoder_bytes(self, x: Inputs) -> float:
-        """The encoders' bytes as the engine holds them, and 2 more for each element their class keeps float32 when
-        the model loads in float16 (`Encoder.float32_parameters`: BLIP-2's Q-Former; from_pretrained applies
-        `_keep_in_fp32_modules` to a float16 load only, transformers 5.24 modeling_utils.py `_get_dtype_plan`)."""
-        held = super().encoder_bytes(x)
-        if not held or x.wf.name == STORED or load_dtype(x.a, x.sc) != "float16":
+        """The encoders' bytes as the engine holds them, and 2 more for each element their class keeps float32 in
+        the dtype the model loads in (`Encoder.float32_parameters`): from_pretrained applies `_keep_in_fp32_modules`
+        (BLIP-2's Q-Former) to a float16 load only and `_keep_in_fp32_modules_strict` (Apertus 1.5's tokenizers,
+        `Encoder.float32_strict`) to a bfloat16 one too (transformers 5.24 modeling_utils.py `_get_dtype_plan`)."""
+        held, dtype = super().encoder_bytes(x), load_dtype(x.a, x.sc)
+        if not held or x.wf.name == STORED or dtype == "float32":
             return held
-        return held + 2.0 * sum(e.float32_parameters for e in x.a.encoders)
+        return held + 2.0 * sum(e.float32_parameters for e in x.a.encoders if dtype == "float16" or e.float32_strict)
 
     def runtime_bytes(self, x: Inputs) -> float:
         if x.sc.device == "cuda":
