@@ -1587,6 +1587,49 @@ def omniasr_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int) -> 
     return encoder + _lin(h, text_hidden)
 
 
+def _nemo_encoder(c: dict[str, Any], defaults: tuple[int, int, int, int], qk_norm: bool, stacked: bool) -> int:
+    """A Nemotron 3.5 Transcribe / Sortformer encoder (transformers 5.24 Nemotron3_5TranscribeAsrAudioModel,
+    Nemotron3DiarizationAudioModel, Nemotron3_5TranscribeWordTimestampModel): with `stacked`, a bias-free linear
+    from subsampling_factor stacked mel frames; a LayerNorm in, blocks of two LayerNorms, bias-free q / k / v (v as
+    wide as q) and a biased o_proj over heads of hidden_size / heads (LayerNorms over a head's q and k with
+    `qk_norm`), a biased fc1 / fc2, and a LayerNorm out. `defaults`: (width, intermediate, layers, heads)."""
+    h, inter, layers, heads = (_whole(c, key, d) for key, d in zip(
+        ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads"), defaults, strict=True))
+    if h % heads:
+        raise InputError(f"vision/audio config: the audio width {h} is not a whole number of {heads} heads")
+    head_dim = h // heads
+    kv = _whole(c, "num_key_value_heads", heads) * head_dim
+    attention = 2 * h * heads * head_dim + h * kv + _lin(heads * head_dim, h) + (4 * head_dim if qk_norm else 0)
+    n = 4 * h + layers * (4 * h + attention + _lin(h, inter) + _lin(inter, h))
+    if stacked:
+        n += _whole(c, "subsampling_factor", 8) * _whole(c, "num_mel_bins", 128) * h
+    return n
+
+
+def nemo_speechlm_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int) -> tuple[int, int]:
+    """Nemotron 3.5 Transcribe's audio path (nemotron3_5_transcribe/modeling_nemotron3_5_transcribe.py,
+    nemotron3_diarization/modeling_nemotron3_diarization.py, transformers 5.24), and the part of it its class keeps
+    float32 in any 16-bit model (`_keep_in_fp32_modules_strict`: the audio tower and the projector): the speech
+    encoder (asr_config), the Sortformer diarization model (its encoder, a biased projection to the head's width, a
+    sub-pixel Conv1d upsampler of kernel 3, a two-linear speaker classifier, a silence embedding), a LayerNorm over the
+    speech features and one over the speaker activities, the biased projector to the text width; and beside them in
+    the model's dtype the word-timestamp encoder (a ConvTranspose1d upsampler, its blocks) and its 1x1 Conv1d head."""
+    asr = ac.get("asr_config") if isinstance(ac.get("asr_config"), dict) else {}
+    diarization = ac.get("diarization_config") if isinstance(ac.get("diarization_config"), dict) else {}
+    dia_audio, head = (diarization.get(k) if isinstance(diarization.get(k), dict) else {}
+                       for k in ("audio_config", "head_config"))
+    h, hd = _whole(asr, "hidden_size", 1280), _whole(head, "hidden_size", 192)
+    speakers, upsampling = _whole(head, "num_speakers", 8), _whole(head, "subsampling_factor", 8)
+    dia = _nemo_encoder(dia_audio, (512, 2048, 31, 8), False, True) + _lin(_whole(head, "audio_hidden_size", 512), hd)
+    dia += hd * hd * upsampling * 3 + hd * upsampling + _lin(hd, hd) + _lin(hd, speakers) + _whole(
+        dia_audio, "hidden_size", 512)
+    kept = _nemo_encoder(asr, (1280, 5120, 32, 10), True, True) + dia + 2 * h + 2 * speakers + _lin(h, text_hidden)
+    wt = cfg.get("word_timestamp_config") if isinstance(cfg.get("word_timestamp_config"), dict) else {}
+    hw = _whole(wt, "hidden_size", 1280)
+    stamps = _nemo_encoder(wt, (1280, 640, 2, 16), True, False) + hw * hw * _whole(wt, "upsampling_factor", 2) + hw
+    return kept + stamps + _lin(hw, _whole(wt, "vocab_size", 23863)), kept
+
+
 def parakeet_encoder(ac: dict[str, Any], attention_bias: bool) -> int:
     """ParakeetEncoder (parakeet/modeling_parakeet.py, transformers 5.24; NeMo's FastConformer): a striding
     subsampling (a Conv2d from one channel, then per further halving of subsampling_factor a depthwise and a 1x1
@@ -1829,8 +1872,10 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
 
 #: wrapper model_type -> (the audio encoder model_types it is counted for, the first its family and the default
 #: where the config names none; the count of encoder and projector from (wrapper config, audio config, text width),
-#: None where memviz cannot count it). The Omni thinkers' encoders are counted by their own type (`OMNI_AUDIO`)
-AUDIO_ENCODERS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], dict[str, Any], int], int | None]]] = {
+#: None where memviz cannot count it, or (that count, the part the class keeps float32 in any 16-bit model)). The Omni
+#: thinkers' encoders are counted by their own type (`OMNI_AUDIO`)
+AUDIO_ENCODERS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], dict[str, Any], int],
+                                                          int | tuple[int, int] | None]]] = {
     **dict.fromkeys(("gemma4", "gemma4_unified"), (("gemma4_audio",), lambda cfg, ac, th: gemma4_audio(ac) + _whole(
         ac, "output_proj_dims", 1536) * th)),  # and Gemma4MultimodalEmbedder's projection
     "gemma3n": (("gemma3n_audio",), lambda cfg, ac, th: gemma3n_audio(ac, th)),
@@ -1848,6 +1893,7 @@ AUDIO_ENCODERS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], dict[
     "fun_asr_nano": (("fun_asr_nano_encoder",), fun_asr_nano_audio),
     "omniasr": (("omniasr_audio",), omniasr_audio),
     "apertus1p5": (("wavtokenizer_encoder",), lambda cfg, ac, th: wavtokenizer_encoder(ac)),
+    "nemo_speechlm": (("nemotron3_5_transcribe_audio",), nemo_speechlm_audio),
 }
 #: wrappers whose class keeps its encoders float32 in any 16-bit model (`_keep_in_fp32_modules_strict`, transformers
 #: 5.24): Apertus 1.5's image and audio tokenizers, whose codes are an argmax that half precision flips
@@ -1891,7 +1937,8 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
     if isinstance(ac, dict):
         kinds, count = AUDIO_ENCODERS.get(wrapper, ((), None))
         if kinds and ac.get("model_type", kinds[0]) in kinds and (n := count(cfg, ac, text_hidden)) is not None:
-            out.append(Encoder(AUDIO, kinds[0], n, float32_parameters=n if strict else 0, float32_strict=strict))
+            n, wide = n if isinstance(n, tuple) else (n, n if strict else 0)
+            out.append(Encoder(AUDIO, kinds[0], n, float32_parameters=wide, float32_strict=bool(wide)))
         elif ac.get("model_type") in OMNI_AUDIO:
             out.append(Encoder(AUDIO, str(ac["model_type"]), omni_audio(ac)))
         else:

@@ -965,6 +965,42 @@ def test_blip_elements_kept_float32_are_what_transformers_loads_so(model_type, t
         assert held - alone == sum(p.numel() * p.element_size() for p in loads[dtype]), weight_format
 
 
+_SMALL_NEMO_SPEECHLM = {
+    "audio_config": {"asr_config": {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2,
+                                    "num_attention_heads": 4, "num_key_value_heads": 2, "num_mel_bins": 64,
+                                    "subsampling_factor": 4},
+                     "diarization_config": {
+                         "audio_config": {"hidden_size": 128, "intermediate_size": 256, "num_hidden_layers": 2,
+                                          "num_attention_heads": 4, "num_mel_bins": 64, "subsampling_factor": 4},
+                         "head_config": {"hidden_size": 96, "num_speakers": 4, "audio_hidden_size": 128,
+                                         "subsampling_factor": 4},
+                         "streaming_config": {"num_speakers": 4, "subsampling_factor": 4}}},
+    "word_timestamp_config": {"hidden_size": 256, "intermediate_size": 128, "num_hidden_layers": 1,
+                              "num_attention_heads": 4, "vocab_size": 100, "blank_token_id": 99, "upsampling_factor": 3}}
+
+
+@pytest.mark.parametrize("shape", ["default", "small"])
+def test_nemotron3_5_transcribe_counts_its_audio_path_and_its_float32_part(shape):
+    """NeMo SpeechLM (Nemotron 3.5 Transcribe): the speech encoder, the Sortformer diarization model, the projector
+    and the word-timestamp encoder and head (783,812,815 parameters at the default, named and uncounted before), of
+    which the audio tower and projector (733,559,832) are float32 in a bfloat16 build, as
+    `_keep_in_fp32_modules_strict` keeps them: exact at the default and a small shape."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = transformers.AutoConfig.for_model("nemo_speechlm", **(_SMALL_NEMO_SPEECHLM if shape == "small" else {}))
+        with torch.device("meta"):
+            model = transformers.Nemotron3_5TranscribeForConditionalGeneration._from_config(config,
+                                                                                          dtype=torch.bfloat16)
+    audio = [p for n, p in model.named_parameters() if any(k in n for k in (
+        "audio_tower", "multi_modal_projector", "word_timestamp"))]
+    a = from_hf_config(config.to_dict())
+    assert [(e.parameters, e.float32_parameters, e.float32_strict) for e in a.encoders] == [
+        (sum(p.numel() for p in audio), sum(p.numel() for p in audio if p.dtype == torch.float32), True)]
+    assert not a.warnings
+
+
 _TINY_APERTUS = {
     "vision_config": {"base_channels": 32, "channel_multiplier": [1, 2], "num_res_blocks": 1, "attn_resolutions": [16],
                       "resolution": 32, "codebook_size": 64, "embed_dim": 8, "latent_channels": 16},
