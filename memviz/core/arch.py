@@ -1720,6 +1720,8 @@ _NOT_TEXT_DECODERS = {
                              "(KyutaiSpeechToTextForConditionalGeneration)",
     "nemotron3_5_transcribe_word_timestamp": "a word-timestamp model over a speech encoder",
     "imagegpt": "a generator of image pixels (ImageGPT)",
+    "vibevoice": "a speech generator (VibeVoiceForConditionalGeneration: a language model driving a diffusion head "
+                 "over acoustic latents)",
     "evolla": "a protein-text model whose protein encoder and cross-attention adapters memviz does not count",
     **dict.fromkeys(("diffusion_gemma", "diffusion_gemma_text"), "a block-diffusion encoder-decoder "
                     "(DiffusionGemmaForBlockDiffusion: an encoder stack and a decoder stack)"),
@@ -1758,6 +1760,14 @@ NON_GENERATIVE_TYPES = frozenset({
     "visual_bert", "voxtral_encoder", "voxtral_realtime_encoder", "wav2vec2", "wavlm", "xclip", "xclip_text_model"})
 
 
+def _refuse_not_text(model_type: str) -> None:
+    """One clear error for a type that generates no text token by token (`_NOT_TEXT_DECODERS`), a wrapper's type
+    included: its language model alone would be read as the whole model."""
+    if model_type in _NOT_TEXT_DECODERS:
+        raise InputError(f"{model_type}: {_NOT_TEXT_DECODERS[model_type]}; memviz estimates decoder LLMs that "
+                         "generate text")
+
+
 def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
     """One clear error for an encoder-decoder (T5, BART, Whisper), an encoder-only model (BERT's heads) or a decoder
     whose layers memviz does not model, of a type memviz does not know: read as a Llama-style decoder, its figures
@@ -1765,9 +1775,7 @@ def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
     if model_type in _UNMODELLED_LAYERS:
         raise InputError(f"{model_type}: its layers hold {_UNMODELLED_LAYERS[model_type]}, which memviz does not "
                          "model; read as a Llama-style decoder its figures would be wrong")
-    if model_type in _NOT_TEXT_DECODERS:
-        raise InputError(f"{model_type}: {_NOT_TEXT_DECODERS[model_type]}; memviz estimates decoder LLMs that "
-                         "generate text")
+    _refuse_not_text(model_type)
     names = cfg.get("architectures")
     names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
     if cfg.get("is_encoder_decoder") is True:
@@ -1855,8 +1863,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         raise InputError("config must be a JSON object")
     cfg, omni = omni_thinker(cfg)
     legacy = _LEGACY_WRAPPER_FIELDS.get(str(cfg.get("model_type")), {})
-    cfg = {**{new: cfg[old] for old, new in legacy.items() if old in cfg and new not in cfg}, **cfg}
+    cfg = {**{new: cfg[old] for old, new in legacy.items() if old in cfg and new not in cfg},
+           **{key: value for key, value in cfg.items() if key not in legacy}}  # read once, under the new name
     outer = cfg
+    _refuse_not_text(str(outer.get("model_type")))
     release_loader, release_code = "", ""
     if isinstance(cfg.get("text_config"), dict):
         inner = dict(cfg["text_config"])

@@ -1630,6 +1630,62 @@ def nemo_speechlm_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: in
     return kept + stamps + _lin(hw, _whole(wt, "vocab_size", 23863)), kept
 
 
+def granite_speech_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int) -> int:
+    """GraniteSpeechCTCEncoder and GraniteSpeechEncoderProjector (granite_speech/modeling_granite_speech.py,
+    transformers 5.24; Granite Speech Plus's are the same): a biased linear from input_dim, Conformer blocks (two
+    half-step feed-forwards of feedforward_mult x the width, each a LayerNorm and two biased linears; attention, a
+    LayerNorm, bias-free q and kv and a biased output over heads of dim_head, Shaw's relative positions, 2 x
+    max_pos_emb + 1 of dim_head; a convolution module, a LayerNorm, a biased 1x1 conv to twice conv_expansion_factor
+    x the width, a GLU, a bias-free depthwise conv of conv_kernel_size, a BatchNorm with its running statistics, a
+    biased 1x1 conv back; a LayerNorm), biased linears to output_dim and back; the projector, window_size /
+    downsample_rate learned queries, a BLIP-2 Q-Former (projector_config) and a biased linear to the text width."""
+    h, heads, mult = _whole(ac, "hidden_dim", 1024), _whole(ac, "num_heads", 8), _whole(ac, "feedforward_mult", 4)
+    inner = heads * _whole(ac, "dim_head", max(h // heads, 1))
+    conv = h * _whole(ac, "conv_expansion_factor", 2)
+    feed_forward = 2 * h + _lin(h, h * mult) + _lin(h * mult, h)
+    attention = 2 * h + 3 * h * inner + _lin(inner, h) + (2 * _whole(ac, "max_pos_emb", 512) + 1) * (inner // heads)
+    module = 2 * h + _lin(h, 2 * conv) + conv * _whole(ac, "conv_kernel_size", 15) + 4 * conv + 1 + _lin(conv, h)
+    out = _whole(ac, "output_dim", 42)
+    encoder = _lin(_whole(ac, "input_dim", 160), h) + _whole(ac, "num_layers", 10) * (
+        2 * feed_forward + attention + module + 2 * h) + _lin(h, out) + _lin(out, h)
+    qc = cfg.get("projector_config") if isinstance(cfg.get("projector_config"), dict) else {}
+    qh = _whole(qc, "hidden_size", 768)
+    queries = _whole(cfg, "window_size", 15) // _whole(cfg, "downsample_rate", 5)
+    return encoder + queries * qh + qformer(qc, qh, _whole(qc, "encoder_hidden_size", 1408)) + _lin(qh, text_hidden)
+
+
+def vibevoice_tokenizer_encoder(c: dict[str, Any]) -> int:
+    """VibeVoiceAcousticTokenizerEncoderModel (vibevoice_acoustic_tokenizer/modeling_vibevoice_acoustic_tokenizer.py,
+    transformers 5.24): a biased causal Conv1d from the audio channels to num_filters, ConvNeXt blocks (an RMSNorm,
+    a biased depthwise conv of kernel_size, a layer-scale vector; an RMSNorm, a biased feed-forward of ffn_expansion x
+    the width, a layer-scale vector) at depths[0] there and depths[i + 1] after each strided conv (kernel twice
+    downsampling_ratios[i]) doubling the width, and a biased conv of kernel_size to hidden_size."""
+    width, k, e = _whole(c, "num_filters", 32), _whole(c, "kernel_size", 7), _whole(c, "ffn_expansion", 4)
+    ratios, depths = _wholes(c, "downsampling_ratios", (2, 2, 4, 5, 5, 8)), _wholes(c, "depths", (3, 3, 3, 3, 3, 3, 8))
+    if len(depths) != len(ratios) + 1:
+        raise InputError(f"vision/audio config: depths must list one more stage than the {len(ratios)} "
+                         f"downsampling_ratios, got {len(depths)}")
+
+    def blocks(n: int, w: int) -> int:
+        return n * (4 * w + w * k + w + _lin(w, e * w) + _lin(e * w, w))
+    total = _conv1d(_whole(c, "channels", 1), width, k) + blocks(depths[0], width)
+    for ratio, depth in zip(ratios, depths[1:], strict=True):
+        total += _conv1d(width, 2 * width, 2 * ratio) + blocks(depth, 2 * width)
+        width *= 2
+    return total + _conv1d(width, _whole(c, "hidden_size", 64), k)
+
+
+def vibevoice_asr_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int) -> int:
+    """VibeVoice-ASR's acoustic and semantic tokenizer encoders (`vibevoice_tokenizer_encoder`, from
+    acoustic_tokenizer_encoder_config and semantic_tokenizer_encoder_config) and VibeVoiceAsrMultiModalProjector
+    (per path a biased linear from the encoder's hidden_size to the text width, an RMSNorm and a biased linear)."""
+    semantic = cfg.get("semantic_tokenizer_encoder_config")
+    semantic = semantic if isinstance(semantic, dict) else {}
+    paths = ((ac, 64), (semantic, 128))
+    return sum(vibevoice_tokenizer_encoder({"hidden_size": d, **c}) + _lin(_whole({"hidden_size": d, **c},
+               "hidden_size", d), text_hidden) + text_hidden + _lin(text_hidden, text_hidden) for c, d in paths)
+
+
 def parakeet_encoder(ac: dict[str, Any], attention_bias: bool) -> int:
     """ParakeetEncoder (parakeet/modeling_parakeet.py, transformers 5.24; NeMo's FastConformer): a striding
     subsampling (a Conv2d from one channel, then per further halving of subsampling_factor a depthwise and a 1x1
@@ -1894,7 +1950,23 @@ AUDIO_ENCODERS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], dict[
     "omniasr": (("omniasr_audio",), omniasr_audio),
     "apertus1p5": (("wavtokenizer_encoder",), lambda cfg, ac, th: wavtokenizer_encoder(ac)),
     "nemo_speechlm": (("nemotron3_5_transcribe_audio",), nemo_speechlm_audio),
+    **dict.fromkeys(("granite_speech", "granite_speech_plus"), (("granite_speech_encoder", "granite_speech_plus_encoder"),
+                                                                granite_speech_audio)),
+    "vibevoice_asr": (("vibevoice_acoustic_tokenizer_encoder",), vibevoice_asr_audio),
 }
+#: wrappers whose audio encoder config is not named audio_config
+AUDIO_CONFIG_KEYS = {**dict.fromkeys(("granite_speech", "granite_speech_plus"), "encoder_config"),
+                     "vibevoice_asr": "acoustic_tokenizer_encoder_config"}
+#: wrapper -> the sub-configs its counts read beyond `READ_SUBCONFIGS` and its audio config
+WRAPPER_SUBCONFIGS = {**dict.fromkeys(("granite_speech", "granite_speech_plus", "deepseek_vl_v2"), {"projector_config"}),
+                      "vibevoice_asr": {"semantic_tokenizer_encoder_config"}}
+#: a multimodal config's sub-configs memviz reads: the language model's, the encoders' and the parts counted with them
+#: (BLIP's and Granite 4 Vision's Q-Formers, Idefics2's perceiver, Molmo 2's adapter, DeepSeek-VL hybrid's SAM tower,
+#: Nemotron 3.5 Transcribe's word-timestamp encoder; DeepSeek-VL2's language_config, the language model's); any other
+#: with a model_type is named as not counted
+READ_SUBCONFIGS = frozenset({"text_config", "language_config", "vision_config", "audio_config", "vq_config",
+                             "qformer_config",
+                             "perceiver_config", "adapter_config", "high_res_vision_config", "word_timestamp_config"})
 #: wrappers whose class keeps its encoders float32 in any 16-bit model (`_keep_in_fp32_modules_strict`, transformers
 #: 5.24): Apertus 1.5's image and audio tokenizers, whose codes are an argmax that half precision flips
 STRICT_FLOAT32_WRAPPERS = frozenset({"apertus1p5"})
@@ -1919,7 +1991,9 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
               ) -> tuple[tuple[Encoder, ...], tuple[str, ...]]:
     out: list[Encoder] = []
     warnings: list[str] = []
-    vc, ac, vq, wrapper = cfg.get("vision_config"), cfg.get("audio_config"), cfg.get("vq_config"), str(cfg.get("model_type"))
+    wrapper = str(cfg.get("model_type"))
+    audio_key = AUDIO_CONFIG_KEYS.get(wrapper, "audio_config")
+    vc, ac, vq = cfg.get("vision_config"), cfg.get(audio_key), cfg.get("vq_config")
     strict = wrapper in STRICT_FLOAT32_WRAPPERS
     if wrapper == "fuyu":  # FuyuModel.vision_embed_tokens: one biased linear from a patch's pixels
         pixels = _whole(cfg, "patch_size", 30) ** 2 * _whole(cfg, "num_channels", 3)
@@ -1943,6 +2017,10 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
             out.append(Encoder(AUDIO, str(ac["model_type"]), omni_audio(ac)))
         else:
             warnings.append(f"its audio encoder ({ac.get('model_type') or 'audio_config'}) is not counted")
+    for key, sub in cfg.items():  # an encoder under a name memviz does not read (Granite Speech's encoder_config)
+        if key.endswith("_config") and key not in READ_SUBCONFIGS | WRAPPER_SUBCONFIGS.get(wrapper, set()) | {
+                audio_key} and isinstance(sub, dict) and sub.get("model_type"):
+            warnings.append(f"its {key.removesuffix('_config').replace('_', ' ')} ({sub['model_type']}) is not counted")
     kind, count_vq = VQ_TOKENIZERS.get(wrapper, ("", None))
     if isinstance(vq, dict) and count_vq and vq.get("model_type", kind) == kind:
         out.append(Encoder(VISION, kind, count_vq(vq)))  # the wrapper model's vqmodel

@@ -965,6 +965,50 @@ def test_blip_elements_kept_float32_are_what_transformers_loads_so(model_type, t
         assert held - alone == sum(p.numel() * p.element_size() for p in loads[dtype]), weight_format
 
 
+_SMALL_GRANITE_SPEECH = {
+    "encoder_config": {"input_dim": 80, "num_layers": 2, "hidden_dim": 256, "num_heads": 4, "dim_head": 48,
+                       "output_dim": 30, "context_size": 100, "max_pos_emb": 128, "conv_kernel_size": 7,
+                       "conv_expansion_factor": 3, "feedforward_mult": 2},
+    "projector_config": {"hidden_size": 128, "num_hidden_layers": 3, "num_attention_heads": 4, "intermediate_size": 256,
+                         "cross_attention_frequency": 1, "encoder_hidden_size": 256},
+    "window_size": 12, "downsample_rate": 3}
+_SMALL_VIBEVOICE_ASR = {
+    "acoustic_tokenizer_encoder_config": {"hidden_size": 32, "num_filters": 8, "downsampling_ratios": [2, 4],
+                                          "depths": [1, 2, 1], "kernel_size": 5, "ffn_expansion": 2},
+    "semantic_tokenizer_encoder_config": {"hidden_size": 48, "num_filters": 16, "downsampling_ratios": [3],
+                                          "depths": [2, 1]}}
+
+
+@pytest.mark.parametrize(("model_type", "build", "parts", "small"), [
+    ("granite_speech", "GraniteSpeechForConditionalGeneration", ("model.encoder.", "model.projector."),
+     _SMALL_GRANITE_SPEECH),
+    ("granite_speech_plus", "GraniteSpeechPlusForConditionalGeneration", ("model.encoder.", "model.projector."),
+     _SMALL_GRANITE_SPEECH),
+    ("vibevoice_asr", "VibeVoiceAsrForConditionalGeneration", ("tokenizer_encoder.", "multi_modal_projector."),
+     _SMALL_VIBEVOICE_ASR)])
+@pytest.mark.parametrize("shape", ["default", "small"])
+def test_speech_encoders_under_their_own_config_names_count_what_transformers_builds(model_type, build, parts, small,
+                                                                                    shape):
+    """Granite Speech (and Plus): the Conformer CTC encoder (its BatchNorm statistics held like weights) and the
+    Q-Former projector under encoder_config / projector_config, 383,138,868 values at the default; VibeVoice-ASR: the
+    acoustic and semantic tokenizer encoders and the two-path projector, 722,675,072. Read before as text models with
+    no encoder and no warning; exact as transformers builds them at the default and a small shape."""
+    config, model = _on_meta(model_type, build, **(small if shape == "small" else {}))
+    stored = set(model.state_dict())
+    tensors = list(model.named_parameters()) + [(n, b) for n, b in model.named_buffers() if n in stored]
+    a = from_hf_config(config.to_dict())
+    assert [e.parameters for e in a.encoders] == [sum(t.numel() for n, t in tensors if any(p in n for p in parts))]
+    assert not a.warnings
+
+
+def test_an_encoder_under_a_name_memviz_does_not_read_is_named():
+    """A multimodal config's sub-config with a model_type memviz does not read (a new family's encoder_config) is
+    named in a warning as not counted, never left out silently."""
+    cfg = {"model_type": "new_speech_llm", "encoder_config": {"model_type": "new_speech_encoder", "hidden_size": 64},
+           "text_config": {"model_type": "llama", **SMALL_TEXT}}
+    assert "its encoder (new_speech_encoder) is not counted" in from_hf_config(cfg).warnings
+
+
 _SMALL_NEMO_SPEECHLM = {
     "audio_config": {"asr_config": {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2,
                                     "num_attention_heads": 4, "num_key_value_heads": 2, "num_mel_bins": 64,
