@@ -1679,11 +1679,12 @@ def vibevoice_asr_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: in
     """VibeVoice-ASR's acoustic and semantic tokenizer encoders (`vibevoice_tokenizer_encoder`, from
     acoustic_tokenizer_encoder_config and semantic_tokenizer_encoder_config) and VibeVoiceAsrMultiModalProjector
     (per path a biased linear from the encoder's hidden_size to the text width, an RMSNorm and a biased linear)."""
+    def path(c: dict[str, Any], hidden: int) -> int:  # hidden: the config class's default latent width
+        latent = _whole(c, "hidden_size", hidden)
+        return vibevoice_tokenizer_encoder({**c, "hidden_size": latent}) + _lin(latent, text_hidden) + text_hidden + \
+            _lin(text_hidden, text_hidden)
     semantic = cfg.get("semantic_tokenizer_encoder_config")
-    semantic = semantic if isinstance(semantic, dict) else {}
-    paths = ((ac, 64), (semantic, 128))
-    return sum(vibevoice_tokenizer_encoder({"hidden_size": d, **c}) + _lin(_whole({"hidden_size": d, **c},
-               "hidden_size", d), text_hidden) + text_hidden + _lin(text_hidden, text_hidden) for c, d in paths)
+    return path(ac, 64) + path(semantic if isinstance(semantic, dict) else {}, 128)
 
 
 def parakeet_encoder(ac: dict[str, Any], attention_bias: bool) -> int:
@@ -1965,8 +1966,8 @@ WRAPPER_SUBCONFIGS = {**dict.fromkeys(("granite_speech", "granite_speech_plus", 
 #: Nemotron 3.5 Transcribe's word-timestamp encoder; DeepSeek-VL2's language_config, the language model's); any other
 #: with a model_type is named as not counted
 READ_SUBCONFIGS = frozenset({"text_config", "language_config", "vision_config", "audio_config", "vq_config",
-                             "qformer_config",
-                             "perceiver_config", "adapter_config", "high_res_vision_config", "word_timestamp_config"})
+                             "qformer_config", "perceiver_config", "adapter_config", "high_res_vision_config",
+                             "word_timestamp_config"})
 #: wrappers whose class keeps its encoders float32 in any 16-bit model (`_keep_in_fp32_modules_strict`, transformers
 #: 5.24): Apertus 1.5's image and audio tokenizers, whose codes are an argmax that half precision flips
 STRICT_FLOAT32_WRAPPERS = frozenset({"apertus1p5"})
