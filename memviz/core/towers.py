@@ -2018,6 +2018,9 @@ def _encoders(cfg: dict[str, Any], text_hidden: int, processors: dict[str, dict[
             out.append(Encoder(AUDIO, str(ac["model_type"]), omni_audio(ac)))
         else:
             warnings.append(f"its audio encoder ({ac.get('model_type') or 'audio_config'}) is not counted")
+    named = next((cfg[k] for k in ("mm_vision_tower", "vision_tower") if isinstance(cfg.get(k), str)), None)
+    if named and not isinstance(vc, dict):  # LLaVA's original layout (its own code): the tower named by a string
+        warnings.append(f"its vision tower ({named}, named by the config for the release's own code) is not counted")
     for key, sub in cfg.items():  # an encoder under a name memviz does not read (Granite Speech's encoder_config)
         if key.endswith("_config") and key not in READ_SUBCONFIGS | WRAPPER_SUBCONFIGS.get(wrapper, set()) | {
                 audio_key} and isinstance(sub, dict) and sub.get("model_type"):

@@ -1001,6 +1001,14 @@ def test_speech_encoders_under_their_own_config_names_count_what_transformers_bu
     assert not a.warnings
 
 
+def test_a_vision_tower_named_by_a_string_is_named_as_not_counted():
+    """LLaVA's original release layout (liuhaotian/llava-v1.5-7b, apple/FastVLM: its own code, the language model's
+    fields at the top) names its tower by a string: the warning says it is not counted."""
+    cfg = {"model_type": "llava_qwen2", "mm_vision_tower": "mobileclip_l_1024", "mm_hidden_size": 3072, **SMALL_TEXT}
+    assert "its vision tower (mobileclip_l_1024, named by the config for the release's own code) is not counted" in \
+        from_hf_config(cfg).warnings
+
+
 def test_an_encoder_under_a_name_memviz_does_not_read_is_named():
     """A multimodal config's sub-config with a model_type memviz does not read (a new family's encoder_config) is
     named in a warning as not counted, never left out silently."""
