@@ -59,7 +59,8 @@ def _add_scenario_args(p: argparse.ArgumentParser, export: bool) -> None:
         p.add_argument("--gpu", default="", help="comma-separated GPUs (see 'memviz gpus'), each a capacity line; "
                        "the scenarios run on the first (vLLM's pool, Ollama's context, llama.cpp's fit)")
     else:
-        p.add_argument("--gpu", help="GPU from the catalogue (see 'memviz gpus'): adds the fit")
+        p.add_argument("--gpu", help="GPU from the catalogue (see 'memviz gpus'): adds the fit; NAME@TOTAL sets the "
+                                     "CUDA total a vLLM log printed, e.g. rtx4080@15.99GiB (WSL2)")
     p.add_argument("--gpu-layers", type=int, help="layers kept on the GPU, the rest offloaded to host RAM")
     p.add_argument("--kv-offload", action="store_true", help="keep the KV cache in host RAM (llama.cpp --no-kv-offload)")
     p.add_argument("--attention", choices=["sdpa", "eager", "flash"], help="attention kernel (engine default)")
