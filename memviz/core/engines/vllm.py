@@ -53,6 +53,8 @@ Triton kernels gpt-oss takes on Hopper round the intermediate size to 64 only. g
 17.22 GiB per rank loaded, 15.21 GiB unpadded, 17.17 GiB padded. FP8 weights on a GPU without FP8 (below compute
 capability 8.9) run on Marlin with 16-bit scales widened to one per output row and 128 inputs
 (`_marlin_fp8_scales`): Qwen3-30B-A3B-FP8 on an A800, 29.50 GiB loaded, 29.04 GiB unwidened, 29.47 GiB widened.
+An MLA layer's quantized kv_b_proj is held twice: as loaded and dequantized into the model's dtype for decode
+(`dequantized_kv_b_bytes`: DeepSeek-V3's FP8 release, 256 MB a rank at TP 8).
 
 CUDA-graph memory (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, option `estimate_cudagraphs`): `vllm_cudagraphs`, the capture sizes
@@ -135,6 +137,8 @@ KERNEL_BLOCK_TOKENS = 16
 #: takes the smallest block every backend accepts
 MINIMAX_SPARSE_BLOCK_TOKENS = 128
 GDN_CHECKPOINT_TOKENS = 64
+#: storages a weight is held in unquantized (memviz's formats and safetensors dtypes, upper-cased)
+UNQUANTIZED_STORAGES = frozenset({"BF16", "FP16", "F16", "FP32", "F32"})
 
 
 def mxfp4_moe_backend(gpu: GPU, gpt_oss: bool) -> tuple[str, int, int] | None:
@@ -454,7 +458,25 @@ class VLLM(Engine):
         (`vllm_int4.held_bytes`)."""
         int4 = vllm_int4.held_bytes(x.a, x.sc.weight_format, x.sc.compute_capability, layers) / x.sc.tp
         return (self._mxfp4_padding(x, layers) + self._marlin_fp8_scales(x, layers) + int4
-                + self._dots3_mlp_padding(x, layers))
+                + self._dots3_mlp_padding(x, layers) + self.dequantized_kv_b_bytes(x, layers))
+
+    @staticmethod
+    def dequantized_kv_b_bytes(x: Inputs, layers: range) -> float:
+        """vLLM 0.33 `MLAAttention.process_weights_after_loading` (model_executor/layers/attention/mla_attention.py)
+        splits kv_b_proj into the decode path's W_UK_T and W_UV with `split_kv_b_proj`, whose
+        `get_and_maybe_dequant_weights` (quantization/utils/quant_utils.py) returns an unquantized weight itself but
+        dequantizes a quantized one (FP8, AWQ / GPTQ, NVFP4, ...) into a new tensor in the model's dtype; W_UK_T and
+        W_UV keep it alive beside the quantized kv_b_proj, which the prefill path still uses: kv_lora_rank x heads x
+        (nope + v) elements per MLA layer whose kv_b_proj is quantized, the heads split over TP ranks. DeepSeek-V3's
+        FP8 checkpoint: 2.05 GB in all, 256 MB a rank at TP 8."""
+        a = x.a
+        if not a.is_mla:
+            return 0.0
+        quantized = {t.layer for t, storage, _ in tensor_bytes(a, x.wf) if t.layer in layers and "kv_b_proj" in
+                     t.name and storage.upper() not in UNQUANTIZED_STORAGES}
+        elements = sum(a.layer_kv_lora(i) * a.layer_num_heads(i) * (a.layer_nope_dim(i) + a.v_head_dim)
+                       for i in quantized)
+        return elements * x.act_bytes / x.sc.tp
 
     @staticmethod
     def _dots3_mlp_padding(x: Inputs, layers: range) -> float:

@@ -187,6 +187,28 @@ def test_fp8_scales_are_widened_for_marlin_on_gpus_without_fp8():
     assert half - estimate(a, sc.with_changes(gpu="h100-80g", tp=2)).bytes["weights"] == widened // 2
 
 
+def test_mla_holds_a_dequantized_kv_b_beside_a_quantized_one():
+    """vLLM 0.33 splits kv_b_proj into W_UK_T and W_UV for decode: an unquantized weight is viewed, a quantized one
+    (DeepSeek-V3's FP8 checkpoint, an AWQ one on Marlin) dequantized into a bf16 copy those keep alive: kv_lora_rank
+    x heads x (nope + v) per MLA layer, the heads split over the TP ranks (255,852,544 bytes a rank for DeepSeek-V3
+    at TP 8); an unquantized MLA model and other models hold nothing more."""
+    from memviz.core.engines import get_engine
+    from memviz.core.estimate import inputs
+
+    vllm = get_engine("vllm")
+    v3, lite = get_preset("deepseek-v3").architecture(), get_preset("deepseek-v2-lite").architecture()
+    sc = Scenario(engine="vllm", gpu="h200", context_tokens=8192, tp=8)
+
+    def extra(a, layers, **changes):
+        return vllm.weight_extra(inputs(a, sc.with_changes(**changes), 8192, 1), range(layers))
+
+    fp8 = extra(v3, 61, weight_format=v3.native_format)  # the release's FP8 blocks
+    assert fp8 == 61 * 512 * (128 // 8) * (128 + 128) * 2 == 255_852_544
+    assert extra(v3, 61, weight_format="bf16", tp=16) == 0
+    assert extra(lite, 27, weight_format="awq-int4", tp=1, gpu="rtx4090") == 27 * 512 * 16 * (128 + 128) * 2
+    assert extra(LLAMA8, 32, weight_format="fp8-block", tp=1) == 0
+
+
 def test_cuda_graph_estimate_follows_the_capture_sizes_and_the_model():
     """0.33's capture sizes (51 up to 512 for 256 sequences, fewer when max_num_batched_tokens is smaller), the
     largest capture's retained outputs growing with the model, the 1 MiB floor per FULL decode graph, nothing
