@@ -1829,7 +1829,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
     Spark's audio encoder: `muse_spark_audio`), MiniMax-M3-VL's tower and two-stage projector, HY-V4-VL's tower and patch
     merger, Step 3.7's tower, downsamplers and projector, Granite Docling's SigLIP and DeepStack connector,
     Phi-4-multimodal's image embedder (its audio conformer: `phi4mm_audio`), Janus's tower, aligner and image
-    generation path (its VQ-VAE: `janus_vqgan`), Cosmos3 Edge's SigLIP 2 tower and patch merger."""
+    generation path (its VQ-VAE: `janus_vqgan`), Cosmos3 Edge's SigLIP 2 tower and patch merger, Cohere Compass's
+    Qwen3-VL tower."""
     if wrapper == "paligemma" and family == "siglip_vision_model":  # PaliGemmaMultiModalProjector
         return siglip(vc) + _lin(vh, _whole(vc, "projection_dim", 2048))
     if wrapper == "shieldgemma2" and family == "siglip_vision_model":  # Gemma3MultiModalProjector
@@ -1847,8 +1848,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return idefics2_vision(cfg, vc, th)
     if wrapper == "mllama" and family == "mllama_vision_model":  # MllamaModel.multi_modal_projector: one biased
         return mllama_vision(vc) + _lin(_whole(vc, "vision_output_dim", 7680), th)  # linear into the text width
-    if wrapper == "cosmos3_omni" and family == "qwen3_vl_vision":  # Qwen3-VL's tower with its deepstack mergers
-        return qwen3_vision(vc, th)
+    if (wrapper, family) in (("cosmos3_omni", "qwen3_vl_vision"), ("cohere_compass", "cohere_compass_vision")):
+        return qwen3_vision(vc, th)  # Qwen3-VL's tower with its deepstack mergers (CohereCompassVisionModel's too)
     if wrapper == "glm_ocr" and family == "glm_ocr_vision":
         return glm_ocr_vision(vc)
     if wrapper == "lighton_ocr" and family == "pixtral":  # LightOnOcrMultiModalProjector: Mistral 3's norm and patch

@@ -485,7 +485,7 @@ def test_speech_image_and_encoder_decoder_parts_are_refused():
                 continue
         if any("not one memviz knows" in w for w in a.warnings):
             read_unknown.add(model_type)
-    assert read_unknown == {"cohere_compass", "cohere_compass_text", "granite_docling", "granite_docling_text",
+    assert read_unknown == {"granite_docling", "granite_docling_text",
                             "paddleocr_vl", "paddleocr_vl_text"}  # vision models' text decoders
 
 

@@ -1001,6 +1001,23 @@ def test_speech_encoders_under_their_own_config_names_count_what_transformers_bu
     assert not a.warnings
 
 
+def test_cohere_compass_counts_its_qwen3_vl_tower_and_reads_cohere2s_decoder():
+    """Cohere Compass: the Qwen3-VL tower with its deepstack mergers (named and uncounted before) and the language
+    model, Cohere2's decoder (read Llama-style with a warning before); exact against transformers' build of a config
+    it can build (its default's rope_parameters lack the per-layer-type entries CohereCompassRotaryEmbedding reads)."""
+    rope = {"full_attention": {"rope_type": "default", "rope_theta": 50000.0},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
+    text = {**SMALL_TEXT, "num_key_value_heads": 2, "vocab_size": 1000, "tie_word_embeddings": False,
+            "layer_types": ["sliding_attention", "full_attention"], "rope_parameters": rope}
+    config, model = _on_meta("cohere_compass", "CohereCompassForConditionalGeneration", text_config=text,
+                             tie_word_embeddings=False)
+    tower = sum(p.numel() for n, p in model.named_parameters() if ".visual." in n)
+    a = from_hf_config(config.to_dict())
+    assert [(e.family, e.parameters) for e in a.encoders] == [("cohere_compass_vision", tower)]
+    assert a.model_type == "cohere2" and not a.warnings
+    assert parameter_count(a) == sum(p.numel() for p in model.parameters()) - tower
+
+
 def test_a_vision_tower_named_by_a_string_is_named_as_not_counted():
     """LLaVA's original release layout (liuhaotian/llava-v1.5-7b, apple/FastVLM: its own code, the language model's
     fields at the top) names its tower by a string: the warning says it is not counted."""
