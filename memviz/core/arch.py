@@ -80,11 +80,13 @@ TIED_BY_DEFAULT = LLAMA_LAYOUT_TIED | {"gemma", "gemma2", "gemma3_text", "gemma3
 #: DeepSeek-OCR 2's and Unlimited-OCR's (modular_deepseek_ocr2.py DeepseekOcr2TextDecoderLayer: DeepSeek-V2's experts
 #: and router under LlamaAttention's plain multi-head attention, as vLLM 0.33 builds them: deepseek_v2.py
 #: `DeepseekAttention` when qk_nope_head_dim == qk_rope_head_dim == 0); Cohere Compass's (CohereCompassDecoderLayer:
-#: Cohere2's, one LayerNorm a layer, sliding and full layers)
+#: Cohere2's, one LayerNorm a layer, sliding and full layers), Granite Docling's (GraniteDoclingTextConfig: Granite's
+#: decoder, its multipliers weightless) and PaddleOCR-VL's (PaddleOCRDecoderLayer: ERNIE 4.5's, its 3D rotary weightless)
 _ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2", "qwen2_5_vl_text": "qwen2",
             "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4",
             "glm4v_moe_text": "glm4_moe", "sarvam_moe": "glm4_moe", "sarvam_mla": "deepseek_v3",
-            "apertus1p5_text": "apertus", "cohere_compass_text": "cohere2", "hy_v4_vl_text": "hy_v4",
+            "apertus1p5_text": "apertus", "cohere_compass_text": "cohere2", "granite_docling_text": "granite",
+            "paddleocr_vl_text": "ernie4_5", "hy_v4_vl_text": "hy_v4",
             "mistral4": "deepseek_v2", "glm_ocr_text": "glm4",
             "glm_image_text": "glm4", "granite4_vision_text": "granite", "hunyuan_vl_text": "hunyuan_v1_dense",
             "phi4_multimodal": "phi3", "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe",
