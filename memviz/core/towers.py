@@ -1868,8 +1868,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return siglip(vc) + 2 * merged + _lin(merged, inter) + _lin(inter // 2, th)
     if wrapper == "molmo2" and family == "molmo2_vision":
         return molmo2_vision(cfg, vc, th)
-    if wrapper == "got_ocr2" and family == "got_ocr2_vision":
-        return got_ocr2_vision(vc, th)
+    if (wrapper, family) in (("got_ocr2", "got_ocr2_vision"), ("pp_chart2table", "pp_chart2table_vision")):
+        return got_ocr2_vision(vc, th)  # PPChart2TableConfig is GotOcr2Config: GotOcr2ForConditionalGeneration
     if wrapper == "aria" and family == "idefics3_vision":  # Idefics3VisionTransformer (SigLIP's blocks, no head);
         # AriaProjector: learned queries, AriaCrossAttention (bias-free q/k/v, an nn.MultiheadAttention, a biased
         # linear, two LayerNorms), a LayerNorm and a bias-free MLP through the text width

@@ -1018,6 +1018,17 @@ def test_cohere_compass_counts_its_qwen3_vl_tower_and_reads_cohere2s_decoder():
     assert parameter_count(a) == sum(p.numel() for p in model.parameters()) - tower
 
 
+def test_pp_chart2table_counts_got_ocr2s_tower():
+    """PP-Chart2Table is GOT-OCR2's architecture (PPChart2TableConfig subclasses GotOcr2Config; transformers builds
+    GotOcr2ForConditionalGeneration): its SAM tower and convolutional projector, 96,618,752 parameters at the
+    default, named and uncounted before, exact."""
+    config, model = _on_meta("pp_chart2table", "GotOcr2ForConditionalGeneration")
+    tower = sum(p.numel() for n, p in model.named_parameters() if "vision_tower" in n or "multi_modal_projector" in n)
+    a = from_hf_config(config.to_dict())
+    assert [(e.family, e.parameters) for e in a.encoders] == [("pp_chart2table_vision", tower)] and not a.warnings
+    assert tower == 96_618_752 and parameter_count(a) == sum(p.numel() for p in model.parameters()) - tower
+
+
 def test_a_vision_tower_named_by_a_string_is_named_as_not_counted():
     """LLaVA's original release layout (liuhaotian/llava-v1.5-7b, apple/FastVLM: its own code, the language model's
     fields at the top) names its tower by a string: the warning says it is not counted."""
