@@ -632,7 +632,7 @@ class Architecture:
                           *([list(e.shape)] if e.shape or e.file or e.float32_parameters else []),
                           *([e.stored_bytes, e.file] if e.file or e.float32_parameters else []),
                           *([e.float32_parameters] if e.float32_parameters else []),
-                          *([True] if e.float32_strict else [])]
+                          *([True] if e.float32_parameters and e.float32_strict else [])]
                          for e in self.encoders]
         return d
 

@@ -204,6 +204,14 @@ def _wholes(cfg: dict[str, Any], key: str, default: tuple[int, ...]) -> list[int
     return [_whole({key: v}, key, 1) for v in value]
 
 
+def _count(cfg: dict[str, Any], key: str, default: int, below: int) -> int:
+    """A whole number from 0 up to (not including) `below`: a count of layers or blocks that may be none."""
+    value = _get(cfg, key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < below:
+        raise InputError(f"vision/audio config: {key} must be a whole number from 0 to {below - 1:,d}, got {value!r:.40}")
+    return value
+
+
 def _vit_layer(h: int, inter: int, *, bias: bool = True, gated: bool = False, norm_bias: bool = True) -> int:
     """One pre-norm ViT block: two norms, q/k/v/o of h x h, an MLP of `inter` (gated: gate, up, down)."""
     mlp = (2 * _lin(h, inter, bias) if gated else _lin(h, inter, bias)) + _lin(inter, h, bias)
@@ -367,7 +375,7 @@ def apertus1p5_vision_tokenizer(vq: dict[str, Any]) -> int:
 
 def _wav_conv(ac: dict[str, Any], c_in: int, c_out: int, k: int) -> int:
     """WavTokenizerConv1d: a biased Conv1d, weight-normed (a gain per output channel) or followed by a GroupNorm."""
-    return c_in * c_out * k + c_out + (c_out if _get(ac, "norm_type", "weight_norm") == "weight_norm" else 2 * c_out)
+    return _conv1d(c_in, c_out, k) + (c_out if _get(ac, "norm_type", "weight_norm") == "weight_norm" else 2 * c_out)
 
 
 def wavtokenizer_encoder(ac: dict[str, Any]) -> int:
@@ -377,10 +385,10 @@ def wavtokenizer_encoder(ac: dict[str, Any]) -> int:
     use_conv_shortcut) and a strided conv doubling the width, num_lstm_layers LSTM layers at the last width, a conv to
     hidden_size; and the codebook its quantizer keeps as persistent buffers (embed and embed_avg of codebook_size x
     codebook_dim, cluster_size, inited), loaded like the weights."""
-    filters, blocks = _whole(ac, "num_filters", 32), _get(ac, "num_residual_layers", 1)
+    filters, blocks = _whole(ac, "num_filters", 32), _count(ac, "num_residual_layers", 1, 65)
     ratios = _wholes(ac, "upsampling_ratios", (6, 5, 5, 4))
-    if isinstance(blocks, bool) or not isinstance(blocks, int) or not 0 <= blocks <= 64 or len(ratios) > 16:
-        raise InputError("vision/audio config: WavTokenizer's num_residual_layers and upsampling_ratios are out of range")
+    if len(ratios) > 16:
+        raise InputError(f"vision/audio config: WavTokenizer's upsampling_ratios list {len(ratios)} stages, more than 16")
     k, compress = _whole(ac, "residual_kernel_size", 3), _whole(ac, "compress", 2)
     n, width = _wav_conv(ac, _whole(ac, "audio_channels", 1), filters, _whole(ac, "kernel_size", 7)), filters
     for ratio in reversed(ratios):
@@ -1548,18 +1556,13 @@ def fun_asr_nano_audio(cfg: dict[str, Any], ac: dict[str, Any], text_hidden: int
     projector_hidden_size to the adaptor's width and its num_hidden_layers blocks without FSMN (adaptor_config)."""
     h, ffn, layers = _whole(ac, "hidden_size", 512), _whole(ac, "intermediate_size", 2048), _whole(
         ac, "num_hidden_layers", 70)
-    stamps, kernel = _get(ac, "num_timestamp_prediction_layers", 20), _whole(ac, "fsmn_kernel_size", 11)
-    if isinstance(stamps, bool) or not isinstance(stamps, int) or not 0 <= stamps < layers:
-        raise InputError(f"vision/audio config: num_timestamp_prediction_layers must be a whole number below the "
-                         f"{layers} layers, got {stamps!r}")
+    stamps, kernel = _count(ac, "num_timestamp_prediction_layers", 20, layers), _whole(ac, "fsmn_kernel_size", 11)
     inputs = _whole(ac, "num_mel_bins", 80) * _whole(ac, "num_stacked_frames", 7)
     normed = {i for i in (layers - stamps - 1, layers - 1) if i >= 0}
     encoder = _sanm_layer(inputs, h, ffn, kernel) + (layers - 1) * _sanm_layer(h, h, ffn, kernel) + 2 * h * len(normed)
     ad = cfg.get("adaptor_config") if isinstance(cfg.get("adaptor_config"), dict) else {}
-    width, inner, blocks = _whole(ad, "hidden_size", 1024), _whole(ad, "intermediate_size", 256), _get(
-        ad, "num_hidden_layers", 2)
-    if isinstance(blocks, bool) or not isinstance(blocks, int) or not 0 <= blocks < 1 << 10:
-        raise InputError(f"vision/audio config: adaptor_config num_hidden_layers must be a whole number, got {blocks!r}")
+    width, inner, blocks = _whole(ad, "hidden_size", 1024), _whole(ad, "intermediate_size", 256), _count(
+        ad, "num_hidden_layers", 2, 1 << 10)
     projector = _lin(h, _whole(ad, "projector_hidden_size", 2048)) + _lin(_whole(ad, "projector_hidden_size", 2048), width)
     return encoder + projector + blocks * _sanm_layer(width, width, inner, 0)
 
