@@ -24,9 +24,10 @@ class TensorTable:
 
     names: tuple[str, ...]
     roles: tuple[Role, ...]
+    kinds: tuple[str, ...]  # `Tensor.kind`: q, kv_a, gate, ...
     nbytes: np.ndarray  # float64
     layer: np.ndarray  # -1 outside the decoder layers
-    split: np.ndarray  # divided over tensor-parallel ranks
+    split: np.ndarray  # of a role tensor parallelism divides (`Engine.tp_split` gives the engine's own)
     expert: np.ndarray
     embedding: np.ndarray  # the token embedding
     active: np.ndarray  # share read per decoded token (memviz.core.inventory.active_fraction)
@@ -40,6 +41,7 @@ def tensor_table(a: Architecture, wf) -> TensorTable:
     return TensorTable(
         names=tuple(t.name for t, _, _ in rows),
         roles=tuple(t.role for t, _, _ in rows),
+        kinds=tuple(t.kind for t, _, _ in rows),
         nbytes=np.array([b for _, _, b in rows], dtype=np.float64),
         layer=np.array([t.layer if inside else -1 for (t, _, _), inside in zip(rows, in_layer, strict=True)]),
         split=np.array([t.role in _SPLIT_ROLES for t, _, _ in rows]),

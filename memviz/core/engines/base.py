@@ -317,6 +317,11 @@ class Engine:
         leaves: the engine then commits its pool beside the rest, and that is its budget (`fit.capacity_bytes`)."""
         return False
 
+    def tp_split(self, tt: TensorTable) -> np.ndarray:
+        """Per tensor of `tt`: divided over the tensor-parallel ranks (the others are held whole on each rank):
+        the attention, MLP, expert, embedding and output tensors."""
+        return tt.split
+
     def device_tensor_bytes(self, x: Inputs, tt: TensorTable) -> np.ndarray:
         """Bytes each tensor of `tt` takes in a device's weight buffer: its stored bytes, unless the engine's
         allocator pads them (llama.cpp's CUDA buffers)."""

@@ -56,6 +56,11 @@ capability 8.9) run on Marlin with 16-bit scales widened to one per output row a
 An MLA layer's quantized kv_b_proj is held twice: as loaded and dequantized into the model's dtype for decode
 (`dequantized_kv_b_bytes`: DeepSeek-V3's FP8 release, 256 MB a rank at TP 8).
 
+Tensor parallelism (`tp_split`): MLA's down-projections (q_a_proj, kv_a_proj_with_mqa) and the lightning
+indexer's projections are held whole on every rank (`REPLICATED_KINDS`), the indexer's wk and weights_proj in
+the model's dtype whatever the checkpoint stores (`indexer_upcast_bytes`). DeepSeek-Coder-V2-Lite at TP 4
+loaded 7.3858 GiB a rank (vLLM 0.8, vllm-project/vllm#15607): 7.3829 with them whole, 7.3383 split.
+
 CUDA-graph memory (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, option `estimate_cudagraphs`): `vllm_cudagraphs`, the capture sizes
 vLLM picks and the piece outputs the largest capture keeps, with two per-graph constants fitted to published
@@ -88,10 +93,21 @@ from memviz.core.formats import STORED, tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, MARLIN_MIN_CAPABILITY, get_gpu
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
+from memviz.core.tensor_table import TensorTable
 from memviz.core.towers import VISION, VisionShape, vision_shape
 from memviz.core.units import GiB, MiB
 
 NON_TORCH_BYTES = 64 * MiB
+#: Tensors (`Tensor.kind`) vLLM 0.33 holds whole on every tensor-parallel rank: MLA's q_a_proj and
+#: kv_a_proj_with_mqa (deepseek_v2.py `DeepseekV2MLAAttention`: `DeepSeekV2FusedQkvAProjLinear`, disable_tp, or a
+#: `ReplicatedLinear`; likewise minicpm3.py, sarvam.py, AXK1.py, bailing_moe_v3.py, openpangu.py, dots3_note) and
+#: DeepSeek sparse attention's indexer (models/deepseek_v32/attention.py `DeepseekV32Indexer`, which DeepSeek-V3.2
+#: and dots3 run, and deepseek_v2.py `Indexer`, GLM-MoE-DSA's: wq_b a `ReplicatedLinear`, wk and weights_proj one
+#: `MergedColumnParallelLinear` with disable_tp)
+REPLICATED_KINDS = frozenset({"q_a", "kv_a", "indexer_q_b", "indexer_k", "indexer_proj"})
+#: the indexer's wk and weights_proj, fused unquantized (`Indexer.wk_weights_proj`: quant_config None; an FP8 wk
+#: is dequantized to the model's dtype while loading)
+UNQUANTIZED_KINDS = frozenset({"indexer_k", "indexer_proj"})
 #: `compile_or_warm_up_model` suggests `--kv-cache-memory=` the pool less the graphs it captured and this margin
 #: ("redundancy_buffer_memory", vLLM 0.33 gpu_worker.py)
 SUGGESTION_MARGIN_BYTES = 150 * MiB
@@ -458,7 +474,21 @@ class VLLM(Engine):
         (`vllm_int4.held_bytes`)."""
         int4 = vllm_int4.held_bytes(x.a, x.sc.weight_format, x.sc.compute_capability, layers) / x.sc.tp
         return (self._mxfp4_padding(x, layers) + self._marlin_fp8_scales(x, layers) + int4
-                + self._dots3_mlp_padding(x, layers) + self.dequantized_kv_b_bytes(x, layers))
+                + self._dots3_mlp_padding(x, layers) + self.dequantized_kv_b_bytes(x, layers)
+                + self.indexer_upcast_bytes(x, layers))
+
+    def tp_split(self, tt: TensorTable) -> np.ndarray:
+        """The roles tensor parallelism divides, less the tensors vLLM holds whole on every rank
+        (`REPLICATED_KINDS`)."""
+        return tt.split & ~np.isin(np.array(tt.kinds, dtype=object), list(REPLICATED_KINDS))
+
+    @staticmethod
+    def indexer_upcast_bytes(x: Inputs, layers: range) -> float:
+        """Bytes the lightning indexer's wk and weights_proj gain on every rank when the checkpoint stores them
+        quantized: vLLM fuses them unquantized (`UNQUANTIZED_KINDS`), numel x the model dtype's bytes."""
+        return float(sum(t.numel * x.act_bytes - nbytes for t, storage, nbytes in tensor_bytes(x.a, x.wf)
+                         if t.layer in layers and t.kind in UNQUANTIZED_KINDS
+                         and storage.upper() not in UNQUANTIZED_STORAGES))
 
     @staticmethod
     def dequantized_kv_b_bytes(x: Inputs, layers: range) -> float:

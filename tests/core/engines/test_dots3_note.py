@@ -123,10 +123,10 @@ def test_vllm_pads_the_dense_mlp_and_the_shared_expert_to_whole_fp8_blocks_on_ev
     a = from_hf_config(_config().to_dict())
     vllm, every = get_engine("vllm"), range(a.num_layers)
 
-    def padding(fmt, tp):  # beside the dequantized kv_b_proj every quantized MLA layer adds (test_vllm.py)
-        sc = Scenario(engine="vllm", tp=tp, gpu="h200", weight_format=fmt, context_tokens=4096)
+    def padding(fmt, tp):  # beside the dequantized kv_b_proj and the bf16 indexer every quantized DSA layer adds
+        sc = Scenario(engine="vllm", tp=tp, gpu="h200", weight_format=fmt, context_tokens=4096)  # (test_vllm.py)
         x = inputs(a, sc, np.asarray(4096), np.asarray(1))
-        return vllm.weight_extra(x, every) - vllm.dequantized_kv_b_bytes(x, every)
+        return vllm.weight_extra(x, every) - vllm.dequantized_kv_b_bytes(x, every) - vllm.indexer_upcast_bytes(x, every)
 
     assert padding("bf16", 8) == padding("fp8-block", 1) == 0
     hidden = a.hidden_size
