@@ -307,7 +307,7 @@ def _weights(x: Inputs, placement: Placement, stages: list[range], engine: Engin
         host_w += float(tt.nbytes[copy].sum()) - float(tt.nbytes[copy & ~on_gpu].sum())
         on_gpu = on_gpu | copy
         stage = np.where(copy, sc.pp - 1, stage)
-    share = np.where(engine.tp_split(tt), device_bytes / sc.tp, device_bytes)
+    share = device_bytes * engine.tp_shares(a, tt, sc.tp)
     stage_w = np.bincount(stage[on_gpu], weights=share[on_gpu], minlength=sc.pp)
     per_layer = np.bincount(tt.layer[in_layer], weights=tt.nbytes[in_layer], minlength=a.num_layers)
     offloaded = ~gpu_layer & (per_layer > 0)

@@ -27,7 +27,7 @@ class TensorTable:
     kinds: tuple[str, ...]  # `Tensor.kind`: q, kv_a, gate, ...
     nbytes: np.ndarray  # float64
     layer: np.ndarray  # -1 outside the decoder layers
-    split: np.ndarray  # of a role tensor parallelism divides (`Engine.tp_split` gives the engine's own)
+    split: np.ndarray  # of a role tensor parallelism divides (`Engine.tp_shares` gives the engine's own)
     expert: np.ndarray
     embedding: np.ndarray  # the token embedding
     active: np.ndarray  # share read per decoded token (memviz.core.inventory.active_fraction)

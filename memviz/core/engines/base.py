@@ -317,10 +317,10 @@ class Engine:
         leaves: the engine then commits its pool beside the rest, and that is its budget (`fit.capacity_bytes`)."""
         return False
 
-    def tp_split(self, tt: TensorTable) -> np.ndarray:
-        """Per tensor of `tt`: divided over the tensor-parallel ranks (the others are held whole on each rank):
-        the attention, MLP, expert, embedding and output tensors."""
-        return tt.split
+    def tp_shares(self, a: Architecture, tt: TensorTable, tp: int) -> np.ndarray:
+        """Per tensor of `tt`: the fraction of it one of `tp` tensor-parallel ranks holds: 1 / tp of the attention,
+        MLP, expert, embedding and output tensors, the others whole."""
+        return np.where(tt.split, 1.0 / tp, 1.0)
 
     def device_tensor_bytes(self, x: Inputs, tt: TensorTable) -> np.ndarray:
         """Bytes each tensor of `tt` takes in a device's weight buffer: its stored bytes, unless the engine's

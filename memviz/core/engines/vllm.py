@@ -56,9 +56,10 @@ capability 8.9) run on Marlin with 16-bit scales widened to one per output row a
 An MLA layer's quantized kv_b_proj is held twice: as loaded and dequantized into the model's dtype for decode
 (`dequantized_kv_b_bytes`: DeepSeek-V3's FP8 release, 256 MB a rank at TP 8).
 
-Tensor parallelism (`tp_split`): MLA's down-projections (q_a_proj, kv_a_proj_with_mqa) and the lightning
+Tensor parallelism (`tp_shares`): MLA's down-projections (q_a_proj, kv_a_proj_with_mqa) and the lightning
 indexer's projections are held whole on every rank (`REPLICATED_KINDS`), the indexer's wk and weights_proj in
-the model's dtype whatever the checkpoint stores (`indexer_upcast_bytes`). DeepSeek-Coder-V2-Lite at TP 4
+the model's dtype whatever the checkpoint stores (`indexer_upcast_bytes`); with fewer KV heads than ranks, each
+rank holds one KV head's K and V projections. DeepSeek-Coder-V2-Lite at TP 4
 loaded 7.3858 GiB a rank (vLLM 0.8, vllm-project/vllm#15607): 7.3829 with them whole, 7.3383 split.
 
 CUDA-graph memory (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
@@ -105,6 +106,8 @@ NON_TORCH_BYTES = 64 * MiB
 #: and dots3 run, and deepseek_v2.py `Indexer`, GLM-MoE-DSA's: wq_b a `ReplicatedLinear`, wk and weights_proj one
 #: `MergedColumnParallelLinear` with disable_tp)
 REPLICATED_KINDS = frozenset({"q_a", "kv_a", "indexer_q_b", "indexer_k", "indexer_proj"})
+#: the K and V projections `QKVParallelLinear` shards by KV head
+KV_PROJECTION_KINDS = frozenset({"k", "v", "k_bias", "v_bias"})
 #: the indexer's wk and weights_proj, fused unquantized (`Indexer.wk_weights_proj`: quant_config None; an FP8 wk
 #: is dequantized to the model's dtype while loading)
 UNQUANTIZED_KINDS = frozenset({"indexer_k", "indexer_proj"})
@@ -477,10 +480,15 @@ class VLLM(Engine):
                 + self._dots3_mlp_padding(x, layers) + self.dequantized_kv_b_bytes(x, layers)
                 + self.indexer_upcast_bytes(x, layers))
 
-    def tp_split(self, tt: TensorTable) -> np.ndarray:
-        """The roles tensor parallelism divides, less the tensors vLLM holds whole on every rank
-        (`REPLICATED_KINDS`)."""
-        return tt.split & ~np.isin(np.array(tt.kinds, dtype=object), list(REPLICATED_KINDS))
+    def tp_shares(self, a: Architecture, tt: TensorTable, tp: int) -> np.ndarray:
+        """1 / tp of the roles tensor parallelism divides, less what vLLM holds whole on every rank
+        (`REPLICATED_KINDS`); with fewer KV heads than ranks, one KV head's K and V projections on each rank
+        (layers/linear.py `QKVParallelLinear`: num_kv_heads 1, num_kv_head_replicas tp / heads)."""
+        kinds = np.array(tt.kinds, dtype=object)
+        shares = np.where(tt.split & ~np.isin(kinds, list(REPLICATED_KINDS)), 1.0 / tp, 1.0)
+        kv_heads = np.array([a.layer_kv_heads(i) if i >= 0 else tp for i in tt.layer])
+        replicated_kv = np.isin(kinds, list(KV_PROJECTION_KINDS)) & (kv_heads < tp)
+        return np.where(replicated_kv, 1.0 / np.maximum(kv_heads, 1), shares)
 
     @staticmethod
     def indexer_upcast_bytes(x: Inputs, layers: range) -> float:

@@ -230,7 +230,8 @@ def test_mla_down_projections_and_the_indexer_are_whole_on_every_rank():
     kv_a = 27 * 2048 * 576 * 2
     e = estimate(lite, Scenario(engine="vllm", context_tokens=8192, tp=4))
     assert e.bytes["weights"] == (tt.nbytes.sum() - whole - kv_a) / 4 + whole + kv_a == 7_906_319_360
-    assert get_engine("transformers").tp_split(tt).sum() == get_engine("vllm").tp_split(tt).sum() + 27
+    whole_on_a_rank = get_engine("vllm").tp_shares(lite, tt, 4) == 1
+    assert whole_on_a_rank.sum() == (get_engine("transformers").tp_shares(lite, tt, 4) == 1).sum() + 27
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -241,6 +242,20 @@ def test_mla_down_projections_and_the_indexer_are_whole_on_every_rank():
     assert vllm.indexer_upcast_bytes(inputs(v32, sc.with_changes(weight_format="fp8-block"), 8192, 1), range(61)) \
         == 61 * per_layer == 83_924_288
     assert vllm.indexer_upcast_bytes(inputs(v32, sc.with_changes(weight_format="bf16"), 8192, 1), range(61)) == 0
+
+
+def test_fewer_kv_heads_than_ranks_hold_one_kv_head_on_each():
+    """QKVParallelLinear with 4 KV heads at TP 8 gives each rank one KV head (two ranks share it): Qwen3-30B-A3B's
+    48 layers hold 128 x 2,048 of K and of V in bf16 on every rank, twice an eighth of their 4 heads."""
+    from memviz.core.formats import get_weight_format
+    from memviz.core.tensor_table import tensor_table
+
+    a = get_preset("qwen3-30b-a3b").architecture()
+    tt = tensor_table(a, get_weight_format("bf16"))
+    whole = float(tt.nbytes[~tt.split].sum())  # norms and routers, whole on every rank
+    at4, at8 = (estimate(a, Scenario(engine="vllm", context_tokens=4096, tp=tp)).bytes["weights"] for tp in (4, 8))
+    one_head = 48 * 2 * 128 * 2048 * 2
+    assert at8 - at4 / 2 == whole / 2 + one_head / 2  # K / V: one head at TP 4 and at TP 8 (not half of one)
 
 
 def test_cuda_graph_estimate_follows_the_capture_sizes_and_the_model():
