@@ -1217,7 +1217,7 @@ def _deepseek_v4_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
                 indexer_head_dim=_int(cfg.get("index_head_dim", 128), "index_head_dim"),
                 indexer_layers=tuple(k == _V4_CSA for k in kinds),
                 hyper_streams=_int(cfg.get("hc_mult", 4), "hc_mult"),
-                out_groups=_int(cfg.get("o_groups", 8), "o_groups"),
+                out_groups=_at_least_one(cfg.get("o_groups", 8), "o_groups"),
                 out_lora_rank=_int(cfg.get("o_lora_rank", 1024), "o_lora_rank"),
                 hash_layers=tuple(k == "hash_moe" for k in mlp[:n_layers]),
                 intermediate_size=_int(_require(cfg, "moe_intermediate_size"), "moe_intermediate_size"),

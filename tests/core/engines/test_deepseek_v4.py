@@ -138,6 +138,14 @@ def test_the_engines_say_what_they_cannot_run():
                                                                      kv_format="q8_0", context_tokens=64))
 
 
+def test_output_groups_of_zero_are_one_error_line():
+    """o_groups divides the heads into the grouped output projection's groups: 0 is refused as bad input."""
+    from memviz.core.errors import InputError
+
+    with pytest.raises(InputError, match="o_groups must be at least 1"):
+        from_hf_config({**flash(), "o_groups": 0})
+
+
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 def test_the_weights_transformers_holds_are_memviz_weights(dtype):
     """The model as from_pretrained builds it: in bf16 the norms, hyper-connections, sinks and position biases stay
