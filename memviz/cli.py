@@ -299,7 +299,8 @@ def estimate_json(est: Estimate, model: str | None = None) -> dict[str, Any]:
             "fits": fits(a, sc, gpu), "max_context": max_context(a, sc, gpu), "max_batch": max_batch(a, sc, gpu),
         }
         fewest = min_gpus(a, sc, gpu)
-        out["fit"]["fewest_gpus"] = {"count": fewest.tp * fewest.pp, "tp": fewest.tp, "pp": fewest.pp} if fewest else None
+        out["fit"]["fewest_gpus"] = ({"count": get_engine(sc.engine).gpus(fewest), "tp": fewest.tp, "pp": fewest.pp}
+                                     if fewest else None)
         placed = default_fit_placement(a, sc)
         if placed:
             out["fit"]["llama_server_fit"] = placed
@@ -380,13 +381,16 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
 
 
 def _fewest_hint(a: Architecture, sc: Scenario) -> str:
+    from memviz.core.engines import get_engine
     from memviz.core.fit import min_gpus
     from memviz.core.gpus import get_gpu
 
     if not sc.gpu:
         return ""
     fewest = min_gpus(a, sc, get_gpu(sc.gpu))
-    return f"; fewest {sc.gpu} GPUs that fit: {fewest.tp * fewest.pp} (--tp {fewest.tp} --pp {fewest.pp})" if fewest else ""
+    if fewest is None:
+        return ""
+    return f"; fewest {sc.gpu} GPUs that fit: {get_engine(sc.engine).gpus(fewest)} (--tp {fewest.tp} --pp {fewest.pp})"
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:

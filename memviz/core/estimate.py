@@ -307,7 +307,7 @@ def _weights(x: Inputs, placement: Placement, stages: list[range], engine: Engin
         host_w += float(tt.nbytes[copy].sum()) - float(tt.nbytes[copy & ~on_gpu].sum())
         on_gpu = on_gpu | copy
         stage = np.where(copy, sc.pp - 1, stage)
-    share = device_bytes * engine.tp_shares(a, tt, sc.tp)
+    share = device_bytes * engine.tp_shares(x, tt)
     stage_w = np.bincount(stage[on_gpu], weights=share[on_gpu], minlength=sc.pp)
     per_layer = np.bincount(tt.layer[in_layer], weights=tt.nbytes[in_layer], minlength=a.num_layers)
     offloaded = ~gpu_layer & (per_layer > 0)
@@ -358,7 +358,7 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
         w = stage_w[s] + zeros
         pool = engine.kv_pool(x, gpu, w + act + overhead) if gpu is not None else None
         kv = kv_required if pool is None else np.maximum(kv_required, pool)
-        for _ in range(sc.tp):
+        for _ in range(sc.tp * engine.replicas(x.options)):
             out.append(Arrays(f"{label}{len(out)}", w, kv, act, overhead, kv_required, pool))
     host_w += engine.host_weight_extra(x)
     host = Arrays("host", host_w + zeros, host_kv, engine.host_buffers(x) + zeros, zeros, host_kv,

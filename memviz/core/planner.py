@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from memviz.core.arch import Architecture
+from memviz.core.engines import get_engine
 from memviz.core.engines.llamacpp_fit import FitPlacement
 from memviz.core.errors import InputError
 from memviz.core.estimate import Estimate, Scenario, estimate
@@ -117,7 +118,7 @@ class Candidate:
 
     @property
     def gpus_used(self) -> int:
-        return self.scenario.tp * self.scenario.pp
+        return get_engine(self.scenario.engine).gpus(self.scenario)
 
     @property
     def host_bytes(self) -> int:
@@ -312,7 +313,7 @@ def launch_command(c: Candidate, model: str | None = None) -> str:
     """The engine's command for the candidate, with the multi-node setup where it spans nodes."""
     cmd = c.estimate.launch_command(model)
     sc, hw = c.scenario, c.hardware
-    if sc.tp * sc.pp <= hw.gpus_per_node:
+    if c.gpus_used <= hw.gpus_per_node:
         return cmd
     if sc.engine == "vllm":
         return ("# on every node: a Ray cluster (ray start --head / ray start --address=HEAD:6379)\n"

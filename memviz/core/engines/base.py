@@ -317,10 +317,18 @@ class Engine:
         leaves: the engine then commits its pool beside the rest, and that is its budget (`fit.capacity_bytes`)."""
         return False
 
-    def tp_shares(self, a: Architecture, tt: TensorTable, tp: int) -> np.ndarray:
-        """Per tensor of `tt`: the fraction of it one of `tp` tensor-parallel ranks holds: 1 / tp of the attention,
+    def tp_shares(self, x: Inputs, tt: TensorTable) -> np.ndarray:
+        """Per tensor of `tt`: the fraction of it the busiest tensor-parallel rank holds: 1 / tp of the attention,
         MLP, expert, embedding and output tensors, the others whole."""
-        return np.where(tt.split, 1.0 / tp, 1.0)
+        return np.where(tt.split, 1.0 / x.sc.tp, 1.0)
+
+    def replicas(self, options: dict[str, Any]) -> int:
+        """Copies of the tensor-parallel x pipeline group the scenario runs (vLLM's data parallelism); 1 here."""
+        return 1
+
+    def gpus(self, sc: Scenario) -> int:
+        """GPUs the scenario runs on: tp x pp x the engine's replicas."""
+        return sc.tp * sc.pp * self.replicas(self.resolve(dict(sc.options)))
 
     def device_tensor_bytes(self, x: Inputs, tt: TensorTable) -> np.ndarray:
         """Bytes each tensor of `tt` takes in a device's weight buffer: its stored bytes, unless the engine's

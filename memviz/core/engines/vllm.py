@@ -59,7 +59,10 @@ An MLA layer's quantized kv_b_proj is held twice: as loaded and dequantized into
 Tensor parallelism (`tp_shares`): MLA's down-projections (q_a_proj, kv_a_proj_with_mqa) and the lightning
 indexer's projections are held whole on every rank (`REPLICATED_KINDS`), the indexer's wk and weights_proj in
 the model's dtype whatever the checkpoint stores (`indexer_upcast_bytes`); with fewer KV heads than ranks, each
-rank holds one KV head's K and V projections. DeepSeek-Coder-V2-Lite at TP 4
+rank holds one KV head's K and V projections. Data parallelism (`data_parallel_size`) runs engine replicas, each
+on its own tp x pp GPUs with its own pool, whose MoE layers span all tp x dp GPUs: a slice of every expert, or
+with `enable_expert_parallel` whole experts (`moe_parallel`, `expert_share`). Not modelled: the all-to-all
+backends' buffers and EPLB's redundant experts. DeepSeek-Coder-V2-Lite at TP 4
 loaded 7.3858 GiB a rank (vLLM 0.8, vllm-project/vllm#15607): 7.3829 with them whole, 7.3383 split.
 
 CUDA-graph memory (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
@@ -260,6 +263,10 @@ class VLLM(Engine):
         Option("kv_cache_memory_bytes", int, None, "KV pool per GPU, e.g. 20GiB (--kv-cache-memory-bytes: the profile "
                "still runs, gpu_memory_utilization no longer sizes the pool)", minimum=1, memory=True),
         Option("cpu_offload_gb", float, 0.0, "GiB of weights per GPU kept in host memory", minimum=0),
+        Option("data_parallel_size", int, 1, "engine replicas (--data-parallel-size), each on its own tp x pp GPUs "
+               "with its own KV pool; MoE experts are split over all tp x dp GPUs", minimum=1),
+        Option("enable_expert_parallel", bool, False, "--enable-expert-parallel: each GPU holds whole MoE experts, "
+               "the experts / (tp x dp) of its share, instead of a slice of every expert"),
         Option("language_model_only", bool, False, "a multimodal model without its encoders (--language-model-only: "
                "no image / audio inputs, the towers not loaded)"),
         Option("mm_max_pixels", int, None, "largest image in pixels (--mm-processor-kwargs max_pixels; Qwen-VL image "
@@ -457,7 +464,7 @@ class VLLM(Engine):
     def outside_budget_bytes(x: Inputs) -> float:
         """Device memory taken before vLLM's baseline snapshot, outside its budget: the CUDA context and cuBLAS
         handles, and NCCL buffers when the model spans several GPUs."""
-        world = x.sc.tp * x.sc.pp
+        world = x.sc.tp * x.sc.pp * x.options["data_parallel_size"]
         return TORCH_CUDA_BASELINE_BYTES + (NCCL_BYTES_PER_GPU * world if world > 1 else 0)
 
     def encoder_place(self, x: Inputs) -> str:
@@ -475,20 +482,43 @@ class VLLM(Engine):
         """What the kernels' weight layouts add on one rank of the stage `layers`: MXFP4 expert padding for the MoE
         backend, FP8 scales widened for Marlin on GPUs without FP8, AWQ / GPTQ tensors kept or dropped
         (`vllm_int4.held_bytes`)."""
-        int4 = vllm_int4.held_bytes(x.a, x.sc.weight_format, x.sc.compute_capability, layers) / x.sc.tp
+        experts, others = vllm_int4.held_bytes(x.a, x.sc.weight_format, x.sc.compute_capability, layers)
+        int4 = experts * self.expert_share(x) + others / x.sc.tp
         return (self._mxfp4_padding(x, layers) + self._marlin_fp8_scales(x, layers) + int4
                 + self._dots3_mlp_padding(x, layers) + self.dequantized_kv_b_bytes(x, layers)
                 + self.indexer_upcast_bytes(x, layers))
 
-    def tp_shares(self, a: Architecture, tt: TensorTable, tp: int) -> np.ndarray:
+    def tp_shares(self, x: Inputs, tt: TensorTable) -> np.ndarray:
         """1 / tp of the roles tensor parallelism divides, less what vLLM holds whole on every rank
         (`REPLICATED_KINDS`); with fewer KV heads than ranks, one KV head's K and V projections on each rank
-        (layers/linear.py `QKVParallelLinear`: num_kv_heads 1, num_kv_head_replicas tp / heads)."""
+        (layers/linear.py `QKVParallelLinear`: num_kv_heads 1, num_kv_head_replicas tp / heads); the MoE experts'
+        share of the busiest GPU (`expert_share`)."""
+        tp = x.sc.tp
         kinds = np.array(tt.kinds, dtype=object)
         shares = np.where(tt.split & ~np.isin(kinds, list(REPLICATED_KINDS)), 1.0 / tp, 1.0)
-        kv_heads = np.array([a.layer_kv_heads(i) if i >= 0 else tp for i in tt.layer])
+        kv_heads = np.array([x.a.layer_kv_heads(i) if i >= 0 else tp for i in tt.layer])
         replicated_kv = np.isin(kinds, list(KV_PROJECTION_KINDS)) & (kv_heads < tp)
-        return np.where(replicated_kv, 1.0 / np.maximum(kv_heads, 1), shares)
+        shares = np.where(replicated_kv, 1.0 / np.maximum(kv_heads, 1), shares)
+        return np.where(tt.expert, self.expert_share(x), shares)
+
+    def replicas(self, options: dict[str, Any]) -> int:
+        return options["data_parallel_size"]
+
+    @staticmethod
+    def moe_parallel(x: Inputs) -> tuple[int, int]:
+        """(expert-parallel size, tensor-parallel size) of the MoE layers (fused_moe/config.py
+        `FusedMoEParallelConfig.make`): their TP spans the tp x dp GPUs (`flatten_tp_across_dp_and_pcp`); with
+        --enable-expert-parallel and more than one GPU, that span is the EP size and each expert is whole (TP 1)."""
+        span = x.sc.tp * x.options["data_parallel_size"]
+        return (span, 1) if x.options["enable_expert_parallel"] and span > 1 else (1, span)
+
+    def expert_share(self, x: Inputs) -> float:
+        """The fraction of every MoE layer's experts the busiest GPU holds: 1 / the MoE TP size, or under expert
+        parallelism whole experts, E // ep and one more on the first E % ep ranks (expert_map_manager.py
+        `determine_expert_map`, linear placement)."""
+        ep, moe_tp = self.moe_parallel(x)
+        experts = x.a.num_experts
+        return -(-experts // ep) / experts if ep > 1 and experts else 1.0 / moe_tp
 
     @staticmethod
     def indexer_upcast_bytes(x: Inputs, layers: range) -> float:
@@ -532,8 +562,7 @@ class VLLM(Engine):
             extra += nbytes * (-(-width // step) * step / width - 1)
         return extra / x.sc.tp
 
-    @staticmethod
-    def _marlin_fp8_scales(x: Inputs, layers: range) -> float:
+    def _marlin_fp8_scales(self, x: Inputs, layers: range) -> float:
         """On a GPU without FP8 arithmetic (compute capability below 8.9: `current_platform.supports_fp8`) vLLM runs
         FP8 weights on Marlin as W8A16 (kernels/linear/scaled_mm/marlin.py; fused_moe/oracle/fp8.py, whose TRITON
         backend needs supports_fp8, falls to MARLIN), and `prepare_fp8_layer_for_marlin` /
@@ -545,15 +574,16 @@ class VLLM(Engine):
         cap = x.sc.compute_capability
         if cap is None or not MARLIN_MIN_CAPABILITY <= cap < FP8_NATIVE_CAPABILITY:
             return 0.0
-        extra = 0
+        extra, expert_share = 0.0, self.expert_share(x)
         for t, storage, nbytes in tensor_bytes(x.a, x.wf):
             if storage not in FP8_BLOCK_SCALES or not t.is_matrix or t.layer is None or t.layer not in layers:
                 continue
             *stack, n, k = t.shape
             matrices = prod(stack)
             groups = -(-k // 128) if FP8_BLOCK_SCALES[storage] else 1
-            extra += matrices * groups * n * 2 - (nbytes - matrices * n * k)
-        return extra / x.sc.tp
+            share = expert_share if t.role is Role.EXPERT else 1 / x.sc.tp
+            extra += (matrices * groups * n * 2 - (nbytes - matrices * n * k)) * share
+        return extra
 
     def _mxfp4_padding(self, x: Inputs, layers: range) -> float:
         """Padding of MXFP4 expert matrices for the MoE backend (one rank of the stage `layers`)."""
@@ -561,12 +591,12 @@ class VLLM(Engine):
         if backend is None:
             return 0.0
         _, align_i, align_h = backend
-        inter = x.a.moe_intermediate_size // x.sc.tp
+        inter = x.a.moe_intermediate_size // self.moe_parallel(x)[1]
         h = x.a.hidden_size
         grow = (-(-inter // align_i) * align_i / inter) * (-(-h // align_h) * align_h / h)
         experts = sum(nbytes for t, storage, nbytes in tensor_bytes(x.a, x.wf)
                       if t.role is Role.EXPERT and storage == "mxfp4" and t.is_matrix and t.layer in layers)
-        return experts / x.sc.tp * (grow - 1)
+        return experts * self.expert_share(x) * (grow - 1)
 
     @staticmethod
     def _mxfp4_backend(x: Inputs) -> tuple[str, int, int] | None:
@@ -771,6 +801,10 @@ class VLLM(Engine):
             args += ["--tensor-parallel-size", str(sc.tp)]
         if sc.pp > 1:
             args += ["--pipeline-parallel-size", str(sc.pp)]
+        if s["data_parallel_size"] > 1:
+            args += ["--data-parallel-size", str(s["data_parallel_size"])]
+        if s["enable_expert_parallel"]:
+            args += ["--enable-expert-parallel"]
         if KV_CACHE_DTYPES.get(sc.kv_format, "auto") != "auto":
             args += ["--kv-cache-dtype", KV_CACHE_DTYPES[sc.kv_format]]
         if on_load:  # a stored checkpoint names its method in its config; vLLM reads it from there

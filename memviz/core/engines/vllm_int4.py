@@ -37,22 +37,23 @@ def check(a: Architecture, weight_format: str) -> None:
                          "ordering); use one with static activation ordering, or transformers")
 
 
-def held_bytes(a: Architecture, weight_format: str, capability: tuple[int, int] | None, layers: range) -> int:
+def held_bytes(a: Architecture, weight_format: str, capability: tuple[int, int] | None,
+               layers: range) -> tuple[int, int]:
     """Bytes vLLM's kernel holds beyond the checkpoint's tensors of the linear layers in `layers` (negative: dropped;
-    imported files' own bytes where given), all ranks together; 0 for other formats and GPUs below 7.5; an unnamed
-    GPU is taken as Marlin's."""
+    imported files' own bytes where given), all ranks together: (the MoE experts', the other layers'); 0 for other
+    formats and GPUs below 7.5; an unnamed GPU is taken as Marlin's."""
     method = method_of(a, weight_format)
     if method is None or (capability is not None and capability < MARLIN_MIN_CAPABILITY):
-        return 0
+        return 0, 0
     machete = capability == MACHETE_CAPABILITY
-    total = 0
+    experts = others = 0
     for m in modules(a, method, stored=weight_format == "stored"):
         if m.layer is None or m.layer not in layers:
             continue
         if m.role is Role.EXPERT:  # the MoE method's zero points stay (Marlin-permuted); GPTQ's g_idx is not loaded
-            total -= m.g_idx_bytes * m.count
+            experts -= m.g_idx_bytes * m.count
             continue
         gptq = -m.g_idx_bytes - (0 if machete else m.qzeros_bytes)  # no g_idx; Marlin: no qzeros
         awq = 3 * m.qzeros_bytes if machete else 0  # Machete: 16-bit zero points, 4x the packed int32 words
-        total += (gptq if method == "gptq" else awq) * m.count
-    return total
+        others += (gptq if method == "gptq" else awq) * m.count
+    return experts, others

@@ -230,8 +230,8 @@ def test_mla_down_projections_and_the_indexer_are_whole_on_every_rank():
     kv_a = 27 * 2048 * 576 * 2
     e = estimate(lite, Scenario(engine="vllm", context_tokens=8192, tp=4))
     assert e.bytes["weights"] == (tt.nbytes.sum() - whole - kv_a) / 4 + whole + kv_a == 7_906_319_360
-    whole_on_a_rank = get_engine("vllm").tp_shares(lite, tt, 4) == 1
-    assert whole_on_a_rank.sum() == (get_engine("transformers").tp_shares(lite, tt, 4) == 1).sum() + 27
+    x = inputs(lite, Scenario(engine="vllm", context_tokens=8192, tp=4), 8192, 1)
+    assert (get_engine("vllm").tp_shares(x, tt) == 1).sum() == (~tt.split).sum() + 27  # the 27 kv_a_proj_with_mqa
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -256,6 +256,60 @@ def test_fewer_kv_heads_than_ranks_hold_one_kv_head_on_each():
     at4, at8 = (estimate(a, Scenario(engine="vllm", context_tokens=4096, tp=tp)).bytes["weights"] for tp in (4, 8))
     one_head = 48 * 2 * 128 * 2048 * 2
     assert at8 - at4 / 2 == whole / 2 + one_head / 2  # K / V: one head at TP 4 and at TP 8 (not half of one)
+
+
+def test_data_and_expert_parallelism_split_the_experts_over_every_gpu():
+    """--data-parallel-size runs engine replicas whose MoE layers span all tp x dp GPUs: DeepSeek-V3's FP8 release
+    on 8 GPUs as DP 8 with --enable-expert-parallel holds its attention, dense layers and embeddings whole (and the
+    dequantized kv_b_proj whole) and 32 of the 256 experts on each GPU; without expert parallelism each GPU holds an
+    eighth of every expert. Experts that do not divide give the first ranks one more (Qwen3-30B-A3B's 128 over 6:
+    22); the launch command names both flags; the scenario runs on tp x pp x dp GPUs."""
+    from memviz.core.engines import get_engine
+    from memviz.core.estimate import inputs
+    from memviz.core.formats import get_weight_format
+    from memviz.core.tensor_table import tensor_table
+
+    v3 = get_preset("deepseek-v3").architecture()
+    tt = tensor_table(v3, get_weight_format(v3.native_format))
+    experts, rest = float(tt.nbytes[tt.expert].sum()), float(tt.nbytes[~tt.expert].sum())
+    kv_b = 61 * 512 * 128 * (128 + 128) * 2
+    dp8 = Scenario(engine="vllm", gpu="h200", context_tokens=8192, weight_format=v3.native_format,
+                   options=(("data_parallel_size", 8),))
+    ep = dp8.with_changes(options=dp8.options + (("enable_expert_parallel", True),))
+    assert estimate(v3, ep).bytes["weights"] == pytest.approx(rest + experts * 32 / 256 + kv_b, rel=1e-12)
+    assert estimate(v3, dp8).bytes["weights"] == pytest.approx(rest + experts / 8 + kv_b, rel=1e-12)
+    assert len(estimate(v3, ep).devices) == 8 and get_engine("vllm").gpus(ep.with_changes(tp=2)) == 16
+    assert "--data-parallel-size 8 --enable-expert-parallel" in estimate(v3, ep).launch_command(None)
+
+    qwen = get_preset("qwen3-30b-a3b").architecture()
+    x = inputs(qwen, Scenario(engine="vllm", tp=2, context_tokens=4096, options=(
+        ("data_parallel_size", 3), ("enable_expert_parallel", True))), 4096, 1)
+    assert get_engine("vllm").expert_share(x) == 22 / 128 and get_engine("vllm").moe_parallel(x) == (6, 1)
+    with pytest.raises(InputError):
+        estimate(qwen, Scenario(engine="vllm", context_tokens=4096, options=(("data_parallel_size", 0),)))
+
+
+@pytest.mark.parametrize("ep, inter", [(False, 768), (True, 2944)])
+def test_expert_parallel_pads_whole_mxfp4_experts(ep, inter):
+    """Marlin on an A100 rounds each rank's MoE intermediate size up to 128: gpt-oss-120b at TP 4 slices its 2,880
+    into 720 -> 768; with --enable-expert-parallel every expert is whole, 2,880 -> 2,944 (the hidden 2,880 -> 3,072
+    either way), on a quarter of the experts."""
+    from memviz.core.engines import get_engine
+    from memviz.core.estimate import inputs
+    from memviz.core.formats import tensor_bytes
+    from memviz.core.inventory import Role
+
+    a = get_preset("gpt-oss-120b").architecture()
+    sc = Scenario(engine="vllm", gpu="a100-80g", tp=4, context_tokens=8192, weight_format=a.native_format,
+                  options=(("enable_expert_parallel", ep),))
+    x = inputs(a, sc, 8192, 1)
+    vllm = get_engine("vllm")
+    experts = sum(nbytes for t, storage, nbytes in tensor_bytes(a, x.wf)
+                  if t.role is Role.EXPERT and storage == "mxfp4" and t.is_matrix)
+    own = 2880 // (1 if ep else 4)
+    assert experts > 0
+    assert vllm._mxfp4_padding(x, range(a.num_layers)) == pytest.approx(
+        experts / 4 * (inter / own * 3072 / 2880 - 1), rel=1e-12)
 
 
 def test_cuda_graph_estimate_follows_the_capture_sizes_and_the_model():
