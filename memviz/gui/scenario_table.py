@@ -129,7 +129,7 @@ class ScenarioTable(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        self.table.horizontalHeader().setSectionResizeMode(COLUMNS.index("options"), QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setStretchLastSection(True)  # options keep their text's width (scrolling)
         self.table.setColumnWidth(0, 220)
         self.table.setItemDelegateForColumn(0, PlaceholderDelegate(self.table))
         self.table.itemChanged.connect(self._name_edited)

@@ -97,6 +97,23 @@ def test_invalid_scenario_combination_is_refused(win):
     assert "tensor parallelism" in win.table.message.text()
 
 
+def test_typed_engine_options_are_applied_and_shown_whole(win):
+    """Options typed in the table reach the scenario (vLLM data and expert parallelism: 8 GPUs, a bar per GPU's
+    share) and the column keeps their whole text, the table scrolling sideways instead of eliding it."""
+    from memviz.gui.scenario_table import COLUMNS
+
+    win.table.table.cellWidget(0, 5).setCurrentText("vllm")
+    col = COLUMNS.index("options")
+    text = "data_parallel_size=8, enable_expert_parallel=true"
+    win.table.table.item(0, col).setText(text)
+    sc = win.session.scenarios[0]
+    assert dict(sc.options) == {"data_parallel_size": 8, "enable_expert_parallel": True}
+    assert win.compare.bar_heights()["weights"][0] * GiB == pytest.approx(
+        estimate(win.session.architecture, sc).bytes["weights"], abs=1)
+    table = win.table.table
+    assert table.columnWidth(col) >= table.fontMetrics().horizontalAdvance(text)
+
+
 def test_units_switch_everywhere(win):
     gib = win.compare.bar_heights()["weights"][0]
     win.set_unit(Unit.GB)
