@@ -44,6 +44,7 @@ class Option:
     help: str
     choices: tuple[Any, ...] = ()
     minimum: float | None = None
+    maximum: float | None = None
     memory: bool = False  # a size in bytes: text reads as '20GiB' / '20GB' (`units.parse_bytes`)
 
     @property
@@ -87,6 +88,8 @@ class Option:
             raise InputError(f"option {self.name} must be one of {allowed} ({self.help}), got {out!r}")
         if self.minimum is not None and out < self.minimum:
             raise InputError(f"option {self.name} must be >= {self.minimum:g}, got {out!r}")
+        if self.maximum is not None and out > self.maximum:
+            raise InputError(f"option {self.name} must be <= {self.maximum:g}, got {out!r}")
         return out
 
 

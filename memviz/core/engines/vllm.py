@@ -264,7 +264,7 @@ class VLLM(Engine):
                "still runs, gpu_memory_utilization no longer sizes the pool)", minimum=1, memory=True),
         Option("cpu_offload_gb", float, 0.0, "GiB of weights per GPU kept in host memory", minimum=0),
         Option("data_parallel_size", int, 1, "engine replicas (--data-parallel-size), each on its own tp x pp GPUs "
-               "with its own KV pool; MoE experts are split over all tp x dp GPUs", minimum=1),
+               "with its own KV pool; MoE experts are split over all tp x dp GPUs", minimum=1, maximum=1024),
         Option("enable_expert_parallel", bool, False, "--enable-expert-parallel: each GPU holds whole MoE experts, "
                "the experts / (tp x dp) of its share, instead of a slice of every expert"),
         Option("language_model_only", bool, False, "a multimodal model without its encoders (--language-model-only: "

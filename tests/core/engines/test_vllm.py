@@ -285,8 +285,9 @@ def test_data_and_expert_parallelism_split_the_experts_over_every_gpu():
     x = inputs(qwen, Scenario(engine="vllm", tp=2, context_tokens=4096, options=(
         ("data_parallel_size", 3), ("enable_expert_parallel", True))), 4096, 1)
     assert get_engine("vllm").expert_share(x) == 22 / 128 and get_engine("vllm").moe_parallel(x) == (6, 1)
-    with pytest.raises(InputError):
-        estimate(qwen, Scenario(engine="vllm", context_tokens=4096, options=(("data_parallel_size", 0),)))
+    for replicas in (0, 10**9):  # one line each, not a billion devices
+        with pytest.raises(InputError, match="data_parallel_size"):
+            estimate(qwen, Scenario(engine="vllm", context_tokens=4096, options=(("data_parallel_size", replicas),)))
 
 
 @pytest.mark.parametrize("ep, inter", [(False, 768), (True, 2944)])
