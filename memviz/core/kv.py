@@ -53,6 +53,8 @@ class KVLayout:
     `indexer_bf16`: vLLM 0.33 keeps MiniMax-M3's indexer keys in bfloat16 unless `--attention-config
     indexer_kv_dtype` says otherwise (vllm/models/minimax_m3/nvidia/model.py `resolve_indexer_kv_dtype("bf16")`,
     common/indexer.py `MLAAttentionSpec` of one head).
+    `latent_row_bytes`: an MLA latent packed in a row of its own size whatever the format says (vLLM's fp8_ds_mla:
+    656 bytes, 0 = none).
     """
 
     latent_mla: bool = False
@@ -71,6 +73,7 @@ class KVLayout:
     # every MLA layer's cache row as wide as the widest layer's latent + rope: vLLM 0.33 pads dots3's full layers to
     # its sliding layers' (models/dots3_note/nvidia/model.py `Dots3NotePaddedMLAAttention.get_kv_cache_spec`)
     latent_widest: bool = False
+    latent_row_bytes: int = 0
 
 
 def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, layer: int = 0) -> float:
@@ -82,6 +85,8 @@ def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, laye
         one = fmt.bytes_per_vector(a.head_dim)
         return 2 * one if layout.k_is_v_twice and not a.layer_compress(layer) else one
     indexer = _indexer_key_bytes(a, fmt, layout) if a.layer_indexer(layer) else 0
+    if a.is_mla and layout.latent_mla and layout.latent_row_bytes:
+        return layout.latent_row_bytes + indexer
     if a.is_mla and layout.latent_mla:
         rows = range(a.num_layers) if layout.latent_widest else (layer,)
         return fmt.bytes_per_vector(max(a.layer_kv_lora(i) + a.layer_rope_dim(i) for i in rows)) + indexer

@@ -154,6 +154,16 @@ KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8",
 #: FLASH_ATTN's smallest kernel block (`get_supported_kernel_block_sizes`: MultipleOf(16)) and FlashInfer's GDN
 #: checkpoint grid (vllm/v1/attention/backends/gdn_attn.py FLASHINFER_GDN_CHECKPOINT_ALIGNMENT), vLLM 0.33
 KERNEL_BLOCK_TOKENS = 16
+#: DeepSeek sparse attention (DeepSeek-V3.2, GLM-5) in vLLM 0.33: the indexer's cache backend takes 64-token
+#: blocks on CUDA (v1/attention/backends/mla/indexer.py `get_supported_kernel_block_sizes`: [64]), so
+#: `update_block_size_for_backend` makes the block 64; the latent in fp8_ds_mla rows of 656 bytes (512 FP8 values,
+#: 4 fp32 scales, 64 bf16 rope values: layers/attention/mla_attention.py `get_kv_cache_spec` state_content_bytes)
+#: where `_canonicalize_sparse_mla_kv_cache_dtype` picks it: FLASHMLA_SPARSE with a quantized cache (the one
+#: sparse backend of compute capability 9 that takes fp8: flashattn_mla_sparse.py takes bf16 only) and
+#: FLASHINFER_MLA_SPARSE_SM120 with any cache it takes (auto, fp8); on compute capability 10 FlashInfer's sparse
+#: backend, first for fp8 (platforms/cuda.py `_get_backend_priorities`), keeps the plain 576-byte row
+DSA_BLOCK_TOKENS = 64
+DS_MLA_ROW_BYTES = 656
 #: MiniMax-M3's block-sparse backend and indexer (vllm/models/minimax_m3/common/sparse_attention.py, indexer.py
 #: `get_supported_kernel_block_sizes`: [128], "page size == sparse block size"); `update_block_size_for_backend`
 #: takes the smallest block every backend accepts
@@ -200,6 +210,21 @@ class EncoderPass:
     tokens_per_item: int
     peak_bytes: float
     kept_bytes: float
+
+
+def deepseek_sparse(a: Architecture) -> bool:
+    """DeepSeek sparse attention on MLA (DeepSeek-V3.2, GLM-5) as vLLM's DeepSeek path runs it (dots3 pads its own
+    rows: `Architecture.layer_kv_lora_ranks`)."""
+    return a.is_mla and bool(a.indexer_head_dim) and not a.layer_kv_lora_ranks
+
+
+def sparse_mla_packed(a: Architecture, sc: Any) -> bool:
+    """Whether vLLM's sparse-MLA backend for the scenario's GPU keeps the latent in fp8_ds_mla rows
+    (`DS_MLA_ROW_BYTES`): compute capability 9 with an FP8 cache, 12 always; an unnamed GPU keeps the plain row."""
+    cc = sc.compute_capability
+    if not deepseek_sparse(a) or cc is None:
+        return False
+    return cc[0] == 12 or (cc[0] == 9 and sc.kv_format == "fp8")
 
 
 def sized_tower(a: Architecture) -> VisionShape | None:
@@ -328,11 +353,25 @@ class VLLM(Engine):
                              f"divisible by tp ({sc.tp})")
         if sc.kv_format not in KV_CACHE_DTYPES:
             raise InputError(f"vLLM has no KV cache dtype {sc.kv_format!r}; it takes {', '.join(KV_CACHE_DTYPES)}")
+        if deepseek_sparse(a):
+            self._check_sparse_mla(sc)
         if sc.longest_sequence > s["max_model_len"]:
             raise InputError(f"a sequence of {sc.longest_sequence:,d} tokens exceeds max_model_len {s['max_model_len']:,d}")
         if not s["enable_chunked_prefill"] and s["max_num_batched_tokens"] < s["max_model_len"]:
             raise InputError("without chunked prefill vLLM needs max_num_batched_tokens >= max_model_len")
         self._check_multimodal(a, s)
+
+    @staticmethod
+    def _check_sparse_mla(sc: Any) -> None:
+        """vLLM 0.33's sparse-MLA backends (platforms/cuda.py `_get_backend_priorities`): FLASH_ATTN_MLA_SPARSE,
+        FLASHMLA_SPARSE and FlashInfer's on compute capability 9 and 10, FlashInfer's SM120 one on 12; none
+        elsewhere, and none takes an int8 cache or, on 12, a 16-bit one other than the model's own."""
+        cc = sc.compute_capability
+        if cc is not None and cc[0] not in (9, 10, 12):
+            raise InputError(f"vLLM 0.33 has no sparse-MLA attention backend for compute capability {cc[0]}.{cc[1]} "
+                             "(DeepSeek-V3.2 / GLM-5 run on Hopper, Blackwell and SM120 GPUs)")
+        if sc.kv_format not in ("bf16", "fp8"):
+            raise InputError(f"vLLM's sparse-MLA backends keep a bf16 or fp8 cache, not {sc.kv_format}")
 
     @staticmethod
     def _check_multimodal(a: Architecture, s: dict[str, Any]) -> None:
@@ -357,7 +396,8 @@ class VLLM(Engine):
         """MLA's latent (dots3's full layers padded to its sliding layers' width), KV heads over the TP ranks;
         DeepSeek sparse attention's indexer keys in FP8 with scales, MiniMax-M3's in bfloat16."""
         return KVLayout(latent_mla=True, block_tokens=block_tokens, kv_heads_divisor=x.sc.tp, indexer_fp8=x.a.is_mla,
-                        indexer_bf16=not x.a.is_mla, latent_widest=bool(x.a.layer_kv_lora_ranks))
+                        indexer_bf16=not x.a.is_mla, latent_widest=bool(x.a.layer_kv_lora_ranks),
+                        latent_row_bytes=DS_MLA_ROW_BYTES if sparse_mla_packed(x.a, x.sc) else 0)
 
     def linear_state_bytes(self, x: Inputs) -> int:
         """One delta-net, Mamba2 or short-convolution layer's state on this rank, unpadded
@@ -397,6 +437,8 @@ class VLLM(Engine):
         block = x.options["block_size"]
         if x.a.block_indexer:  # MINIMAX_M3_SPARSE and its indexer take pages of one sparse block only
             block = lcm(block, MINIMAX_SPARSE_BLOCK_TOKENS)
+        if deepseek_sparse(x.a):
+            block = lcm(block, DSA_BLOCK_TOKENS)
         if not x.a.state_layers:
             return block, 0, 1
         layout = self._layout(x)

@@ -42,3 +42,32 @@ def test_deepseek_v32_kv_per_token_in_each_engine():
     per_token = {engine: estimate(a, Scenario(engine=engine, kv_format=kv, context_tokens=4096)).kv_bytes_per_token
                  for engine, kv in (("transformers", "bf16"), ("llamacpp", "fp16"), ("vllm", "bf16"))}
     assert per_token == {"transformers": 61 * (1152 + 256), "llamacpp": 61 * (1152 + 256), "vllm": 61 * (1152 + 132)}
+
+
+@pytest.mark.parametrize("gpu, kv, latent", [("h200", "fp8", 656), ("h200", "bf16", 1152), ("b200", "fp8", 576),
+                                             ("b200", "bf16", 1152), ("rtx-pro-6000", "bf16", 656), (None, "fp8", 576)])
+def test_vllm_keeps_the_latent_as_its_sparse_backend_for_the_gpu_does(gpu, kv, latent):
+    """vLLM 0.33 picks the sparse-MLA backend by compute capability: on Hopper an FP8 cache goes to FLASHMLA_SPARSE
+    in fp8_ds_mla rows of 656 bytes (512 FP8 values, 4 fp32 scales, 64 bf16 rope values), on Blackwell B200 to
+    FlashInfer's backend in plain 576-byte rows, on SM120 always to fp8_ds_mla; the indexer's 132 bytes beside it;
+    the blocks hold 64 tokens (the indexer backend's kernel block); an unnamed GPU keeps the plain row."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = from_hf_config(transformers.AutoConfig.for_model("deepseek_v32").to_dict())
+    e = estimate(a, Scenario(engine="vllm", gpu=gpu, kv_format=kv, tp=8, weight_format="fp8-block",
+                             context_tokens=8192))
+    assert e.kv_bytes_per_token == 61 * (latent + 132)
+    assert e.engine_facts["block_size"] == 64
+
+
+def test_vllm_refuses_sparse_mla_where_it_has_no_backend():
+    """No sparse-MLA backend runs on Ampere or Ada, and none keeps an int8 cache: one line each."""
+    from memviz.core.errors import InputError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = from_hf_config(transformers.AutoConfig.for_model("deepseek_v32").to_dict())
+    with pytest.raises(InputError, match="compute capability 8.0"):
+        estimate(a, Scenario(engine="vllm", gpu="a100-80g", tp=8, context_tokens=8192))
+    with pytest.raises(InputError, match="bf16 or fp8 cache"):
+        estimate(a, Scenario(engine="vllm", gpu="h200", kv_format="int8", tp=8, context_tokens=8192))
