@@ -339,7 +339,9 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
               f"largest context {f['max_context']:,d} tokens, largest batch {f['max_batch']:,d}")
         if f["fewest_gpus"]:
             g = f["fewest_gpus"]
-            print(f"fewest {f['gpu']} GPUs for this scenario: {g['count']} (TP {g['tp']} x PP {g['pp']})")
+            replicas = g["count"] // (g["tp"] * g["pp"])
+            split = f"TP {g['tp']} x PP {g['pp']}" + (f" x DP {replicas}" if replicas > 1 else "")
+            print(f"fewest {f['gpu']} GPUs for this scenario: {g['count']} ({split})")
         if f.get("llama_server_fit"):
             print(f"llama-server's default --fit (1 GiB left free) would start it instead with {f['llama_server_fit']} "
                   "(-o fit=true)")

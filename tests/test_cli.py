@@ -133,6 +133,18 @@ def test_fewest_gpus_and_overhead_size():
     assert r.returncode == 2 and "memory size" in r.stderr
 
 
+def test_data_parallel_replicas_count_in_the_gpus():
+    """DeepSeek-V3 as DP 4 with expert parallelism: every GPU of the 4 replicas is a device, the fewest GPUs keep
+    the replicas and say so, the launch command names both flags."""
+    args = ("estimate", "--preset", "deepseek-v3", "--engine", "vllm", "--gpu", "h200", "--tp", "8", "--context",
+            "8192", "-o", "data_parallel_size=4", "-o", "enable_expert_parallel=true")
+    d = json.loads(run(*args, "--json").stdout)
+    assert len(d["devices"]) == 32 and d["fit"]["fewest_gpus"] == {"count": 8, "tp": 2, "pp": 1}
+    out = run(*args).stdout
+    assert "fewest h200 GPUs for this scenario: 8 (TP 2 x PP 1 x DP 4)" in out
+    assert "--tensor-parallel-size 8 --data-parallel-size 4 --enable-expert-parallel" in out
+
+
 def test_a_closed_pipe_ends_quietly():
     import subprocess
     import sys
