@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memviz.core.arch import Architecture
-from memviz.core.engines import gptq_kernels
+from memviz.core.engines import get_engine, gptq_kernels
 from memviz.core.engines.transformers import describe_cross_attention
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
@@ -31,12 +31,15 @@ SETTINGS = ("name", "weight_format", "kv_format", "context_tokens", "batch", "en
 
 
 def scenario_label(sc: Scenario) -> str:
-    """A short label for a scenario: its name, or weights · KV · context×batch, and TP / PP where several GPUs
-    share it (the chart shows one of them: without it, one GPU and a split of the same model looked alike)."""
+    """A short label for a scenario: its name, or weights · KV · context×batch, and TP / PP / the engine's own split
+    (vLLM's DP, EP) where several GPUs share it (the chart shows one of them: without it, one GPU and a split of
+    the same model looked alike)."""
     if sc.name:
         return sc.name
     ctx = f"{sc.context_tokens // 1024}K" if sc.context_tokens % 1024 == 0 else f"{sc.context_tokens:,}"
-    gpus = "".join(f" · {k}{n}" for k, n in (("TP", sc.tp), ("PP", sc.pp)) if n > 1)
+    engine = get_engine(sc.engine)
+    own = engine.split_labels(engine.resolve(dict(sc.options)))  # a Scenario's options are the engine's (checked)
+    gpus = "".join(f" · {k}{n}" for k, n in (("TP", sc.tp), ("PP", sc.pp)) if n > 1) + "".join(f" · {x}" for x in own)
     return f"{sc.weight_format} · KV {sc.kv_format} · {ctx}×{sc.batch}{gpus}"
 
 
@@ -51,6 +54,7 @@ def rows(a: Architecture, scenarios: list[Scenario] | tuple[Scenario, ...], gpus
     for sc, est in zip(scenarios, estimates(a, scenarios), strict=True):
         row: dict[str, Any] = {"model": a.name, "label": scenario_label(sc)}
         row.update({k: getattr(sc, k) for k in SETTINGS})
+        row["gpus"] = get_engine(sc.engine).gpus(sc)
         row.update({f"{c}_bytes": est.bytes[c] for c in COMPONENTS})
         row["total_bytes"] = est.total
         row["host_bytes"] = est.host.total

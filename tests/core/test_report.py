@@ -14,6 +14,18 @@ def test_a_label_names_the_gpus_a_scenario_is_split_over():
     vllm = Scenario(engine="vllm", weight_format="bf16", context_tokens=8192, tp=4, pp=2)
     assert scenario_label(vllm) == "bf16 · KV bf16 · 8K×1 · TP4 · PP2"
     assert scenario_label(vllm.with_changes(name="mine")) == "mine"
+    replicas = vllm.with_changes(pp=1, options=(("data_parallel_size", 2), ("enable_expert_parallel", True)))
+    assert scenario_label(replicas) == "bf16 · KV bf16 · 8K×1 · TP4 · DP2 · EP"
+
+
+def test_rows_count_the_gpus_each_scenario_runs_on():
+    """The CSV / JSON / Markdown rows carry the GPUs a scenario runs on: TP x PP x vLLM's data-parallel replicas."""
+    from memviz.core.presets import get_preset
+    from memviz.core.report import rows
+
+    a = get_preset("qwen3-30b-a3b").architecture()
+    sc = Scenario(engine="vllm", context_tokens=4096, tp=2, pp=2, options=(("data_parallel_size", 3),))
+    assert [r["gpus"] for r in rows(a, [sc, sc.with_changes(options=())])] == [12, 4]
 
 
 def test_the_markdown_report_says_what_vllm_would_print_and_refuse():

@@ -329,6 +329,10 @@ class Engine:
         """Copies of the tensor-parallel x pipeline group the scenario runs (vLLM's data parallelism); 1 here."""
         return 1
 
+    def split_labels(self, options: dict[str, Any]) -> tuple[str, ...]:
+        """How the engine spreads the scenario beyond TP and PP, for labels (vLLM: "DP4", "EP"); none here."""
+        return ()
+
     def gpus(self, sc: Scenario) -> int:
         """GPUs the scenario runs on: tp x pp x the engine's replicas."""
         return sc.tp * sc.pp * self.replicas(self.resolve(dict(sc.options)))

@@ -546,6 +546,10 @@ class VLLM(Engine):
     def replicas(self, options: dict[str, Any]) -> int:
         return options["data_parallel_size"]
 
+    def split_labels(self, options: dict[str, Any]) -> tuple[str, ...]:
+        dp = options["data_parallel_size"]
+        return ((f"DP{dp}",) if dp > 1 else ()) + (("EP",) if options["enable_expert_parallel"] else ())
+
     @staticmethod
     def moe_parallel(x: Inputs) -> tuple[int, int]:
         """(expert-parallel size, tensor-parallel size) of the MoE layers (fused_moe/config.py
