@@ -6,8 +6,9 @@ import warnings
 import pytest
 
 from memviz.core.arch import from_hf_config
-from memviz.core.estimate import Scenario, estimate
+from memviz.core.estimate import Scenario, estimate, inputs
 from memviz.core.inventory import parameter_count
+from memviz.core.tensor_table import tensor_table
 from tests.core.engines.transformers_runs import run_and_compare
 
 torch = pytest.importorskip("torch")
@@ -71,3 +72,23 @@ def test_vllm_refuses_sparse_mla_where_it_has_no_backend():
         estimate(a, Scenario(engine="vllm", gpu="a100-80g", tp=8, context_tokens=8192))
     with pytest.raises(InputError, match="bf16 or fp8 cache"):
         estimate(a, Scenario(engine="vllm", gpu="h200", kv_format="int8", tp=8, context_tokens=8192))
+
+
+def test_vllm_holds_the_indexer_whole_and_in_bf16_on_every_rank():
+    """vLLM's indexer (models/deepseek_v32/attention.py): wq_b replicated, wk and weights_proj one disable_tp linear
+    without quantization: DeepSeek-V3.2's FP8 wk and weights_proj are held in bf16 on every rank (1,375,808 bytes
+    more a layer, 61 layers); a bf16 checkpoint gains nothing."""
+    from memviz.core.engines import get_engine
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = from_hf_config(transformers.AutoConfig.for_model("deepseek_v32").to_dict())
+    vllm = get_engine("vllm")
+    sc = Scenario(engine="vllm", gpu="h200", context_tokens=8192, tp=8)
+    per_layer = (128 + 64) * 7168 * 2 - (917_728 + 458_976)  # bf16 less the FP8 blocks and their scales
+    fp8 = inputs(a, sc.with_changes(weight_format="fp8-block"), 8192, 1)
+    assert vllm.indexer_upcast_bytes(fp8, range(61)) == 61 * per_layer == 83_924_288
+    assert vllm.indexer_upcast_bytes(inputs(a, sc.with_changes(weight_format="bf16"), 8192, 1), range(61)) == 0
+    whole = vllm.tp_shares(fp8, tensor_table(a, fp8.wf)) == 1
+    kinds = {k for k, w in zip(tensor_table(a, fp8.wf).kinds, whole, strict=True) if w and k.startswith("indexer")}
+    assert kinds >= {"indexer_q_b", "indexer_k", "indexer_proj"}

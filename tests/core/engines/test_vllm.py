@@ -209,16 +209,10 @@ def test_mla_holds_a_dequantized_kv_b_beside_a_quantized_one():
     assert extra(LLAMA8, 32, weight_format="fp8-block", tp=1) == 0
 
 
-def test_mla_down_projections_and_the_indexer_are_whole_on_every_rank():
-    """vLLM holds q_a_proj, kv_a_proj_with_mqa and the lightning indexer's projections whole on every TP rank
-    (ReplicatedLinear / disable_tp): DeepSeek-V2-Lite at TP 4 keeps its 27 kv_a_proj_with_mqa (2,048 x 576 in
-    bf16, 63,700,992 bytes) on each rank beside a quarter of the rest; DeepSeek-V3.2's FP8 indexer wk and
-    weights_proj are held in bf16 on every rank (1,375,808 bytes more a layer, 61 layers)."""
-    import warnings
-
-    from transformers import CONFIG_MAPPING
-
-    from memviz.core.arch import from_hf_config
+def test_mla_down_projections_are_whole_on_every_rank():
+    """vLLM holds q_a_proj and kv_a_proj_with_mqa whole on every TP rank (ReplicatedLinear / disable_tp):
+    DeepSeek-V2-Lite at TP 4 keeps its 27 kv_a_proj_with_mqa (2,048 x 576 in bf16, 63,700,992 bytes) on each rank
+    beside a quarter of the rest (the indexer's projections: test_dsa.py)."""
     from memviz.core.engines import get_engine
     from memviz.core.estimate import inputs
     from memviz.core.formats import get_weight_format
@@ -232,16 +226,6 @@ def test_mla_down_projections_and_the_indexer_are_whole_on_every_rank():
     assert e.bytes["weights"] == (tt.nbytes.sum() - whole - kv_a) / 4 + whole + kv_a == 7_906_319_360
     x = inputs(lite, Scenario(engine="vllm", context_tokens=8192, tp=4), 8192, 1)
     assert (get_engine("vllm").tp_shares(x, tt) == 1).sum() == (~tt.split).sum() + 27  # the 27 kv_a_proj_with_mqa
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        v32 = from_hf_config(CONFIG_MAPPING["deepseek_v32"]().to_dict())
-    vllm = get_engine("vllm")
-    sc = Scenario(engine="vllm", gpu="h200", context_tokens=8192, tp=8)
-    per_layer = (128 + 64) * 7168 * 2 - (917_728 + 458_976)  # bf16 less the FP8 blocks and their scales
-    assert vllm.indexer_upcast_bytes(inputs(v32, sc.with_changes(weight_format="fp8-block"), 8192, 1), range(61)) \
-        == 61 * per_layer == 83_924_288
-    assert vllm.indexer_upcast_bytes(inputs(v32, sc.with_changes(weight_format="bf16"), 8192, 1), range(61)) == 0
 
 
 def test_fewer_kv_heads_than_ranks_hold_one_kv_head_on_each():
