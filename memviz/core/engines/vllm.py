@@ -365,7 +365,7 @@ class VLLM(Engine):
     def _check_sparse_mla(sc: Any) -> None:
         """vLLM 0.33's sparse-MLA backends (platforms/cuda.py `_get_backend_priorities`): FLASH_ATTN_MLA_SPARSE,
         FLASHMLA_SPARSE and FlashInfer's on compute capability 9 and 10, FlashInfer's SM120 one on 12; none
-        elsewhere, and none takes an int8 cache or, on 12, a 16-bit one other than the model's own."""
+        elsewhere, and none keeps an int8 cache (their `supported_kv_cache_dtypes`)."""
         cc = sc.compute_capability
         if cc is not None and cc[0] not in (9, 10, 12):
             raise InputError(f"vLLM 0.33 has no sparse-MLA attention backend for compute capability {cc[0]}.{cc[1]} "
@@ -523,7 +523,8 @@ class VLLM(Engine):
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """What the kernels' weight layouts add on one rank of the stage `layers`: MXFP4 expert padding for the MoE
         backend, FP8 scales widened for Marlin on GPUs without FP8, AWQ / GPTQ tensors kept or dropped
-        (`vllm_int4.held_bytes`)."""
+        (`vllm_int4.held_bytes`), dots3's padded MLPs, a quantized MLA kv_b_proj's dequantized copy and the
+        indexer's projections held in the model's dtype."""
         experts, others = vllm_int4.held_bytes(x.a, x.sc.weight_format, x.sc.compute_capability, layers)
         int4 = experts * self.expert_share(x) + others / x.sc.tp
         return (self._mxfp4_padding(x, layers) + self._marlin_fp8_scales(x, layers) + int4
