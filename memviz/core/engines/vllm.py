@@ -282,7 +282,8 @@ class VLLM(Engine):
         Option("flashinfer_sampler", bool, True, "FlashInfer's top-k / top-p sampler (on by default on CUDA; off: "
                "VLLM_USE_FLASHINFER_SAMPLER=0, the default from v0.11.1 until PR #40376, or a GPU FlashInfer does not "
                "support: the PyTorch sort, 24 bytes a logit at the profile's sampler step instead of 14)"),
-        Option("block_size", int, 16, "tokens per KV block", choices=(1, 8, 16, 32, 64, 128)),
+        Option("block_size", int, 16, "tokens per KV block (DeepSeek-V4's recipes set 256)",
+               choices=(1, 8, 16, 32, 64, 128, 256)),
         Option("enable_prefix_caching", bool, True, "reuse cached prompt prefixes (on by default since hybrid models "
                "support it; a delta-net model's state then keeps checkpoint blocks per request)"),
         Option("kv_cache_memory_bytes", int, None, "KV pool per GPU, e.g. 20GiB (--kv-cache-memory-bytes: the profile "

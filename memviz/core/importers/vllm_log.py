@@ -31,8 +31,10 @@ CUDAGRAPH_ESTIMATE_SINCE = (0, 21)
 HYBRID_PREFIX_CACHING_SINCE = (0, 24)
 _ARG_KEYS = ("max_model_len", "gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
              "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "enforce_eager", "block_size",
-             "enable_chunked_prefill", "enable_prefix_caching", "kv_cache_memory_bytes")
-_CONFIG_KEYS = {"tensor_parallel_size": int, "pipeline_parallel_size": int, "max_seq_len": int}
+             "enable_chunked_prefill", "enable_prefix_caching", "kv_cache_memory_bytes", "data_parallel_size",
+             "enable_expert_parallel")
+_CONFIG_KEYS = {"tensor_parallel_size": int, "pipeline_parallel_size": int, "data_parallel_size": int,
+                "max_seq_len": int}
 
 
 @dataclass(frozen=True)
@@ -55,8 +57,8 @@ def read_vllm_settings(text: str) -> VllmSettings:
         if isinstance(parsed, dict):
             args.update({k: parsed[k] for k in _ARG_KEYS if k in parsed})
     for key in _ARG_KEYS:  # the same pairs where a wrapped line kept the dict from being read whole
-        if key not in args and (value := _first(text, rf"'{key}': ([\d.]+)")) is not None:
-            args[key] = float(value) if "." in value else int(value)
+        if key not in args and (value := _first(text, rf"'{key}': ([\d.]+|True|False)")) is not None:
+            args[key] = value == "True" if value in ("True", "False") else float(value) if "." in value else int(value)
     for key, kind in _CONFIG_KEYS.items():
         if (value := _first(text, rf"\b{key}=(\d+)")) is not None:
             args.setdefault("max_model_len" if key == "max_seq_len" else key, kind(value))
@@ -114,6 +116,10 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
                                                     "kv_cache_memory_bytes") if args.get(k) is not None}
     if args.get("enforce_eager"):
         options["enforce_eager"] = True
+    if int(args.get("data_parallel_size") or 1) > 1:
+        options["data_parallel_size"] = int(args["data_parallel_size"])
+    if args.get("enable_expert_parallel"):
+        options["enable_expert_parallel"] = True
     if args.get("enable_chunked_prefill") is False:
         options["enable_chunked_prefill"] = False
     if a.state_layers:  # prefix caching decides how many state pages a request keeps

@@ -123,3 +123,24 @@ def test_the_cuda_total_the_log_prints_replaces_the_catalogues():
     assert vllm_scenario(LOG_010 + v0, a, "h100-80g").gpu == "h100-80g@79.22GiB"
     with pytest.raises(InputError, match="not within the RTX 4080 16GB's"):
         vllm_scenario(LOG_010 + line.replace("15.99", "23.64"), a, "rtx4080")
+
+
+# the args vLLM 0.25.0 printed for a data-parallel, expert-parallel start-up (vllm-project/vllm issue #51454,
+# DeepSeek-V4-Flash on 8 B200s), shortened to the pairs read
+DP_EP_ARGS = ("INFO 08-07 21:32:22 [api_utils.py:273] non-default args: {'model_tag': 'DeepSeek-V4-Flash-0731', "
+              "'data_parallel_size': 8, 'enable_expert_parallel': True, 'block_size': 256, "
+              "'gpu_memory_utilization': 0.95, 'kv_cache_dtype': 'fp8', 'max_num_batched_tokens': 8192, "
+              "'max_num_seqs': 256}")
+
+
+def test_data_and_expert_parallelism_come_from_the_args():
+    """A log's --data-parallel-size and --enable-expert-parallel reach the scenario (each GPU then holds its own
+    attention and a share of the experts), also from a wrapped args line."""
+    s = read_vllm_settings(DP_EP_ARGS)
+    assert (s.args["data_parallel_size"], s.args["enable_expert_parallel"]) == (8, True)
+    sc = vllm_scenario(DP_EP_ARGS, get_preset("deepseek-v3").architecture(), "b200")
+    assert {k: v for k, v in sc.options if "parallel" in k} == {"data_parallel_size": 8, "enable_expert_parallel": True}
+    wrapped = DP_EP_ARGS.replace("'model_tag': 'DeepSeek", "'model_tag': 'Deep\nSeek")
+    assert read_vllm_settings(wrapped).args["enable_expert_parallel"] is True
+    assert "data_parallel_size" not in dict(vllm_scenario(LOG_010, get_preset("qwen2.5-7b").architecture(),
+                                                          "a100-80g").options)
