@@ -540,7 +540,8 @@ class VLLM(Engine):
         tp = x.sc.tp
         kinds = np.array(tt.kinds, dtype=object)
         shares = np.where(tt.split & ~np.isin(kinds, list(REPLICATED_KINDS)), 1.0 / tp, 1.0)
-        kv_heads = np.array([x.a.layer_kv_heads(i) if i >= 0 else tp for i in tt.layer])
+        per_layer = np.array([x.a.layer_kv_heads(i) for i in range(x.a.num_layers)] + [tp])  # [-1]: outside layers
+        kv_heads = per_layer[tt.layer]
         replicated_kv = np.isin(kinds, list(KV_PROJECTION_KINDS)) & (kv_heads < tp)
         shares = np.where(replicated_kv, 1.0 / np.maximum(kv_heads, 1), shares)
         return np.where(tt.expert, self.expert_share(x), shares)

@@ -57,8 +57,9 @@ def read_vllm_settings(text: str) -> VllmSettings:
         if isinstance(parsed, dict):
             args.update({k: parsed[k] for k in _ARG_KEYS if k in parsed})
     for key in _ARG_KEYS:  # the same pairs where a wrapped line kept the dict from being read whole
-        if key not in args and (value := _first(text, rf"'{key}': ([\d.]+|True|False)")) is not None:
-            args[key] = value == "True" if value in ("True", "False") else float(value) if "." in value else int(value)
+        if key in args or (value := _first(text, rf"'{key}': ([\d.]+|True|False)")) is None:
+            continue
+        args[key] = (value == "True") if value in ("True", "False") else (float(value) if "." in value else int(value))
     for key, kind in _CONFIG_KEYS.items():
         if (value := _first(text, rf"\b{key}=(\d+)")) is not None:
             args.setdefault("max_model_len" if key == "max_seq_len" else key, kind(value))
