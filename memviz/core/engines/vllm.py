@@ -15,8 +15,9 @@
   `activations.skipped_core_workspace`), then the sampler on one row per request: the logits
   in the model dtype, their fp32 copy (`Sampler.forward`), softmax probabilities
   and the exponential noise of `random_sample` (`topk_topp_sampler.py`):
-  2 + 4 + 4 + 4 bytes per vocabulary entry and request with FlashInfer's sampler, 24 with the PyTorch sort
-  (option flashinfer_sampler); the forward's hidden states (tokens x hidden) stay alive through it.
+  2 + 4 + 4 + 4 bytes per vocabulary entry and request with FlashInfer's sampler or vLLM's Triton kernel, 38 with
+  the PyTorch sort of releases before 0.17 (option sampler, `vllm_sampler`); the forward's hidden states
+  (tokens x hidden) stay alive through it.
 - defaults (`vllm/engine/arg_utils.py` `get_batch_defaults`, `vllm serve`):
   max_num_batched_tokens 2048 and max_num_seqs 256 below 70 GiB or on A100,
   8192 / 1024 from 70 GiB, 16384 / 1024 from 160 GiB; block_size 16; chunked
@@ -92,6 +93,7 @@ from memviz.core.engines.bitnet_linear import FORMAT as BITNET
 from memviz.core.engines.vllm_cudagraphs import capture_sizes
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
+from memviz.core.engines.vllm_sampler import SAMPLERS, sampler_bytes
 from memviz.core.errors import InputError
 from memviz.core.formats import STORED, tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, MARLIN_MIN_CAPABILITY, get_gpu
@@ -118,11 +120,6 @@ UNQUANTIZED_KINDS = frozenset({"indexer_k", "indexer_proj"})
 #: ("redundancy_buffer_memory", vLLM 0.33 gpu_worker.py)
 SUGGESTION_MARGIN_BYTES = 150 * MiB
 NCCL_BYTES_PER_GPU = 256 * MiB
-SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
-#: the PyTorch-native top-k / top-p step instead (`topk_topp_sampler.py` `apply_top_k_top_p_pytorch`: the dummy
-#: run sets both): beside the logits and their fp32 copy, the sorted values (fp32) and indices (int64), the top-k
-#: mask (bool), the sorted probabilities (fp32) and the top-p mask (bool)
-NATIVE_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 8 + 1 + 4 + 1
 #: FP8 weight formats and whether their scales are 128 x 128 blocks; the GPUs where vLLM runs them on Marlin
 FP8_BLOCK_SCALES = {"fp8": False, "fp8-channel": False, "fp8-block": True}
 #: what `--quantization` makes of a 16-bit checkpoint while loading (`model_executor/layers/quantization/fp8.py`
@@ -279,9 +276,9 @@ class VLLM(Engine):
         Option("enforce_eager", bool, False, "no CUDA graphs"),
         Option("estimate_cudagraphs", bool, True, "CUDA-graph memory taken from the KV budget "
                "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; on since v0.21, off in earlier releases)"),
-        Option("flashinfer_sampler", bool, True, "FlashInfer's top-k / top-p sampler (on by default on CUDA; off: "
-               "VLLM_USE_FLASHINFER_SAMPLER=0, the default from v0.11.1 until PR #40376, or a GPU FlashInfer does not "
-               "support: the PyTorch sort, 24 bytes a logit at the profile's sampler step instead of 14)"),
+        Option("sampler", str, "flashinfer", "top-k / top-p sampler of the profile run: flashinfer (the default on "
+               "CUDA), triton (VLLM_USE_FLASHINFER_SAMPLER=0 or a GPU FlashInfer does not support), sort (releases "
+               "before 0.17 without FlashInfer's: the PyTorch sort, 38 bytes a logit instead of 14)", choices=SAMPLERS),
         Option("block_size", int, 16, "tokens per KV block (DeepSeek-V4's recipes set 256)",
                choices=(1, 8, 16, 32, 64, 128, 256)),
         Option("enable_prefix_caching", bool, True, "reuse cached prompt prefixes (on by default since hybrid models "
@@ -305,6 +302,15 @@ class VLLM(Engine):
     quantizes_on_load = frozenset(QUANTIZE_ON_LOAD)
 
     # --- options resolved against the model, the GPU and the scenario ------------------
+    def resolve(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """As `Engine.resolve`; sessions and command lines of memviz before December 2026 name the sampler with a
+        boolean `flashinfer_sampler`, whose false meant the PyTorch sort."""
+        if "flashinfer_sampler" in raw:
+            raw = dict(raw)
+            on = Option("flashinfer_sampler", bool, True, "").parse(raw.pop("flashinfer_sampler"))
+            raw.setdefault("sampler", "flashinfer" if on else "sort")
+        return super().resolve(raw)
+
     def settings(self, a: Architecture, sc: Any, options: dict[str, Any]) -> dict[str, Any]:
         gpu = get_gpu(sc.gpu) if sc.gpu else None
         tokens, seqs = batch_defaults(gpu.cuda_total_bytes if gpu else None, gpu.label if gpu else "",
@@ -463,8 +469,7 @@ class VLLM(Engine):
         peak = forward
         if last_stage:
             hidden = tokens * a.hidden_size * act_bytes
-            per_logit = SAMPLER_BYTES_PER_LOGIT if x.options["flashinfer_sampler"] else NATIVE_SAMPLER_BYTES_PER_LOGIT
-            sampler = requests * a.output_rows * per_logit
+            sampler = sampler_bytes(x.options["sampler"], requests, a.output_rows)
             peak = max(forward, hidden + sampler)
         encoder = self.encoder_pass(x, s) if first_stage else None
         if encoder is not None:
@@ -841,7 +846,7 @@ class VLLM(Engine):
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
         s = self.settings(a, sc, sc.engine_options)
         env = [] if s["estimate_cudagraphs"] else ["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0"]
-        env += [] if s["flashinfer_sampler"] else ["VLLM_USE_FLASHINFER_SAMPLER=0"]
+        env += [] if s["sampler"] == "flashinfer" else ["VLLM_USE_FLASHINFER_SAMPLER=0"]
         ref, on_load = self.checkpoint(a, sc, model)
         args = [*env, "vllm", "serve", ref, "--max-model-len", str(s["max_model_len"]),
                 "--gpu-memory-utilization", f"{sc.gpu_memory_utilization:g}",

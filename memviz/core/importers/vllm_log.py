@@ -82,9 +82,10 @@ def read_vllm_settings(text: str) -> VllmSettings:
     return VllmSettings(version, args)
 
 
-#: what vLLM prints when its sampler falls back to the PyTorch sort (v1/sample/ops/topk_topp_sampler.py: 0.33's
+#: what vLLM prints when its sampler runs without FlashInfer (v1/sample/ops/topk_topp_sampler.py: 0.33's
 #: "disabled via VLLM_USE_FLASHINFER_SAMPLER=0" and "sampling unavailable", earlier releases' "Falling back to the
-#: PyTorch-native implementation of top-p & top-k sampling")
+#: PyTorch-native implementation of top-p & top-k sampling"): the PyTorch sort before 0.17, the Triton kernel since
+TRITON_SAMPLER_SINCE = (0, 17)
 NATIVE_SAMPLER_LINES = (r"Falling back to the PyTorch-native implementation of top-p & top-k sampling|"
                         r"FlashInfer top-p/top-k sampling (?:disabled|unavailable)")
 
@@ -134,8 +135,9 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     if s.version is not None and s.version < CUDAGRAPH_ESTIMATE_SINCE and not re.search(
             r"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1|CUDA graph memory profiling is enabled", text):
         options["estimate_cudagraphs"] = False
-    if re.search(NATIVE_SAMPLER_LINES, text):  # the profile's sampler step sorted the logits
-        options["flashinfer_sampler"] = False
+    if re.search(NATIVE_SAMPLER_LINES, text):
+        triton = s.version is None or s.version >= TRITON_SAMPLER_SINCE
+        options["sampler"] = "triton" if triton else "sort"
     context = int(args.get("max_model_len") or a.max_position_embeddings or 4096)
     return Scenario(engine="vllm", gpu=logged_gpu(text, gpu), weight_format=weight_format or a.native_format or "bf16",
                     kv_format="fp8" if kv.startswith("fp8") else "bf16", context_tokens=context,

@@ -91,22 +91,24 @@ def test_a_pool_set_in_bytes_comes_from_the_args_or_the_reserved_line(args_print
     assert pool.error == 0
 
 
-def test_a_log_whose_sampler_sorted_sets_flashinfer_sampler_off():
-    """vLLM prints the PyTorch-native fallback (0.10's line in the two-node dennislee22 log; 0.33's "disabled via
-    VLLM_USE_FLASHINFER_SAMPLER=0"); the profile's sampler step then holds 24 bytes a logit instead of 14."""
+def test_a_log_without_flashinfer_sampler_reads_the_sort_before_0_17_and_the_triton_kernel_since():
+    """vLLM prints its fallback (0.10's line in the two-node dennislee22 log; 0.33's "disabled via
+    VLLM_USE_FLASHINFER_SAMPLER=0"): before 0.17 the profile's sampler step then sorts the logits, 38 bytes a logit
+    with 256 dummy requests instead of 14; from 0.17 the Triton kernel masks them in place, as FlashInfer's."""
     from memviz.core.estimate import estimate
     a = get_preset("qwen2.5-7b").architecture()
     fallback = ("INFO [topk_topp_sampler.py:50] FlashInfer is available, but it is not enabled. Falling back to the "
                 "PyTorch-native implementation of top-p & top-k sampling.\n")
     native = vllm_scenario(LOG_010 + fallback, a, "a100-80g")
-    assert dict(native.options)["flashinfer_sampler"] is False
-    assert "flashinfer_sampler" not in dict(vllm_scenario(LOG_010, a, "a100-80g").options)
-    off = vllm_scenario(LOG_010 + "INFO FlashInfer top-p/top-k sampling disabled via VLLM_USE_FLASHINFER_SAMPLER=0.\n",
-                        a, "a100-80g")
-    assert dict(off.options)["flashinfer_sampler"] is False
-    flash = native.with_changes(options={**dict(native.options), "flashinfer_sampler": True})
+    assert dict(native.options)["sampler"] == "sort"
+    assert "sampler" not in dict(vllm_scenario(LOG_010, a, "a100-80g").options)
+    off = vllm_scenario(LOG_010.replace("version 0.10.1.1", "version 0.33.0") + "INFO FlashInfer top-p/top-k sampling "
+                        "disabled via VLLM_USE_FLASHINFER_SAMPLER=0.\n", a, "a100-80g")
+    assert dict(off.options)["sampler"] == "triton"
+    flash = native.with_changes(options={**dict(native.options), "sampler": "flashinfer"})
     extra = estimate(a, native).bytes["activations"] - estimate(a, flash).bytes["activations"]
-    assert extra == 256 * a.vocab_size * (24 - 14)  # 256 dummy requests, one row of logits each
+    assert extra == 256 * a.vocab_size * (38 - 14)  # 256 dummy requests, one row of logits each
+    assert estimate(a, off).bytes["activations"] == estimate(a, flash).bytes["activations"]
     assert "VLLM_USE_FLASHINFER_SAMPLER=0 vllm serve" in estimate(a, native).launch_command()
 
 
