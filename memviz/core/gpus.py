@@ -141,7 +141,9 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("rtx-a6000", "RTX A6000 48GB", 49140 * MiB, 768e9, 155e12, _SMI, compute_capability=(8, 6)),
     GPU("a40", "A40 48GB", 46068 * MiB, 696e9, 149.7e12, _SMI, round(44.42 * GiB), compute_capability=(8, 6)),
     GPU("l40", "L40 48GB", 46068 * MiB, 864e9, 181e12, _SMI, compute_capability=(8, 9)),
-    GPU("l40s", "L40S 48GB", 46068 * MiB, 864e9, 362e12, _SMI, compute_capability=(8, 9)),
+    # CUDA total: a vLLM 0.10.2 start-up on eight L40S ("Free memory on device (43.93/44.42 GiB)", found in an index
+    # without its repository; nvidia-smi printed 46068MiB on the same cards), the A40's total on the same board size
+    GPU("l40s", "L40S 48GB", 46068 * MiB, 864e9, 362e12, _SMI, round(44.42 * GiB), compute_capability=(8, 9)),
     GPU("rtx6000-ada", "RTX 6000 Ada 48GB", 49140 * MiB, 960e9, 364e12, _SMI, compute_capability=(8, 9),
         names=("NVIDIA RTX 6000 Ada Generation",)),
     GPU("rtx-pro-6000", "RTX PRO 6000 Blackwell 96GB", 97887 * MiB, 1792e9, 500e12, _SMI, compute_capability=(12, 0),
