@@ -62,8 +62,8 @@ indexer's projections are held whole on every rank (`REPLICATED_KINDS`), the ind
 the model's dtype whatever the checkpoint stores (`indexer_upcast_bytes`); with fewer KV heads than ranks, each
 rank holds one KV head's K and V projections. Data parallelism (`data_parallel_size`) runs engine replicas, each
 on its own tp x pp GPUs with its own pool, whose MoE layers span all tp x dp GPUs: a slice of every expert, or
-with `enable_expert_parallel` whole experts (`moe_parallel`, `expert_share`). Not modelled: the all-to-all
-backends' buffers and EPLB's redundant experts. DeepSeek-Coder-V2-Lite at TP 4
+with `enable_expert_parallel` whole experts (`moe_parallel`, `expert_share`); EPLB's redundant experts, maps
+and expert buffer (`vllm_eplb`). Not modelled: the all-to-all backends' buffers. DeepSeek-Coder-V2-Lite at TP 4
 loaded 7.3858 GiB a rank (vLLM 0.8, vllm-project/vllm#15607): 7.3829 with them whole, 7.3383 split.
 
 CUDA-graph memory (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
@@ -87,11 +87,12 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architecture
-from memviz.core.engines import vllm_int4
+from memviz.core.engines import vllm_eplb, vllm_int4
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.bitnet_linear import FORMAT as BITNET
 from memviz.core.engines.vllm_cudagraphs import capture_sizes
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
+from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
 from memviz.core.engines.vllm_sampler import SAMPLERS, sampler_bytes
 from memviz.core.errors import InputError
@@ -290,6 +291,10 @@ class VLLM(Engine):
                "with its own KV pool; MoE experts are split over all tp x dp GPUs", minimum=1, maximum=1024),
         Option("enable_expert_parallel", bool, False, "--enable-expert-parallel: each GPU holds whole MoE experts, "
                "the experts / (tp x dp) of its share, instead of a slice of every expert"),
+        Option("enable_eplb", bool, False, "--enable-eplb: the expert-parallel load balancer (its maps and a layer's "
+               "expert buffer on every GPU; models whose vLLM class implements MixtureOfExperts)"),
+        Option("num_redundant_experts", int, 0, "--eplb-config num_redundant_experts: copies of experts spread "
+               "with the others, (experts + copies) / (tp x dp) a GPU", minimum=0, maximum=MAX_EXPERT_REDUNDANCY),
         Option("language_model_only", bool, False, "a multimodal model without its encoders (--language-model-only: "
                "no image / audio inputs, the towers not loaded)"),
         Option("mm_max_pixels", int, None, "largest image in pixels (--mm-processor-kwargs max_pixels; Qwen-VL image "
@@ -360,6 +365,7 @@ class VLLM(Engine):
                              f"divisible by tp ({sc.tp})")
         if sc.kv_format not in KV_CACHE_DTYPES:
             raise InputError(f"vLLM has no KV cache dtype {sc.kv_format!r}; it takes {', '.join(KV_CACHE_DTYPES)}")
+        vllm_eplb.check(a, options, sc.tp * options["data_parallel_size"])
         if deepseek_sparse(a):
             self._check_sparse_mla(sc)
         if sc.longest_sequence > s["max_model_len"]:
@@ -535,7 +541,20 @@ class VLLM(Engine):
         int4 = experts * self.expert_share(x) + others / x.sc.tp
         return (self._mxfp4_padding(x, layers) + self._marlin_fp8_scales(x, layers) + int4
                 + self._dots3_mlp_padding(x, layers) + self.dequantized_kv_b_bytes(x, layers)
-                + self.indexer_upcast_bytes(x, layers))
+                + self.indexer_upcast_bytes(x, layers) + self.eplb_bytes(x, layers))
+
+    def eplb_bytes(self, x: Inputs, layers: range) -> float:
+        """EPLB's state for the stage's MoE layers and its receive buffer for one layer's experts on this GPU
+        (`vllm_eplb`)."""
+        if not vllm_eplb.balances(x.a, x.options):
+            return 0.0
+        moe = [i for i in layers if x.a.moe_layers[i]]
+        per_layer: dict[int, float] = {}
+        for t, _, nbytes in tensor_bytes(x.a, x.wf):
+            if t.role is Role.EXPERT and t.layer in moe:
+                per_layer[t.layer] = per_layer.get(t.layer, 0.0) + nbytes
+        buffer = max(per_layer.values(), default=0.0) * self.expert_share(x)
+        return vllm_eplb.state_bytes(x.a, len(moe), x.options) + buffer
 
     def tp_shares(self, x: Inputs, tt: TensorTable) -> np.ndarray:
         """1 / tp of the roles tensor parallelism divides, less what vLLM holds whole on every rank
@@ -556,7 +575,8 @@ class VLLM(Engine):
 
     def split_labels(self, options: dict[str, Any]) -> tuple[str, ...]:
         dp = options["data_parallel_size"]
-        return ((f"DP{dp}",) if dp > 1 else ()) + (("EP",) if options["enable_expert_parallel"] else ())
+        return (((f"DP{dp}",) if dp > 1 else ()) + (("EP",) if options["enable_expert_parallel"] else ())
+                + (("EPLB",) if options["enable_eplb"] else ()))
 
     @staticmethod
     def moe_parallel(x: Inputs) -> tuple[int, int]:
@@ -569,10 +589,11 @@ class VLLM(Engine):
     def expert_share(self, x: Inputs) -> float:
         """The fraction of every MoE layer's experts the busiest GPU holds: 1 / the MoE TP size, or under expert
         parallelism whole experts, E // ep and one more on the first E % ep ranks (expert_map_manager.py
-        `determine_expert_map`, linear placement)."""
+        `determine_expert_map`, linear placement), E counting EPLB's redundant copies (`vllm_eplb`)."""
         ep, moe_tp = self.moe_parallel(x)
         experts = x.a.num_experts
-        return -(-experts // ep) / experts if ep > 1 and experts else 1.0 / moe_tp
+        physical = vllm_eplb.physical_experts(x.a, x.options)
+        return -(-physical // ep) / experts if ep > 1 and experts else 1.0 / moe_tp
 
     @staticmethod
     def indexer_upcast_bytes(x: Inputs, layers: range) -> float:
@@ -859,6 +880,10 @@ class VLLM(Engine):
             args += ["--data-parallel-size", str(s["data_parallel_size"])]
         if s["enable_expert_parallel"]:
             args += ["--enable-expert-parallel"]
+        if s["enable_eplb"]:
+            args += ["--enable-eplb"]
+        if s["num_redundant_experts"]:
+            args += ["--eplb-config", shlex.quote(json.dumps({"num_redundant_experts": s["num_redundant_experts"]}))]
         if KV_CACHE_DTYPES.get(sc.kv_format, "auto") != "auto":
             args += ["--kv-cache-dtype", KV_CACHE_DTYPES[sc.kv_format]]
         if on_load:  # a stored checkpoint names its method in its config; vLLM reads it from there

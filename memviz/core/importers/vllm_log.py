@@ -32,7 +32,7 @@ HYBRID_PREFIX_CACHING_SINCE = (0, 24)
 _ARG_KEYS = ("max_model_len", "gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
              "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "enforce_eager", "block_size",
              "enable_chunked_prefill", "enable_prefix_caching", "kv_cache_memory_bytes", "data_parallel_size",
-             "enable_expert_parallel")
+             "enable_expert_parallel", "enable_eplb")
 _CONFIG_KEYS = {"tensor_parallel_size": int, "pipeline_parallel_size": int, "data_parallel_size": int,
                 "max_seq_len": int}
 
@@ -75,6 +75,8 @@ def read_vllm_settings(text: str) -> VllmSettings:
     if (value := _first(text, r"reserved ([\d.]+) GiB memory for KV Cache as specified by kv_cache_memory_bytes")) \
             is not None:  # printed to 0.01 GiB (`format_gib`): the non-default args' exact bytes come first
         args.setdefault("kv_cache_memory_bytes", round(float(value) * 2**30))
+    if (value := _first(text, r"num_redundant_experts['\"]?(?::|=)\s*(\d+)")) is not None:  # --eplb-config, a dict
+        args["num_redundant_experts"] = int(value)  # or an EPLBConfig(...) in the args line
     if (value := _first(text, r"Using max model len (\d+)")) is not None:
         args["max_model_len"] = int(value)
     if (value := _first(text, r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")) is not None:
@@ -122,6 +124,10 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
         options["data_parallel_size"] = int(args["data_parallel_size"])
     if args.get("enable_expert_parallel"):
         options["enable_expert_parallel"] = True
+    if args.get("enable_eplb"):
+        options["enable_eplb"] = True
+    if args.get("num_redundant_experts"):
+        options["num_redundant_experts"] = args["num_redundant_experts"]
     if args.get("enable_chunked_prefill") is False:
         options["enable_chunked_prefill"] = False
     if a.state_layers:  # prefix caching decides how many state pages a request keeps

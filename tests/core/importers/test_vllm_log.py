@@ -146,3 +146,14 @@ def test_data_and_expert_parallelism_come_from_the_args():
     assert read_vllm_settings(wrapped).args["enable_expert_parallel"] is True
     assert "data_parallel_size" not in dict(vllm_scenario(LOG_010, get_preset("qwen2.5-7b").architecture(),
                                                           "a100-80g").options)
+
+
+def test_eplb_and_its_redundant_experts_come_from_the_args():
+    """vLLM prints --eplb-config as an EPLBConfig(...) inside the args dict, which then is not a Python literal: the
+    pairs are read one by one (a line built in the form vLLM 0.2x prints)."""
+    line = DP_EP_ARGS.replace("'block_size': 256,", "'block_size': 256, 'enable_eplb': True, 'eplb_config': "
+                              "EPLBConfig(window_size=1000, step_interval=3000, num_redundant_experts=32),")
+    sc = vllm_scenario(line, get_preset("deepseek-v3").architecture(), "b200")
+    assert (dict(sc.options)["enable_eplb"], dict(sc.options)["num_redundant_experts"]) == (True, 32)
+    assert "enable_eplb" not in dict(vllm_scenario(DP_EP_ARGS, get_preset("deepseek-v3").architecture(),
+                                                   "b200").options)
