@@ -352,8 +352,12 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
               f"for {facts['max_model_len']:,d} tokens per request: {facts['max_concurrency']:.2f}x")
     if "suggested_kv_cache_memory_bytes" in facts:
         n = facts["suggested_kv_cache_memory_bytes"]
-        print(f"vLLM's suggestion within this budget: --kv-cache-memory-bytes {n} ({format_bytes(n, unit)}; memviz: "
-              "-o kv_cache_memory_bytes)")
+        if n > 0:
+            print(f"vLLM's suggestion within this budget: --kv-cache-memory-bytes {n} ({format_bytes(n, unit)}; "
+                  "memviz: -o kv_cache_memory_bytes)")
+        else:
+            print(f"vLLM's suggestion within this budget: none ({n:,d} bytes: the rest and the CUDA graphs it "
+                  "captures already fill the budget)")
     if facts.get("cudagraph_bytes"):
         when = "captured after the pool" if "kv_cache_memory_bytes" in facts else "in its budget, before the pool"
         print(f"vLLM CUDA-graph estimate ({when}): {format_bytes(facts['cudagraph_bytes'], unit)}")

@@ -318,3 +318,15 @@ def test_an_mmproj_file_beside_a_gguf_model(tmp_path):
     r = run("export", "--gguf", str(lm), "--mmproj", str(mm), "--gpu", "rtx4090", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert f"--mmproj {mm}" in out.read_text()
+
+
+def test_a_vllm_suggestion_that_cannot_fit_is_said_so():
+    """DeepSeek-V3 as DP 8 + EP with 32 redundant experts on H200s leaves vLLM's --kv-cache-memory suggestion below
+    zero (the captured graphs come on top of a 0.37 GiB pool): no negative byte count to paste."""
+    r = run("estimate", "--preset", "deepseek-v3", "--engine", "vllm", "--gpu", "h200", "--weights", "fp8-block",
+            "-o", "data_parallel_size=8", "-o", "enable_expert_parallel=true", "-o", "enable_eplb=true",
+            "-o", "num_redundant_experts=32")
+    assert r.returncode == 0, r.stderr
+    assert "vLLM's suggestion within this budget: none (-" in r.stdout
+    assert "--kv-cache-memory-bytes -" not in r.stdout
+    assert "--enable-eplb --eplb-config '{\"num_redundant_experts\": 32}'" in r.stdout

@@ -150,9 +150,10 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     f"requests of max_model_len {facts['max_model_len']:,d} the pool holds at once", engine.version))
     if "suggested_kv_cache_memory_bytes" in facts:
         n = facts["suggested_kv_cache_memory_bytes"]
-        out.append(("kv_cache_memory_bytes vLLM suggests", f"{n:,d}", format_bytes(n, unit, 3), "formula",
-                    "the pool less the CUDA graphs it captured and 150 MiB: the size to pin it with "
-                    "(--kv-cache-memory-bytes)", engine.version))
+        note = ("the pool less the CUDA graphs it captured and 150 MiB: the size to pin it with (--kv-cache-memory-bytes)"
+                if n > 0 else "none fits: the rest and the CUDA graphs vLLM captures already fill the budget")
+        out.append(("kv_cache_memory_bytes vLLM suggests", f"{n:,d}", format_bytes(n, unit, 3), "formula", note,
+                    engine.version))
     if facts.get("cudagraph_bytes"):
         out.append(("CUDA graphs (vLLM's estimate)", "", format_bytes(facts["cudagraph_bytes"], unit, 3), "formula",
                     ("captured after the pool of kv_cache_memory_bytes" if "kv_cache_memory_bytes" in facts

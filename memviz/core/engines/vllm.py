@@ -465,13 +465,19 @@ class VLLM(Engine):
 
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
                     first_stage: bool = True) -> np.ndarray:
-        """Torch peak increase of the profile run on one rank (`profile_run`)."""
+        """Torch peak increase of the profile run on one rank (`profile_run`). With data parallelism the DP ranks
+        run their dummy batches together (`_dummy_run`, `coordinate_batch_across_dp`) and the MoE layers gather every
+        rank's tokens before the experts (fused_moe/prepare_finalize/naive_dp_ep.py, the default
+        allgather_reducescatter all2all backend's `dispatch`, no chunking in 0.33's modular kernel): the routed
+        experts' workspace is dp x the tokens', each expert's intermediate as the GPU holds it (`moe_parallel`)."""
         a, sc = x.a, x.sc
         s = self.settings(a, sc, x.options)
         tokens = s["max_num_batched_tokens"]
         requests = min(s["max_num_seqs"], tokens)
         act_bytes = x.act_bytes
-        forward = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp, recurrent_cores=False).peak
+        dp = x.options["data_parallel_size"]
+        forward = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp, recurrent_cores=False,
+                                      moe_gather=dp, moe_tp=self.moe_parallel(x)[1]).peak
         peak = forward
         if last_stage:
             hidden = tokens * a.hidden_size * act_bytes

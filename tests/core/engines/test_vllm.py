@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from memviz.core.activations import inference_workspace
 from memviz.core.engines.vllm import batch_defaults
 from memviz.core.engines.vllm_sampler import IN_PLACE_BYTES_PER_LOGIT
 from memviz.core.errors import InputError
@@ -327,3 +328,19 @@ def test_before_v021_graphs_are_captured_after_the_pool_and_can_overrun_the_gpu(
     assert "startup_risk" not in off.engine_facts
     tight = estimate(LLAMA8, sc.with_changes(gpu_memory_utilization=0.97)).engine_facts
     assert "captured after the pool" in tight["startup_risk"] and "refusal" not in tight
+
+
+def test_data_parallel_moe_layers_work_on_every_rank_s_tokens():
+    """The profile run's MoE layers gather the dummy tokens of all DP ranks (8 x 8,192 on H200s) and, with expert
+    parallelism, each GPU's experts are whole (2,048 wide), so the routed workspace is 8 x 8,192 tokens x 8 experts
+    x (3 x 2,048 + 7,168) values, with the gathered input beside it (PR #20228 met the same tens of thousands of
+    tokens a rank as out-of-memory errors)."""
+    tokens = 8192
+    DSV3 = get_preset("deepseek-v3").architecture()
+    act = estimate(DSV3, Scenario(engine="vllm", gpu="h200", weight_format=DSV3.native_format, context_tokens=32768,
+                                       options={"data_parallel_size": 8, "enable_expert_parallel": True})).bytes["activations"]
+    gathered = inference_workspace(DSV3, tokens, tokens, 1, "flash", 2, 0, 0, 1, recurrent_cores=False,
+                                   moe_gather=8, moe_tp=1).peak
+    own = inference_workspace(DSV3, tokens, tokens, 1, "flash", 2, 0, 0, 1, recurrent_cores=False).peak
+    assert act == gathered
+    assert gathered - own == 7 * tokens * 8 * (3 * 2048 + 7168) * 2 + 8 * tokens * 7168 * 2
