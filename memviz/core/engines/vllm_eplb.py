@@ -25,8 +25,8 @@ from memviz.core.errors import InputError
 
 MAX_EXPERT_REDUNDANCY = 1023  # eplb_state.py: the maps' replica slots, and the most redundant experts it takes
 WINDOW_STEPS = 1000  # EPLBConfig.window_size
-#: the model types whose vLLM 0.33 class implements MixtureOfExperts (deepseek_v2.py for DeepSeek-V2 / V3 / V3.2 and
-#: the Kimi K2 checkpoints, glm4_moe*.py, qwen3_moe.py, qwen3_next.py, qwen3_5.py, mixtral.py, llama4.py,
+#: the model types whose vLLM 0.33 class implements MixtureOfExperts (deepseek_v2.py for DeepSeek-V2 and V3, the
+#: V3.2 classes built on it, glm4_moe*.py, qwen3_moe.py, qwen3_next.py, qwen3_5.py, mixtral.py, llama4.py,
 #: ernie45_moe.py, gemma4.py, lfm2_moe.py, nemotron_h.py, step3p5.py, mimo_v2.py, afmoe.py, AXK1.py, hy_v3.py);
 #: gpt-oss, Qwen2-MoE, MiniMax-M2, dots1, Hunyuan-MoE, Granite MoE, OLMoE and Phi-MoE do not
 MODEL_TYPES = frozenset({
