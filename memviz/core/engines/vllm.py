@@ -584,7 +584,8 @@ class VLLM(Engine):
     def split_labels(self, options: dict[str, Any]) -> tuple[str, ...]:
         dp = options["data_parallel_size"]
         return (((f"DP{dp}",) if dp > 1 else ()) + (("EP",) if options["enable_expert_parallel"] else ())
-                + (("EPLB",) if options["enable_eplb"] else ()))
+                + ((f"EPLB R{options['num_redundant_experts']}" if options["num_redundant_experts"] else "EPLB",)
+                   if options["enable_eplb"] else ()))
 
     @staticmethod
     def moe_parallel(x: Inputs) -> tuple[int, int]:

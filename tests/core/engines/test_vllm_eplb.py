@@ -71,4 +71,5 @@ def test_launch_command_and_label_say_so():
     assert "--enable-expert-parallel --enable-eplb --eplb-config '{\"num_redundant_experts\": 32}'" in e.launch_command()
     vllm = get_engine("vllm")
     assert vllm.split_labels(vllm.resolve({**EP8, "enable_eplb": True})) == ("DP8", "EP", "EPLB")
+    assert vllm.split_labels(vllm.resolve({**EP8, "enable_eplb": True, "num_redundant_experts": 32}))[-1] == "EPLB R32"
 
