@@ -110,6 +110,7 @@ def inference_workspace(
     recurrent_cores: bool = True,
     moe_gather: int = 1,
     moe_tp: int | None = None,
+    moe_gather_bytes: float | None = None,
 ) -> Workspace:
     """Workspace of a forward step that processes `step_tokens` new tokens per
     sequence for `batch` sequences attending to `kv_tokens` cached tokens.
@@ -123,8 +124,8 @@ def inference_workspace(
     PyTorch reference scan unless `mamba_kernels` (mamba_ssm installed) gives them the fused kernels.
     `recurrent_cores` False is vLLM's profile run, where delta-net and Mamba2 mixers skip their scan
     (`skipped_core_workspace`). `moe_gather` > 1: the routed experts run on the tokens of that many data-parallel
-    ranks, gathered beside them (vLLM's all-gather dispatch), their intermediate split over `moe_tp` ranks
-    (default `tp`).
+    ranks, gathered beside them (vLLM's all-gather dispatch) at `moe_gather_bytes` a value (default `act_bytes`),
+    their intermediate split over `moe_tp` ranks (default `tp`).
     """
     n, t, b = step_tokens, kv_tokens, batch
     heads = a.num_heads / tp
@@ -166,7 +167,7 @@ def inference_workspace(
         width = a.moe_hidden_size or a.hidden_size  # the experts' space (Muse Spark's narrower one)
         routed = rows * (routed_units * (a.moe_intermediate_size / (moe_tp or tp)) + width) * act_bytes
         if moe_gather > 1:
-            routed = routed + b * n * moe_gather * width * act_bytes
+            routed = routed + b * n * moe_gather * width * (moe_gather_bytes or act_bytes)
         if eager_modules:  # the down output, its weighted copy and its reordering, beside the gathered input
             routed = np.maximum(routed, rows * 4 * width * act_bytes)
         shared = b * n * dense_units * (a.shared_expert_intermediate_size / tp) * act_bytes

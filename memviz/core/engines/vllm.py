@@ -469,9 +469,8 @@ class VLLM(Engine):
         run their dummy batches together (`_dummy_run`, `coordinate_batch_across_dp`) and the MoE layers gather every
         rank's tokens before the experts (fused_moe/prepare_finalize/naive_dp_ep.py, the default
         allgather_reducescatter all2all backend's `dispatch`, no chunking in 0.33's modular kernel): the routed
-        experts' workspace is dp x the tokens', each expert's intermediate as the GPU holds it (`moe_parallel`). The
-        gathered input is counted in the model dtype; an FP8 model quantizes it before the dispatch (1 byte a value
-        and its scales: 0.44 GiB less for DeepSeek-V3 at DP 8)."""
+        experts' workspace is dp x the tokens', each expert's intermediate as the GPU holds it (`moe_parallel`),
+        beside the gathered input as the dispatch sends it (`dispatch_value_bytes`)."""
         a, sc = x.a, x.sc
         s = self.settings(a, sc, x.options)
         tokens = s["max_num_batched_tokens"]
@@ -479,7 +478,8 @@ class VLLM(Engine):
         act_bytes = x.act_bytes
         dp = x.options["data_parallel_size"]
         forward = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp, recurrent_cores=False,
-                                      moe_gather=dp, moe_tp=self.moe_parallel(x)[1]).peak
+                                      moe_gather=dp, moe_tp=self.moe_parallel(x)[1],
+                                      moe_gather_bytes=self.dispatch_value_bytes(x)).peak
         peak = forward
         if last_stage:
             hidden = tokens * a.hidden_size * act_bytes
@@ -489,6 +489,20 @@ class VLLM(Engine):
         if encoder is not None:
             peak = max(peak + encoder.kept_bytes, encoder.peak_bytes)
         return x.zeros + peak
+
+    @staticmethod
+    def dispatch_value_bytes(x: Inputs) -> float:
+        """Bytes a value of the MoE input the DP ranks gather: FP8 experts on a GPU with FP8 arithmetic take their
+        input quantized before the dispatch (prepare_finalize/naive_dp_ep.py `_quantize_and_setup_dispatch`): one
+        byte and an fp32 scale a 128-value block (block scales) or a token (per-tensor or per-channel weights,
+        dynamic per-token activations); otherwise the model dtype."""
+        storages = {s for t, s, _ in tensor_bytes(x.a, x.wf) if t.role is Role.EXPERT}
+        cap = x.sc.compute_capability
+        if len(storages) != 1 or (fp8 := next(iter(storages))) not in FP8_BLOCK_SCALES or (
+                cap is not None and cap < FP8_NATIVE_CAPABILITY):
+            return float(x.act_bytes)
+        width = x.a.moe_hidden_size or x.a.hidden_size
+        return 1 + 4 * (-(-width // 128) if FP8_BLOCK_SCALES[fp8] else 1) / width
 
     def encoder_pass(self, x: Inputs, s: dict[str, Any]) -> EncoderPass | None:
         """The encoder pass `profile_run` makes before the language model's (vllm 0.33 gpu_model_runner.py):

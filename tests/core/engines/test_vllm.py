@@ -333,14 +333,17 @@ def test_before_v021_graphs_are_captured_after_the_pool_and_can_overrun_the_gpu(
 def test_data_parallel_moe_layers_work_on_every_rank_s_tokens():
     """The profile run's MoE layers gather the dummy tokens of all DP ranks (8 x 8,192 on H200s) and, with expert
     parallelism, each GPU's experts are whole (2,048 wide), so the routed workspace is 8 x 8,192 tokens x 8 experts
-    x (3 x 2,048 + 7,168) values, with the gathered input beside it (PR #20228 met the same tens of thousands of
-    tokens a rank as out-of-memory errors)."""
+    x (3 x 2,048 + 7,168) values, with the gathered input beside it, FP8 with a scale a 128-value block for the FP8
+    release (PR #20228 met the same tens of thousands of tokens a rank as out-of-memory errors)."""
     tokens = 8192
-    DSV3 = get_preset("deepseek-v3").architecture()
-    act = estimate(DSV3, Scenario(engine="vllm", gpu="h200", weight_format=DSV3.native_format, context_tokens=32768,
-                                       options={"data_parallel_size": 8, "enable_expert_parallel": True})).bytes["activations"]
-    gathered = inference_workspace(DSV3, tokens, tokens, 1, "flash", 2, 0, 0, 1, recurrent_cores=False,
-                                   moe_gather=8, moe_tp=1).peak
-    own = inference_workspace(DSV3, tokens, tokens, 1, "flash", 2, 0, 0, 1, recurrent_cores=False).peak
-    assert act == gathered
-    assert gathered - own == 7 * tokens * 8 * (3 * 2048 + 7168) * 2 + 8 * tokens * 7168 * 2
+    dsv3 = get_preset("deepseek-v3").architecture()
+    sc = Scenario(engine="vllm", gpu="h200", weight_format=dsv3.native_format, context_tokens=32768,
+                  options={"data_parallel_size": 8, "enable_expert_parallel": True})
+    fp8_input = 1 + 4 * 56 / 7168  # 7,168 values in 56 blocks of 128
+    gathered = inference_workspace(dsv3, tokens, tokens, 1, "flash", 2, 0, 0, 1, recurrent_cores=False,
+                                   moe_gather=8, moe_tp=1, moe_gather_bytes=fp8_input).peak
+    own = inference_workspace(dsv3, tokens, tokens, 1, "flash", 2, 0, 0, 1, recurrent_cores=False).peak
+    assert estimate(dsv3, sc).bytes["activations"] == gathered
+    assert gathered - own == pytest.approx(7 * tokens * 8 * (3 * 2048 + 7168) * 2 + 8 * tokens * 7168 * fp8_input)
+    bf16 = estimate(dsv3, sc.with_changes(weight_format="bf16")).bytes["activations"]
+    assert bf16 - gathered == pytest.approx(8 * tokens * 7168 * (2 - fp8_input))  # the dispatch sends 16-bit values
