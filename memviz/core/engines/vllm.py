@@ -495,7 +495,9 @@ class VLLM(Engine):
         """Bytes a value of the MoE input the DP ranks gather: FP8 experts on a GPU with FP8 arithmetic take their
         input quantized before the dispatch (prepare_finalize/naive_dp_ep.py `_quantize_and_setup_dispatch`): one
         byte and an fp32 scale a 128-value block (block scales) or a token (per-tensor or per-channel weights,
-        dynamic per-token activations); otherwise the model dtype."""
+        dynamic per-token activations); otherwise the model dtype. Expert kernels that quantize their input themselves
+        (`expects_unquantized_inputs`: FlashInfer's CUTLASS, AITER) take it in 16 bits; memviz does not tell the
+        backends apart."""
         storages = {s for t, s, _ in tensor_bytes(x.a, x.wf) if t.role is Role.EXPERT}
         cap = x.sc.compute_capability
         if len(storages) != 1 or (fp8 := next(iter(storages))) not in FP8_BLOCK_SCALES or (
