@@ -479,7 +479,7 @@ class VLLM(Engine):
         dp = x.options["data_parallel_size"]
         forward = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp, recurrent_cores=False,
                                       moe_gather=dp, moe_tp=self.moe_parallel(x)[1],
-                                      moe_gather_bytes=self.dispatch_value_bytes(x)).peak
+                                      moe_gather_bytes=self.dispatch_value_bytes(x) if dp > 1 else None).peak
         peak = forward
         if last_stage:
             hidden = tokens * a.hidden_size * act_bytes
@@ -598,10 +598,11 @@ class VLLM(Engine):
         return options["data_parallel_size"]
 
     def split_labels(self, options: dict[str, Any]) -> tuple[str, ...]:
-        dp = options["data_parallel_size"]
-        return (((f"DP{dp}",) if dp > 1 else ()) + (("EP",) if options["enable_expert_parallel"] else ())
-                + ((f"EPLB R{options['num_redundant_experts']}" if options["num_redundant_experts"] else "EPLB",)
-                   if options["enable_eplb"] else ()))
+        dp, redundant = options["data_parallel_size"], options["num_redundant_experts"]
+        labels = [f"DP{dp}"] if dp > 1 else []
+        labels += ["EP"] if options["enable_expert_parallel"] else []
+        labels += [f"EPLB R{redundant}" if redundant else "EPLB"] if options["enable_eplb"] else []
+        return tuple(labels)
 
     @staticmethod
     def moe_parallel(x: Inputs) -> tuple[int, int]:
