@@ -180,6 +180,15 @@ def test_vllm_v1_kv_pools_within_five_percent_median_fifteen_worst():
     assert errors[len(errors) // 2] <= 0.05 and errors[-1] <= 0.15
 
 
+def test_vllm_profile_of_the_sampler_each_release_ran():
+    """The profile a start-up implies (budget - weights - pool), against memviz's, where the sampler step is most of
+    it: gpt-oss-120b's 0.11 install had no FlashInfer and sorted 1,024 x 201,088 logits (38 bytes each; 7.28 of the
+    7.39 GiB), gpt-oss-20b on the same server ran FlashInfer's sampler (14 bytes)."""
+    rows = {c["id"]: vllm_rows(c)["profile + non-torch (implied)"] for c in VLLM
+            if c["id"] in ("gpt-oss-120b-2xa800-tp2-v1-0.11", "gpt-oss-20b-a800-v1-0.11")}
+    assert len(rows) == 2 and all(abs(r.error) <= 0.01 for r in rows.values()), rows
+
+
 def test_vllm_cuda_graph_captures_in_one_machine():
     """What the capture took, against `vllm_cudagraphs` for the graphs the log counted: Qwen2-7B on one GPU and at
     TP 2 fix the two per-graph constants; QwQ-32B (both modes, 64 layers) is the check."""

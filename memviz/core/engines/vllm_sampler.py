@@ -1,5 +1,6 @@
-"""The sampler step of vLLM's profile run (`gpu_model_runner.py` `_dummy_sampler_run`): one row of logits per dummy
-request, top-k and top-p both set, so the top-k / top-p step runs in full.
+"""The sampler step of vLLM's profile run (vllm-project/vllm 0.33.0 v1/worker/gpu_model_runner.py
+`_dummy_sampler_run`): one row of logits per dummy request, top-k and top-p both set, so the top-k / top-p step runs in
+full.
 
 Bytes a logit (one vocabulary entry of one request) at the step's peak, by the sampler that runs (option `sampler`):
 
