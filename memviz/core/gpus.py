@@ -12,7 +12,11 @@ accumulate) rate. A higher peak only makes a prefill bound looser: speed bounds 
 are lower bounds on time, never predictions. `compute_capability` is NVIDIA's (CUDA GPUs table,
 developer.nvidia.com/cuda-gpus): engines pick their kernels by it (vLLM's MXFP4 MoE backend and its padding;
 FP8 arithmetic from `FP8_NATIVE_CAPABILITY` on, below which vLLM runs FP8 weights on Marlin and transformers
-dequantizes them).
+dequantizes them). `sm_count` is what torch reports as `multi_processor_count` (engines size per-SM buffers by it):
+NVIDIA's architecture whitepapers and datasheets (GeForce: the SMs of the tensor-rate rule), checked against torch's
+device properties printed in public logs and Inductor kernels where found (A10G 80, H20 78, B200 148, RTX 5090 170,
+RTX PRO 6000 188, GB10 48); AMD's CDNA 3 whitepaper for the MI300X's 304 compute units (what ROCm reports). Not known
+for the B300 (NVIDIA gives the Blackwell Ultra die's SMs, not the enabled ones).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from memviz.core.errors import InputError
 from memviz.core.units import GB, GiB, MiB, parse_bytes
 
 _SMI = "nvidia-smi total"
+ENTERED = "entered by the user"  # the memory_source of a "vram:SIZE" GPU, of which nothing else is known
 
 #: Memory the NVIDIA driver reserves on a GPU, outside what CUDA reports as total (`cudaMemGetInfo`): nvidia-smi -q
 #: prints it as "FB Memory Usage / Reserved" (free = total - reserved - used). Published outputs: H100 80GB 328, 336,
@@ -51,6 +56,7 @@ class GPU:
     usable_fraction: float = 1.0  # the share a GPU program may take (Apple: Metal's working-set limit)
     compute_capability: tuple[int, int] | None = None  # NVIDIA SM version; None: not an NVIDIA GPU, or unknown
     names: tuple[str, ...] = ()  # device names CUDA / nvidia-smi print where the label's words do not cover them
+    sm_count: int | None = None  # streaming multiprocessors (AMD: compute units); None where not known
 
     @property
     def usable_bytes(self) -> int:
@@ -78,8 +84,11 @@ class GPU:
 _GEFORCE_FLOP_PER_CLOCK_SM = 1024
 
 
-def _geforce(sms: int, boost_ghz: float) -> float:
-    return sms * boost_ghz * 1e9 * _GEFORCE_FLOP_PER_CLOCK_SM
+def _geforce(key: str, label: str, smi_mib: int, bandwidth: float, sms: int, boost_ghz: float,
+             capability: tuple[int, int]) -> GPU:
+    """A GeForce card whose tensor rate is its whitepaper's SMs x boost clock x 1,024."""
+    return GPU(key, label, smi_mib * MiB, bandwidth, sms * boost_ghz * 1e9 * _GEFORCE_FLOP_PER_CLOCK_SM, _SMI,
+               compute_capability=capability, sm_count=sms)
 
 
 #: nvidia-smi totals are as printed in public nvidia-smi outputs (the "Memory-Usage" column's total); bandwidth is
@@ -87,101 +96,104 @@ def _geforce(sms: int, boost_ghz: float) -> float:
 GPUS: dict[str, GPU] = {g.key: g for g in (
     # Turing and Volta have no bf16: their FP16 tensor rate (T4 and V100 datasheets); nvidia-smi prints 15360MiB on
     # a Tesla T4 and 32768MiB on a Tesla V100-SXM2-32GB in the public outputs found
-    GPU("t4", "Tesla T4 16GB", 15360 * MiB, 320e9, 65e12, _SMI, round(14.56 * GiB), compute_capability=(7, 5)),
+    GPU("t4", "Tesla T4 16GB", 15360 * MiB, 320e9, 65e12, _SMI, round(14.56 * GiB),
+        compute_capability=(7, 5), sm_count=40),
     GPU("v100-32g", "Tesla V100 32GB", 32768 * MiB, 900e9, 125e12, _SMI, compute_capability=(7, 0),
-        names=("Tesla V100-SXM2-32GB", "Tesla V100-PCIE-32GB")),
+        names=("Tesla V100-SXM2-32GB", "Tesla V100-PCIE-32GB"), sm_count=80),
     # Pascal has no fast 16-bit arithmetic (P40: FP16 at 1/64 rate), so its FP32 rate stands in: llama.cpp computes
     # in FP32 there; the P100's FP16 is twice its FP32. nvidia-smi prints 24576MiB (Tesla P40) and 16384MiB
     # (Tesla P100-PCIE-16GB, Tesla V100-PCIE-16GB) in public outputs
-    GPU("p40", "Tesla P40 24GB", 24576 * MiB, 346e9, 11.8e12, _SMI, compute_capability=(6, 1)),
+    GPU("p40", "Tesla P40 24GB", 24576 * MiB, 346e9, 11.8e12, _SMI, compute_capability=(6, 1), sm_count=30),
     GPU("p100-16g", "Tesla P100 16GB", 16384 * MiB, 732e9, 18.7e12, _SMI, compute_capability=(6, 0),
-        names=("Tesla P100-PCIE-16GB",)),
+        names=("Tesla P100-PCIE-16GB",), sm_count=56),
     GPU("v100-16g", "Tesla V100 16GB", 16384 * MiB, 900e9, 125e12, _SMI, compute_capability=(7, 0),
-        names=("Tesla V100-PCIE-16GB", "Tesla V100-SXM2-16GB")),
-    GPU("rtx2080ti", "RTX 2080 Ti 11GB", 11264 * MiB, 616e9, _geforce(68, 1.545), _SMI, compute_capability=(7, 5)),
-    GPU("rtx3060-12g", "RTX 3060 12GB", 12288 * MiB, 360e9, 51e12, _SMI, compute_capability=(8, 6)),
-    GPU("rtx3070", "RTX 3070 8GB", 8192 * MiB, 448e9, _geforce(46, 1.725), _SMI, compute_capability=(8, 6)),
-    GPU("rtx3080-10g", "RTX 3080 10GB", 10240 * MiB, 760e9, _geforce(68, 1.71), _SMI, compute_capability=(8, 6)),
-    GPU("rtx3080ti", "RTX 3080 Ti 12GB", 12288 * MiB, 912e9, _geforce(80, 1.665), _SMI, compute_capability=(8, 6)),
-    GPU("rtx4060-8g", "RTX 4060 8GB", 8188 * MiB, 272e9, _geforce(24, 2.46), _SMI, compute_capability=(8, 9)),
-    GPU("rtx4060ti-8g", "RTX 4060 Ti 8GB", 8188 * MiB, 288e9, _geforce(34, 2.535), _SMI, compute_capability=(8, 9)),
-    GPU("rtx4060ti-16g", "RTX 4060 Ti 16GB", 16380 * MiB, 288e9, 88e12, _SMI, compute_capability=(8, 9)),
-    GPU("rtx4070", "RTX 4070 12GB", 12282 * MiB, 504e9, _geforce(46, 2.475), _SMI, compute_capability=(8, 9)),
-    GPU("rtx4070ti", "RTX 4070 Ti 12GB", 12282 * MiB, 504e9, _geforce(60, 2.61), _SMI, compute_capability=(8, 9)),
-    GPU("rtx4070-super", "RTX 4070 SUPER 12GB", 12282 * MiB, 504e9, _geforce(56, 2.475), _SMI,
-        compute_capability=(8, 9)),
-    GPU("rtx4070ti-super", "RTX 4070 Ti SUPER 16GB", 16376 * MiB, 672e9, _geforce(66, 2.61), _SMI,
-        compute_capability=(8, 9)),
-    GPU("rtx4080", "RTX 4080 16GB", 16376 * MiB, 717e9, 195e12, _SMI, compute_capability=(8, 9)),
-    GPU("rtx4080-super", "RTX 4080 SUPER 16GB", 16376 * MiB, 736e9, _geforce(80, 2.55), _SMI,
-        compute_capability=(8, 9)),
-    GPU("rtx5060ti-16g", "RTX 5060 Ti 16GB", 16311 * MiB, 448e9, _geforce(36, 2.572), _SMI,
-        compute_capability=(12, 0)),
-    GPU("rtx5070", "RTX 5070 12GB", 12227 * MiB, 672e9, _geforce(48, 2.512), _SMI, compute_capability=(12, 0)),
-    GPU("rtx5070ti", "RTX 5070 Ti 16GB", 16303 * MiB, 896e9, _geforce(70, 2.452), _SMI, compute_capability=(12, 0)),
-    GPU("rtx5080", "RTX 5080 16GB", 16303 * MiB, 960e9, _geforce(84, 2.617), _SMI, compute_capability=(12, 0)),
+        names=("Tesla V100-PCIE-16GB", "Tesla V100-SXM2-16GB"), sm_count=80),
+    _geforce("rtx2080ti", "RTX 2080 Ti 11GB", 11264, 616e9, 68, 1.545, (7, 5)),
+    GPU("rtx3060-12g", "RTX 3060 12GB", 12288 * MiB, 360e9, 51e12, _SMI, compute_capability=(8, 6), sm_count=28),
+    _geforce("rtx3070", "RTX 3070 8GB", 8192, 448e9, 46, 1.725, (8, 6)),
+    _geforce("rtx3080-10g", "RTX 3080 10GB", 10240, 760e9, 68, 1.71, (8, 6)),
+    _geforce("rtx3080ti", "RTX 3080 Ti 12GB", 12288, 912e9, 80, 1.665, (8, 6)),
+    _geforce("rtx4060-8g", "RTX 4060 8GB", 8188, 272e9, 24, 2.46, (8, 9)),
+    _geforce("rtx4060ti-8g", "RTX 4060 Ti 8GB", 8188, 288e9, 34, 2.535, (8, 9)),
+    GPU("rtx4060ti-16g", "RTX 4060 Ti 16GB", 16380 * MiB, 288e9, 88e12, _SMI, compute_capability=(8, 9), sm_count=34),
+    _geforce("rtx4070", "RTX 4070 12GB", 12282, 504e9, 46, 2.475, (8, 9)),
+    _geforce("rtx4070ti", "RTX 4070 Ti 12GB", 12282, 504e9, 60, 2.61, (8, 9)),
+    _geforce("rtx4070-super", "RTX 4070 SUPER 12GB", 12282, 504e9, 56, 2.475, (8, 9)),
+    _geforce("rtx4070ti-super", "RTX 4070 Ti SUPER 16GB", 16376, 672e9, 66, 2.61, (8, 9)),
+    GPU("rtx4080", "RTX 4080 16GB", 16376 * MiB, 717e9, 195e12, _SMI, compute_capability=(8, 9), sm_count=76),
+    _geforce("rtx4080-super", "RTX 4080 SUPER 16GB", 16376, 736e9, 80, 2.55, (8, 9)),
+    _geforce("rtx5060ti-16g", "RTX 5060 Ti 16GB", 16311, 448e9, 36, 2.572, (12, 0)),
+    _geforce("rtx5070", "RTX 5070 12GB", 12227, 672e9, 48, 2.512, (12, 0)),
+    _geforce("rtx5070ti", "RTX 5070 Ti 16GB", 16303, 896e9, 70, 2.452, (12, 0)),
+    _geforce("rtx5080", "RTX 5080 16GB", 16303, 960e9, 84, 2.617, (12, 0)),
     # vllm #10517, PR #14447
-    GPU("rtx3090", "RTX 3090 24GB", 24576 * MiB, 936e9, 142e12, _SMI, round(23.58 * GiB), compute_capability=(8, 6)),
-    GPU("rtx3090ti", "RTX 3090 Ti 24GB", 24564 * MiB, 1008e9, _geforce(84, 1.86), _SMI, compute_capability=(8, 6)),
+    GPU("rtx3090", "RTX 3090 24GB", 24576 * MiB, 936e9, 142e12, _SMI, round(23.58 * GiB),
+        compute_capability=(8, 6), sm_count=82),
+    _geforce("rtx3090ti", "RTX 3090 Ti 24GB", 24564, 1008e9, 84, 1.86, (8, 6)),
     # CUDA totals where torch's out-of-memory message names the card ("GPU 0 has a total capacity of 23.64 GiB" on a
     # 24GB RTX 4090, 31.36 GiB on RTX 5090s, 14.56 GiB on a T4, 44.42 GiB on an A40, in public notes): to 0.01 GiB
-    GPU("rtx4090", "RTX 4090 24GB", 24564 * MiB, 1008e9, 330e12, _SMI, round(23.64 * GiB), compute_capability=(8, 9)),
-    GPU("rtx5090", "RTX 5090 32GB", 32607 * MiB, 1792e9, 419e12, _SMI, round(31.36 * GiB), compute_capability=(12, 0)),
-    GPU("l4", "L4 24GB", 23034 * MiB, 300e9, 121e12, _SMI, compute_capability=(8, 9)),
-    GPU("a10", "A10 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6)),
-    GPU("a10g", "A10G 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6)),
+    GPU("rtx4090", "RTX 4090 24GB", 24564 * MiB, 1008e9, 330e12, _SMI, round(23.64 * GiB),
+        compute_capability=(8, 9), sm_count=128),
+    GPU("rtx5090", "RTX 5090 32GB", 32607 * MiB, 1792e9, 419e12, _SMI, round(31.36 * GiB),
+        compute_capability=(12, 0), sm_count=170),
+    GPU("l4", "L4 24GB", 23034 * MiB, 300e9, 121e12, _SMI, compute_capability=(8, 9), sm_count=58),
+    GPU("a10", "A10 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6), sm_count=72),
+    GPU("a10g", "A10G 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6), sm_count=80),
     # workstation cards: NVIDIA's datasheets give tensor throughput as sparse FP16 (Ampere), sparse FP8 (Ada) or
     # FP4 (Blackwell); dense 16-bit is a half (Ampere), a quarter (Ada) or an eighth (Blackwell) of it
-    GPU("rtx-a4000", "RTX A4000 16GB", 16376 * MiB, 448e9, 76.7e12, _SMI, compute_capability=(8, 6)),
-    GPU("rtx-a5000", "RTX A5000 24GB", 24564 * MiB, 768e9, 111e12, _SMI, compute_capability=(8, 6)),
+    GPU("rtx-a4000", "RTX A4000 16GB", 16376 * MiB, 448e9, 76.7e12, _SMI, compute_capability=(8, 6), sm_count=48),
+    GPU("rtx-a5000", "RTX A5000 24GB", 24564 * MiB, 768e9, 111e12, _SMI, compute_capability=(8, 6), sm_count=64),
     GPU("rtx4000-ada", "RTX 4000 Ada 20GB", 20475 * MiB, 360e9, 76.7e12, _SMI, compute_capability=(8, 9),
-        names=("NVIDIA RTX 4000 Ada Generation", "NVIDIA RTX 4000 SFF Ada Generation")),
+        names=("NVIDIA RTX 4000 Ada Generation", "NVIDIA RTX 4000 SFF Ada Generation"), sm_count=48),
     GPU("rtx5000-ada", "RTX 5000 Ada 32GB", 32760 * MiB, 576e9, 261e12, _SMI, compute_capability=(8, 9),
-        names=("NVIDIA RTX 5000 Ada Generation",)),
-    GPU("rtx-a6000", "RTX A6000 48GB", 49140 * MiB, 768e9, 155e12, _SMI, compute_capability=(8, 6)),
-    GPU("a40", "A40 48GB", 46068 * MiB, 696e9, 149.7e12, _SMI, round(44.42 * GiB), compute_capability=(8, 6)),
-    GPU("l40", "L40 48GB", 46068 * MiB, 864e9, 181e12, _SMI, compute_capability=(8, 9)),
+        names=("NVIDIA RTX 5000 Ada Generation",), sm_count=100),
+    GPU("rtx-a6000", "RTX A6000 48GB", 49140 * MiB, 768e9, 155e12, _SMI, compute_capability=(8, 6), sm_count=84),
+    GPU("a40", "A40 48GB", 46068 * MiB, 696e9, 149.7e12, _SMI, round(44.42 * GiB),
+        compute_capability=(8, 6), sm_count=84),
+    GPU("l40", "L40 48GB", 46068 * MiB, 864e9, 181e12, _SMI, compute_capability=(8, 9), sm_count=142),
     # CUDA total: a vLLM 0.10.2 start-up on eight L40S ("Free memory on device (43.93/44.42 GiB)", found in an index
     # without its repository; nvidia-smi printed 46068MiB on the same cards), the A40's total on the same board size
-    GPU("l40s", "L40S 48GB", 46068 * MiB, 864e9, 362e12, _SMI, round(44.42 * GiB), compute_capability=(8, 9)),
+    GPU("l40s", "L40S 48GB", 46068 * MiB, 864e9, 362e12, _SMI, round(44.42 * GiB),
+        compute_capability=(8, 9), sm_count=142),
     GPU("rtx6000-ada", "RTX 6000 Ada 48GB", 49140 * MiB, 960e9, 364e12, _SMI, compute_capability=(8, 9),
-        names=("NVIDIA RTX 6000 Ada Generation",)),
+        names=("NVIDIA RTX 6000 Ada Generation",), sm_count=142),
     GPU("rtx-pro-6000", "RTX PRO 6000 Blackwell 96GB", 97887 * MiB, 1792e9, 500e12, _SMI, compute_capability=(12, 0),
         names=("NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
-               "NVIDIA RTX PRO 6000 Blackwell Server Edition")),
+               "NVIDIA RTX PRO 6000 Blackwell Server Edition"), sm_count=188),
     # nvidia-smi prints 24576MiB on an A30 (HBM2, 933 GB/s; BF16 165 TFLOPS dense in its datasheet)
-    GPU("a30", "A30 24GB", 24576 * MiB, 933e9, 165e12, _SMI, compute_capability=(8, 0)),
+    GPU("a30", "A30 24GB", 24576 * MiB, 933e9, 165e12, _SMI, compute_capability=(8, 0), sm_count=56),
     # vLLM logs: 39.49 GiB
     GPU("a100-40g", "A100 40GB", 40960 * MiB, 1555e9, 312e12, _SMI, round(39.49 * GiB), compute_capability=(8, 0),
-        names=("NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB")),
+        names=("NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB"), sm_count=108),
     # CUDA total of an A100-SXM4-80GB: deviceQuery, CUDA 12.5 driver (thamada/nvidia-smi nvsim/A100SXMx4_deviceQuery.py);
     # other drivers report 79.15-79.32 GiB
     GPU("a100-80g", "A100 80GB", 81920 * MiB, 2039e9, 312e12, _SMI, 85100068864, compute_capability=(8, 0),
-        names=("NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe")),
+        names=("NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe"), sm_count=108),
     # the A100 sold in China (NVLink cut to 400 GB/s), 80 GB HBM2e; bandwidth of NVIDIA's A800 SXM4 datasheet;
     # CUDA total: vLLM 0.11.0 on an eight-GPU A800 server, CUDA driver 13.0 ("Free memory on device (78.64/79.25
     # GiB)", github.com/yuy4o/llm inference/logs/Seed-OSS-36B-Instruct_vllm.log); the same server's vLLM 0.9 logs
     # of August 2025, an older driver, printed total_gpu_memory 79.14 GiB
     GPU("a800-80g", "A800 80GB", 81920 * MiB, 2039e9, 312e12, _SMI, round(79.25 * GiB), compute_capability=(8, 0),
-        names=("NVIDIA A800-SXM4-80GB", "NVIDIA A800 80GB PCIe")),
+        names=("NVIDIA A800-SXM4-80GB", "NVIDIA A800 80GB PCIe"), sm_count=108),
     # vllm PR #10511
     GPU("h100-80g", "H100 SXM 80GB", 81559 * MiB, 3350e9, 989e12, _SMI, round(79.22 * GiB), compute_capability=(9, 0),
-        names=("NVIDIA H100 80GB HBM3",)),
+        names=("NVIDIA H100 80GB HBM3",), sm_count=132),
     # the H100 sold in China (NVLink cut), memory and compute as the SXM part's; nvidia-smi prints 81559MiB
-    GPU("h800", "H800 80GB", 81559 * MiB, 3350e9, 989e12, _SMI, compute_capability=(9, 0)),
+    GPU("h800", "H800 80GB", 81559 * MiB, 3350e9, 989e12, _SMI, compute_capability=(9, 0), sm_count=132),
     # the PCIe card's label leaves out its 80 GB so that "H100 80GB" keeps naming the SXM part
-    GPU("h100-pcie", "H100 PCIe", 81559 * MiB, 2000e9, 756e12, _SMI, compute_capability=(9, 0)),
-    GPU("h100-nvl", "H100 NVL 94GB", 95830 * MiB, 3900e9, 835e12, _SMI, compute_capability=(9, 0)),
+    GPU("h100-pcie", "H100 PCIe", 81559 * MiB, 2000e9, 756e12, _SMI, compute_capability=(9, 0), sm_count=114),
+    GPU("h100-nvl", "H100 NVL 94GB", 95830 * MiB, 3900e9, 835e12, _SMI, compute_capability=(9, 0), sm_count=132),
     # the H100 sold in China with its compute cut: 96 GB HBM3, 148 TFLOPS BF16
-    GPU("h20", "H20 96GB", 97871 * MiB, 4000e9, 148e12, _SMI, compute_capability=(9, 0)),
+    GPU("h20", "H20 96GB", 97871 * MiB, 4000e9, 148e12, _SMI, compute_capability=(9, 0), sm_count=78),
     # the Grace Hopper superchip's GPU: 96 GB HBM3 (its LPDDR5X is host memory); nvidia-smi names it after the
     # superchip's total
     GPU("gh200", "GH200 96GB", 97871 * MiB, 4000e9, 989e12, _SMI, compute_capability=(9, 0),
-        names=("NVIDIA GH200 480GB", "NVIDIA GH200 120GB")),
+        names=("NVIDIA GH200 480GB", "NVIDIA GH200 120GB"), sm_count=132),
     # torch.cuda.mem_get_info on an H200 SXM (driver 580.159.04, CUDA 13.0; docs/accuracy-cuda.md)
-    GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI, 150109880320, compute_capability=(9, 0)),
+    GPU("h200", "H200 141GB", 143771 * MiB, 4800e9, 989e12, _SMI, 150109880320,
+        compute_capability=(9, 0), sm_count=132),
     # nvidia-smi on B200s (driver 570.172.08, CUDA 12.8): 183,359 MiB = 179.06 GiB; the datasheet's "180GB" is binary
-    GPU("b200", "B200 180GB", 183359 * MiB, 8000e9, 2250e12, _SMI, compute_capability=(10, 0)),
+    GPU("b200", "B200 180GB", 183359 * MiB, 8000e9, 2250e12, _SMI, compute_capability=(10, 0), sm_count=148),
     # Blackwell Ultra: nvidia-smi prints 275040MiB on B300 SXM6 AC boards (CUDA compute capability 10.3); 16-bit
     # rate and bandwidth taken as the B200's (its gains are in FP4)
     GPU("b300", "B300 288GB", 275040 * MiB, 8000e9, 2250e12, _SMI, compute_capability=(10, 3),
@@ -190,9 +202,9 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     # messages ("Free memory on device (115.95/121.69 GiB)"; some GB10 systems print 121.63 or 119.6-119.7), which is
     # what a process can take; NVIDIA's "1 petaFLOP" is sparse FP4, dense 16-bit an eighth of it
     GPU("dgx-spark", "DGX Spark GB10 128GB (unified)", 128 * GiB, 273e9, 125e12, "NVIDIA spec, unified",
-        round(121.69 * GiB), compute_capability=(12, 1), names=("NVIDIA GB10",)),
+        round(121.69 * GiB), compute_capability=(12, 1), names=("NVIDIA GB10",), sm_count=48),
     # rocm-smi "VRAM Total Memory (B)" of an MI300X, the total torch.cuda.mem_get_info reports on ROCm too
-    GPU("mi300x", "MI300X 192GB", 205822885888, 5300e9, 1307e12, "rocm-smi total"),
+    GPU("mi300x", "MI300X 192GB", 205822885888, 5300e9, 1307e12, "rocm-smi total", sm_count=304),
     # Apple unified memory: Metal lets one process keep 3/4 of it resident by default on these sizes
     # (MTLDevice.recommendedMaxWorkingSetSize, which llama.cpp's Metal backend prints at start-up: 51539.61 MB on an M2
     # Max with 64 GB, 103079.22 MB on an M4 Max with 128 GB; 16 and 24 GB Macs print 2/3); the 38-core M2 Max: Apple's
@@ -237,7 +249,7 @@ def get_gpu(key: str) -> GPU:
         size = parse_bytes(key.strip()[5:])
         if not 0 < size <= 1 << 50:
             raise InputError(f"entered VRAM must be between 1 byte and 1 PiB, got {key!r}")
-        return GPU(k, f"{key.strip()[5:]} entered", size, float("nan"), float("nan"), "entered by the user")
+        return GPU(k, f"{key.strip()[5:]} entered", size, float("nan"), float("nan"), ENTERED)
     if k in GPUS:
         return GPUS[k]
     words = _words(key)

@@ -149,7 +149,7 @@ def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferChe
     return e, vllm_checks(parse_log(text), e, read_vllm_settings(text).version)
 
 
-def _printed_tokens(facts: dict, blocks: int, version: tuple[int, int] | None) -> int:
+def _printed_tokens(facts: dict, blocks: int, version: tuple[int, int, int] | None) -> int:
     """"GPU KV cache size" as the log's vLLM prints it for `blocks` blocks: maximum concurrency x max_model_len
     from 0.21, num_blocks // groups x the smallest block before (and when the log names no release)."""
     if version is not None and version >= PRINTS_CONCURRENCY_SINCE:
@@ -157,7 +157,7 @@ def _printed_tokens(facts: dict, blocks: int, version: tuple[int, int] | None) -
     return blocks // facts.get("kv_groups", 1) * facts.get("kv_group_block_tokens", facts["block_size"])
 
 
-def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int] | None = None) -> list[BufferCheck]:
+def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int, int] | None = None) -> list[BufferCheck]:
     """What a parsed vLLM log prints beside the estimate `e` of the scenario it ran: the profile's components, the
     pool's tokens, what the pool implies (not for a pool pinned in bytes, which implies nothing of the profile), the
     CUDA graphs' estimate (0.21+) and capture, the maximum concurrency and the `--kv-cache-memory` size vLLM

@@ -69,7 +69,7 @@ def llamacpp_load(measured: LogMeasurement, text: str) -> LlamaCppLoad | None:
 
 
 def figure_rows(measured: LogMeasurement, load: LlamaCppLoad | None, est: Estimate | None,
-                unit: Unit, vllm_version: tuple[int, int] | None = None) -> list[tuple[str, ...]]:
+                unit: Unit, vllm_version: tuple[int, int, int] | None = None) -> list[tuple[str, ...]]:
     """The engine's own figures beside the estimate of a scenario of that engine, as `memviz log --check` sets
     them: a vLLM log's pool tokens, implied profile, captured CUDA graphs and concurrency; a llama.cpp load's
     context cells, buffers on the device and the host apart, and tensors per type."""
@@ -135,7 +135,7 @@ class LogView(QWidget):
         layout.addWidget(split)
         self.measurement: LogMeasurement | None = None
         self.load: LlamaCppLoad | None = None
-        self.vllm_version: tuple[int, int] | None = None
+        self.vllm_version: tuple[int, int, int] | None = None
 
     def parse(self) -> LogMeasurement | None:
         try:

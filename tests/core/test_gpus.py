@@ -80,3 +80,21 @@ def test_a_cuda_total_entered_after_the_gpu_replaces_the_catalogue_one_and_reads
         get_gpu("rtx4080@16GiB")
     with pytest.raises(InputError, match="cannot read a memory size"):
         get_gpu("rtx4080@")
+
+
+@pytest.mark.parametrize(("key", "sms"), [
+    # as torch's multi_processor_count prints them in public logs and Inductor kernels
+    ("a10g", 80), ("h20", 78), ("b200", 148), ("rtx5090", 170), ("rtx-pro-6000", 188), ("dgx-spark", 48),
+    # NVIDIA's whitepapers and datasheets
+    ("h100-80g", 132), ("h100-pcie", 114), ("a100-80g", 108), ("l40s", 142), ("rtx4090", 128), ("t4", 40),
+])
+def test_sm_counts_are_torchs(key, sms):
+    assert get_gpu(key).sm_count == sms
+
+
+def test_every_nvidia_gpu_but_the_b300_knows_its_sms_and_a_geforce_rate_follows_from_them():
+    unknown = {k for k, g in GPUS.items() if g.compute_capability and g.sm_count is None}
+    assert unknown == {"b300"}
+    assert get_gpu("rtx3070").bf16_flops == pytest.approx(81.25e12, rel=1e-4)  # 46 SMs x 1.725 GHz x 1,024
+    assert get_gpu("vram:24GiB").sm_count is None
+    assert get_gpu("rtx4090@23.5GiB").sm_count == 128

@@ -15,9 +15,10 @@
   `activations.skipped_core_workspace`), then the sampler on one row per request: the logits
   in the model dtype, their fp32 copy (`Sampler.forward`), softmax probabilities
   and the exponential noise of `random_sample` (`topk_topp_sampler.py`):
-  2 + 4 + 4 + 4 bytes per vocabulary entry and request with FlashInfer's sampler or vLLM's Triton kernel, 38 with
-  the PyTorch sort of releases before 0.17 (option sampler, `vllm_sampler`); the forward's hidden states
-  (tokens x hidden) stay alive through it.
+  2 + 4 + 4 + 4 bytes per vocabulary entry and request with FlashInfer's sampler or vLLM's Triton kernel, beside the
+  Triton kernel's buffer of a vocabulary row per SM (which 0.33 warms with either), 38 with the PyTorch sort of
+  releases before 0.17 (option sampler, by default the one vLLM picks for the GPU: `vllm_sampler`); the forward's
+  hidden states (tokens x hidden) stay alive through it.
 - defaults (`vllm/engine/arg_utils.py` `get_batch_defaults`, `vllm serve`):
   max_num_batched_tokens 2048 and max_num_seqs 256 below 70 GiB or on A100,
   8192 / 1024 from 70 GiB, 16384 / 1024 from 160 GiB; block_size 16; chunked
@@ -94,7 +95,7 @@ from memviz.core.engines.vllm_cudagraphs import capture_sizes
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
 from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
-from memviz.core.engines.vllm_sampler import SAMPLERS, sampler_bytes
+from memviz.core.engines.vllm_sampler import SAMPLERS, default_sampler, flashinfer_refusal, sampler_bytes
 from memviz.core.errors import InputError
 from memviz.core.formats import STORED, tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, MARLIN_MIN_CAPABILITY, get_gpu
@@ -277,9 +278,11 @@ class VLLM(Engine):
         Option("enforce_eager", bool, False, "no CUDA graphs"),
         Option("estimate_cudagraphs", bool, True, "CUDA-graph memory taken from the KV budget "
                "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; on since v0.21, off in earlier releases)"),
-        Option("sampler", str, "flashinfer", "top-k / top-p sampler of the profile run: flashinfer (the default on "
-               "CUDA), triton (VLLM_USE_FLASHINFER_SAMPLER=0 or a GPU FlashInfer does not support), sort (releases "
-               "before 0.17 without FlashInfer's: the PyTorch sort, 38 bytes a logit instead of 14)", choices=SAMPLERS),
+        Option("sampler", str, None, "top-k / top-p sampler of the profile run: flashinfer (vLLM's choice on CUDA "
+               "GPUs of compute capability 8.0 to 12.1), triton (elsewhere, or VLLM_USE_FLASHINFER_SAMPLER=0); both "
+               "warm vLLM's Triton kernel, a vocabulary row per SM; flashinfer-only (releases before 0.21: no Triton "
+               "warm-up), sort (releases before 0.17 without FlashInfer's: the PyTorch sort, 38 bytes a logit instead "
+               "of 14); default the one vLLM picks for the GPU", choices=SAMPLERS),
         Option("block_size", int, 16, "tokens per KV block (DeepSeek-V4's recipes set 256)",
                choices=(1, 8, 16, 32, 64, 128, 256)),
         Option("enable_prefix_caching", bool, True, "reuse cached prompt prefixes (on by default since hybrid models "
@@ -326,6 +329,7 @@ class VLLM(Engine):
         if not s["max_num_batched_tokens"]:
             chunk = sc.prefill_chunk_tokens or tokens
             s["max_num_batched_tokens"] = chunk if s["enable_chunked_prefill"] else max(s["max_model_len"], tokens)
+        s["sampler"] = s["sampler"] or default_sampler(gpu)
         return s
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
@@ -366,6 +370,9 @@ class VLLM(Engine):
         if sc.kv_format not in KV_CACHE_DTYPES:
             raise InputError(f"vLLM has no KV cache dtype {sc.kv_format!r}; it takes {', '.join(KV_CACHE_DTYPES)}")
         vllm_eplb.check(a, options, sc.tp * options["data_parallel_size"])
+        if (options["sampler"] or "").startswith("flashinfer") and (
+                why := flashinfer_refusal(get_gpu(sc.gpu) if sc.gpu else None)):
+            raise InputError(f"{why} (vLLM 0.33 flashinfer_sampler_supported); the default sampler there is triton")
         if deepseek_sparse(a):
             self._check_sparse_mla(sc)
         if sc.longest_sequence > s["max_model_len"]:
@@ -483,7 +490,8 @@ class VLLM(Engine):
         peak = forward
         if last_stage:
             hidden = tokens * a.hidden_size * act_bytes
-            sampler = sampler_bytes(x.options["sampler"], requests, a.output_rows)
+            gpu = get_gpu(sc.gpu) if sc.gpu else None
+            sampler = sampler_bytes(s["sampler"], requests, a.output_rows, gpu.sm_count if gpu else None)
             peak = max(forward, hidden + sampler)
         encoder = self.encoder_pass(x, s) if first_stage else None
         if encoder is not None:
@@ -893,7 +901,9 @@ class VLLM(Engine):
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
         s = self.settings(a, sc, sc.engine_options)
         env = [] if s["estimate_cudagraphs"] else ["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0"]
-        env += [] if s["sampler"] == "flashinfer" else ["VLLM_USE_FLASHINFER_SAMPLER=0"]
+        flashinfer = s["sampler"].startswith("flashinfer")
+        if flashinfer != (default_sampler(get_gpu(sc.gpu) if sc.gpu else None) == "flashinfer"):
+            env.append(f"VLLM_USE_FLASHINFER_SAMPLER={int(flashinfer)}")
         ref, on_load = self.checkpoint(a, sc, model)
         args = [*env, "vllm", "serve", ref, "--max-model-len", str(s["max_model_len"]),
                 "--gpu-memory-utilization", f"{sc.gpu_memory_utilization:g}",

@@ -4,11 +4,18 @@ full.
 
 Bytes a logit (one vocabulary entry of one request) at the step's peak, by the sampler that runs (option `sampler`):
 
-- "flashinfer" (vLLM's default on CUDA) and "triton" (`VLLM_USE_FLASHINFER_SAMPLER=0`, or a GPU FlashInfer does not
-  support, from 0.17: `topk_topp_triton.py` `apply_top_k_top_p_triton` masks the fp32 logits in place): the logits in
-  the model dtype, their fp32 copy (`Sampler.forward`), the softmax probabilities and the exponential noise of
-  `random_sample` (`topk_topp_sampler.py`): 2 + 4 + 4 + 4. The Triton kernel's buffer (`_TRITON_BUFFER_CACHE`, at most
-  one fp32 vocabulary row per SM, about 80 MiB for a 152K vocabulary on an H100) is not counted.
+- "flashinfer", "triton" and "flashinfer-only": the logits in the model dtype, their fp32 copy (`Sampler.forward`),
+  the softmax probabilities and the exponential noise of `random_sample` (`topk_topp_sampler.py`): 2 + 4 + 4 + 4.
+  vLLM's Triton kernel (from 0.17: `topk_topp_triton.py` `apply_top_k_top_p_triton`) masks the fp32 logits in place
+  and adds its buffer (`_TRITON_BUFFER_CACHE`, kept for later steps): one fp32 vocabulary row per program,
+  min(SMs, requests) programs, rounded up to a power of two and capped at the SM count (`triton_buffer_bytes`; 80 MB
+  for a 152K vocabulary on an H100's 132 SMs). With FlashInfer's sampler, 0.33's `_dummy_sampler_run` samples a
+  second time with a seeded generator to warm the native path (from 0.21, vllm-project/vllm PR #41375), which runs
+  the Triton kernel: its buffer is then allocated too. "flashinfer-only" is FlashInfer's step alone, as releases
+  before 0.21 profiled it (a log reader's choice for them; no 0.33 setting gives it). vLLM 0.33 takes FlashInfer's
+  sampler where `flashinfer_sampler_supported` allows it: CUDA, compute capability 8.0 to 12.1
+  (`FlashInferBackend.supports_compute_capability`, which leaves Turing out until a FlashInfer fix lands) and more
+  than 16 SMs; elsewhere, or with `VLLM_USE_FLASHINFER_SAMPLER=0`, the Triton kernel (`default_sampler`).
 - "sort" (releases before 0.17 without FlashInfer's sampler, the default from 0.11.1, vllm-project/vllm PR #26859:
   `apply_top_k_top_p` sorts the logits, `logits.sort(dim=-1)`): the logits and their fp32 copy, the sorted values
   (fp32) and indices (int64), and what PyTorch's CUDA sort holds while it runs (pytorch/pytorch
@@ -26,7 +33,15 @@ Bytes a logit (one vocabulary entry of one request) at the step's peak, by the s
 
 from __future__ import annotations
 
-SAMPLERS = ("flashinfer", "triton", "sort")
+from memviz.core.gpus import ENTERED, GPU
+
+SAMPLERS = ("flashinfer", "triton", "sort", "flashinfer-only")
+#: the samplers whose profile step allocates the Triton kernel's buffer
+TRITON_BUFFER_SAMPLERS = ("flashinfer", "triton")
+#: compute capabilities FlashInfer's sampler runs on in vLLM 0.33 (`FlashInferBackend.supports_compute_capability`)
+FLASHINFER_CAPABILITIES = ((8, 0), (12, 1))
+#: FlashInfer 0.7's multi-CTA top-k masking needs more SMs than this (`flashinfer_sampler_supported`)
+FLASHINFER_MIN_SMS = 17
 #: model-dtype logits, their fp32 copy, probabilities and noise
 IN_PLACE_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
 #: logits (2 + 4) and the sort's outputs (fp32 values, int64 indices) beside its temporaries
@@ -41,7 +56,37 @@ def sort_bytes_per_logit(requests: int) -> int:
     return _SORT_KEPT + 8 + 4 + 8
 
 
-def sampler_bytes(sampler: str, requests: int, vocab_rows: int) -> float:
-    """Bytes the sampler step holds for `requests` rows of `vocab_rows` logits."""
+def flashinfer_refusal(gpu: GPU | None) -> str | None:
+    """Why vLLM 0.33 does not run FlashInfer's sampler on `gpu`, or None where it does (or the GPU is not known)."""
+    if gpu is None or gpu.memory_source == ENTERED:
+        return None
+    if gpu.compute_capability is None:
+        return f"FlashInfer's sampler runs on CUDA GPUs only, not the {gpu.label}"
+    low, high = FLASHINFER_CAPABILITIES
+    if not low <= gpu.compute_capability <= high:
+        return (f"FlashInfer's sampler needs compute capability {low[0]}.{low[1]} to {high[0]}.{high[1]}, the "
+                f"{gpu.label} has {gpu.compute_capability[0]}.{gpu.compute_capability[1]}")
+    if gpu.sm_count is not None and gpu.sm_count < FLASHINFER_MIN_SMS:
+        return f"FlashInfer's top-k masking needs more than 16 SMs, the {gpu.label} has {gpu.sm_count}"
+    return None
+
+
+def default_sampler(gpu: GPU | None) -> str:
+    """The sampler vLLM 0.33 runs on `gpu` unless told otherwise."""
+    return "triton" if flashinfer_refusal(gpu) else "flashinfer"
+
+
+def triton_buffer_bytes(sm_count: int | None, requests: int, vocab_rows: int) -> int:
+    """The Triton kernel's buffer (`apply_top_k_top_p_triton`): next_power_of_2(min(SMs, requests)) rows, at most
+    one a SM, of fp32 logits; 0 where the SM count is not known."""
+    if sm_count is None:
+        return 0
+    programs = min(sm_count, requests)
+    return min(1 << (programs - 1).bit_length(), sm_count) * vocab_rows * 4
+
+
+def sampler_bytes(sampler: str, requests: int, vocab_rows: int, sm_count: int | None = None) -> float:
+    """Bytes the sampler step holds for `requests` rows of `vocab_rows` logits on a GPU of `sm_count` SMs."""
     per_logit = sort_bytes_per_logit(requests) if sampler == "sort" else IN_PLACE_BYTES_PER_LOGIT
-    return float(requests * vocab_rows * per_logit)
+    buffer = triton_buffer_bytes(sm_count, requests, vocab_rows) if sampler in TRITON_BUFFER_SAMPLERS else 0
+    return float(requests * vocab_rows * per_logit + buffer)

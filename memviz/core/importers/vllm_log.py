@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memviz.core.arch import Architecture
+from memviz.core.engines.vllm_sampler import flashinfer_refusal
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.gpus import get_gpu, with_cuda_total
@@ -41,14 +42,14 @@ _CONFIG_KEYS = {"tensor_parallel_size": int, "pipeline_parallel_size": int, "dat
 class VllmSettings:
     """What the log says it ran with (absent keys: not printed, vLLM's defaults apply)."""
 
-    version: tuple[int, int] | None
+    version: tuple[int, int, int] | None  # (major, minor, patch)
     args: dict[str, Any] = field(default_factory=dict)
 
 
 def read_vllm_settings(text: str) -> VllmSettings:
     args: dict[str, Any] = {}
-    m = re.search(r"(?:\bversion |LLM engine \(v)(\d+)\.(\d+)\.\d+", text)
-    version = (int(m.group(1)), int(m.group(2))) if m else None
+    m = re.search(r"(?:\bversion |LLM engine \(v)(\d+)\.(\d+)\.(\d+)", text)
+    version = (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
     if given := _first(text, r"non-default args: (\{.*\})"):
         try:
             parsed = ast.literal_eval(given)  # a Python dict literal; a wrapped line simply is not read
@@ -88,8 +89,27 @@ def read_vllm_settings(text: str) -> VllmSettings:
 #: "disabled via VLLM_USE_FLASHINFER_SAMPLER=0" and "sampling unavailable", earlier releases' "Falling back to the
 #: PyTorch-native implementation of top-p & top-k sampling"): the PyTorch sort before 0.17, the Triton kernel since
 TRITON_SAMPLER_SINCE = (0, 17)
+#: FlashInfer's sampler was vLLM's default until 0.11.0 (where installed) and again from 0.21 (vllm-project/vllm PR
+#: #26859 turned it off, PR #40376 on); 0.21 also warms the Triton kernel beside it (PR #41375)
+FLASHINFER_OFF_SINCE, FLASHINFER_WARMED_SINCE = (0, 11, 1), (0, 21)
+FLASHINFER_SAMPLER_LINE = r"Using FlashInfer for top-p & top-k sampling"
 NATIVE_SAMPLER_LINES = (r"Falling back to the PyTorch-native implementation of top-p & top-k sampling|"
                         r"FlashInfer top-p/top-k sampling (?:disabled|unavailable)")
+
+
+def _sampler(text: str, version: tuple[int, int, int] | None, gpu: str) -> str | None:
+    """The sampler a log's release ran in its profile, where it differs from the one 0.33 picks for the GPU: the
+    native path its fallback line names (the sort before 0.17, the Triton kernel since), FlashInfer's without the
+    Triton warm-up before 0.21, and, where nothing is printed, the release's default (FlashInfer's only on a GPU
+    that runs it)."""
+    native = "triton" if version is None or version >= TRITON_SAMPLER_SINCE else "sort"
+    if re.search(NATIVE_SAMPLER_LINES, text):
+        return native
+    if version is None or version >= FLASHINFER_WARMED_SINCE:
+        return None
+    if re.search(FLASHINFER_SAMPLER_LINE, text) or version < FLASHINFER_OFF_SINCE:
+        return native if flashinfer_refusal(get_gpu(gpu) if gpu else None) else "flashinfer-only"
+    return native
 
 
 def _first(text: str, pattern: str) -> str | None:
@@ -141,11 +161,12 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     if s.version is not None and s.version < CUDAGRAPH_ESTIMATE_SINCE and not re.search(
             r"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1|CUDA graph memory profiling is enabled", text):
         options["estimate_cudagraphs"] = False
-    if re.search(NATIVE_SAMPLER_LINES, text):
-        triton = s.version is None or s.version >= TRITON_SAMPLER_SINCE
-        options["sampler"] = "triton" if triton else "sort"
+    gpu = logged_gpu(text, gpu)
+    sampler = _sampler(text, s.version, gpu)
+    if sampler:
+        options["sampler"] = sampler
     context = int(args.get("max_model_len") or a.max_position_embeddings or 4096)
-    return Scenario(engine="vllm", gpu=logged_gpu(text, gpu), weight_format=weight_format or a.native_format or "bf16",
+    return Scenario(engine="vllm", gpu=gpu, weight_format=weight_format or a.native_format or "bf16",
                     kv_format="fp8" if kv.startswith("fp8") else "bf16", context_tokens=context,
                     tp=int(args.get("tensor_parallel_size") or 1), pp=int(args.get("pipeline_parallel_size") or 1),
                     gpu_memory_utilization=float(args.get("gpu_memory_utilization") or 0.9),

@@ -26,7 +26,7 @@ max_seq_len=16384, tensor_parallel_size=1, pipeline_parallel_size=1, enforce_eag
 
 def test_settings_come_from_the_non_default_args_the_engine_config_and_the_scheduler():
     s = read_vllm_settings(LOG_010)
-    assert s.version == (0, 10)
+    assert s.version == (0, 10, 1)
     assert s.args == {"max_model_len": 16384, "gpu_memory_utilization": 0.25, "tensor_parallel_size": 1,
                       "pipeline_parallel_size": 1, "kv_cache_dtype": "auto", "enforce_eager": False,
                       "max_num_batched_tokens": 2048}
@@ -41,7 +41,8 @@ def test_the_scenario_checks_the_pool_the_log_printed():
     a = get_preset("qwen2.5-7b").architecture()
     sc = vllm_scenario(LOG_010, a, "a100-80g")
     assert (sc.gpu_memory_utilization, sc.context_tokens, sc.tp) == (0.25, 16384, 1)
-    assert dict(sc.options) == {"max_num_batched_tokens": 2048, "estimate_cudagraphs": False}  # before v0.21
+    # before v0.21: no CUDA-graph estimate, FlashInfer's sampler without the Triton warm-up
+    assert dict(sc.options) == {"max_num_batched_tokens": 2048, "estimate_cudagraphs": False, "sampler": "flashinfer-only"}
     _, rows = check_vllm(LOG_010, a, sc)
     pool = next(r for r in rows if r.name == "KV pool")
     assert abs(pool.error) < 0.01
@@ -94,21 +95,22 @@ def test_a_pool_set_in_bytes_comes_from_the_args_or_the_reserved_line(args_print
 def test_a_log_without_flashinfer_sampler_reads_the_sort_before_0_17_and_the_triton_kernel_since():
     """vLLM prints its fallback (0.10's line in the two-node dennislee22 log; 0.33's "disabled via
     VLLM_USE_FLASHINFER_SAMPLER=0"): before 0.17 the profile's sampler step then sorts the logits, 38 bytes a logit
-    with 256 dummy requests instead of 14; from 0.17 the Triton kernel masks them in place, as FlashInfer's."""
+    with 256 dummy requests instead of 14; from 0.17 the Triton kernel masks them in place, as FlashInfer's, beside
+    its buffer of a vocabulary row per SM (108 on the A100)."""
     from memviz.core.estimate import estimate
     a = get_preset("qwen2.5-7b").architecture()
     fallback = ("INFO [topk_topp_sampler.py:50] FlashInfer is available, but it is not enabled. Falling back to the "
                 "PyTorch-native implementation of top-p & top-k sampling.\n")
     native = vllm_scenario(LOG_010 + fallback, a, "a100-80g")
     assert dict(native.options)["sampler"] == "sort"
-    assert "sampler" not in dict(vllm_scenario(LOG_010, a, "a100-80g").options)
+    assert dict(vllm_scenario(LOG_010, a, "a100-80g").options)["sampler"] == "flashinfer-only"  # 0.10's default
     off = vllm_scenario(LOG_010.replace("version 0.10.1.1", "version 0.33.0") + "INFO FlashInfer top-p/top-k sampling "
                         "disabled via VLLM_USE_FLASHINFER_SAMPLER=0.\n", a, "a100-80g")
     assert dict(off.options)["sampler"] == "triton"
-    flash = native.with_changes(options={**dict(native.options), "sampler": "flashinfer"})
+    flash = native.with_changes(options={**dict(native.options), "sampler": "flashinfer-only"})
     extra = estimate(a, native).bytes["activations"] - estimate(a, flash).bytes["activations"]
     assert extra == 256 * a.vocab_size * (38 - 14)  # 256 dummy requests, one row of logits each
-    assert estimate(a, off).bytes["activations"] == estimate(a, flash).bytes["activations"]
+    assert estimate(a, off).bytes["activations"] - estimate(a, flash).bytes["activations"] == 108 * a.vocab_size * 4
     assert "VLLM_USE_FLASHINFER_SAMPLER=0 vllm serve" in estimate(a, native).launch_command()
 
 
@@ -157,3 +159,23 @@ def test_eplb_and_its_redundant_experts_come_from_the_args():
     assert (dict(sc.options)["enable_eplb"], dict(sc.options)["num_redundant_experts"]) == (True, 32)
     assert "enable_eplb" not in dict(vllm_scenario(DP_EP_ARGS, get_preset("deepseek-v3").architecture(),
                                                    "b200").options)
+
+
+@pytest.mark.parametrize(("release", "line", "sampler"), [
+    ("0.11.0", "", "flashinfer-only"),  # FlashInfer's sampler the default where installed, no Triton warm-up
+    ("0.11.1", "", "sort"),  # FlashInfer's off by default (vllm-project/vllm PR #26859), no Triton kernel before 0.17
+    ("0.19.0", "", "triton"),
+    ("0.19.0", "INFO Using FlashInfer for top-p & top-k sampling.\n", "flashinfer-only"),
+    ("0.21.0", "", None),  # FlashInfer's again (PR #40376) and the Triton kernel warmed beside it (PR #41375): 0.33's
+    ("0.33.0", "INFO FlashInfer top-p/top-k sampling disabled via VLLM_USE_FLASHINFER_SAMPLER=0.\n", "triton"),
+])
+def test_the_sampler_of_a_log_follows_its_release(release, line, sampler):
+    a = get_preset("qwen2.5-7b").architecture()
+    sc = vllm_scenario(LOG_010.replace("version 0.10.1.1", f"version {release}") + line, a, "a100-80g")
+    assert dict(sc.options).get("sampler") == sampler
+
+
+def test_an_old_log_on_a_gpu_without_flashinfers_sampler_reads_the_native_path():
+    """0.10 on a T4 (compute capability 7.5, which FlashInfer's sampler is not run on): the sort, not a refusal."""
+    a = get_preset("qwen2.5-7b").architecture()
+    assert dict(vllm_scenario(LOG_010, a, "t4").options)["sampler"] == "sort"
