@@ -19,6 +19,7 @@ from memviz.core.arch import Architecture, from_config_path
 from memviz.core.engines import gptq_kernels
 from memviz.core.engines.llamacpp_mtmd import describe
 from memviz.core.engines.transformers import describe_cross_attention
+from memviz.core.engines.vllm_sampler import SAMPLER_LABELS
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
 from memviz.core.units import GiB, Unit, format_bytes, parse_bytes
@@ -361,6 +362,10 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
     if facts.get("cudagraph_bytes"):
         when = "captured after the pool" if "kv_cache_memory_bytes" in facts else "in its budget, before the pool"
         print(f"vLLM CUDA-graph estimate ({when}): {format_bytes(facts['cudagraph_bytes'], unit)}")
+    if "profile_sampler" in facts:
+        ps = facts["profile_sampler"]
+        print(f"vLLM profile run: the sampler warm-up over {ps['requests']:,d} rows of logits holds "
+              f"{format_bytes(ps['bytes'], unit)}: {SAMPLER_LABELS[ps['sampler']]}")
     if "encoder_profile" in facts:
         ep = facts["encoder_profile"]
         print(f"vLLM profile run: the vision encoder's pass over {ep['items']} {ep['modality']}(s) of "

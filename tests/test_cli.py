@@ -330,3 +330,13 @@ def test_a_vllm_suggestion_that_cannot_fit_is_said_so():
     assert "vLLM's suggestion within this budget: none (-" in r.stdout
     assert "--kv-cache-memory-bytes -" not in r.stdout
     assert "--enable-eplb --eplb-config '{\"num_redundant_experts\": 32}'" in r.stdout
+
+
+def test_the_vllm_sampler_line_names_the_sampler_and_a_gpu_flashinfer_does_not_run_on_is_one_line():
+    r = run("estimate", "--preset", "qwen2.5-7b", "--engine", "vllm", "--gpu", "v100-32g", "--context", "8192")
+    assert r.returncode == 0, r.stderr
+    assert "sampler warm-up over 256 rows of logits holds" in r.stdout and ": vLLM's Triton kernel and its buffer" in r.stdout
+    r = run("estimate", "--preset", "qwen2.5-7b", "--engine", "vllm", "--gpu", "v100-32g", "--context", "8192",
+            "-o", "sampler=flashinfer")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "FlashInfer's sampler needs compute capability 8.0 to 12.1" in r.stderr

@@ -22,6 +22,7 @@ from memviz.core.engines import get_engine
 from memviz.core.engines.llamacpp_fit import default_fit_placement
 from memviz.core.engines.llamacpp_mtmd import describe as describe_mmproj
 from memviz.core.engines.transformers import describe_cross_attention
+from memviz.core.engines.vllm_sampler import SAMPLER_LABELS
 from memviz.core.estimate import Estimate
 from memviz.core.fit import max_batch, max_context
 from memviz.core.formats import get_weight_format, tensor_bytes
@@ -159,6 +160,11 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     ("captured after the pool of kv_cache_memory_bytes" if "kv_cache_memory_bytes" in facts
                      else "taken from the budget before the KV pool") + "; counted in the overhead (none with enforce_eager)",
                     engine.version))
+    if "profile_sampler" in facts:
+        ps = facts["profile_sampler"]
+        out.append(("sampler warm-up of the profile run", f"{ps['requests']:,d} rows of logits",
+                    format_bytes(ps["bytes"], unit, 3), "formula", SAMPLER_LABELS[ps["sampler"]] + ", beside the "
+                    "forward's hidden states (the activations take the larger of this and the forward)", engine.version))
     if "encoder_profile" in facts:
         ep = facts["encoder_profile"]
         out.append(("vision encoder's profile pass", f"{ep['items']} {ep['modality']}(s) x {ep['tokens_per_item']:,d} "

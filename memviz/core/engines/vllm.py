@@ -232,6 +232,11 @@ def sized_tower(a: Architecture) -> VisionShape | None:
                  and v.vllm_sized), None)
 
 
+def dummy_requests(settings: dict[str, Any]) -> int:
+    """The requests `_dummy_run` spreads the profile's tokens over, one row of logits each for the sampler."""
+    return min(settings["max_num_seqs"], settings["max_num_batched_tokens"])
+
+
 def per_prompt_limit(settings: dict[str, Any], modality: str) -> int:
     """Items of `modality` a prompt may hold: --limit-mm-per-prompt, else vLLM's default of 999
     (config/multimodal.py `get_limit_per_prompt`)."""
@@ -481,7 +486,6 @@ class VLLM(Engine):
         a, sc = x.a, x.sc
         s = self.settings(a, sc, x.options)
         tokens = s["max_num_batched_tokens"]
-        requests = min(s["max_num_seqs"], tokens)
         act_bytes = x.act_bytes
         dp = x.options["data_parallel_size"]
         forward = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp, recurrent_cores=False,
@@ -490,13 +494,18 @@ class VLLM(Engine):
         peak = forward
         if last_stage:
             hidden = tokens * a.hidden_size * act_bytes
-            gpu = get_gpu(sc.gpu) if sc.gpu else None
-            sampler = sampler_bytes(s["sampler"], requests, a.output_rows, gpu.sm_count if gpu else None)
-            peak = max(forward, hidden + sampler)
+            peak = max(forward, hidden + self.sampler_step_bytes(x, s))
         encoder = self.encoder_pass(x, s) if first_stage else None
         if encoder is not None:
             peak = max(peak + encoder.kept_bytes, encoder.peak_bytes)
         return x.zeros + peak
+
+    @staticmethod
+    def sampler_step_bytes(x: Inputs, s: dict[str, Any]) -> float:
+        """The sampler step of the profile run (`_dummy_sampler_run`): a row of logits for each of
+        min(max_num_seqs, max_num_batched_tokens) dummy requests, as the sampler `s` names holds them (`vllm_sampler`)."""
+        gpu = get_gpu(x.sc.gpu) if x.sc.gpu else None
+        return sampler_bytes(s["sampler"], dummy_requests(s), x.a.output_rows, gpu.sm_count if gpu else None)
 
     @staticmethod
     def dispatch_value_bytes(x: Inputs) -> float:
@@ -798,6 +807,8 @@ class VLLM(Engine):
                               "(rope scaling aside)")
         if x.sc.sequences > s["max_num_seqs"]:
             out["queued_sequences"] = x.sc.sequences - s["max_num_seqs"]
+        out["profile_sampler"] = {"sampler": s["sampler"], "requests": dummy_requests(s),
+                                  "bytes": int(self.sampler_step_bytes(x, s))}
         backend = self._mxfp4_backend(x)
         if backend is not None:
             out["mxfp4_moe_backend"] = backend[0]

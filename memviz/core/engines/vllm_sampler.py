@@ -56,6 +56,15 @@ def sort_bytes_per_logit(requests: int) -> int:
     return _SORT_KEPT + 8 + 4 + 8
 
 
+#: what each sampler's profile step holds, as the app and the CLI name it
+SAMPLER_LABELS = {
+    "flashinfer": "FlashInfer's sampler, then vLLM's Triton kernel warmed with its buffer (a vocabulary row per SM)",
+    "triton": "vLLM's Triton kernel and its buffer (a vocabulary row per SM)",
+    "flashinfer-only": "FlashInfer's sampler alone (releases before 0.21)",
+    "sort": "the PyTorch sort of the logits (releases before 0.17)",
+}
+
+
 def flashinfer_refusal(gpu: GPU | None) -> str | None:
     """Why vLLM 0.33 does not run FlashInfer's sampler on `gpu`, or None where it does (or the GPU is not known)."""
     if gpu is None or gpu.memory_source == ENTERED:
