@@ -43,6 +43,35 @@ def scenario_label(sc: Scenario) -> str:
     return f"{sc.weight_format} · KV {sc.kv_format} · {ctx}×{sc.batch}{gpus}"
 
 
+def _traits(sc: Scenario) -> dict[str, str]:
+    """What sets a scenario apart beyond its `scenario_label`, as a label's words."""
+    out = {"engine": sc.engine, "gpu": get_gpu(sc.gpu).label if sc.gpu else "",
+           "gpu_layers": "" if sc.gpu_layers is None else f"{sc.gpu_layers} GPU layers",
+           "kv_offload": "KV in host RAM" if sc.kv_offload else "", "attention": sc.attention or "",
+           "prefill": f"chunk {sc.prefill_chunk_tokens:,d}" if sc.prefill_chunk_tokens else "",
+           "utilization": f"util {sc.gpu_memory_utilization:g}", "device": sc.device,
+           "sequences": "/".join(f"{n:,d}" for n in sc.sequence_tokens)}
+    out.update({f"option {k}": f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in sc.options})
+    return out
+
+
+def scenario_labels(scenarios: list[Scenario] | tuple[Scenario, ...]) -> list[str]:
+    """Each scenario's `scenario_label`, told apart where two coincide (a chart's bars and lines, a table's rows):
+    what differs between them (engine, GPU, GPU layers, engine options, ...) is added, and a number where nothing
+    does."""
+    out = [scenario_label(sc) for sc in scenarios]
+    for label in {x for x in out if out.count(x) > 1}:
+        idx = [i for i, x in enumerate(out) if x == label]
+        traits = [_traits(scenarios[i]) for i in idx]
+        keys = [k for k in dict.fromkeys(k for t in traits for k in t) if len({t.get(k, "") for t in traits}) > 1]
+        for i, t in zip(idx, traits, strict=True):
+            out[i] = " · ".join([label, *(t[k] for k in keys if t.get(k))])
+    for label in {x for x in out if out.count(x) > 1}:
+        for n, i in enumerate((i for i, x in enumerate(out) if x == label), 1):
+            out[i] = f"{label} #{n}"
+    return out
+
+
 def estimates(a: Architecture, scenarios: tuple[Scenario, ...] | list[Scenario]) -> list[Estimate]:
     return [estimate(a, sc) for sc in scenarios]
 
@@ -51,8 +80,8 @@ def rows(a: Architecture, scenarios: list[Scenario] | tuple[Scenario, ...], gpus
          runs: tuple[MeasuredRun, ...] = ()) -> list[dict[str, Any]]:
     """One row per scenario; a measured run (probe or engine log) of the same scenario adds measured_* columns."""
     out = []
-    for sc, est in zip(scenarios, estimates(a, scenarios), strict=True):
-        row: dict[str, Any] = {"model": a.name, "label": scenario_label(sc)}
+    for sc, est, label in zip(scenarios, estimates(a, scenarios), scenario_labels(scenarios), strict=True):
+        row: dict[str, Any] = {"model": a.name, "label": label}
         row.update({k: getattr(sc, k) for k in SETTINGS})
         row["gpus"] = get_engine(sc.engine).gpus(sc)
         row.update({f"{c}_bytes": est.bytes[c] for c in COMPONENTS})

@@ -37,7 +37,7 @@ from memviz.core.estimate import Scenario
 from memviz.core.fit import fit_matrix
 from memviz.core.gpus import GPU_GROUPS, GPUS, gpu_group
 from memviz.core.presets import get_preset
-from memviz.core.report import scenario_label
+from memviz.core.report import scenario_labels
 from memviz.core.runs import MeasuredRun
 from memviz.core.session import History, Session
 from memviz.core.units import Unit
@@ -236,12 +236,12 @@ class MainWindow(QMainWindow):
                 except InputError as exc:
                     self.report_error(f"Fit matrix: {exc}")
                     cells = fit_matrix(self.estimates, list(s.gpus)) if s.gpus else []
-                self.fit_view.show_matrix([scenario_label(sc) for sc in s.scenarios], cells, s.unit)
+                self.fit_view.show_matrix(scenario_labels(s.scenarios), cells, s.unit)
             elif current is self.plan_view:
                 self._refresh_plan()
             elif current is self.log_view:
                 est = self._selected_estimate()
-                self.log_view.show_comparison(est, scenario_label(est.scenario) if est else "", self.session.unit)
+                self.log_view.show_comparison(est, self._label(est), self.session.unit)
             else:
                 self._refresh_breakdown()
 
@@ -261,13 +261,18 @@ class MainWindow(QMainWindow):
         self.apply(commands.add_planned(self.session, scenarios, [c.hardware.gpu.key for c in candidates]))
         self.statusBar().showMessage(f"Added {len(scenarios)} scenario(s) from the plan", 8000)
 
+    def _label(self, est) -> str:
+        """The label the charts give the scenario of `est` (one of `self.estimates`), told apart from its twins."""
+        index = next((i for i, e in enumerate(self.estimates) if e is est), None)
+        return "" if index is None else scenario_labels(self.session.scenarios)[index]
+
     def _selected_estimate(self):
         row = self.table.selected_row()
         return self.estimates[row] if 0 <= row < len(self.estimates) else None
 
     def _refresh_breakdown(self) -> None:
         est = self._selected_estimate()
-        self.breakdown.show_estimate(est, scenario_label(est.scenario) if est else "", self.session.unit,
+        self.breakdown.show_estimate(est, self._label(est), self.session.unit,
                                      self.session.gpus)
 
     def report_error(self, message: str) -> None:
@@ -461,7 +466,7 @@ class MainWindow(QMainWindow):
             return
         run = MeasuredRun.from_log(measurement.engine, measurement.bytes, est.scenario)
         self.apply(commands.attach_run(self.session, run))
-        self.log_view.show_comparison(est, scenario_label(est.scenario), self.session.unit)
+        self.log_view.show_comparison(est, self._label(est), self.session.unit)
 
     def adopt_log(self, text: str) -> None:
         """Make a llama.cpp log's model and load the session's model and a scenario, its buffers attached; a vLLM
@@ -483,7 +488,7 @@ class MainWindow(QMainWindow):
             index = next(i for i, sc in enumerate(self.session.scenarios) if sc.run_id == self.session.runs[-1].id)
             self.table.table.selectRow(index)
             est = self.estimates[index]
-            self.log_view.show_comparison(est, scenario_label(est.scenario), self.session.unit)
+            self.log_view.show_comparison(est, self._label(est), self.session.unit)
 
     def reload_calibration(self) -> None:
         """Read the stored probe runs (once, not on every redraw): ± bands and calibrated overheads."""

@@ -14,7 +14,7 @@ from memviz.core.calibration import scenario_calibration_key
 from memviz.core.estimate import Estimate, estimate
 from memviz.core.fit import capacity_bytes, largest_fit, needed_bytes, sweep, within
 from memviz.core.gpus import get_gpu
-from memviz.core.report import scenario_label
+from memviz.core.report import scenario_labels
 from memviz.core.runs import for_scenario, is_stale
 from memviz.core.session import Session
 from memviz.gui.chart_data import Bar, Series
@@ -32,7 +32,8 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
     out = []
     bands = bands or {}
     gpus = [get_gpu(g) for g in session.gpus]
-    for est in estimates:
+    labels = scenario_labels([est.scenario for est in estimates])
+    for est, label in zip(estimates, labels, strict=True):
         sc = est.scenario
         if sc.hidden:
             continue
@@ -43,7 +44,7 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
         measured = run.measured if run else None
         stale = bool(run) and is_stale(run, sc)
         band = bands.get(scenario_calibration_key(sc))
-        out.append(Bar(label=scenario_label(sc), bytes=dict(est.bytes),
+        out.append(Bar(label=label, bytes=dict(est.bytes),
                        provenance={c.name: c.provenance for c in est.components}, fits=fits, budgets=budgets,
                        measured=measured, measured_stale=stale, band=band,
                        host_bytes=est.host.total if sc.device == "cuda" else 0))
@@ -74,13 +75,13 @@ def sweep_grid(session: Session, axis: str) -> np.ndarray:
 def series(session: Session, axis: str) -> list[Series]:
     x = sweep_grid(session, axis)
     out = []
-    for sc in session.scenarios:
+    for sc, label in zip(session.scenarios, scenario_labels(session.scenarios), strict=True):
         if sc.hidden:
             continue
         s = sweep(session.architecture, sc, x, axis)
         fits = {get_gpu(g).label: largest_fit(session.architecture, sc, get_gpu(g), axis) for g in session.gpus}
         budgets = {get_gpu(g).label: int(capacity_bytes(get_gpu(g), sc, session.architecture)) for g in session.gpus}
-        out.append(Series(label=scenario_label(sc), x=x, total_bytes=s.total, largest_fit=fits, budgets=budgets,
+        out.append(Series(label=label, x=x, total_bytes=s.total, largest_fit=fits, budgets=budgets,
                           engine=sc.engine))
     return out
 

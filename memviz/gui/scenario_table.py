@@ -31,7 +31,7 @@ from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.formats import KV_FORMATS, weight_formats
 from memviz.core.gpus import GPUS, get_gpu
-from memviz.core.report import scenario_label
+from memviz.core.report import scenario_labels
 
 COLUMNS = ("name", "weight_format", "kv_format", "context_tokens", "batch", "engine", "tp", "pp", "gpu", "gpu_layers",
            "kv_offload", "options", "extrapolate", "hidden")
@@ -39,7 +39,8 @@ HEADERS = ("Name", "Weights", "KV cache", "Context (tokens)", "Sequences", "Engi
            "GPU layers", "KV in host RAM", "Engine options", "Beyond max context", "Hide in charts")
 ALL_LAYERS = -1  # the GPU-layers box's "all" (Scenario.gpu_layers None)
 BEYOND = "background: #FBE3D6"  # a context beyond the model's positions (extrapolated, or refused)
-TEXT_COLUMNS = (0, COLUMNS.index("options"))
+NAME_COLUMN = COLUMNS.index("name")
+TEXT_COLUMNS = (NAME_COLUMN, COLUMNS.index("options"))
 
 
 def format_options(options: tuple[tuple[str, object], ...]) -> str:
@@ -152,10 +153,12 @@ class ScenarioTable(QWidget):
         self.table.blockSignals(True)
         old_rows = self.table.rowCount()
         self.table.setRowCount(len(scenarios))
+        placeholders = scenario_labels([sc.with_changes(name="") for sc in scenarios])  # as the charts tell twins apart
         for r, sc in enumerate(scenarios):
             if r >= old_rows:
                 self._build_row(r)
-            elif r < len(shown) and shown[r] == sc:  # an edit changes one row: the others keep their widgets' values
+            self.table.item(r, NAME_COLUMN).setData(PLACEHOLDER_ROLE, placeholders[r])
+            if r < old_rows and r < len(shown) and shown[r] == sc:  # an edit changes one row: the others keep theirs
                 continue
             values = {"name": sc.name, "gpu": get_gpu(sc.gpu).label if sc.gpu else "—", "options": format_options(sc.options),
                       "gpu_layers": ALL_LAYERS if sc.gpu_layers is None else sc.gpu_layers}
@@ -164,8 +167,6 @@ class ScenarioTable(QWidget):
                 widget = self.table.cellWidget(r, c)
                 if c in TEXT_COLUMNS:
                     self.table.item(r, c).setText(value)
-                    if key == "name":
-                        self.table.item(r, c).setData(PLACEHOLDER_ROLE, scenario_label(sc.with_changes(name="")))
                     if key == "options":
                         self.table.item(r, c).setToolTip(options_help(sc.engine))
                     continue

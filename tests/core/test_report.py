@@ -42,3 +42,19 @@ def test_the_markdown_report_says_what_vllm_would_print_and_refuse():
     assert "default: vLLM's KV pool 5.09 GiB, 2,605 blocks; GPU KV cache size 41,680 tokens" in text
     assert "too big: the engine refuses it: vLLM would run out of memory" in text
     assert "too big: vLLM's KV pool" not in text  # it would not start: no pool to state
+
+
+def test_scenarios_whose_labels_coincide_are_told_apart_by_what_differs():
+    """Three vLLM bars of Llama-3.1-8B at 8K: an H100, a V100, and the H100 with an older release's sampler; two
+    identical scenarios are numbered; a scenario with its own label keeps it."""
+    from memviz.core.report import scenario_labels
+
+    h100 = Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192)
+    scs = [h100, h100.with_changes(gpu="v100-32g"), h100.with_changes(options=(("sampler", "flashinfer-only"),)),
+           h100.with_changes(context_tokens=4096), h100.with_changes(engine="transformers", gpu=None)]
+    assert scenario_labels(scs) == [
+        "bf16 · KV bf16 · 8K×1 · vllm · H100 SXM 80GB", "bf16 · KV bf16 · 8K×1 · vllm · Tesla V100 32GB",
+        "bf16 · KV bf16 · 8K×1 · vllm · H100 SXM 80GB · sampler=flashinfer-only", "bf16 · KV bf16 · 4K×1",
+        "bf16 · KV bf16 · 8K×1 · transformers"]
+    assert scenario_labels([h100, h100]) == ["bf16 · KV bf16 · 8K×1 #1", "bf16 · KV bf16 · 8K×1 #2"]
+    assert scenario_labels([h100, h100.with_changes(name="mine")]) == ["bf16 · KV bf16 · 8K×1", "mine"]

@@ -65,7 +65,7 @@ def render_fit(theme_name: str = "light") -> QImage:
     view.resize(1200, 420)
     view.extra.setText("vram:16GiB, rtx4090x2, m3-max-128g")
     cells = fit_matrix(model.compute_estimates(s), [*s.gpus, *view.extra_gpus()])
-    view.show_matrix([model.scenario_label(sc) for sc in s.scenarios], cells, s.unit)
+    view.show_matrix(model.scenario_labels(s.scenarios), cells, s.unit)
     view.show()
     image = view.grab().toImage()
     view.close()
