@@ -119,7 +119,10 @@ KV_PROJECTION_KINDS = frozenset({"k", "v", "k_bias", "v_bias"})
 #: is dequantized to the model's dtype while loading)
 UNQUANTIZED_KINDS = frozenset({"indexer_k", "indexer_proj"})
 #: `compile_or_warm_up_model` suggests `--kv-cache-memory=` the pool less the graphs it captured and this margin
-#: ("redundancy_buffer_memory", vLLM 0.33 gpu_worker.py)
+#: ("redundancy_buffer_memory", vLLM 0.33 gpu_worker.py); with the CUDA-graph estimate on, the pool already left
+#: the estimated graphs out, so vLLM counts them twice (vllm-project/vllm issue #57936): memviz prints what vLLM
+#: prints, as a start-up of a vLLM fork shows (wtdcode/vllm-backport issue #34: 22.03 GiB requested, 19.47 consumed,
+#: 0.6 peak with a 0.58 estimate, 0.1 captured: "--kv-cache-memory=1828800984 (1.7 GiB)", a pool of 1.95 in use)
 SUGGESTION_MARGIN_BYTES = 150 * MiB
 NCCL_BYTES_PER_GPU = 256 * MiB
 #: FP8 weight formats and whether their scales are 128 x 128 blocks; the GPUs where vLLM runs them on Marlin
