@@ -157,6 +157,11 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
         compute_capability=(8, 9), sm_count=142),
     GPU("rtx6000-ada", "RTX 6000 Ada 48GB", 49140 * MiB, 960e9, 364e12, _SMI, compute_capability=(8, 9),
         names=("NVIDIA RTX 6000 Ada Generation",), sm_count=142),
+    # nvidia-smi 32623 MiB and CUDA's total 33,689,829,376 B (torch total_memory), as vllm-project/vllm PR #51590 prints
+    # them for eight Server Edition cards; 16-bit rate: 82 SMs x 2.617 GHz x 1,024, an eighth of the FP4 sparse figure
+    GPU("rtx-pro-4500", "RTX PRO 4500 Blackwell 32GB", 32623 * MiB, 896e9, 220e12, _SMI, 33689829376,
+        compute_capability=(12, 0), sm_count=82, names=("NVIDIA RTX PRO 4500 Blackwell",
+                                                        "NVIDIA RTX PRO 4500 Blackwell Server Edition")),
     GPU("rtx-pro-6000", "RTX PRO 6000 Blackwell 96GB", 97887 * MiB, 1792e9, 500e12, _SMI, compute_capability=(12, 0),
         names=("NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
                "NVIDIA RTX PRO 6000 Blackwell Server Edition"), sm_count=188),

@@ -98,3 +98,10 @@ def test_every_nvidia_gpu_but_the_b300_knows_its_sms_and_a_geforce_rate_follows_
     assert get_gpu("rtx3070").bf16_flops == pytest.approx(81.25e12, rel=1e-4)  # 46 SMs x 1.725 GHz x 1,024
     assert get_gpu("vram:24GiB").sm_count is None
     assert get_gpu("rtx4090@23.5GiB").sm_count == 128
+
+
+def test_the_rtx_pro_4500_has_the_cuda_total_torch_printed():
+    """vllm-project/vllm PR #51590: nvidia-smi 32623 MiB, torch total_memory 33,689,829,376 B (31.38 GiB)."""
+    g = get_gpu("NVIDIA RTX PRO 4500 Blackwell Server Edition")
+    assert (g.key, g.memory_bytes, g.cuda_total_bytes, g.sm_count) == ("rtx-pro-4500", 32623 * MiB, 33689829376, 82)
+    assert get_gpu("RTX PRO 6000").key == "rtx-pro-6000"
