@@ -93,7 +93,7 @@ from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, 
 from memviz.core.engines.bitnet_linear import FORMAT as BITNET
 from memviz.core.engines.vllm_cudagraphs import capture_sizes
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
-from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY
+from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY, WINDOW_STEPS
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
 from memviz.core.engines.vllm_sampler import SAMPLERS, default_sampler, flashinfer_refusal, sampler_bytes
 from memviz.core.errors import InputError
@@ -306,6 +306,8 @@ class VLLM(Engine):
                "expert buffer on every GPU; models whose vLLM class implements MixtureOfExperts)"),
         Option("num_redundant_experts", int, 0, "--eplb-config num_redundant_experts: copies of experts spread "
                "with the others, (experts + copies) / (tp x dp) a GPU", minimum=0, maximum=MAX_EXPERT_REDUNDANCY),
+        Option("eplb_window_size", int, WINDOW_STEPS, "--eplb-config window_size: steps of expert load the balancer "
+               "keeps (an int32 per physical expert, MoE layer and step)", minimum=1, maximum=10_000_000),
         Option("language_model_only", bool, False, "a multimodal model without its encoders (--language-model-only: "
                "no image / audio inputs, the towers not loaded)"),
         Option("mm_max_pixels", int, None, "largest image in pixels (--mm-processor-kwargs max_pixels; Qwen-VL image "
@@ -932,8 +934,10 @@ class VLLM(Engine):
             args += ["--enable-expert-parallel"]
         if s["enable_eplb"]:
             args += ["--enable-eplb"]
-        if s["num_redundant_experts"]:
-            args += ["--eplb-config", shlex.quote(json.dumps({"num_redundant_experts": s["num_redundant_experts"]}))]
+        eplb = {"num_redundant_experts": s["num_redundant_experts"]} if s["num_redundant_experts"] else {}
+        eplb |= {"window_size": s["eplb_window_size"]} if s["eplb_window_size"] != WINDOW_STEPS else {}
+        if eplb:
+            args += ["--eplb-config", shlex.quote(json.dumps(eplb))]
         if KV_CACHE_DTYPES.get(sc.kv_format, "auto") != "auto":
             args += ["--kv-cache-dtype", KV_CACHE_DTYPES[sc.kv_format]]
         if on_load:  # a stored checkpoint names its method in its config; vLLM reads it from there

@@ -6,7 +6,7 @@ what it adds to each GPU while the model loads, so inside "Model loading took".
   only supports even distribution of experts across ranks", `FusedMoEFactory`).
 - The balancer's state (distributed/eplb/eplb_state.py `EplbState.add_model`), per MoE layer on the rank: the
   logical-to-physical map with room for MAX_EXPERT_REDUNDANCY + 1 replicas of every logical expert (int64), the load
-  window of window_size steps (1,000; memviz keeps the default) over the physical experts (int32), the
+  window of window_size steps (EPLBConfig's 1,000, option eplb_window_size) over the physical experts (int32), the
   physical-to-logical map (int64), this pass's load (int32), the replica counts and the last load of the logical
   experts (int64); and one receive buffer for a layer's expert weights (`torch.empty_like` of
   `model.expert_weights[0]`). NIXL registers the weights themselves; the Gloo fallback stages through host memory.
@@ -24,7 +24,7 @@ from memviz.core.arch import Architecture
 from memviz.core.errors import InputError
 
 MAX_EXPERT_REDUNDANCY = 1023  # eplb_state.py: the maps' replica slots, and the most redundant experts it takes
-WINDOW_STEPS = 1000  # EPLBConfig.window_size
+WINDOW_STEPS = 1000  # EPLBConfig.window_size's default
 #: the model types whose vLLM 0.33 class implements MixtureOfExperts (deepseek_v2.py for DeepSeek-V2 and V3, the
 #: V3.2 classes built on it, glm4_moe*.py, qwen3_moe.py, qwen3_next.py, qwen3_5.py, mixtral.py, llama4.py,
 #: ernie45_moe.py, gemma4.py, lfm2_moe.py, nemotron_h.py, step3p5.py, mimo_v2.py, afmoe.py, AXK1.py, hy_v3.py);
@@ -51,7 +51,7 @@ def state_bytes(a: Architecture, moe_layers: int, options: dict) -> int:
     if not balances(a, options):
         return 0
     logical, physical = a.num_experts, physical_experts(a, options)
-    per_layer = (logical * (MAX_EXPERT_REDUNDANCY + 1) * 8 + WINDOW_STEPS * physical * 4 + physical * 8
+    per_layer = (logical * (MAX_EXPERT_REDUNDANCY + 1) * 8 + options["eplb_window_size"] * physical * 4 + physical * 8
                  + physical * 4 + logical * 8 + logical * 8)
     return moe_layers * per_layer
 
@@ -62,6 +62,8 @@ def check(a: Architecture, options: dict, ep: int) -> None:
     if redundant and not options["enable_eplb"]:
         raise InputError(f"num_redundant_experts is set to {redundant} but EPLB is not enabled (vLLM: enable_eplb, "
                          "or unset num_redundant_experts)")
+    if options["eplb_window_size"] != WINDOW_STEPS and not options["enable_eplb"]:
+        raise InputError("eplb_window_size is set but EPLB is not enabled (enable_eplb)")
     if not options["enable_eplb"]:
         return
     if not options["enable_expert_parallel"]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memviz.core.arch import Architecture
+from memviz.core.engines.vllm_eplb import WINDOW_STEPS
 from memviz.core.engines.vllm_sampler import flashinfer_refusal
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
@@ -78,6 +79,9 @@ def read_vllm_settings(text: str) -> VllmSettings:
         args.setdefault("kv_cache_memory_bytes", round(float(value) * 2**30))
     if (value := _first(text, r"num_redundant_experts['\"]?(?::|=)\s*(\d+)")) is not None:  # --eplb-config, a dict
         args["num_redundant_experts"] = int(value)  # or an EPLBConfig(...) in the args line
+    if (value := _first(text, r"(?:EPLBConfig\(|eplb_config['\"]?:\s*\{)[^)}]*\bwindow_size['\"]?(?::|=)\s*(\d+)")) \
+            is not None:
+        args["eplb_window_size"] = int(value)
     if (value := _first(text, r"Using max model len (\d+)")) is not None:
         args["max_model_len"] = int(value)
     if (value := _first(text, r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")) is not None:
@@ -146,8 +150,9 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
         options["enable_expert_parallel"] = True
     if args.get("enable_eplb"):
         options["enable_eplb"] = True
-    if args.get("num_redundant_experts"):
-        options["num_redundant_experts"] = args["num_redundant_experts"]
+    if args.get("enable_eplb"):  # the EPLBConfig vLLM prints beside it holds the defaults too
+        options |= {k: args[k] for k, default in (("num_redundant_experts", 0), ("eplb_window_size", WINDOW_STEPS))
+                    if args.get(k, default) != default}
     if args.get("enable_chunked_prefill") is False:
         options["enable_chunked_prefill"] = False
     if a.state_layers:  # prefix caching decides how many state pages a request keeps

@@ -20,11 +20,25 @@ def _scenario(a=DSV3, **options):
                     options={**EP8, **options})
 
 
+def _eplb(**options) -> dict:
+    return get_engine("vllm").resolve({**EP8, "enable_eplb": True, **options})
+
+
 def test_state_holds_replica_slots_and_a_thousand_steps_of_load_per_moe_layer():
-    options = {"enable_eplb": True, "num_redundant_experts": 32}
     layers = sum(DSV3.moe_layers)  # 58 of 61
     per_layer = 256 * 1024 * 8 + 1000 * 288 * 4 + 288 * 8 + 288 * 4 + 256 * 8 + 256 * 8
-    assert vllm_eplb.state_bytes(DSV3, layers, options) == layers * per_layer
+    assert vllm_eplb.state_bytes(DSV3, layers, _eplb(num_redundant_experts=32)) == layers * per_layer
+
+
+def test_a_longer_load_window_keeps_more_steps():
+    """--eplb-config window_size: an int32 per physical expert, MoE layer and step (EplbState.add_model)."""
+    layers = sum(DSV3.moe_layers)
+    longer = vllm_eplb.state_bytes(DSV3, layers, _eplb(eplb_window_size=10_000))
+    assert longer - vllm_eplb.state_bytes(DSV3, layers, _eplb()) == layers * 9_000 * 256 * 4
+    e = estimate(DSV3, _scenario(enable_eplb=True, eplb_window_size=10_000, num_redundant_experts=32))
+    assert "--eplb-config '{\"num_redundant_experts\": 32, \"window_size\": 10000}'" in e.launch_command()
+    with pytest.raises(InputError, match="eplb_window_size is set but EPLB is not enabled"):
+        estimate(DSV3, _scenario(eplb_window_size=10))
 
 
 def _layer_expert_bytes() -> int:
@@ -41,7 +55,7 @@ def test_redundant_experts_and_the_buffer_join_the_weights():
     x = inputs(DSV3, _scenario(enable_eplb=True, num_redundant_experts=32), np.int64(32768), np.int64(1))
     assert get_engine("vllm").expert_share(x) * 256 == 36  # (256 + 32) / 8 whole experts a GPU
     layer, moe = _layer_expert_bytes(), sum(DSV3.moe_layers)
-    state = {r: vllm_eplb.state_bytes(DSV3, moe, {"enable_eplb": True, "num_redundant_experts": r}) for r in (0, 32)}
+    state = {r: vllm_eplb.state_bytes(DSV3, moe, _eplb(num_redundant_experts=r)) for r in (0, 32)}
     assert balanced - plain == pytest.approx(state[0] + layer * 32 / 256)  # the state and a 32-expert buffer
     # four more experts in each of the 58 MoE layers and in the buffer, and a wider load window
     assert redundant - balanced == pytest.approx(layer * 4 / 256 * (moe + 1) + state[32] - state[0])

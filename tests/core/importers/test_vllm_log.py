@@ -157,6 +157,10 @@ def test_eplb_and_its_redundant_experts_come_from_the_args():
                               "EPLBConfig(window_size=1000, step_interval=3000, num_redundant_experts=32),")
     sc = vllm_scenario(line, get_preset("deepseek-v3").architecture(), "b200")
     assert (dict(sc.options)["enable_eplb"], dict(sc.options)["num_redundant_experts"]) == (True, 32)
+    assert "eplb_window_size" not in dict(sc.options)  # vLLM prints the default 1,000 with the rest
+    longer = vllm_scenario(line.replace("window_size=1000", "window_size=5000"),
+                           get_preset("deepseek-v3").architecture(), "b200")
+    assert dict(longer.options)["eplb_window_size"] == 5000
     assert "enable_eplb" not in dict(vllm_scenario(DP_EP_ARGS, get_preset("deepseek-v3").architecture(),
                                                    "b200").options)
 
