@@ -40,7 +40,7 @@ SAMPLERS = ("flashinfer", "triton", "sort", "flashinfer-only")
 TRITON_BUFFER_SAMPLERS = ("flashinfer", "triton")
 #: compute capabilities FlashInfer's sampler runs on in vLLM 0.33 (`FlashInferBackend.supports_compute_capability`)
 FLASHINFER_CAPABILITIES = ((8, 0), (12, 1))
-#: FlashInfer 0.7's multi-CTA top-k masking needs more SMs than this (`flashinfer_sampler_supported`)
+#: the fewest SMs FlashInfer 0.7's multi-CTA top-k masking runs on: more than 16 (`flashinfer_sampler_supported`)
 FLASHINFER_MIN_SMS = 17
 #: model-dtype logits, their fp32 copy, probabilities and noise
 IN_PLACE_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
