@@ -97,16 +97,43 @@ TRITON_SAMPLER_SINCE = (0, 17)
 #: #26859 turned it off, PR #40376 on); 0.21 also warms the Triton kernel beside it (PR #41375)
 FLASHINFER_OFF_SINCE, FLASHINFER_WARMED_SINCE = (0, 11, 1), (0, 21)
 FLASHINFER_SAMPLER_LINE = r"Using FlashInfer for top-p & top-k sampling"
+#: V0 engine's sampler sorts the logits in its profile run (vLLM 0.10.1.1 vllm/worker/model_runner.py `_dummy_run`:
+#: top_p 0.99, top_k vocab - 1; vllm/model_executor/layers/sampler.py `_apply_top_k_top_p`); V1 is the default from 0.8
+V1_DEFAULT_SINCE = (0, 8)
+V0_LINES = r"PyTorch activation peak memory|model weights take|Loading model weights took|# (?:GPU|CUDA|cuda) blocks:"
+V1_LINES = r"Available KV cache memory|gpu_model_runner\.py|gpu_worker\.py|Model loading took"
 NATIVE_SAMPLER_LINES = (r"Falling back to the PyTorch-native implementation of top-p & top-k sampling|"
                         r"FlashInfer top-p/top-k sampling (?:disabled|unavailable)")
 
 
+def is_v0(text: str, version: tuple[int, int, int] | None) -> bool:
+    """Whether the log is V0 engine's (the default before 0.8, VLLM_USE_V1=0 after): its worker's memory lines, not
+    V1's gpu_worker / gpu_model_runner ones."""
+    if re.search(V1_LINES, text):
+        return False
+    return (version is not None and version < V1_DEFAULT_SINCE) or bool(re.search(V0_LINES, text))
+
+
+def _v0_batch_defaults(args: dict[str, Any], a: Architecture, max_model_len: int) -> dict[str, Any]:
+    """V0's scheduler limits where the log does not print them (vLLM 0.10.1.1 engine/arg_utils.py
+    `_set_default_args_v0`, config/scheduler.py): 256 sequences; chunked prefill only above 32K tokens and without
+    sliding windows, 2,048 tokens a step, else a whole max_model_len prompt (at least 2,048)."""
+    chunked = args.get("enable_chunked_prefill")
+    if chunked is None:
+        chunked = max_model_len > 32768 and not a.sliding_window
+    out: dict[str, Any] = {"max_num_seqs": args.get("max_num_seqs") or 256, "enable_chunked_prefill": bool(chunked)}
+    out["max_num_batched_tokens"] = args.get("max_num_batched_tokens") or (2048 if chunked else max(max_model_len, 2048))
+    return out
+
+
 def _sampler(text: str, version: tuple[int, int, int] | None, gpu: str) -> str | None:
-    """The sampler a log's release ran in its profile, where it differs from the one 0.33 picks for the GPU: the
-    native path its fallback line names (the sort before 0.17, the Triton kernel since), FlashInfer's without the
-    Triton warm-up before 0.21, and, where nothing is printed, the release's default (FlashInfer's only on a GPU
-    that runs it)."""
+    """The sampler a log's release ran in its profile, where it differs from the one 0.33 picks for the GPU: V0's
+    sort; the native path its fallback line names (the sort before 0.17, the Triton kernel since), FlashInfer's
+    without the Triton warm-up before 0.21, and, where nothing is printed, the release's default (FlashInfer's only
+    on a GPU that runs it)."""
     native = "triton" if version is None or version >= TRITON_SAMPLER_SINCE else "sort"
+    if is_v0(text, version):
+        return "sort"
     if re.search(NATIVE_SAMPLER_LINES, text):
         return native
     if version is None or version >= FLASHINFER_WARMED_SINCE:
@@ -148,9 +175,8 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
         options["data_parallel_size"] = int(args["data_parallel_size"])
     if args.get("enable_expert_parallel"):
         options["enable_expert_parallel"] = True
-    if args.get("enable_eplb"):
-        options["enable_eplb"] = True
     if args.get("enable_eplb"):  # the EPLBConfig vLLM prints beside it holds the defaults too
+        options["enable_eplb"] = True
         options |= {k: args[k] for k, default in (("num_redundant_experts", 0), ("eplb_window_size", WINDOW_STEPS))
                     if args.get(k, default) != default}
     if args.get("enable_chunked_prefill") is False:
@@ -171,6 +197,8 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     if sampler:
         options["sampler"] = sampler
     context = int(args.get("max_model_len") or a.max_position_embeddings or 4096)
+    if is_v0(text, s.version):
+        options |= _v0_batch_defaults(args, a, context)
     return Scenario(engine="vllm", gpu=gpu, weight_format=weight_format or a.native_format or "bf16",
                     kv_format="fp8" if kv.startswith("fp8") else "bf16", context_tokens=context,
                     tp=int(args.get("tensor_parallel_size") or 1), pp=int(args.get("pipeline_parallel_size") or 1),

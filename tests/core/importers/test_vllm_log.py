@@ -183,3 +183,24 @@ def test_an_old_log_on_a_gpu_without_flashinfers_sampler_reads_the_native_path()
     """0.10 on a T4 (compute capability 7.5, which FlashInfer's sampler is not run on): the sort, not a refusal."""
     a = get_preset("qwen2.5-7b").architecture()
     assert dict(vllm_scenario(LOG_010, a, "t4").options)["sampler"] == "sort"
+
+
+def test_a_v0_log_reads_v0s_sort_and_batch_defaults():
+    """V0's worker lines (vllm-project/vllm PR #10511's 0.6.4 start-up of Meta-Llama-3-8B): its profile sorts the
+    logits of V0's 256 sequences, and without chunked prefill (8K positions) a step is a whole prompt; the profile
+    then lands within 3 % of the printed 1.26 GiB (0.33's 1,024 sequences and 14 bytes a logit gave +40 %)."""
+    from pathlib import Path
+
+    from memviz.core.log_check import check_vllm
+
+    text = Path("tests/data/logs/vllm_llama3_8b_pr10511.log").read_text()
+    a = get_preset("llama-3.1-8b").architecture().with_changes(max_position_embeddings=8192)
+    sc = vllm_scenario(text, a, "h100-80g")
+    assert dict(sc.options) == {"sampler": "sort", "max_num_seqs": 256, "enable_chunked_prefill": False,
+                                "max_num_batched_tokens": 8192}
+    peak = next(r for r in check_vllm(text, a, sc)[1] if r.name == "activation peak")
+    assert abs(peak.error) < 0.03
+    long = vllm_scenario(text, get_preset("llama-3.1-8b").architecture(), "h100-80g")  # 131K positions: chunked
+    assert (dict(long.options)["enable_chunked_prefill"], dict(long.options)["max_num_batched_tokens"]) == (True, 2048)
+    assert dict(vllm_scenario(LOG_010, get_preset("qwen2.5-7b").architecture(), "a100-80g").options)["sampler"] \
+        == "flashinfer-only"  # a V1 log of 0.10
