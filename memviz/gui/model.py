@@ -32,11 +32,9 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
     out = []
     bands = bands or {}
     gpus = [get_gpu(g) for g in session.gpus]
-    labels = scenario_labels([est.scenario for est in estimates])
-    for est, label in zip(estimates, labels, strict=True):
+    shown = [est for est in estimates if not est.scenario.hidden]
+    for est, label in zip(shown, scenario_labels([est.scenario for est in shown]), strict=True):
         sc = est.scenario
-        if sc.hidden:
-            continue
         budgets = {g.label: int(capacity_bytes(g, sc, est.architecture)) for g in gpus}
         need = needed_bytes(est)
         fits = {label: within(need, budget) for label, budget in budgets.items()}
@@ -75,9 +73,8 @@ def sweep_grid(session: Session, axis: str) -> np.ndarray:
 def series(session: Session, axis: str) -> list[Series]:
     x = sweep_grid(session, axis)
     out = []
-    for sc, label in zip(session.scenarios, scenario_labels(session.scenarios), strict=True):
-        if sc.hidden:
-            continue
+    shown = [sc for sc in session.scenarios if not sc.hidden]
+    for sc, label in zip(shown, scenario_labels(shown), strict=True):
         s = sweep(session.architecture, sc, x, axis)
         fits = {get_gpu(g).label: largest_fit(session.architecture, sc, get_gpu(g), axis) for g in session.gpus}
         budgets = {get_gpu(g).label: int(capacity_bytes(get_gpu(g), sc, session.architecture)) for g in session.gpus}
