@@ -116,11 +116,12 @@ def is_v0(text: str, version: tuple[int, int, int] | None) -> bool:
 
 def _v0_batch_defaults(args: dict[str, Any], a: Architecture, max_model_len: int) -> dict[str, Any]:
     """V0's scheduler limits where the log does not print them (vLLM 0.10.1.1 engine/arg_utils.py
-    `_set_default_args_v0`, config/scheduler.py): 256 sequences; chunked prefill only above 32K tokens and without
-    sliding windows, 2,048 tokens a step, else a whole max_model_len prompt (at least 2,048)."""
+    `_set_default_args_v0`, config/scheduler.py): 256 sequences; chunked prefill only above 32K tokens, and not for
+    multimodal, MLA or sliding-window models, 2,048 tokens a step, else a whole max_model_len prompt (at least
+    2,048)."""
     chunked = args.get("enable_chunked_prefill")
     if chunked is None:
-        chunked = max_model_len > 32768 and not a.sliding_window
+        chunked = max_model_len > 32768 and not (a.sliding_window or a.is_mla or a.encoders)
     out: dict[str, Any] = {"max_num_seqs": args.get("max_num_seqs") or 256, "enable_chunked_prefill": bool(chunked)}
     out["max_num_batched_tokens"] = args.get("max_num_batched_tokens") or (2048 if chunked else max(max_model_len, 2048))
     return out
