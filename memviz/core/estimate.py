@@ -24,7 +24,7 @@ from memviz.core.arch import Architecture
 from memviz.core.engines import Engine, Inputs, Placement, get_engine
 from memviz.core.errors import InputError, reject_unknown_fields
 from memviz.core.formats import STORED, get_kv_format, get_weight_format, tensor_bytes
-from memviz.core.gpus import get_gpu
+from memviz.core.gpus import GPU, get_gpu
 from memviz.core.inventory import active_fraction, active_parameter_count, parameter_count
 from memviz.core.kv import kv_bytes_per_token
 from memviz.core.tensor_table import on_gpu as tensor_on_gpu
@@ -149,9 +149,14 @@ class Scenario:
         return len(self.sequence_tokens) or self.batch
 
     @property
+    def gpu_spec(self) -> GPU | None:
+        """The scenario's GPU from the catalogue (or as entered); None where it names none."""
+        return get_gpu(self.gpu) if self.gpu else None
+
+    @property
     def compute_capability(self) -> tuple[int, int] | None:
         """The scenario's NVIDIA GPU's compute capability; None on the CPU, for an unnamed GPU or a non-NVIDIA one."""
-        return get_gpu(self.gpu).compute_capability if self.gpu and self.device == "cuda" else None
+        return self.gpu_spec.compute_capability if self.gpu and self.device == "cuda" else None
 
     @property
     def longest_sequence(self) -> int:

@@ -45,7 +45,7 @@ def scenario_label(sc: Scenario) -> str:
 
 def _traits(sc: Scenario) -> dict[str, str]:
     """What sets a scenario apart beyond its `scenario_label`, as a label's words."""
-    out = {"engine": sc.engine, "gpu": get_gpu(sc.gpu).label if sc.gpu else "",
+    out = {"engine": sc.engine, "gpu": sc.gpu_spec.label if sc.gpu_spec else "",
            "gpu_layers": "" if sc.gpu_layers is None else f"{sc.gpu_layers} GPU layers",
            "kv_offload": "KV in host RAM" if sc.kv_offload else "", "attention": sc.attention or "",
            "prefill": f"chunk {sc.prefill_chunk_tokens:,d}" if sc.prefill_chunk_tokens else "",

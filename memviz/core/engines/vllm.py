@@ -330,7 +330,7 @@ class VLLM(Engine):
         return super().resolve(raw)
 
     def settings(self, a: Architecture, sc: Any, options: dict[str, Any]) -> dict[str, Any]:
-        gpu = get_gpu(sc.gpu) if sc.gpu else None
+        gpu = sc.gpu_spec
         tokens, seqs = batch_defaults(gpu.cuda_total_bytes if gpu else None, gpu.label if gpu else "",
                                       gpu.compute_capability if gpu else None)
         s = dict(options)
@@ -381,7 +381,7 @@ class VLLM(Engine):
             raise InputError(f"vLLM has no KV cache dtype {sc.kv_format!r}; it takes {', '.join(KV_CACHE_DTYPES)}")
         vllm_eplb.check(a, options, sc.tp * options["data_parallel_size"])
         if (options["sampler"] or "").startswith("flashinfer") and (
-                why := flashinfer_refusal(get_gpu(sc.gpu) if sc.gpu else None)):
+                why := flashinfer_refusal(sc.gpu_spec)):
             raise InputError(f"{why} (vLLM 0.33 flashinfer_sampler_supported); the default sampler there is triton")
         if deepseek_sparse(a):
             self._check_sparse_mla(sc)
@@ -454,7 +454,7 @@ class VLLM(Engine):
         """Whether a delta-net layer exports prefill checkpoints: with prefix caching ("align" mode) and FlashInfer's
         GDN prefill, which vLLM 0.33 picks on Hopper (`_resolve_gdn_prefill_backend`; on Blackwell it needs a CUDA 13
         runtime, not assumed here); then its blocks sit on a 64-token grid and a request keeps one block more."""
-        gpu = get_gpu(x.sc.gpu) if x.sc.gpu else None
+        gpu = x.sc.gpu_spec
         return bool(x.options["enable_prefix_caching"] and gpu and (gpu.compute_capability or (0,))[0] == 9
                     and x.a.linear_mixer == DELTANET)  # MambaMixer2 exports no checkpoints (no alignment)
 
@@ -509,7 +509,7 @@ class VLLM(Engine):
     def sampler_step_bytes(x: Inputs, s: dict[str, Any]) -> float:
         """The sampler step of the profile run (`_dummy_sampler_run`): a row of logits for each of
         min(max_num_seqs, max_num_batched_tokens) dummy requests, as the sampler `s` names holds them (`vllm_sampler`)."""
-        gpu = get_gpu(x.sc.gpu) if x.sc.gpu else None
+        gpu = x.sc.gpu_spec
         return sampler_bytes(s["sampler"], dummy_requests(s), x.a.output_rows, gpu.sm_count if gpu else None)
 
     @staticmethod
@@ -918,7 +918,7 @@ class VLLM(Engine):
         s = self.settings(a, sc, sc.engine_options)
         env = [] if s["estimate_cudagraphs"] else ["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0"]
         flashinfer = s["sampler"].startswith("flashinfer")
-        if flashinfer != (default_sampler(get_gpu(sc.gpu) if sc.gpu else None) == "flashinfer"):
+        if flashinfer != (default_sampler(sc.gpu_spec) == "flashinfer"):
             env.append(f"VLLM_USE_FLASHINFER_SAMPLER={int(flashinfer)}")
         ref, on_load = self.checkpoint(a, sc, model)
         args = [*env, "vllm", "serve", ref, "--max-model-len", str(s["max_model_len"]),

@@ -127,13 +127,13 @@ def _v0_batch_defaults(args: dict[str, Any], a: Architecture, max_model_len: int
     return out
 
 
-def _sampler(text: str, version: tuple[int, int, int] | None, gpu: str) -> str | None:
+def _sampler(text: str, version: tuple[int, int, int] | None, gpu: str, v0: bool) -> str | None:
     """The sampler a log's release ran in its profile, where it differs from the one 0.33 picks for the GPU: V0's
     sort; the native path its fallback line names (the sort before 0.17, the Triton kernel since), FlashInfer's
     without the Triton warm-up before 0.21, and, where nothing is printed, the release's default (FlashInfer's only
     on a GPU that runs it)."""
     native = "triton" if version is None or version >= TRITON_SAMPLER_SINCE else "sort"
-    if is_v0(text, version):
+    if v0:
         return "sort"
     if re.search(NATIVE_SAMPLER_LINES, text):
         return native
@@ -193,12 +193,12 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     if s.version is not None and s.version < CUDAGRAPH_ESTIMATE_SINCE and not re.search(
             r"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1|CUDA graph memory profiling is enabled", text):
         options["estimate_cudagraphs"] = False
-    gpu = logged_gpu(text, gpu)
-    sampler = _sampler(text, s.version, gpu)
+    gpu, v0 = logged_gpu(text, gpu), is_v0(text, s.version)
+    sampler = _sampler(text, s.version, gpu, v0)
     if sampler:
         options["sampler"] = sampler
     context = int(args.get("max_model_len") or a.max_position_embeddings or 4096)
-    if is_v0(text, s.version):
+    if v0:
         options |= _v0_batch_defaults(args, a, context)
     return Scenario(engine="vllm", gpu=gpu, weight_format=weight_format or a.native_format or "bf16",
                     kv_format="fp8" if kv.startswith("fp8") else "bf16", context_tokens=context,
