@@ -19,7 +19,6 @@ from memviz.core.arch import Architecture, from_config_path
 from memviz.core.engines import gptq_kernels
 from memviz.core.engines.llamacpp_mtmd import describe
 from memviz.core.engines.transformers import describe_cross_attention
-from memviz.core.engines.vllm_sampler import SAMPLER_LABELS
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
 from memviz.core.units import GiB, Unit, format_bytes, parse_bytes
@@ -365,7 +364,10 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
     if "profile_sampler" in facts:
         ps = facts["profile_sampler"]
         print(f"vLLM profile run: the sampler warm-up over {ps['requests']:,d} rows of logits holds "
-              f"{format_bytes(ps['bytes'], unit)}: {SAMPLER_LABELS[ps['sampler']]}")
+              f"{format_bytes(ps['bytes'], unit)}: {ps['label']}")
+    if facts.get("sampler_state_bytes"):
+        print(f"vLLM V2 model runner's sampler state (a vocabulary row of counts per request slot): "
+              f"{format_bytes(facts['sampler_state_bytes'], unit)}")
     if "encoder_profile" in facts:
         ep = facts["encoder_profile"]
         print(f"vLLM profile run: the vision encoder's pass over {ep['items']} {ep['modality']}(s) of "

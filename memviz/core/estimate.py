@@ -349,7 +349,8 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
         stage_held.append(_sum_layers(partial(engine.kv_transient, x), on, zeros))
         host_kv = host_kv + _sum_layers(partial(engine.kv_bytes, x), off, zeros) * sc.tp
 
-    runtime = engine.runtime_bytes(x) if sc.runtime_overhead_bytes is None else sc.runtime_overhead_bytes
+    given = sc.runtime_overhead_bytes
+    runtime = engine.runtime_bytes(x) if given is None else given
     alloc = engine.allocator_fraction(x) if sc.allocator_fraction is None else sc.allocator_fraction
     gpu = get_gpu(sc.gpu) if sc.gpu and sc.device == "cuda" else None
     label = "CPU" if sc.device == "cpu" else "GPU"
@@ -359,7 +360,8 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
         act = engine.activations(x, last, streamed if s == 0 else 0.0, first_stage=s == 0) + stage_held[s]
         act = act * (1 if len(r) else 0) + zeros
         kv_required = stage_kv[s]
-        overhead = runtime + alloc * (kv_required + act) + zeros
+        stage_runtime = engine.stage_runtime_bytes(x, last) if given is None else 0.0
+        overhead = runtime + stage_runtime + alloc * (kv_required + act) + zeros
         w = stage_w[s] + zeros
         pool = engine.kv_pool(x, gpu, w + act + overhead) if gpu is not None else None
         kv = kv_required if pool is None else np.maximum(kv_required, pool)

@@ -22,7 +22,6 @@ from memviz.core.engines import get_engine
 from memviz.core.engines.llamacpp_fit import default_fit_placement
 from memviz.core.engines.llamacpp_mtmd import describe as describe_mmproj
 from memviz.core.engines.transformers import describe_cross_attention
-from memviz.core.engines.vllm_sampler import SAMPLER_LABELS
 from memviz.core.estimate import Estimate
 from memviz.core.fit import max_batch, max_context
 from memviz.core.formats import get_weight_format, tensor_bytes
@@ -163,8 +162,13 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
     if "profile_sampler" in facts:
         ps = facts["profile_sampler"]
         out.append(("sampler warm-up of the profile run", f"{ps['requests']:,d} rows of logits",
-                    format_bytes(ps["bytes"], unit, 3), "formula", SAMPLER_LABELS[ps["sampler"]] + ", beside the "
+                    format_bytes(ps["bytes"], unit, 3), "formula", ps["label"] + ", beside the "
                     "forward's hidden states (the activations take the larger of this and the forward)", engine.version))
+    if facts.get("sampler_state_bytes"):
+        out.append(("sampler state (V2 model runner)", f"{facts['max_num_seqs']:,d} request slots",
+                    format_bytes(facts["sampler_state_bytes"], unit, 3), "formula", "penalty counts (an int32 a "
+                    "vocabulary entry) and bit masks for every request slot, kept from loading on; counted in the "
+                    "overhead", engine.version))
     if "encoder_profile" in facts:
         ep = facts["encoder_profile"]
         out.append(("vision encoder's profile pass", f"{ep['items']} {ep['modality']}(s) x {ep['tokens_per_item']:,d} "

@@ -32,16 +32,21 @@ def test_the_cross_attention_image_cache_is_a_row_with_the_estimates_bytes():
 
 
 def test_the_sampler_warm_up_is_a_row_and_is_the_profile_peak_when_it_is_larger():
-    """Llama-3.1-8B on an H100: 1,024 dummy requests x 128,256 logits x 14 bytes and the Triton kernel's 132 rows, the
-    profile's peak beside the forward's hidden states; FlashInfer's sampler alone (releases before 0.21) holds less."""
+    """Llama-3.1-8B on an H100: 1,024 dummy requests x 128,256 logits x 14 bytes (V2 model runner: FlashInfer's step on
+    an fp32 copy), the profile's peak beside the forward's hidden states; V1's runner adds the Triton kernel's 132
+    rows. The V2 runner's sampler state is a row of its own."""
     a = get_preset("llama-3.1-8b").architecture()
     est = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192))
     ps = est.engine_facts["profile_sampler"]
-    assert (ps["sampler"], ps["requests"], ps["bytes"]) == ("flashinfer", 1024, 1024 * 128256 * 14 + 132 * 128256 * 4)
-    row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["sampler warm-up of the profile run"]
+    assert (ps["sampler"], ps["requests"], ps["bytes"]) == ("flashinfer", 1024, 1024 * 128256 * 14)
+    rows = {r[0]: r for r in engine_rows(est, Unit.GiB)}
+    row = rows["sampler warm-up of the profile run"]
     assert row[1:3] == ("1,024 rows of logits", format_bytes(ps["bytes"], Unit.GiB, 3))
-    assert "Triton kernel warmed" in row[4]
+    assert "fp32 copy" in row[4] and "V2 model runner" in row[4]
     assert est.devices[0].activations == ps["bytes"] + 8192 * 4096 * 2
-    older = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192,
-                                 options={"sampler": "flashinfer-only"}))
-    assert older.engine_facts["profile_sampler"]["bytes"] == 1024 * 128256 * 14
+    state = rows["sampler state (V2 model runner)"]
+    assert state[1:3] == ("1,024 request slots", format_bytes(est.engine_facts["sampler_state_bytes"], Unit.GiB, 3))
+    v1 = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, options={"model_runner": "v1"}))
+    assert v1.engine_facts["profile_sampler"]["bytes"] == 1024 * 128256 * 14 + 132 * 128256 * 4
+    assert "Triton kernel warmed" in {r[0]: r for r in engine_rows(v1, Unit.GiB)}["sampler warm-up of the profile run"][4]
+    assert "sampler state (V2 model runner)" not in {r[0] for r in engine_rows(v1, Unit.GiB)}

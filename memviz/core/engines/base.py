@@ -295,6 +295,11 @@ class Engine:
     def runtime_bytes(self, x: Inputs) -> float:
         raise NotImplementedError
 
+    def stage_runtime_bytes(self, x: Inputs, last_stage: bool) -> float:
+        """Runtime memory only some pipeline stages hold (`last_stage`: the one that samples), beside
+        `runtime_bytes`."""
+        return 0.0
+
     def allocator_fraction(self, x: Inputs) -> float:
         return 0.0
 

@@ -8,17 +8,18 @@
     KV pool   = requested - weights - torch peak increase of the profile run
                           - non-torch increase - CUDA-graph estimate (unless enforce_eager)
 
-- profile run (`gpu_model_runner.py` `profile_run`, `_dummy_run(max_num_tokens)`,
-  `_dummy_sampler_run`): one forward of `max_num_batched_tokens` tokens spread over
+- profile run (`profile_run`, `_dummy_run(max_num_tokens)`, `_dummy_sampler_run` of the V2 model runner,
+  `v1/worker/gpu/model_runner.py`, 0.33's default for every model, or of V1's `gpu_model_runner.py` with
+  VLLM_USE_V2_MODEL_RUNNER=0: option `model_runner`): one forward of `max_num_batched_tokens` tokens spread over
   min(max_num_seqs, tokens) dummy requests (flash attention: no score matrix; fused
   MoE: S x (2I + I + H) rows; without attention metadata, delta-net and Mamba2 layers skip their scan:
-  `activations.skipped_core_workspace`), then the sampler on one row per request: the logits
-  in the model dtype, their fp32 copy (`Sampler.forward`), softmax probabilities
-  and the exponential noise of `random_sample` (`topk_topp_sampler.py`):
-  2 + 4 + 4 + 4 bytes per vocabulary entry and request with FlashInfer's sampler or vLLM's Triton kernel, beside the
-  Triton kernel's buffer of a vocabulary row per SM (which 0.33 warms with either), 38 with the PyTorch sort of
-  releases before 0.17 (option sampler, by default the one vLLM picks for the GPU: `vllm_sampler`); the forward's
-  hidden states (tokens x hidden) stay alive through it.
+  `activations.skipped_core_workspace`), then the sampler on one row per request (`vllm_sampler`: V2 samples an fp32
+  copy of the logits with FlashInfer's sampler, 2 + 4 + 4 + 4 bytes per vocabulary entry and request, or masks it in
+  place with vLLM's Triton kernel beside its buffer of a vocabulary row per SM; V1 also holds softmax probabilities
+  and exponential noise and warms the Triton kernel beside FlashInfer's; releases before 0.17 sorted: 38 bytes;
+  option sampler, by default the one vLLM picks for the GPU); the forward's hidden states (tokens x hidden) stay
+  alive through it. The V2 runner's sampler keeps an int32 count per vocabulary entry and request slot from loading
+  on (`vllm_sampler.v2_state_bytes`), which the profile counts as consumed: `stage_runtime_bytes`.
 - defaults (`vllm/engine/arg_utils.py` `get_batch_defaults`, `vllm serve`):
   max_num_batched_tokens 2048 and max_num_seqs 256 below 70 GiB or on A100,
   8192 / 1024 from 70 GiB, 16384 / 1024 from 160 GiB; block_size 16; chunked
@@ -95,7 +96,16 @@ from memviz.core.engines.vllm_cudagraphs import capture_sizes
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
 from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY, WINDOW_STEPS
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
-from memviz.core.engines.vllm_sampler import SAMPLERS, default_sampler, flashinfer_refusal, sampler_bytes
+from memviz.core.engines.vllm_sampler import (
+    RUNNER_SAMPLERS,
+    RUNNERS,
+    SAMPLERS,
+    default_sampler,
+    flashinfer_refusal,
+    sampler_bytes,
+    sampler_label,
+    v2_state_bytes,
+)
 from memviz.core.errors import InputError
 from memviz.core.formats import STORED, tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, MARLIN_MIN_CAPABILITY, get_gpu
@@ -290,7 +300,11 @@ class VLLM(Engine):
                "GPUs of compute capability 8.0 to 12.1), triton (elsewhere, or VLLM_USE_FLASHINFER_SAMPLER=0); both "
                "warm vLLM's Triton kernel, a vocabulary row per SM; flashinfer-only (releases before 0.21: no Triton "
                "warm-up), sort (releases before 0.17 without FlashInfer's: the PyTorch sort, 38 bytes a logit instead "
-               "of 14); default the one vLLM picks for the GPU", choices=SAMPLERS),
+               "of 14), greedy (the V2 model runner of 0.22 to 0.32: the logits alone); default the one vLLM picks for "
+               "the GPU", choices=SAMPLERS),
+        Option("model_runner", str, "v2", "vLLM's model runner: v2 (0.33's default; its sampler keeps a vocabulary "
+               "row of counts per request slot) or v1 (VLLM_USE_V2_MODEL_RUNNER=0, and most models before 0.29)",
+               choices=RUNNERS),
         Option("block_size", int, 16, "tokens per KV block (DeepSeek-V4's recipes set 256)",
                choices=(1, 8, 16, 32, 64, 128, 256)),
         Option("enable_prefix_caching", bool, True, "reuse cached prompt prefixes (on by default since hybrid models "
@@ -383,6 +397,9 @@ class VLLM(Engine):
         if (options["sampler"] or "").startswith("flashinfer") and (
                 why := flashinfer_refusal(sc.gpu_spec)):
             raise InputError(f"{why} (vLLM 0.33 flashinfer_sampler_supported); the default sampler there is triton")
+        if s["sampler"] not in RUNNER_SAMPLERS[s["model_runner"]]:
+            raise InputError(f"vLLM's {s['model_runner'].upper()} model runner has no {s['sampler']!r} sampler step; "
+                             f"it takes {', '.join(RUNNER_SAMPLERS[s['model_runner']])}")
         if deepseek_sparse(a):
             self._check_sparse_mla(sc)
         if sc.longest_sequence > s["max_model_len"]:
@@ -510,7 +527,16 @@ class VLLM(Engine):
         """The sampler step of the profile run (`_dummy_sampler_run`): a row of logits for each of
         min(max_num_seqs, max_num_batched_tokens) dummy requests, as the sampler `s` names holds them (`vllm_sampler`)."""
         gpu = x.sc.gpu_spec
-        return sampler_bytes(s["sampler"], dummy_requests(s), x.a.output_rows, gpu.sm_count if gpu else None)
+        return sampler_bytes(s["sampler"], dummy_requests(s), x.a.output_rows, gpu.sm_count if gpu else None,
+                             s["model_runner"])
+
+    def stage_runtime_bytes(self, x: Inputs, last_stage: bool) -> float:
+        """The V2 model runner's sampler state on the last pipeline stage (`vllm_sampler.v2_state_bytes`): allocated
+        when the model is loaded, counted by the profile as consumed memory."""
+        if not last_stage or x.options["model_runner"] != "v2":
+            return 0.0
+        s = self.settings(x.a, x.sc, x.options)
+        return float(v2_state_bytes(s["max_num_seqs"], x.a.output_rows))
 
     @staticmethod
     def dispatch_value_bytes(x: Inputs) -> float:
@@ -813,7 +839,11 @@ class VLLM(Engine):
         if x.sc.sequences > s["max_num_seqs"]:
             out["queued_sequences"] = x.sc.sequences - s["max_num_seqs"]
         out["profile_sampler"] = {"sampler": s["sampler"], "requests": dummy_requests(s),
-                                  "bytes": int(self.sampler_step_bytes(x, s))}
+                                  "bytes": int(self.sampler_step_bytes(x, s)),
+                                  "label": sampler_label(s["sampler"], s["model_runner"])}
+        out["model_runner"] = s["model_runner"]
+        if state := int(self.stage_runtime_bytes(x, True)):
+            out["sampler_state_bytes"] = state
         backend = self._mxfp4_backend(x)
         if backend is not None:
             out["mxfp4_moe_backend"] = backend[0]
@@ -917,6 +947,8 @@ class VLLM(Engine):
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
         s = self.settings(a, sc, sc.engine_options)
         env = [] if s["estimate_cudagraphs"] else ["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0"]
+        if s["model_runner"] == "v1":
+            env.append("VLLM_USE_V2_MODEL_RUNNER=0")
         flashinfer = s["sampler"].startswith("flashinfer")
         if flashinfer != (default_sampler(sc.gpu_spec) == "flashinfer"):
             env.append(f"VLLM_USE_FLASHINFER_SAMPLER={int(flashinfer)}")

@@ -1,8 +1,13 @@
-"""The sampler step of vLLM's profile run (vllm-project/vllm 0.33.0 v1/worker/gpu_model_runner.py
-`_dummy_sampler_run`): one row of logits per dummy request, top-k and top-p both set, so the top-k / top-p step runs in
-full.
+"""The sampler step of vLLM's profile run and the sampler state its model runner keeps (vllm-project/vllm 0.33.0).
 
-Bytes a logit (one vocabulary entry of one request) at the step's peak, by the sampler that runs (option `sampler`):
+Two model runners: V1's (`v1/worker/gpu_model_runner.py`) and V2's (`v1/worker/gpu/model_runner.py`), which 0.33 runs
+unless told `VLLM_USE_V2_MODEL_RUNNER=0` (`VllmConfig.use_v2_model_runner`: every generating model since 0.29; before
+that only the architectures of `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`, from Qwen3 in 0.22; never before 0.22). Option
+`model_runner`, `V2_RUNNER_SINCE` for the log reader.
+
+V1's `_dummy_sampler_run`: one row of logits per dummy request, top-k and top-p both set, so the top-k / top-p step
+runs in full. Bytes a logit (one vocabulary entry of one request) at the step's peak, by the sampler that runs (option
+`sampler`):
 
 - "flashinfer", "triton" and "flashinfer-only": the logits in the model dtype, their fp32 copy (`Sampler.forward`),
   the softmax probabilities and the exponential noise of `random_sample` (`topk_topp_sampler.py`): 2 + 4 + 4 + 4.
@@ -29,21 +34,57 @@ Bytes a logit (one vocabulary entry of one request) at the step's peak, by the s
   prints its profile's parts (Qwen3-235B-A22B FP8 on eight L40S, 256 dummy requests x 151,936 logits, "FlashInfer is
   not available. Falling back to the PyTorch-native implementation"): "1.4 GiB for peak activation"; this rule gives
   1.38 GiB for the sort and 0.02 for the hidden states beside it.
+
+V2's `_dummy_sampler_run` (`v1/worker/gpu/sample/sampler.py` `Sampler`): in 0.33 a default pass over the model-dtype
+logits, then a pass with `SamplingParams.for_sampler_warmup()` (top-k 50, top-p 0.9, penalties, logit bias, logprobs),
+which copies the logits to fp32 (`apply_sampling_params`; the logits processors, temperature and min-p work in place)
+and samples them: with FlashInfer's sampler (`flashinfer_sample`, top-k as a tensor, so FlashInfer 0.7.2's
+`top_k_top_p_sampling_from_logits` masks into a new fp32 tensor and takes its softmax: 4 + 4), 2 + 4 + 4 + 4 bytes a
+logit and no Triton buffer; with the Triton kernel (`apply_top_k_top_p`, in place on the fp32 copy, then
+`gumbel_sample`, whose per-block maxima are small), 2 + 4 and the kernel's buffer. Releases 0.22 to 0.32 made the
+default pass only ("the sampler may skip top_k, top_p, and logprobs"): the logits alone, 2 bytes a logit (sampler
+"greedy"). V2 has no sort. Its sampler keeps state for every request slot from the model's loading on, which vLLM's
+profile counts as consumed memory (`memory_profiling`: `total_consumed`), on the last pipeline stage:
+`PenaltiesState.output_bin_counts` (max_num_seqs x vocabulary int32: "can be very large, taking up GBs"), its
+`prompt_bin_mask` and `StructuredOutputsWorker.grammar_bitmask` (max_num_seqs x ceil(vocabulary / 32) int32 each):
+`v2_state_bytes`, 0.52 GiB for Llama-3.1-8B's 128,256 entries at 1,024 sequences.
 """
 
 from __future__ import annotations
 
 from memviz.core.gpus import ENTERED, GPU
 
-SAMPLERS = ("flashinfer", "triton", "sort", "flashinfer-only")
+SAMPLERS = ("flashinfer", "triton", "sort", "flashinfer-only", "greedy")
+RUNNERS = ("v2", "v1")
+#: the samplers each model runner has
+RUNNER_SAMPLERS = {"v1": ("flashinfer", "triton", "sort", "flashinfer-only"),
+                   "v2": ("flashinfer", "triton", "flashinfer-only", "greedy")}
+#: releases whose V2 runner is the default for every generating model; from 0.22 to 0.28 only for the architectures of
+#: `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES` in each release's vllm/config/vllm.py, here by their model types
+#: (Qwen3ForCausalLM: qwen3, LlamaForCausalLM: llama, MistralForCausalLM: mistral, DeepseekV2ForCausalLM:
+#: deepseek_v2, Qwen2MoeForCausalLM: qwen2_moe, GraniteMoeForCausalLM: granitemoe, DeepseekV4ForCausalLM: deepseek_v4)
+V2_RUNNER_SINCE = (0, 29)
+V2_RUNNER_TYPES = {
+    (0, 22): frozenset({"qwen3"}),
+    (0, 23): frozenset({"llama", "mistral", "qwen3"}),
+    (0, 24): frozenset({"qwen3", "deepseek_v2", "qwen2_moe", "granitemoe", "llama", "mistral"}),
+    (0, 25): frozenset({"deepseek_v2", "qwen2_moe", "granitemoe"}),
+    (0, 26): frozenset({"deepseek_v2", "granitemoe", "qwen2_moe"}),
+    (0, 27): frozenset({"deepseek_v2", "granitemoe", "qwen2_moe"}),
+    (0, 28): frozenset({"deepseek_v2", "deepseek_v4", "granitemoe", "qwen2_moe"}),
+}
+#: the release whose V2 profile samples with the warm-up parameters (top-k, top-p) after its default pass
+V2_WARMUP_PASS_SINCE = (0, 33)
 #: the samplers whose profile step allocates the Triton kernel's buffer
 TRITON_BUFFER_SAMPLERS = ("flashinfer", "triton")
 #: compute capabilities FlashInfer's sampler runs on in vLLM 0.33 (`FlashInferBackend.supports_compute_capability`)
 FLASHINFER_CAPABILITIES = ((8, 0), (12, 1))
 #: the fewest SMs FlashInfer 0.7's multi-CTA top-k masking runs on: more than 16 (`flashinfer_sampler_supported`)
 FLASHINFER_MIN_SMS = 17
-#: model-dtype logits, their fp32 copy, probabilities and noise
+#: model-dtype logits, their fp32 copy, probabilities and noise (V1); logits, fp32 copy, FlashInfer's mask and softmax (V2)
 IN_PLACE_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
+#: V2 with the Triton kernel: the logits and their fp32 copy, masked in place; V2's default pass alone: the logits
+V2_TRITON_BYTES_PER_LOGIT, LOGITS_ONLY_BYTES_PER_LOGIT = 2 + 4, 2
 #: logits (2 + 4) and the sort's outputs (fp32 values, int64 indices) beside its temporaries
 _SORT_KEPT = 2 + 4 + 4 + 8
 SEGMENTED_SORT_MIN_ROWS = 128  # SortStable.cu: `nsegments < 128` sorts all rows as one
@@ -62,6 +103,13 @@ SAMPLER_LABELS = {
     "triton": "vLLM's Triton kernel and its buffer (a vocabulary row per SM)",
     "flashinfer-only": "FlashInfer's sampler alone (releases before 0.21)",
     "sort": "the PyTorch sort of the logits (releases before 0.17)",
+    "greedy": "the logits alone (V2 model runner of releases 0.22 to 0.32: no top-k / top-p in the profile)",
+}
+#: the same under the V2 model runner, where they differ
+V2_SAMPLER_LABELS = {
+    "flashinfer": "FlashInfer's sampler on an fp32 copy of the logits (V2 model runner: no Triton warm-up)",
+    "flashinfer-only": "FlashInfer's sampler on an fp32 copy of the logits (V2 model runner: no Triton warm-up)",
+    "triton": "vLLM's Triton kernel on an fp32 copy of the logits and its buffer (a vocabulary row per SM)",
 }
 
 
@@ -94,8 +142,34 @@ def triton_buffer_bytes(sm_count: int | None, requests: int, vocab_rows: int) ->
     return min(1 << (programs - 1).bit_length(), sm_count) * vocab_rows * 4
 
 
-def sampler_bytes(sampler: str, requests: int, vocab_rows: int, sm_count: int | None = None) -> float:
-    """Bytes the sampler step holds for `requests` rows of `vocab_rows` logits on a GPU of `sm_count` SMs."""
+def release_runner(version: tuple[int, ...], model_type: str) -> str:
+    """The model runner a vLLM release ran a model of `model_type` with by default."""
+    if version[:2] >= V2_RUNNER_SINCE:
+        return "v2"
+    return "v2" if model_type in V2_RUNNER_TYPES.get(version[:2], ()) else "v1"
+
+
+def sampler_label(sampler: str, runner: str) -> str:
+    """What the sampler step holds, in words."""
+    return (V2_SAMPLER_LABELS if runner == "v2" else {}).get(sampler) or SAMPLER_LABELS[sampler]
+
+
+def sampler_bytes(sampler: str, requests: int, vocab_rows: int, sm_count: int | None = None,
+                  runner: str = "v1") -> float:
+    """Bytes the sampler step holds for `requests` rows of `vocab_rows` logits on a GPU of `sm_count` SMs, under the
+    model runner `runner`."""
+    if runner == "v2":
+        per_logit = {"triton": V2_TRITON_BYTES_PER_LOGIT, "greedy": LOGITS_ONLY_BYTES_PER_LOGIT}.get(
+            sampler, IN_PLACE_BYTES_PER_LOGIT)
+        buffer = triton_buffer_bytes(sm_count, requests, vocab_rows) if sampler == "triton" else 0
+        return float(requests * vocab_rows * per_logit + buffer)
     per_logit = sort_bytes_per_logit(requests) if sampler == "sort" else IN_PLACE_BYTES_PER_LOGIT
     buffer = triton_buffer_bytes(sm_count, requests, vocab_rows) if sampler in TRITON_BUFFER_SAMPLERS else 0
     return float(requests * vocab_rows * per_logit + buffer)
+
+
+def v2_state_bytes(max_num_seqs: int, vocab: int, logits_per_request: int = 1) -> int:
+    """The V2 model runner's sampler state (module docstring): penalties' output counts (int32 a vocabulary entry)
+    and prompt bit mask, and the grammar bit mask of `logits_per_request` rows a request, for every request slot."""
+    words = -(-vocab // 32)
+    return max_num_seqs * (vocab * 4 + words * 4 + logits_per_request * words * 4)

@@ -17,7 +17,7 @@ from typing import Any
 
 from memviz.core.arch import Architecture
 from memviz.core.engines.vllm_eplb import WINDOW_STEPS
-from memviz.core.engines.vllm_sampler import flashinfer_refusal
+from memviz.core.engines.vllm_sampler import V2_WARMUP_PASS_SINCE, flashinfer_refusal, release_runner
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.gpus import get_gpu, with_cuda_total
@@ -144,6 +144,20 @@ def _sampler(text: str, version: tuple[int, int, int] | None, gpu: str, v0: bool
     return native
 
 
+#: what vLLM prints about its model runner (v1/worker/gpu_worker.py, config/vllm.py `use_v2_model_runner`)
+V2_RUNNER_LINE, V1_RUNNER_LINE = r"Using V2 Model Runner", r"using the V1 model runner instead|VLLM_USE_V2_MODEL_RUNNER=0"
+
+
+def _runner(text: str, version: tuple[int, int, int] | None, a: Architecture) -> str | None:
+    """The model runner a V1-engine log ran, where it is not 0.33's V2: what the log prints, else its release's
+    default for the model (`vllm_sampler.release_runner`)."""
+    if re.search(V1_RUNNER_LINE, text):
+        return "v1"
+    if re.search(V2_RUNNER_LINE, text) or version is None:
+        return None
+    return None if release_runner(version, a.model_type) == "v2" else "v1"
+
+
 def _first(text: str, pattern: str) -> str | None:
     m = re.search(pattern, text)
     return m.group(1) if m else None
@@ -195,6 +209,11 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
         options["estimate_cudagraphs"] = False
     gpu, v0 = logged_gpu(text, gpu), is_v0(text, s.version)
     sampler = _sampler(text, s.version, gpu, v0)
+    runner = "v1" if v0 else _runner(text, s.version, a)  # V0's profile is modelled with V1's runner
+    if runner:
+        options["model_runner"] = runner
+    elif s.version is not None and s.version[:2] < V2_WARMUP_PASS_SINCE:
+        sampler = "greedy"  # V2's profile before 0.33 made the default pass only
     if sampler:
         options["sampler"] = sampler
     context = int(args.get("max_model_len") or a.max_position_embeddings or 4096)

@@ -8,9 +8,11 @@ from memviz.core.engines import get_engine
 from memviz.core.engines.vllm_sampler import (
     IN_PLACE_BYTES_PER_LOGIT,
     default_sampler,
+    release_runner,
     sampler_bytes,
     sort_bytes_per_logit,
     triton_buffer_bytes,
+    v2_state_bytes,
 )
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
@@ -59,11 +61,41 @@ def _qwen_on(gpu: str, **options) -> tuple:
 
 
 def test_the_triton_kernel_adds_its_buffer_to_the_profile_peak():
-    """Qwen2.5-7B on an H100: the same profile but the Triton kernel's 132 x 152,064 fp32 buffer, which 0.33 warms
-    with FlashInfer's sampler as with its own."""
-    only, flash, triton = (estimate(*_qwen_on("h100-80g", sampler=s)) for s in ("flashinfer-only", "flashinfer", "triton"))
+    """Qwen2.5-7B on an H100 under the V1 model runner: the same profile but the Triton kernel's 132 x 152,064 fp32
+    buffer, which 0.33 warms with FlashInfer's sampler as with its own."""
+    only, flash, triton = (estimate(*_qwen_on("h100-80g", sampler=s, model_runner="v1"))
+                           for s in ("flashinfer-only", "flashinfer", "triton"))
     assert triton.bytes["activations"] == flash.bytes["activations"]
     assert flash.bytes["activations"] - only.bytes["activations"] == 132 * 152_064 * 4
+
+
+def test_the_v2_runner_samples_an_fp32_copy_and_keeps_a_row_of_counts_per_request_slot():
+    """vLLM 0.33's V2 model runner: FlashInfer's step on the fp32 copy (2 + 4 + 4 + 4 bytes a logit, no Triton
+    warm-up), the Triton kernel in place on it (2 + 4 and its buffer), 0.22-0.32's default pass alone (the logits);
+    and its sampler state, an int32 count and two bits a vocabulary entry per request slot, in the overhead."""
+    rows, vocab = 1024, 152_064  # an H100's default max_num_seqs
+    flash, triton, greedy, v1 = (estimate(*_qwen_on("h100-80g", **o)) for o in (
+        {}, {"sampler": "triton"}, {"sampler": "greedy"}, {"model_runner": "v1", "sampler": "flashinfer-only"}))
+    steps = [e.engine_facts["profile_sampler"]["bytes"] for e in (flash, triton, greedy)]
+    assert steps == [rows * vocab * 14, rows * vocab * 6 + 132 * vocab * 4, rows * vocab * 2]
+    words = -(-vocab // 32)
+    assert flash.engine_facts["sampler_state_bytes"] == v2_state_bytes(rows, vocab) == rows * (vocab * 4 + 2 * words * 4)
+    assert "sampler_state_bytes" not in v1.engine_facts
+    assert flash.bytes["overhead"] - v1.bytes["overhead"] == v2_state_bytes(rows, vocab)
+    assert flash.bytes["activations"] == v1.bytes["activations"]  # FlashInfer's step costs the same under both
+    with pytest.raises(InputError, match="V2 model runner has no 'sort'"):
+        estimate(*_qwen_on("h100-80g", sampler="sort"))
+    with pytest.raises(InputError, match="V1 model runner has no 'greedy'"):
+        estimate(*_qwen_on("h100-80g", sampler="greedy", model_runner="v1"))
+
+
+def test_the_model_runner_follows_the_release_and_the_architecture():
+    """V2 for every model from 0.29, for the listed architectures from 0.22 (vllm/config/vllm.py
+    DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES of each release), V1 before."""
+    assert release_runner((0, 33, 0), "gemma3_text") == release_runner((0, 29, 0), "qwen2") == "v2"
+    assert release_runner((0, 24, 0), "llama") == release_runner((0, 22, 0), "qwen3") == "v2"
+    assert release_runner((0, 26, 0), "llama") == release_runner((0, 26, 0), "qwen2") == "v1"
+    assert release_runner((0, 21, 0), "qwen3") == "v1"
 
 
 def test_launch_names_the_sampler_only_where_it_is_not_the_gpus_own():

@@ -41,8 +41,9 @@ def test_the_scenario_checks_the_pool_the_log_printed():
     a = get_preset("qwen2.5-7b").architecture()
     sc = vllm_scenario(LOG_010, a, "a100-80g")
     assert (sc.gpu_memory_utilization, sc.context_tokens, sc.tp) == (0.25, 16384, 1)
-    # before v0.21: no CUDA-graph estimate, FlashInfer's sampler without the Triton warm-up
-    assert dict(sc.options) == {"max_num_batched_tokens": 2048, "estimate_cudagraphs": False, "sampler": "flashinfer-only"}
+    # before v0.21: no CUDA-graph estimate, FlashInfer's sampler without the Triton warm-up, V1's model runner
+    assert dict(sc.options) == {"max_num_batched_tokens": 2048, "estimate_cudagraphs": False, "sampler": "flashinfer-only",
+                                "model_runner": "v1"}
     _, rows = check_vllm(LOG_010, a, sc)
     pool = next(r for r in rows if r.name == "KV pool")
     assert abs(pool.error) < 0.01
@@ -110,7 +111,9 @@ def test_a_log_without_flashinfer_sampler_reads_the_sort_before_0_17_and_the_tri
     flash = native.with_changes(options={**dict(native.options), "sampler": "flashinfer-only"})
     extra = estimate(a, native).bytes["activations"] - estimate(a, flash).bytes["activations"]
     assert extra == 256 * a.vocab_size * (38 - 14)  # 256 dummy requests, one row of logits each
-    assert estimate(a, off).bytes["activations"] - estimate(a, flash).bytes["activations"] == 108 * a.vocab_size * 4
+    # 0.33 runs Qwen2 on its V2 model runner: the Triton kernel masks an fp32 copy in place, beside its buffer
+    assert "model_runner" not in dict(off.options)
+    assert estimate(a, off).engine_facts["profile_sampler"]["bytes"] == 256 * a.vocab_size * 6 + 108 * a.vocab_size * 4
     assert "VLLM_USE_FLASHINFER_SAMPLER=0 vllm serve" in estimate(a, native).launch_command()
 
 
@@ -185,6 +188,23 @@ def test_an_old_log_on_a_gpu_without_flashinfers_sampler_reads_the_native_path()
     assert dict(vllm_scenario(LOG_010, a, "t4").options)["sampler"] == "sort"
 
 
+def test_the_log_reader_takes_the_model_runner_the_release_ran():
+    """Releases 0.22 to 0.28 ran the V2 model runner for some architectures (Llama in 0.23 and 0.24, not in 0.26),
+    every model from 0.29; their V2 profile made only the sampler's default pass until 0.33 (sampler greedy).
+    What the log prints decides over the release."""
+    a = get_preset("llama-3.1-8b").architecture()
+    on = {v: dict(vllm_scenario(LOG_010.replace("version 0.10.1.1", f"version {v}"), a, "a100-80g").options)
+          for v in ("0.21.0", "0.24.0", "0.26.0", "0.30.0", "0.33.0")}
+    assert [o.get("model_runner", "v2") for o in on.values()] == ["v1", "v2", "v1", "v2", "v2"]
+    assert on["0.24.0"]["sampler"] == on["0.30.0"]["sampler"] == "greedy"
+    assert "sampler" not in on["0.33.0"]  # the GPU's own
+    told = LOG_010.replace("version 0.10.1.1", "version 0.30.0") + (
+        "WARNING Model Runner V2 does not yet support X; using the V1 model runner instead.\n")
+    assert dict(vllm_scenario(told, a, "a100-80g").options)["model_runner"] == "v1"
+    v2 = LOG_010.replace("version 0.10.1.1", "version 0.26.0") + "INFO [gpu_worker.py:513] Using V2 Model Runner\n"
+    assert dict(vllm_scenario(v2, a, "a100-80g").options)["sampler"] == "greedy"
+
+
 def test_a_v0_log_reads_v0s_sort_and_batch_defaults():
     """V0's worker lines (vllm-project/vllm PR #10511's 0.6.4 start-up of Meta-Llama-3-8B): its profile sorts the
     logits of V0's 256 sequences, and without chunked prefill (8K positions) a step is a whole prompt; the profile
@@ -197,7 +217,7 @@ def test_a_v0_log_reads_v0s_sort_and_batch_defaults():
     a = get_preset("llama-3.1-8b").architecture().with_changes(max_position_embeddings=8192)
     sc = vllm_scenario(text, a, "h100-80g")
     assert dict(sc.options) == {"sampler": "sort", "max_num_seqs": 256, "enable_chunked_prefill": False,
-                                "max_num_batched_tokens": 8192}
+                                "max_num_batched_tokens": 8192, "model_runner": "v1"}
     peak = next(r for r in check_vllm(text, a, sc)[1] if r.name == "activation peak")
     assert abs(peak.error) < 0.03
     long = vllm_scenario(text, get_preset("llama-3.1-8b").architecture(), "h100-80g")  # 131K positions: chunked
