@@ -3,6 +3,9 @@
 vllm/v1/worker/gpu_model_runner.py `profile_cudagraph_memory` (on by default since v0.21; off with
 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0) captures the two largest graphs of each mode into a fresh pool and
 estimates: the largest mode's first capture + for each mode (its graphs - 1) x max(second capture, 1 MiB).
+The V2 model runner 0.33 runs by default (vllm/v1/worker/gpu/cudagraph_utils.py `profile_cudagraph_memory`)
+captures every PIECEWISE graph into a throwaway pool and measures them whole, extrapolating only the FULL decode
+graphs from their two largest: its estimate is what the captures take, which is what this rule models.
 
 - Capture sizes (vllm/config/vllm.py `VllmConfig._set_cudagraph_sizes`): up to
   min(2 x max_num_seqs, 512 (1024 on SM100), max_num_batched_tokens) tokens: 1, 2, 4, every 8 below 256, every
