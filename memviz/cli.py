@@ -365,6 +365,11 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         ps = facts["profile_sampler"]
         print(f"vLLM profile run: the sampler warm-up over {ps['requests']:,d} rows of logits holds "
               f"{format_bytes(ps['bytes'], unit)}: {ps['label']}")
+    if "mtp" in facts:
+        m = facts["mtp"]
+        print(f"vLLM MTP drafter ({m['num_speculative_tokens']} tokens a step): {m['layers']} draft layer(s), "
+              f"{format_bytes(m['weight_bytes'], unit)} of weights on the last stage, each caching as a full-attention "
+              "layer in the pool")
     if facts.get("sampler_state_bytes"):
         print(f"vLLM V2 model runner's sampler state (a vocabulary row of counts per request slot): "
               f"{format_bytes(facts['sampler_state_bytes'], unit)}")

@@ -352,6 +352,9 @@ class Architecture:
     out_groups: int = 0
     out_lora_rank: int = 0
     hash_layers: tuple[bool, ...] = ()
+    # multi-token-prediction layers the checkpoint holds beyond num_layers (num_nextn_predict_layers,
+    # mtp_num_hidden_layers): loaded only for speculative decoding (`engines.vllm_mtp`)
+    mtp_layers: int = 0
     # a multimodal checkpoint's vision / audio encoders with their projectors (`memviz.core.towers`): loaded beside
     # the language model by transformers and vLLM, kept in a separate mmproj file by llama.cpp
     encoders: tuple[Encoder, ...] = ()
@@ -386,7 +389,7 @@ class Architecture:
                     "linear_v_heads", "linear_k_head_dim", "linear_v_head_dim", "linear_conv_kernel", "linear_chunk",
                     "hyper_streams", "out_groups", "out_lora_rank", "output_vocab_size",
                     "cross_attention_tokens", "altup_inputs", "laurel_rank", "norms_per_layer", "moe_hidden_size",
-                    "indexer_heads", "indexer_head_dim", "gated_norm_rank", "head_gate"):
+                    "indexer_heads", "indexer_head_dim", "gated_norm_rank", "head_gate", "mtp_layers"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
@@ -2193,6 +2196,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_deepseek_v4_fields(cfg, n_layers))
         cfg = {**cfg, "layer_types": ["sliding_attention"] * n_layers}
     kw["layer_types"] = _layer_types(cfg, model_type, n_layers, kw["sliding_window"])
+    mtp = cfg.get("num_nextn_predict_layers") or cfg.get("mtp_num_hidden_layers") or cfg.get("num_mtp_layers") or 0
+    kw["mtp_layers"] = _int(mtp, "num_nextn_predict_layers")
     if model_type == "step3p5":
         kw.update(_step3p5_fields(cfg, n_layers, kw["num_heads"], kw["head_dim"], kw["layer_types"]))
     if model_type == "dots3_note_text":

@@ -164,6 +164,12 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
         out.append(("sampler warm-up of the profile run", f"{ps['requests']:,d} rows of logits",
                     format_bytes(ps["bytes"], unit, 3), "formula", ps["label"] + ", beside the "
                     "forward's hidden states (the activations take the larger of this and the forward)", engine.version))
+    if "mtp" in facts:
+        m = facts["mtp"]
+        out.append(("MTP draft layers (speculative decoding)", f"{m['layers']} layer(s), {m['num_speculative_tokens']} "
+                    "tokens a step", format_bytes(m["weight_bytes"], unit, 3), "formula", "the model's own MTP "
+                    "layers, loaded beside it on the last stage (counted in the weights), each caching as one more "
+                    "full-attention layer in the pool", engine.version))
     if facts.get("sampler_state_bytes"):
         out.append(("sampler state (V2 model runner)", f"{facts['max_num_seqs']:,d} request slots",
                     format_bytes(facts["sampler_state_bytes"], unit, 3), "formula", "penalty counts (an int32 a "

@@ -50,3 +50,12 @@ def test_the_sampler_warm_up_is_a_row_and_is_the_profile_peak_when_it_is_larger(
     assert v1.engine_facts["profile_sampler"]["bytes"] == 1024 * 128256 * 14 + 132 * 128256 * 4
     assert "Triton kernel warmed" in {r[0]: r for r in engine_rows(v1, Unit.GiB)}["sampler warm-up of the profile run"][4]
     assert "sampler state (V2 model runner)" not in {r[0] for r in engine_rows(v1, Unit.GiB)}
+
+
+def test_the_mtp_drafter_is_a_row_with_its_weights():
+    """Qwen3.5-35B-A3B with two MTP draft tokens: the draft layer's weights as the estimate counts them."""
+    a = get_preset("qwen3.5-35b-a3b").architecture()
+    est = estimate(a, Scenario(engine="vllm", gpu="h200", context_tokens=8192,
+                               options={"num_speculative_tokens": 2}))
+    row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["MTP draft layers (speculative decoding)"]
+    assert row[1:3] == ("1 layer(s), 2 tokens a step", format_bytes(est.engine_facts["mtp"]["weight_bytes"], Unit.GiB, 3))

@@ -89,7 +89,7 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architecture
-from memviz.core.engines import vllm_eplb, vllm_int4
+from memviz.core.engines import vllm_eplb, vllm_int4, vllm_mtp
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.bitnet_linear import FORMAT as BITNET
 from memviz.core.engines.vllm_cudagraphs import capture_sizes
@@ -111,7 +111,7 @@ from memviz.core.formats import STORED, tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, MARLIN_MIN_CAPABILITY, get_gpu
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
-from memviz.core.tensor_table import TensorTable
+from memviz.core.tensor_table import TensorTable, tensor_table
 from memviz.core.towers import VISION, VisionShape, vision_shape
 from memviz.core.units import GiB, MiB
 
@@ -302,6 +302,10 @@ class VLLM(Engine):
                "warm-up), sort (releases before 0.17 without FlashInfer's: the PyTorch sort, 38 bytes a logit instead "
                "of 14), greedy (the V2 model runner of 0.22 to 0.32: the logits alone); default the one vLLM picks for "
                "the GPU", choices=SAMPLERS),
+        Option("num_speculative_tokens", int, 0, "MTP speculative decoding (--speculative-config '{\"method\": "
+               "\"mtp\", ...}'): tokens the model's own MTP layers draft a step, 0 off; the draft layers add their "
+               "weights and a full-attention layer's cache each (DeepSeek-V3, GLM-4.5, Qwen3-Next, Qwen3.5)",
+               minimum=0, maximum=16),
         Option("model_runner", str, "v2", "vLLM's model runner: v2 (0.33's default; its sampler keeps a vocabulary "
                "row of counts per request slot) or v1 (VLLM_USE_V2_MODEL_RUNNER=0, and most models before 0.29)",
                choices=RUNNERS),
@@ -394,6 +398,7 @@ class VLLM(Engine):
         if sc.kv_format not in KV_CACHE_DTYPES:
             raise InputError(f"vLLM has no KV cache dtype {sc.kv_format!r}; it takes {', '.join(KV_CACHE_DTYPES)}")
         vllm_eplb.check(a, options, sc.tp * options["data_parallel_size"])
+        vllm_mtp.check(a, options["num_speculative_tokens"])
         if (options["sampler"] or "").startswith("flashinfer") and (
                 why := flashinfer_refusal(sc.gpu_spec)):
             raise InputError(f"{why} (vLLM 0.33 flashinfer_sampler_supported); the default sampler there is triton")
@@ -536,7 +541,7 @@ class VLLM(Engine):
         if not last_stage or x.options["model_runner"] != "v2":
             return 0.0
         s = self.settings(x.a, x.sc, x.options)
-        return float(v2_state_bytes(s["max_num_seqs"], x.a.output_rows))
+        return float(v2_state_bytes(s["max_num_seqs"], x.a.output_rows, 1 + s["num_speculative_tokens"]))
 
     @staticmethod
     def dispatch_value_bytes(x: Inputs) -> float:
@@ -613,7 +618,33 @@ class VLLM(Engine):
         int4 = experts * self.expert_share(x) + others / x.sc.tp
         return (self._mxfp4_padding(x, layers) + self._marlin_fp8_scales(x, layers) + int4
                 + self._dots3_mlp_padding(x, layers) + self.dequantized_kv_b_bytes(x, layers)
-                + self.indexer_upcast_bytes(x, layers) + self.eplb_bytes(x, layers))
+                + self.indexer_upcast_bytes(x, layers) + self.eplb_bytes(x, layers) + self.draft_bytes(x, layers))
+
+    def draft_layers(self, x: Inputs, layers: range) -> int:
+        """MTP layers the stage `layers` holds: the last stage's, with speculative decoding on (`vllm_mtp`)."""
+        on = x.options["num_speculative_tokens"] and x.a.num_layers - 1 in layers
+        return vllm_mtp.draft_layers(x.a) if on else 0
+
+    def draft_bytes(self, x: Inputs, layers: range) -> float:
+        """One rank's share of the MTP model (`vllm_mtp`): its decoder layers as the model's last layer is held on
+        this rank, its fusion projection and norms."""
+        n = self.draft_layers(x, layers)
+        if not n:
+            return 0.0
+        tt = tensor_table(x.a, x.wf)
+        share = self.device_tensor_bytes(x, tt) * self.tp_shares(x, tt)
+        last = float(share[tt.layer == x.a.num_layers - 1].sum())
+        return n * last + vllm_mtp.head_bytes(x.a, x.sc.tp, x.act_bytes)
+
+    def kv_bytes(self, x: Inputs, layers: range) -> np.ndarray:
+        """As `Engine.kv_bytes`, with the MTP layers' caches on the last stage, each as the model's last
+        full-attention layer's."""
+        kv = super().kv_bytes(x, layers)
+        n = self.draft_layers(x, layers)
+        if n:
+            full = vllm_mtp.last_full_layer(x.a)
+            kv = kv + n * super().kv_bytes(x, range(full, full + 1))
+        return kv
 
     def eplb_bytes(self, x: Inputs, layers: range) -> float:
         """EPLB's state for the stage's MoE layers and its receive buffer for one layer's experts on this GPU
@@ -820,7 +851,9 @@ class VLLM(Engine):
         """The KV cache groups of the largest pipeline stage (`vllm_kv`)."""
         stage_layers = range(-(-x.a.num_layers // x.sc.pp))
         block, page, blocks = self.hybrid_block(x)
-        return kv_groups(x.a, x.kvf, self.kv_layout(x), stage_layers, block, page, blocks)
+        n = self.draft_layers(x, stage_layers)
+        draft = (vllm_mtp.last_full_layer(x.a),) * n if n else ()
+        return kv_groups(x.a, x.kvf, self.kv_layout(x), stage_layers, block, page, blocks, draft)
 
     def facts(self, x: Inputs, gpu, pool_bytes: float | None, non_kv_bytes: float | None = None) -> dict[str, Any]:
         s = self.settings(x.a, x.sc, x.options)
@@ -842,6 +875,10 @@ class VLLM(Engine):
                                   "bytes": int(self.sampler_step_bytes(x, s)),
                                   "label": sampler_label(s["sampler"], s["model_runner"])}
         out["model_runner"] = s["model_runner"]
+        last = range(x.a.num_layers - 1, x.a.num_layers)
+        if n := self.draft_layers(x, last):
+            out["mtp"] = {"layers": n, "num_speculative_tokens": s["num_speculative_tokens"],
+                          "weight_bytes": int(self.draft_bytes(x, last))}
         if state := int(self.stage_runtime_bytes(x, True)):
             out["sampler_state_bytes"] = state
         backend = self._mxfp4_backend(x)
@@ -976,6 +1013,9 @@ class VLLM(Engine):
             args += ["--quantization", QUANTIZE_ON_LOAD[sc.weight_format]]
         if s["block_size"] != 16:
             args += ["--block-size", str(s["block_size"])]
+        if s["num_speculative_tokens"]:
+            spec = {"method": "mtp", "num_speculative_tokens": s["num_speculative_tokens"]}
+            args += ["--speculative-config", shlex.quote(json.dumps(spec))]
         if s["enforce_eager"]:
             args.append("--enforce-eager")
         if not s["enable_chunked_prefill"]:

@@ -70,14 +70,15 @@ class KVGroups:
 
 
 def kv_groups(a: Architecture, fmt: KVFormat, layout: KVLayout, layers: range, block_tokens: int,
-              state_page: int = 0, state_blocks: int = 1) -> KVGroups:
+              state_page: int = 0, state_blocks: int = 1, draft: tuple[int, ...] = ()) -> KVGroups:
     """vLLM's KV cache groups for `layers` (one pipeline stage) at `block_tokens` tokens a block; a delta-net
-    layer's page is `state_page`, of which a request takes `state_blocks`."""
+    layer's page is `state_page`, of which a request takes `state_blocks`; `draft`: the model layers whose caches
+    the speculative draft's layers repeat (`vllm_mtp`)."""
     # a Falcon-H1 layer registers its attention and its Mamba2 mixer apart, a spec each (vLLM 0.33
     # model_executor/models/falcon_h1.py `FalconH1ParallelHybrid`: FalconH1AttentionDecoderLayer beside
     # FalconH1SSMDecoderLayer, whose MambaMixer2 holds the state)
     specs = [(a.layer_types[i], int(block_tokens * per_token_layer_bytes(a, fmt, layout, i)))
-             for i in layers if a.layer_caches_kv(i)]
+             for i in (*layers, *draft) if a.layer_caches_kv(i)]
     specs += [(LINEAR, state_page) for i in layers if a.layer_has_state(i)]
     counts = Counter(specs)
     if len(counts) == 1:

@@ -158,6 +158,24 @@ def _runner(text: str, version: tuple[int, int, int] | None, a: Architecture) ->
     return None if release_runner(version, a.model_type) == "v2" else "v1"
 
 
+#: the speculative config as the args line (a dict) or the engine config (`SpeculativeConfig(...)`) prints it; MTP
+#: methods by their names before 0.11 unified them as "mtp" (deepseek_mtp, qwen3_next_mtp, glm4_moe_mtp, ...)
+SPECULATIVE = r"speculative_config(?:=SpeculativeConfig\(|'?:\s*\{)([^)}]*)"
+
+
+def _speculative(text: str) -> int:
+    """MTP draft tokens a step the log ran with (0: no speculative decoding); another method is an error."""
+    given = _first(text, SPECULATIVE)
+    if not given:
+        return 0
+    method = _first(given, r"method['\"]?(?::\s*|=)['\"]([\w-]+)")
+    tokens = _first(given, r"num_spec(?:ulative)?_tokens['\"]?(?::\s*|=)(\d+)")
+    if method is None or not (method == "mtp" or method.endswith("_mtp")):
+        raise InputError(f"the log's speculative decoding ({method or 'its method not printed'}) is not one memviz "
+                         "models (vLLM's MTP)")
+    return int(tokens or 1)
+
+
 def _first(text: str, pattern: str) -> str | None:
     m = re.search(pattern, text)
     return m.group(1) if m else None
@@ -196,6 +214,8 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
                     if args.get(k, default) != default}
     if args.get("enable_chunked_prefill") is False:
         options["enable_chunked_prefill"] = False
+    if drafted := _speculative(text):
+        options["num_speculative_tokens"] = drafted
     if a.state_layers:  # prefix caching decides how many state pages a request keeps
         caching = args.get("enable_prefix_caching")
         if caching is None and re.search(r"Mamba cache mode is set to 'align'", text):
