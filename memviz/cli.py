@@ -367,7 +367,7 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
               f"{format_bytes(ps['bytes'], unit)}: {ps['label']}")
     if "mtp" in facts:
         m = facts["mtp"]
-        print(f"vLLM MTP drafter ({m['num_speculative_tokens']} tokens a step): {m['layers']} draft layer(s), "
+        print(f"vLLM MTP drafter ({m['num_speculative_tokens']} draft token(s) a step): {m['layers']} draft layer(s), "
               f"{format_bytes(m['weight_bytes'], unit)} of weights on the last stage, each caching as a full-attention "
               "layer in the pool")
     if facts.get("sampler_state_bytes"):

@@ -804,8 +804,9 @@ class VLLM(Engine):
     def _graphs(self, x: Inputs, floor_full: bool) -> float:
         s = self.settings(x.a, x.sc, x.options)
         cap = x.sc.compute_capability
-        sizes = capture_sizes(s["max_num_seqs"], s["max_num_batched_tokens"], sm100=cap is not None and cap[0] == 10)
-        full = [n for n in sizes if n <= s["max_num_seqs"]] if floor_full else []
+        q = 1 + s["num_speculative_tokens"]
+        sizes = capture_sizes(s["max_num_seqs"], s["max_num_batched_tokens"], cap is not None and cap[0] == 10, q)
+        full = [n for n in sizes if n % q == 0 and n <= s["max_num_seqs"] * q] if floor_full else []
         return cudagraph_estimate(x.a, x.sc.tp, x.sc.pp, sizes[-1], len(sizes), len(full),
                                   x.act_bytes)
 

@@ -8,10 +8,12 @@ captures every PIECEWISE graph into a throwaway pool and measures them whole, ex
 graphs from their two largest: its estimate is what the captures take, which is what this rule models.
 
 - Capture sizes (vllm/config/vllm.py `VllmConfig._set_cudagraph_sizes`): up to
-  min(2 x max_num_seqs, 512 (1024 on SM100), max_num_batched_tokens) tokens: 1, 2, 4, every 8 below 256, every
-  16 from 256, plus max_num_batched_tokens and max_num_seqs where they fit. PIECEWISE graphs are captured for every
-  size; with the default FULL_AND_PIECEWISE mode, FULL decode graphs for the sizes up to max_num_seqs
-  (vllm/v1/cudagraph_dispatcher.py `initialize_cudagraph_keys`).
+  min(2 x max_num_seqs x q, 512 (1024 on SM100), max_num_batched_tokens) tokens: 1, 2, 4, every 8 below 256, every
+  16 from 256, plus max_num_batched_tokens and max_num_seqs where they fit; with speculative decoding (q = 1 + the
+  draft tokens a request decodes in a step) the uniform decode batches of 1, 2, 4, 8, ... requests x q instead of
+  max_num_seqs. PIECEWISE graphs are captured for every size; with the default FULL_AND_PIECEWISE mode, FULL decode
+  graphs for the sizes of whole requests (multiples of q) up to max_num_seqs x q
+  (vllm/v1/cudagraph_dispatcher.py `initialize_cudagraph_keys`). The MTP drafter's own graphs are not modelled.
 - First capture, modelled as the tensors the pieces (split at attention) hand on, kept in the pool for every
   layer: the q/k/v projection (q heads x head_dim + the K and V heads' width, or an MLA model's latent and rope
   key), the attention output and the residual, in the activation dtype, for the largest size's tokens. This is
@@ -44,12 +46,27 @@ ALL_REDUCE_BYTES = 72 * KiB
 MIN_GRAPH_BYTES = MiB  # `profile_cudagraph_memory`: "at least 1 MiB per graph for driver overhead"
 
 
-def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, sm100: bool = False) -> list[int]:
-    """Token counts vLLM 0.33 captures graphs for (`_set_cudagraph_sizes`, one token per decode step)."""
-    largest = min(2 * max_num_seqs, 1024 if sm100 else 512, max_num_batched_tokens)
+def _grid(largest: int) -> set[int]:
+    """1, 2, 4, every 8 below 256, every 16 from 256, up to `largest`."""
     sizes = {s for s in (1, 2, 4) if s <= largest}
-    sizes |= set(range(8, min(largest + 1, 256), 8)) | set(range(256, largest + 1, 16))
-    sizes |= {n for n in (max_num_batched_tokens, max_num_seqs) if n <= largest}
+    return sizes | set(range(8, min(largest + 1, 256), 8)) | set(range(256, largest + 1, 16))
+
+
+def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, sm100: bool = False, query_len: int = 1) -> list[int]:
+    """Token counts vLLM 0.33 captures graphs for (`VllmConfig._set_cudagraph_sizes`); `query_len`: tokens a request
+    takes in a decode step (`uniform_decode_query_len`, 1 + the speculative tokens), whose uniform decode batches of
+    1, 2, 4, 8, ... requests are captured beside the token grid."""
+    default = 1024 if sm100 else 512
+    ceiling = min(2 * max_num_seqs * query_len, default)
+    if query_len > 1:
+        requests = min(max_num_seqs, default)
+        uniform = {n * query_len for n in _grid(requests) | {requests} if n * query_len <= ceiling}
+    else:
+        uniform = {max_num_seqs} if max_num_seqs <= ceiling else set()
+    largest = min(max_num_batched_tokens, ceiling)
+    sizes = _grid(largest) | {n for n in uniform if n <= max_num_batched_tokens}
+    if max_num_batched_tokens <= largest:
+        sizes.add(max_num_batched_tokens)
     return sorted(sizes)
 
 

@@ -3,6 +3,7 @@ each (which regroups a hybrid model's pool), the grammar mask's 1 + k rows, and 
 
 import pytest
 
+from memviz.core.engines.vllm_cudagraphs import capture_sizes
 from memviz.core.engines.vllm_mtp import draft_layers, head_bytes, last_full_layer
 from memviz.core.engines.vllm_sampler import v2_state_bytes
 from memviz.core.errors import InputError
@@ -41,7 +42,10 @@ def test_qwen35_mtp_adds_a_full_attention_layer_and_regroups_the_hybrid_pool():
     words = -(-a.output_rows // 32)
     state = v2_state_bytes(1024, a.output_rows, 4) - v2_state_bytes(1024, a.output_rows)
     assert state == 1024 * 3 * words * 4
-    assert on.bytes["overhead"] - off.bytes["overhead"] == state
+    # 4-token decode steps: the FULL decode graphs of 1 and 2 tokens hold no whole request (1 MiB each)
+    graphs = on.engine_facts["cudagraph_bytes"] - off.engine_facts["cudagraph_bytes"]
+    assert graphs == -2 * 2**20
+    assert on.bytes["overhead"] - off.bytes["overhead"] == pytest.approx(state + graphs, abs=1)
     groups_off = off.engine_facts["kv_blocks"], on.engine_facts["kv_blocks"]
     pool_off, pool_on = off.engine_facts["kv_pool_bytes"], on.engine_facts["kv_pool_bytes"]
     # a block step spans 11 layers' pages instead of 10: fewer blocks from a pool of nearly the same size
@@ -77,3 +81,12 @@ def test_the_log_reader_takes_mtp_from_the_engine_config_and_refuses_other_metho
         vllm_scenario(line.replace("'mtp'", "'eagle3'"), a, "h200")
     assert "num_speculative_tokens" not in dict(vllm_scenario(line.replace(
         "SpeculativeConfig(method='mtp', model='/m', num_spec_tokens=4)", "None"), a, "h200").options)
+
+
+def test_speculative_decode_steps_are_captured_as_whole_requests():
+    """VllmConfig._set_cudagraph_sizes with 1 + k tokens a request: the ceiling grows to 2 x max_num_seqs x q, and the
+    uniform decode batches of 1, 2, 4, 8, ... requests x q are captured beside the token grid."""
+    assert capture_sizes(4, 8192, query_len=4) == [1, 2, 4, 8, 16, 24, 32]
+    assert capture_sizes(256, 2048) == capture_sizes(256, 2048, query_len=1)
+    sizes = capture_sizes(1024, 8192, query_len=3)
+    assert sizes[-1] == 512 and 504 in sizes and 3 * 8 in sizes and 3 * 168 in sizes
