@@ -29,7 +29,7 @@ from memviz.core.inventory import active_fraction, active_parameter_count, param
 from memviz.core.kv import kv_bytes_per_token
 from memviz.core.tensor_table import on_gpu as tensor_on_gpu
 from memviz.core.tensor_table import tensor_table
-from memviz.core.units import GiB, MiB
+from memviz.core.units import GiB
 
 COMPONENTS = ("weights", "kv_cache", "activations", "overhead")
 ATTENTION_IMPLS = ("sdpa", "eager", "flash")
@@ -423,11 +423,9 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
         source = source or f"{engine.version}: {engine.source}"
         if name == "kv_cache" and pool is not None:
             formula += engine.kv_pool_formula(x)
-        if name == "overhead" and sc.runtime_overhead_bytes is None and facts.get("cudagraph_bytes"):
+        if name == "overhead" and sc.runtime_overhead_bytes is None and (more := engine.overhead_formula(facts)):
             prov = "formula"
-            formula += (f"; {engine.name}: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + its CUDA-graph estimate "
-                        f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: the largest capture's outputs per layer and the "
-                        "graphs of every capture size) + the rotary table")
+            formula += more
         if name == "overhead" and sc.runtime_overhead_bytes is not None:
             source = "user-set runtime overhead"
         components.append(Component(name, getattr(busiest, name), prov, formula, source))

@@ -320,6 +320,10 @@ class Engine:
         """How a pre-allocated pool (`kv_pool`) is sized, appended to the KV component's formula."""
         return ""
 
+    def overhead_formula(self, facts: dict[str, Any]) -> str:
+        """What the engine's runtime bytes hold, appended to the overhead component's formula ("": the constant)."""
+        return ""
+
     def fixed_pool(self, sc: Scenario) -> bool:
         """Whether the KV pool is a size the scenario sets (vLLM's kv_cache_memory_bytes), not what the budget
         leaves: the engine then commits its pool beside the rest, and that is its budget (`fit.capacity_bytes`)."""

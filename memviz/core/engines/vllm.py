@@ -822,6 +822,13 @@ class VLLM(Engine):
         free = self.usable_bytes(gpu, x.sc) - non_kv
         return np.maximum(np.floor(free / block), 0) * block
 
+    def overhead_formula(self, facts: dict[str, Any]) -> str:
+        state = facts.get("sampler_state_bytes")
+        return (f"; vllm: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + its CUDA-graph estimate "
+                f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: the largest capture's outputs per layer and the graphs of "
+                "every capture size) + the rotary table"
+                + (f" + the V2 model runner's sampler state ({state / GiB:.2f} GiB)" if state else ""))
+
     def kv_pool_formula(self, x: Inputs) -> str:
         fixed = x.options["kv_cache_memory_bytes"]
         if fixed:

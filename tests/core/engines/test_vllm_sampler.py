@@ -81,6 +81,8 @@ def test_the_v2_runner_samples_an_fp32_copy_and_keeps_a_row_of_counts_per_reques
     words = -(-vocab // 32)
     assert flash.engine_facts["sampler_state_bytes"] == v2_state_bytes(rows, vocab) == rows * (vocab * 4 + 2 * words * 4)
     assert "sampler_state_bytes" not in v1.engine_facts
+    assert "+ the V2 model runner's sampler state (0.62 GiB)" in flash.component("overhead").formula
+    assert "sampler state" not in v1.component("overhead").formula
     assert flash.bytes["overhead"] - v1.bytes["overhead"] == v2_state_bytes(rows, vocab)
     assert flash.bytes["activations"] == v1.bytes["activations"]  # FlashInfer's step costs the same under both
     with pytest.raises(InputError, match="V2 model runner has no 'sort'"):
