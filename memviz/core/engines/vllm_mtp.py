@@ -22,8 +22,11 @@ are loaded, found equal and freed, so only the draft's own layers stay):
   x decode_query_len)`): `vllm_sampler.v2_state_bytes`.
 
 Not modelled: the drafter's pass in the profile run (its layer's workspace after the model's forward, the model's
-per-layer one), the draft's CUDA graphs and the capture sizes of 1 + k tokens a request, kernel padding of the draft
-layer's weights, and other speculative methods (EAGLE, DFlash, n-gram, draft models).
+per-layer one, and a bf16 row of draft logits per dummy request), the draft's own CUDA graphs, kernel padding of the
+draft layer's weights, `draft_sample_method="probabilistic"` (the V2 speculator then keeps max_num_seqs x k x
+vocabulary draft logits, `v1/worker/gpu/spec_decode/speculator.py`; the default "greedy" keeps none), the rejection
+sampler's fp32 verification buffer (at most 1 GiB a chunk, `rejection_sampler.py` `MAX_CHUNK_BYTES`, allocated while
+serving, not in the profile), and other speculative methods (EAGLE, DFlash, n-gram, draft models).
 """
 
 from __future__ import annotations
