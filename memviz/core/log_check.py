@@ -165,8 +165,10 @@ def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int, 
     a, sc = e.architecture, e.scenario
     facts, gpu0 = e.engine_facts, e.devices[0]
     got = measured.bytes
-    estimated = {"weights": logged_weights(e), "overhead": facts.get("non_torch_bytes"), "activations": gpu0.activations,
-                 "kv_cache": facts.get("kv_pool_bytes")}
+    # what vLLM counts as consumed beside the weights: non-torch memory and, on the V2 model runner, its sampler state
+    consumed = facts.get("non_torch_bytes", 0) + facts.get("sampler_state_bytes", 0)
+    estimated = {"weights": logged_weights(e), "overhead": consumed if "non_torch_bytes" in facts else None,
+                 "activations": gpu0.activations, "kv_cache": facts.get("kv_pool_bytes")}
     names = {"weights": "weights", "overhead": "non-torch", "activations": "activation peak", "kv_cache": "KV pool"}
     rows = [BufferCheck(names[k], got[k], estimated[k]) for k in names if got.get(k) is not None
             and estimated[k] is not None]
@@ -184,8 +186,7 @@ def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int, 
         graphs = round(logged_graphs * GiB) if logged_graphs is not None and facts["cudagraph_bytes"] else \
             facts["cudagraph_bytes"]
         implied = facts["budget_bytes"] - got["weights"] - got["kv_cache"] - graphs
-        rows.append(BufferCheck("profile + non-torch (implied)", int(implied),
-                                int(gpu0.activations + facts["non_torch_bytes"])))
+        rows.append(BufferCheck("profile + non-torch (implied)", int(implied), int(gpu0.activations + consumed)))
     if tokens is not None and got.get("kv_cache"):
         # the layout alone: the tokens memviz fits in the pool the log printed (to its 0.01 GiB)
         held = _printed_tokens(facts, int(got["kv_cache"] // facts["kv_block_bytes"]), version)

@@ -224,3 +224,21 @@ def test_a_v0_log_reads_v0s_sort_and_batch_defaults():
     assert (dict(long.options)["enable_chunked_prefill"], dict(long.options)["max_num_batched_tokens"]) == (True, 2048)
     assert dict(vllm_scenario(LOG_010, get_preset("qwen2.5-7b").architecture(), "a100-80g").options)["sampler"] \
         == "flashinfer-only"  # a V1 log of 0.10
+
+
+def test_a_v2_runners_consumed_memory_holds_its_sampler_state():
+    """0.33's "Actual usage is X GiB for consumed memory (weights + non-torch)" counts what the V2 model runner's
+    sampler keeps beside the weights; memviz's non-torch row compares it with its 64 MiB and that state."""
+    from memviz.core.log_check import check_vllm
+
+    a = get_preset("qwen2.5-7b").architecture()
+    text = ("INFO [core.py:123] Initializing a V1 LLM engine (v0.33.0) with config: model='Qwen/Qwen2.5-7B'\n"
+            "INFO [gpu_model_runner.py:1] Model loading took 14.25 GiB memory and 3.2 seconds\n"
+            "INFO [gpu_worker.py:789] Free memory on device (78.6/79.18 GiB) on startup. Desired GPU memory "
+            "utilization is (0.9, 71.26 GiB). Actual usage is 14.95 GiB for consumed memory (weights + non-torch), "
+            "1.90 GiB for peak activation, and 0.60 GiB for CUDAGraph memory.\n")
+    sc = vllm_scenario(text, a, "h100-80g")
+    e, rows = check_vllm(text, a, sc)
+    row = next(r for r in rows if r.name == "non-torch")
+    assert row.measured == round(0.70 * 2**30)
+    assert row.estimated == e.engine_facts["non_torch_bytes"] + e.engine_facts["sampler_state_bytes"]
