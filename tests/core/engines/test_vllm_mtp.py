@@ -60,7 +60,9 @@ def test_deepseek_mtp_keeps_its_eh_proj_whole_on_every_rank():
     assert draft_layers(a) == a.mtp_layers == 1
     assert head_bytes(a, 8, 2) == 2 * 7168 * 7168 * 2 + 3 * 7168 * 2
     extra = on.bytes["weights"] - off.bytes["weights"]
-    assert extra > head_bytes(a, 8, 2) + 1.2 * 2**30  # 58 routed experts' eighth of 256 x 3 x 7,168 x 2,048 in FP8
+    assert extra == pytest.approx(on.engine_facts["mtp"]["weight_bytes"], abs=1)
+    experts = 256 * 3 * 7168 * 2048 / 8  # an eighth of the MoE layer's routed experts in FP8 (block scales aside)
+    assert head_bytes(a, 8, 2) + experts < extra < head_bytes(a, 8, 2) + experts * 1.1
     assert on.kv_cache_required - off.kv_cache_required == off.kv_cache_required // 61  # one more latent layer
 
 
