@@ -297,11 +297,12 @@ class VLLM(Engine):
         Option("estimate_cudagraphs", bool, True, "CUDA-graph memory taken from the KV budget "
                "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; on since v0.21, off in earlier releases)"),
         Option("sampler", str, None, "top-k / top-p sampler of the profile run: flashinfer (vLLM's choice on CUDA "
-               "GPUs of compute capability 8.0 to 12.1), triton (elsewhere, or VLLM_USE_FLASHINFER_SAMPLER=0); both "
-               "warm vLLM's Triton kernel, a vocabulary row per SM; flashinfer-only (releases before 0.21: no Triton "
-               "warm-up), sort (releases before 0.17 without FlashInfer's: the PyTorch sort, 38 bytes a logit instead "
-               "of 14), greedy (the V2 model runner of 0.22 to 0.32: the logits alone); default the one vLLM picks for "
-               "the GPU", choices=SAMPLERS),
+               "GPUs of compute capability 8.0 to 12.1), triton (elsewhere, or VLLM_USE_FLASHINFER_SAMPLER=0: its "
+               "buffer of a vocabulary row per SM, which the V1 runner also warms beside FlashInfer's); flashinfer-only "
+               "(V1 runner of releases before 0.21: no Triton warm-up; on V2 the same as flashinfer); V1 runner only: "
+               "sort (releases before 0.17 without FlashInfer's: the PyTorch sort, 38 bytes a logit instead of 14); "
+               "V2 runner only: greedy (0.22 to 0.32: the logits alone); default the one vLLM picks for the GPU",
+               choices=SAMPLERS),
         Option("num_speculative_tokens", int, 0, "MTP speculative decoding (--speculative-config '{\"method\": "
                "\"mtp\", ...}'): tokens the model's own MTP layers draft a step, 0 off; the draft layers add their "
                "weights and a full-attention layer's cache each (DeepSeek-V3, GLM-4.5, Qwen3-Next, Qwen3.5)",
