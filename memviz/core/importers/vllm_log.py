@@ -127,14 +127,16 @@ def _v0_batch_defaults(args: dict[str, Any], a: Architecture, max_model_len: int
     return out
 
 
-def _sampler(text: str, version: tuple[int, int, int] | None, gpu: str, v0: bool) -> str | None:
+def _sampler(text: str, version: tuple[int, int, int] | None, gpu: str, v0: bool, runner: str | None) -> str | None:
     """The sampler a log's release ran in its profile, where it differs from the one 0.33 picks for the GPU: V0's
-    sort; the native path its fallback line names (the sort before 0.17, the Triton kernel since), FlashInfer's
-    without the Triton warm-up before 0.21, and, where nothing is printed, the release's default (FlashInfer's only
-    on a GPU that runs it)."""
+    sort; the V2 runner's default pass alone before 0.33 (`runner` None: V2); the native path its fallback line names
+    (the sort before 0.17, the Triton kernel since), FlashInfer's without the Triton warm-up before 0.21, and, where
+    nothing is printed, the release's default (FlashInfer's only on a GPU that runs it)."""
     native = "triton" if version is None or version >= TRITON_SAMPLER_SINCE else "sort"
     if v0:
         return "sort"
+    if runner is None and version is not None and version[:2] < V2_WARMUP_PASS_SINCE:
+        return "greedy"
     if re.search(NATIVE_SAMPLER_LINES, text):
         return native
     if version is None or version >= FLASHINFER_WARMED_SINCE:
@@ -228,13 +230,10 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
             r"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1|CUDA graph memory profiling is enabled", text):
         options["estimate_cudagraphs"] = False
     gpu, v0 = logged_gpu(text, gpu), is_v0(text, s.version)
-    sampler = _sampler(text, s.version, gpu, v0)
     runner = "v1" if v0 else _runner(text, s.version, a)  # V0's profile is modelled with V1's runner
     if runner:
         options["model_runner"] = runner
-    elif s.version is not None and s.version[:2] < V2_WARMUP_PASS_SINCE:
-        sampler = "greedy"  # V2's profile before 0.33 made the default pass only
-    if sampler:
+    if sampler := _sampler(text, s.version, gpu, v0, runner):
         options["sampler"] = sampler
     context = int(args.get("max_model_len") or a.max_position_embeddings or 4096)
     if v0:
