@@ -48,25 +48,30 @@ from memviz.core.kv import ArrayLike
 # (transformers/activations.py; e.g. gelu_new: input, 0.5*input, pow(input, 3), 0.044715*pow live together).
 COMPOSED_ACT_TEMPORARIES = {"gelu_new": 2, "gelu_python_tanh": 2, "gelu_python": 2, "gelu_fast": 3, "quick_gelu": 1}
 
-#: score matrices transformers 5.24's eager attention holds at once, as (float32, compute-dtype, compute-dtype only
+#: score matrices transformers 5.25's eager attention holds at once, as (float32, compute-dtype, compute-dtype only
 #: when that is 16-bit). The common `eager_attention_forward` (Llama and most families): the scaled scores (or their
 #: masked copy) beside their float32 softmax and its cast back, a no-op in float32. Families of their own:
 #: GPT-2 (softmax in the compute dtype: scores and probabilities); GPT-Neo (float32 scores, their `torch.where`
 #: copy, their masked copy, the cast); GPT-J and CodeGen (float32 scores and softmax, the cast); BLOOM (the baddbmm
-#: scores and their masked copy in the compute dtype, then a float32 softmax and its float32 input); Falcon (scores,
-#: their masked copy, the softmax and its input in the compute dtype); gpt-oss and MiMo-V2-Flash (scores, their
-#: concatenation with the sinks, the softmax, all in the compute dtype); Flint (float32 scores, their concatenation
-#: with the sinks and the softmax); HY-V4 (masked scores, then float32 through its float32 sinks: their
+#: scores and their masked copy in the compute dtype, then a float32 softmax and its float32 input); Falcon (5.25
+#: runs it through the common one, and FalconDecoderLayer returns the probabilities, which FalconModel's loop holds
+#: in `outputs` through the next layer's attention: one more copy in the compute dtype); gpt-oss and MiMo-V2-Flash
+#: (scores, their concatenation with the sinks, the softmax, all in the compute dtype); Flint (float32 scores, their
+#: concatenation with the sinks and the softmax); HY-V4 (masked scores, then float32 through its float32 sinks: their
 #: concatenation, less its maximum, the softmax, and the cast back). Measured as live tensors of real prefills in
 #: float32 and bfloat16 (tests/probe/test_eager_live.py).
 EAGER_SCORE_COPIES: dict[str, tuple[int, int, int]] = {
     "gpt2": (0, 2, 0), "gpt_neo": (2, 1, 0), "gptj": (2, 0, 1), "codegen": (2, 0, 1), "bloom": (2, 2, 0),
-    "falcon": (0, 4, 0), "gpt_oss": (0, 3, 0), "mimo_v2_flash": (0, 3, 0), "flint": (3, 0, 0), "hy_v4": (2, 1, 1),
+    "falcon": (1, 2, 1), "gpt_oss": (0, 3, 0), "mimo_v2_flash": (0, 3, 0), "flint": (3, 0, 0), "hy_v4": (2, 1, 1),
 }
 DEFAULT_EAGER_SCORE_COPIES = (1, 1, 1)
 #: B x n x T masks in the compute dtype alive with the scores: the causal mask; HY-V4's sparse attention adds its
 #: top-k mask filled into a copy of it and the copies its attention makes (measured: 5)
 EAGER_MASK_COPIES = {"hy_v4": 5}
+#: families whose model builds the causal mask even for SDPA (`create_causal_mask(..., allow_is_causal_skip=False)`,
+#: transformers 5.25 FalconModel.forward: "Always materialize the mask so alibi can be added"): a B x n x T bool mask
+#: alive through the forward where other families pass `is_causal` and no mask
+SDPA_BOOL_MASK_TYPES = frozenset({"falcon"})
 
 
 def eager_score_bytes(a: Architecture, act_bytes: float) -> float:
@@ -139,6 +144,8 @@ def inference_workspace(
     if a.altup_inputs:
         residual = altup_residual(a, eager_modules)
     hidden = b * n * (residual + qkv + a.num_layers * a.per_layer_input_size) * act_bytes
+    if attention == "sdpa" and a.model_type in SDPA_BOOL_MASK_TYPES:  # alive beside every layer's peak
+        hidden = hidden + b * n * t
     gqa = a.num_kv_heads < a.num_heads
     repeated_kv = b * t * heads * (a.head_dim + a.v_head_dim) * act_bytes if gqa and attention == "eager" else 0
     out = b * n * heads * a.v_head_dim * act_bytes
