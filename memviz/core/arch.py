@@ -91,7 +91,8 @@ _ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2"
             "glm_image_text": "glm4", "granite4_vision_text": "granite", "hunyuan_vl_text": "hunyuan_v1_dense",
             "phi4_multimodal": "phi3", "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe",
             "deepseek_ocr2_text": "deepseek_v2", "unlimited_ocr_text": "deepseek_v2",
-            "dots3_note": "dots3_note_text"}  # dots3's releases keep the text model's fields at the top level
+            "dots3_note": "dots3_note_text",  # dots3's releases keep the text model's fields at the top level
+            "param2moe": "glm4_moe"}  # Param2MoeConfig(Glm4MoeConfig), built by Glm4MoeForCausalLM (transformers 5.25)
 _MOSAIC_NAMES = {"d_model": "hidden_size", "n_heads": "num_attention_heads", "n_layers": "num_hidden_layers",
                  "max_seq_len": "max_position_embeddings"}
 #: fields under other names, read as memviz's (a field already under memviz's name wins): the released Sarvam
@@ -101,9 +102,21 @@ _RENAMED = {"sarvam_moe": {"num_shared_experts": "n_shared_experts", "use_qkv_bi
             "sarvam_mla": {"num_shared_experts": "n_shared_experts"}, "dbrx": _MOSAIC_NAMES, "mpt": _MOSAIC_NAMES,
             "granitemoeshared": {"shared_expert_intermediate_size": "shared_intermediate_size"},
             # Step3p7TextConfig.attribute_map: the released Step 3.5 / 3.7 configs' names
+            # Param2MoeConfig.attribute_map (transformers 5.25): the released Param2 configs' names
+            "param2moe": {"num_experts": "n_routed_experts", "num_shared_experts": "n_shared_experts",
+                          "use_qkv_bias": "attention_bias", "num_mtp_layers": "num_nextn_predict_layers"},
             "step3p5": {"num_attention_groups": "num_key_value_heads", "moe_num_experts": "n_routed_experts",
                         "moe_top_k": "num_experts_per_tok", "share_expert_dims": "share_expert_dim",
                         "num_mtp_layers": "num_nextn_predict_layers"}}
+#: defaults of an aliased type's config class where they differ from those of the type it is read as, for fields a
+#: config leaves out: Param2MoeConfig (transformers 5.25 modular_param2moe.py) ties the embeddings, normalises q and k
+#: and has 64-wide heads, a dense first layer of 9,216, 64 routed experts of 2,048 (6 a token), two shared ones and no
+#: MTP layer, where Glm4MoeConfig unties, has no q/k norms, heads of hidden_size / num_attention_heads, 128 experts
+#: of 1,408 (8 a token), one shared one and one MTP layer
+_ALIAS_DEFAULTS = {"param2moe": {"tie_word_embeddings": True, "use_qk_norm": True, "head_dim": 64,
+                                 "intermediate_size": 9216, "first_k_dense_replace": 1, "n_routed_experts": 64,
+                                 "moe_intermediate_size": 2048, "n_shared_experts": 2, "num_experts_per_tok": 6,
+                                 "num_nextn_predict_layers": 0}}
 #: the transformers / vLLM class each text model type is built by (transformers 5.24 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES):
 #: a config whose model_type memviz does not know but whose `architectures` names one of these is read as that type,
 #: as vLLM resolves a model by its architecture (vllm/model_executor/models/registry.py): Kimi-K2's "kimi_k2" is
@@ -1735,6 +1748,8 @@ _NOT_TEXT_DECODERS = {
     **dict.fromkeys(("t5_gemma_module", "t5gemma2_decoder", "t5gemma2_encoder", "t5gemma2_text", "pix2struct_text_model"),
                     "a part of an encoder-decoder model"),
     **dict.fromkeys(("blt_local_decoder", "blt_patcher"), "a part of BLT's byte-latent model"),
+    **dict.fromkeys(("pi0", "pi05"), "a robot action model (PI0 and PI0.5: a PaliGemma "
+                    "vision-language model driving a flow-matching action expert)"),
 }
 
 
@@ -1760,7 +1775,7 @@ NON_GENERATIVE_TYPES = frozenset({
     "embedding_gemma2", "embedding_gemma2_text", "flava", "flava_image_model", "flava_text_model",
     "granite_speech5_encoder", "groupvit", "groupvit_text_model", "hubert", "instructblip_qformer",
     "instructblipvideo_qformer", "layoutlmv2", "layoutlmv3", "layoutxlm", "lilt", "markuplm", "metaclip_2",
-    "metaclip_2_text_model", "omdet-turbo", "openai_privacy_filter", "ovis2_vision", "owlv2", "owlv2_text_model",
+    "metaclip_2_text_model", "omdet-turbo", "openai_privacy_filter", "ovis2_vision", "ovis2_5_vision", "owlv2", "owlv2_text_model",
     "owlvit", "owlvit_text_model", "sam3", "sam3_lite_text", "sam3_lite_text_text_model", "sew", "sew-d", "siglip",
     "siglip2", "siglip2_text_model", "siglip_text_model", "splinter", "tipsv2",
     "tipsv2_text_model", "tvp", "unispeech", "unispeech-sat", "videoprism", "videoprism_text_model", "vilt",
@@ -1896,6 +1911,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = {**cfg, "output_vocab_size": cfg.get("vision_vocab_size", 16512)}  # tokens); GlmImageTextConfig's
         cfg.setdefault("attention_bias", True)  # attention_bias defaults True
     cfg = {**{new: cfg[old] for old, new in _RENAMED.get(model_type, {}).items() if old in cfg}, **cfg}
+    cfg = {**_ALIAS_DEFAULTS.get(model_type, {}), **cfg}
     cfg, rswa = _reference_sliding(cfg, outer)
     model_type = _ALIASES.get(model_type, model_type)
     read_as = _type_of_architecture(cfg) if model_type not in KNOWN_MODEL_TYPES else None

@@ -509,3 +509,28 @@ def test_glm_images_language_model_is_glm4s_with_a_head_over_image_tokens():
     assert a.model_type == "glm4" and a.output_vocab_size == 16512
     assert parameter_count(a) == language_model
     assert [e.family for e in a.encoders] == ["glm_image_vision", "glm_image_vqmodel"] and not a.warnings
+
+
+@pytest.mark.parametrize("written", [{}, {"num_experts": 16, "num_shared_experts": 1, "use_qkv_bias": True,
+                                          "tie_word_embeddings": False}])
+def test_param2_moe_reads_as_glm4_moe_with_its_own_defaults_and_names(written):
+    """Param2-MoE (transformers 5.25: Param2MoeConfig(Glm4MoeConfig), built by Glm4MoeForCausalLM): a config that
+    leaves fields out takes Param2's defaults (tied embeddings, q/k norms, a dense first layer of 9,216, 64 experts of
+    2,048, two shared ones), not
+    GLM-4.5's, and the release's own names (num_experts, num_shared_experts, use_qkv_bias) are read: the count equals
+    transformers' build from the same few fields. Read before as an unknown Llama-style decoder with a warning."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    cfg = {"model_type": "param2moe", "vocab_size": 1024, "hidden_size": 256, "num_hidden_layers": 4,
+           "num_attention_heads": 4, "num_key_value_heads": 2, **written}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = AutoConfig.for_model(**cfg)
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(config)
+    stored = set(model.state_dict())  # the routers' e_score_correction_bias buffers are checkpoint weights
+    reference = sum(p.numel() for p in model.parameters()) + sum(b.numel() for n, b in model.named_buffers()
+                                                                 if n in stored and not any(k in n for k in NOT_WEIGHTS))
+    a = from_hf_config(cfg)
+    assert a.model_type == "glm4_moe" and not a.warnings
+    assert parameter_count(a) == reference
