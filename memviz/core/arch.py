@@ -56,6 +56,7 @@ KNOWN_MODEL_TYPES = (
     "diffllama",  # DiffLlama: Llama's layout with differential attention's four lambdas a layer
     "bitnet",  # BitNet b1.58: Llama's layout, a norm before o_proj and one before down_proj, relu² gated MLP
     "voxtral_realtime_text",  # Voxtral Realtime's language model: Mistral's layout, a time-conditioned norm MLP
+    "minicpm5_moe",  # MiniCPM5-MoE: Llama's attention with a query-made output gate, DeepSeek-V3's experts
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
 #: usual fields; each checked against transformers 5.24's build and a tiny real run, tests/core/engines/
@@ -108,15 +109,17 @@ _RENAMED = {"sarvam_moe": {"num_shared_experts": "n_shared_experts", "use_qkv_bi
             "step3p5": {"num_attention_groups": "num_key_value_heads", "moe_num_experts": "n_routed_experts",
                         "moe_top_k": "num_experts_per_tok", "share_expert_dims": "share_expert_dim",
                         "num_mtp_layers": "num_nextn_predict_layers"}}
-#: defaults of an aliased type's config class where they differ from those of the type it is read as, for fields a
-#: config leaves out: Param2MoeConfig (transformers 5.25 modular_param2moe.py) ties the embeddings, normalises q and k
-#: and has 64-wide heads, a dense first layer of 9,216, 64 routed experts of 2,048 (6 a token), two shared ones and no
-#: MTP layer, where Glm4MoeConfig unties, has no q/k norms, heads of hidden_size / num_attention_heads, 128 experts
-#: of 1,408 (8 a token), one shared one and one MTP layer
-_ALIAS_DEFAULTS = {"param2moe": {"tie_word_embeddings": True, "use_qk_norm": True, "head_dim": 64,
+#: defaults of a config class memviz would read otherwise, for fields a config leaves out: MiniCPM5MoeConfig
+#: (transformers 5.25) has 128-wide heads whatever hidden_size / num_attention_heads is, and a shared expert;
+#: Param2MoeConfig (modular_param2moe.py) ties the embeddings, normalises q and k and has 64-wide heads, a dense
+#: first layer of 9,216, 64 routed experts of 2,048 (6 a token), two shared ones and no MTP layer, where
+#: Glm4MoeConfig, the type it is read as, unties, has no q/k norms, heads of hidden_size / num_attention_heads,
+#: 128 experts of 1,408 (8 a token), one shared one and one MTP layer
+_CLASS_DEFAULTS = {"param2moe": {"tie_word_embeddings": True, "use_qk_norm": True, "head_dim": 64,
                                  "intermediate_size": 9216, "first_k_dense_replace": 1, "n_routed_experts": 64,
                                  "moe_intermediate_size": 2048, "n_shared_experts": 2, "num_experts_per_tok": 6,
-                                 "num_nextn_predict_layers": 0}}
+                                 "num_nextn_predict_layers": 0},
+                   "minicpm5_moe": {"head_dim": 128, "n_shared_experts": 1}}
 #: the transformers / vLLM class each text model type is built by (transformers 5.24 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES):
 #: a config whose model_type memviz does not know but whose `architectures` names one of these is read as that type,
 #: as vLLM resolves a model by its architecture (vllm/model_executor/models/registry.py): Kimi-K2's "kimi_k2" is
@@ -142,6 +145,7 @@ _BY_ARCHITECTURE = {
     "FalconH1ForCausalLM": "falcon_h1", "DeepseekV4ForCausalLM": "deepseek_v4", "Jais2ForCausalLM": "jais2",
     "NanoChatForCausalLM": "nanochat", "Apertus1p5TextForCausalLM": "apertus",
     "MiniMaxM3SparseForCausalLM": "minimax_m3_vl_text", "HYV4ForCausalLM": "hy_v4", "LagunaForCausalLM": "laguna",
+    "MiniCPM5MoeForCausalLM": "minicpm5_moe", "MiniCPM5MoEForCausalLM": "minicpm5_moe",
     "AXK1ForCausalLM": "axk1", "AXK2ForCausalLM": "axk2", "Kolibri1ForCausalLM": "kolibri1", "BeamForCausalLM": "beam",
     "CohereForCausalLM": "cohere", "Cohere2ForCausalLM": "cohere2", "OlmoForCausalLM": "olmo",
     "Olmo2ForCausalLM": "olmo2", "Olmo3ForCausalLM": "olmo3", "OlmoeForCausalLM": "olmoe",
@@ -787,7 +791,7 @@ def _int_list(value: Any, key: str) -> list[int]:
 #: AfmoeConfig num_dense_layers = 1; Lfm2MoeConfig num_dense_layers = 2)
 _FIRST_DENSE = {"glm4_moe_lite": ("first_k_dense_replace", 1), "exaone_moe": ("first_k_dense_replace", 1),
                 "hy_v3": ("first_k_dense_replace", 1), "hy_v4": ("first_k_dense_replace", 1),
-                "afmoe": ("num_dense_layers", 1),
+                "afmoe": ("num_dense_layers", 1), "minicpm5_moe": ("first_k_dense_replace", 1),
                 "lfm2_moe": ("num_dense_layers", 2)}
 
 
@@ -854,7 +858,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
     elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
                         "glm_moe_dsa", "solar_open", "deepseek_v4", "hy_v4", "axk1", "axk2", "dots1",
-                        "mistral_large4_text"):  # one shared MLP of n_shared x I
+                        "mistral_large4_text", "minicpm5_moe"):  # one shared MLP of n_shared x I
         shared = moe_inter * _int(cfg.get("n_shared_experts", int(model_type == "deepseek_v4")) or 0,
                                   "n_shared_experts")
     elif model_type in ("exaone_moe", "hy_v3", "afmoe"):  # ExaoneMoe / HYV3 / Afmoe: num_shared_experts x I
@@ -891,7 +895,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                                                  "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash",
                                                  "deepseek_v4", "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "axk2",
                                                  "kolibri1", "beam", "minimax_m2", "dots1", "muse_spark_text",
-                                                 "dots3_note_text")
+                                                 "dots3_note_text", "minicpm5_moe")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
@@ -1911,7 +1915,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = {**cfg, "output_vocab_size": cfg.get("vision_vocab_size", 16512)}  # tokens); GlmImageTextConfig's
         cfg.setdefault("attention_bias", True)  # attention_bias defaults True
     cfg = {**{new: cfg[old] for old, new in _RENAMED.get(model_type, {}).items() if old in cfg}, **cfg}
-    cfg = {**_ALIAS_DEFAULTS.get(model_type, {}), **cfg}
+    cfg = {**_CLASS_DEFAULTS.get(model_type, {}), **cfg}
     cfg, rswa = _reference_sliding(cfg, outer)
     model_type = _ALIASES.get(model_type, model_type)
     read_as = _type_of_architecture(cfg) if model_type not in KNOWN_MODEL_TYPES else None
@@ -2059,6 +2063,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(moe_output_norm=True)
     if model_type == "beam":  # BeamAttention: q/k norms, a sigmoid gate of the query's width with a bias per head;
         kw.update(qk_norm=True, attn_output_gate=True, attn_gate_bias=True, norms_per_layer=4)  # four norms a layer
+    if model_type == "minicpm5_moe":  # MiniCPM5MoeAttention.q_gate_proj: the queries and a sigmoid gate on the output
+        kw.update(attn_output_gate=True)
     if model_type == "kolibri1":  # Kolibri1DecoderLayer: q/k norms; input, post-attention, post-self-attention and
         kw.update(qk_norm=True, norms_per_layer=4)  # post-MLP norms
     if model_type == "afmoe":  # AfmoeAttention: gate_proj, a query-sized output gate; AfmoeDecoderLayer: four norms

@@ -534,3 +534,25 @@ def test_param2_moe_reads_as_glm4_moe_with_its_own_defaults_and_names(written):
     a = from_hf_config(cfg)
     assert a.model_type == "glm4_moe" and not a.warnings
     assert parameter_count(a) == reference
+
+
+def test_minicpm5_moe_reads_its_gated_queries_and_class_defaults():
+    """MiniCPM5-MoE (transformers 5.25): q_gate_proj makes the queries and the output gate, DeepSeek-V3's experts with
+    their score bias and shared MLP, a dense first layer and 128-wide heads by its config class whatever
+    hidden_size / num_attention_heads says: the count equals transformers' build from a config that leaves them out
+    (read before as an unknown Llama-style decoder: no gate, no experts' bias, heads of 64 here)."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    cfg = {"model_type": "minicpm5_moe", "vocab_size": 1024, "hidden_size": 256, "num_hidden_layers": 3,
+           "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 512, "moe_intermediate_size": 64,
+           "n_routed_experts": 8, "num_experts_per_tok": 2}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**cfg))
+    stored = set(model.state_dict())
+    reference = sum(p.numel() for p in model.parameters()) + sum(b.numel() for n, b in model.named_buffers()
+                                                                 if n in stored and not any(k in n for k in NOT_WEIGHTS))
+    a = from_hf_config(cfg)
+    assert (a.head_dim, a.moe_layers, a.attn_output_gate) == (128, (False, True, True), True) and not a.warnings
+    assert parameter_count(a) == reference

@@ -100,7 +100,7 @@ _ROUTER = {"router": 4, "router_bias": 4}
 WIDE_KINDS = {
     **dict.fromkeys(("deepseek_v3", "glm4_moe", "glm4_moe_lite", "ernie4_5_moe", "deepseek_v32", "glm_moe_dsa",
                      "nemotron_h", "solar_open", "exaone_moe", "hy_v3", "mimo_v2_flash", "axk1", "axk2", "beam",
-                     "dots1", "dots3_note_text"),
+                     "dots1", "dots3_note_text", "minicpm5_moe"),
                     _ROUTER),
     "deepseek_v2": {"router": 4},
     "kolibri1": {"router_bias": 4},
