@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memviz.core.arch import MAMBA2, SHORTCONV, Architecture
+from memviz.core.arch import FULL, MAMBA2, SHORTCONV, SLIDING, Architecture
 from memviz.core.kv import ArrayLike
 
 # n x I temporaries beyond input and output that transformers' Python-written activations hold at their peak
@@ -57,21 +57,58 @@ COMPOSED_ACT_TEMPORARIES = {"gelu_new": 2, "gelu_python_tanh": 2, "gelu_python":
 #: runs it through the common one, and FalconDecoderLayer returns the probabilities, which FalconModel's loop holds
 #: in `outputs` through the next layer's attention: one more copy in the compute dtype); gpt-oss and MiMo-V2-Flash
 #: (scores, their concatenation with the sinks, the softmax, all in the compute dtype); Flint (float32 scores, their
-#: concatenation with the sinks and the softmax); HY-V4 (masked scores, then float32 through its float32 sinks: their
+#: concatenation with the sinks and the softmax); Ergo (the scores plus its float32 mask, their softmax, the cast);
+#: HY-V4 (masked scores, then float32 through its float32 sinks: their
 #: concatenation, less its maximum, the softmax, and the cast back). Measured as live tensors of real prefills in
 #: float32 and bfloat16 (tests/probe/test_eager_live.py).
 EAGER_SCORE_COPIES: dict[str, tuple[int, int, int]] = {
     "gpt2": (0, 2, 0), "gpt_neo": (2, 1, 0), "gptj": (2, 0, 1), "codegen": (2, 0, 1), "bloom": (2, 2, 0),
-    "falcon": (1, 2, 1), "gpt_oss": (0, 3, 0), "mimo_v2_flash": (0, 3, 0), "flint": (3, 0, 0), "hy_v4": (2, 1, 1),
+    "falcon": (1, 2, 1), "ergo": (2, 0, 1), "gpt_oss": (0, 3, 0), "mimo_v2_flash": (0, 3, 0), "flint": (3, 0, 0),
+    "hy_v4": (2, 1, 1),
 }
 DEFAULT_EAGER_SCORE_COPIES = (1, 1, 1)
 #: B x n x T masks in the compute dtype alive with the scores: the causal mask; HY-V4's sparse attention adds its
 #: top-k mask filled into a copy of it and the copies its attention makes (measured: 5)
 EAGER_MASK_COPIES = {"hy_v4": 5}
 #: families whose model builds the causal mask even for SDPA (`create_causal_mask(..., allow_is_causal_skip=False)`,
-#: transformers 5.25 FalconModel.forward: "Always materialize the mask so alibi can be added"): a B x n x T bool mask
-#: alive through the forward where other families pass `is_causal` and no mask
-SDPA_BOOL_MASK_TYPES = frozenset({"falcon"})
+#: transformers 5.25 FalconModel.forward: "Always materialize the mask so alibi can be added"; Kolibri1_1Model for
+#: its indexed layers, whose indexers overlay their selection on it)
+SDPA_BOOL_MASK_TYPES = frozenset({"falcon", "kolibri1_1"})
+
+
+def sdpa_mask_bytes(a: Architecture, n: ArrayLike, t: ArrayLike) -> ArrayLike:
+    """Bytes of the n x T bool masks a model builds before its layers for SDPA, alive through the forward (one for
+    every sequence, expanded over the batch when none is padded; transformers 5.25 masking_utils.py
+    `_ignore_causal_mask_sdpa`): none where SDPA's `is_causal` serves (no padding, one query or as many queries as
+    keys), one for the sliding layers once the keys reach the window ("we need to add special patterns to the
+    mask"), and a full one always in `SDPA_BOOL_MASK_TYPES`. Measured: a Mistral of 64-token windows at 2 x 2,048
+    tokens held 4 MiB of mask that memviz left out."""
+    always = 1 if a.model_type in SDPA_BOOL_MASK_TYPES else 0
+    sliding = np.where(t >= a.sliding_window, 1, 0) if SLIDING in a.layer_types and a.sliding_window else 0
+    return n * t * (always + sliding)
+
+
+#: the most scores Kolibri 1.1's indexer makes at once (Kolibri1_1Indexer.max_scores: rows are chunked to it)
+TOKEN_INDEX_CHUNK_SCORES = 2**26
+
+
+def token_indexer_workspace(a: Architecture, n: ArrayLike, t: ArrayLike, b: ArrayLike) -> tuple[ArrayLike, ArrayLike]:
+    """(held through the forward, peak in an indexed layer) of Kolibri 1.1's indexer in transformers 5.25
+    (Kolibri1_1Indexer): its pool, a bool a query and key of every sequence kept from layer to layer; in the layer
+    its selection (another), and for the rows that see more keys than the budget, at most `TOKEN_INDEX_CHUNK_SCORES`
+    at a time, the float32 scores, their masked copy, the int32 tie ranks and seven bool masks of a row and key
+    (`select_tokens`, `top_k_mask`: 19 bytes)."""
+    rows = np.clip(np.minimum(n, t - a.token_index_budget), 0, None)
+    chunk = np.minimum(rows, np.maximum(1, TOKEN_INDEX_CHUNK_SCORES // np.maximum(t, 1)))
+    return b * n * t, b * n * t + chunk * t * 19
+
+
+def eager_mask_bytes(a: Architecture, act_bytes: float) -> float:
+    """Bytes per query and key of the masks eager attention adds to its scores, alive through the forward: the
+    causal mask, and a sliding-window one beside it in models with both kinds of layer (their `causal_mask_mapping`,
+    transformers 5.25), or `EAGER_MASK_COPIES`; in the dtype of the input embeddings (float32 in Ergo's)."""
+    kinds = 2 if SLIDING in a.layer_types and FULL in a.layer_types else 1
+    return EAGER_MASK_COPIES.get(a.model_type, kinds) * (4 if a.float32_residual else act_bytes)
 
 
 def eager_score_bytes(a: Architecture, act_bytes: float) -> float:
@@ -143,14 +180,15 @@ def inference_workspace(
     residual = (a.hyper_streams + 2 if a.hyper_streams else 2) * a.hidden_size
     if a.altup_inputs:
         residual = altup_residual(a, eager_modules)
-    hidden = b * n * (residual + qkv + a.num_layers * a.per_layer_input_size) * act_bytes
-    if attention == "sdpa" and a.model_type in SDPA_BOOL_MASK_TYPES:  # alive beside every layer's peak
-        hidden = hidden + b * n * t
+    residual_bytes = 4 if a.float32_residual and eager_modules else act_bytes
+    hidden = b * n * (residual * residual_bytes + (qkv + a.num_layers * a.per_layer_input_size) * act_bytes)
+    if attention == "sdpa":  # the masks alive beside every layer's peak
+        hidden = hidden + sdpa_mask_bytes(a, n, t)
     gqa = a.num_kv_heads < a.num_heads
     repeated_kv = b * t * heads * (a.head_dim + a.v_head_dim) * act_bytes if gqa and attention == "eager" else 0
     out = b * n * heads * a.v_head_dim * act_bytes
     # the scores and the B x n x T masks eager attention adds to them
-    masks = EAGER_MASK_COPIES.get(a.model_type, 1) * act_bytes
+    masks = eager_mask_bytes(a, act_bytes)
     scores = b * n * t * (heads * eager_score_bytes(a, act_bytes) + masks) if attention == "eager" else 0
     if a.compress_ratios and attention == "eager":  # DeepSeek-V4 (`deepseek_v4_eager_attention`)
         scores, repeated_kv = deepseek_v4_eager_attention(a, n, t, b, heads, act_bytes)
@@ -159,6 +197,9 @@ def inference_workspace(
         attn = np.maximum(attn + b * heads * n * t * act_bytes, block_sparse_mask_workspace(a, n, t, b, act_bytes))
     elif a.indexer_heads and not a.compress_ratios and attention in ("eager", "sdpa"):
         attn = np.maximum(attn, lightning_indexer_workspace(a, n, t, b))
+    if a.token_index_budget and attention in ("eager", "sdpa"):  # Kolibri 1.1: the pool held, the selection made
+        pool, selecting = token_indexer_workspace(a, n, t, b)
+        hidden, attn = hidden + pool, np.maximum(attn, selecting)
     if a.hyper_streams and eager_modules:
         attn = np.maximum(attn, hyper_connection_workspace(a, n, b, act_bytes))
     extra = COMPOSED_ACT_TEMPORARIES.get(a.hidden_act, 0) if eager_modules else 0
@@ -177,6 +218,8 @@ def inference_workspace(
             routed = routed + b * n * moe_gather * width * (moe_gather_bytes or act_bytes)
         if eager_modules:  # the down output, its weighted copy and its reordering, beside the gathered input
             routed = np.maximum(routed, rows * 4 * width * act_bytes)
+        if eager_modules and a.expert_output_norms:  # ErgoExpertNorm beside the repeated input and the experts'
+            routed = np.maximum(routed, rows * width * (2 * act_bytes + 12))  # output: three float32 copies
         shared = b * n * dense_units * (a.shared_expert_intermediate_size / tp) * act_bytes
         router = b * n * a.num_experts * 4
         moe = routed + shared + router

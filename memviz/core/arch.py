@@ -57,6 +57,8 @@ KNOWN_MODEL_TYPES = (
     "bitnet",  # BitNet b1.58: Llama's layout, a norm before o_proj and one before down_proj, relu² gated MLP
     "voxtral_realtime_text",  # Voxtral Realtime's language model: Mistral's layout, a time-conditioned norm MLP
     "minicpm5_moe",  # MiniCPM5-MoE: Llama's attention with a query-made output gate, DeepSeek-V3's experts
+    "ergo",  # Ergo: sliding and NoPE full layers, relu2 MLPs, experts with a norm each, float32 residual stream
+    "kolibri1_1",  # Kolibri 1.1: Kolibri-1's layers, indexed full layers reading earlier layers' K/V, dense leaders
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
 #: usual fields; each checked against transformers 5.24's build and a tiny real run, tests/core/engines/
@@ -103,6 +105,7 @@ _RENAMED = {"sarvam_moe": {"num_shared_experts": "n_shared_experts", "use_qkv_bi
             "sarvam_mla": {"num_shared_experts": "n_shared_experts"}, "dbrx": _MOSAIC_NAMES, "mpt": _MOSAIC_NAMES,
             "granitemoeshared": {"shared_expert_intermediate_size": "shared_intermediate_size"},
             # Step3p7TextConfig.attribute_map: the released Step 3.5 / 3.7 configs' names
+            "ergo": {"local_attention_window": "sliding_window"},  # ErgoConfig.attribute_map (transformers 5.25)
             # Param2MoeConfig.attribute_map (transformers 5.25): the released Param2 configs' names
             "param2moe": {"num_experts": "n_routed_experts", "num_shared_experts": "n_shared_experts",
                           "use_qkv_bias": "attention_bias", "num_mtp_layers": "num_nextn_predict_layers"},
@@ -114,12 +117,16 @@ _RENAMED = {"sarvam_moe": {"num_shared_experts": "n_shared_experts", "use_qkv_bi
 #: Param2MoeConfig (modular_param2moe.py) ties the embeddings, normalises q and k and has 64-wide heads, a dense
 #: first layer of 9,216, 64 routed experts of 2,048 (6 a token), two shared ones and no MTP layer, where
 #: Glm4MoeConfig, the type it is read as, unties, has no q/k norms, heads of hidden_size / num_attention_heads,
-#: 128 experts of 1,408 (8 a token), one shared one and one MTP layer
+#: 128 experts of 1,408 (8 a token), one shared one and one MTP layer; ErgoConfig a 512-token window and 256
+#: experts of 4,096 (8 a token); Kolibri1_1Config 128-wide heads and a 513-token window
 _CLASS_DEFAULTS = {"param2moe": {"tie_word_embeddings": True, "use_qk_norm": True, "head_dim": 64,
                                  "intermediate_size": 9216, "first_k_dense_replace": 1, "n_routed_experts": 64,
                                  "moe_intermediate_size": 2048, "n_shared_experts": 2, "num_experts_per_tok": 6,
                                  "num_nextn_predict_layers": 0},
-                   "minicpm5_moe": {"head_dim": 128, "n_shared_experts": 1}}
+                   "minicpm5_moe": {"head_dim": 128, "n_shared_experts": 1},
+                   "kolibri1_1": {"head_dim": 128, "sliding_window": 513},
+                   "ergo": {"sliding_window": 512, "num_experts": 256, "moe_intermediate_size": 4096,
+                            "num_experts_per_tok": 8}}
 #: the transformers / vLLM class each text model type is built by (transformers 5.24 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES):
 #: a config whose model_type memviz does not know but whose `architectures` names one of these is read as that type,
 #: as vLLM resolves a model by its architecture (vllm/model_executor/models/registry.py): Kimi-K2's "kimi_k2" is
@@ -146,7 +153,8 @@ _BY_ARCHITECTURE = {
     "NanoChatForCausalLM": "nanochat", "Apertus1p5TextForCausalLM": "apertus",
     "MiniMaxM3SparseForCausalLM": "minimax_m3_vl_text", "HYV4ForCausalLM": "hy_v4", "LagunaForCausalLM": "laguna",
     "MiniCPM5MoeForCausalLM": "minicpm5_moe", "MiniCPM5MoEForCausalLM": "minicpm5_moe",
-    "AXK1ForCausalLM": "axk1", "AXK2ForCausalLM": "axk2", "Kolibri1ForCausalLM": "kolibri1", "BeamForCausalLM": "beam",
+    "AXK1ForCausalLM": "axk1", "AXK2ForCausalLM": "axk2", "Kolibri1ForCausalLM": "kolibri1",
+    "Kolibri1_1ForCausalLM": "kolibri1_1", "BeamForCausalLM": "beam",
     "CohereForCausalLM": "cohere", "Cohere2ForCausalLM": "cohere2", "OlmoForCausalLM": "olmo",
     "Olmo2ForCausalLM": "olmo2", "Olmo3ForCausalLM": "olmo3", "OlmoeForCausalLM": "olmoe",
     "FlexOlmoForCausalLM": "flex_olmo", "SeedOssForCausalLM": "seed_oss", "GlmForCausalLM": "glm",
@@ -281,6 +289,12 @@ class Architecture:
     full_num_kv_heads: int = 0
     full_k_eq_v: bool = False
     kv_shared_layers: int = 0
+    # the layer whose K/V each layer attends to (Kolibri 1.1's `kv_source_layers`): a layer reading another's holds
+    # no K/V projections and caches nothing; () when every layer reads its own
+    kv_sources: tuple[int, ...] = ()
+    # keys a query of Kolibri 1.1's indexed (full) layers attends to once it sees more: the indexer's top-k, the
+    # local and the sink tokens (Kolibri1_1Indexer `budget`); 0: no such indexer
+    token_index_budget: int = 0
     per_layer_input_size: int = 0  # hidden_size_per_layer_input: each layer's slice of the per-layer embedding
     per_layer_vocab_size: int = 0  # vocab_size_per_layer_input
     double_wide_shared_mlp: bool = False  # use_double_wide_mlp: the KV-sharing layers' MLP is twice as wide
@@ -349,6 +363,12 @@ class Architecture:
     attn_gate_bias: bool = False
     # an expert layer's norm on the experts' output beside the block's (A.X-K1: AXK1MoE.post_mlp_layernorm)
     moe_output_norm: bool = False
+    # a norm weight of the hidden size per routed expert on its output, and one after the shared expert
+    # (Ergo: ErgoExperts.post_expert_norm, ErgoSharedExpert.norm)
+    expert_output_norms: bool = False
+    # the residual stream kept in float32 whatever the weights' dtype (ErgoDecoderLayer adds each branch's float32
+    # norm output to it; ErgoModel's float32 token embedding starts it)
+    float32_residual: bool = False
     # Falcon-H1 (FalconH1DecoderLayer): every attention layer runs a Mamba2 mixer beside its attention, so it caches
     # K/V and holds the mixer's state; that mixer's gated norm is optional (mamba_rms_norm) and its out_proj biased
     # apart from in_proj (projectors_bias; None: as in_proj)
@@ -406,7 +426,8 @@ class Architecture:
                     "linear_v_heads", "linear_k_head_dim", "linear_v_head_dim", "linear_conv_kernel", "linear_chunk",
                     "hyper_streams", "out_groups", "out_lora_rank", "output_vocab_size",
                     "cross_attention_tokens", "altup_inputs", "laurel_rank", "norms_per_layer", "moe_hidden_size",
-                    "indexer_heads", "indexer_head_dim", "gated_norm_rank", "head_gate", "mtp_layers"):
+                    "indexer_heads", "indexer_head_dim", "gated_norm_rank", "head_gate", "mtp_layers",
+                    "token_index_budget"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
@@ -450,6 +471,19 @@ class Architecture:
             raise InputError("MLA models need positive kv_lora_rank and qk_rope_head_dim")
         self._check_layer_geometry()
 
+    def _check_kv_sources(self) -> None:
+        """As Kolibri1_1Config.validate_architecture: each layer reads its own K/V or those of an earlier layer of
+        its kind that reads its own."""
+        sources, kinds = self.kv_sources, self.layer_types
+        if not sources:
+            return
+        if len(sources) != self.num_layers:
+            raise InputError(f"kv_source_layers must name a layer for each of the {self.num_layers} layers")
+        for i, src in enumerate(sources):
+            if not (isinstance(src, int) and 0 <= src <= i) or sources[src] != src or kinds[src] != kinds[i]:
+                raise InputError(f"kv_source_layers: layer {i} must read its own K/V or those of an earlier layer of "
+                                 f"its kind that produces its own, got {src!r}")
+
     def _check_layer_geometry(self) -> None:
         if self.full_num_kv_heads and self.num_heads % self.full_num_kv_heads:
             raise InputError(f"num_attention_heads ({self.num_heads}) must be a multiple of the full-attention "
@@ -460,6 +494,7 @@ class Architecture:
         producing = set(self.layer_types[:self.num_layers - self.kv_shared_layers])
         if self.kv_shared_layers and not set(self.layer_types[self.num_layers - self.kv_shared_layers:]) <= producing:
             raise InputError("a layer kind that reuses K/V (num_kv_shared_layers) has no earlier layer producing it")
+        self._check_kv_sources()
         if self.nope_layers and (len(self.nope_layers) != self.num_layers or not self.is_mla):
             raise InputError(f"nope_layers must flag each of the {self.num_layers} layers of an MLA model")
         for name in ("layer_kv_lora_ranks", "layer_nope_dims"):
@@ -561,9 +596,11 @@ class Architecture:
         return ((self.head_dim, 1),)
 
     def layer_caches_kv(self, i: int) -> bool:
-        """Whether layer i projects and caches K/V of its tokens (the last `kv_shared_layers` reuse earlier ones; a
-        linear-attention layer keeps a fixed state instead, a cross-attention layer an image's K/V)."""
-        return i < self.num_layers - self.kv_shared_layers and self.layer_types[i] not in (LINEAR, NO_MIXER, CROSS)
+        """Whether layer i projects and caches K/V of its tokens (the last `kv_shared_layers` reuse earlier ones, as
+        do those `kv_sources` points elsewhere; a linear-attention layer keeps a fixed state instead, a
+        cross-attention layer an image's K/V)."""
+        return (i < self.num_layers - self.kv_shared_layers and self.layer_types[i] not in (LINEAR, NO_MIXER, CROSS)
+                and (not self.kv_sources or self.kv_sources[i] == i))
 
     def layer_kinds_text(self) -> str:
         """The layer kinds and their counts in words ("36 × Mamba2, 4 × full"), in order of first appearance."""
@@ -610,7 +647,12 @@ class Architecture:
     @property
     def uniform_attention(self) -> bool:
         """Every layer has the same K/V geometry and caches its own (no Gemma 4 per-layer fields)."""
-        return not (self.full_head_dim or self.full_num_kv_heads or self.kv_shared_layers)
+        return not (self.full_head_dim or self.full_num_kv_heads or self.kv_shared_layers or self.kv_reading_layers)
+
+    @property
+    def kv_reading_layers(self) -> int:
+        """Layers that read an earlier layer's K/V by `kv_sources` (Kolibri 1.1), caching none of their own."""
+        return sum(1 for i, source in enumerate(self.kv_sources) if source != i)
 
     def with_changes(self, **changes: Any) -> Architecture:
         """A copy with fields changed and re-validated (layer lists follow `num_layers`)."""
@@ -631,6 +673,8 @@ class Architecture:
                             "layer_kv_lora_ranks", "layer_nope_dims"):
                     if getattr(self, key):
                         changes.setdefault(key, _resize(getattr(self, key), n))
+                if self.kv_sources:  # the layers kept read what they read; added ones their own K/V
+                    changes.setdefault("kv_sources", tuple(self.kv_sources[:n]) + tuple(range(len(self.kv_sources), n)))
         if "num_heads" in changes and self.layer_heads:  # a head count typed in applies to every layer
             changes.setdefault("layer_heads", ())
         for typed, per_layer in (("kv_lora_rank", "layer_kv_lora_ranks"), ("qk_nope_head_dim", "layer_nope_dims")):
@@ -730,7 +774,7 @@ _DEFAULT_ACT = {"gpt2": "gelu_new", "gptj": "gelu_new", "codegen": "gelu_new", "
                 "gpt_bigcode": "gelu_pytorch_tanh", "bloom": "gelu", "opt": "relu", "falcon": "gelu", "gpt_neox": "gelu",
                 "gemma": "gelu_pytorch_tanh", "gemma2": "gelu_pytorch_tanh", "gemma3_text": "gelu_pytorch_tanh",
                 "gemma3n_text": "gelu_pytorch_tanh", "persimmon": "relu2", "jais2": "relu2", "nanochat": "relu2",
-                "modernbert-decoder": "gelu"}
+                "modernbert-decoder": "gelu", "ergo": "relu2"}
 
 
 def _get(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
@@ -792,6 +836,7 @@ def _int_list(value: Any, key: str) -> list[int]:
 _FIRST_DENSE = {"glm4_moe_lite": ("first_k_dense_replace", 1), "exaone_moe": ("first_k_dense_replace", 1),
                 "hy_v3": ("first_k_dense_replace", 1), "hy_v4": ("first_k_dense_replace", 1),
                 "afmoe": ("num_dense_layers", 1), "minicpm5_moe": ("first_k_dense_replace", 1),
+                "ergo": ("num_dense_blocks", 1),
                 "lfm2_moe": ("num_dense_layers", 2)}
 
 
@@ -799,12 +844,13 @@ def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bo
     """Which layers hold routed experts, as each family's decoder layer decides."""
     if model_type == "nemotron_h":  # its "moe" blocks (`_nemotron_h_layers`)
         return tuple(kind == "moe" for kind in cfg["layer_types"])
-    if model_type in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text", "flint"):
+    if model_type in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text", "flint", "kolibri1_1"):
         # Qwen2MoeDecoderLayer: sparse when not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
-        # (FlintConfig: mlp_only_layers [0, 1] when the config lists none)
+        # (FlintConfig and Kolibri1_1Config: mlp_only_layers [0, 1] when the config lists none)
         step = _at_least_one(cfg.get("decoder_sparse_step", 1), "decoder_sparse_step")
         listed = cfg.get("mlp_only_layers")
-        dense_only = set(_int_list([0, 1] if listed is None and model_type == "flint" else listed, "mlp_only_layers"))
+        first_two = listed is None and model_type in ("flint", "kolibri1_1")
+        dense_only = set(_int_list([0, 1] if first_two else listed, "mlp_only_layers"))
         return tuple(i not in dense_only and (i + 1) % step == 0 for i in range(n_layers))
     if model_type == "ernie4_5_moe":  # Ernie4_5_MoeDecoderLayer: (i + 1) % interval == 0, start <= i <= end
         step = _at_least_one(cfg.get("moe_layer_interval", 1), "moe_layer_interval")
@@ -853,7 +899,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                                                                                       "intermediate_size")
     moe_inter = _int(_get(cfg, *width_keys), "moe_intermediate_size")
     shared = 0
-    if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint", "laguna", "kolibri1",
+    if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint", "laguna", "kolibri1", "kolibri1_1",
                       "hunyuan_v1_moe", "step3p5"):  # Flint's ungated; Step 3.5's share_expert_dim (_step3p5_config)
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
     elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
@@ -884,6 +930,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
         width = _get(cfg, "shared_experts_intermediate_size", "moe_shared_expert_intermediate_size", default=1536)
         shared = _int(width, "shared_experts_intermediate_size") * _int(cfg.get("n_shared_experts", 1) or 0,
                                                                         "n_shared_experts")
+    elif model_type == "ergo":  # ErgoSharedExpert: one ungated MLP of shared_intermediate_size and a norm
+        shared = _int(cfg.get("shared_intermediate_size", 8192) or 0, "shared_intermediate_size")
     elif model_type == "nemotron_h":  # NemotronHMoE.shared_experts: one MLP of moe_shared_expert_intermediate_size
         shared = _int(cfg.get("moe_shared_expert_intermediate_size", 0) or 0, "moe_shared_expert_intermediate_size")
     return dict(num_experts=_int(n_experts, "num_experts"), experts_per_token=topk, moe_intermediate_size=moe_inter,
@@ -894,8 +942,9 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                                                  "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
                                                  "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash",
                                                  "deepseek_v4", "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "axk2",
-                                                 "kolibri1", "beam", "minimax_m2", "dots1", "muse_spark_text",
-                                                 "dots3_note_text", "minicpm5_moe")
+                                                 "kolibri1", "kolibri1_1", "beam", "minimax_m2", "dots1",
+                                                 "muse_spark_text",
+                                                 "dots3_note_text", "minicpm5_moe", "ergo")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
@@ -1313,6 +1362,11 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
         return tuple(SLIDING if r else FULL for r in rope)
     if model_type == "muse_spark_text":  # MuseSparkTextConfig: every 4th layer full, counted back from the last
         return tuple(FULL if (n_layers - 1 - i) % 4 == 0 else SLIDING for i in range(n_layers))
+    if model_type == "kolibri1_1":  # Kolibri1_1Config: every fifth layer indexed (full, sparse), the others sliding
+        return tuple(FULL if (i + 1) % 5 == 0 else SLIDING for i in range(n_layers))
+    if model_type == "ergo":  # ErgoConfig: every global_attention_every_n_layers-th layer full (and without RoPE)
+        step = _at_least_one(cfg.get("global_attention_every_n_layers", 4), "global_attention_every_n_layers")
+        return tuple(FULL if (i + 1) % step == 0 else SLIDING for i in range(n_layers))
     if model_type in ("granite_swa", "granitemoe_swa"):  # GraniteSWAConfig / GraniteMoeSWAConfig: every 4th from 0 full
         return tuple(FULL if i % 4 == 0 else SLIDING for i in range(n_layers))
     if model_type == "gpt_oss":  # GptOssConfig default: sliding, full, sliding, ...
@@ -2063,8 +2117,16 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(moe_output_norm=True)
     if model_type == "beam":  # BeamAttention: q/k norms, a sigmoid gate of the query's width with a bias per head;
         kw.update(qk_norm=True, attn_output_gate=True, attn_gate_bias=True, norms_per_layer=4)  # four norms a layer
+    if model_type == "ergo":  # ErgoDecoderLayer: q/k norms, four norms and two residual gates a layer, relu2 MLPs;
+        # ErgoForCausalLM never ties its head
+        kw.update(qk_norm=True, norms_per_layer=4, residual_gates=True, mlp_gated=False, expert_output_norms=True,
+                  tie_word_embeddings=False, float32_residual=True,  # ErgoMLP: first_dense_intermediate_size wide
+                  intermediate_size=_int(cfg.get("first_dense_intermediate_size", 32768), "first_dense_intermediate_size"))
     if model_type == "minicpm5_moe":  # MiniCPM5MoeAttention.q_gate_proj: the queries and a sigmoid gate on the output
         kw.update(attn_output_gate=True)
+    if model_type == "kolibri1_1":  # Kolibri1's layers; its indexers have no weights; the dense MLPs of
+        kw.update(qk_norm=True, norms_per_layer=4,  # mlp_only_layers are mlp_only_intermediate_size wide
+                  intermediate_size=_int(cfg.get("mlp_only_intermediate_size", 3584), "mlp_only_intermediate_size"))
     if model_type == "kolibri1":  # Kolibri1DecoderLayer: q/k norms; input, post-attention, post-self-attention and
         kw.update(qk_norm=True, norms_per_layer=4)  # post-MLP norms
     if model_type == "afmoe":  # AfmoeAttention: gate_proj, a query-sized output gate; AfmoeDecoderLayer: four norms
@@ -2224,10 +2286,40 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_step3p5_fields(cfg, n_layers, kw["num_heads"], kw["head_dim"], kw["layer_types"]))
     if model_type == "dots3_note_text":
         kw.update(_dots3_fields(cfg, kw))
+    if model_type == "kolibri1_1":
+        kw["kv_sources"] = _kolibri1_1_kv_sources(cfg, kw["layer_types"])
+        kw["token_index_budget"] = sum(_int(cfg.get(key, default), key) for key, default in (
+            ("index_topk", 2048), ("index_num_local_tokens", 128), ("index_num_sink_tokens", 8)))
     if SLIDING not in kw["layer_types"]:
         kw["sliding_window"] = None
     kw["warnings"] = tuple(warnings)
     return Architecture(**kw)
+
+
+#: Kolibri1_1Config's default `kv_source_layers` for up to ten indexed layers, as indices among the indexed layers:
+#: the 2nd and 3rd read the 1st's K/V, the 7th to 9th the 6th's and the 10th the 1st's
+_KOLIBRI1_1_SOURCES = (0, 0, 0, 3, 4, 5, 5, 5, 5, 0)
+
+
+def _kolibri1_1_kv_sources(cfg: dict[str, Any], kinds: tuple[str, ...]) -> tuple[int, ...]:
+    """Kolibri 1.1's `kv_source_layers` (transformers 5.25 Kolibri1_1Config.__post_init__): listed, or its release's
+    layout over the indexed (full) layers; more than ten indexed layers must list them."""
+    listed = cfg.get("kv_source_layers")
+    if listed is not None:
+        sources = _int_list(listed, "kv_source_layers")
+        for i, source in enumerate(sources[:len(kinds)]):
+            if kinds[i] == SLIDING and source != i:
+                raise InputError(f"kv_source_layers: sliding-attention layer {i} cannot read the K/V of another "
+                                 f"layer ({source})")
+        return tuple(sources)
+    indexed = [i for i, kind in enumerate(kinds) if kind == FULL]
+    if len(indexed) > len(_KOLIBRI1_1_SOURCES):
+        raise InputError(f"kolibri1_1: the default kv_source_layers covers {len(_KOLIBRI1_1_SOURCES)} indexed-attention "
+                         f"layers, this config has {len(indexed)}: list kv_source_layers")
+    sources = list(range(len(kinds)))
+    for layer, source in zip(indexed, _KOLIBRI1_1_SOURCES, strict=False):  # up to ten indexed layers
+        sources[layer] = indexed[source]
+    return tuple(sources)
 
 
 def native_format(cfg: dict[str, Any]) -> tuple[str, list[str]]:

@@ -315,8 +315,12 @@ def _moe(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     if a.expert_bias:
         out.append(Tensor(f"{p}.experts.gate_up_proj_bias", (e, 2 * inter), Role.EXPERT, i, "exps_bias"))
         out.append(Tensor(f"{p}.experts.down_proj_bias", (e, eh), Role.EXPERT, i, "exps_bias"))
+    if a.expert_output_norms:  # ErgoExperts.post_expert_norm: a weight per expert and channel
+        out.append(Tensor(f"{p}.experts.post_expert_norm.weight", (e, eh), Role.EXPERT, i, "exps_norm"))
     if a.shared_expert_intermediate_size:
         _dense_mlp(out, a, f"{p}.shared_expert", i, a.shared_expert_intermediate_size)
+        if a.expert_output_norms:  # ErgoSharedExpert.norm
+            _norm(out, a, f"{p}.shared_expert.norm", h, i)
     if a.shared_expert_gate:
         out.append(Tensor(f"{p}.shared_expert_gate.weight", (1, h), Role.ROUTER, i, "router"))
 

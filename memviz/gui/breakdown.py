@@ -42,6 +42,8 @@ def _other_layers(a) -> str:
         parts.append(f"full layers Hkv={a.layer_kv_heads(full)}, D={a.layer_head_dim(full)}")
         if a.kv_shared_layers:
             parts.append(f"last {a.kv_shared_layers} layers reuse K/V")
+        if a.kv_reading_layers:
+            parts.append(f"{a.kv_reading_layers} layers read an earlier layer's K/V and cache none")
     if a.state_layers:
         kind = LINEAR_MIXER_NAMES[a.linear_mixer]
         state = f" and {a.linear_state_values:,} state values" if a.linear_state_values else ""

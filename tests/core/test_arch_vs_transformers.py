@@ -556,3 +556,40 @@ def test_minicpm5_moe_reads_its_gated_queries_and_class_defaults():
     a = from_hf_config(cfg)
     assert (a.head_dim, a.moe_layers, a.attn_output_gate) == (128, (False, True, True), True) and not a.warnings
     assert parameter_count(a) == reference
+
+
+_KOLIBRI1_1 = {"model_type": "kolibri1_1", "vocab_size": 1024, "hidden_size": 256, "num_hidden_layers": 10,
+               "num_attention_heads": 8, "num_key_value_heads": 2, "index_num_heads": 4, "moe_intermediate_size": 64,
+               "shared_expert_intermediate_size": 64, "num_experts": 8, "num_experts_per_tok": 2}
+
+
+def test_kolibri1_1_reads_its_layouts_kv_sharing_and_dense_leaders():
+    """Kolibri 1.1 (transformers 5.25): every fifth layer indexed (full, a weightless indexer), the others sliding;
+    by Kolibri1_1Config's default `kv_source_layers` the second indexed layer reads the first's K/V (no k/v
+    projections, no k norm, no cache); two dense leading layers of `mlp_only_intermediate_size` (3,584) and 128-wide
+    heads by default: the count equals transformers' build from a config that leaves them out (read before as an
+    unknown Llama-style decoder), and the sharing layer caches nothing."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**_KOLIBRI1_1))
+    stored = set(model.state_dict())
+    reference = sum(p.numel() for p in model.parameters()) + sum(b.numel() for n, b in model.named_buffers()
+                                                                 if n in stored and not any(k in n for k in NOT_WEIGHTS))
+    a = from_hf_config(_KOLIBRI1_1)
+    assert parameter_count(a) == reference and not a.warnings
+    assert (a.head_dim, a.intermediate_size, a.moe_layers[:3]) == (128, 3584, (False, False, True))
+    assert a.kv_sources == (0, 1, 2, 3, 4, 5, 6, 7, 8, 4)
+    assert [a.layer_caches_kv(i) for i in (4, 9)] == [True, False]
+
+
+@pytest.mark.parametrize("sources, problem", [([0, 1, 2, 3, 4, 5, 6, 7, 8, 8], "layer 9"),
+                                               ([0, 0, 2, 3, 4, 5, 6, 7, 8, 9], "layer 1"),
+                                               ([0, 1, 2], "each of the 10 layers")])
+def test_kolibri1_1_kv_sources_it_cannot_have_are_one_line(sources, problem):
+    """As Kolibri1_1Config.validate_architecture: an indexed layer reading a sliding one, a sliding layer reading
+    another's K/V, a list of the wrong length: one InputError naming it."""
+    with pytest.raises(InputError, match=f"kv_source_layers.*{problem}"):
+        from_hf_config({**_KOLIBRI1_1, "kv_source_layers": sources})

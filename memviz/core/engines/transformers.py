@@ -104,6 +104,10 @@ WIDE_KINDS = {
                     _ROUTER),
     "deepseek_v2": {"router": 4},
     "kolibri1": {"router_bias": 4},
+    "kolibri1_1": {"router_bias": 4},  # Kolibri1_1PreTrainedModel is Kolibri1's
+    # ErgoPreTrainedModel._keep_in_fp32_modules_strict (transformers 5.25): the token embedding, every norm (the
+    # experts' included), the residual gates, the router and its score bias; its head stays in the model's dtype
+    "ergo": {**_ROUTER, "token_embd": 4, "norm": 4, "residual_gate": 4, "exps_norm": 4},
     "hunyuan_v1_moe": {"router": 4},
     "olmo_hybrid": {"ssm_a": 4},
     "afmoe": {"router_bias": 4},

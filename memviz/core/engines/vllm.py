@@ -154,6 +154,9 @@ NOT_IN_VLLM = {"bamba": "0.23 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODE
                                       "class, and memviz does not model the Transformers backend's DSA cache",
                "axk2": "its registry names AXK1ForCausalLM only, and memviz does not model the Transformers "
                        "backend's DSA cache",
+               "kolibri1_1": "its registry names no Kolibri 1.1 class, and its Transformers backend cannot run the "
+                             "indexed layers (Kolibri1_1Attention needs an explicit 4D mask, which the backend does not "
+                             "pass: \"Sparse attention layers need an explicit 4D attention mask\")",
                "mpt": "0.28 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODELS), and its Transformers backend "
                       "cannot take MptForCausalLM (MptAttention calls no attention interface: "
                       "`_try_resolve_transformers` finds it incompatible)",

@@ -1,5 +1,6 @@
 """The MoE decoders of 2025-26 that memviz reads with their own rules (Solar Open, EXAONE 4.0 and K-EXAONE,
-HY 3, Trinity's AFMoE, MiMo-V2-Flash, Flint, Sarvam, Laguna, A.X-K1, Kolibri-1, Beam, Hunyuan-A13B, Cohere's MoE),
+HY 3, Trinity's AFMoE, MiMo-V2-Flash, Flint, Sarvam, Laguna, A.X-K1, Kolibri-1, Beam, Hunyuan-A13B, Cohere's MoE;
+Param2-MoE, MiniCPM5-MoE, Ergo and Kolibri 1.1 of transformers 5.25),
 run for real as tiny random transformers models on the CPU: the cache transformers fills holds memviz's KV to the
 byte, and the model holds memviz's parameters (transformers 5.24's modeling files of each type)."""
 
@@ -54,6 +55,16 @@ SHAPES = {
     # one bias-free norm a layer, a dense leading layer of its own width, a shared expert, three sliding layers in four
     "cohere2_moe": dict(num_experts=4, num_shared_experts=1, first_k_dense_replace=1, prefix_dense_intermediate_size=48,
                         sliding_window=32, moe_intermediate_size=None),
+    # transformers 5.25: GLM-4.5's decoder under the release's names (num_experts, num_shared_experts, use_qkv_bias)
+    "param2moe": dict(num_experts=4, num_shared_experts=2, use_qkv_bias=True, first_k_dense_replace=1),
+    # q_gate_proj's queries and output gate, DeepSeek-V3's experts, a dense first layer
+    "minicpm5_moe": dict(n_routed_experts=4, n_shared_experts=1, mlp_layer_types=["dense", "sparse", "sparse", "sparse"]),
+    # float32 embedding, norms and residual gates, relu2 experts each with a float32 norm, sliding / NoPE full layers
+    "ergo": dict(num_experts=4, first_dense_intermediate_size=80, shared_intermediate_size=32, sliding_window=32,
+                 global_attention_every_n_layers=2),
+    # an indexed full layer every fifth, the second reading the first's K/V, two dense leading layers
+    "kolibri1_1": dict(num_hidden_layers=10, num_experts=4, shared_expert_intermediate_size=32, sliding_window=33,
+                       mlp_only_intermediate_size=48, index_num_heads=2),
 }
 
 
