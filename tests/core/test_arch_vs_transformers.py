@@ -49,6 +49,20 @@ def _reference(model_type: str) -> tuple[dict, int, int]:
     return config.to_dict(), sum(t.numel() for t in tensors), sum(t.numel() * t.element_size() for t in tensors)
 
 
+def _elements_built_from(cfg: dict) -> int:
+    """Elements of the causal LM transformers builds from the config dict `cfg` on the meta device: parameters and
+    stored buffers (the routers' e_score_correction_bias), rotary frequencies and masks apart."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**cfg))
+    stored = set(model.state_dict())
+    return sum(p.numel() for p in model.parameters()) + sum(b.numel() for n, b in model.named_buffers()
+                                                            if n in stored and not any(k in n for k in NOT_WEIGHTS))
+
+
 #: wrappers whose vision tower transformers builds with timm (Gemma 3n's MobileNetV5; AutoModelForCausalLM builds
 #: Gemma 3n's wrapper, towers included): checked with timm where it is installed, without it below
 TIMM_TOWERS = {"gemma3n"}
@@ -519,21 +533,11 @@ def test_param2_moe_reads_as_glm4_moe_with_its_own_defaults_and_names(written):
     2,048, two shared ones), not
     GLM-4.5's, and the release's own names (num_experts, num_shared_experts, use_qkv_bias) are read: the count equals
     transformers' build from the same few fields. Read before as an unknown Llama-style decoder with a warning."""
-    from transformers import AutoConfig, AutoModelForCausalLM
-
     cfg = {"model_type": "param2moe", "vocab_size": 1024, "hidden_size": 256, "num_hidden_layers": 4,
            "num_attention_heads": 4, "num_key_value_heads": 2, **written}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        config = AutoConfig.for_model(**cfg)
-        with torch.device("meta"):
-            model = AutoModelForCausalLM.from_config(config)
-    stored = set(model.state_dict())  # the routers' e_score_correction_bias buffers are checkpoint weights
-    reference = sum(p.numel() for p in model.parameters()) + sum(b.numel() for n, b in model.named_buffers()
-                                                                 if n in stored and not any(k in n for k in NOT_WEIGHTS))
     a = from_hf_config(cfg)
     assert a.model_type == "glm4_moe" and not a.warnings
-    assert parameter_count(a) == reference
+    assert parameter_count(a) == _elements_built_from(cfg)
 
 
 def test_minicpm5_moe_reads_its_gated_queries_and_class_defaults():
@@ -541,21 +545,12 @@ def test_minicpm5_moe_reads_its_gated_queries_and_class_defaults():
     their score bias and shared MLP, a dense first layer and 128-wide heads by its config class whatever
     hidden_size / num_attention_heads says: the count equals transformers' build from a config that leaves them out
     (read before as an unknown Llama-style decoder: no gate, no experts' bias, heads of 64 here)."""
-    from transformers import AutoConfig, AutoModelForCausalLM
-
     cfg = {"model_type": "minicpm5_moe", "vocab_size": 1024, "hidden_size": 256, "num_hidden_layers": 3,
            "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 512, "moe_intermediate_size": 64,
            "n_routed_experts": 8, "num_experts_per_tok": 2}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with torch.device("meta"):
-            model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**cfg))
-    stored = set(model.state_dict())
-    reference = sum(p.numel() for p in model.parameters()) + sum(b.numel() for n, b in model.named_buffers()
-                                                                 if n in stored and not any(k in n for k in NOT_WEIGHTS))
     a = from_hf_config(cfg)
     assert (a.head_dim, a.moe_layers, a.attn_output_gate) == (128, (False, True, True), True) and not a.warnings
-    assert parameter_count(a) == reference
+    assert parameter_count(a) == _elements_built_from(cfg)
 
 
 _KOLIBRI1_1 = {"model_type": "kolibri1_1", "vocab_size": 1024, "hidden_size": 256, "num_hidden_layers": 10,
@@ -569,17 +564,8 @@ def test_kolibri1_1_reads_its_layouts_kv_sharing_and_dense_leaders():
     projections, no k norm, no cache); two dense leading layers of `mlp_only_intermediate_size` (3,584) and 128-wide
     heads by default: the count equals transformers' build from a config that leaves them out (read before as an
     unknown Llama-style decoder), and the sharing layer caches nothing."""
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with torch.device("meta"):
-            model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**_KOLIBRI1_1))
-    stored = set(model.state_dict())
-    reference = sum(p.numel() for p in model.parameters()) + sum(b.numel() for n, b in model.named_buffers()
-                                                                 if n in stored and not any(k in n for k in NOT_WEIGHTS))
     a = from_hf_config(_KOLIBRI1_1)
-    assert parameter_count(a) == reference and not a.warnings
+    assert parameter_count(a) == _elements_built_from(_KOLIBRI1_1) and not a.warnings
     assert (a.head_dim, a.intermediate_size, a.moe_layers[:3]) == (128, 3584, (False, False, True))
     assert a.kv_sources == (0, 1, 2, 3, 4, 5, 6, 7, 8, 4)
     assert [a.layer_caches_kv(i) for i in (4, 9)] == [True, False]
