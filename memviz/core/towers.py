@@ -578,6 +578,20 @@ def exaone4_5_vision(vc: dict[str, Any], text_hidden: int) -> int:
     return qwen2_5_vision(vc, text_hidden) - _whole(vc, "depth", 32) * (2 * h - 2 * kv) * (h + 1)
 
 
+def llava_onevision1_5_vision(vc: dict[str, Any]) -> int:
+    """LlavaOnevision15VisionModel (llava_onevision1_5/modular_llava_onevision1_5.py, transformers 5.25): Conv2d
+    patches without bias, a class embedding and its rotary position (hidden / num_heads / 2), a pre-LayerNorm,
+    `depth` blocks of LayerNorms, Qwen2.5-VL's fused biased qkv and proj and a biased fc1 / fc2; the merger
+    (Qwen3-VL's: a LayerNorm before the shuffle, two biased linears over spatial_merge_size^2 patches into
+    out_hidden_size)."""
+    h, inter, heads = _whole(vc, "hidden_size", 1024), _whole(vc, "intermediate_size", 4096), _whole(vc, "num_heads", 16)
+    patch = _whole(vc, "patch_size", 14)
+    merged = h * _whole(vc, "spatial_merge_size", 2) ** 2
+    n = _whole(vc, "in_channels", 3) * patch * patch * h + h + h // heads // 2 + 2 * h
+    n += _whole(vc, "depth", 24) * _vit_layer(h, inter)
+    return n + 2 * h + _lin(merged, merged) + _lin(merged, _whole(vc, "out_hidden_size", 4096))
+
+
 def qwen2_vision(vc: dict[str, Any], text_hidden: int) -> int:
     """Qwen2VisionTransformerPretrainedModel (qwen2_vl/modeling_qwen2_vl.py): Conv3d patches without bias, blocks
     of embed_dim with LayerNorms, a fused biased qkv, biased proj and fc1/fc2 of mlp_ratio x embed_dim; the merger's
@@ -960,6 +974,22 @@ def ovis2_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
     vocab = _whole(vc, "vocab_size", 16384)
     tokens = vocab - _whole(vc, "num_visual_indicator_tokens", 5)
     return n + h * stride * stride * tokens + 2 * tokens + vocab * _whole(cfg, "hidden_size", th)
+
+
+def ovis2_5_vision(vc: dict[str, Any], th: int) -> int:
+    """Ovis2_5VisionModel (ovis2_5/modular_ovis2_5.py, transformers 5.25; SigLIP-NaViT): a biased Conv2d patch
+    embedding, a learned position per patch of the (image_size / patch_size)^2 grid, LayerNorm blocks with biased
+    q/k/v/o and fc1 / fc2, a post-LayerNorm; Ovis2_5MultiModalProjector: the visual tokenizer (a bias-free linear from
+    hidden x spatial_merge_size^2 to the visual vocabulary less its indicator tokens, a LayerNorm over them) and the
+    bias-free visual embedding table (the visual vocabulary x the text width)."""
+    h, inter = _whole(vc, "hidden_size", 1152), _whole(vc, "intermediate_size", 4304)
+    patch, merge = _whole(vc, "patch_size", 16), _whole(vc, "spatial_merge_size", 2)
+    grid = _whole(vc, "image_size", 512) // patch
+    n = _whole(vc, "num_channels", 3) * patch * patch * h + h + grid * grid * h
+    n += _whole(vc, "num_hidden_layers", 27) * _vit_layer(h, inter) + 2 * h
+    vocab = _whole(vc, "vocab_size", 65536)
+    tokens = vocab - _whole(vc, "num_visual_indicator_tokens", 4)
+    return n + h * merge * merge * tokens + 2 * tokens + vocab * th
 
 
 def muse_vision(cfg: dict[str, Any], vc: dict[str, Any], th: int) -> int:
@@ -1860,6 +1890,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return pixtral(vc) + vh + vh * merge * merge * vh + vh * th + th * th
     if wrapper == "exaone4_5" and family == "exaone4_5_vision":
         return exaone4_5_vision(vc, th)
+    if wrapper == "llava_onevision1_5" and family == "llava_onevision1_5_vision":  # the merger is its projector
+        return llava_onevision1_5_vision(vc)
     if wrapper == "hyperclovax_vision_v2" and family == "qwen2_5_vl_vision":  # one biased linear from the merger's
         return qwen2_5_vision(vc, th) + _lin(_whole(vc, "out_hidden_size", 3584), th)  # out_hidden_size
     if wrapper == "paddleocr_vl" and family == "paddleocr_vl_vision":  # SigLIP's blocks, no pooling head;
@@ -1892,6 +1924,8 @@ def _vision_more(cfg: dict[str, Any], vc: dict[str, Any], th: int, wrapper: str,
         return minimax_m3_vision(cfg, vc, th)
     if wrapper == "ovis2" and family == "ovis2_vision":
         return ovis2_vision(cfg, vc, th)
+    if wrapper == "ovis2_5" and family == "ovis2_5_vision":
+        return ovis2_5_vision(vc, th)
     if wrapper == "kimi_k25" and family == "kimi_k25_vision":
         return kimi_k25_vision(cfg, vc, th)
     if wrapper == "lfm3_vl" and family == "lfm3_vl_vision":

@@ -48,7 +48,7 @@ def _configs():
              "minicpm_ocr", "vipllava", "video_llava", "mistral_large4", "molmo2", "fuyu", "got_ocr2", "qianfan_ocr",
              "video_llama_3", "deepseek_vl", "lfm3_vl", "kimi_k25", "aria", "ovis2", "muse_glimmer",
              "minimax_m3_vl", "hy_v4_vl", "step3p7", "muse_spark", "granite_docling",
-             "deepseek_vl_hybrid", "unlimited_ocr")
+             "deepseek_vl_hybrid", "unlimited_ocr", "llava_onevision1_5", "ovis2_5")
     # aya_vision: its default SigLIP (1,152 wide, 14 heads) does not build; a variant below
     out = [(t, AutoConfig.for_model(t)) for t in names]
     on_device = Gemma4VisionConfig(use_clipped_linears=True)  # convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG
@@ -140,6 +140,14 @@ def _configs():
                 out_hidden_size=SMALL_TEXT["hidden_size"], scale_factor=2, deepstack_visual_indexes=[1, 2],
                 use_fine_route=fine))) for name, router, fine in (("the coarse path only", None, False),
                                                                    ("a density router", 64, True))),
+        ("llava_onevision1_5 3 x 3 merge, 16-pixel patches", AutoConfig.for_model(
+            "llava_onevision1_5", text_config=dict(model_type="qwen3", **SMALL_TEXT), vision_config=dict(
+                depth=2, hidden_size=256, intermediate_size=512, num_heads=8, patch_size=16, spatial_merge_size=3,
+                out_hidden_size=SMALL_TEXT["hidden_size"]))),
+        ("ovis2_5 a 3 x 3 merge, 448 px, a smaller visual vocabulary", AutoConfig.for_model(
+            "ovis2_5", text_config=dict(model_type="qwen3", **SMALL_TEXT), vision_config=dict(
+                hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4, image_size=448,
+                patch_size=14, spatial_merge_size=3, vocab_size=4096, num_visual_indicator_tokens=5))),
         ("llama4 small", Llama4Config(
             text_config=dict(SMALL_TEXT, intermediate_size_mlp=512, num_local_experts=2),
             vision_config=dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
