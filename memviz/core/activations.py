@@ -7,9 +7,11 @@ compute buffer from the largest layer's graph). The pieces:
 
 - hidden: the residual stream in and out of a layer plus the Q/K/V projections;
 - attention, eager: the B x heads x n x T scores as each family's `eager_attention_forward` holds them at its
-  peak (`eager_score_bytes`), the B x n x T mask in the compute dtype, plus K/V repeated to all heads (`repeat_kv`);
+  peak (`eager_score_bytes`), the B x n x T masks in the compute dtype (`eager_mask_bytes`: two where sliding and
+  full layers meet), plus K/V repeated to all heads (`repeat_kv`);
   SDPA/flash: tiled, no score matrix and native GQA (transformers' `use_gqa_in_sdpa`
-  when no mask is needed, flash kernels, ggml) — only the output remains;
+  when no mask is needed, flash kernels, ggml) — only the output remains, beside the bool masks transformers builds
+  once the keys reach a sliding window (`sdpa_mask_bytes`);
 - MLP: gated MLPs hold act(gate), up and their product (3 x n x I); plain MLPs
   their input and output (2 x n x I). Activations written as Python expressions
   in transformers (`activations.py`: NewGELU `gelu_new`, FastGELU, QuickGELU, the
