@@ -85,7 +85,7 @@ def sdpa_mask_bytes(a: Architecture, n: ArrayLike, t: ArrayLike) -> ArrayLike:
     keys), one for the sliding layers once the keys reach the window ("we need to add special patterns to the
     mask"), and a full one always in `SDPA_BOOL_MASK_TYPES`. Measured: a Mistral of 64-token windows at 2 x 2,048
     tokens held 4 MiB of mask that memviz left out."""
-    always = 1 if a.model_type in SDPA_BOOL_MASK_TYPES else 0
+    always = 1 if a.model_type in SDPA_BOOL_MASK_TYPES and not a.alibi_mask else 0
     sliding = np.where(t >= a.sliding_window, 1, 0) if SLIDING in a.layer_types and a.sliding_window else 0
     return n * t * (always + sliding)
 
@@ -186,11 +186,13 @@ def inference_workspace(
     hidden = b * n * (residual * residual_bytes + (qkv + a.num_layers * a.per_layer_input_size) * act_bytes)
     if attention == "sdpa":  # the masks alive beside every layer's peak
         hidden = hidden + sdpa_mask_bytes(a, n, t)
+    if a.alibi_mask and attention in ("eager", "sdpa"):  # Falcon-RW's: a mask per head, the causal one replaced
+        hidden = hidden + b * heads * n * t * act_bytes
     gqa = a.num_kv_heads < a.num_heads
     repeated_kv = b * t * heads * (a.head_dim + a.v_head_dim) * act_bytes if gqa and attention == "eager" else 0
     out = b * n * heads * a.v_head_dim * act_bytes
     # the scores and the B x n x T masks eager attention adds to them
-    masks = eager_mask_bytes(a, act_bytes)
+    masks = 0 if a.alibi_mask else eager_mask_bytes(a, act_bytes)
     scores = b * n * t * (heads * eager_score_bytes(a, act_bytes) + masks) if attention == "eager" else 0
     if a.compress_ratios and attention == "eager":  # DeepSeek-V4 (`deepseek_v4_eager_attention`)
         scores, repeated_kv = deepseek_v4_eager_attention(a, n, t, b, heads, act_bytes)

@@ -369,6 +369,9 @@ class Architecture:
     # the residual stream kept in float32 whatever the weights' dtype (ErgoDecoderLayer adds each branch's float32
     # norm output to it; ErgoModel's float32 token embedding starts it)
     float32_residual: bool = False
+    # ALiBi folded into the attention mask: one B x heads x n x T mask in the compute dtype through the forward
+    # (transformers 5.25 FalconModel.forward: `masked_fill(alibi / sqrt(head_dim), causal_mask < -1, min)`)
+    alibi_mask: bool = False
     # Falcon-H1 (FalconH1DecoderLayer): every attention layer runs a Mamba2 mixer beside its attention, so it caches
     # K/V and holds the mixer's state; that mixer's gated norm is optional (mamba_rms_norm) and its out_proj biased
     # apart from in_proj (projectors_bias; None: as in_proj)
@@ -2207,7 +2210,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(mlp_gated=False, norm_bias=True, qkv_bias=bias, out_bias=bias, mlp_bias=bias,
                   norms_per_layer=1 if parallel_single_norm else 2,
                   intermediate_size=_int(_get(cfg, "ffn_hidden_size", default=4 * hidden), "ffn_hidden_size"),
-                  tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
+                  tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)), alibi_mask=bool(cfg.get("alibi")))
     if model_type == "gpt_oss":
         kw.update(qkv_bias=True, out_bias=True, attention_sinks=True, router_bias=True, expert_bias=True)
     if model_type == "starcoder2":  # Starcoder2MLP c_fc/c_proj, LayerNorms with bias, use_bias on every linear
