@@ -108,7 +108,10 @@ def token_indexer_workspace(a: Architecture, n: ArrayLike, t: ArrayLike, b: Arra
 def eager_mask_bytes(a: Architecture, act_bytes: float) -> float:
     """Bytes per query and key of the masks eager attention adds to its scores, alive through the forward: the
     causal mask, and a sliding-window one beside it in models with both kinds of layer (their `causal_mask_mapping`,
-    transformers 5.25), or `EAGER_MASK_COPIES`; in the dtype of the input embeddings (float32 in Ergo's)."""
+    transformers 5.25), or `EAGER_MASK_COPIES`; in the dtype of the input embeddings (float32 in Ergo's). None with
+    an ALiBi mask, which replaces the causal one and is counted per head (`Architecture.alibi_mask`)."""
+    if a.alibi_mask:
+        return 0
     kinds = 2 if SLIDING in a.layer_types and FULL in a.layer_types else 1
     return EAGER_MASK_COPIES.get(a.model_type, kinds) * (4 if a.float32_residual else act_bytes)
 
@@ -192,7 +195,7 @@ def inference_workspace(
     repeated_kv = b * t * heads * (a.head_dim + a.v_head_dim) * act_bytes if gqa and attention == "eager" else 0
     out = b * n * heads * a.v_head_dim * act_bytes
     # the scores and the B x n x T masks eager attention adds to them
-    masks = 0 if a.alibi_mask else eager_mask_bytes(a, act_bytes)
+    masks = eager_mask_bytes(a, act_bytes)
     scores = b * n * t * (heads * eager_score_bytes(a, act_bytes) + masks) if attention == "eager" else 0
     if a.compress_ratios and attention == "eager":  # DeepSeek-V4 (`deepseek_v4_eager_attention`)
         scores, repeated_kv = deepseek_v4_eager_attention(a, n, t, b, heads, act_bytes)
