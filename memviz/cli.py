@@ -66,7 +66,8 @@ def _add_scenario_args(p: argparse.ArgumentParser, export: bool) -> None:
     p.add_argument("--attention", choices=["sdpa", "eager", "flash"], help="attention kernel (engine default)")
     p.add_argument("--prefill-chunk", type=int, help="prefill chunk / micro-batch tokens (engine default)")
     p.add_argument("--logits-all", action="store_true", help="transformers: logits for every prompt token (plain forward)")
-    p.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vLLM pre-allocation share")
+    p.add_argument("--gpu-memory-utilization", type=float, default=None,
+                   help="vLLM's share of the GPU (default vLLM's: 1.0 with its extensible KV cache, else 0.92)")
     p.add_argument("--overhead", help="runtime overhead, e.g. 800MiB or 1GB (engine default otherwise)")
 
 
@@ -359,8 +360,13 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
             print(f"vLLM's suggestion within this budget: none ({n:,d} bytes: the rest and the CUDA graphs it "
                   "captures already fill the budget)")
     if facts.get("cudagraph_bytes"):
-        when = "captured after the pool" if "kv_cache_memory_bytes" in facts else "in its budget, before the pool"
-        print(f"vLLM CUDA-graph estimate ({when}): {format_bytes(facts['cudagraph_bytes'], unit)}")
+        when = {"kv_cache_memory_bytes": "estimate, captured after the pool",
+                "measured": "captured and measured before the pool"}.get(facts.get("kv_sizing", ""),
+                                                                          "estimate, in its budget, before the pool")
+        print(f"vLLM CUDA graphs ({when}): {format_bytes(facts['cudagraph_bytes'], unit)}")
+    if "kv_left_free_bytes" in facts:
+        print(f"vLLM extensible KV cache: {format_bytes(facts['kv_left_free_bytes'], unit)} left free beyond the "
+              "transient peak (its margin: max(1 GiB, 0.75 x the peak), or what gpu_memory_utilization withholds)")
     if "profile_sampler" in facts:
         ps = facts["profile_sampler"]
         print(f"vLLM profile run: the sampler warm-up over {ps['requests']:,d} rows of logits holds "
@@ -525,6 +531,7 @@ def _cmd_log(args: argparse.Namespace) -> int:
 
 
 def _print_vllm_check(text: str, args: argparse.Namespace) -> int:
+    from memviz.core.engines import get_engine
     from memviz.core.gpus import get_gpu
     from memviz.core.importers.vllm_log import vllm_scenario
     from memviz.core.log_check import check_vllm
@@ -538,8 +545,9 @@ def _print_vllm_check(text: str, args: argparse.Namespace) -> int:
     sc = vllm_scenario(text, a, get_gpu(args.gpu).key, args.weights)
     e, rows = check_vllm(text, a, sc)
     opts = ", ".join(f"{k} {v}" for k, v in sc.options)
+    util = get_engine("vllm").utilization(sc)
     print(f"{a.name}: {sc.weight_format}, max_model_len {sc.context_tokens:,d}, utilization "
-          f"{sc.gpu_memory_utilization:g}, TP {sc.tp} x PP {sc.pp} on {get_gpu(sc.gpu).label}"
+          f"{util:g}, TP {sc.tp} x PP {sc.pp} on {get_gpu(sc.gpu).label}"
           + (f"; {opts}" if opts else ""))
     print(f"{'figure':30s} {'vLLM':>14s} {'memviz':>14s} {'error':>8s}")
     for r in rows:

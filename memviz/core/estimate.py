@@ -69,7 +69,7 @@ class Scenario:
     attention: str | None = None
     prefill_chunk_tokens: int | None = None
     logits_all_tokens: bool = False
-    gpu_memory_utilization: float = 0.9
+    gpu_memory_utilization: float | None = None  # vLLM's share of the GPU; None: the engine's own default
     runtime_overhead_bytes: int | None = None
     allocator_fraction: float | None = None
     options: tuple[tuple[str, Any], ...] = ()
@@ -90,7 +90,7 @@ class Scenario:
                              f"at most {LIMITS['batch']:,d} of them")
         if self.gpu_layers is not None and self.gpu_layers < 0:
             raise InputError(f"gpu_layers must be >= 0, got {self.gpu_layers}")
-        if not 0 < self.gpu_memory_utilization <= 1:
+        if self.gpu_memory_utilization is not None and not 0 < self.gpu_memory_utilization <= 1:
             raise InputError(f"gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}")
         if self.prefill_chunk_tokens is not None and self.prefill_chunk_tokens <= 0:
             raise InputError("prefill_chunk_tokens must be positive")
@@ -140,7 +140,7 @@ class Scenario:
                 raise wrong(key, "a whole number or null")
         for key in ("gpu_memory_utilization", "allocator_fraction"):
             v = getattr(self, key)
-            if (v is not None or key == "gpu_memory_utilization") and (
+            if v is not None and (
                     isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v)):
                 raise wrong(key, "a number")
 
@@ -363,7 +363,7 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
         stage_runtime = engine.stage_runtime_bytes(x, last) if given is None else 0.0
         overhead = runtime + stage_runtime + alloc * (kv_required + act) + zeros
         w = stage_w[s] + zeros
-        pool = engine.kv_pool(x, gpu, w + act + overhead) if gpu is not None else None
+        pool = engine.kv_pool(x, gpu, w + act + overhead, act) if gpu is not None else None
         kv = kv_required if pool is None else np.maximum(kv_required, pool)
         for _ in range(sc.tp * engine.replicas(x.options)):
             out.append(Arrays(f"{label}{len(out)}", w, kv, act, overhead, kv_required, pool))

@@ -52,16 +52,18 @@ def sweep(a: Architecture, sc: Scenario, values: np.ndarray, axis: str = "contex
 
 
 def capacity_bytes(gpu: GPU, sc: Scenario, a: Architecture) -> float:
-    """Usable bytes per device, as the engine budgets them (vLLM: gpu_memory_utilization x the CUDA total). A pool
-    of a set size (vLLM's kv_cache_memory_bytes) is the KV budget: the engine's budget is then the pool beside the
-    rest on the busiest device, so the sequences fit when they fit the pool (the pool beside the rest within the
+    """Usable bytes per device, as the engine budgets them (vLLM without its extensible cache: gpu_memory_utilization
+    x the CUDA total). A pool the engine commits whole (vLLM's kv_cache_memory_bytes, or its pool sized from measured
+    memory) is the KV budget: the engine's budget is then the pool beside the rest on the busiest device, so the
+    sequences fit when they fit the pool (the pool beside the rest within the
     GPU is the engine's own refusal, `refused_on`)."""
     engine = get_engine(sc.engine)
-    if not engine.fixed_pool(sc):
+    if not engine.commits_budget(sc):
         return engine.usable_bytes(gpu, sc)
     on_gpu = sc.with_changes(gpu=gpu.key, sequence_tokens=())
     gpus, _ = device_arrays(a, on_gpu, np.asarray(sc.context_tokens), np.asarray(sc.batch))
-    return max(float(d.committed) for d in gpus)
+    busiest = max(gpus, key=lambda d: float(d.committed))
+    return min(float(busiest.committed), engine.commit_cap_bytes(gpu, sc, float(busiest.activations)))
 
 
 def needed_bytes(est: Estimate) -> int:

@@ -180,7 +180,7 @@ def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int, 
         rows.append(BufferCheck("KV tokens", int(tokens), _printed_tokens(facts, facts["kv_blocks"], version),
                                 "tokens"))
     logged_graphs = details.get("cudagraph_estimated_gib")
-    if got.get("weights") and got.get("kv_cache") and "budget_bytes" in facts and "kv_cache_memory_bytes" not in facts:
+    if got.get("weights") and got.get("kv_cache") and facts.get("kv_sizing") == "profiled":
         # what the profile took, as the budget leaves it: requested - weights (with the rotary table) - pool - the
         # CUDA-graph estimate (the log's own where it prints it and memviz takes it from the budget)
         graphs = round(logged_graphs * GiB) if logged_graphs is not None and facts["cudagraph_bytes"] else \

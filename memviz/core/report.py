@@ -49,7 +49,8 @@ def _traits(sc: Scenario) -> dict[str, str]:
            "gpu_layers": "" if sc.gpu_layers is None else f"{sc.gpu_layers} GPU layers",
            "kv_offload": "KV in host RAM" if sc.kv_offload else "", "attention": sc.attention or "",
            "prefill": f"chunk {sc.prefill_chunk_tokens:,d}" if sc.prefill_chunk_tokens else "",
-           "utilization": f"util {sc.gpu_memory_utilization:g}", "device": sc.device,
+           "utilization": "" if sc.gpu_memory_utilization is None else f"util {sc.gpu_memory_utilization:g}",
+           "device": sc.device,
            "sequences": "/".join(f"{n:,d}" for n in sc.sequence_tokens)}
     out.update({f"option {k}": f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in sc.options})
     return out

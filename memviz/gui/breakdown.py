@@ -157,10 +157,17 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
         out.append(("kv_cache_memory_bytes vLLM suggests", f"{n:,d}", format_bytes(n, unit, 3), "formula", note,
                     engine.version))
     if facts.get("cudagraph_bytes"):
-        out.append(("CUDA graphs (vLLM's estimate)", "", format_bytes(facts["cudagraph_bytes"], unit, 3), "formula",
-                    ("captured after the pool of kv_cache_memory_bytes" if "kv_cache_memory_bytes" in facts
-                     else "taken from the budget before the KV pool") + "; counted in the overhead (none with enforce_eager)",
-                    engine.version))
+        measured = facts.get("kv_sizing") == "measured"
+        when = ("captured after the pool of kv_cache_memory_bytes" if "kv_cache_memory_bytes" in facts
+                else "captured and measured before the extensible KV cache is sized" if measured
+                else "taken from the budget before the KV pool")
+        out.append(("CUDA graphs" if measured else "CUDA graphs (vLLM's estimate)", "",
+                    format_bytes(facts["cudagraph_bytes"], unit, 3), "formula",
+                    when + "; counted in the overhead (none with enforce_eager)", engine.version))
+    if "kv_left_free_bytes" in facts:
+        out.append(("left free beside the pool", "", format_bytes(facts["kv_left_free_bytes"], unit, 3), "formula",
+                    "vLLM's extensible KV cache keeps max(1 GiB, 0.75 x the transient peak) free beyond that peak "
+                    "(more where gpu_memory_utilization caps the pool)", engine.version))
     if "profile_sampler" in facts:
         ps = facts["profile_sampler"]
         out.append(("sampler warm-up of the profile run", f"{ps['requests']:,d} rows of logits",
@@ -190,8 +197,9 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     engine.version))
     if "outside_budget_bytes" in facts:
         out.append(("before the budget (CUDA context, NCCL)", "", format_bytes(facts["outside_budget_bytes"], unit, 3),
-                    "constant", "allocated before vLLM's baseline snapshot: must fit beside gpu_memory_utilization x "
-                    "the CUDA total", engine.version))
+                    "constant", "allocated before vLLM's baseline snapshot: outside its budget"
+                    + ("" if facts.get("kv_sizing") == "measured" else
+                       ", and must fit beside gpu_memory_utilization x the CUDA total"), engine.version))
     if "startup_risk" in facts:
         out.append(("start-up risk", "", "", "constant", facts["startup_risk"], engine.version))
     if "mxfp4_moe_backend" in facts:

@@ -46,7 +46,8 @@ def test_the_sampler_warm_up_is_a_row_and_is_the_profile_peak_when_it_is_larger(
     assert est.devices[0].activations == ps["bytes"] + 8192 * 4096 * 2
     state = rows["sampler state (V2 model runner)"]
     assert state[1:3] == ("1,024 request slots", format_bytes(est.engine_facts["sampler_state_bytes"], Unit.GiB, 3))
-    v1 = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, options={"model_runner": "v1"}))
+    v1 = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, options={"model_runner": "v1",
+                                                                                         "extensible_kv_cache": False}))
     assert v1.engine_facts["profile_sampler"]["bytes"] == 1024 * 128256 * 14 + 132 * 128256 * 4
     assert "Triton kernel warmed" in {r[0]: r for r in engine_rows(v1, Unit.GiB)}["sampler warm-up of the profile run"][4]
     assert "sampler state (V2 model runner)" not in {r[0] for r in engine_rows(v1, Unit.GiB)}

@@ -43,7 +43,7 @@ def test_entered_vram_several_gpus_apple_and_cpu_ram_columns():
     from memviz.core.fit import capacity_bytes
 
     a = get_preset("llama-3.1-70b").architecture()
-    est = estimate(a, Scenario(weight_format="bf16", engine="vllm", context_tokens=8192))
+    est = estimate(a, Scenario(weight_format="bf16", engine="vllm", context_tokens=8192, gpu_memory_utilization=0.9))
     entered, one, four, apple, cpu = fit_matrix([est], ["vram:48GiB", "h100-80g", "h100-80gx4", "m3-max-128g",
                                                       "cpu-ram-64g"])[0]
     assert entered.budget_bytes == math.ceil(0.9 * 48 * 2**30) and entered.decode_tokens_per_s_max is None
@@ -84,13 +84,19 @@ def test_breakdown_names_vllms_cuda_graph_estimate():
     from memviz.gui.breakdown import breakdown_rows
 
     a = get_preset("llama-3.1-8b").architecture()
-    est = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192))
+    profiled = {"extensible_kv_cache": False}
+    est = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, options=profiled))
     row = {r[0]: r for r in breakdown_rows(est, Unit.GiB)}["CUDA graphs (vLLM's estimate)"]
     assert row[2] == format_bytes(est.engine_facts["cudagraph_bytes"], Unit.GiB, 3) and row[3] == "formula"
-    eager = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, options={"enforce_eager": True}))
+    measured = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192))
+    rows = {r[0]: r for r in breakdown_rows(measured, Unit.GiB)}
+    assert "measured before the extensible KV cache is sized" in rows["CUDA graphs"][4]
+    assert rows["left free beside the pool"][2] == format_bytes(measured.engine_facts["kv_left_free_bytes"], Unit.GiB, 3)
+    eager = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192,
+                                 options=profiled | {"enforce_eager": True}))
     assert "CUDA graphs (vLLM's estimate)" not in {r[0] for r in breakdown_rows(eager, Unit.GiB)}
     old = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192,
-                               options={"estimate_cudagraphs": False}))
+                               options=profiled | {"estimate_cudagraphs": False}))
     row = {r[0]: r for r in breakdown_rows(old, Unit.GiB)}["CUDA graphs captured after the pool"]
     assert row[2] == format_bytes(old.engine_facts["graphs_after_pool_bytes"], Unit.GiB, 3)
 

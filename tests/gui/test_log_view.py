@@ -20,7 +20,9 @@ LOADS = json.loads((PUBLISHED / "llamacpp_logs.json").read_text())["cases"]
 def test_a_vllm_logs_figures_follow_its_components_as_the_cli_checks_them():
     case = next(c for c in CASES if c["id"] == "qwq-32b-a800-v1-0.11")
     a = from_hf_config(case["model"]["config"], name="QwQ-32B")
-    sc = Scenario(engine="vllm", gpu=case["gpu"], options=case["options"], **case["scenario"])
+    options = {"extensible_kv_cache": False, "block_size": 16, **case["options"]}  # 0.11: a profile-sized pool
+    sc = Scenario(engine="vllm", gpu=case["gpu"], options=options,
+                  gpu_memory_utilization=case.get("gpu_memory_utilization", 0.9), **case["scenario"])
     text = "\n".join(case["log"])
     est = estimate(a, sc)
     rows = {r[0]: r for r in comparison_rows(parse_log(text), est, Unit.GiB) + figure_rows(parse_log(text), None, est,

@@ -312,8 +312,9 @@ class Engine:
         allocatable), or the share its platform allows (Apple's working set)."""
         return float(gpu.cuda_total_bytes)
 
-    def kv_pool(self, x: Inputs, gpu: GPU, non_kv: np.ndarray) -> np.ndarray | None:
-        """The KV pool the engine pre-allocates on a GPU (None: it allocates what sequences need)."""
+    def kv_pool(self, x: Inputs, gpu: GPU, non_kv: np.ndarray, peak: np.ndarray | None = None) -> np.ndarray | None:
+        """The KV pool the engine pre-allocates on a GPU beside `non_kv` bytes, `peak` of them transient (None: it
+        allocates what sequences need)."""
         return None
 
     def kv_pool_formula(self, x: Inputs) -> str:
@@ -324,9 +325,14 @@ class Engine:
         """What the engine's runtime bytes hold, appended to the overhead component's formula ("": the constant)."""
         return ""
 
-    def fixed_pool(self, sc: Scenario) -> bool:
-        """Whether the KV pool is a size the scenario sets (vLLM's kv_cache_memory_bytes), not what the budget
-        leaves: the engine then commits its pool beside the rest, and that is its budget (`fit.capacity_bytes`)."""
+    def commit_cap_bytes(self, gpu: GPU, sc: Scenario, peak: float) -> float:
+        """The most the engine may commit (`commits_budget`) beside a transient `peak`: where the rest alone exceeds
+        it the engine holds no pool, and its budget is this, not the rest."""
+        return float("inf")
+
+    def commits_budget(self, sc: Scenario) -> bool:
+        """Whether the engine's budget is what it commits on the busiest device, its pool beside the rest (vLLM's
+        kv_cache_memory_bytes, or a pool sized from measured memory), not a share of the GPU (`fit.capacity_bytes`)."""
         return False
 
     def tp_shares(self, x: Inputs, tt: TensorTable) -> np.ndarray:

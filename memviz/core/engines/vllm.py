@@ -1,16 +1,24 @@
-"""vLLM (V1 engine) as vLLM 0.33.0 sizes its KV pool at start-up.
+"""vLLM (V1 engine) as vLLM 0.34.0 sizes its KV pool at start-up.
 
-`vllm/v1/worker/gpu_worker.py` `Worker.determine_available_memory` with
-`vllm/utils/mem_utils.py` `memory_profiling` and `vllm/v1/worker/utils.py`
-`request_memory`:
+vLLM 0.34's default on CUDA, the extensible KV cache (option `extensible_kv_cache`, `vllm_extensible`): the pool is
+what the memory measured after warm-up and CUDA-graph capture leaves, less the transient peak and a margin of
+max(1 GiB, 0.75 x that peak), within gpu_memory_utilization (default 1.0) x the total, in blocks mapped in 2 MiB
+granules per layer region.
+
+Without it (`--no-enable-extensible-kv-cache`, and every release before 0.34), `vllm/v1/worker/gpu_worker.py`
+`Worker.determine_available_memory` with `vllm/utils/mem_utils.py` `memory_profiling` and
+`vllm/v1/worker/utils.py` `request_memory`:
 
     requested = ceil(gpu_memory_utilization x total)        total: torch.cuda.mem_get_info, not the datasheet
     KV pool   = requested - weights - torch peak increase of the profile run
                           - non-torch increase - CUDA-graph estimate (unless enforce_eager)
 
+with gpu_memory_utilization 0.92 unless set (vLLM 0.6.4's documentation gives 0.9, which memviz takes for a log
+that states none).
+
 - profile run (`profile_run`, `_dummy_run(max_num_tokens)`, `_dummy_sampler_run` of the V2 model runner,
-  `v1/worker/gpu/model_runner.py`, 0.33's default for every model, or of V1's `gpu_model_runner.py` with
-  VLLM_USE_V2_MODEL_RUNNER=0: option `model_runner`): one forward of `max_num_batched_tokens` tokens spread over
+  `v1/worker/gpu/model_runner.py`, 0.34's only runner, or of V1's `gpu_model_runner.py` with
+  VLLM_USE_V2_MODEL_RUNNER=0 in 0.33 and earlier: option `model_runner`): one forward of `max_num_batched_tokens` tokens spread over
   min(max_num_seqs, tokens) dummy requests (flash attention: no score matrix; fused
   MoE: S x (2I + I + H) rows; without attention metadata, delta-net and Mamba2 layers skip their scan:
   `activations.skipped_core_workspace`), then the sampler on one row per request (`vllm_sampler`: V2 samples an fp32
@@ -22,8 +30,8 @@
   on (`vllm_sampler.v2_state_bytes`), which the profile counts as consumed: `stage_runtime_bytes`.
 - defaults (`vllm/engine/arg_utils.py` `get_batch_defaults`, `vllm serve`):
   max_num_batched_tokens 2048 and max_num_seqs 256 below 70 GiB or on A100,
-  8192 / 1024 from 70 GiB, 16384 / 1024 from 160 GiB; block_size 16; chunked
-  prefill on (off: a whole max_model_len prompt is one step).
+  8192 / 1024 from 70 GiB, 16384 / 1024 from 160 GiB; block_size 64 (`CacheConfig.DEFAULT_BLOCK_SIZE`, 16 before
+  0.34); chunked prefill on (off: a whole max_model_len prompt is one step).
 - `--kv-cache-memory-bytes` (option kv_cache_memory_bytes): `determine_available_memory` still makes the profile
   run, then returns that size for the pool whatever the rest takes; `request_memory` still asks
   gpu_memory_utilization x total free at start-up. The fit then judges the sequences against that pool, and
@@ -89,7 +97,7 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architecture
-from memviz.core.engines import vllm_eplb, vllm_int4, vllm_mtp
+from memviz.core.engines import vllm_eplb, vllm_extensible, vllm_int4, vllm_mtp
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.bitnet_linear import FORMAT as BITNET
 from memviz.core.engines.vllm_cudagraphs import capture_sizes
@@ -166,6 +174,8 @@ NOT_IN_VLLM = {"bamba": "0.23 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODE
 KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8"}
 
 
+#: `CacheConfig.DEFAULT_BLOCK_SIZE` (vllm/config/cache.py, 0.34; 16 before)
+DEFAULT_BLOCK_TOKENS = 64
 #: FLASH_ATTN's smallest kernel block (`get_supported_kernel_block_sizes`: MultipleOf(16)) and FlashInfer's GDN
 #: checkpoint grid (vllm/v1/attention/backends/gdn_attn.py FLASHINFER_GDN_CHECKPOINT_ALIGNMENT), vLLM 0.33
 KERNEL_BLOCK_TOKENS = 16
@@ -284,12 +294,20 @@ def encoder_items(tokens_per_item: int, settings: dict[str, Any], limit: int = 9
     return max(1, min(budget // tokens_per_item, settings["max_num_seqs"] * per_prompt))
 
 
+def outside_budget_bytes(sc: Any, options: dict[str, Any]) -> float:
+    """Device memory taken before vLLM's baseline snapshot, outside its budget: the CUDA context and cuBLAS handles,
+    and NCCL buffers when the model spans several GPUs."""
+    world = sc.tp * sc.pp * options["data_parallel_size"]
+    return TORCH_CUDA_BASELINE_BYTES + (NCCL_BYTES_PER_GPU * world if world > 1 else 0)
+
+
 class VLLM(Engine):
     name = "vllm"
     label = "vLLM (V1 engine): paged KV pool, chunked prefill, CUDA graphs"
-    version = "vLLM 0.33.0"
-    source = ("vllm-project/vllm 0.33.0: vllm/v1/worker/gpu_worker.py determine_available_memory, "
-              "vllm/utils/mem_utils.py memory_profiling, vllm/v1/core/kv_cache_utils.py")
+    version = "vLLM 0.34.0"
+    source = ("vllm-project/vllm 0.34.0: vllm/v1/worker/extensible_kv_cache.py measure_kv_cache_bytes, "
+              "vllm/v1/worker/gpu_worker.py determine_available_memory, vllm/utils/mem_utils.py memory_profiling, "
+              "vllm/v1/core/kv_cache_utils.py")
     options = (
         Option("max_model_len", int, None, "longest request (default: the scenario's context)", minimum=1),
         Option("max_num_seqs", int, None, "concurrent requests scheduled (default by GPU size)", minimum=1),
@@ -297,8 +315,12 @@ class VLLM(Engine):
                "tokens per scheduler step (default: the scenario's prefill chunk, else by GPU size)", minimum=1),
         Option("enable_chunked_prefill", bool, True, "split long prompts over steps"),
         Option("enforce_eager", bool, False, "no CUDA graphs"),
-        Option("estimate_cudagraphs", bool, True, "CUDA-graph memory taken from the KV budget "
-               "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; on since v0.21, off in earlier releases)"),
+        Option("extensible_kv_cache", bool, True, "size the pool from the memory measured after warm-up and CUDA-graph "
+               "capture (vLLM 0.34's default; false: --no-enable-extensible-kv-cache, the profile-based sizing of "
+               "every earlier release; kv_cache_memory_bytes turns it off)"),
+        Option("estimate_cudagraphs", bool, True, "CUDA-graph memory taken from the KV budget before capture "
+               "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; on since v0.21, off in earlier releases; the extensible "
+               "cache measures the graphs instead)"),
         Option("sampler", str, None, "top-k / top-p sampler of the profile run: flashinfer (vLLM's choice on CUDA "
                "GPUs of compute capability 8.0 to 12.1), triton (elsewhere, or VLLM_USE_FLASHINFER_SAMPLER=0: its "
                "buffer of a vocabulary row per SM, which the V1 runner also warms beside FlashInfer's); flashinfer-only "
@@ -310,10 +332,11 @@ class VLLM(Engine):
                "\"mtp\", ...}'): tokens the model's own MTP layers draft a step, 0 off; the draft layers add their "
                "weights and a full-attention layer's cache each (DeepSeek-V3, GLM-4.5, Qwen3-Next, Qwen3.5)",
                minimum=0, maximum=16),
-        Option("model_runner", str, "v2", "vLLM's model runner: v2 (0.33's default; its sampler keeps a vocabulary "
-               "row of counts per request slot) or v1 (VLLM_USE_V2_MODEL_RUNNER=0, and most models before 0.29)",
-               choices=RUNNERS),
-        Option("block_size", int, 16, "tokens per KV block (DeepSeek-V4's recipes set 256)",
+        Option("model_runner", str, "v2", "vLLM's model runner: v2 (0.34's only runner; its sampler keeps a "
+               "vocabulary row of counts per request slot) or v1 (VLLM_USE_V2_MODEL_RUNNER=0 up to 0.33, and most "
+               "models before 0.29; profile-based sizing only)", choices=RUNNERS),
+        Option("block_size", int, DEFAULT_BLOCK_TOKENS, "tokens per KV block (64 since 0.34, 16 before; "
+               "DeepSeek-V4's recipes set 256)",
                choices=(1, 8, 16, 32, 64, 128, 256)),
         Option("enable_prefix_caching", bool, True, "reuse cached prompt prefixes (on by default since hybrid models "
                "support it; a delta-net model's state then keeps checkpoint blocks per request)"),
@@ -368,7 +391,7 @@ class VLLM(Engine):
         super().check(a, sc, options)
         vllm_int4.check(a, sc.weight_format)
         if BITNET in (sc.weight_format, a.native_format if sc.weight_format == STORED else ""):
-            raise InputError("vLLM 0.33 has no BitNet quantization (model_executor/layers/quantization: no 'bitnet' "
+            raise InputError("vLLM 0.34 has no BitNet quantization (model_executor/layers/quantization: no 'bitnet' "
                              "method); estimate its packed weights with transformers or a GGUF file with llama.cpp")
         s = self.settings(a, sc, options)
         if any(heads % sc.tp for heads in set(a.layer_heads) | {a.num_heads}):
@@ -382,7 +405,7 @@ class VLLM(Engine):
                              "compressed, indexer and compressor-state groups share pages of their own sizes); "
                              "estimate it with llama.cpp or transformers")
         if a.model_type in NOT_IN_VLLM:
-            raise InputError(f"vLLM 0.33 does not run {a.model_type}: {NOT_IN_VLLM[a.model_type]}")
+            raise InputError(f"vLLM 0.34 does not run {a.model_type}: {NOT_IN_VLLM[a.model_type]}")
         if LINEAR in a.layer_types and FULL not in a.layer_types:
             raise InputError("vLLM sizes a hybrid model's state pages by its attention layers; a model of recurrent "
                              "layers only (attention-free) is not modelled")
@@ -405,7 +428,10 @@ class VLLM(Engine):
         vllm_mtp.check(a, options["num_speculative_tokens"])
         if (options["sampler"] or "").startswith("flashinfer") and (
                 why := flashinfer_refusal(sc.gpu_spec)):
-            raise InputError(f"{why} (vLLM 0.33 flashinfer_sampler_supported); the default sampler there is triton")
+            raise InputError(f"{why} (vLLM 0.34 flashinfer_sampler_supported); the default sampler there is triton")
+        if s["model_runner"] == "v1" and self.measured(options):
+            raise InputError("vLLM 0.34 has only the V2 model runner; the V1 runner (VLLM_USE_V2_MODEL_RUNNER=0, 0.33 "
+                             "and earlier) sizes its pool by profile: set extensible_kv_cache false with it")
         if s["sampler"] not in RUNNER_SAMPLERS[s["model_runner"]]:
             raise InputError(f"vLLM's {s['model_runner'].upper()} model runner has no {s['sampler']!r} sampler step; "
                              f"it takes {', '.join(RUNNER_SAMPLERS[s['model_runner']])}")
@@ -424,7 +450,7 @@ class VLLM(Engine):
         elsewhere, and none keeps an int8 cache (their `supported_kv_cache_dtypes`)."""
         cc = sc.compute_capability
         if cc is not None and cc[0] not in (9, 10, 12):
-            raise InputError(f"vLLM 0.33 has no sparse-MLA attention backend for compute capability {cc[0]}.{cc[1]} "
+            raise InputError(f"vLLM 0.34 has no sparse-MLA attention backend for compute capability {cc[0]}.{cc[1]} "
                              "(DeepSeek-V3.2 / GLM-5 run on Hopper, Blackwell and SM120 GPUs)")
         if sc.kv_format not in ("bf16", "fp8"):
             raise InputError(f"vLLM's sparse-MLA backends keep a bf16 or fp8 cache, not {sc.kv_format}")
@@ -508,7 +534,8 @@ class VLLM(Engine):
 
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
                     first_stage: bool = True) -> np.ndarray:
-        """Torch peak increase of the profile run on one rank (`profile_run`). With data parallelism the DP ranks
+        """Torch peak increase of the profile run on one rank (`profile_run`); with the extensible KV cache, or of a
+        sizing step where its prompt logprobs take more (`vllm_extensible`). With data parallelism the DP ranks
         run their dummy batches together (`_dummy_run`, `coordinate_batch_across_dp`) and the MoE layers gather every
         rank's tokens before the experts (fused_moe/prepare_finalize/naive_dp_ep.py, the default
         allgather_reducescatter all2all backend's `dispatch`, no chunking in 0.33's modular kernel): the routed
@@ -526,6 +553,9 @@ class VLLM(Engine):
         if last_stage:
             hidden = tokens * a.hidden_size * act_bytes
             peak = max(forward, hidden + self.sampler_step_bytes(x, s))
+            if self.measured(x.options):  # a sizing step's prompt logprobs (`vllm_extensible`)
+                prompt = min(tokens, s["max_model_len"] - 1)
+                peak = max(peak, hidden + vllm_extensible.prompt_logprob_chunk_bytes(prompt, a.output_rows, act_bytes))
         encoder = self.encoder_pass(x, s) if first_stage else None
         if encoder is not None:
             peak = max(peak + encoder.kept_bytes, encoder.peak_bytes)
@@ -597,10 +627,7 @@ class VLLM(Engine):
 
     @staticmethod
     def outside_budget_bytes(x: Inputs) -> float:
-        """Device memory taken before vLLM's baseline snapshot, outside its budget: the CUDA context and cuBLAS
-        handles, and NCCL buffers when the model spans several GPUs."""
-        world = x.sc.tp * x.sc.pp * x.options["data_parallel_size"]
-        return TORCH_CUDA_BASELINE_BYTES + (NCCL_BYTES_PER_GPU * world if world > 1 else 0)
+        return outside_budget_bytes(x.sc, x.options)
 
     def encoder_place(self, x: Inputs) -> str:
         """Beside the language model, unless `--language-model-only`, under which `_mark_tower_model`
@@ -791,17 +818,20 @@ class VLLM(Engine):
         return mxfp4_moe_backend(get_gpu(x.sc.gpu), x.a.model_type == "gpt_oss")
 
     def cudagraph_bytes(self, x: Inputs) -> float:
-        """The CUDA-graph estimate taken from the budget (`vllm_cudagraphs`; none with enforce_eager or
-        estimate_cudagraphs off)."""
-        if x.options["enforce_eager"] or not x.options["estimate_cudagraphs"]:
+        """The CUDA graphs inside the budget (`vllm_cudagraphs`): with the extensible KV cache the capture itself,
+        measured before the pool is sized; without it the estimate taken from the budget (none with estimate_cudagraphs
+        off); none with enforce_eager."""
+        if x.options["enforce_eager"]:
             return 0.0
-        return self._graphs(x, floor_full=True)
+        if self.measured(x.options):
+            return self._graphs(x, floor_full=False)
+        return self._graphs(x, floor_full=True) if x.options["estimate_cudagraphs"] else 0.0
 
     def graphs_after_pool_bytes(self, x: Inputs) -> float:
         """Before v0.21 (estimate_cudagraphs off) vLLM captures its graphs after sizing the pool
         (`gpu_model_runner.py` `capture_model`), so they take memory beyond gpu_memory_utilization's share: the
         capture itself, without the estimate's 1 MiB floor per FULL graph."""
-        if x.options["enforce_eager"] or x.options["estimate_cudagraphs"]:
+        if x.options["enforce_eager"] or x.options["estimate_cudagraphs"] or self.measured(x.options):
             return 0.0
         return self._graphs(x, floor_full=False)
 
@@ -814,21 +844,48 @@ class VLLM(Engine):
         return cudagraph_estimate(x.a, x.sc.tp, x.sc.pp, sizes[-1], len(sizes), len(full),
                                   x.act_bytes)
 
-    def usable_bytes(self, gpu, sc) -> float:
-        return float(ceil(sc.gpu_memory_utilization * gpu.cuda_total_bytes))
+    @staticmethod
+    def measured(options: dict[str, Any]) -> bool:
+        """Whether the pool is sized from measured memory (`vllm_extensible`): vLLM 0.34's extensible KV cache, which
+        kv_cache_memory_bytes turns off (`CacheConfig.enable_extensible_kv_cache`)."""
+        return bool(options["extensible_kv_cache"] and not options["kv_cache_memory_bytes"])
 
-    def kv_pool(self, x: Inputs, gpu, non_kv: np.ndarray) -> np.ndarray:
+    def utilization(self, sc: Any) -> float:
+        """gpu_memory_utilization, or vLLM's default for the sizing (`CacheConfig.resolved_gpu_memory_utilization`)."""
+        if sc.gpu_memory_utilization is not None:
+            return float(sc.gpu_memory_utilization)
+        measured = self.measured(self.resolve(dict(sc.options)))
+        return vllm_extensible.UTILIZATION if measured else vllm_extensible.PROFILED_UTILIZATION
+
+    def usable_bytes(self, gpu, sc) -> float:
+        """The memory vLLM requests (`request_memory`): gpu_memory_utilization x the CUDA total, rounded up."""
+        return float(ceil(self.utilization(sc) * gpu.cuda_total_bytes))
+
+    def kv_pool(self, x: Inputs, gpu, non_kv: np.ndarray, peak: np.ndarray | None = None) -> np.ndarray:
         """Whole blocks (`kv_cache_utils.get_num_blocks`) of what the budget leaves, or of kv_cache_memory_bytes
-        (`determine_available_memory` returns it after the profile run, whatever the rest takes)."""
+        (`determine_available_memory` returns it after the profile run, whatever the rest takes); with the extensible
+        KV cache what the measured memory leaves beside the transient `peak` and its margin, its blocks mapped in
+        granules (`vllm_extensible`)."""
         if x.options["kv_cache_memory_bytes"]:
             return np.where(self.fixed_pool_allocatable(x, gpu, non_kv), self.fixed_pool_bytes(x), 0.0)
+        if self.measured(x.options):
+            budget = self.measured_budget_bytes(gpu, x.sc, x.options, np.zeros_like(non_kv) if peak is None else peak)
+            pages = self.groups(x).segment_pages
+            return vllm_extensible.blocks_within(np.maximum(budget - non_kv, 0.0), pages) * sum(pages)
         block = self.block_bytes(x)
         free = self.usable_bytes(gpu, x.sc) - non_kv
         return np.maximum(np.floor(free / block), 0) * block
 
+    def measured_budget_bytes(self, gpu, sc: Any, options: dict[str, Any], peak: np.ndarray) -> np.ndarray:
+        """What a measured pool and the rest may take together (`vllm_extensible.budget_bytes`), beside a transient
+        `peak`: the request, and the memory free at start-up less the margin."""
+        free = gpu.cuda_total_bytes - outside_budget_bytes(sc, options)
+        return vllm_extensible.budget_bytes(self.usable_bytes(gpu, sc), free, peak)
+
     def overhead_formula(self, facts: dict[str, Any]) -> str:
         state = facts.get("sampler_state_bytes")
-        return (f"; vllm: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + its CUDA-graph estimate "
+        graphs = "its CUDA graphs as captured" if facts["kv_sizing"] == "measured" else "its CUDA-graph estimate"
+        return (f"; vllm: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + {graphs} "
                 f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: the largest capture's outputs per layer and the graphs of "
                 "every capture size) + the rotary table"
                 + (f" + the V2 model runner's sampler state ({state / GiB:.2f} GiB)" if state else ""))
@@ -838,7 +895,12 @@ class VLLM(Engine):
         if fixed:
             return (f"; vllm allocates kv_cache_memory_bytes ({fixed:,d}) in whole blocks after its profile run, "
                     "whatever the rest takes")
-        return (f"; vllm reserves gpu_memory_utilization ({x.sc.gpu_memory_utilization}) x the GPU's CUDA total and the KV "
+        util = self.utilization(x.sc)
+        if self.measured(x.options):
+            return (f"; vllm's extensible KV cache takes what the memory measured after warm-up and CUDA-graph capture "
+                    f"leaves within gpu_memory_utilization ({util:g}) x the GPU's CUDA total, less the transient peak and "
+                    "max(1 GiB, 0.75 x that peak), in whole blocks mapped in 2 MiB granules")
+        return (f"; vllm reserves gpu_memory_utilization ({util:g}) x the GPU's CUDA total and the KV "
                 "pool takes the rest in whole blocks")
 
     def fixed_pool_bytes(self, x: Inputs) -> float:
@@ -852,8 +914,19 @@ class VLLM(Engine):
         committed = non_kv + self.fixed_pool_bytes(x) + self.graphs_after_pool_bytes(x)
         return committed <= gpu.cuda_total_bytes - TORCH_CUDA_BASELINE_BYTES
 
-    def fixed_pool(self, sc: Any) -> bool:
-        return bool(self.resolve(dict(sc.options))["kv_cache_memory_bytes"])
+    def commit_cap_bytes(self, gpu, sc: Any, peak: float) -> float:
+        """A measured pool and the rest lie within `measured_budget_bytes`; a pool of kv_cache_memory_bytes is
+        committed whatever it asks (beyond the GPU, a refusal)."""
+        options = self.resolve(dict(sc.options))
+        if not self.measured(options):
+            return float("inf")
+        return float(self.measured_budget_bytes(gpu, sc, options, np.asarray(peak)))
+
+    def commits_budget(self, sc: Any) -> bool:
+        """A pool of kv_cache_memory_bytes, or one sized from measured memory: either way vLLM commits the pool
+        beside the rest, and sequences fit when they fit the pool."""
+        options = self.resolve(dict(sc.options))
+        return bool(options["kv_cache_memory_bytes"]) or self.measured(options)
 
     def block_bytes(self, x: Inputs) -> float:
         """Bytes of one step of `num_blocks` over all of this rank's layers (per pipeline stage: the largest)."""
@@ -876,6 +949,8 @@ class VLLM(Engine):
             "outside_budget_bytes": int(self.outside_budget_bytes(x)),
             "graphs_after_pool_bytes": int(self.graphs_after_pool_bytes(x)),
             "rotary_table_bytes": int(self.rotary_table_bytes(x)), "kv_block_bytes": int(self.block_bytes(x)),
+            "kv_sizing": ("kv_cache_memory_bytes" if x.options["kv_cache_memory_bytes"] else
+                          "measured" if self.measured(x.options) else "profiled"),
         }
         limit = x.a.max_position_embeddings
         if limit and s["max_model_len"] > limit:
@@ -905,22 +980,27 @@ class VLLM(Engine):
         total, requested = gpu.cuda_total_bytes, self.usable_bytes(gpu, x.sc)
         fixed = x.options["kv_cache_memory_bytes"]
         free = total - TORCH_CUDA_BASELINE_BYTES  # NCCL's share varies tenfold with the links: not grounds to refuse
-        if free < requested and "refusal" not in out:
+        util = self.utilization(x.sc)
+        if self.measured(x.options):  # the budget only caps the pool: no start-up check (`request_memory`)
+            if non_kv_bytes is not None:
+                startup_free = total - out["outside_budget_bytes"]
+                out["kv_left_free_bytes"] = int(startup_free - non_kv_bytes - pool_bytes)
+        elif free < requested and "refusal" not in out:
             out["refusal"] = (f"vLLM refuses to start: free memory on {gpu.label} ({free / GiB:.2f}/{total / GiB:.2f} "
-                              f"GiB) on startup is less than gpu_memory_utilization {x.sc.gpu_memory_utilization:g} "
+                              f"GiB) on startup is less than gpu_memory_utilization {util:g} "
                               f"asks for ({requested / GiB:.2f} GiB), the CUDA context taken; lower it")
         elif total - out["outside_budget_bytes"] < requested:
             out["startup_risk"] = (f"the CUDA context and NCCL buffers (about {out['outside_budget_bytes'] / GiB:.2f} GiB, "
                                    f"NCCL varying with the links) may leave less free than gpu_memory_utilization "
-                                   f"{x.sc.gpu_memory_utilization:g} asks for; vLLM then refuses to start")
+                                   f"{util:g} asks for; vLLM then refuses to start")
         elif not fixed and total - out["outside_budget_bytes"] - out["graphs_after_pool_bytes"] < requested:
             out["startup_risk"] = (f"the CUDA graphs captured after the pool (about "
                                    f"{out['graphs_after_pool_bytes'] / GiB:.2f} GiB, estimate_cudagraphs off) do not fit "
-                                   f"beside gpu_memory_utilization {x.sc.gpu_memory_utilization:g} and the CUDA context: "
+                                   f"beside gpu_memory_utilization {util:g} and the CUDA context: "
                                    "the capture may run out of memory; lower it or use enforce_eager")
         if fixed:
             requested = self._fixed_pool_facts(x, out, gpu, pool_bytes, non_kv_bytes or 0.0)
-        elif non_kv_bytes is not None:
+        elif non_kv_bytes is not None and not self.measured(x.options):
             graphs = out["cudagraph_bytes"] or out["graphs_after_pool_bytes"]
             out["suggested_kv_cache_memory_bytes"] = int(requested - non_kv_bytes - graphs - SUGGESTION_MARGIN_BYTES)
         block, groups = out["kv_block_bytes"], self.groups(x)
@@ -933,6 +1013,7 @@ class VLLM(Engine):
             "max_concurrency": blocks / per_request, "kv_request_blocks": per_request,
             "kv_pool_tokens_before_0_21": groups.block_tokens_printed(blocks),
             "kv_groups": len(groups.kinds), "kv_group_block_tokens": min(groups.block_tokens),
+            "gpu_memory_utilization": util,
         })
         if blocks * block < need and "refusal" not in out:
             longest = self.longest_request(x, s, blocks * block)
@@ -1002,9 +1083,12 @@ class VLLM(Engine):
         if flashinfer != (default_sampler(sc.gpu_spec) == "flashinfer"):
             env.append(f"VLLM_USE_FLASHINFER_SAMPLER={int(flashinfer)}")
         ref, on_load = self.checkpoint(a, sc, model)
-        args = [*env, "vllm", "serve", ref, "--max-model-len", str(s["max_model_len"]),
-                "--gpu-memory-utilization", f"{sc.gpu_memory_utilization:g}",
-                "--max-num-seqs", str(s["max_num_seqs"]), "--max-num-batched-tokens", str(s["max_num_batched_tokens"])]
+        args = [*env, "vllm", "serve", ref, "--max-model-len", str(s["max_model_len"])]
+        if sc.gpu_memory_utilization is not None:
+            args += ["--gpu-memory-utilization", f"{sc.gpu_memory_utilization:g}"]
+        args += ["--max-num-seqs", str(s["max_num_seqs"]), "--max-num-batched-tokens", str(s["max_num_batched_tokens"])]
+        if not s["extensible_kv_cache"] and not s["kv_cache_memory_bytes"] and s["model_runner"] != "v1":
+            args.append("--no-enable-extensible-kv-cache")  # the V1 runner's releases (0.33 and earlier) lack it
         if sc.tp > 1:
             args += ["--tensor-parallel-size", str(sc.tp)]
         if sc.pp > 1:
@@ -1023,7 +1107,7 @@ class VLLM(Engine):
             args += ["--kv-cache-dtype", KV_CACHE_DTYPES[sc.kv_format]]
         if on_load:  # a stored checkpoint names its method in its config; vLLM reads it from there
             args += ["--quantization", QUANTIZE_ON_LOAD[sc.weight_format]]
-        if s["block_size"] != 16:
+        if s["block_size"] != DEFAULT_BLOCK_TOKENS:
             args += ["--block-size", str(s["block_size"])]
         if s["num_speculative_tokens"]:
             spec = {"method": "mtp", "num_speculative_tokens": s["num_speculative_tokens"]}

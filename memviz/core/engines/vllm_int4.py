@@ -33,7 +33,7 @@ MACHETE_CAPABILITY = (9, 0)
 def check(a: Architecture, weight_format: str) -> None:
     """InputError for a GPTQ checkpoint quantized with act-order, which vLLM 0.33 refuses to load."""
     if method_of(a, weight_format) == "gptq" and a.native_act_order:
-        raise InputError("vLLM 0.33 refuses GPTQ checkpoints quantized with desc_act=True (group activation "
+        raise InputError("vLLM 0.34 refuses GPTQ checkpoints quantized with desc_act=True (group activation "
                          "ordering); use one with static activation ordering, or transformers")
 
 

@@ -12,7 +12,8 @@ vLLM 0.33 `vllm/v1/core/kv_cache_utils.py` (`get_kv_cache_groups`, `unify_kv_cac
   full layers, half the sliding layers' bytes a token: 32 tokens a block); layers are grouped by spec into
   groups of `group_size` layers, the fewest layers of any spec (the most when the most are under 1.5 times
   the fewest), padding the last group of a spec (Gemma-3-27B: 52 sliding layers in six groups of ten);
-  `group_size` pool tensors, each shared by one layer of every group;
+  `group_size` pool tensors, each shared by one layer of every group (a layer region of its own each, which vLLM
+  0.34's extensible cache maps in 2 MiB granules: `segment_pages`);
 - `num_blocks` = pool // (page x group_size); one request needs, per group, the blocks of its spec's longest
   use (a full layer: max_model_len, a sliding one: its window and the tokens in flight, one block more);
   "Maximum concurrency" = num_blocks over the blocks of one max_model_len request;
@@ -49,6 +50,7 @@ class KVGroups:
     group_size: int
     page_bytes: tuple[int, ...]  # per group: one block of one of its layers (a uniform-type group: all layers)
     state_blocks: int = 1  # blocks a delta-net group's layer takes per request
+    segment_pages: tuple[int, ...] = ()  # per pool tensor's layer region: its bytes a block (they sum to unit_bytes)
 
     def block_tokens_printed(self, num_blocks: int) -> int:
         """"GPU KV cache size" as vLLM before 0.21 printed it: num_blocks // groups x the smallest block."""
@@ -83,10 +85,11 @@ def kv_groups(a: Architecture, fmt: KVFormat, layout: KVLayout, layers: range, b
     counts = Counter(specs)
     if len(counts) == 1:
         (kind, page), n = next(iter(counts.items()))
-        return KVGroups((kind,), (block_tokens,), page * n, n, (page,), state_blocks)
+        return KVGroups((kind,), (block_tokens,), page * n, n, (page,), state_blocks, (page,) * n)
     if len({kind for kind, _ in counts}) == 1:  # UniformTypeKVCacheSpecs: one group, a page per layer
         pages = sum(page for _, page in specs)
-        return KVGroups((specs[0][0],), (block_tokens,), pages, 1, (pages,), state_blocks)
+        return KVGroups((specs[0][0],), (block_tokens,), pages, 1, (pages,), state_blocks,
+                        tuple(page for _, page in specs))
     page = max(own for _, own in counts)
     fewest, most = min(counts.values()), max(counts.values())
     group_size = most if most < 1.5 * fewest else fewest
@@ -96,4 +99,5 @@ def kv_groups(a: Architecture, fmt: KVFormat, layout: KVLayout, layers: range, b
         ratio = page // own if page % own == 0 and kind != LINEAR else 1
         kinds += [kind] * ceil(n / group_size)
         blocks += [block_tokens * ratio] * ceil(n / group_size)
-    return KVGroups(tuple(kinds), tuple(blocks), page * group_size, group_size, (page,) * len(kinds), state_blocks)
+    return KVGroups(tuple(kinds), tuple(blocks), page * group_size, group_size, (page,) * len(kinds), state_blocks,
+                    (page,) * group_size)

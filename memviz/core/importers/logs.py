@@ -165,9 +165,13 @@ _VLLM = {
                 r"Loading model weights took\s+" + _NUM + r"\s*(GiB|GB|MiB|MB)"],
     "overhead": [r"non_torch_memory(?:\s+takes\s+|\s+|=)" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"GiB for peak activation, " + _NUM + r"\s*(GiB) for non-torch memory"],
-    "activations": [r"PyTorch activation peak memory(?:\s+takes)?\s+" + _NUM + r"\s*(GiB|GB|MiB)",
+    "activations": [r"GiB kept for transient activations \(" + _NUM + r"\s*(GiB) allocated at peak",
+                    r"PyTorch activation peak memory(?:\s+takes)?\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                     r"GiB for (?:weight|consumed memory \(weights \+ non-torch\)), " + _NUM + r"\s*(GiB) for peak activation"],
-    "kv_cache": [r"the rest of the memory reserved for KV Cache is\s+" + _NUM + r"\s*(GiB|GB|MiB)",
+    # vLLM 0.34's extensible cache prints its final size last (v1/worker/extensible_kv_cache.py `extend_kv_cache`);
+    # its "Available KV cache memory" is the profile's figure, which only sizes the address range
+    "kv_cache": [r"Extended KV cache to \d+ blocks \(" + _NUM + r"\s*(GiB)\)",
+                 r"the rest of the memory reserved for KV Cache is\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"available_kv_cache_memory\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"kv_cache_size=" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"Available KV cache memory:\s*" + _NUM + r"\s*(GiB|GB|MiB)",
@@ -178,7 +182,7 @@ _VLLM = {
 CUDA_TOTAL_GIB = r"(?:total_gpu_memory[\s=(]*|Free memory on device(?: \S+)? \([\d.]+/)" + _NUM + r"\s*GiB"
 _VLLM_DETAILS = {
     "kv_cache_tokens": r"GPU KV cache size:\s*" + _NUM + r"\s*tokens",
-    "gpu_blocks": r"(?:GPU|CUDA|cuda) blocks:\s*" + _NUM,
+    "gpu_blocks": r"(?:(?:GPU|CUDA|cuda) blocks:\s*|Extended KV cache to\s+)" + _NUM,
     "max_tokens_in_cache": r"maximum number of tokens that can be stored in KV cache \(" + _NUM + r"\)",
     "max_concurrency": r"Maximum concurrency for\s*[\d,]+\s*tokens per request:\s*" + _NUM + "x",
     "gpu_memory_utilization": r"gpu_memory_utilization\s*\(?\s*" + _NUM,

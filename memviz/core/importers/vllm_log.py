@@ -31,10 +31,16 @@ CUDAGRAPH_ESTIMATE_SINCE = (0, 21)
 #: issue #40691's pool takes one state page per request), 0.24 did (noonghunna/club-3090 issue #612); releases between
 #: are read as not, unless the log says so ("Mamba cache mode is set to 'align'")
 HYBRID_PREFIX_CACHING_SINCE = (0, 24)
+#: vLLM 0.34 sizes its pool from measured memory by default (the extensible KV cache) and makes 64-token blocks its
+#: default (config/cache.py `enable_extensible_kv_cache`, `DEFAULT_BLOCK_SIZE`; 16 before); what its sizing prints
+#: (v1/worker/extensible_kv_cache.py `measure_kv_cache_blocks`, `extend_kv_cache`)
+EXTENSIBLE_SINCE = (0, 34)
+EXTENSIBLE_LINES = r"Memory after warmup: .* KV cache blocks|Extended KV cache to \d+ blocks"
+PROFILED_UTILIZATION = 0.9  # what memviz takes for a profile-sized log that prints none (vLLM 0.6.4's default)
 _ARG_KEYS = ("max_model_len", "gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
              "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "enforce_eager", "block_size",
              "enable_chunked_prefill", "enable_prefix_caching", "kv_cache_memory_bytes", "data_parallel_size",
-             "enable_expert_parallel", "enable_eplb")
+             "enable_expert_parallel", "enable_eplb", "enable_extensible_kv_cache")
 _CONFIG_KEYS = {"tensor_parallel_size": int, "pipeline_parallel_size": int, "data_parallel_size": int,
                 "max_seq_len": int}
 
@@ -194,6 +200,22 @@ def logged_gpu(text: str, gpu: str) -> str:
     return with_cuda_total(get_gpu(g.key.partition("@")[0]), round(float(total_gib) * GiB)).key
 
 
+def extensible(text: str, s: VllmSettings) -> bool:
+    """Whether the log's pool was sized by the extensible KV cache: it prints its sizing, or a release from 0.34 on
+    that does not say it was turned off; kv_cache_memory_bytes turns it off."""
+    if s.args.get("kv_cache_memory_bytes"):
+        return False
+    if re.search(EXTENSIBLE_LINES, text):
+        return True
+    return s.version is not None and s.version >= EXTENSIBLE_SINCE and s.args.get("enable_extensible_kv_cache") is not False
+
+
+def _utilization(args: dict[str, Any], measured: bool) -> float | None:
+    """The log's gpu_memory_utilization; unset, vLLM's own default for a measured pool, else `PROFILED_UTILIZATION`."""
+    value = args.get("gpu_memory_utilization")
+    return float(value) if value else None if measured else PROFILED_UTILIZATION
+
+
 def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | None = None) -> Scenario:
     """The scenario the log ran: its settings, the caller's model and GPU (with the CUDA total the log prints),
     vLLM's defaults for the rest."""
@@ -229,6 +251,10 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     if s.version is not None and s.version < CUDAGRAPH_ESTIMATE_SINCE and not re.search(
             r"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1|CUDA graph memory profiling is enabled", text):
         options["estimate_cudagraphs"] = False
+    measured = extensible(text, s)
+    if not measured:
+        options["extensible_kv_cache"] = False
+        options.setdefault("block_size", 16)
     gpu, v0 = logged_gpu(text, gpu), is_v0(text, s.version)
     runner = "v1" if v0 else _runner(text, s.version, a)  # V0's profile is modelled with V1's runner
     if runner:
@@ -241,5 +267,5 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     return Scenario(engine="vllm", gpu=gpu, weight_format=weight_format or a.native_format or "bf16",
                     kv_format="fp8" if kv.startswith("fp8") else "bf16", context_tokens=context,
                     tp=int(args.get("tensor_parallel_size") or 1), pp=int(args.get("pipeline_parallel_size") or 1),
-                    gpu_memory_utilization=float(args.get("gpu_memory_utilization") or 0.9),
+                    gpu_memory_utilization=_utilization(args, measured),
                     options=tuple(sorted(options.items())))

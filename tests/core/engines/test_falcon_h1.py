@@ -37,9 +37,10 @@ def test_the_cache_transformers_fills_is_memviz_kv_and_state(changes, dtype):
 
 
 def test_vllm_registers_each_layers_attention_and_mixer_apart():
-    """vLLM 0.33's FalconH1ForCausalLM: an attention layer and a MambaMixer2 per decoder layer, so 44 attention specs
-    and 44 Mamba specs form two groups of 44; the state page is padded to the attention page and a request keeps 2
-    of them per mixer with prefix caching."""
+    """vLLM 0.34's FalconH1ForCausalLM: an attention layer and a MambaMixer2 per decoder layer, so 44 attention specs
+    and 44 Mamba specs form two groups of 44; the attention block is the smallest multiple of the 64-token default
+    block whose page holds the state (`_align_hybrid_block_size`), the state page is padded to it and a request keeps
+    2 of them per mixer with prefix caching."""
     a = from_hf_config(dict(model_type="falcon_h1", hidden_size=3072, num_hidden_layers=44, num_attention_heads=12,
                             num_key_value_heads=2, head_dim=128, intermediate_size=12288, vocab_size=130049,
                             mamba_d_ssm=3072, mamba_n_heads=24, mamba_d_head=128, mamba_n_groups=1,
@@ -47,7 +48,7 @@ def test_vllm_registers_each_layers_attention_and_mixer_apart():
     f = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=32768)).engine_facts
     state = (3072 + 2 * 256) * 3 * 2 + 24 * 128 * 256 * 2  # conv state and SSM state, bf16 ("auto")
     attn = 2 * 128 * 2 * 2  # one token of one layer's K and V
-    block = 16 * -(-state // (16 * attn))
+    block = 64 * -(-state // (64 * attn))
     assert (f["block_size"], f["kv_groups"]) == (block, 2)
     assert f["kv_request_blocks"] == -(-32768 // block) + 2
     assert f["linear_state_layers"] == 44 and f["linear_state_bytes_per_layer_sequence"] == 2 * block * attn

@@ -60,7 +60,7 @@ def test_lfm3_slides_and_gates_as_its_config_class_builds_it():
     assert from_hf_config({**fields, "model_type": "lfm3", "num_hidden_layers": 8}).layer_types == a.layer_types
     with pytest.raises(InputError, match="no such architecture"):
         estimate(a, Scenario(engine="llamacpp", weight_format="Q8_0", context_tokens=64))
-    with pytest.raises(InputError, match="vLLM 0.33 does not run lfm3"):
+    with pytest.raises(InputError, match="vLLM 0.34 does not run lfm3"):
         estimate(a, Scenario(engine="vllm", context_tokens=64, gpu="l4"))
 
 
@@ -80,13 +80,14 @@ def test_each_engine_keeps_the_convolution_state_as_its_source_does():
     """Per convolution layer and sequence: transformers keeps conv_L_cache columns in the model's dtype
     (LinearAttentionLayer), llama.cpp kernel - 1 columns in F32 (hparams n_embd_r = n_embd x (l_cache - 1)), vLLM
     kernel - 1 columns in the model's dtype over hidden / tp channels (`short_conv_state_shape`), padded to the
-    attention page (8 KV heads x 64 x K, V x 2 bytes a token: 16 tokens hold it) and kept twice with prefix caching."""
+    attention page (8 KV heads x 64 x K, V x 2 bytes a token: 16 tokens hold it, and the block is 0.34's default 64)
+    and kept twice with prefix caching."""
     a = from_hf_config(LFM2_1_2B)
     facts = {engine: estimate(a, Scenario(engine=engine, context_tokens=4096, gpu="h100-80g")).engine_facts
              for engine in ("transformers", "llamacpp", "vllm")}
     assert facts["transformers"]["linear_state_bytes_per_layer_sequence"] == 2048 * 3 * 2
     assert facts["llamacpp"]["linear_state_bytes_per_layer_sequence"] == 2048 * 2 * 4
-    assert facts["vllm"]["linear_state_bytes_per_layer_sequence"] == 2 * 16 * 8 * 64 * 2 * 2
+    assert facts["vllm"]["linear_state_bytes_per_layer_sequence"] == 2 * 64 * 8 * 64 * 2 * 2
     assert {f["linear_state_layer_kind"] for f in facts.values()} == {"short convolution"}
     # a width no released LFM2 has, to reach the rule (ShortConv splits in_proj and the convolution over ranks)
     with pytest.raises(InputError, match=r"short convolution's 2052 channels divisible by tp \(8\)"):

@@ -80,16 +80,16 @@ def test_a_config_that_cannot_describe_the_model_is_refused(changes, message):
 
 
 def test_vllm_state_pages_and_tensor_parallel_rules():
-    """vLLM 0.33 `mamba2_state_shape`: a single group of B and C is repeated on every rank, the heads split, the state
+    """vLLM 0.34 `mamba2_state_shape`: a single group of B and C is repeated on every rank, the heads split, the state
     in the model's dtype (mamba_cache_dtype / mamba_ssm_cache_dtype "auto"); `_align_hybrid_block_size` grows the
-    attention block to the smallest multiple of 16 tokens whose page holds that state; Mamba2 exports no prefill
-    checkpoints, so with prefix caching (on for hybrid models) a request keeps 2 pages per Mamba2 group, even on
+    attention block to the smallest multiple of 64 tokens (0.34's default block) whose page holds that state; Mamba2
+    exports no prefill checkpoints, so with prefix caching (on for hybrid models) a request keeps 2 pages per Mamba2 group, even on
     an H100. 4 attention and 36 Mamba2 layers make 10 groups of 4."""
     a = from_hf_config(GRANITE_H_SMALL)
     for tp in (1, 2, 4):
         state = (8192 + 2 * 128 * tp) // tp * 3 * 2 + 128 // tp * 64 * 128 * 2
         attn = 8 // tp * 128 * 2 * 2  # one token of one attention layer on this rank, bf16 K and V
-        block = 16 * -(-state // (16 * attn))
+        block = 64 * -(-state // (64 * attn))
         f = estimate(a, Scenario(engine="vllm", gpu="h100-80g", tp=tp, context_tokens=32768, batch=1)).engine_facts
         assert (f["block_size"], f["kv_groups"], f["kv_request_blocks"]) == (block, 10, -(-32768 // block) + 9 * 2)
         assert f["linear_state_bytes_per_layer_sequence"] == 2 * block * attn
@@ -132,5 +132,5 @@ def test_bamba_is_granites_mamba2_beside_a_gated_mlp(changes, dtype):
     assert kv == held > 0
     assert parameter_count(a) == sum(p.numel() for p in model.parameters())
     assert check_supported(a) == "granitehybrid"
-    with pytest.raises(InputError, match="vLLM 0.33 does not run bamba: 0.23 removed it"):
+    with pytest.raises(InputError, match="vLLM 0.34 does not run bamba: 0.23 removed it"):
         estimate(a, Scenario(engine="vllm", context_tokens=64))

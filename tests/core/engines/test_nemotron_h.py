@@ -76,10 +76,12 @@ def test_vllm_attention_block_for_nano_9b_v2():
     (`NemotronHForCausalLMConfig.DEFAULT_MAMBA_SSM_CACHE_DTYPE`): conv (10,240 + 2 x 8 x 128) x 3 in bf16 and
     128 x 80 x 128 float32 values make the attention block 1,312 tokens of 8 x 128 x K, V x 2 bytes. With the state
     in bf16, as vLLM kept it in September 2025, the block is 672 tokens, the figure vllm-project/vllm issue #24280
-    gives for this model. 27 Mamba2 and 4 attention blocks make 8 groups; MLP blocks hold nothing."""
-    for dtype, block in (("float32", 1312), ("bfloat16", 672)):
+    gives for this model. 27 Mamba2 and 4 attention blocks make 8 groups; MLP blocks hold nothing. Those releases grew
+    a 16-token block; 0.34 grows its 64-token default: 1,344 tokens."""
+    for dtype, block, start in (("float32", 1312, 16), ("bfloat16", 672, 16), ("float32", 1344, 64)):
         a = from_hf_config(NANO_9B_V2 | {"mamba_ssm_cache_dtype": dtype})
-        f = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=32768)).engine_facts
+        f = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=32768,
+                                 options={"block_size": start})).engine_facts
         assert (f["block_size"], f["kv_groups"], f["kv_request_blocks"]) == (block, 8, -(-32768 // block) + 7 * 2)
 
 

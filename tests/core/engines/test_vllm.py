@@ -1,4 +1,5 @@
-"""vLLM 0.33's start-up accounting: budget from the CUDA total, profile peak, whole blocks, refusals."""
+"""vLLM's start-up accounting: budget from the CUDA total, profile peak, whole blocks, refusals; the profile-sized pool
+of every release before 0.34 (`PROFILED`), and what 0.34's measured pool shares with it."""
 
 import json
 from pathlib import Path
@@ -16,6 +17,8 @@ from memviz.core.presets import get_preset
 from memviz.core.units import GiB
 
 LLAMA8 = get_preset("llama-3.1-8b").architecture()
+#: vLLM before 0.34, or --no-enable-extensible-kv-cache with its 16-token blocks
+PROFILED = {"extensible_kv_cache": False, "block_size": 16}
 
 
 def test_defaults_follow_the_gpu_size():
@@ -36,7 +39,7 @@ def test_profile_peak_is_the_sampler_warm_up_for_many_requests():
     sampler = 1024 * 128256 * IN_PLACE_BYTES_PER_LOGIT + 8192 * 4096 * 2
     assert e.bytes["activations"] == sampler
     v1 = estimate(LLAMA8, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192,
-                                   options=(("model_runner", "v1"),)))
+                                   options=PROFILED | {"model_runner": "v1"}))
     assert v1.bytes["activations"] == sampler + 132 * 128256 * 4
     fewer = estimate(LLAMA8, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, options=(("max_num_seqs", 64),)))
     assert fewer.bytes["activations"] < e.bytes["activations"]
@@ -46,8 +49,8 @@ def test_profile_peak_is_the_sampler_warm_up_for_many_requests():
 def test_pool_reported_as_vllm_does():
     e = estimate(LLAMA8, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192))
     f = e.engine_facts
-    assert f["kv_pool_tokens"] == f["kv_blocks"] * 16 and f["kv_pool_bytes"] == e.bytes["kv_cache"]
-    assert f["max_concurrency"] == pytest.approx(f["kv_blocks"] / 512)
+    assert f["kv_pool_tokens"] == f["kv_blocks"] * 64 and f["kv_pool_bytes"] == e.bytes["kv_cache"]
+    assert f["max_concurrency"] == pytest.approx(f["kv_blocks"] / 128)
     assert "vllm serve" in e.launch_command() and "--max-model-len 8192" in e.launch_command()
 
 
@@ -105,8 +108,10 @@ def test_options_survive_a_session_round_trip(tmp_path):
 def test_budget_uses_the_cuda_total_not_the_datasheet():
     h100 = get_gpu("h100-80g")
     assert h100.cuda_total_bytes == round(79.22 * GiB) < h100.memory_bytes
-    e = estimate(LLAMA8, Scenario(engine="vllm", gpu="h100-80g"))
+    e = estimate(LLAMA8, Scenario(engine="vllm", gpu="h100-80g", gpu_memory_utilization=0.9, options=PROFILED))
     assert e.engine_facts["budget_bytes"] == -(-9 * h100.cuda_total_bytes // 10)
+    default = estimate(LLAMA8, Scenario(engine="vllm", gpu="h100-80g", options=PROFILED)).engine_facts
+    assert default["budget_bytes"] == -(-92 * h100.cuda_total_bytes // 100)  # 0.92 unless set
 
 
 def test_against_a_published_start_up_profile():
@@ -118,9 +123,9 @@ def test_against_a_published_start_up_profile():
     log = Path(__file__).parents[2] / "data" / "logs" / "vllm_llama3_8b_pr10511.log"
     measured = parse_log(log.read_text()).bytes
     llama3 = LLAMA8.with_changes(max_position_embeddings=8192)  # Meta-Llama-3-8B: its rotary table is 8,192 rows
-    e = estimate(llama3, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192,
-                                  options=(("max_num_seqs", 256), ("max_num_batched_tokens", 8192),
-                                           ("estimate_cudagraphs", False))))
+    e = estimate(llama3, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, gpu_memory_utilization=0.9,
+                                  options=PROFILED | {"max_num_seqs": 256, "max_num_batched_tokens": 8192,
+                                                      "estimate_cudagraphs": False}))
     assert abs(e.bytes["weights"] - measured["weights"]) < 0.01 * GiB
     assert e.bytes["kv_cache"] == pytest.approx(measured["kv_cache"], rel=0.05)
 
@@ -132,17 +137,21 @@ def test_the_scenarios_prefill_chunk_is_max_num_batched_tokens_unless_set():
 
 def test_a_utilization_that_leaves_no_room_for_the_cuda_context_is_refused():
     """`request_memory`: free memory at start-up (total - context - NCCL) below utilization x total."""
-    tight = estimate(LLAMA8, Scenario(engine="vllm", gpu="rtx4090", context_tokens=4096, gpu_memory_utilization=0.99))
+    sc = Scenario(engine="vllm", gpu="rtx4090", context_tokens=4096, gpu_memory_utilization=0.99, options=PROFILED)
+    tight = estimate(LLAMA8, sc)
     assert "less than gpu_memory_utilization 0.99" in tight.engine_facts["refusal"]
     assert not estimate_fits(tight, get_gpu("rtx4090"))  # "fits" is the engine's verdict too
-    ok = estimate(LLAMA8, Scenario(engine="vllm", gpu="rtx4090", context_tokens=4096, gpu_memory_utilization=0.95))
+    ok = estimate(LLAMA8, sc.with_changes(gpu_memory_utilization=0.95))
     assert "refusal" not in ok.engine_facts and estimate_fits(ok, get_gpu("rtx4090"))
+    measured = estimate(LLAMA8, sc.with_changes(options={}))  # 0.34's extensible cache: the share is only a cap
+    assert "refusal" not in measured.engine_facts and estimate_fits(measured, get_gpu("rtx4090"))
 
 
 def test_nccl_buffers_are_a_stated_risk_not_a_refusal():
     """NCCL's footprint ranges from 0.1 GiB over PCIe to 4.5 GiB with NVLink: at TP 8 on RTX 4090s at 0.9 the
     estimate warns instead of refusing."""
-    tp8 = estimate(LLAMA8, Scenario(engine="vllm", gpu="rtx4090", tp=8, context_tokens=4096))
+    tp8 = estimate(LLAMA8, Scenario(engine="vllm", gpu="rtx4090", tp=8, context_tokens=4096, gpu_memory_utilization=0.9,
+                                    options=PROFILED))
     assert "refusal" not in tp8.engine_facts and "NCCL" in tp8.engine_facts["startup_risk"]
 
 
@@ -312,20 +321,23 @@ def test_cuda_graph_estimate_follows_the_capture_sizes_and_the_model():
     assert len(capture_sizes(256, 8192)) == 51 and capture_sizes(256, 8192)[-1] == 512
     assert capture_sizes(8, 8192)[-1] == 16 and capture_sizes(256, 100)[-1] == 100
     assert capture_sizes(1024, 16384, sm100=True)[-1] == 1024
-    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=4096)
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=4096, options=PROFILED)
     small = estimate(get_preset("llama-3.2-1b").architecture(), sc).engine_facts["cudagraph_bytes"]
     large = estimate(get_preset("llama-3.1-70b").architecture(), sc).engine_facts["cudagraph_bytes"]
     assert 0.1 * GiB < small < large < 4 * GiB
     for off in ({"enforce_eager": True}, {"estimate_cudagraphs": False}):
-        assert estimate(LLAMA8, sc.with_changes(options=off)).engine_facts["cudagraph_bytes"] == 0
+        assert estimate(LLAMA8, sc.with_changes(options=PROFILED | off)).engine_facts["cudagraph_bytes"] == 0
+    captured = estimate(LLAMA8, sc.with_changes(options={})).engine_facts  # measured: the capture, no FULL floor
+    assert 0 < captured["cudagraph_bytes"] < estimate(LLAMA8, sc).engine_facts["cudagraph_bytes"]
 
 
 def test_before_v021_graphs_are_captured_after_the_pool_and_can_overrun_the_gpu():
     """With the estimate off (vLLM before 0.21) the graphs are not in the budget: they come after the pool, beside
     gpu_memory_utilization's share and the CUDA context, and a share that leaves them no room is a stated risk."""
-    sc = Scenario(engine="vllm", gpu="rtx4090", context_tokens=8192, options={"estimate_cudagraphs": False})
+    sc = Scenario(engine="vllm", gpu="rtx4090", context_tokens=8192, gpu_memory_utilization=0.9,
+                  options=PROFILED | {"estimate_cudagraphs": False})
     off = estimate(LLAMA8, sc)
-    on = estimate(LLAMA8, sc.with_changes(options={}))
+    on = estimate(LLAMA8, sc.with_changes(options=PROFILED))
     after = off.engine_facts["graphs_after_pool_bytes"]
     assert off.engine_facts["cudagraph_bytes"] == 0 and on.engine_facts["graphs_after_pool_bytes"] == 0
     assert 0 < after < on.engine_facts["cudagraph_bytes"]  # the capture, without the estimate's FULL-graph floor

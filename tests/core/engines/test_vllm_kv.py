@@ -78,7 +78,8 @@ def test_qwen35_27b_pool_as_vllm_0_19_printed_it():
 
     a = from_hf_config(QWEN35_27B)
     e = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=32768, kv_format="bf16",
-                             options=(("enable_prefix_caching", False), ("max_num_seqs", 16))))
+                             options=(("enable_prefix_caching", False), ("max_num_seqs", 16), ("block_size", 16),
+                                      ("extensible_kv_cache", False))))
     f = e.engine_facts
     assert (f["block_size"], f["kv_groups"], f["kv_request_blocks"]) == (784, 4, 42 + 3)
     assert PRINTS_CONCURRENCY_SINCE > (0, 19)

@@ -1,5 +1,5 @@
-"""Which model types vLLM 0.33 runs: a class its registry names (tests/data/published/vllm_registry.json, from the
-0.33.0 wheel), or one its Transformers backend takes (`ModelRegistry._try_resolve_transformers`: transformers'
+"""Which model types vLLM 0.34 runs: a class its registry names (tests/data/published/vllm_registry.json, from the
+0.34.0 wheel), or one its Transformers backend takes (`ModelRegistry._try_resolve_transformers`: transformers'
 class goes through the attention interface). A type neither way is refused in one line, as vLLM refuses it."""
 
 import json
@@ -52,11 +52,11 @@ def test_every_type_vllm_cannot_run_is_refused():
       "attention_types": [[["global", "local"], 12]], "window_size": 256}, "names no GPTNeoForCausalLM"),
 ])
 def test_vllm_refuses_what_it_dropped_or_never_had(config, reason):
-    """MPT (mosaicml/mpt-7b's widths) and GPT-Neo (EleutherAI/gpt-neo-1.3B's): vLLM 0.33 raises "was supported in
+    """MPT (mosaicml/mpt-7b's widths) and GPT-Neo (EleutherAI/gpt-neo-1.3B's): vLLM 0.34 raises "was supported in
     vLLM until v0.28.0" / "are not supported for now"; transformers and llama.cpp (MPT) still run them."""
     a = from_hf_config(config)
     assert a.model_type == config["model_type"]
     assert "MptForCausalLM" in REGISTRY["removed"] and REGISTRY["removed"]["MptForCausalLM"] == "0.28.0"
-    with pytest.raises(InputError, match=f"vLLM 0.33 does not run {a.model_type}: .*{reason}"):
+    with pytest.raises(InputError, match=f"vLLM 0.34 does not run {a.model_type}: .*{reason}"):
         estimate(a, Scenario(engine="vllm", context_tokens=2048, gpu="rtx4090"))
     assert estimate(a, Scenario(engine="transformers", context_tokens=2048, gpu="rtx4090")).total > 0

@@ -135,7 +135,8 @@ def test_the_implied_profile_takes_the_printed_graph_estimate():
 
     a = get_preset("qwen3-8b").architecture()
     sc = Scenario(engine="vllm", gpu="rtx-a5000", context_tokens=16384, gpu_memory_utilization=0.9764,
-                  options={"max_num_seqs": 256, "max_num_batched_tokens": 8192})
+                  options={"max_num_seqs": 256, "max_num_batched_tokens": 8192, "extensible_kv_cache": False,
+                           "block_size": 16})
     text = "INFO [gpu_model_runner.py:4879] Model loading took 15.27 GiB memory and 31.6 seconds\n" + GRAPH_LINES
     e, rows = check_vllm(text, a, sc)
     rows = {r.name: r for r in rows}
@@ -196,6 +197,7 @@ def test_vllms_kv_cache_memory_suggestion_is_read_and_checked():
     assert r.details["suggested_kv_cache_memory_bytes"] == 8_820_325_233
     assert r.bytes["activations"] == round(1.78 * GiB)
     e = estimate(get_preset("llama-3.1-8b").architecture(),
-                 Scenario(engine="vllm", gpu="h100-80g", gpu_memory_utilization=0.97, context_tokens=8192))
+                 Scenario(engine="vllm", gpu="h100-80g", gpu_memory_utilization=0.97, context_tokens=8192,
+                          options={"extensible_kv_cache": False, "block_size": 16}))
     row = next(c for c in vllm_checks(r, e) if c.name == "--kv-cache-memory suggestion")
     assert (row.measured, row.estimated) == (8_820_325_233, e.engine_facts["suggested_kv_cache_memory_bytes"])

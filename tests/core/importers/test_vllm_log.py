@@ -43,7 +43,7 @@ def test_the_scenario_checks_the_pool_the_log_printed():
     assert (sc.gpu_memory_utilization, sc.context_tokens, sc.tp) == (0.25, 16384, 1)
     # before v0.21: no CUDA-graph estimate, FlashInfer's sampler without the Triton warm-up, V1's model runner
     assert dict(sc.options) == {"max_num_batched_tokens": 2048, "estimate_cudagraphs": False, "sampler": "flashinfer-only",
-                                "model_runner": "v1"}
+                                "model_runner": "v1", "extensible_kv_cache": False, "block_size": 16}
     _, rows = check_vllm(LOG_010, a, sc)
     pool = next(r for r in rows if r.name == "KV pool")
     assert abs(pool.error) < 0.01
@@ -217,7 +217,8 @@ def test_a_v0_log_reads_v0s_sort_and_batch_defaults():
     a = get_preset("llama-3.1-8b").architecture().with_changes(max_position_embeddings=8192)
     sc = vllm_scenario(text, a, "h100-80g")
     assert dict(sc.options) == {"sampler": "sort", "max_num_seqs": 256, "enable_chunked_prefill": False,
-                                "max_num_batched_tokens": 8192, "model_runner": "v1"}
+                                "max_num_batched_tokens": 8192, "model_runner": "v1", "extensible_kv_cache": False,
+                                "block_size": 16}
     peak = next(r for r in check_vllm(text, a, sc)[1] if r.name == "activation peak")
     assert abs(peak.error) < 0.03
     long = vllm_scenario(text, get_preset("llama-3.1-8b").architecture(), "h100-80g")  # 131K positions: chunked
