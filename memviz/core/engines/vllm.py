@@ -148,18 +148,19 @@ FP8_BLOCK_SCALES = {"fp8": False, "fp8-channel": False, "fp8-block": True}
 #: what `--quantization` makes of a 16-bit checkpoint while loading (`model_executor/layers/quantization/fp8.py`
 #: `Fp8Config` with is_checkpoint_fp8_serialized False: per-tensor dynamic FP8; `bitsandbytes.py`: in-flight NF4)
 QUANTIZE_ON_LOAD = {"fp8": "fp8", "bnb-nf4": "bitsandbytes"}
-#: types vLLM 0.33 has no model for (model_executor/models/registry.py), which its Transformers backend cannot run
+#: types vLLM 0.34 has no model for (model_executor/models/registry.py), which its Transformers backend cannot run
 #: either (models/transformers/: self-attention layers only, no convolution, recurrent state or cross-attention; and
 #: `ModelRegistry._try_resolve_transformers` takes only a class whose attention goes through transformers'
 #: attention interface: `is_backend_compatible()` or `_can_set_attn_implementation()`, transformers 5.24). A type
 #: missing from the registry but taking that interface (GPT-NeoX, Phi, OLMo 2, Persimmon, dots.llm1, ...) runs on
 #: the backend, with the same weights and cache
 NOT_IN_VLLM = {"bamba": "0.23 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODELS)",
-               "lfm3": "its registry names no Lfm3ForCausalLM, and its Transformers backend keeps no convolution state",
                "mllama_text_model": "0.10.2 removed MllamaForConditionalGeneration (Llama 3.2 Vision) with the V0 "
                                     "engine's encoder-decoder models (registry.py _PREVIOUSLY_SUPPORTED_MODELS)",
-               "mistral_large4_text": "its registry (model_executor/models/registry.py) names no Mistral Large 4 "
-                                      "class, and memviz does not model the Transformers backend's DSA cache",
+               "mistral_large4_text": "memviz does not model its cache yet: 0.34's MistralLarge4ForCausalLM "
+                                      "(vllm/models/mistral) caches a latent per layer with or without its rope "
+                                      "part, an indexer's keys only where a layer runs its own, and none where a "
+                                      "layer reads another's (kv_source_layers)",
                "axk2": "its registry names AXK1ForCausalLM only, and memviz does not model the Transformers "
                        "backend's DSA cache",
                "kolibri1_1": "its registry names no Kolibri 1.1 class, and its Transformers backend cannot run the "

@@ -48,8 +48,8 @@ def test_the_cache_transformers_fills_is_memviz_kv_and_state(model_type, changes
 
 def test_lfm3_slides_and_gates_as_its_config_class_builds_it():
     """Lfm3Config's own layer kinds (convolutions, a full layer and a sliding one in every four), the sandwich norms
-    and the per-head sigmoid gate: the cache and the parameters of a tiny real run; neither llama.cpp 0c1e570
-    nor vLLM 0.33 runs LFM3."""
+    and the per-head sigmoid gate: the cache and the parameters of a tiny real run; llama.cpp 0c1e570 does not run
+    LFM3, vLLM 0.34 does (model_executor/models/lfm3.py: LFM2's ShortConv state beside full and sliding layers)."""
     fields = {k: v for k, v in {**TINY, **LFM3_IDS}.items() if k != "layer_types"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -60,8 +60,9 @@ def test_lfm3_slides_and_gates_as_its_config_class_builds_it():
     assert from_hf_config({**fields, "model_type": "lfm3", "num_hidden_layers": 8}).layer_types == a.layer_types
     with pytest.raises(InputError, match="no such architecture"):
         estimate(a, Scenario(engine="llamacpp", weight_format="Q8_0", context_tokens=64))
-    with pytest.raises(InputError, match="vLLM 0.34 does not run lfm3"):
-        estimate(a, Scenario(engine="vllm", context_tokens=64, gpu="l4"))
+    f = estimate(a, Scenario(engine="vllm", context_tokens=64, gpu="l4")).engine_facts
+    # groups of the fewest layers of a kind (one sliding layer): 5 + 2 + 1
+    assert f["linear_state_layer_kind"] == "short convolution" and f["kv_groups"] == 8
 
 
 def test_lfm2_1_2b_counts_as_published_and_as_transformers_builds_it():

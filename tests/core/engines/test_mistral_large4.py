@@ -49,7 +49,7 @@ def test_a_tiny_real_run_fills_the_cache_memviz_predicts(dtype):
 
 def test_engines_that_cannot_run_it_and_shared_latents_are_refused():
     a = from_hf_config(transformers.AutoConfig.for_model("mistral_large4").to_dict())
-    with pytest.raises(InputError, match="names no Mistral Large 4"):
+    with pytest.raises(InputError, match="does not run mistral_large4_text: memviz does not model its cache yet"):
         estimate(a, Scenario(engine="vllm", weight_format="bf16", gpu="b200", tp=8))
     with pytest.raises(InputError, match="cannot run mistral_large4_text"):
         estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M"))
