@@ -557,10 +557,24 @@ class VLLM(Engine):
             if self.measured(x.options):  # a sizing step's prompt logprobs (`vllm_extensible`)
                 prompt = min(tokens, s["max_model_len"] - 1)
                 peak = max(peak, hidden + vllm_extensible.prompt_logprob_chunk_bytes(prompt, a.output_rows, act_bytes))
+        if self.measured(x.options):
+            peak = max(peak, self.mla_context_step_bytes(x, s))
         encoder = self.encoder_pass(x, s) if first_stage else None
         if encoder is not None:
             peak = max(peak + encoder.kept_bytes, encoder.peak_bytes)
         return x.zeros + peak
+
+    def mla_context_step_bytes(self, x: Inputs, s: dict[str, Any]) -> float:
+        """The MLA context-prefill sizing step on one rank (`vllm_extensible`): a workspace of context tokens
+        up-projected by one layer, K-nope and V of its heads on the rank beside K (nope and rope). DeepSeek sparse
+        attention reads its latent through the indexer's selection instead: none."""
+        a = x.a
+        if not a.is_mla or deepseek_sparse(a):
+            return 0.0
+        tokens = vllm_extensible.mla_context_tokens(s["max_model_len"], s["max_num_seqs"], self.hybrid_block(x)[0])
+        widths = [a.layer_num_heads(i) // x.sc.tp * (2 * a.layer_nope_dim(i) + a.v_head_dim + a.qk_rope_head_dim)
+                  for i in range(a.num_layers) if a.layer_caches_kv(i)]
+        return float(tokens * max(widths, default=0) * x.act_bytes)
 
     @staticmethod
     def sampler_step_bytes(x: Inputs, s: dict[str, Any]) -> float:

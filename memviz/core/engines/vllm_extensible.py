@@ -21,8 +21,12 @@ in whole blocks whose pages are mapped in granules: every layer's segment rounde
 driver's granularity, floored at 2 MiB). The sizing steps (`v1/worker/gpu/warmup.py` `run_kv_cache_sizing_warmup`)
 run max_num_batched_tokens through the model with attention and ask prompt logprobs (max_logprobs 20) of the
 prefill: `v1/worker/gpu/sample/prompt_logprob.py` computes the logits of at most CHUNK_SIZE = 1,024 prompt rows at a
-time, in the model's dtype, beside the step's hidden states. Not modelled: the torch reservation growth a sizing
-step measures (fragmentation), torch.topk's workspace for 20 logprobs, the MLA context-prefill step.
+time, in the model's dtype, beside the step's hidden states. An MLA model also runs a step over a cached context
+of the chunked-prefill workspace's tokens (`run_context_prefill_warmup`; layers/attention/mla_attention.py
+`determine_chunked_prefill_workspace_size`: min(max(8 x max_model_len, 4 x max_num_seqs x block), 65,536), aligned to
+the block), which a layer up-projects at once (`_compute_prefill_context`): kv_b_proj's K-nope and V of every head on
+the rank, and K (nope and rope) concatenated beside them. Not modelled: the torch reservation growth a sizing step
+measures (fragmentation), torch.topk's workspace for 20 logprobs, FP8 prefill queries.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ UTILIZATION = 1.0
 PROFILED_UTILIZATION = 0.92
 #: prompt rows whose logits one chunk of the prompt-logprob step holds (`prompt_logprob.py` CHUNK_SIZE)
 PROMPT_LOGPROB_ROWS = 1024
+#: the MLA chunked-prefill workspace's cap, in tokens (`determine_chunked_prefill_workspace_size`)
+MLA_CONTEXT_TOKENS = 64 * 1024
 
 
 def margin_bytes(transient: np.ndarray) -> np.ndarray:
@@ -55,6 +61,12 @@ def budget_bytes(requested: float, startup_free: float, transient: np.ndarray) -
 def prompt_logprob_chunk_bytes(tokens: int, vocab: int, act_bytes: float) -> float:
     """The logits of one chunk of prompt rows a sizing step's prompt logprobs hold."""
     return float(min(PROMPT_LOGPROB_ROWS, tokens) * vocab * act_bytes)
+
+
+def mla_context_tokens(max_model_len: int, max_num_seqs: int, block_tokens: int) -> int:
+    """Tokens of the MLA chunked-prefill workspace: what a context-prefill step up-projects at once."""
+    tokens = min(max(8 * max_model_len, 4 * max_num_seqs * block_tokens), MLA_CONTEXT_TOKENS)
+    return -(-max(tokens, block_tokens) // block_tokens) * block_tokens
 
 
 def committed_bytes(blocks: np.ndarray, segment_pages: tuple[int, ...]) -> np.ndarray:
