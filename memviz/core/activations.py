@@ -158,6 +158,7 @@ def inference_workspace(
     moe_gather: int = 1,
     moe_tp: int | None = None,
     moe_gather_bytes: float | None = None,
+    routing_weight_bytes: float | None = None,
 ) -> Workspace:
     """Workspace of a forward step that processes `step_tokens` new tokens per
     sequence for `batch` sequences attending to `kv_tokens` cached tokens.
@@ -172,7 +173,8 @@ def inference_workspace(
     `recurrent_cores` False is vLLM's profile run, where delta-net and Mamba2 mixers skip their scan
     (`skipped_core_workspace`). `moe_gather` > 1: the routed experts run on the tokens of that many data-parallel
     ranks, gathered beside them (vLLM's all-gather dispatch) at `moe_gather_bytes` a value (default `act_bytes`),
-    their intermediate split over `moe_tp` ranks (default `tp`).
+    their intermediate split over `moe_tp` ranks (default `tp`). `routing_weight_bytes`: a routing weight as the
+    experts multiply by it (default `act_bytes`; float32 routers' weights make the weighted outputs float32).
     """
     n, t, b = step_tokens, kv_tokens, batch
     heads = a.num_heads / tp
@@ -223,13 +225,18 @@ def inference_workspace(
         routed = rows * (routed_units * (a.moe_intermediate_size / (moe_tp or tp)) + width) * act_bytes
         if moe_gather > 1:
             routed = routed + b * n * moe_gather * width * (moe_gather_bytes or act_bytes)
-        if eager_modules:  # the down output, its weighted copy and its reordering, beside the gathered input
-            routed = np.maximum(routed, rows * 4 * width * act_bytes)
+        if eager_modules:  # the down output and the gathered input, the weighted copy and its reordering (integrations/
+            # moe.py `grouped_mm_experts_forward`: `proj_out * sample_weights_g`, promoted to the weights' dtype)
+            weighted = routing_weight_bytes or act_bytes
+            routed = np.maximum(routed, rows * width * 2 * (act_bytes + max(weighted, act_bytes)))
         if eager_modules and a.expert_output_norms:  # ErgoExpertNorm beside the repeated input and the experts'
             routed = np.maximum(routed, rows * width * (2 * act_bytes + 12))  # output: three float32 copies
         shared = b * n * dense_units * (a.shared_expert_intermediate_size / tp) * act_bytes
         router = b * n * a.num_experts * 4
         moe = routed + shared + router
+        if eager_modules and a.shared_expert_intermediate_size:  # one runs, its output kept, then the other
+            first, second = (shared, routed) if a.model_type in SHARED_EXPERT_FIRST else (routed, shared)
+            moe = np.maximum(first, second + b * n * width * act_bytes) + router
         mlp = np.maximum(dense, moe) if not all(a.moe_layers) else moe
     else:
         mlp = dense
@@ -247,6 +254,15 @@ def inference_workspace(
             linear = mamba2_kernel_workspace(a, n, b, act_bytes, tp)
         attn = np.maximum(attn, linear)
     return Workspace(hidden=hidden, attention=attn, mlp=mlp, logits=logits)
+
+
+#: model types whose transformers MoE block runs its shared expert before the routed ones (Qwen2MoeSparseMoeBlock:
+#: `shared_expert_output = self.shared_expert(...)`, then `self.experts(...)`, transformers 5.25); the others with a
+#: shared expert run it after them (DeepseekV3MoE.forward: `self.experts(...)`, then `+ self.shared_experts(residuals)`;
+#: GLM-4.5, Ergo, MiniCPM5-MoE, Llama 4, ...). Either way the first one's output is kept while the second runs.
+SHARED_EXPERT_FIRST = frozenset({"afmoe", "ernie4_5_moe", "laguna", "minimax_m3_vl", "qwen2_moe", "qwen3_5_moe",
+                                 "qwen3_5_moe_text", "qwen3_next", "qwen3_omni_moe", "qwen3_omni_moe_text", "qwen4_exp",
+                                 "step3p7"})
 
 
 def deepseek_v4_eager_attention(a: Architecture, n: ArrayLike, t: ArrayLike, b: ArrayLike, heads: float,

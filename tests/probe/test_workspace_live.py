@@ -29,6 +29,31 @@ def test_prefill_activations_match_live_tensors(family, batch, prompt):
     assert estimated(cfg, "fp32", "sdpa", batch, prompt)["activations"] == pytest.approx(measured, rel=0.10)
 
 
+#: a MoE block with a shared expert, two layers of 8 heads of 32: Qwen2-MoE runs its shared expert first, GLM-4.5 after
+#: its routed ones, from a float32 router whose weights make the weighted expert outputs float32
+_MOE = dict(hidden_size=256, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2, head_dim=32,
+            vocab_size=4096, intermediate_size=512, max_position_embeddings=8192, moe_intermediate_size=256,
+            num_experts_per_tok=4)
+SHARED_EXPERT_MOE = {
+    "qwen2_moe": dict(_MOE, model_type="qwen2_moe", shared_expert_intermediate_size=512, num_experts=8),
+    "glm4_moe": dict(_MOE, model_type="glm4_moe", n_shared_experts=2, n_routed_experts=8, first_k_dense_replace=0),
+}
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+@pytest.mark.parametrize("family", sorted(SHARED_EXPERT_MOE))
+def test_a_shared_expert_runs_beside_the_routed_ones_output(family, dtype):
+    """transformers runs a MoE block's shared expert and its routed experts one after the other, the first one's output
+    kept while the second runs (`activations.SHARED_EXPERT_FIRST`), and a float32 router's weights promote the weighted
+    expert outputs to float32 (integrations/moe.py `grouped_mm_experts_forward`). 2 x 2,048 tokens (fp32) and 2 x 1,024
+    (bf16): -6.7 / -7.0 % (Qwen2-MoE) and -2.9 / -3.2 % (GLM-4.5), where the sum of both peaks said +12.3 / +11.9 %
+    and +21.8 / +3.8 %."""
+    cfg = SHARED_EXPERT_MOE[family]
+    prompt = 2048 if dtype == "fp32" else 1024
+    measured, _ = live_prefill(cfg, dtype, "sdpa", 2, prompt)
+    assert estimated(cfg, dtype, "sdpa", 2, prompt)["activations"] == pytest.approx(measured, rel=0.08)
+
+
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
 @pytest.mark.parametrize(("batch", "prompt"), [(2, 256), (4, 1024)])
 def test_deepseek_v4_eager_prefill_matches_live_tensors(dtype, batch, prompt):

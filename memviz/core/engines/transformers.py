@@ -255,7 +255,8 @@ class Transformers(Engine):
             step, b = x.longest, x.batch
             rows = x.batch * x.longest if sc.logits_all_tokens else x.batch
         ws = inference_workspace(a, step, x.longest, b, x.attention, act_bytes, rows if last_stage else 0,
-                                 act_bytes + 4, sc.tp, eager_modules=True, mamba_kernels=x.options["mamba_kernels"])
+                                 act_bytes + 4, sc.tp, eager_modules=True, mamba_kernels=x.options["mamba_kernels"],
+                                 routing_weight_bytes=WIDE_KINDS.get(a.model_type, {}).get("router"))
         scratch = 0
         quant = self.quant_kernel(x)
         if quant:
