@@ -36,7 +36,7 @@ HYBRID_PREFIX_CACHING_SINCE = (0, 24)
 #: (v1/worker/extensible_kv_cache.py `measure_kv_cache_blocks`, `extend_kv_cache`)
 EXTENSIBLE_SINCE = (0, 34)
 EXTENSIBLE_LINES = r"Memory after warmup: .* KV cache blocks|Extended KV cache to \d+ blocks"
-PROFILED_UTILIZATION = 0.9  # what memviz takes for a profile-sized log that prints none (vLLM 0.6.4's default)
+UNLOGGED_UTILIZATION = 0.9  # what memviz takes for a profile-sized log that prints none (vLLM 0.6.4's default)
 _ARG_KEYS = ("max_model_len", "gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
              "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "enforce_eager", "block_size",
              "enable_chunked_prefill", "enable_prefix_caching", "kv_cache_memory_bytes", "data_parallel_size",
@@ -211,9 +211,9 @@ def extensible(text: str, s: VllmSettings) -> bool:
 
 
 def _utilization(args: dict[str, Any], measured: bool) -> float | None:
-    """The log's gpu_memory_utilization; unset, vLLM's own default for a measured pool, else `PROFILED_UTILIZATION`."""
+    """The log's gpu_memory_utilization; unset, vLLM's own default for a measured pool, else `UNLOGGED_UTILIZATION`."""
     value = args.get("gpu_memory_utilization")
-    return float(value) if value else None if measured else PROFILED_UTILIZATION
+    return float(value) if value else None if measured else UNLOGGED_UTILIZATION
 
 
 def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | None = None) -> Scenario:
