@@ -144,8 +144,7 @@ class _Chart(pg.GraphicsLayoutWidget):
             if usable == [cap]:
                 entry = f"{label}: {format_bytes(cap, unit)}{mark}{above}"
             else:
-                text = " / ".join(format_bytes(u, unit).removesuffix(f" {unit.value}") for u in usable)
-                entry = f"{label}: {text} {unit.value} usable (dashed) of {format_bytes(cap, unit)}{mark}{above}"
+                entry = f"{label}: {budget_text(usable, unit)} usable (dashed) of {format_bytes(cap, unit)}{mark}{above}"
             entries.append((pg.PlotDataItem(pen=dashed), entry, f"{label}{mark}{above}"))
             items.extend(self._budget_items(label, usable, budgets, dashed, unit))
         return items, entries
@@ -155,6 +154,24 @@ class _Chart(pg.GraphicsLayoutWidget):
 
 
 MAX_BARS_SHOWN = 20  # bars side by side before the compare view scrolls
+#: budgets closer than this fraction read as one range in a legend (vLLM sizes each scenario's pool beside its own rest)
+BUDGET_RANGE_FRACTION = 0.02
+
+
+def budget_text(usable: list[int], unit: Unit) -> str:
+    """The sorted budgets as a legend says them: those within `BUDGET_RANGE_FRACTION` of their neighbour as one
+    range ("21.91–22.21"), the groups apart ("21.91–22.21 / 23.64 GiB")."""
+    groups: list[list[int]] = []
+    for u in usable:
+        if groups and u - groups[-1][-1] <= BUDGET_RANGE_FRACTION * groups[-1][-1]:
+            groups[-1].append(u)
+        else:
+            groups.append([u])
+    def number(nbytes: int) -> str:
+        return format_bytes(nbytes, unit).removesuffix(f" {unit.value}")
+
+    texts = [number(g[0]) if len(g) == 1 else f"{number(g[0])}–{number(g[-1])}" for g in groups]
+    return f"{' / '.join(texts)} {unit.value}"
 
 
 def _with_alpha(color: str, alpha: int) -> QColor:

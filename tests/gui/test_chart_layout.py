@@ -84,8 +84,17 @@ def test_the_line_drawn_is_the_budget_the_verdict_used(qtbot):
         assert any(abs(y * 2**30 - budget) < 2**20 for y in ys)
         assert ("✓" if bar.fits[h100.label] else "✗") in chart.labels[i].textItem.toPlainText()
     legend = " ".join(label.text for _, label in chart.legend.items)
-    # each scenario's measured pool beside its rest, within what the CUDA context and the margin leave
-    assert "77.03 / 77.07 / 77.17 GiB usable (dashed) of 79.65 GiB" in legend
+    # each scenario's measured pool beside its rest, within what the CUDA context and the margin leave: budgets within
+    # 2 % of one another read as a range
+    assert "77.03–77.17 GiB usable (dashed) of 79.65 GiB" in legend
+
+
+def test_close_budgets_read_as_a_range_and_far_ones_apart():
+    from memviz.core.units import GiB, Unit
+    from memviz.gui.charts import budget_text
+
+    assert budget_text([round(21.91 * GiB), round(22.21 * GiB), round(23.64 * GiB)], Unit.GiB) == "21.91–22.21 / 23.64 GiB"
+    assert budget_text([round(21.28 * GiB), round(23.64 * GiB)], Unit.GiB) == "21.28 / 23.64 GiB"
 
 
 def test_batch_sweep_keeps_the_budgets_readable(qtbot):
