@@ -379,6 +379,9 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
     if facts.get("sampler_state_bytes"):
         print(f"vLLM V2 model runner's sampler state (a vocabulary row of counts per request slot): "
               f"{format_bytes(facts['sampler_state_bytes'], unit)}")
+    if facts.get("sparse_index_buffer_bytes"):
+        print(f"vLLM sparse attention's top-k index buffers (a batch of index rows and a decode workspace per "
+              f"indexer layer): {format_bytes(facts['sparse_index_buffer_bytes'], unit)}")
     if "encoder_profile" in facts:
         ep = facts["encoder_profile"]
         print(f"vLLM profile run: the vision encoder's pass over {ep['items']} {ep['modality']}(s) of "

@@ -312,6 +312,7 @@ class Architecture:
     indexer_heads: int = 0
     indexer_head_dim: int = 0
     indexer_layers: tuple[bool, ...] = ()
+    indexer_topk: int = 0  # index_topk: the keys each query token's selection keeps
     # Mistral Large 4: the MLA layers without rotary embeddings (their latent holds no rope part; their per-head
     # nope width takes it), and learned scale and bias per head on the attention's and the indexer's softmax
     nope_layers: tuple[bool, ...] = ()
@@ -430,7 +431,7 @@ class Architecture:
                     "hyper_streams", "out_groups", "out_lora_rank", "output_vocab_size",
                     "cross_attention_tokens", "altup_inputs", "laurel_rank", "norms_per_layer", "moe_hidden_size",
                     "indexer_heads", "indexer_head_dim", "gated_norm_rank", "head_gate", "mtp_layers",
-                    "token_index_budget"):
+                    "token_index_budget", "indexer_topk"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
@@ -1141,19 +1142,27 @@ def _mistral_large4_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]
     DSA attention without a query LoRA; every no_rope_layer_interval-th layer (default 4th) without RoPE, its latent
     and kv_a_proj without the rope part and its kv_b_proj's nope width that much wider (`no_rope_layers`, 1: RoPE);
     a learned scale and bias per head on the attention's and the indexer's softmax (MistralLarge4TextSoftmaxScaling);
-    DeepSeek-V3's experts with n_shared_experts shared. Layers sharing another's latent (kv_source_layers) are not
-    modelled and refused."""
+    DeepSeek-V3's experts with n_shared_experts shared. A layer whose `kv_source_layers` entry names an earlier layer
+    reads that layer's latent: it has no kv_a_proj_with_mqa or kv_a_layernorm and caches no latent
+    (MistralLarge4TextAttention.is_kv_shared_layer; vLLM 0.34 models/mistral `MistralLayerSpec.shares_kv`), only its
+    indexer's keys where it runs its own indexer ("reuse_but_indexer")."""
     listed = cfg.get("no_rope_layers")
     rope = _int_list(listed, "no_rope_layers") if listed is not None else [
         int((i + 1) % _at_least_one(cfg.get("no_rope_layer_interval", 4), "no_rope_layer_interval") != 0)
         for i in range(n_layers)]
     if len(rope) != n_layers:
         raise InputError(f"no_rope_layers has {len(rope)} entries for {n_layers} layers")
-    sources = cfg.get("kv_source_layers")
-    if sources is not None and (not isinstance(sources, list) or sources != list(range(n_layers))):
-        raise InputError("mistral_large4_text: layers reading another layer's latent cache (kv_source_layers) are not "
-                         "modelled")
-    return dict(nope_layers=tuple(not r for r in rope), softmax_scaling=True)
+    out: dict[str, Any] = dict(nope_layers=tuple(not r for r in rope), softmax_scaling=True)
+    listed = cfg.get("kv_source_layers")
+    if listed is None or listed == list(range(n_layers)):
+        return out
+    sources = _int_list(listed, "kv_source_layers")
+    # transformers keys the shared latents by "rope" / "nope"; vLLM's config reader asserts the flags agree
+    mixed = [i for i, s in enumerate(sources) if 0 <= s < n_layers and rope[s] != rope[i]]
+    if mixed:
+        raise InputError(f"kv_source_layers: layer {mixed[0]} reads the latent of layer {sources[mixed[0]]}, which "
+                         "differs from it in using RoPE (no_rope_layers)")
+    return out | dict(kv_sources=tuple(sources))
 
 
 def _axk2_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]:
@@ -1223,15 +1232,34 @@ def _dots3_fields(cfg: dict[str, Any], kw: dict[str, Any]) -> dict[str, Any]:
 def _indexer_fields(cfg: dict[str, Any], n_layers: int, model_type: str) -> dict[str, Any]:
     """DeepSeek sparse attention's lightning indexer (DeepseekV32Indexer, GlmMoeDsaIndexer, HYV4Indexer, transformers
     5.24): in every layer, or in the layers `indexer_types` marks "full" (GLM-5's and HY-V4's "shared" layers reuse
-    the previous one's selection and hold no indexer); HYV4Config's default: layer 0 and every fourth from layer 1."""
+    the previous one's selection and hold no indexer); HYV4Config's default: layer 0 and every fourth from layer 1.
+    `index_topk`: 2048 in each of their configs' defaults."""
     kinds = cfg.get("indexer_types")
     if kinds is None and model_type == "hy_v4":
         kinds = ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(n_layers)]
+    if kinds is None and model_type in ("glm_moe_dsa", "mistral_large4_text"):
+        kinds = _indexer_schedule(cfg, n_layers)
     if kinds is not None and (not isinstance(kinds, list) or len(kinds) != n_layers):
         raise InputError(f"indexer_types must list one of 'full' / 'shared' per layer ({n_layers})")
     return dict(indexer_heads=_int(_require(cfg, "index_n_heads"), "index_n_heads"),
                 indexer_head_dim=_int(cfg["index_head_dim"], "index_head_dim"),
+                indexer_topk=_int(cfg.get("index_topk", 2048), "index_topk"),
                 indexer_layers=tuple(k == "full" for k in kinds) if kinds is not None else (True,) * n_layers)
+
+
+def _indexer_schedule(cfg: dict[str, Any], n_layers: int) -> list[str]:
+    """GLM-5's and Mistral Large 4's indexer kinds from a config that lists none (GlmMoeDsaConfig /
+    MistralLarge4TextConfig.__post_init__, transformers 5.25; vLLM 0.34 model_executor/models/utils.py
+    `compute_skip_topk_layers`): `index_topk_pattern` ("F" full, "S" shared), else a full layer wherever
+    max(i - index_skip_topk_offset + 1, 0) is a multiple of index_topk_freq (defaults 2 and 1: every layer)."""
+    pattern = cfg.get("index_topk_pattern")
+    if pattern is not None:
+        if not isinstance(pattern, (str, list)) or set(pattern) - {"F", "S"}:
+            raise InputError(f"index_topk_pattern must be made of F and S, got {pattern!r:.60}")
+        return [{"F": "full", "S": "shared"}[c] for c in pattern]
+    freq = max(_int(cfg.get("index_topk_freq", 1), "index_topk_freq"), 1)
+    offset = _int(cfg.get("index_skip_topk_offset", 2), "index_skip_topk_offset")
+    return ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(n_layers)]
 
 
 #: DeepSeek-V4's attention kinds (DEEPSEEK_V4_LAYER_TYPES) and the legacy per-layer ratios that name them

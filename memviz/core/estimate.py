@@ -360,7 +360,7 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
         act = engine.activations(x, last, streamed if s == 0 else 0.0, first_stage=s == 0) + stage_held[s]
         act = act * (1 if len(r) else 0) + zeros
         kv_required = stage_kv[s]
-        stage_runtime = engine.stage_runtime_bytes(x, last) if given is None else 0.0
+        stage_runtime = engine.stage_runtime_bytes(x, r, last) if given is None else 0.0
         overhead = runtime + stage_runtime + alloc * (kv_required + act) + zeros
         w = stage_w[s] + zeros
         pool = engine.kv_pool(x, gpu, w + act + overhead, act) if gpu is not None else None

@@ -88,8 +88,9 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
                 _linear(out, f"{p}.q_b_proj", heads * (nope + rope), a.q_lora_rank, role, i, "q_b")
         else:
             _linear(out, f"{p}.q_proj", heads * (nope + rope), h, role, i, "q")
-        _linear(out, f"{p}.kv_a_proj_with_mqa", rank + rope, h, role, i, "kv_a")
-        _norm(out, a, f"{p}.kv_a_layernorm", rank, i)
+        if a.layer_caches_kv(i):  # Mistral Large 4's KV-sharing layers project no latent of their own
+            _linear(out, f"{p}.kv_a_proj_with_mqa", rank + rope, h, role, i, "kv_a")
+            _norm(out, a, f"{p}.kv_a_layernorm", rank, i)
         _linear(out, f"{p}.kv_b_proj", heads * (nope + a.v_head_dim), rank, role, i, "kv_b")
         _linear(out, f"{p}.o_proj", h, heads * a.v_head_dim, role, i, "o")
         if a.rope_key_norm:  # Dots3NoteTextAttention.k_rope_only_layernorm

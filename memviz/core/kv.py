@@ -77,10 +77,10 @@ class KVLayout:
 
 
 def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, layer: int = 0) -> float:
-    """Bytes one token occupies in layer `layer`'s cache on one device (0 for a layer that reuses another's K/V;
-    Gemma 4's full-attention layers have their own head width and KV heads)."""
-    if not a.layer_caches_kv(layer):
-        return 0.0
+    """Bytes one token occupies in layer `layer`'s cache on one device (for a layer that reuses another's K/V, 0 or
+    its indexer's key; Gemma 4's full-attention layers have their own head width and KV heads)."""
+    if not a.layer_caches_kv(layer):  # Mistral Large 4's KV-sharing layers still cache their own indexer's keys
+        return _indexer_key_bytes(a, fmt, layout) if a.is_mla and a.layer_indexer(layer) else 0.0
     if a.compress_ratios:  # DeepSeek-V4's window: one K=V head (its compressed entries: `compressed_cache_bytes`)
         one = fmt.bytes_per_vector(a.head_dim)
         return 2 * one if layout.k_is_v_twice and not a.layer_compress(layer) else one

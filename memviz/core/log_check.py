@@ -121,8 +121,10 @@ def check_log(text: str, a: Architecture | None = None) -> tuple[Estimate, list[
 
 def logged_weights(e: Estimate) -> int:
     """The weights of the busiest device as vLLM's "Model loading took" counts them: with the rotary table its
-    RotaryEmbedding registers (memviz keeps that table as runtime memory)."""
-    return e.bytes["weights"] + e.engine_facts.get("rotary_table_bytes", 0)
+    RotaryEmbedding registers and DeepSeek sparse attention's top-k index buffers (`vllm_dsa`), which the model
+    allocates while it loads (memviz keeps both as runtime memory)."""
+    facts = e.engine_facts
+    return e.bytes["weights"] + facts.get("rotary_table_bytes", 0) + facts.get("sparse_index_buffer_bytes", 0)
 
 
 def _captured_graphs(a: Architecture, sc, facts: dict, details: dict) -> float:

@@ -184,6 +184,11 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     format_bytes(facts["sampler_state_bytes"], unit, 3), "formula", "penalty counts (an int32 a "
                     "vocabulary entry) and bit masks for every request slot, kept from loading on; counted in the "
                     "overhead", engine.version))
+    if facts.get("sparse_index_buffer_bytes"):
+        out.append(("top-k index buffers (sparse attention)", f"{facts['max_num_batched_tokens']:,d} batched tokens",
+                    format_bytes(facts["sparse_index_buffer_bytes"], unit, 3), "formula", "the indices the indexers "
+                    "select for a batch, and a decode workspace per indexer layer, kept from loading on; counted in "
+                    "the overhead", engine.version))
     if "encoder_profile" in facts:
         ep = facts["encoder_profile"]
         out.append(("vision encoder's profile pass", f"{ep['items']} {ep['modality']}(s) x {ep['tokens_per_item']:,d} "

@@ -273,10 +273,10 @@ def _hy_v4_metadata(w, a: Architecture) -> None:
 
 def _indexer_metadata(w, a: Architecture, arch: str) -> None:
     """DeepSeek sparse attention's indexer keys (src/llama-arch.cpp LLM_KV_ATTENTION_INDEXER_*): heads, key width,
-    top-k (64 here; it sizes no buffer), which layers own one."""
+    top-k (the config's, else 64: llama.cpp sizes no buffer by it), which layers own one."""
     w.add_uint32(f"{arch}.attention.indexer.head_count", a.indexer_heads)
     w.add_uint32(f"{arch}.attention.indexer.key_length", a.indexer_head_dim)
-    w.add_uint32(f"{arch}.attention.indexer.top_k", 64)
+    w.add_uint32(f"{arch}.attention.indexer.top_k", a.indexer_topk or 64)
     w.add_array(f"{arch}.attention.indexer.types", [bool(f) for f in a.indexer_layers])
 
 

@@ -295,9 +295,9 @@ class Engine:
     def runtime_bytes(self, x: Inputs) -> float:
         raise NotImplementedError
 
-    def stage_runtime_bytes(self, x: Inputs, last_stage: bool) -> float:
-        """Runtime memory only some pipeline stages hold (`last_stage`: the one that samples), beside
-        `runtime_bytes`."""
+    def stage_runtime_bytes(self, x: Inputs, layers: range, last_stage: bool) -> float:
+        """Runtime memory that depends on the pipeline stage (`layers`: its layers; `last_stage`: the one that
+        samples), beside `runtime_bytes`."""
         return 0.0
 
     def allocator_fraction(self, x: Inputs) -> float:

@@ -102,6 +102,7 @@ from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, 
 from memviz.core.engines.bitnet_linear import FORMAT as BITNET
 from memviz.core.engines.vllm_cudagraphs import capture_sizes
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
+from memviz.core.engines.vllm_dsa import index_buffer_bytes
 from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY, WINDOW_STEPS
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
 from memviz.core.engines.vllm_sampler import (
@@ -157,10 +158,6 @@ QUANTIZE_ON_LOAD = {"fp8": "fp8", "bnb-nf4": "bitsandbytes"}
 NOT_IN_VLLM = {"bamba": "0.23 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODELS)",
                "mllama_text_model": "0.10.2 removed MllamaForConditionalGeneration (Llama 3.2 Vision) with the V0 "
                                     "engine's encoder-decoder models (registry.py _PREVIOUSLY_SUPPORTED_MODELS)",
-               "mistral_large4_text": "memviz does not model its cache yet: 0.34's MistralLarge4ForCausalLM "
-                                      "(vllm/models/mistral) caches a latent per layer with or without its rope "
-                                      "part, an indexer's keys only where a layer runs its own, and none where a "
-                                      "layer reads another's (kv_source_layers)",
                "axk2": "its registry names AXK1ForCausalLM only, and memviz does not model the Transformers "
                        "backend's DSA cache",
                "kolibri1_1": "its registry names no Kolibri 1.1 class, and its Transformers backend cannot run the "
@@ -173,6 +170,16 @@ NOT_IN_VLLM = {"bamba": "0.23 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODE
                           "(GPTNeoSelfAttention calls no attention interface: `_try_resolve_transformers` finds it "
                           "incompatible)"}
 KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8"}
+#: the 16-bit caches named explicitly, where vLLM would make "auto" something else (`fp8_cache_for_auto`)
+EXPLICIT_16_BIT = {"bf16": "bfloat16", "fp16": "float16"}
+
+
+def fp8_cache_for_auto(a: Architecture, sc: Any) -> bool:
+    """Whether vLLM 0.34 turns the cache dtype "auto" into FP8 for this model on the scenario's GPU: GLM-5 on compute
+    capability 10.x (model_executor/models/config.py `GlmMoeDsaForCausalLM.verify_and_update_config`, "Using fp8
+    kv-cache for GlmMoeDsaForCausalLM on SM10x"). A 16-bit cache is then asked for by name (`launch_command`)."""
+    cc = sc.compute_capability
+    return a.model_type == "glm_moe_dsa" and cc is not None and cc[0] == 10
 
 
 #: `CacheConfig.DEFAULT_BLOCK_SIZE` (vllm/config/cache.py, 0.34; 16 before)
@@ -236,6 +243,30 @@ class EncoderPass:
     tokens_per_item: int
     peak_bytes: float
     kept_bytes: float
+
+
+def pipeline_split(n_layers: int, pp: int) -> list[range]:
+    """The layers of each pipeline stage as vLLM 0.34 splits them (distributed/utils.py `get_pp_indices`, no
+    VLLM_PP_LAYER_PARTITION): n_layers // pp each, the remainder one each to the stages before the last, from the
+    last but one backwards."""
+    sizes = [n_layers // pp] * pp
+    for i in range(2, n_layers % pp + 2):
+        sizes[-i] += 1
+    edges = np.cumsum([0, *sizes])
+    return [range(int(edges[i]), int(edges[i + 1])) for i in range(pp)]
+
+
+def check_shared_latent_stages(a: Architecture, pp: int) -> None:
+    """vLLM 0.34's Mistral Large 4 wants each pipeline stage to hold the latents its layers read and to start with
+    an indexer (vllm/models/mistral/mistral_large4/nvidia/model.py `_check_pp_stage`)."""
+    for r in pipeline_split(a.num_layers, pp):
+        outside = next((i for i in r if a.kv_sources and a.kv_sources[i] < r.start), None)
+        if outside is not None:
+            raise InputError(f"vLLM's pipeline stage of layers {r.start}-{r.stop - 1} would not hold the latent layer "
+                             f"{outside} reads (layer {a.kv_sources[outside]}): choose another pp")
+        if len(r) and a.indexer_layers and not a.layer_indexer(r.start):
+            raise InputError(f"vLLM's pipeline stage of layers {r.start}-{r.stop - 1} starts at a layer reusing an "
+                             "earlier layer's top-k selection: choose another pp")
 
 
 def deepseek_sparse(a: Architecture) -> bool:
@@ -438,6 +469,8 @@ class VLLM(Engine):
                              f"it takes {', '.join(RUNNER_SAMPLERS[s['model_runner']])}")
         if deepseek_sparse(a):
             self._check_sparse_mla(sc)
+        if a.model_type == "mistral_large4_text":
+            check_shared_latent_stages(a, sc.pp)
         if sc.longest_sequence > s["max_model_len"]:
             raise InputError(f"a sequence of {sc.longest_sequence:,d} tokens exceeds max_model_len {s['max_model_len']:,d}")
         if not s["enable_chunked_prefill"] and s["max_num_batched_tokens"] < s["max_model_len"]:
@@ -471,15 +504,21 @@ class VLLM(Engine):
                              "load it; that is language_model_only, which memviz models")
 
     # --- the model of the engine --------------------------------------------------------
+    def stages(self, x: Inputs) -> list[range]:
+        return pipeline_split(x.a.num_layers, x.sc.pp)
+
     def kv_layout(self, x: Inputs) -> KVLayout:
         return self._layout(x, self.hybrid_block(x)[0])
 
     @staticmethod
     def _layout(x: Inputs, block_tokens: int = 0) -> KVLayout:
-        """MLA's latent (dots3's full layers padded to its sliding layers' width), KV heads over the TP ranks;
-        DeepSeek sparse attention's indexer keys in FP8 with scales, MiniMax-M3's in bfloat16."""
+        """MLA's latent (dots3's full layers padded to its sliding layers' width; Mistral Large 4's NoPE layers as
+        wide as its RoPE layers, their rope part zero: vllm/models/mistral/nvidia/attention.py `MistralMLAAttention`),
+        KV heads over the TP ranks; DeepSeek sparse attention's indexer keys in FP8 with scales, MiniMax-M3's in
+        bfloat16."""
+        widest = bool(x.a.layer_kv_lora_ranks or x.a.nope_layers)
         return KVLayout(latent_mla=True, block_tokens=block_tokens, kv_heads_divisor=x.sc.tp, indexer_fp8=x.a.is_mla,
-                        indexer_bf16=not x.a.is_mla, latent_widest=bool(x.a.layer_kv_lora_ranks),
+                        indexer_bf16=not x.a.is_mla, latent_widest=widest,
                         latent_row_bytes=DS_MLA_ROW_BYTES if sparse_mla_packed(x.a, x.sc) else 0)
 
     def linear_state_bytes(self, x: Inputs) -> int:
@@ -584,13 +623,17 @@ class VLLM(Engine):
         return sampler_bytes(s["sampler"], dummy_requests(s), x.a.output_rows, gpu.sm_count if gpu else None,
                              s["model_runner"])
 
-    def stage_runtime_bytes(self, x: Inputs, last_stage: bool) -> float:
-        """The V2 model runner's sampler state on the last pipeline stage (`vllm_sampler.v2_state_bytes`): allocated
-        when the model is loaded, counted by the profile as consumed memory."""
-        if not last_stage or x.options["model_runner"] != "v2":
-            return 0.0
+    def stage_runtime_bytes(self, x: Inputs, layers: range, last_stage: bool) -> float:
+        """Buffers allocated when the model is loaded, which the profile counts as consumed memory: DeepSeek sparse
+        attention's top-k index buffers on every stage (`vllm_dsa`) and the V2 model runner's sampler state on the
+        last (`vllm_sampler.v2_state_bytes`)."""
         s = self.settings(x.a, x.sc, x.options)
-        return float(v2_state_bytes(s["max_num_seqs"], x.a.output_rows, 1 + s["num_speculative_tokens"]))
+        decode_tokens = 1 + s["num_speculative_tokens"]
+        index = index_buffer_bytes(x.a, layers, s["max_num_batched_tokens"], s["max_num_seqs"], decode_tokens,
+                                   x.act_bytes)
+        if not last_stage or x.options["model_runner"] != "v2":
+            return float(index)
+        return float(index + v2_state_bytes(s["max_num_seqs"], x.a.output_rows, decode_tokens))
 
     @staticmethod
     def dispatch_value_bytes(x: Inputs) -> float:
@@ -898,12 +941,13 @@ class VLLM(Engine):
         return vllm_extensible.budget_bytes(self.usable_bytes(gpu, sc), free, peak)
 
     def overhead_formula(self, facts: dict[str, Any]) -> str:
-        state = facts.get("sampler_state_bytes")
+        state, index = facts.get("sampler_state_bytes"), facts.get("sparse_index_buffer_bytes")
         graphs = "its CUDA graphs as captured" if facts["kv_sizing"] == "measured" else "its CUDA-graph estimate"
         return (f"; vllm: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + {graphs} "
                 f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: the largest capture's outputs per layer and the graphs of "
                 "every capture size) + the rotary table"
-                + (f" + the V2 model runner's sampler state ({state / GiB:.2f} GiB)" if state else ""))
+                + (f" + the V2 model runner's sampler state ({state / GiB:.2f} GiB)" if state else "")
+                + (f" + sparse attention's top-k index buffers ({index / GiB:.2f} GiB)" if index else ""))
 
     def kv_pool_formula(self, x: Inputs) -> str:
         fixed = x.options["kv_cache_memory_bytes"]
@@ -981,8 +1025,12 @@ class VLLM(Engine):
         if n := self.draft_layers(x, last):
             out["mtp"] = {"layers": n, "num_speculative_tokens": s["num_speculative_tokens"],
                           "weight_bytes": int(self.draft_bytes(x, last))}
-        if state := int(self.stage_runtime_bytes(x, True)):
-            out["sampler_state_bytes"] = state
+        if s["model_runner"] == "v2":
+            out["sampler_state_bytes"] = int(v2_state_bytes(s["max_num_seqs"], x.a.output_rows,
+                                                            1 + s["num_speculative_tokens"]))
+        if index := index_buffer_bytes(x.a, self.stages(x)[0], s["max_num_batched_tokens"], s["max_num_seqs"],
+                                       1 + s["num_speculative_tokens"], x.act_bytes):
+            out["sparse_index_buffer_bytes"] = index  # on a rank of the first stage
         backend = self._mxfp4_backend(x)
         if backend is not None:
             out["mxfp4_moe_backend"] = backend[0]
@@ -1120,6 +1168,8 @@ class VLLM(Engine):
             args += ["--eplb-config", shlex.quote(json.dumps(eplb))]
         if KV_CACHE_DTYPES.get(sc.kv_format, "auto") != "auto":
             args += ["--kv-cache-dtype", KV_CACHE_DTYPES[sc.kv_format]]
+        elif sc.kv_format in EXPLICIT_16_BIT and fp8_cache_for_auto(a, sc):
+            args += ["--kv-cache-dtype", EXPLICIT_16_BIT[sc.kv_format]]
         if on_load:  # a stored checkpoint names its method in its config; vLLM reads it from there
             args += ["--quantization", QUANTIZE_ON_LOAD[sc.weight_format]]
         if s["block_size"] != DEFAULT_BLOCK_TOKENS:

@@ -79,8 +79,9 @@ def kv_groups(a: Architecture, fmt: KVFormat, layout: KVLayout, layers: range, b
     # a Falcon-H1 layer registers its attention and its Mamba2 mixer apart, a spec each (vLLM 0.33
     # model_executor/models/falcon_h1.py `FalconH1ParallelHybrid`: FalconH1AttentionDecoderLayer beside
     # FalconH1SSMDecoderLayer, whose MambaMixer2 holds the state)
-    specs = [(a.layer_types[i], int(block_tokens * per_token_layer_bytes(a, fmt, layout, i)))
-             for i in (*layers, *draft) if a.layer_caches_kv(i)]
+    # a layer reading another's latent but running its own indexer has the indexer's spec only (Mistral Large 4)
+    specs = [(a.layer_types[i], int(block_tokens * own)) for i in (*layers, *draft)
+             if (own := per_token_layer_bytes(a, fmt, layout, i))]
     specs += [(LINEAR, state_page) for i in layers if a.layer_has_state(i)]
     counts = Counter(specs)
     if len(counts) == 1:

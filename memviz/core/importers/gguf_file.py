@@ -249,10 +249,12 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
     if arch == "qwen3next" and any(n.endswith(".ssm_in.weight") for n in tensor_names):
         cfg["_deltanet_ssm_in"] = True  # converted before llama.cpp split in_proj_qkvz into attn_qkv and attn_gate
     indexer = _scalar(get("attention.indexer.key_length"), "indexer.key_length", warnings)
-    if indexer:  # DeepSeek sparse attention: which layers run an indexer ("full"), its heads and key width
+    if indexer:  # DeepSeek sparse attention: which layers run an indexer ("full"), its heads, key width and top-k
         kinds = get("attention.indexer.types")
         cfg.update(index_head_dim=indexer, index_n_heads=_scalar(get("attention.indexer.head_count"),
                                                                   "indexer.head_count", warnings))
+        if (top_k := get("attention.indexer.top_k")) is not None:
+            cfg["index_topk"] = _scalar(top_k, "indexer.top_k", warnings)
         if isinstance(kinds, (list, tuple)):
             cfg["indexer_types"] = ["full" if str(k).lower() in ("full", "1", "true") else "shared" for k in kinds]
     if arch in DELTANET_ARCHS:

@@ -222,6 +222,8 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     s = read_vllm_settings(text)
     args = s.args
     kv = str(args.get("kv_cache_dtype", "auto"))
+    if kv == "auto" and re.search(r"Using fp8\S* kv-cache for (GlmMoeDsaForCausalLM|Mistral Large 4)", text):
+        kv = "fp8"  # the model's own default (model_executor/models/config.py `verify_and_update_config`, 0.34)
     if kv not in ("auto", "bfloat16", "float16") and not kv.startswith("fp8"):
         raise InputError(f"the log's kv_cache_dtype {kv!r} is not one memviz models (auto, fp8)")
     options: dict[str, Any] = {k: args[k] for k in ("max_num_seqs", "max_num_batched_tokens", "block_size",

@@ -55,6 +55,17 @@ def test_a_kv_cache_dtype_memviz_does_not_model_is_one_error():
                       get_preset("qwen2.5-7b").architecture(), "a100-80g")
 
 
+@pytest.mark.parametrize("line", ["[config.py:174] Using fp8 kv-cache for GlmMoeDsaForCausalLM on SM10x",
+                                  "[config.py:149] Using fp8_ds_mla kv-cache for Mistral Large 4"])
+def test_a_cache_the_model_makes_fp8_by_itself_is_read_as_fp8(line):
+    """GLM-5 on compute capability 10 and a Mistral Large 4 checkpoint declaring an FP8 latent turn "auto" into
+    FP8 (vLLM 0.34 model_executor/models/config.py `verify_and_update_config`) and say so."""
+    a = get_preset("qwen2.5-7b").architecture()
+    assert vllm_scenario(LOG_010, a, "a100-80g").kv_format == "bf16"
+    logged = LOG_010.replace("Model loading took", f"{line}\n(EngineCore_0 pid=1812) INFO Model loading took")
+    assert vllm_scenario(logged, a, "a100-80g").kv_format == "fp8"
+
+
 def test_a_hybrid_models_prefix_caching_comes_from_the_log_or_its_release():
     """Prefix caching decides how many state pages a Qwen3.5 request keeps: stated in the args, announced by vLLM
     ("Mamba cache mode is set to 'align'"), else off before 0.24 (0.19's published pool keeps one page)."""
