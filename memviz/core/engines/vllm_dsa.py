@@ -12,9 +12,13 @@ one int32 valid count over min(max_num_batched_tokens, max_num_seqs x the tokens
 MTP adding no drafting slot). Mistral Large 4 also keeps zero latent inputs for its KV-sharing and NoPE layers,
 max_num_batched_tokens x (kv_lora_rank + qk_rope_head_dim) in the model's dtype (`zero_kv_inputs`).
 
-vLLM counts these buffers as the model's memory (allocated during `load_model`, before the profile). Models whose
-layers build a builder each (HY-V4, dots3: no builder passed, so each sparse layer's workspace has
-max_num_batched_tokens + 1 rows) are not modelled here.
+HY-V4's class (models/hy_v4/nvidia/model.py `HYV4Model`, attention.py `HYV4MLAAttention`) passes its layers the
+logical buffer but no builder, so each sparse layer builds one of its own, whose workspace rows are the logical
+buffer's: max_num_batched_tokens + 1 rows in every layer (every layer is sparse by HYV4Config's default layer_types,
+"indexed_attention"). dots3's layers build an attention twice (`Dots3NoteFullAttention` replaces DeepSeek's), which
+this does not model.
+
+vLLM counts these buffers as the model's memory (allocated during `load_model`, before the profile).
 """
 
 from __future__ import annotations
@@ -23,17 +27,22 @@ from memviz.core.arch import Architecture
 
 #: model types whose vLLM 0.34 class shares one index-group builder among its layers
 SHARED_INDEX_GROUPS = frozenset({"deepseek_v32", "glm_moe_dsa", "mistral_large4_text"})
+#: model types whose sparse layers each build their own
+PER_LAYER_INDEX_GROUPS = frozenset({"hy_v4"})
 INDEX_BYTES = 4  # torch.int32
 
 
 def index_buffer_bytes(a: Architecture, layers: range, max_tokens: int, max_seqs: int, decode_tokens: int,
                        act_bytes: int) -> int:
-    """The buffers one rank holding `layers` keeps (0 for a model not in `SHARED_INDEX_GROUPS` or a stage of none):
-    the logical buffer, a decode workspace per group and Mistral Large 4's zero latent inputs."""
-    if a.model_type not in SHARED_INDEX_GROUPS or not a.indexer_topk or not len(layers):
+    """The buffers one rank holding `layers` keeps (0 for a model of neither kind or a stage of none): the logical
+    buffer, a decode workspace per group and Mistral Large 4's zero latent inputs."""
+    if a.model_type not in SHARED_INDEX_GROUPS | PER_LAYER_INDEX_GROUPS or not a.indexer_topk or not len(layers):
         return 0
-    groups = sum(1 for i in layers if a.layer_indexer(i)) + (not a.layer_indexer(layers[0]))
-    rows = min(max_tokens, max_seqs * decode_tokens) + 1
+    if a.model_type in PER_LAYER_INDEX_GROUPS:
+        groups, rows = len(layers), max_tokens + 1
+    else:
+        groups = sum(1 for i in layers if a.layer_indexer(i)) + (not a.layer_indexer(layers[0]))
+        rows = min(max_tokens, max_seqs * decode_tokens) + 1
     total = max_tokens * a.indexer_topk * INDEX_BYTES + groups * rows * (a.indexer_topk + 1) * INDEX_BYTES
     if a.model_type == "mistral_large4_text":
         total += max_tokens * ((a.kv_lora_rank or 0) + a.qk_rope_head_dim) * act_bytes

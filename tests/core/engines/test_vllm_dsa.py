@@ -46,6 +46,16 @@ def test_models_that_build_no_shared_group_hold_none():
     assert index_buffer_bytes(a, range(a.num_layers), 8192, 1024, 1, 2) == 0
 
 
+def test_hy_v4s_sparse_layers_each_build_a_workspace_of_the_batchs_rows():
+    """HYV4MLAAttention passes no builder: each sparse layer's own takes the logical buffer's rows
+    (`SparseMLACommonImpl.__init__`), whatever max_num_seqs and its "shared" indexer layers."""
+    cfg = transformers.AutoConfig.for_model("hy_v4", num_hidden_layers=9).to_dict()
+    a = from_hf_config(cfg)
+    assert a.indexer_layers.count(True) == 3
+    assert index_buffer_bytes(a, range(9), 8192, 1024, 1, 2) == 8192 * 2048 * 4 + 9 * 8193 * 2049 * 4
+    assert index_buffer_bytes(a, range(9), 8192, 16, 1, 2) == index_buffer_bytes(a, range(9), 8192, 1024, 1, 2)
+
+
 def test_the_buffers_are_counted_in_the_overhead_and_in_what_the_model_loading_took():
     """The same model with half the selection: the overhead falls by the buffers' difference, the profiled pool
     grows by it (to a block), and vLLM's "Model loading took" reading (`logged_weights`) counts them."""
