@@ -69,7 +69,8 @@ An MLA layer's quantized kv_b_proj is held twice: as loaded and dequantized into
 
 Tensor parallelism (`tp_shares`): MLA's down-projections (q_a_proj, kv_a_proj_with_mqa) and the lightning
 indexer's projections are held whole on every rank (`REPLICATED_KINDS`), the indexer's wk and weights_proj in
-the model's dtype whatever the checkpoint stores (`indexer_upcast_bytes`); with fewer KV heads than ranks, each
+the model's dtype whatever the checkpoint stores, as are Mistral Large 4's kv_a_proj_with_mqa and kv_b_proj
+(`indexer_upcast_bytes`); with fewer KV heads than ranks, each
 rank holds one KV head's K and V projections. Data parallelism (`data_parallel_size`) runs engine replicas, each
 on its own tp x pp GPUs with its own pool, whose MoE layers span all tp x dp GPUs: a slice of every expert, or
 with `enable_expert_parallel` whole experts (`moe_parallel`, `expert_share`); EPLB's redundant experts, maps
@@ -137,6 +138,10 @@ KV_PROJECTION_KINDS = frozenset({"k", "v", "k_bias", "v_bias"})
 #: the indexer's wk and weights_proj, fused unquantized (`Indexer.wk_weights_proj`: quant_config None; an FP8 wk
 #: is dequantized to the model's dtype while loading)
 UNQUANTIZED_KINDS = frozenset({"indexer_k", "indexer_proj"})
+#: Mistral Large 4's latent projections, built without quant_config whatever the checkpoint
+#: (vllm/models/mistral/nvidia/attention.py `MistralMLAAttention`: kv_a_proj_with_mqa a `ReplicatedLinear`, kv_b_proj
+#: a `ColumnParallelLinear`, both `quant_config=None`)
+MISTRAL_UNQUANTIZED_KINDS = frozenset({"kv_a", "kv_b"})
 #: `compile_or_warm_up_model` suggests `--kv-cache-memory=` the pool less the graphs it captured and this margin
 #: ("redundancy_buffer_memory", vLLM 0.33 gpu_worker.py); with the CUDA-graph estimate on, the pool already left
 #: the estimated graphs out, so vLLM counts them twice (vllm-project/vllm issue #57936): memviz prints what vLLM
@@ -791,11 +796,14 @@ class VLLM(Engine):
 
     @staticmethod
     def indexer_upcast_bytes(x: Inputs, layers: range) -> float:
-        """Bytes the lightning indexer's wk and weights_proj gain on every rank when the checkpoint stores them
-        quantized: vLLM fuses them unquantized (`UNQUANTIZED_KINDS`), numel x the model dtype's bytes."""
-        return float(sum(t.numel * x.act_bytes - nbytes for t, storage, nbytes in tensor_bytes(x.a, x.wf)
-                         if t.layer in layers and t.kind in UNQUANTIZED_KINDS
-                         and storage.upper() not in UNQUANTIZED_STORAGES))
+        """Bytes tensors vLLM builds unquantized gain on one rank when the checkpoint (or the format) quantizes
+        them, numel x the model dtype's bytes less what it stores, the rank's share: the lightning indexer's wk and
+        weights_proj, fused whole on every rank (`UNQUANTIZED_KINDS`), and Mistral Large 4's kv_a_proj_with_mqa
+        (whole) and kv_b_proj (split) (`MISTRAL_UNQUANTIZED_KINDS`)."""
+        kinds = UNQUANTIZED_KINDS | (MISTRAL_UNQUANTIZED_KINDS if x.a.model_type == "mistral_large4_text" else set())
+        return float(sum((t.numel * x.act_bytes - nbytes) * (1 if t.kind in REPLICATED_KINDS else 1 / x.sc.tp)
+                         for t, storage, nbytes in tensor_bytes(x.a, x.wf)
+                         if t.layer in layers and t.kind in kinds and storage.upper() not in UNQUANTIZED_STORAGES))
 
     @staticmethod
     def dequantized_kv_b_bytes(x: Inputs, layers: range) -> float:
@@ -807,7 +815,7 @@ class VLLM(Engine):
         (nope + v) elements per MLA layer whose kv_b_proj is quantized, the heads split over TP ranks. DeepSeek-V3's
         FP8 checkpoint: 2.05 GB in all, 256 MB a rank at TP 8."""
         a = x.a
-        if not a.is_mla:
+        if not a.is_mla or a.model_type == "mistral_large4_text":  # its kv_b_proj is loaded unquantized
             return 0.0
         quantized = {t.layer for t, storage, _ in tensor_bytes(a, x.wf) if t.layer in layers and "kv_b_proj" in
                      t.name and storage.upper() not in UNQUANTIZED_STORAGES}

@@ -121,3 +121,22 @@ def test_vllm_pipeline_stages_must_hold_the_latents_they_read_and_start_with_an_
     with pytest.raises(InputError, match="layers 3-5 starts at a layer reusing"):
         estimate(b, Scenario(engine="vllm", weight_format="bf16", gpu="h100-80g", pp=3, context_tokens=1024))
     assert estimate(b, Scenario(engine="vllm", weight_format="bf16", gpu="h100-80g", pp=2, context_tokens=1024))
+
+
+def test_vllm_holds_the_latent_projections_unquantized_whatever_the_format():
+    """`MistralMLAAttention` builds kv_a_proj_with_mqa (whole on every rank) and kv_b_proj (split) without
+    quant_config: an FP8 estimate holds them in bf16, and no dequantized copy of kv_b_proj beside them, where the
+    same layers under GLM-5's class keep them FP8 and a dequantized kv_b_proj."""
+    from dataclasses import replace
+
+    from memviz.core.formats import get_weight_format, tensor_bytes
+
+    a = from_hf_config(transformers.AutoConfig.for_model("mistral_large4_text", **TINY).to_dict())
+    sc = Scenario(engine="vllm", weight_format="fp8", gpu="h100-80g", tp=2, context_tokens=1024)
+    mistral, glm = estimate(a, sc), estimate(replace(a, model_type="glm_moe_dsa"), sc)
+    rows = [(t, n) for t, _, n in tensor_bytes(a, get_weight_format("fp8")) if t.kind in ("kv_a", "kv_b")]
+    kv_a = sum(t.numel * 2 - n for t, n in rows if t.kind == "kv_a")
+    kv_b = sum(t.numel * 2 - n for t, n in rows if t.kind == "kv_b") / 2
+    copy = sum(t.numel * 2 for t, _ in rows if t.kind == "kv_b") / 2
+    assert kv_a > 0 and kv_b > 0
+    assert mistral.bytes["weights"] - glm.bytes["weights"] == pytest.approx(kv_a + kv_b - copy, abs=1)
