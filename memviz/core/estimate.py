@@ -26,7 +26,7 @@ from memviz.core.errors import InputError, reject_unknown_fields
 from memviz.core.formats import STORED, get_kv_format, get_weight_format, tensor_bytes
 from memviz.core.gpus import GPU, get_gpu
 from memviz.core.inventory import active_fraction, active_parameter_count, parameter_count
-from memviz.core.kv import kv_bytes_per_token
+from memviz.core.kv import kv_bytes_per_token, latent_width
 from memviz.core.tensor_table import on_gpu as tensor_on_gpu
 from memviz.core.tensor_table import tensor_table
 from memviz.core.units import GiB
@@ -354,16 +354,18 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
     alloc = engine.allocator_fraction(x) if sc.allocator_fraction is None else sc.allocator_fraction
     gpu = get_gpu(sc.gpu) if sc.gpu and sc.device == "cuda" else None
     label = "CPU" if sc.device == "cpu" else "GPU"
-    out: list[Arrays] = []
+    parts = []
     for s, r in enumerate(stages):
         last = s == sc.pp - 1
         act = engine.activations(x, last, streamed if s == 0 else 0.0, first_stage=s == 0) + stage_held[s]
         act = act * (1 if len(r) else 0) + zeros
-        kv_required = stage_kv[s]
         stage_runtime = engine.stage_runtime_bytes(x, r, last) if given is None else 0.0
-        overhead = runtime + stage_runtime + alloc * (kv_required + act) + zeros
+        overhead = runtime + stage_runtime + alloc * (stage_kv[s] + act) + zeros
         w = stage_w[s] + zeros
-        pool = engine.kv_pool(x, gpu, w + act + overhead, act) if gpu is not None else None
+        parts.append((w, act, overhead, engine.kv_pool(x, gpu, w + act + overhead, act) if gpu is not None else None))
+    pools = engine.stage_pools(x, [p[3] for p in parts])
+    out: list[Arrays] = []
+    for (w, act, overhead, _), kv_required, pool in zip(parts, stage_kv, pools, strict=True):
         kv = kv_required if pool is None else np.maximum(kv_required, pool)
         for _ in range(sc.tp * engine.replicas(x.options)):
             out.append(Arrays(f"{label}{len(out)}", w, kv, act, overhead, kv_required, pool))
@@ -417,6 +419,9 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
     pool = None if pool is None else float(pool)
     non_kv = float(gpus[busiest_i].total - gpus[busiest_i].kv_cache)
     facts = engine.facts(x, gpu, pool, non_kv) | engine.linear_state_facts(x)
+    if a.is_mla and not a.compress_ratios:  # the latent rows as this engine lays them out
+        layout = engine.kv_layout(x)
+        facts["latent_widths"] = sorted({latent_width(a, layout, i) for i in range(a.num_layers) if a.layer_caches_kv(i)})
     components = []
     for name in COMPONENTS:
         prov, formula, source = _SOURCES[name]

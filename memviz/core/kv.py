@@ -88,13 +88,19 @@ def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, laye
     if a.is_mla and layout.latent_mla and layout.latent_row_bytes:
         return layout.latent_row_bytes + indexer
     if a.is_mla and layout.latent_mla:
-        rows = range(a.num_layers) if layout.latent_widest else (layer,)
-        return fmt.bytes_per_vector(max(a.layer_kv_lora(i) + a.layer_rope_dim(i) for i in rows)) + indexer
+        return fmt.bytes_per_vector(latent_width(a, layout, layer)) + indexer
     heads = max(a.layer_kv_heads(layer) // layout.kv_heads_divisor, 1)
     k = heads * fmt.bytes_per_vector(a.layer_head_dim(layer)) + indexer
     if layout.v_rows_widest:
         return k + fmt.bytes_per_vector(max(a.layer_kv_heads(i) * a.layer_v_head_dim(i) for i in range(a.num_layers)))
     return k + heads * fmt.bytes_per_vector(a.layer_v_head_dim(layer))
+
+
+def latent_width(a: Architecture, layout: KVLayout, layer: int) -> int:
+    """The values of layer `layer`'s MLA latent row: kv_lora_rank + its rope part, or the widest layer's where the
+    engine pads every row to it (`KVLayout.latent_widest`)."""
+    rows = range(a.num_layers) if layout.latent_widest else (layer,)
+    return max(a.layer_kv_lora(i) + a.layer_rope_dim(i) for i in rows)
 
 
 def _indexer_key_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout) -> float:

@@ -33,9 +33,10 @@ from memviz.core.units import Unit, format_bytes
 HEADERS = ("Item", "Bytes", "Size", "Provenance", "Formula / inputs", "Source")
 
 
-def _other_layers(a) -> str:
+def _other_layers(a, facts: dict) -> str:
     """Where layers differ from L x Hkv x D: Gemma 4's full-attention layers' shape and the layers caching nothing,
-    the recurrent layers (gated delta-nets, Mamba2, short convolutions) with their fixed state per sequence."""
+    the recurrent layers (gated delta-nets, Mamba2, short convolutions) with their fixed state per sequence, MLA's
+    latent rows as the engine lays them out (`latent_widths`)."""
     parts = []
     if not a.uniform_attention:
         full = a.layer_types.index(FULL)
@@ -57,8 +58,8 @@ def _other_layers(a) -> str:
         parts.append(f"one K=V vector a token over each layer's window of {a.sliding_window:,}; compressed entries of "
                      f"D every ratio tokens: {a.layer_kinds_text()}, the indexer's of {a.indexer_head_dim}")
     elif a.is_mla:
-        widths = sorted({a.layer_kv_lora(i) + a.layer_rope_dim(i) for i in range(a.num_layers)})
-        parts.append(f"MLA: one latent of {' or '.join(map(str, widths))} a token and layer")
+        widths = facts.get("latent_widths", ())
+        parts.append(f"MLA: one latent of {' or '.join(map(str, widths))} a token and layer that caches one")
     if a.indexer_head_dim and not a.compress_ratios:
         parts.append(f"{sum(a.indexer_layers)} layers also cache the sparse-attention indexer's key of "
                      f"{a.indexer_head_dim}")
@@ -69,8 +70,8 @@ def breakdown_rows(est: Estimate, unit: Unit, gpus: tuple[str, ...] = ()) -> lis
     """Rows: the four components, per-device and host usage, weights per tensor group, the engine's figures,
     the largest context and batch on the scenario's GPU, and the decode speed bound on each GPU (`gpus`)."""
     a, sc = est.architecture, est.scenario
-    inputs = (f"L={a.num_layers}, Hkv={a.num_kv_heads}, D={a.head_dim}{_other_layers(a)}, context={sc.context_tokens:,}, "
-              f"sequences={sc.sequences}, KV={sc.kv_format}, engine={sc.engine}")
+    inputs = (f"L={a.num_layers}, Hkv={a.num_kv_heads}, D={a.head_dim}{_other_layers(a, est.engine_facts)}, "
+              f"context={sc.context_tokens:,}, sequences={sc.sequences}, KV={sc.kv_format}, engine={sc.engine}")
     out = []
     for c in est.components:
         detail = c.formula + (f" [{inputs}]" if c.name == "kv_cache" else "")

@@ -60,3 +60,32 @@ def test_the_mtp_drafter_is_a_row_with_its_weights():
                                options={"num_speculative_tokens": 2}))
     row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["MTP draft layers (speculative decoding)"]
     assert row[1:3] == ("1 layer(s), 2 tokens a step", format_bytes(est.engine_facts["mtp"]["weight_bytes"], Unit.GiB, 3))
+
+
+def test_sparse_attentions_index_buffers_are_a_row_with_the_estimates_bytes():
+    """DeepSeek-V3.2 at TP 8 on H200s: the top-k index buffers `vllm_dsa` sizes, counted in the overhead."""
+    import transformers
+
+    from memviz.core.arch import from_hf_config
+
+    a = from_hf_config(transformers.AutoConfig.for_model("deepseek_v32").to_dict())
+    est = estimate(a, Scenario(engine="vllm", weight_format="fp8", gpu="h200", tp=8, context_tokens=8192))
+    row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["top-k index buffers (sparse attention)"]
+    assert row[1:3] == ("8,192 batched tokens", format_bytes(est.engine_facts["sparse_index_buffer_bytes"], Unit.GiB, 3))
+    assert est.engine_facts["sparse_index_buffer_bytes"] == 8192 * 2048 * 4 + 61 * 1025 * 2049 * 4
+
+
+def test_the_kv_inputs_name_the_latent_rows_as_the_engine_lays_them_out():
+    """Mistral Large 4's NoPE layers cache a 512-wide latent in transformers and vLLM's 576-wide row."""
+    import transformers
+
+    from memviz.core.arch import from_hf_config
+    from memviz.gui.breakdown import breakdown_rows
+
+    a = from_hf_config(transformers.AutoConfig.for_model("mistral_large4").to_dict())
+    scenarios = {"transformers": Scenario(engine="transformers", weight_format="fp8", context_tokens=8192),
+                 "vllm": Scenario(engine="vllm", weight_format="fp8", gpu="b200", tp=8, context_tokens=8192)}
+    texts = {engine: next(r[4] for r in breakdown_rows(estimate(a, sc), Unit.GiB) if r[0] == "kv_cache")
+             for engine, sc in scenarios.items()}
+    assert "MLA: one latent of 512 or 576 a token and layer that caches one" in texts["transformers"]
+    assert "MLA: one latent of 576 a token and layer that caches one" in texts["vllm"]

@@ -317,6 +317,11 @@ class Engine:
         allocates what sequences need)."""
         return None
 
+    def stage_pools(self, x: Inputs, pools: list[np.ndarray | None]) -> list[np.ndarray | None]:
+        """The pools the pipeline stages keep, from what each stage's memory allows (`kv_pool`): by default each
+        its own."""
+        return pools
+
     def kv_pool_formula(self, x: Inputs) -> str:
         """How a pre-allocated pool (`kv_pool`) is sized, appended to the KV component's formula."""
         return ""

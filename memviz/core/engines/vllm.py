@@ -19,7 +19,8 @@ that states none).
 - profile run (`profile_run`, `_dummy_run(max_num_tokens)`, `_dummy_sampler_run` of the V2 model runner,
   `v1/worker/gpu/model_runner.py`, 0.34's only runner, or of V1's `gpu_model_runner.py` with
   VLLM_USE_V2_MODEL_RUNNER=0 in 0.33 and earlier: option `model_runner`): one forward of `max_num_batched_tokens` tokens spread over
-  min(max_num_seqs, tokens) dummy requests (flash attention: no score matrix; fused
+  min(max_num_seqs, tokens) dummy requests (flash attention: no score matrix; an MLA layer's stand-in for the
+  largest up-projected context, `mla_profile_context_bytes`; fused
   MoE: S x (2I + I + H) rows; without attention metadata, delta-net and Mamba2 layers skip their scan:
   `activations.skipped_core_workspace`), then the sampler on one row per request (`vllm_sampler`: V2 samples an fp32
   copy of the logits with FlashInfer's sampler, 2 + 4 + 4 + 4 bytes per vocabulary entry and request, or masks it in
@@ -591,13 +592,14 @@ class VLLM(Engine):
         tokens = s["max_num_batched_tokens"]
         act_bytes = x.act_bytes
         dp = x.options["data_parallel_size"]
-        forward = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp, recurrent_cores=False,
-                                      moe_gather=dp, moe_tp=self.moe_parallel(x)[1],
-                                      moe_gather_bytes=self.dispatch_value_bytes(x) if dp > 1 else None).peak
-        peak = forward
+        ws = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp, recurrent_cores=False,
+                                 moe_gather=dp, moe_tp=self.moe_parallel(x)[1],
+                                 moe_gather_bytes=self.dispatch_value_bytes(x) if dp > 1 else None)
+        attention = ws.attention + self.mla_profile_context_bytes(x, s)
+        peak = ws.hidden + np.maximum(np.maximum(attention, ws.mlp), ws.logits)
         if last_stage:
             hidden = tokens * a.hidden_size * act_bytes
-            peak = max(forward, hidden + self.sampler_step_bytes(x, s))
+            peak = np.maximum(peak, hidden + self.sampler_step_bytes(x, s))
             if self.measured(x.options):  # a sizing step's prompt logprobs (`vllm_extensible`)
                 prompt = min(tokens, s["max_model_len"] - 1)
                 peak = max(peak, hidden + vllm_extensible.prompt_logprob_chunk_bytes(prompt, a.output_rows, act_bytes))
@@ -607,6 +609,18 @@ class VLLM(Engine):
         if encoder is not None:
             peak = max(peak + encoder.kept_bytes, encoder.peak_bytes)
         return x.zeros + peak
+
+    def mla_profile_context_bytes(self, x: Inputs, s: dict[str, Any]) -> float:
+        """What an MLA layer allocates in the profile run, which has no attention metadata, to stand for the largest
+        up-projected context (layers/attention/mla_attention.py `MLAAttention.forward_impl`: "simulate to worse case
+        output size for `self.kv_b_proj(kv_c_normed)` in `_compute_prefill_context`"): the chunked-prefill
+        workspace's tokens x the rank's heads x (nope + v) in the model's dtype, beside the layer's own tensors."""
+        a = x.a
+        if not a.is_mla or a.compress_ratios:
+            return 0.0
+        tokens = vllm_extensible.mla_context_tokens(s["max_model_len"], s["max_num_seqs"], self.hybrid_block(x)[0])
+        width = max(a.layer_num_heads(i) // x.sc.tp * (a.layer_nope_dim(i) + a.v_head_dim) for i in range(a.num_layers))
+        return float(tokens * width * x.act_bytes)
 
     def mla_context_step_bytes(self, x: Inputs, s: dict[str, Any]) -> float:
         """The MLA context-prefill sizing step on one rank (`vllm_extensible`): a workspace of context tokens
@@ -941,6 +955,15 @@ class VLLM(Engine):
         block = self.block_bytes(x)
         free = self.usable_bytes(gpu, x.sc) - non_kv
         return np.maximum(np.floor(free / block), 0) * block
+
+    def stage_pools(self, x: Inputs, pools: list[np.ndarray | None]) -> list[np.ndarray | None]:
+        """Every rank keeps the smallest rank's block count (v1/core/kv_cache_planning.py: "Change the num_blocks of
+        each rank to the smallest among all ranks", and `finalize_extensible_kv_cache`'s minimum); the stages'
+        blocks are of one size here (`groups`: the largest stage's), so the smallest pool."""
+        if any(p is None for p in pools):
+            return pools
+        smallest = np.minimum.reduce(pools)
+        return [smallest] * len(pools)
 
     def measured_budget_bytes(self, gpu, sc: Any, options: dict[str, Any], peak: np.ndarray) -> np.ndarray:
         """What a measured pool and the rest may take together (`vllm_extensible.budget_bytes`), beside a transient

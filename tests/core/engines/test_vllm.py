@@ -363,3 +363,19 @@ def test_data_parallel_moe_layers_work_on_every_rank_s_tokens():
     assert gathered - own == pytest.approx(7 * tokens * 8 * (3 * 2048 + 7168) * 2 + 8 * tokens * 7168 * fp8_input)
     bf16 = estimate(dsv3, sc.with_changes(weight_format="bf16")).bytes["activations"]
     assert bf16 - gathered == pytest.approx(8 * tokens * 7168 * (2 - fp8_input))  # the dispatch sends 16-bit values
+
+
+def test_an_mla_profile_run_allocates_the_largest_up_projected_context():
+    """Without attention metadata an MLA layer allocates the chunked-prefill workspace's tokens x heads x (nope + v)
+    (`MLAAttention.forward_impl`), min(max(8 x max_model_len, 4 x max_num_seqs x block), 65,536) tokens: at 16
+    sequences 8 x max_model_len, so doubling max_model_len from 1,024 adds 8,192 tokens of DeepSeek-V2-Lite's 16
+    heads x 256 in bf16 to the profile peak, which the attention step decides at 512 batched tokens."""
+    a = get_preset("deepseek-v2-lite").architecture()
+
+    def peak(model_len: int) -> int:
+        return estimate(a, Scenario(engine="vllm", weight_format="bf16", gpu="h100-80g", context_tokens=model_len,
+                                    options={"max_num_batched_tokens": 512, "max_num_seqs": 16,
+                                             "extensible_kv_cache": False})).devices[0].activations
+
+    assert peak(2048) - peak(1024) == 8192 * 16 * (128 + 128) * 2
+    assert peak(1024) > 8192 * 16 * 256 * 2

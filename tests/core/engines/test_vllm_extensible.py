@@ -165,7 +165,9 @@ def test_a_034_log_is_read_as_a_measured_pool():
 def test_an_mla_models_context_prefill_step_is_its_peak_where_the_profile_is_small():
     """DeepSeek-V2-Lite with 8 request slots and 512-token steps: the MLA sizing step up-projects a context of the
     chunked-prefill workspace, min(max(8 x max_model_len, 4 x 8 x 64), 65,536) tokens, K-nope and V of its 16 heads
-    (128 + 128) beside K (128 + 64), in bf16 (`run_context_prefill_warmup`, `_compute_prefill_context`)."""
+    (128 + 128) beside K (128 + 64), in bf16 (`run_context_prefill_warmup`, `_compute_prefill_context`). The
+    profile-sized pool's peak is the profile run's stand-in for that context: K-nope and V only
+    (`MLAAttention.forward_impl` without attention metadata), beside the step's own tensors."""
     a = get_preset("deepseek-v2-lite").architecture()
     sc = Scenario(engine="vllm", gpu="h100-80g", options={"max_num_seqs": 8, "max_num_batched_tokens": 512})
     per_token = 16 * (2 * 128 + 128 + 64) * 2
@@ -174,4 +176,4 @@ def test_an_mla_models_context_prefill_step_is_its_peak_where_the_profile_is_sma
         assert vx.mla_context_tokens(context, 8, 64) == tokens
         assert e.bytes["activations"] == tokens * per_token
     profiled = estimate(a, sc.with_changes(context_tokens=32768, options=dict(sc.options) | {"extensible_kv_cache": False}))
-    assert profiled.bytes["activations"] < 0.2 * 65536 * per_token
+    assert 65536 * 16 * 256 * 2 < profiled.bytes["activations"] < 65536 * per_token
