@@ -176,6 +176,10 @@ NOT_IN_VLLM = {"bamba": "0.23 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODE
                           "(GPTNeoSelfAttention calls no attention interface: `_try_resolve_transformers` finds it "
                           "incompatible)"}
 KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8"}
+#: types vLLM 0.34 runs from the release's Mistral-format files only (params.json, consolidated*.safetensors:
+#: transformers_utils/configs/mistral.py `adapt_config_dict` makes them MistralLarge4ForCausalLM; the registry has no
+#: class for transformers' MistralLarge4ForConditionalGeneration), which the launch command asks for
+MISTRAL_FORMAT_ONLY = frozenset({"mistral_large4_text"})
 #: the 16-bit caches named explicitly, where vLLM would make "auto" something else (`fp8_cache_for_auto`)
 EXPLICIT_16_BIT = {"bf16": "bfloat16", "fp16": "float16"}
 
@@ -1218,6 +1222,8 @@ class VLLM(Engine):
             args += ["--kv-cache-memory-bytes", str(s["kv_cache_memory_bytes"])]
         if s["language_model_only"] and a.encoders:
             args.append("--language-model-only")
+        if a.model_type in MISTRAL_FORMAT_ONLY:
+            args += ["--tokenizer-mode", "mistral", "--config-format", "mistral", "--load-format", "mistral"]
         return " ".join(args + self._multimodal_args(a, s))
 
     @staticmethod

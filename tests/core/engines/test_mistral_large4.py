@@ -89,6 +89,8 @@ def test_vllm_caches_every_latent_576_wide_and_the_indexer_keys_in_fp8():
     fp8 = estimate(a, Scenario(engine="vllm", weight_format="fp8", gpu="h200", tp=8, kv_format="fp8",
                                context_tokens=8192))
     assert fp8.kv_bytes_per_token == 72 * (656 + 132)
+    # its class runs from the release's Mistral-format files, which the command asks for
+    assert "--tokenizer-mode mistral --config-format mistral --load-format mistral" in bf16.launch_command()
 
 
 def test_vllm_holds_no_latent_for_the_sharing_layers():
