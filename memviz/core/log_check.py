@@ -193,7 +193,7 @@ def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int, 
         # the layout alone: the tokens memviz fits in the pool the log printed (to its 0.01 GiB)
         held = _printed_tokens(facts, int(got["kv_cache"] // facts["kv_block_bytes"]), version)
         rows.append(BufferCheck("tokens in printed pool", int(tokens), held, "tokens"))
-    if logged_graphs is not None and "cudagraph_bytes" in facts:
+    if logged_graphs is not None and facts.get("cudagraph_bytes"):  # 0.19 prints an estimate it does not apply
         rows.append(BufferCheck("CUDA graphs (estimated)", round(logged_graphs * GiB),
                                 int(_estimated_graphs(a, sc, facts, details))))
     if "cudagraph_took_gib" in details and "max_num_seqs" in facts:

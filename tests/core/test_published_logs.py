@@ -235,3 +235,31 @@ def test_vllm_v0_profile_is_its_sort():
     rows = {c["id"]: vllm_rows(c)["activation peak"] for c in VLLM if c["engine"] == "V0"
             and c["options"].get("sampler") == "sort" and "activation peak" in vllm_rows(c)}
     assert len(rows) >= 3 and all(abs(r.error) <= 0.05 for r in rows.values()), rows
+
+
+LLMD = [c for c in VLLM if c["id"].endswith("-llmd")]
+
+
+def test_vllm_019_sweep_on_h100s_pools_and_profiles():
+    """llm-d-planner's vLLM 0.19.0 sweep on H100 SXM 80GB (18 of its start-ups: dense, MoE, MLA, sliding-window,
+    fp8 / fp32, TP 1-4, PP 2): every printed pool within 2 % but the two whose pool is small beside the model
+    (Qwen2.5-72B at TP 2, 3.04 GiB: +10 %; Qwen3-30B-A3B: its MoE profile peak, below), the tokens in it exact to the
+    layout, and the profile peaks (torch's increase in the profile run) within 25 %, those of the dense models
+    within 6 %."""
+    assert len(LLMD) == 18
+    pools = {c["id"]: vllm_rows(c)["KV pool"].error for c in LLMD if "KV pool" not in c.get("not_compared", {})}
+    assert sum(abs(e) <= 0.02 for e in pools.values()) >= len(pools) - 3, pools
+    assert max(abs(e) for e in pools.values()) <= 0.12, pools
+    peaks = {c["id"]: vllm_rows(c)["activation peak"].error for c in LLMD}
+    assert all(abs(e) <= 0.25 for e in peaks.values()), peaks
+    dense = [e for cid, e in peaks.items() if not any(m in cid for m in ("moe", "a3b", "mixtral", "deepseek", "pp2",
+                                                                          "fp32"))]
+    assert len(dense) >= 9 and all(abs(e) <= 0.06 for e in dense), peaks
+
+
+def test_vllm_tensor_parallel_ranks_on_hopper_boards_gain_non_torch_memory():
+    """0.19 prints the profile's non-torch increase: 2.06-2.21 GiB at TP 2 and 4 on H100 SXM, 0.24-0.27 at TP 1
+    (`HOPPER_TP_NON_TORCH_BYTES`: the step between them); memviz's within 15 % at TP > 1."""
+    rows = {c["id"]: vllm_rows(c)["non-torch"] for c in LLMD if c["scenario"].get("tp", 1) > 1}
+    assert len(rows) >= 5 and all(abs(r.error) <= 0.15 for r in rows.values()), rows
+    assert all(r.measured > 2 * 2**30 for r in rows.values())

@@ -55,7 +55,8 @@ startup is less than desired GPU memory utilization"). memviz takes the torch CU
 than one (V0 published profiles: 2.10 GiB at TP 8; constant: published NCCL footprints range from 0.1 GiB
 over PCIe to 4.5 GiB with NVLink, so only the context is grounds to refuse, NCCL a stated risk). vLLM 0.10's
 profiles still counted NCCL as non-torch memory inside the budget (0.12 GiB at TP 2 and 0.18 GiB at TP 4
-without custom all-reduce, dennislee22/vLLM-benchmarking logs).
+without custom all-reduce, dennislee22/vLLM-benchmarking logs). On Hopper HGX boards a tensor-parallel rank's
+profile grows non-torch memory by about 2 GiB inside the budget (`HOPPER_TP_NON_TORCH_BYTES`, vLLM 0.19 logs).
 
 Kernel padding (`weight_extra`): MXFP4 MoE experts are re-laid out for the backend vLLM picks by compute
 capability (`fused_moe/oracle/mxfp4.py` `_get_priority_backends_for_gpt_oss`, `_get_priority_backends`,
@@ -84,7 +85,9 @@ vLLM picks and the piece outputs the largest capture keeps, with two per-graph c
 captures.
 
 Constants (provenance "constant"): non-torch memory inside the budget (attention-backend workspaces
-allocated during the profile run) 64 MiB (published profiles: 0.01-0.08 GiB on one GPU).
+allocated during the profile run) 64 MiB (published profiles: 0.01-0.08 GiB on one GPU; 0.19's DEBUG profiles on
+H100s print 0.24-0.27 GiB: the pools those give stay within 0.4 %; 0.34 makes cuBLAS's handles before its baseline
+snapshot, `init_device`).
 """
 
 from __future__ import annotations
@@ -127,6 +130,16 @@ from memviz.core.towers import VISION, VisionShape, vision_shape
 from memviz.core.units import GiB, MiB
 
 NON_TORCH_BYTES = 64 * MiB
+#: non-torch memory a tensor-parallel rank gains in its first forward on Hopper HGX boards (GPUs joined by NVSwitch),
+#: beside NON_TORCH_BYTES: the 59 vLLM 0.19.0 start-ups on H100 SXM 80GB published with their DEBUG profile
+#: (llm-d-incubation/llm-d-planner accuracy/results/v0.19.0/logs, commit d3121e0: "non-torch forward increase
+#: memory") print 2.06-2.11 GiB at TP 2 and 2.13-2.21 at TP 4 against 0.24-0.27 at TP 1 and 0.07 under pipeline
+#: parallelism, for models of 7B to 72B alike; vllm-project/vllm PR #10511's H100 start-ups of December 2024 show the
+#: same step (non_torch_memory 1.79 GiB at TP 1, 3.58 at TP 2). The A100 / A800 logs of 0.10 and 0.11 show 0.12-0.18
+#: GiB. NCCL buffers connected at the first large all-reduce (NCCL connects lazily from 2.22) are the likely holder;
+#: not modelled for PCIe / NVL cards or Blackwell, for which no log was found
+HOPPER_TP_NON_TORCH_BYTES = round(1.84 * GiB)
+HOPPER_NVSWITCH_GPUS = frozenset({"h100-80g", "h800", "h20", "h200"})
 #: Tensors (`Tensor.kind`) vLLM 0.33 holds whole on every tensor-parallel rank: MLA's q_a_proj and
 #: kv_a_proj_with_mqa (deepseek_v2.py `DeepseekV2MLAAttention`: `DeepSeekV2FusedQkvAProjLinear`, disable_tp, or a
 #: `ReplicatedLinear`; likewise minicpm3.py, sarvam.py, AXK1.py, bailing_moe_v3.py, openpangu.py, dots3_note) and
@@ -704,7 +717,15 @@ class VLLM(Engine):
         return float(a.max_position_embeddings * rotary * x.act_bytes)
 
     def runtime_bytes(self, x: Inputs) -> float:
-        return NON_TORCH_BYTES + self.cudagraph_bytes(x) + self.rotary_table_bytes(x)
+        return self.non_torch_bytes(x) + self.cudagraph_bytes(x) + self.rotary_table_bytes(x)
+
+    @staticmethod
+    def non_torch_bytes(x: Inputs) -> int:
+        """Non-torch memory the budget counts: a constant, and a tensor-parallel rank's first all-reduces on Hopper
+        HGX boards (`HOPPER_TP_NON_TORCH_BYTES`)."""
+        gpu = x.sc.gpu_spec
+        hopper_tp = x.sc.tp > 1 and gpu is not None and gpu.key.split("@")[0] in HOPPER_NVSWITCH_GPUS
+        return NON_TORCH_BYTES + (HOPPER_TP_NON_TORCH_BYTES if hopper_tp else 0)
 
     @staticmethod
     def outside_budget_bytes(x: Inputs) -> float:
@@ -1039,7 +1060,7 @@ class VLLM(Engine):
         out: dict[str, Any] = {
             "max_model_len": s["max_model_len"], "max_num_seqs": s["max_num_seqs"],
             "max_num_batched_tokens": s["max_num_batched_tokens"], "block_size": self.hybrid_block(x)[0],
-            "non_torch_bytes": NON_TORCH_BYTES, "cudagraph_bytes": int(self.cudagraph_bytes(x)),
+            "non_torch_bytes": self.non_torch_bytes(x), "cudagraph_bytes": int(self.cudagraph_bytes(x)),
             "outside_budget_bytes": int(self.outside_budget_bytes(x)),
             "graphs_after_pool_bytes": int(self.graphs_after_pool_bytes(x)),
             "rotary_table_bytes": int(self.rotary_table_bytes(x)), "kv_block_bytes": int(self.block_bytes(x)),

@@ -163,9 +163,15 @@ def _totals(devices: dict[str, dict[str, int]]) -> dict[str, int | None]:
 _VLLM = {
     "weights": [r"model weights take\s+" + _NUM + r"\s*(GiB|GB|MiB)", r"Model loading took\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                 r"Loading model weights took\s+" + _NUM + r"\s*(GiB|GB|MiB|MB)"],
-    "overhead": [r"non_torch_memory(?:\s+takes\s+|\s+|=)" + _NUM + r"\s*(GiB|GB|MiB)",
+    # not 0.1x's DEBUG "worker init memory snapshot: ..., torch_memory=0.0GiB, non_torch_memory=X" (the CUDA
+    # context before loading, outside the budget)
+    # 0.1x's DEBUG "Memory profiling takes ...: torch peak memory increase: X; non-torch forward increase memory: Y"
+    # first: each rank prints it beside its "Available KV cache memory", where a pipeline's ranks differ
+    "overhead": [r"non-torch forward increase memory:\s*" + _NUM + r"\s*(GiB|GB|MiB)",
+                 r"(?<!GiB, )non_torch_memory(?:\s+takes\s+|\s+|=)" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"GiB for peak activation, " + _NUM + r"\s*(GiB) for non-torch memory"],
-    "activations": [r"GiB kept for transient activations \(" + _NUM + r"\s*(GiB) allocated at peak",
+    "activations": [r"torch peak memory increase:\s*" + _NUM + r"\s*(GiB|GB|MiB)",
+                    r"GiB kept for transient activations \(" + _NUM + r"\s*(GiB) allocated at peak",
                     r"PyTorch activation peak memory(?:\s+takes)?\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                     r"GiB for (?:weight|consumed memory \(weights \+ non-torch\)), " + _NUM + r"\s*(GiB) for peak activation"],
     # vLLM 0.34's extensible cache prints its final size last (v1/worker/extensible_kv_cache.py `extend_kv_cache`);

@@ -27,6 +27,13 @@ from memviz.core.units import GiB
 #: the release that made the CUDA-graph estimate part of the budget by default (its own log line: "CUDA graph
 #: memory profiling is enabled (default since v0.21.0)")
 CUDAGRAPH_ESTIMATE_SINCE = (0, 21)
+#: the model dtype the engine config line prints (`dtype=torch.float16`), as memviz's formats
+LOGGED_DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+#: a log of an earlier release that had the estimate on: 0.21's own line, the variable set in an environment dump or
+#: a command line; not 0.19's hint "will be enabled by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1) ... To
+#: try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase ...", printed when it is off
+ESTIMATE_CUDAGRAPHS_ON = (r"CUDA graph memory profiling is enabled|'VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS': True"
+                          r"|(?<![(\w])(?<!set )VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1(?! and increase)")
 #: the first release known to cache prefixes of hybrid (delta-net) models by default: 0.19 did not (vllm-project/vllm
 #: issue #40691's pool takes one state page per request), 0.24 did (noonghunna/club-3090 issue #612); releases between
 #: are read as not, unless the log says so ("Mamba cache mode is set to 'align'")
@@ -73,6 +80,8 @@ def read_vllm_settings(text: str) -> VllmSettings:
             args.setdefault("max_model_len" if key == "max_seq_len" else key, kind(value))
     if (value := _first(text, r"\bkv_cache_dtype=(\w+)")) is not None:
         args.setdefault("kv_cache_dtype", value)
+    if (value := _first(text, r"\bdtype=torch\.(float32|float16|bfloat16)\b")) is not None:  # the engine config
+        args.setdefault("dtype", value)
     if (value := _first(text, r"\benforce_eager=(True|False)")) is not None:
         args.setdefault("enforce_eager", value == "True")
     if (value := _first(text, r"(?:Desired GPU memory utilization is \(|The current --gpu-memory-utilization=)([\d.]+)")) \
@@ -224,6 +233,7 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     kv = str(args.get("kv_cache_dtype", "auto"))
     if kv == "auto" and re.search(r"Using fp8\S* kv-cache for (GlmMoeDsaForCausalLM|Mistral Large 4)", text):
         kv = "fp8"  # the model's own default (model_executor/models/config.py `verify_and_update_config`, 0.34)
+    dtype = LOGGED_DTYPES.get(str(args.get("dtype")))  # "auto" keeps the cache in the model's dtype
     if kv not in ("auto", "bfloat16", "float16") and not kv.startswith("fp8"):
         raise InputError(f"the log's kv_cache_dtype {kv!r} is not one memviz models (auto, fp8)")
     options: dict[str, Any] = {k: args[k] for k in ("max_num_seqs", "max_num_batched_tokens", "block_size",
@@ -251,7 +261,7 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
         if isinstance(caching, bool):
             options["enable_prefix_caching"] = caching
     if s.version is not None and s.version < CUDAGRAPH_ESTIMATE_SINCE and not re.search(
-            r"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1|CUDA graph memory profiling is enabled", text):
+            ESTIMATE_CUDAGRAPHS_ON, text):
         options["estimate_cudagraphs"] = False
     measured = extensible(text, s)
     if not measured:
@@ -266,8 +276,8 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     context = int(args.get("max_model_len") or a.max_position_embeddings or 4096)
     if v0:
         options |= _v0_batch_defaults(args, a, context)
-    return Scenario(engine="vllm", gpu=gpu, weight_format=weight_format or a.native_format or "bf16",
-                    kv_format="fp8" if kv.startswith("fp8") else "bf16", context_tokens=context,
+    return Scenario(engine="vllm", gpu=gpu, weight_format=weight_format or a.native_format or dtype or "bf16",
+                    kv_format="fp8" if kv.startswith("fp8") else dtype or "bf16", context_tokens=context,
                     tp=int(args.get("tensor_parallel_size") or 1), pp=int(args.get("pipeline_parallel_size") or 1),
                     gpu_memory_utilization=_utilization(args, measured),
                     options=tuple(sorted(options.items())))

@@ -254,3 +254,30 @@ def test_a_v2_runners_consumed_memory_holds_its_sampler_state():
     row = next(r for r in rows if r.name == "non-torch")
     assert row.measured == round(0.70 * 2**30)
     assert row.estimated == e.engine_facts["non_torch_bytes"] + e.engine_facts["sampler_state_bytes"]
+
+
+def _published(case_id: str) -> str:
+    import json
+    from pathlib import Path
+
+    cases = json.loads((Path(__file__).parents[2] / "data" / "published" / "vllm_logs.json").read_text())["cases"]
+    return "\n".join(next(c for c in cases if c["id"] == case_id)["log"])
+
+
+def test_a_019_log_is_read_as_it_ran():
+    """vLLM 0.19.0 (llm-d-planner's H100 sweep): its hint "In v0.19, CUDA graph memory profiling will be enabled by
+    default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1) ... To try it now, set ..." says the estimate is off; the
+    DEBUG "worker init memory snapshot: ..., non_torch_memory=0.51GiB" is the CUDA context before loading, not the
+    profile's non-torch increase (0.25 GiB); dtype=torch.float32 keeps weights and cache in fp32."""
+    from memviz.core.importers.logs import parse_log
+
+    text = _published("llama3.1-8b-h100-v1-0.19-llmd")
+    a = get_preset("llama-3.1-8b").architecture()
+    sc = vllm_scenario(text, a, "h100-80g")
+    assert dict(sc.options)["estimate_cudagraphs"] is False
+    assert parse_log(text).bytes["overhead"] == round(0.25 * 2**30)
+    fp32 = vllm_scenario(_published("llama3.1-8b-h100-fp32-v1-0.19-llmd"), a, "h100-80g")
+    assert (fp32.weight_format, fp32.kv_format) == ("fp32", "fp32")
+    on = text.replace("To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase", "") + \
+        "\n'VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS': True"
+    assert "estimate_cudagraphs" not in dict(vllm_scenario(on, a, "h100-80g").options)
