@@ -199,11 +199,12 @@ def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int, 
     if "cudagraph_took_gib" in details and "max_num_seqs" in facts:
         rows.append(BufferCheck("CUDA graphs (captured)", round(details["cudagraph_took_gib"] * GiB),
                                 int(_captured_graphs(a, sc, facts, details))))
-    if details.get("max_concurrency") and got.get("kv_cache") and "one_request_kv_bytes" in facts:
-        # the same for the requests the printed pool holds (vLLM prints the ratio to 0.01)
-        held_bytes = got["kv_cache"] // facts["kv_block_bytes"] * facts["kv_block_bytes"]
+    if details.get("max_concurrency") and got.get("kv_cache") and "kv_request_blocks" in facts:
+        # the same for the requests the printed pool holds (vLLM prints the ratio to 0.01): its blocks over one
+        # request's, as `get_max_concurrency_for_kv_cache_config` counts them (a padded group's layers included)
+        held_blocks = got["kv_cache"] // facts["kv_block_bytes"]
         rows.append(BufferCheck("concurrency in printed pool", round(details["max_concurrency"] * 100),
-                                round(held_bytes / facts["one_request_kv_bytes"] * 100), "x / 100"))
+                                round(held_blocks / facts["kv_request_blocks"] * 100), "x / 100"))
     if "suggested_kv_cache_memory_bytes" in details and "suggested_kv_cache_memory_bytes" in facts:
         rows.append(BufferCheck("--kv-cache-memory suggestion", int(details["suggested_kv_cache_memory_bytes"]),
                                 facts["suggested_kv_cache_memory_bytes"]))
