@@ -1153,10 +1153,10 @@ def _mistral_large4_fields(cfg: dict[str, Any], n_layers: int) -> dict[str, Any]
     if len(rope) != n_layers:
         raise InputError(f"no_rope_layers has {len(rope)} entries for {n_layers} layers")
     out: dict[str, Any] = dict(nope_layers=tuple(not r for r in rope), softmax_scaling=True)
-    listed = cfg.get("kv_source_layers")
-    if listed is None or listed == list(range(n_layers)):
+    shared = cfg.get("kv_source_layers")
+    if shared is None or shared == list(range(n_layers)):
         return out
-    sources = _int_list(listed, "kv_source_layers")
+    sources = _int_list(shared, "kv_source_layers")
     # transformers keys the shared latents by "rope" / "nope"; vLLM's config reader asserts the flags agree
     mixed = [i for i, s in enumerate(sources) if 0 <= s < n_layers and rope[s] != rope[i]]
     if mixed:

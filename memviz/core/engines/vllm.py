@@ -664,12 +664,20 @@ class VLLM(Engine):
         attention's top-k index buffers on every stage (`vllm_dsa`) and the V2 model runner's sampler state on the
         last (`vllm_sampler.v2_state_bytes`)."""
         s = self.settings(x.a, x.sc, x.options)
-        decode_tokens = 1 + s["num_speculative_tokens"]
-        index = index_buffer_bytes(x.a, layers, s["max_num_batched_tokens"], s["max_num_seqs"], decode_tokens,
-                                   x.act_bytes)
-        if not last_stage or x.options["model_runner"] != "v2":
-            return float(index)
-        return float(index + v2_state_bytes(s["max_num_seqs"], x.a.output_rows, decode_tokens))
+        return float(self.index_buffers(x, s, layers) + (self.sampler_state(x, s) if last_stage else 0))
+
+    @staticmethod
+    def index_buffers(x: Inputs, s: dict[str, Any], layers: range) -> int:
+        """DeepSeek sparse attention's top-k index buffers on a rank holding `layers` (`vllm_dsa`)."""
+        return index_buffer_bytes(x.a, layers, s["max_num_batched_tokens"], s["max_num_seqs"],
+                                  1 + s["num_speculative_tokens"], x.act_bytes)
+
+    @staticmethod
+    def sampler_state(x: Inputs, s: dict[str, Any]) -> int:
+        """The V2 model runner's sampler state (`vllm_sampler.v2_state_bytes`); none with the V1 runner."""
+        if s["model_runner"] != "v2":
+            return 0
+        return int(v2_state_bytes(s["max_num_seqs"], x.a.output_rows, 1 + s["num_speculative_tokens"]))
 
     @staticmethod
     def dispatch_value_bytes(x: Inputs) -> float:
@@ -1081,11 +1089,9 @@ class VLLM(Engine):
         if n := self.draft_layers(x, last):
             out["mtp"] = {"layers": n, "num_speculative_tokens": s["num_speculative_tokens"],
                           "weight_bytes": int(self.draft_bytes(x, last))}
-        if s["model_runner"] == "v2":
-            out["sampler_state_bytes"] = int(v2_state_bytes(s["max_num_seqs"], x.a.output_rows,
-                                                            1 + s["num_speculative_tokens"]))
-        if index := index_buffer_bytes(x.a, self.stages(x)[0], s["max_num_batched_tokens"], s["max_num_seqs"],
-                                       1 + s["num_speculative_tokens"], x.act_bytes):
+        if state := self.sampler_state(x, s):
+            out["sampler_state_bytes"] = state
+        if index := self.index_buffers(x, s, self.stages(x)[0]):
             out["sparse_index_buffer_bytes"] = index  # on a rank of the first stage
         backend = self._mxfp4_backend(x)
         if backend is not None:

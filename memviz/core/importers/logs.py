@@ -163,11 +163,11 @@ def _totals(devices: dict[str, dict[str, int]]) -> dict[str, int | None]:
 _VLLM = {
     "weights": [r"model weights take\s+" + _NUM + r"\s*(GiB|GB|MiB)", r"Model loading took\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                 r"Loading model weights took\s+" + _NUM + r"\s*(GiB|GB|MiB|MB)"],
-    # not 0.1x's DEBUG "worker init memory snapshot: ..., torch_memory=0.0GiB, non_torch_memory=X" (the CUDA
-    # context before loading, outside the budget)
     # 0.1x's DEBUG "Memory profiling takes ...: torch peak memory increase: X; non-torch forward increase memory: Y"
     # first: each rank prints it beside its "Available KV cache memory", where a pipeline's ranks differ
     "overhead": [r"non-torch forward increase memory:\s*" + _NUM + r"\s*(GiB|GB|MiB)",
+                 # not the DEBUG "worker init memory snapshot: ..., torch_memory=0.0GiB, non_torch_memory=X" (the
+                 # CUDA context before loading, outside the budget)
                  r"(?<!GiB, )non_torch_memory(?:\s+takes\s+|\s+|=)" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"GiB for peak activation, " + _NUM + r"\s*(GiB) for non-torch memory"],
     "activations": [r"torch peak memory increase:\s*" + _NUM + r"\s*(GiB|GB|MiB)",
