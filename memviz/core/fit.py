@@ -15,6 +15,7 @@ import numpy as np
 
 from memviz.core.arch import Architecture
 from memviz.core.engines import get_engine
+from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Arrays, Estimate, Scenario, device_arrays
 from memviz.core.gpus import GPU
 from memviz.core.search import largest_true
@@ -131,8 +132,11 @@ def min_gpus(a: Architecture, sc: Scenario, gpu: GPU, most: int = 64) -> Scenari
             continue
         seen.add((tp, pp))
         trial = sc.with_changes(tp=tp, pp=pp, gpu=gpu.key, options=engine.options_on(sc, pp))
-        if fits(a, trial, gpu):
-            return trial
+        try:
+            if fits(a, trial, gpu):
+                return trial
+        except InputError:  # a split the engine refuses (heads, EPLB's experts per rank, ...): try the next
+            continue
     return None
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from memviz.core.arch import Architecture
 from memviz.core.engines.llamacpp_mtmd import encoder_from_log, mtmd_buffers
-from memviz.core.engines.vllm_cudagraphs import capture_sizes, cudagraph_bytes
+from memviz.core.engines.vllm_cudagraphs import Captures, cudagraph_bytes
 from memviz.core.engines.vllm_kv import PRINTS_CONCURRENCY_SINCE
 from memviz.core.estimate import Estimate, estimate
 from memviz.core.gguf_mixes import GGUF_MIXES, gguf_type_counts, mix_base
@@ -127,21 +127,19 @@ def logged_weights(e: Estimate) -> int:
     return e.bytes["weights"] + facts.get("rotary_table_bytes", 0) + facts.get("sparse_index_buffer_bytes", 0)
 
 
-def _captured_graphs(a: Architecture, sc, facts: dict, details: dict) -> float:
-    """memviz's CUDA-graph rule for the graphs a log says it captured (its sizes, its piecewise count; the
-    capture itself, without the estimate's 1 MiB floor per FULL graph), else for vLLM 0.33's sizes."""
-    sizes = capture_sizes(facts["max_num_seqs"], facts["max_num_batched_tokens"])
-    graphs = details.get("piecewise_graphs") or details.get("capture_sizes") or len(sizes)
-    return cudagraph_bytes(a, sc.tp, sc.pp, int(details.get("largest_capture", sizes[-1])), int(graphs), 0)
-
-
-def _estimated_graphs(a: Architecture, sc, facts: dict, details: dict) -> float:
-    """memviz's CUDA-graph estimate for the graphs a 0.21+ log profiled (its counts and largest size, with the
-    estimate's 1 MiB floor per further graph), else for the scenario's own sizes."""
-    if "piecewise_graphs" not in details or "largest_capture" not in details:
-        return facts["cudagraph_bytes"]
-    return cudagraph_bytes(a, sc.tp, sc.pp, int(details["largest_capture"]), int(details["piecewise_graphs"]),
-                           int(details.get("full_graphs", 0)))
+def _logged_graphs(a: Architecture, sc, facts: dict, details: dict) -> float:
+    """memviz's CUDA-graph rule for the graphs a log says it captured (its counts per mode and largest sizes: 0.21+'s
+    "Profiling CUDA graph memory" line, else the progress bars or the config dump's sizes, a mode the log does
+    not count captured none), else for the scenario's own graphs; FA3's split buffers as the scenario decides."""
+    ours = Captures(**facts["cudagraph_captures"])
+    pieces = details.get("piecewise_graphs") or details.get("capture_sizes")
+    if not pieces:
+        return cudagraph_bytes(a, sc.tp, sc.pp, ours)
+    largest = int(details.get("largest_capture", ours.largest))
+    full = int(details.get("full_graphs", 0))
+    logged = Captures(int(pieces), full, largest, int(details.get("largest_full_capture", min(largest, ours.largest_full))),
+                      ours.split_kv, ours.act_bytes)
+    return cudagraph_bytes(a, sc.tp, sc.pp, logged)
 
 
 def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferCheck]]:
@@ -195,10 +193,10 @@ def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int, 
         rows.append(BufferCheck("tokens in printed pool", int(tokens), held, "tokens"))
     if logged_graphs is not None and facts.get("cudagraph_bytes"):  # 0.19 prints an estimate it does not apply
         rows.append(BufferCheck("CUDA graphs (estimated)", round(logged_graphs * GiB),
-                                int(_estimated_graphs(a, sc, facts, details))))
+                                int(_logged_graphs(a, sc, facts, details))))
     if "cudagraph_took_gib" in details and "max_num_seqs" in facts:
         rows.append(BufferCheck("CUDA graphs (captured)", round(details["cudagraph_took_gib"] * GiB),
-                                int(_captured_graphs(a, sc, facts, details))))
+                                int(_logged_graphs(a, sc, facts, details))))
     if details.get("max_concurrency") and got.get("kv_cache") and "kv_request_blocks" in facts:
         # the same for the requests the printed pool holds (vLLM prints the ratio to 0.01): its blocks over one
         # request's, as `get_max_concurrency_for_kv_cache_config` counts them (a padded group's layers included)

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.fit import capacity_bytes, fits, max_batch, max_context, min_gpus, sweep
 from memviz.core.gpus import get_gpu
@@ -56,3 +57,18 @@ def test_min_gpus_for_405b_fp8_on_h100():
     sc = min_gpus(a, base, h100)
     assert sc is not None and sc.tp * sc.pp == 6 and fits(a, sc, h100)
     assert not fits(a, base.with_changes(pp=5, gpu="h100-80g"), h100)
+
+
+def test_min_gpus_passes_over_a_split_the_engine_refuses():
+    """DeepSeek-V3 on DP 8 with EPLB's 24 redundant experts does not fit one H200 per rank at a 0.9 share; TP 2
+    would spread 280 experts over 16 ranks, which EPLB refuses: the search goes on to two pipeline stages."""
+    a = get_preset("deepseek-v3").architecture()
+    h200 = get_gpu("h200")
+    base = Scenario(engine="vllm", weight_format="fp8-block", context_tokens=4096, gpu_memory_utilization=0.9,
+                    options={"data_parallel_size": 8, "enable_expert_parallel": True, "enable_eplb": True,
+                             "num_redundant_experts": 24, "extensible_kv_cache": False})
+    assert not fits(a, base.with_changes(gpu="h200"), h200)
+    with pytest.raises(InputError, match="do not divide"):
+        fits(a, base.with_changes(gpu="h200", tp=2), h200)
+    sc = min_gpus(a, base, h200)
+    assert sc is not None and (sc.tp, sc.pp) == (1, 2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memviz.core.arch import from_hf_config
@@ -192,12 +193,16 @@ def test_vllm_profile_of_the_sampler_each_release_ran():
 
 
 def test_vllm_cuda_graph_captures_in_one_machine():
-    """What the capture took, against `vllm_cudagraphs` for the graphs the log counted: Qwen2-7B on one GPU and at
-    TP 2 fix the two per-graph constants; QwQ-32B (both modes, 64 layers) is the check."""
+    """What the capture took, against `vllm_cudagraphs` for the graphs the log counted. 0.19's captures on H100s
+    (dense and MoE, TP 1-4, PP 2, fp8 / fp32, FA3's split buffers or Triton) fix the rule's constants: within 11 %,
+    median 3 %; the older releases on A100 / A800 boards (0.10's piecewise graphs, QwQ-32B in both modes on 0.11)
+    check it: within 11 %."""
     rows = {c["id"]: vllm_rows(c)["CUDA graphs (captured)"] for c in _compared("CUDA graphs (captured)")}
-    assert len(rows) >= 4
-    assert all(abs(r.error) <= 0.05 for r in rows.values()), rows
-    assert abs(rows["qwq-32b-a800-v1-0.11"].error) <= 0.05
+    h100 = [r.error for i, r in rows.items() if i.endswith("-0.19-llmd")]
+    older = [r.error for i, r in rows.items() if not i.endswith("-0.19-llmd")]
+    assert len(h100) >= 18 and len(older) >= 3, rows
+    assert max(map(abs, h100)) <= 0.11 and np.median(np.abs(h100)) <= 0.03, rows
+    assert max(map(abs, older)) <= 0.11, rows
 
 
 def test_every_case_is_compared_somewhere():

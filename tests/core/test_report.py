@@ -39,7 +39,7 @@ def test_the_markdown_report_says_what_vllm_would_print_and_refuse():
                            base.with_changes(name="default")], ["rtx4090"])
     assert ("pinned: vLLM's KV pool 4.00 GiB (set by kv_cache_memory_bytes), 512 blocks; GPU KV cache size 32,768 "
             "tokens; maximum concurrency 4.00x for 8,192 tokens per request.") in text
-    assert "default: vLLM's KV pool 5.69 GiB, 728 blocks; GPU KV cache size 46,592 tokens" in text
+    assert "default: vLLM's KV pool 5.75 GiB, 736 blocks; GPU KV cache size 47,104 tokens" in text
     assert "too big: the engine refuses it: vLLM would run out of memory" in text
     assert "too big: vLLM's KV pool" not in text  # it would not start: no pool to state
 

@@ -86,7 +86,7 @@ def test_the_line_drawn_is_the_budget_the_verdict_used(qtbot):
     legend = " ".join(label.text for _, label in chart.legend.items)
     # each scenario's measured pool beside its rest, within what the CUDA context and the margin leave: budgets within
     # 2 % of one another read as a range
-    assert "77.03–77.17 GiB usable (dashed) of 79.65 GiB" in legend
+    assert "77.10–77.17 GiB usable (dashed) of 79.65 GiB" in legend
 
 
 def test_close_budgets_read_as_a_range_and_far_ones_apart():

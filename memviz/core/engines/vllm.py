@@ -81,8 +81,8 @@ loaded 7.3858 GiB a rank (vLLM 0.8, vllm-project/vllm#15607): 7.3829 with them w
 
 CUDA-graph memory (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, option `estimate_cudagraphs`): `vllm_cudagraphs`, the capture sizes
-vLLM picks and the piece outputs the largest capture keeps, with two per-graph constants fitted to published
-captures.
+vLLM picks, FlashAttention 3's split buffers where FLASH_ATTN runs on Hopper (option `attention_backend`), and the
+graphs' own memory per layer and size, fitted to vLLM 0.19's captures on H100s.
 
 Constants (provenance "constant"): non-torch memory inside the budget (attention-backend workspaces
 allocated during the profile run) 64 MiB (published profiles: 0.01-0.08 GiB on one GPU; 0.19's DEBUG profiles on
@@ -94,7 +94,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from math import ceil, lcm, prod
 from typing import Any
 
@@ -105,7 +105,7 @@ from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architec
 from memviz.core.engines import vllm_eplb, vllm_extensible, vllm_int4, vllm_mtp
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.bitnet_linear import FORMAT as BITNET
-from memviz.core.engines.vllm_cudagraphs import capture_sizes
+from memviz.core.engines.vllm_cudagraphs import Captures, capture_sizes, fa3_split_kv
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
 from memviz.core.engines.vllm_dsa import index_buffer_bytes
 from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY, WINDOW_STEPS
@@ -207,6 +207,9 @@ def fp8_cache_for_auto(a: Architecture, sc: Any) -> bool:
 
 #: `CacheConfig.DEFAULT_BLOCK_SIZE` (vllm/config/cache.py, 0.34; 16 before)
 DEFAULT_BLOCK_TOKENS = 64
+#: `--attention-backend` values memviz takes for standard attention (vllm/v1/attention/backends/registry.py
+#: `AttentionBackendEnum`); "auto" is vLLM's own choice (platforms/cuda.py `_get_backend_priorities`)
+ATTENTION_BACKENDS = ("auto", "FLASH_ATTN", "TRITON_ATTN", "FLASHINFER", "FLEX_ATTENTION")
 #: FLASH_ATTN's smallest kernel block (`get_supported_kernel_block_sizes`: MultipleOf(16)) and FlashInfer's GDN
 #: checkpoint grid (vllm/v1/attention/backends/gdn_attn.py FLASHINFER_GDN_CHECKPOINT_ALIGNMENT), vLLM 0.33
 KERNEL_BLOCK_TOKENS = 16
@@ -376,6 +379,9 @@ class VLLM(Engine):
         Option("estimate_cudagraphs", bool, True, "CUDA-graph memory taken from the KV budget before capture "
                "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; on since v0.21, off in earlier releases; the extensible "
                "cache measures the graphs instead)"),
+        Option("attention_backend", str, "auto", "--attention-backend: auto (vLLM's choice), FLASH_ATTN, TRITON_ATTN, "
+               "FLASHINFER or FLEX_ATTENTION; where FLASH_ATTN runs FlashAttention 3 (Hopper) the CUDA graphs hold "
+               "its split-KV buffers (MLA models: auto only)", choices=ATTENTION_BACKENDS),
         Option("sampler", str, None, "top-k / top-p sampler of the profile run: flashinfer (vLLM's choice on CUDA "
                "GPUs of compute capability 8.0 to 12.1), triton (elsewhere, or VLLM_USE_FLASHINFER_SAMPLER=0: its "
                "buffer of a vocabulary row per SM, which the V1 runner also warms beside FlashInfer's); flashinfer-only "
@@ -487,6 +493,7 @@ class VLLM(Engine):
         if s["model_runner"] == "v1" and self.measured(options):
             raise InputError("vLLM 0.34 has only the V2 model runner; the V1 runner (VLLM_USE_V2_MODEL_RUNNER=0, 0.33 "
                              "and earlier) sizes its pool by profile: set extensible_kv_cache false with it")
+        self._check_attention_backend(a, sc, options["attention_backend"])
         if s["sampler"] not in RUNNER_SAMPLERS[s["model_runner"]]:
             raise InputError(f"vLLM's {s['model_runner'].upper()} model runner has no {s['sampler']!r} sampler step; "
                              f"it takes {', '.join(RUNNER_SAMPLERS[s['model_runner']])}")
@@ -936,26 +943,31 @@ class VLLM(Engine):
         off); none with enforce_eager."""
         if x.options["enforce_eager"]:
             return 0.0
-        if self.measured(x.options):
-            return self._graphs(x, floor_full=False)
-        return self._graphs(x, floor_full=True) if x.options["estimate_cudagraphs"] else 0.0
+        if self.measured(x.options) or x.options["estimate_cudagraphs"]:
+            return self._graphs(x)
+        return 0.0
 
     def graphs_after_pool_bytes(self, x: Inputs) -> float:
         """Before v0.21 (estimate_cudagraphs off) vLLM captures its graphs after sizing the pool
         (`gpu_model_runner.py` `capture_model`), so they take memory beyond gpu_memory_utilization's share: the
-        capture itself, without the estimate's 1 MiB floor per FULL graph."""
+        capture itself."""
         if x.options["enforce_eager"] or x.options["estimate_cudagraphs"] or self.measured(x.options):
             return 0.0
-        return self._graphs(x, floor_full=False)
+        return self._graphs(x)
 
-    def _graphs(self, x: Inputs, floor_full: bool) -> float:
+    def captures(self, x: Inputs) -> Captures:
+        """The graphs vLLM captures for the scenario: its sizes in both modes (FULL decode graphs for whole
+        requests) and whether FlashAttention 3's split buffers come with them."""
         s = self.settings(x.a, x.sc, x.options)
         cap = x.sc.compute_capability
         q = 1 + s["num_speculative_tokens"]
         sizes = capture_sizes(s["max_num_seqs"], s["max_num_batched_tokens"], cap is not None and cap[0] == 10, q)
-        full = [n for n in sizes if n % q == 0 and n <= s["max_num_seqs"] * q] if floor_full else []
-        return cudagraph_estimate(x.a, x.sc.tp, x.sc.pp, sizes[-1], len(sizes), len(full),
-                                  x.act_bytes)
+        full = [n for n in sizes if n % q == 0 and n <= s["max_num_seqs"] * q]
+        return Captures(len(sizes), len(full), sizes[-1], max(full, default=0),
+                        fa3_split_kv(x.a, cap, x.act_bytes, s["attention_backend"]), x.act_bytes)
+
+    def _graphs(self, x: Inputs) -> float:
+        return cudagraph_estimate(x.a, x.sc.tp, x.sc.pp, self.captures(x))
 
     @staticmethod
     def measured(options: dict[str, Any]) -> bool:
@@ -998,6 +1010,19 @@ class VLLM(Engine):
         smallest = np.minimum.reduce(pools)
         return [smallest] * len(pools)
 
+    @staticmethod
+    def _check_attention_backend(a: Architecture, sc: Any, backend: str) -> None:
+        """What vLLM refuses (`AttentionBackend.validate_configuration`): FlashAttention and FlashInfer take 16-bit
+        activations only (`supported_dtypes`); MLA layers run MLA backends of other names."""
+        if backend == "auto":
+            return
+        if a.is_mla:
+            raise InputError(f"vLLM runs MLA layers with MLA backends (FLASH_ATTN_MLA, FLASHMLA, ...), not {backend}; "
+                             "memviz models them with attention_backend auto")
+        if backend in ("FLASH_ATTN", "FLASHINFER") and sc.weight_format == "fp32":
+            raise InputError(f"vLLM's {backend} backend takes float16 and bfloat16 activations only; the scenario "
+                             "computes in float32")
+
     def measured_budget_bytes(self, gpu, sc: Any, options: dict[str, Any], peak: np.ndarray) -> np.ndarray:
         """What a measured pool and the rest may take together (`vllm_extensible.budget_bytes`), beside a transient
         `peak`: the request, and the memory free at start-up less the margin."""
@@ -1008,8 +1033,8 @@ class VLLM(Engine):
         state, index = facts.get("sampler_state_bytes"), facts.get("sparse_index_buffer_bytes")
         graphs = "its CUDA graphs as captured" if facts["kv_sizing"] == "measured" else "its CUDA-graph estimate"
         return (f"; vllm: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + {graphs} "
-                f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: the largest capture's outputs per layer and the graphs of "
-                "every capture size) + the rotary table"
+                f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: FlashAttention 3's split buffers where it runs, the "
+                "largest capture's feed-forward working set and the graphs of every capture size) + the rotary table"
                 + (f" + the V2 model runner's sampler state ({state / GiB:.2f} GiB)" if state else "")
                 + (f" + sparse attention's top-k index buffers ({index / GiB:.2f} GiB)" if index else ""))
 
@@ -1069,6 +1094,7 @@ class VLLM(Engine):
             "max_model_len": s["max_model_len"], "max_num_seqs": s["max_num_seqs"],
             "max_num_batched_tokens": s["max_num_batched_tokens"], "block_size": self.hybrid_block(x)[0],
             "non_torch_bytes": self.non_torch_bytes(x), "cudagraph_bytes": int(self.cudagraph_bytes(x)),
+            "cudagraph_captures": asdict(self.captures(x)),
             "outside_budget_bytes": int(self.outside_budget_bytes(x)),
             "graphs_after_pool_bytes": int(self.graphs_after_pool_bytes(x)),
             "rotary_table_bytes": int(self.rotary_table_bytes(x)), "kv_block_bytes": int(self.block_bytes(x)),
@@ -1212,6 +1238,8 @@ class VLLM(Engine):
         if sc.gpu_memory_utilization is not None:
             args += ["--gpu-memory-utilization", f"{sc.gpu_memory_utilization:g}"]
         args += ["--max-num-seqs", str(s["max_num_seqs"]), "--max-num-batched-tokens", str(s["max_num_batched_tokens"])]
+        if s["attention_backend"] != "auto":
+            args += ["--attention-backend", s["attention_backend"]]
         if not s["extensible_kv_cache"] and not s["kv_cache_memory_bytes"] and s["model_runner"] != "v1":
             args.append("--no-enable-extensible-kv-cache")  # the V1 runner's releases (0.33 and earlier) lack it
         if sc.tp > 1:

@@ -1,11 +1,12 @@
-"""The CUDA-graph memory vLLM 0.33 takes from the KV budget, as `profile_cudagraph_memory` estimates it.
+"""The CUDA-graph memory vLLM 0.34 captures, and takes from the KV budget (`profile_cudagraph_memory`).
 
 vllm/v1/worker/gpu_model_runner.py `profile_cudagraph_memory` (on by default since v0.21; off with
 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0) captures the two largest graphs of each mode into a fresh pool and
-estimates: the largest mode's first capture + for each mode (its graphs - 1) x max(second capture, 1 MiB).
-The V2 model runner 0.33 runs by default (vllm/v1/worker/gpu/cudagraph_utils.py `profile_cudagraph_memory`)
-captures every PIECEWISE graph into a throwaway pool and measures them whole, extrapolating only the FULL decode
-graphs from their two largest: its estimate is what the captures take, which is what this rule models.
+estimates: the largest mode's first capture + for each mode (its graphs - 1) x max(second capture, 1 MiB); the V2
+model runner (vllm/v1/worker/gpu/cudagraph_utils.py) measures its PIECEWISE graphs whole. With the extensible KV
+cache the capture itself is measured before the pool. This rule models the capture; vLLM 0.19's estimates printed
+beside 59 captures on H100s (llm-d-incubation/llm-d-planner, accuracy/results/v0.19.0/logs) were a median 10 %
+under them (0.52-1.90x).
 
 - Capture sizes (vllm/config/vllm.py `VllmConfig._set_cudagraph_sizes`): up to
   min(2 x max_num_seqs x q, 512 (1024 on SM100), max_num_batched_tokens) tokens: 1, 2, 4, every 8 below 256, every
@@ -14,36 +15,53 @@ graphs from their two largest: its estimate is what the captures take, which is 
   max_num_seqs. PIECEWISE graphs are captured for every size; with the default FULL_AND_PIECEWISE mode, FULL decode
   graphs for the sizes of whole requests (multiples of q) up to max_num_seqs x q
   (vllm/v1/cudagraph_dispatcher.py `initialize_cudagraph_keys`). The MTP drafter's own graphs are not modelled.
-- First capture, modelled as the tensors the pieces (split at attention) hand on, kept in the pool for every
-  layer: the q/k/v projection (q heads x head_dim + the K and V heads' width, or an MLA model's latent and rope
-  key), the attention output and the residual, in the activation dtype, for the largest size's tokens. This is
-  the structure the published captures fit (a pool of one piece's working set, or of piece graphs alone, leaves
-  QwQ-32B 24 % short); which allocations vLLM's shared pool keeps is not traced here.
-- Every captured size adds its piece graphs (layers + 1) and, with tensor parallelism, its all-reduces (one after
-  each mixer, one after each feed-forward block); the estimate's floor is 1 MiB per further graph, the FULL decode
-  graphs' cost here. A layer here is one that splits the graph: attention, or a Mamba2 / delta-net mixer
-  (vllm/config/compilation.py `_attention_ops`), not a Nemotron-H block of only an MLP or experts.
-
-The two per-graph constants are fitted to published captures ("Graph capturing finished ..., took X GiB",
-tests/data/published/vllm_logs.json): 100 KiB per piece graph to Qwen2-7B on one A100 (0.50 GiB, 67 sizes,
-vLLM 0.10.1), 72 KiB per captured all-reduce to the same model at TP 2 in one node without custom all-reduce
-(0.65 GiB). QwQ-32B on one A800 (vLLM 0.11.0, 67 sizes in both modes) is the check: 1.43 GiB printed,
-1.48 GiB from this rule. Not modelled: all-reduce across nodes (Ray over two nodes printed 1.00 and 1.88 GiB
-where this rule gives 0.65 and 1.06), and the pool a MoE kernel's workspace may add. A vLLM 0.22 log of Qwen2.5-7B
-(no repository to cite) printed an estimate of 0.37 GiB and a capture of 0.31 GiB where this rule gives 0.27:
-newer releases may keep more per capture.
+- FlashAttention 3's split-KV buffers (`split_kv_bytes`): with FULL graphs and FA3 (Hopper; AOT scheduling) the
+  attention metadata builders cap the splits at `flash_attn_max_num_splits_for_cuda_graph` (32) "so that large
+  enough intermediate buffers are pre-allocated during capture" (v1/attention/backends/flash_attn.py
+  `FlashAttentionMetadataBuilder.__init__`, mla/flashattn_mla.py): float32 partial outputs and log-sum-exps of
+  [splits, heads, tokens, v_head_dim] for the largest FULL graph. The 0.19 logs print them as the FULL mode's first
+  capture: 260 MiB for Llama-3.1-8B (32 x 512 x 32 x 129 x 4 B = 258 MiB), 70 at TP 4, 134 for 8 heads of 256,
+  522 for DeepSeek-V2-Lite's 16 latent heads of 512; 4 MiB where TRITON_ATTN ran (float32, Gemma 3's image
+  prefix on 0.19) and 8 MiB for gpt-oss (its FA3 call with attention sinks allocated none).
+- The rest, fitted to the 0.19 captures ("Graph capturing finished in N secs, took X GiB") of 28 dense
+  start-ups (7 architectures' worth of widths: Llama, Qwen2/3, CodeLlama, Gemma 1/2/3, Granite, Phi-2/4,
+  Mistral Small; TP 1-4, PP 1-4, bf16 / fp8 / int8 / fp32; 51 sizes in both modes): `BASE_BYTES` + the largest
+  piece's feed-forward working set (gate/up projection and activation output: 3 x the rank's intermediate width
+  for the largest size's tokens) + `LAYER_GRAPH_BYTES` per layer and captured graph size (the graphs' own memory,
+  which grows with the kernels a layer launches). Dense: median |error| 4 %, worst 11 %. MoE layers launch more
+  kernels (router, top-k, sort, two grouped GEMMs, shared expert): `MOE_LAYER_GRAPH_BYTES` more per layer and
+  size, fitted to the MoE presets' 0.19 captures (Qwen3-30B-A3B, Qwen1.5-MoE-A2.7B, DeepSeek-V2-Lite, Mixtral at
+  TP 2). Checks of other releases and boards: QwQ-32B on an A800 (0.11, 67 sizes in both modes), Qwen2-7B on an
+  A100 (0.10, 67 piecewise). Not modelled: all-reduce buffers captured without vLLM's custom all-reduce (Ray over
+  two nodes printed 1.00 and 1.88 GiB where this rule gives less), gpt-oss's kernels (0.19 TP 2: 1.55 GiB).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import ceil
 
-from memviz.core.arch import NO_MIXER, Architecture
+from memviz.core.arch import FULL, SLIDING, Architecture
 from memviz.core.units import KiB, MiB
 
-PIECE_GRAPH_BYTES = 100 * KiB
-ALL_REDUCE_BYTES = 72 * KiB
-MIN_GRAPH_BYTES = MiB  # `profile_cudagraph_memory`: "at least 1 MiB per graph for driver overhead"
+FA3_SPLITS = 32  # AttentionConfig.flash_attn_max_num_splits_for_cuda_graph (vllm/config/attention.py)
+BASE_BYTES = 89 * MiB
+LAYER_GRAPH_BYTES = 173 * KiB
+MOE_LAYER_GRAPH_BYTES = 50 * KiB
+SHARED_EXPERT_GRAPH_BYTES = 130 * KiB
+
+
+@dataclass(frozen=True)
+class Captures:
+    """The graphs vLLM captures on one rank: sizes per mode, the largest of each, whether FA3's split buffers
+    are captured with the FULL graphs, and the bytes of an activation value."""
+
+    piecewise: int
+    full: int
+    largest: int
+    largest_full: int
+    split_kv: bool
+    act_bytes: int = 2
 
 
 def _grid(largest: int) -> set[int]:
@@ -53,7 +71,7 @@ def _grid(largest: int) -> set[int]:
 
 
 def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, sm100: bool = False, query_len: int = 1) -> list[int]:
-    """Token counts vLLM 0.33 captures graphs for (`VllmConfig._set_cudagraph_sizes`); `query_len`: tokens a request
+    """Token counts vLLM 0.34 captures graphs for (`VllmConfig._set_cudagraph_sizes`); `query_len`: tokens a request
     takes in a decode step (`uniform_decode_query_len`, 1 + the speculative tokens), whose uniform decode batches of
     1, 2, 4, 8, ... requests are captured beside the token grid."""
     default = 1024 if sm100 else 512
@@ -70,25 +88,46 @@ def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, sm100: bool = 
     return sorted(sizes)
 
 
-def retained_bytes_per_token(a: Architecture, tp: int, act_bytes: int) -> float:
-    """Bytes one token of a captured batch keeps in one layer's piece outputs on one tensor-parallel rank."""
-    heads = max(a.num_heads // tp, 1)
-    if a.is_mla:  # the widest layer's where layers differ (dots3)
-        q = max(max(a.layer_num_heads(i) // tp, 1) * (a.layer_nope_dim(i) + a.layer_rope_dim(i))
-                for i in range(a.num_layers))
-        kv = max(a.layer_kv_lora(i) + a.layer_rope_dim(i) for i in range(a.num_layers))
-    else:
-        q, kv = heads * a.head_dim, 2 * max(a.num_kv_heads // tp, 1) * a.head_dim
-    return act_bytes * (q + kv + heads * a.v_head_dim + a.hidden_size)
+def fa3_split_kv(a: Architecture, compute_capability: tuple[int, int] | None, act_bytes: int, backend: str) -> bool:
+    """Whether the FULL graphs capture FA3's split buffers: FLASH_ATTN (FLASH_ATTN_MLA for MLA) runs FA3 on
+    compute capability 9 (`get_flash_attn_version`) for 16-bit activations (`supported_dtypes`), head dims up to
+    256 and no ALiBi; it leads the backends vLLM tries there (platforms/cuda.py `_get_backend_priorities`; Gemma 3's
+    image prefix runs TRITON_FLASH_ATTN, whose causal part is FlashAttention's). DeepSeek sparse attention runs
+    other kernels; gpt-oss's sinks captured none in 0.19."""
+    if compute_capability is None or compute_capability[0] != 9 or act_bytes != 2 or backend not in ("auto", "FLASH_ATTN"):
+        return False
+    if a.indexer_heads or a.attention_sinks or a.alibi_mask:
+        return False
+    return a.is_mla or max((a.layer_head_dim(i) for i in range(a.num_layers)), default=0) <= 256
 
 
-def cudagraph_bytes(a: Architecture, tp: int, pp: int, largest: int, piecewise_graphs: int, full_graphs: int,
-                    act_bytes: int = 2) -> float:
-    """The estimate for one rank holding `num_layers / pp` layers: the largest capture's retained outputs, then
-    every piecewise size's graphs and all-reduces, then the FULL decode graphs at the estimate's floor."""
-    mixers = sum(1 for kind in a.layer_types if kind != NO_MIXER)  # the split points (`_attention_ops`, with
-    layers = ceil(mixers / pp)  # mamba_mixer2 and the delta-net's core); Nemotron-H's MLP blocks are none
-    reduces = layers + ceil(sum(1 for i in range(a.num_layers) if a.layer_has_ffn(i)) / pp)  # one a mixer, one an FFN
-    pool = layers * largest * retained_bytes_per_token(a, tp, act_bytes)
-    per_size = (layers + 1) * PIECE_GRAPH_BYTES + (reduces * ALL_REDUCE_BYTES if tp > 1 else 0)
-    return pool + piecewise_graphs * max(per_size, MIN_GRAPH_BYTES) + max(full_graphs - 1, 0) * MIN_GRAPH_BYTES
+def split_kv_bytes(a: Architecture, tp: int, tokens: int) -> float:
+    """FA3's float32 partial outputs and log-sum-exps for `tokens` query tokens, the widest attention layer's
+    heads on one rank: [splits, heads, tokens, v_head_dim + 1] (an MLA layer's values are its latent)."""
+    widths = [max(a.layer_num_heads(i) // tp, 1) * ((a.layer_kv_lora(i) if a.is_mla else a.layer_v_head_dim(i)) + 1)
+              for i in range(a.num_layers) if a.layer_types[i] in (FULL, SLIDING)]
+    return FA3_SPLITS * tokens * max(widths, default=0) * 4
+
+
+def ffn_working_bytes(a: Architecture, tp: int, tokens: int, act_bytes: int) -> float:
+    """The largest piece's feed-forward working set: its gate/up output and activation (3 x the rank's width; 2 x
+    for an ungated MLP) for `tokens` tokens; a MoE layer's experts run each token top-k times, beside its shared
+    expert."""
+    def width(i: int) -> float:
+        if a.moe_layers and a.moe_layers[i]:
+            return a.experts_per_token * a.moe_intermediate_size + a.shared_expert_intermediate_size
+        return a.layer_intermediate_size(i)
+    widest = max((width(i) for i in range(a.num_layers) if a.layer_has_ffn(i)), default=0)
+    return tokens * act_bytes * (3 if a.mlp_gated else 2) * widest / tp
+
+
+def cudagraph_bytes(a: Architecture, tp: int, pp: int, caps: Captures) -> float:
+    """What one rank holding `num_layers / pp` layers captures: FA3's split buffers with FULL graphs, the fitted
+    base and feed-forward working set, and every captured size's graphs per layer."""
+    layers = ceil(a.num_layers / pp)
+    moe_layers = ceil(sum(a.moe_layers) / pp) if a.moe_layers else 0
+    shared = SHARED_EXPERT_GRAPH_BYTES if a.shared_expert_intermediate_size else 0
+    graphs = caps.piecewise + caps.full
+    per_size = layers * LAYER_GRAPH_BYTES + moe_layers * (MOE_LAYER_GRAPH_BYTES + shared)
+    split = split_kv_bytes(a, tp, caps.largest_full) if caps.split_kv and caps.full else 0.0
+    return BASE_BYTES + ffn_working_bytes(a, tp, caps.largest, caps.act_bytes) + graphs * per_size + split

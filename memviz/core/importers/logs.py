@@ -223,8 +223,8 @@ def _vllm_cudagraphs(text: str) -> dict[str, float]:
             r"Capturing CUDA graphs \([^)]*\b" + mode + r"\): 100%[^\n]*?(\d+)/\1\b", text)
         if counts:
             out[f"{mode.lower()}_graphs"] = max(int(c) for c in counts)
-        if counted and mode == "PIECEWISE":
-            out["largest_capture"] = int(counted.group(2))
+        if counted:
+            out["largest_capture" if mode == "PIECEWISE" else "largest_full_capture"] = int(counted.group(2))
     return out
 
 

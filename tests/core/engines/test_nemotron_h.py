@@ -85,15 +85,16 @@ def test_vllm_attention_block_for_nano_9b_v2():
         assert (f["block_size"], f["kv_groups"], f["kv_request_blocks"]) == (block, 8, -(-32768 // block) + 7 * 2)
 
 
-def test_vllm_cuda_graph_pieces_split_at_mixers_only():
-    """vLLM splits its piecewise graphs at attention and Mamba2 ops (`CompilationConfig._attention_ops`): the 25 MLP
-    blocks of Nano-9B-v2 add no piece and keep nothing for the estimate at TP 1, so it equals that of the model
-    without them; at TP 2 each block adds its one all-reduce."""
-    from memviz.core.engines.vllm_cudagraphs import ALL_REDUCE_BYTES, cudagraph_bytes
+def test_vllm_cuda_graphs_count_every_block_and_the_mlp_blocks_working_set():
+    """Each of Nano-9B-v2's 56 blocks adds its graphs per captured size, MLP blocks included (the graphs' memory
+    follows the kernels a block launches); the working set is the MLP blocks' up projection and activation for the
+    largest size (ungated: 2 x 15,680 values a token); no FA3 split buffers without FULL graphs."""
+    from memviz.core.engines.vllm_cudagraphs import BASE_BYTES, LAYER_GRAPH_BYTES, Captures, cudagraph_bytes
 
     a = from_hf_config(NANO_9B_V2)
     mixers_only = from_hf_config(NANO_9B_V2 | {"hybrid_override_pattern": NANO_9B_V2["hybrid_override_pattern"]
                                                .replace("-", "")})
-    assert cudagraph_bytes(a, 1, 1, 512, 51, 35) == cudagraph_bytes(mixers_only, 1, 1, 512, 51, 35)
-    assert (cudagraph_bytes(a, 2, 1, 512, 51, 35) - cudagraph_bytes(mixers_only, 2, 1, 512, 51, 35)
-            == 51 * 25 * ALL_REDUCE_BYTES)
+    caps = Captures(51, 0, 512, 0, True)
+    assert cudagraph_bytes(mixers_only, 1, 1, caps) == BASE_BYTES + 51 * 31 * LAYER_GRAPH_BYTES
+    assert (cudagraph_bytes(a, 1, 1, caps) - cudagraph_bytes(mixers_only, 1, 1, caps)
+            == 51 * 25 * LAYER_GRAPH_BYTES + 512 * 2 * 2 * a.intermediate_size)

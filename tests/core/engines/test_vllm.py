@@ -8,6 +8,7 @@ import pytest
 
 from memviz.core.activations import inference_workspace
 from memviz.core.engines.vllm import batch_defaults
+from memviz.core.engines.vllm_cudagraphs import split_kv_bytes
 from memviz.core.engines.vllm_sampler import IN_PLACE_BYTES_PER_LOGIT
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
@@ -313,9 +314,9 @@ def test_expert_parallel_pads_whole_mxfp4_experts(ep, inter):
 
 
 def test_cuda_graph_estimate_follows_the_capture_sizes_and_the_model():
-    """0.33's capture sizes (51 up to 512 for 256 sequences, fewer when max_num_batched_tokens is smaller), the
-    largest capture's retained outputs growing with the model, the 1 MiB floor per FULL decode graph, nothing
-    with enforce_eager or the estimate off."""
+    """0.34's capture sizes (51 up to 512 for 256 sequences, fewer when max_num_batched_tokens is smaller), the
+    graphs growing with the model, one rule for the estimate and the measured capture, nothing with enforce_eager
+    or the estimate off."""
     from memviz.core.engines.vllm_cudagraphs import capture_sizes
 
     assert len(capture_sizes(256, 8192)) == 51 and capture_sizes(256, 8192)[-1] == 512
@@ -327,8 +328,34 @@ def test_cuda_graph_estimate_follows_the_capture_sizes_and_the_model():
     assert 0.1 * GiB < small < large < 4 * GiB
     for off in ({"enforce_eager": True}, {"estimate_cudagraphs": False}):
         assert estimate(LLAMA8, sc.with_changes(options=PROFILED | off)).engine_facts["cudagraph_bytes"] == 0
-    captured = estimate(LLAMA8, sc.with_changes(options={})).engine_facts  # measured: the capture, no FULL floor
-    assert 0 < captured["cudagraph_bytes"] < estimate(LLAMA8, sc).engine_facts["cudagraph_bytes"]
+    captured = estimate(LLAMA8, sc.with_changes(options={})).engine_facts  # measured: the capture itself
+    assert captured["cudagraph_bytes"] == estimate(LLAMA8, sc).engine_facts["cudagraph_bytes"] > 0
+
+
+def test_fa3_full_graphs_capture_their_split_buffers_on_hopper_only():
+    """FLASH_ATTN runs FlashAttention 3 on Hopper, whose FULL decode graphs pre-allocate 32 splits of float32
+    partial outputs and log-sum-exps for the largest one (flash_attn.py `FlashAttentionMetadataBuilder`): Llama-3.1-8B
+    at 512 tokens, 32 x 512 x 32 heads x (128 + 1) x 4 bytes, the 258 MiB vLLM 0.19 printed as its FULL graphs' first
+    capture (260 MiB) on H100s; none on an A100 (FA2), in float32 (Triton), with TRITON_ATTN chosen, or with
+    PIECEWISE graphs alone; an MLA model's latent is its value width (DeepSeek-V2-Lite: 16 heads of 512, 522 MiB
+    printed)."""
+    settings = {"max_num_seqs": 1024, "max_num_batched_tokens": 8192}  # FULL graphs up to 512 tokens, as there
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=4096, options=settings)
+    graphs = {}
+    for key, change in (("h100", {}), ("a100", {"gpu": "a100-80g"}), ("fp32", {"weight_format": "fp32"}),
+                        ("triton", {"options": settings | {"attention_backend": "TRITON_ATTN"}})):
+        graphs[key] = estimate(LLAMA8, sc.with_changes(**change)).engine_facts["cudagraph_bytes"]
+    split = 32 * 512 * 32 * 129 * 4
+    assert graphs["h100"] - graphs["a100"] == graphs["h100"] - graphs["triton"] == split
+    assert graphs["fp32"] == graphs["h100"] - split + 512 * 2 * 3 * 14336  # and the working set doubles
+    dsv2 = get_preset("deepseek-v2-lite").architecture()
+    assert split_kv_bytes(dsv2, 1, 512) == 32 * 512 * 16 * 513 * 4
+    with pytest.raises(InputError, match="MLA backends"):
+        estimate(dsv2, sc.with_changes(options={"attention_backend": "FLASH_ATTN"}))
+    with pytest.raises(InputError, match="float16 and bfloat16"):
+        estimate(LLAMA8, sc.with_changes(weight_format="fp32", options={"attention_backend": "FLASH_ATTN"}))
+    triton = sc.with_changes(options=settings | {"attention_backend": "TRITON_ATTN"})
+    assert "--attention-backend TRITON_ATTN" in estimate(LLAMA8, triton).launch_command()
 
 
 def test_before_v021_graphs_are_captured_after_the_pool_and_can_overrun_the_gpu():
@@ -340,7 +367,7 @@ def test_before_v021_graphs_are_captured_after_the_pool_and_can_overrun_the_gpu(
     on = estimate(LLAMA8, sc.with_changes(options=PROFILED))
     after = off.engine_facts["graphs_after_pool_bytes"]
     assert off.engine_facts["cudagraph_bytes"] == 0 and on.engine_facts["graphs_after_pool_bytes"] == 0
-    assert 0 < after < on.engine_facts["cudagraph_bytes"]  # the capture, without the estimate's FULL-graph floor
+    assert 0 < after == on.engine_facts["cudagraph_bytes"]  # the capture the estimate would have taken
     assert "startup_risk" not in off.engine_facts
     tight = estimate(LLAMA8, sc.with_changes(gpu_memory_utilization=0.97)).engine_facts
     assert "captured after the pool" in tight["startup_risk"] and "refusal" not in tight

@@ -3,7 +3,12 @@ each (which regroups a hybrid model's pool), the grammar mask's 1 + k rows, and 
 
 import pytest
 
-from memviz.core.engines.vllm_cudagraphs import capture_sizes
+from memviz.core.engines.vllm_cudagraphs import (
+    LAYER_GRAPH_BYTES,
+    MOE_LAYER_GRAPH_BYTES,
+    SHARED_EXPERT_GRAPH_BYTES,
+    capture_sizes,
+)
 from memviz.core.engines.vllm_mtp import draft_layers, head_bytes, last_full_layer
 from memviz.core.engines.vllm_sampler import v2_state_bytes
 from memviz.core.errors import InputError
@@ -42,14 +47,14 @@ def test_qwen35_mtp_adds_a_full_attention_layer_and_regroups_the_hybrid_pool():
     words = -(-a.output_rows // 32)
     state = v2_state_bytes(1024, a.output_rows, 4) - v2_state_bytes(1024, a.output_rows)
     assert state == 1024 * 3 * words * 4
-    # 4-token decode steps: the FULL decode graphs of 1 and 2 tokens hold no whole request, so the profile-sized
-    # pool's estimate loses their 1 MiB floor each; the measured capture has no floor
+    # 4-token decode steps: the FULL decode graphs of 1 and 2 tokens hold no whole request, so two fewer graphs of
+    # the model's 40 MoE layers with a shared expert are captured, measured or estimated
     graphs = on.engine_facts["cudagraph_bytes"] - off.engine_facts["cudagraph_bytes"]
-    assert graphs == 0
+    assert graphs == -2 * 40 * (LAYER_GRAPH_BYTES + MOE_LAYER_GRAPH_BYTES + SHARED_EXPERT_GRAPH_BYTES)
     profiled = {"extensible_kv_cache": False}
     estimated = [estimate(a, off.scenario.with_changes(options=profiled | o)).engine_facts["cudagraph_bytes"]
                  for o in ({}, {"num_speculative_tokens": 3})]
-    assert estimated[1] - estimated[0] == -2 * 2**20
+    assert estimated[1] - estimated[0] == graphs
     assert on.bytes["overhead"] - off.bytes["overhead"] == pytest.approx(state + graphs, abs=1)
     groups_off = off.engine_facts["kv_blocks"], on.engine_facts["kv_blocks"]
     pool_off, pool_on = off.engine_facts["kv_pool_bytes"], on.engine_facts["kv_pool_bytes"]

@@ -110,8 +110,8 @@ GRAPH_LINES = (
 def test_vllm_cuda_graph_estimate_lines():
     r = parse_log(GRAPH_LINES)
     d = r.details
-    assert (d["cudagraph_estimated_gib"], d["piecewise_graphs"], d["full_graphs"], d["largest_capture"]) == \
-        (0.52, 51, 35, 512)
+    assert (d["cudagraph_estimated_gib"], d["piecewise_graphs"], d["full_graphs"], d["largest_capture"],
+            d["largest_full_capture"]) == (0.52, 51, 35, 512, 256)
     assert "cudagraph_took_gib" not in d
     pool = parse_log("INFO [gpu_worker.py:462] Available KV cache memory: 10.55 GiB\n"
                      "INFO [gpu_worker.py:621] CUDA graph pool memory: 0.11 GiB (actual), 0.14 GiB (estimated), "
