@@ -14,7 +14,7 @@ from memviz.core.gguf_mixes import QKV_BRANCH_SUFFIX
 from memviz.core.importers.llamacpp_log import LlamaCppLoad, architecture_of, read_llamacpp_load
 from memviz.core.log_check import check_load, check_vllm
 from memviz.core.presets import get_preset
-from memviz.core.units import MiB
+from memviz.core.units import GiB, MiB
 
 DATA = Path(__file__).parents[1] / "data" / "published"
 LLAMACPP = json.loads((DATA / "llamacpp_logs.json").read_text())["cases"]
@@ -170,9 +170,11 @@ def test_vllm_pool_layout_tokens_per_byte(case):
 @pytest.mark.parametrize("case", _compared("concurrency in printed pool"), ids=lambda c: c["id"])
 def test_vllm_maximum_concurrency_of_the_printed_pool(case):
     """"Maximum concurrency": the printed pool over one max_model_len request (sliding layers: their window and
-    the tokens in flight), to vLLM's printed 0.01x."""
-    row = vllm_rows(case)["concurrency in printed pool"]
-    assert abs(row.estimated - row.measured) <= 2
+    the tokens in flight), to vLLM's printed 0.01x and what the pool's own rounding to 0.01 GiB leaves (at 535x over
+    a 58.5 GiB pool, 0.05x)."""
+    rows = vllm_rows(case)
+    row, pool = rows["concurrency in printed pool"], rows["KV pool"]
+    assert abs(row.estimated - row.measured) <= 2 + row.measured * 0.005 * GiB / pool.measured
 
 
 def test_vllm_v1_kv_pools_within_five_percent_median_fifteen_worst():
@@ -194,13 +196,13 @@ def test_vllm_profile_of_the_sampler_each_release_ran():
 
 def test_vllm_cuda_graph_captures_in_one_machine():
     """What the capture took, against `vllm_cudagraphs` for the graphs the log counted. 0.19's captures on H100s
-    (dense and MoE, TP 1-4, PP 2, fp8 / fp32, FA3's split buffers or Triton) fix the rule's constants: within 11 %,
-    median 3 %; the older releases on A100 / A800 boards (0.10's piecewise graphs, QwQ-32B in both modes on 0.11)
-    check it: within 11 %."""
+    (dense and MoE, TP 1-4, PP 2 and 4, fp16 to int4 weights, FA3's split buffers or Triton; the rule's constants
+    were fitted there): within 11 %, median 3 %; the older releases on A100 / A800 boards (0.10's piecewise graphs,
+    QwQ-32B in both modes on 0.11) check it: within 11 %."""
     rows = {c["id"]: vllm_rows(c)["CUDA graphs (captured)"] for c in _compared("CUDA graphs (captured)")}
     h100 = [r.error for i, r in rows.items() if i.endswith("-0.19-llmd")]
     older = [r.error for i, r in rows.items() if not i.endswith("-0.19-llmd")]
-    assert len(h100) >= 18 and len(older) >= 3, rows
+    assert len(h100) >= 39 and len(older) >= 3, rows
     assert max(map(abs, h100)) <= 0.11 and np.median(np.abs(h100)) <= 0.03, rows
     assert max(map(abs, older)) <= 0.11, rows
 
@@ -246,20 +248,22 @@ LLMD = [c for c in VLLM if c["id"].endswith("-llmd")]
 
 
 def test_vllm_019_sweep_on_h100s_pools_and_profiles():
-    """llm-d-planner's vLLM 0.19.0 sweep on H100 SXM 80GB (19 of its start-ups: dense, MoE, MLA, sliding-window, a vision tower,
-    fp8 / fp32, TP 1-4, PP 2): every printed pool within 2 % but three (Qwen2.5-72B at TP 2, a 3.04 GiB pool: +10 %;
-    Qwen3-30B-A3B, its MoE profile peak under: +5 %; Gemma-3-27B with its vision tower's pass over 32 images: +4 %),
-    the tokens in it exact to the layout, and the profile peaks (torch's increase in the profile run) within 25 %,
-    those of the dense models within 6 %."""
-    assert len(LLMD) == 19
+    """llm-d-planner's vLLM 0.19.0 sweep on H100 SXM 80GB (40 of its start-ups: dense, MoE, MLA, sliding-window, a
+    vision tower; fp16 / fp32 / fp8 / int8 / int4 weights, an fp8 cache; contexts of 2K-32K, TP 1-4, PP 2 and 4):
+    every printed pool within 2 % but four (Qwen2.5-72B's widths at TP 2, twice, 3 GiB pools: +10 and +11 %, 0.2 GiB
+    of it the cuBLAS handles 0.19 counted as non-torch memory and 0.34 makes before its baseline; Qwen3-30B-A3B, its
+    MoE profile peak under: +5 %; Gemma-3-27B with its vision tower's pass over 32 images: +4 %), the tokens in it
+    exact to the layout, and the profile peaks (torch's increase in the profile run) within 25 %, those of the dense
+    models on one stage within 6 %."""
+    assert len(LLMD) == 40
     pools = {c["id"]: vllm_rows(c)["KV pool"].error for c in LLMD if "KV pool" not in c.get("not_compared", {})}
-    assert sum(abs(e) <= 0.02 for e in pools.values()) >= len(pools) - 3, pools
+    assert sum(abs(e) <= 0.02 for e in pools.values()) >= len(pools) - 4, pools
     assert max(abs(e) for e in pools.values()) <= 0.12, pools
     peaks = {c["id"]: vllm_rows(c)["activation peak"].error for c in LLMD}
     assert all(abs(e) <= 0.25 for e in peaks.values()), peaks
-    dense = [e for cid, e in peaks.items() if not any(m in cid for m in ("moe", "a3b", "mixtral", "deepseek", "pp2",
+    dense = [e for cid, e in peaks.items() if not any(m in cid for m in ("moe", "a3b", "mixtral", "deepseek", "-pp",
                                                                           "fp32"))]
-    assert len(dense) >= 9 and all(abs(e) <= 0.06 for e in dense), peaks
+    assert len(dense) >= 25 and all(abs(e) <= 0.06 for e in dense), peaks
 
 
 def test_vllm_tensor_parallel_ranks_on_hopper_boards_gain_non_torch_memory():

@@ -30,8 +30,9 @@ under them (0.52-1.90x).
   `LAYER_GRAPH_BYTES` per layer and captured graph size (the graphs' own memory, which grows with the kernels a
   layer launches). MoE layers launch more kernels (router, top-k, sort, two grouped GEMMs) and a shared expert more
   again (`MOE_LAYER_GRAPH_BYTES`, `SHARED_EXPERT_GRAPH_BYTES`, fitted to the MoE presets' captures: Qwen3-30B-A3B,
-  Qwen1.5-MoE-A2.7B, DeepSeek-V2-Lite, Mixtral at TP 2). Checked in tests/data/published/vllm_logs.json (the 0.19
-  cases: -10.4 ... +7.3 %) and vllm_captures.json (37 more 0.19 start-ups: median 4.3 %, worst 11 %), and on other
+  Qwen1.5-MoE-A2.7B, DeepSeek-V2-Lite, Mixtral at TP 2). Checked in tests/data/published/vllm_logs.json (39 0.19
+  cases: -10.4 ... +7.3 %, median 2.8 %) and vllm_captures.json (16 more 0.19 start-ups, 14 of models without a
+  preset: median 5.0 %, worst 11.0 %), and on other
   boards and releases: QwQ-32B on an A800 (0.11, 67 sizes in both modes) +10.6 %, Qwen2-7B on an A100 (0.10, 67
   piecewise) -9.9 %. Not modelled: all-reduce buffers captured without vLLM's custom all-reduce (0.10 at TP 2 on
   A100s took 0.15 GiB more than one GPU; Ray over two nodes 1.00 and 1.88 GiB), gpt-oss's kernels (0.19 TP 2:
