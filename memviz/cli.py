@@ -363,7 +363,9 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         when = {"kv_cache_memory_bytes": "estimate, captured after the pool",
                 "measured": "captured and measured before the pool"}.get(facts.get("kv_sizing", ""),
                                                                           "estimate, in its budget, before the pool")
-        print(f"vLLM CUDA graphs ({when}): {format_bytes(facts['cudagraph_bytes'], unit)}")
+        split = facts.get("cudagraph_split_kv_bytes", 0)
+        of_it = f"; of it FlashAttention 3's split-KV buffers {format_bytes(split, unit)}" if split else ""
+        print(f"vLLM CUDA graphs ({when}): {format_bytes(facts['cudagraph_bytes'], unit)}{of_it}")
     if "kv_left_free_bytes" in facts:
         print(f"vLLM extensible KV cache: {format_bytes(facts['kv_left_free_bytes'], unit)} left free beyond the "
               "transient peak (its margin: max(1 GiB, 0.75 x the peak), or what gpu_memory_utilization withholds)")

@@ -162,9 +162,13 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
         when = ("captured after the pool of kv_cache_memory_bytes" if "kv_cache_memory_bytes" in facts
                 else "captured and measured before the extensible KV cache is sized" if measured
                 else "taken from the budget before the KV pool")
-        out.append(("CUDA graphs" if measured else "CUDA graphs (vLLM's estimate)", "",
+        caps, split = facts["cudagraph_captures"], facts.get("cudagraph_split_kv_bytes", 0)
+        graphs = f"{caps['piecewise']} piecewise + {caps['full']} FULL, up to {caps['largest']:,d} tokens"
+        of_it = (f"; of it FlashAttention 3's split-KV buffers {format_bytes(split, unit, 3)} (32 splits of the largest "
+                 "FULL graph)" if split else "")
+        out.append(("CUDA graphs" if measured else "CUDA graphs (vLLM's estimate)", graphs,
                     format_bytes(facts["cudagraph_bytes"], unit, 3), "formula",
-                    when + "; counted in the overhead (none with enforce_eager)", engine.version))
+                    when + "; counted in the overhead (none with enforce_eager)" + of_it, engine.version))
     if "kv_left_free_bytes" in facts:
         out.append(("left free beside the pool", "", format_bytes(facts["kv_left_free_bytes"], unit, 3), "formula",
                     "vLLM's extensible KV cache keeps max(1 GiB, 0.75 x the transient peak) free beyond that peak "

@@ -89,3 +89,17 @@ def test_the_kv_inputs_name_the_latent_rows_as_the_engine_lays_them_out():
              for engine, sc in scenarios.items()}
     assert "MLA: one latent of 512 or 576 a token and layer that caches one" in texts["transformers"]
     assert "MLA: one latent of 576 a token and layer that caches one" in texts["vllm"]
+
+
+def test_the_cuda_graph_row_counts_the_graphs_and_names_fa3_s_split_buffers():
+    """Llama-3.1-8B on an H100 (FA3): 51 piecewise and 51 FULL graphs up to 512 tokens, 32 x 512 x 32 heads x 129 x
+    4 bytes of split-KV buffers in them; on an A100 (FA2) the row names none."""
+    a = get_preset("llama-3.1-8b").architecture()
+    est = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192))
+    row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["CUDA graphs"]
+    assert row[1] == "51 piecewise + 51 FULL, up to 512 tokens"
+    assert row[2] == format_bytes(est.engine_facts["cudagraph_bytes"], Unit.GiB, 3)
+    assert est.engine_facts["cudagraph_split_kv_bytes"] == 32 * 512 * 32 * 129 * 4
+    assert f"split-KV buffers {format_bytes(32 * 512 * 32 * 129 * 4, Unit.GiB, 3)}" in row[4]
+    a100 = estimate(a, Scenario(engine="vllm", gpu="a100-80g", context_tokens=8192))
+    assert "split-KV" not in {r[0]: r for r in engine_rows(a100, Unit.GiB)}["CUDA graphs"][4]

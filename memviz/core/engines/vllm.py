@@ -105,7 +105,7 @@ from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architec
 from memviz.core.engines import vllm_eplb, vllm_extensible, vllm_int4, vllm_mtp
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.bitnet_linear import FORMAT as BITNET
-from memviz.core.engines.vllm_cudagraphs import Captures, capture_sizes, fa3_split_kv
+from memviz.core.engines.vllm_cudagraphs import Captures, capture_sizes, captured_split_kv_bytes, fa3_split_kv
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
 from memviz.core.engines.vllm_dsa import index_buffer_bytes
 from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY, WINDOW_STEPS
@@ -1095,6 +1095,7 @@ class VLLM(Engine):
             "max_num_batched_tokens": s["max_num_batched_tokens"], "block_size": self.hybrid_block(x)[0],
             "non_torch_bytes": self.non_torch_bytes(x), "cudagraph_bytes": int(self.cudagraph_bytes(x)),
             "cudagraph_captures": asdict(self.captures(x)),
+            "cudagraph_split_kv_bytes": int(captured_split_kv_bytes(x.a, x.sc.tp, self.captures(x))),
             "outside_budget_bytes": int(self.outside_budget_bytes(x)),
             "graphs_after_pool_bytes": int(self.graphs_after_pool_bytes(x)),
             "rotary_table_bytes": int(self.rotary_table_bytes(x)), "kv_block_bytes": int(self.block_bytes(x)),

@@ -112,6 +112,11 @@ def split_kv_bytes(a: Architecture, tp: int, tokens: int) -> float:
     return FA3_SPLITS * tokens * max(widths, default=0) * 4
 
 
+def captured_split_kv_bytes(a: Architecture, tp: int, caps: Captures) -> float:
+    """FA3's split buffers the FULL graphs of `caps` hold on one rank (none without FULL graphs or FA3)."""
+    return split_kv_bytes(a, tp, caps.largest_full) if caps.split_kv and caps.full else 0.0
+
+
 def ffn_working_bytes(a: Architecture, tp: int, tokens: int, act_bytes: int) -> float:
     """The largest piece's feed-forward working set: its gate/up output and activation (3 x the rank's width; 2 x
     for an ungated MLP) for `tokens` tokens; a MoE layer's experts run each token top-k times, beside its shared
@@ -132,5 +137,5 @@ def cudagraph_bytes(a: Architecture, tp: int, pp: int, caps: Captures) -> float:
     shared = SHARED_EXPERT_GRAPH_BYTES if a.shared_expert_intermediate_size else 0
     graphs = caps.piecewise + caps.full
     per_size = layers * LAYER_GRAPH_BYTES + moe_layers * (MOE_LAYER_GRAPH_BYTES + shared)
-    split = split_kv_bytes(a, tp, caps.largest_full) if caps.split_kv and caps.full else 0.0
-    return BASE_BYTES + ffn_working_bytes(a, tp, caps.largest, caps.act_bytes) + graphs * per_size + split
+    return (BASE_BYTES + ffn_working_bytes(a, tp, caps.largest, caps.act_bytes) + graphs * per_size
+            + captured_split_kv_bytes(a, tp, caps))
