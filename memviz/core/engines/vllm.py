@@ -964,7 +964,8 @@ class VLLM(Engine):
         sizes = capture_sizes(s["max_num_seqs"], s["max_num_batched_tokens"], cap is not None and cap[0] == 10, q)
         full = [n for n in sizes if n % q == 0 and n <= s["max_num_seqs"] * q]
         return Captures(len(sizes), len(full), sizes[-1], max(full, default=0),
-                        fa3_split_kv(x.a, cap, x.act_bytes, s["attention_backend"]), x.act_bytes)
+                        fa3_split_kv(x.a, cap, x.act_bytes, s["attention_backend"], x.sc.kv_format not in ("bf16", "fp16")),
+                        x.act_bytes)
 
     def _graphs(self, x: Inputs) -> float:
         return cudagraph_estimate(x.a, x.sc.tp, x.sc.pp, self.captures(x))

@@ -91,15 +91,17 @@ def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, sm100: bool = 
     return sorted(sizes)
 
 
-def fa3_split_kv(a: Architecture, compute_capability: tuple[int, int] | None, act_bytes: int, backend: str) -> bool:
+def fa3_split_kv(a: Architecture, compute_capability: tuple[int, int] | None, act_bytes: int, backend: str,
+                 quantized_kv: bool = False) -> bool:
     """Whether the FULL graphs capture FA3's split buffers: FLASH_ATTN (FLASH_ATTN_MLA for MLA) runs FA3 on
     compute capability 9 (`get_flash_attn_version`) for 16-bit activations (`supported_dtypes`), head dims up to
     256 and no ALiBi; it leads the backends vLLM tries there (platforms/cuda.py `_get_backend_priorities`; Gemma 3's
-    image prefix runs TRITON_FLASH_ATTN, whose causal part is FlashAttention's). DeepSeek sparse attention runs
-    other kernels; gpt-oss's sinks captured none in 0.19."""
+    image prefix runs TRITON_FLASH_ATTN, whose causal part is FlashAttention's). FLASH_ATTN_MLA takes no quantized
+    cache (`FlashAttnMLABackend.supported_kv_cache_dtypes`: FlashMLA runs then, its buffers not modelled); DeepSeek
+    sparse attention runs other kernels; gpt-oss's sinks captured none in 0.19."""
     if compute_capability is None or compute_capability[0] != 9 or act_bytes != 2 or backend not in ("auto", "FLASH_ATTN"):
         return False
-    if a.indexer_heads or a.attention_sinks or a.alibi_mask:
+    if a.indexer_heads or a.attention_sinks or a.alibi_mask or (a.is_mla and quantized_kv):
         return False
     return a.is_mla or max((a.layer_head_dim(i) for i in range(a.num_layers)), default=0) <= 256
 

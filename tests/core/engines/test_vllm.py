@@ -350,6 +350,8 @@ def test_fa3_full_graphs_capture_their_split_buffers_on_hopper_only():
     assert graphs["fp32"] == graphs["h100"] - split + 512 * 2 * 3 * 14336  # and the working set doubles
     dsv2 = get_preset("deepseek-v2-lite").architecture()
     assert split_kv_bytes(dsv2, 1, 512) == 32 * 512 * 16 * 513 * 4
+    fp8 = estimate(dsv2, sc.with_changes(kv_format="fp8")).engine_facts  # FlashMLA: FLASH_ATTN_MLA takes no fp8 cache
+    assert fp8["cudagraph_split_kv_bytes"] == 0 and estimate(dsv2, sc).engine_facts["cudagraph_split_kv_bytes"] > 0
     with pytest.raises(InputError, match="MLA backends"):
         estimate(dsv2, sc.with_changes(options={"attention_backend": "FLASH_ATTN"}))
     with pytest.raises(InputError, match="float16 and bfloat16"):
