@@ -22,6 +22,7 @@ from memviz.core.engines import get_engine
 from memviz.core.engines.llamacpp_fit import default_fit_placement
 from memviz.core.engines.llamacpp_mtmd import describe as describe_mmproj
 from memviz.core.engines.transformers import describe_cross_attention
+from memviz.core.engines.vllm_cudagraphs import FA3_SPLITS
 from memviz.core.estimate import Estimate
 from memviz.core.fit import max_batch, max_context
 from memviz.core.formats import get_weight_format, tensor_bytes
@@ -164,8 +165,8 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                 else "taken from the budget before the KV pool")
         caps, split = facts["cudagraph_captures"], facts.get("cudagraph_split_kv_bytes", 0)
         graphs = f"{caps['piecewise']} piecewise + {caps['full']} FULL, up to {caps['largest']:,d} tokens"
-        of_it = (f"; of it FlashAttention 3's split-KV buffers {format_bytes(split, unit, 3)} (32 splits of the largest "
-                 "FULL graph)" if split else "")
+        of_it = (f"; of it FlashAttention 3's split-KV buffers {format_bytes(split, unit, 3)} ({FA3_SPLITS} splits of the "
+                 "largest FULL graph)" if split else "")
         out.append(("CUDA graphs" if measured else "CUDA graphs (vLLM's estimate)", graphs,
                     format_bytes(facts["cudagraph_bytes"], unit, 3), "formula",
                     when + "; counted in the overhead (none with enforce_eager)" + of_it, engine.version))
