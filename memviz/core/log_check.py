@@ -127,19 +127,16 @@ def logged_weights(e: Estimate) -> int:
     return e.bytes["weights"] + facts.get("rotary_table_bytes", 0) + facts.get("sparse_index_buffer_bytes", 0)
 
 
-def _logged_graphs(a: Architecture, sc, facts: dict, details: dict) -> float:
-    """memviz's CUDA-graph rule for the graphs a log says it captured (its counts per mode and largest sizes: 0.21+'s
-    "Profiling CUDA graph memory" line, else the progress bars or the config dump's sizes, a mode the log does
-    not count captured none), else for the scenario's own graphs; FA3's split buffers as the scenario decides."""
-    ours = Captures(**facts["cudagraph_captures"])
+def logged_captures(details: dict, ours: Captures) -> Captures:
+    """The graphs a parsed vLLM log says it captured (its counts per mode and largest sizes: 0.21+'s "Profiling CUDA
+    graph memory" line, else the progress bars or the config dump's sizes, a mode the log does not count captured
+    none), else `ours`; FA3's split buffers and the activation bytes as `ours` has them."""
     pieces = details.get("piecewise_graphs") or details.get("capture_sizes")
     if not pieces:
-        return cudagraph_bytes(a, sc.tp, sc.pp, ours)
+        return ours
     largest = int(details.get("largest_capture", ours.largest))
-    full = int(details.get("full_graphs", 0))
-    logged = Captures(int(pieces), full, largest, int(details.get("largest_full_capture", min(largest, ours.largest_full))),
-                      ours.split_kv, ours.act_bytes)
-    return cudagraph_bytes(a, sc.tp, sc.pp, logged)
+    full_largest = int(details.get("largest_full_capture", min(largest, ours.largest_full)))
+    return Captures(int(pieces), int(details.get("full_graphs", 0)), largest, full_largest, ours.split_kv, ours.act_bytes)
 
 
 def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferCheck]]:
@@ -191,12 +188,12 @@ def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int, 
         # the layout alone: the tokens memviz fits in the pool the log printed (to its 0.01 GiB)
         held = _printed_tokens(facts, int(got["kv_cache"] // facts["kv_block_bytes"]), version)
         rows.append(BufferCheck("tokens in printed pool", int(tokens), held, "tokens"))
-    if logged_graphs is not None and facts.get("cudagraph_bytes"):  # 0.19 prints an estimate it does not apply
-        rows.append(BufferCheck("CUDA graphs (estimated)", round(logged_graphs * GiB),
-                                int(_logged_graphs(a, sc, facts, details))))
-    if "cudagraph_took_gib" in details and "max_num_seqs" in facts:
-        rows.append(BufferCheck("CUDA graphs (captured)", round(details["cudagraph_took_gib"] * GiB),
-                                int(_logged_graphs(a, sc, facts, details))))
+    if "cudagraph_captures" in facts:  # memviz's rule for the graphs the log counted: the estimate and the capture
+        graphs = int(cudagraph_bytes(a, sc.tp, sc.pp, logged_captures(details, Captures(**facts["cudagraph_captures"]))))
+        if logged_graphs is not None and facts.get("cudagraph_bytes"):  # 0.19 prints an estimate it does not apply
+            rows.append(BufferCheck("CUDA graphs (estimated)", round(logged_graphs * GiB), graphs))
+        if "cudagraph_took_gib" in details:
+            rows.append(BufferCheck("CUDA graphs (captured)", round(details["cudagraph_took_gib"] * GiB), graphs))
     if details.get("max_concurrency") and got.get("kv_cache") and "kv_request_blocks" in facts:
         # the same for the requests the printed pool holds (vLLM prints the ratio to 0.01): its blocks over one
         # request's, as `get_max_concurrency_for_kv_cache_config` counts them (a padded group's layers included)

@@ -964,8 +964,8 @@ class VLLM(Engine):
         sizes = capture_sizes(s["max_num_seqs"], s["max_num_batched_tokens"], cap is not None and cap[0] == 10, q)
         full = [n for n in sizes if n % q == 0 and n <= s["max_num_seqs"] * q]
         return Captures(len(sizes), len(full), sizes[-1], max(full, default=0),
-                        fa3_split_kv(x.a, cap, x.act_bytes, s["attention_backend"], x.sc.kv_format not in ("bf16", "fp16")),
-                        x.act_bytes)
+                        fa3_split_kv(x.a, cap, x.act_bytes, s["attention_backend"],
+                                     KV_CACHE_DTYPES.get(x.sc.kv_format, "auto") != "auto"), x.act_bytes)
 
     def _graphs(self, x: Inputs) -> float:
         return cudagraph_estimate(x.a, x.sc.tp, x.sc.pp, self.captures(x))
@@ -1091,12 +1091,12 @@ class VLLM(Engine):
 
     def facts(self, x: Inputs, gpu, pool_bytes: float | None, non_kv_bytes: float | None = None) -> dict[str, Any]:
         s = self.settings(x.a, x.sc, x.options)
+        caps = self.captures(x)
         out: dict[str, Any] = {
             "max_model_len": s["max_model_len"], "max_num_seqs": s["max_num_seqs"],
             "max_num_batched_tokens": s["max_num_batched_tokens"], "block_size": self.hybrid_block(x)[0],
             "non_torch_bytes": self.non_torch_bytes(x), "cudagraph_bytes": int(self.cudagraph_bytes(x)),
-            "cudagraph_captures": asdict(self.captures(x)),
-            "cudagraph_split_kv_bytes": int(captured_split_kv_bytes(x.a, x.sc.tp, self.captures(x))),
+            "cudagraph_captures": asdict(caps), "cudagraph_split_kv_bytes": int(captured_split_kv_bytes(x.a, x.sc.tp, caps)),
             "outside_budget_bytes": int(self.outside_budget_bytes(x)),
             "graphs_after_pool_bytes": int(self.graphs_after_pool_bytes(x)),
             "rotary_table_bytes": int(self.rotary_table_bytes(x)), "kv_block_bytes": int(self.block_bytes(x)),

@@ -1,5 +1,7 @@
 """The CUDA-graph memory vLLM 0.34 captures, and takes from the KV budget (`profile_cudagraph_memory`).
 
+Source: vllm-project/vllm 0.34.0 (the PyPI wheel); the files below are the package's.
+
 vllm/v1/worker/gpu_model_runner.py `profile_cudagraph_memory` (on by default since v0.21; off with
 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0) captures the two largest graphs of each mode into a fresh pool and
 estimates: the largest mode's first capture + for each mode (its graphs - 1) x max(second capture, 1 MiB); the V2

@@ -12,6 +12,7 @@ import pytest
 from memviz.core.arch import from_hf_config
 from memviz.core.engines.vllm_cudagraphs import Captures, cudagraph_bytes, fa3_split_kv
 from memviz.core.importers.logs import parse_log
+from memviz.core.log_check import logged_captures
 from memviz.core.presets import get_preset
 from memviz.core.units import GiB
 
@@ -33,8 +34,7 @@ def _captured_and_modelled(case: dict) -> tuple[float, float]:
     a = _architecture(case)
     act = 4 if case["dtype"] == "float32" else 2
     split = fa3_split_kv(a, HOPPER, act, "auto" if backend.startswith("FLASH_ATTN") else backend)
-    caps = Captures(int(d["piecewise_graphs"]), int(d.get("full_graphs", 0)), int(d["largest_capture"]),
-                    int(d.get("largest_full_capture", 0)), split, act)
+    caps = logged_captures(d, Captures(0, 0, 0, 0, split, act))
     return d["cudagraph_took_gib"] * GiB, cudagraph_bytes(a, case["tp"], case["pp"], caps)
 
 
