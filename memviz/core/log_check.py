@@ -170,6 +170,9 @@ def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int, 
     rows = [BufferCheck(names[k], got[k], estimated[k]) for k in names if got.get(k) is not None
             and estimated[k] is not None]
     details = measured.details
+    if "last_stage_activations_gib" in details and sc.pp > 1:  # the stage that samples, whose block count all keep
+        rows.append(BufferCheck("activation peak (last stage)", round(details["last_stage_activations_gib"] * GiB),
+                                int(e.devices[-1].activations)))
     tokens = details.get("kv_cache_tokens") or details.get("max_tokens_in_cache")
     if tokens is None and "gpu_blocks" in details:
         tokens = details["gpu_blocks"] * facts["block_size"]

@@ -190,6 +190,12 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     format_bytes(facts["sampler_state_bytes"], unit, 3), "formula", "penalty counts (an int32 a "
                     "vocabulary entry) and bit masks for every request slot, kept from loading on; counted in the "
                     "overhead", engine.version))
+    if facts.get("pp_receive_buffer_bytes"):
+        out.append(("pipeline receive buffer", f"{facts['max_num_batched_tokens']:,d} batched tokens",
+                    format_bytes(facts["pp_receive_buffer_bytes"], unit, 3), "formula", "on every stage after the "
+                    "first: the previous stage's hidden states (and residual) arrive in it; counted in the "
+                    + ("overhead (made at load)" if facts.get("model_runner") == "v2" else
+                       "activations (made in the profile run)"), engine.version))
     if facts.get("sparse_index_buffer_bytes"):
         out.append(("top-k index buffers (sparse attention)", f"{facts['max_num_batched_tokens']:,d} batched tokens",
                     format_bytes(facts["sparse_index_buffer_bytes"], unit, 3), "formula", "the indices the indexers "

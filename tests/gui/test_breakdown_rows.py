@@ -75,6 +75,20 @@ def test_sparse_attentions_index_buffers_are_a_row_with_the_estimates_bytes():
     assert est.engine_facts["sparse_index_buffer_bytes"] == 8192 * 2048 * 4 + 61 * 1025 * 2049 * 4
 
 
+def test_a_pipelines_receive_buffer_is_a_row_saying_where_it_is_counted():
+    """Llama-3.1-8B at PP 2 on H100s: hidden_states and residual of 8,192 tokens in bf16 on the second stage, in
+    the overhead on the V2 runner and in the profile's peak on V1; no row without a pipeline."""
+    a = get_preset("llama-3.1-8b").architecture()
+    sc = Scenario(engine="vllm", gpu="h100-80g", pp=2, context_tokens=8192)
+    for options, where in (({}, "overhead"), ({"model_runner": "v1", "extensible_kv_cache": False}, "activations")):
+        est = estimate(a, sc.with_changes(options=options))
+        assert est.engine_facts["pp_receive_buffer_bytes"] == 8192 * 2 * 4096 * 2
+        row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["pipeline receive buffer"]
+        assert row[1:3] == ("8,192 batched tokens", format_bytes(8192 * 2 * 4096 * 2, Unit.GiB, 3))
+        assert f"counted in the {where}" in row[4]
+    assert "pipeline receive buffer" not in {r[0] for r in engine_rows(estimate(a, sc.with_changes(pp=1)), Unit.GiB)}
+
+
 def test_the_kv_inputs_name_the_latent_rows_as_the_engine_lays_them_out():
     """Mistral Large 4's NoPE layers cache a 512-wide latent in transformers and vLLM's 576-wide row."""
     import transformers

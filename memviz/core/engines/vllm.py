@@ -110,6 +110,7 @@ from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_est
 from memviz.core.engines.vllm_dsa import index_buffer_bytes
 from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY, WINDOW_STEPS
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
+from memviz.core.engines.vllm_pipeline import check_shared_latent_stages, pipeline_split, receive_buffer_bytes
 from memviz.core.engines.vllm_sampler import (
     RUNNER_SAMPLERS,
     RUNNERS,
@@ -269,30 +270,6 @@ class EncoderPass:
     tokens_per_item: int
     peak_bytes: float
     kept_bytes: float
-
-
-def pipeline_split(n_layers: int, pp: int) -> list[range]:
-    """The layers of each pipeline stage as vLLM 0.34 splits them (distributed/utils.py `get_pp_indices`, no
-    VLLM_PP_LAYER_PARTITION): n_layers // pp each, the remainder one each to the stages before the last, from the
-    last but one backwards."""
-    sizes = [n_layers // pp] * pp
-    for i in range(2, n_layers % pp + 2):
-        sizes[-i] += 1
-    edges = np.cumsum([0, *sizes])
-    return [range(int(edges[i]), int(edges[i + 1])) for i in range(pp)]
-
-
-def check_shared_latent_stages(a: Architecture, pp: int) -> None:
-    """vLLM 0.34's Mistral Large 4 wants each pipeline stage to hold the latents its layers read and to start with
-    an indexer (vllm/models/mistral/mistral_large4/nvidia/model.py `_check_pp_stage`)."""
-    for r in pipeline_split(a.num_layers, pp):
-        outside = next((i for i in r if a.kv_sources and a.kv_sources[i] < r.start), None)
-        if outside is not None:
-            raise InputError(f"vLLM's pipeline stage of layers {r.start}-{r.stop - 1} would not hold the latent layer "
-                             f"{outside} reads (layer {a.kv_sources[outside]}): choose another pp")
-        if len(r) and a.indexer_layers and not a.layer_indexer(r.start):
-            raise InputError(f"vLLM's pipeline stage of layers {r.start}-{r.stop - 1} starts at a layer reusing an "
-                             "earlier layer's top-k selection: choose another pp")
 
 
 def deepseek_sparse(a: Architecture) -> bool:
@@ -629,6 +606,8 @@ class VLLM(Engine):
                 peak = max(peak, hidden + vllm_extensible.prompt_logprob_chunk_bytes(prompt, a.output_rows, act_bytes))
         if self.measured(x.options):
             peak = max(peak, self.mla_context_step_bytes(x, s))
+        if not first_stage and s["model_runner"] == "v1":  # made in the profile run's forward (`vllm_pipeline`)
+            peak = peak + receive_buffer_bytes(a, tokens, act_bytes)
         encoder = self.encoder_pass(x, s) if first_stage else None
         if encoder is not None:
             peak = max(peak + encoder.kept_bytes, encoder.peak_bytes)
@@ -668,10 +647,13 @@ class VLLM(Engine):
 
     def stage_runtime_bytes(self, x: Inputs, layers: range, last_stage: bool) -> float:
         """Buffers allocated when the model is loaded, which the profile counts as consumed memory: DeepSeek sparse
-        attention's top-k index buffers on every stage (`vllm_dsa`) and the V2 model runner's sampler state on the
-        last (`vllm_sampler.v2_state_bytes`)."""
+        attention's top-k index buffers on every stage (`vllm_dsa`), the V2 model runner's sampler state on the
+        last (`vllm_sampler.v2_state_bytes`) and its buffer for the previous stage's tensors on every stage after
+        the first (`vllm_pipeline`; V1's is made in the profile run: `activations`)."""
         s = self.settings(x.a, x.sc, x.options)
-        return float(self.index_buffers(x, s, layers) + (self.sampler_state(x, s) if last_stage else 0))
+        receive = receive_buffer_bytes(x.a, s["max_num_batched_tokens"], x.act_bytes) \
+            if layers.start > 0 and s["model_runner"] == "v2" else 0
+        return float(self.index_buffers(x, s, layers) + (self.sampler_state(x, s) if last_stage else 0) + receive)
 
     @staticmethod
     def index_buffers(x: Inputs, s: dict[str, Any], layers: range) -> int:
@@ -1032,12 +1014,15 @@ class VLLM(Engine):
 
     def overhead_formula(self, facts: dict[str, Any]) -> str:
         state, index = facts.get("sampler_state_bytes"), facts.get("sparse_index_buffer_bytes")
+        receive = facts.get("pp_receive_buffer_bytes") if facts.get("model_runner") == "v2" else None
         graphs = "its CUDA graphs as captured" if facts["kv_sizing"] == "measured" else "its CUDA-graph estimate"
         return (f"; vllm: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + {graphs} "
                 f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: FlashAttention 3's split buffers where it runs, the "
                 "largest capture's feed-forward working set and the graphs of every capture size) + the rotary table"
                 + (f" + the V2 model runner's sampler state ({state / GiB:.2f} GiB)" if state else "")
-                + (f" + sparse attention's top-k index buffers ({index / GiB:.2f} GiB)" if index else ""))
+                + (f" + sparse attention's top-k index buffers ({index / GiB:.2f} GiB)" if index else "")
+                + (f" + on stages after the first, the buffer the previous stage's tensors arrive in ({receive / GiB:.2f} "
+                   "GiB)" if receive else ""))
 
     def kv_pool_formula(self, x: Inputs) -> str:
         fixed = x.options["kv_cache_memory_bytes"]
@@ -1121,6 +1106,8 @@ class VLLM(Engine):
             out["sampler_state_bytes"] = state
         if index := self.index_buffers(x, s, self.stages(x)[0]):
             out["sparse_index_buffer_bytes"] = index  # on a rank of the first stage
+        if x.sc.pp > 1:  # on every stage after the first: in the profile's peak (V1) or consumed (V2)
+            out["pp_receive_buffer_bytes"] = int(receive_buffer_bytes(x.a, s["max_num_batched_tokens"], x.act_bytes))
         backend = self._mxfp4_backend(x)
         if backend is not None:
             out["mxfp4_moe_backend"] = backend[0]

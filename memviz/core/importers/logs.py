@@ -233,12 +233,46 @@ def _vllm_cudagraphs(text: str) -> dict[str, float]:
 _VLLM_UNITS = {**_UNITS, "gb": GiB}
 
 
+#: a V1 worker's line prefix: "(Worker_PP1 pid=442)", "(Worker_PP0_TP1 pid=9)", "(EngineCore pid=243)"
+_VLLM_PROCESS = r"^\((\w+) pid=\d+\)"
+#: what each rank profiles for itself: a pipeline's ranks print different figures
+_PER_RANK = ("overhead", "activations")
+
+
+def _rank_lines(text: str, rank: str) -> str:
+    """The lines of `text` that the process named `rank` printed."""
+    return "\n".join(line for line in text.splitlines() if re.match(r"\(" + rank + r" pid=", line))
+
+
+def _pool_rank_text(text: str) -> str:
+    """The lines of the process that printed the pool, where each rank prints its own profile (a pipeline's first
+    stage prints "Available KV cache memory"); the whole log otherwise."""
+    for pat in _VLLM["kv_cache"]:
+        m = re.search(r"^.*" + pat, text, re.MULTILINE)
+        if m:
+            rank = re.match(_VLLM_PROCESS, m.group(0))
+            return _rank_lines(text, rank.group(1)) if rank else text
+    return text
+
+
+def _last_stage_peak(text: str) -> dict[str, float]:
+    """The last pipeline stage's "torch peak memory increase" (GiB, as printed) where the log names its stages'
+    workers (Worker_PP0 ... Worker_PPn): that stage samples, and every rank keeps its block count."""
+    stages = {int(n) for n in re.findall(r"\(Worker_PP(\d+)\w* pid=", text)}
+    if len(stages) < 2:
+        return {}
+    m = re.search(_VLLM["activations"][0], _rank_lines(text, rf"Worker_PP{max(stages)}\w*"))
+    return {"last_stage_activations_gib": _num(m.group(1)) * _VLLM_UNITS[m.group(2).lower()] / GiB} if m else {}
+
+
 def _parse_vllm(text: str) -> LogMeasurement | None:
     values: dict[str, int | None] = dict.fromkeys(COMPONENT_KEYS)
     matched = 0
+    pool_rank = _pool_rank_text(text)
     for comp, patterns in _VLLM.items():
         for pat in patterns:
-            m = re.search(pat, text)
+            m = re.search(pat, pool_rank) if comp in _PER_RANK else None
+            m = m or re.search(pat, text)
             if m:
                 values[comp] = round(_num(m.group(1)) * _VLLM_UNITS[m.group(2).lower()])
                 matched += 1
@@ -250,6 +284,7 @@ def _parse_vllm(text: str) -> LogMeasurement | None:
             details[key] = _num(m.group(1))
             matched += 1
     details.update(_vllm_cudagraphs(text))
+    details.update(_last_stage_peak(text))
     if "consumed_gib" in details and values["activations"] is not None and "cudagraph_estimated_gib" in details \
             and "CUDA graph memory profiling is enabled" in text:
         # 0.2x's peak activation includes the CUDA-graph estimate it took from the budget (0.33 gpu_worker.py:

@@ -109,7 +109,7 @@ def test_vllm_pipeline_stages_must_hold_the_latents_they_read_and_start_with_an_
     """vLLM splits 8 layers over 3 stages as 3, 3, 2 (`get_pp_indices`): layer 6 would read layer 4's latent from
     the stage before, and over 4 stages layer 2 layer 0's (`_check_pp_stage` asserts); a stage starting at a layer
     that reuses an earlier selection is refused too."""
-    from memviz.core.engines.vllm import pipeline_split
+    from memviz.core.engines.vllm_pipeline import pipeline_split
 
     assert pipeline_split(8, 3) == [range(0, 3), range(3, 6), range(6, 8)]
     assert pipeline_split(10, 4) == [range(0, 2), range(2, 5), range(5, 8), range(8, 10)]

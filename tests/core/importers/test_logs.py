@@ -201,3 +201,28 @@ def test_vllms_kv_cache_memory_suggestion_is_read_and_checked():
                           options={"extensible_kv_cache": False, "block_size": 16}))
     row = next(c for c in vllm_checks(r, e) if c.name == "--kv-cache-memory suggestion")
     assert (row.measured, row.estimated) == (8_820_325_233, e.engine_facts["suggested_kv_cache_memory_bytes"])
+
+
+#: a pipeline's ranks each print their profile; the first stage alone prints its pool (vLLM 0.19, Llama-3.1-8B at
+#: PP 4, llm-d-planner's sweep: tests/data/published/vllm_logs.json, case llama3.1-8b-4xh100-pp4-v1-0.19-llmd)
+PIPELINE_LOG = """\
+(Worker_PP2 pid=443) DEBUG 04-22 01:44:15 [v1/worker/gpu_worker.py:435] Memory profiling takes 9.14 seconds. \
+Total non KV cache memory: 4.4GiB; torch peak memory increase: 1.05GiB; non-torch forward increase memory: 0.07GiB; \
+weights memory: 3.28GiB.
+(Worker_PP0 pid=441) DEBUG 04-22 01:44:15 [v1/worker/gpu_worker.py:435] Memory profiling takes 9.27 seconds. \
+Total non KV cache memory: 5.43GiB; torch peak memory increase: 1.1GiB; non-torch forward increase memory: 0.07GiB; \
+weights memory: 4.26GiB.
+(Worker_PP0 pid=441) INFO 04-22 01:44:15 [v1/worker/gpu_worker.py:436] Available KV cache memory: 69.8 GiB
+(Worker_PP3 pid=444) DEBUG 04-22 01:44:20 [v1/worker/gpu_worker.py:435] Memory profiling takes 9.4 seconds. \
+Total non KV cache memory: 6.34GiB; torch peak memory increase: 2.01GiB; non-torch forward increase memory: 0.07GiB; \
+weights memory: 4.26GiB.
+"""
+
+
+def test_vllm_pipeline_profile_is_the_pool_ranks_and_the_last_stage_is_kept():
+    """The profile read beside the pool is the rank that printed the pool (PP0, not PP2 whose line came first); the
+    last stage's own peak is kept for its row."""
+    m = parse_log(PIPELINE_LOG)
+    assert m.bytes["activations"] == round(1.1 * GiB) and m.bytes["kv_cache"] == round(69.8 * GiB)
+    assert m.details["last_stage_activations_gib"] == pytest.approx(2.01)
+    assert "last_stage_activations_gib" not in parse_log(PIPELINE_LOG.replace("Worker_PP", "Worker_TP")).details
