@@ -381,6 +381,10 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
     if facts.get("sampler_state_bytes"):
         print(f"vLLM V2 model runner's sampler state (a vocabulary row of counts per request slot): "
               f"{format_bytes(facts['sampler_state_bytes'], unit)}")
+    if facts.get("moe_workspace_bytes"):
+        where = "overhead" if facts.get("model_runner") == "v2" else "activations, beside every later step"
+        print(f"vLLM MoE experts' workspace (kept from the first MoE layer on; {where}): "
+              f"{format_bytes(facts['moe_workspace_bytes'], unit)}")
     if facts.get("pp_receive_buffer_bytes"):
         where = "overhead, made at load" if facts.get("model_runner") == "v2" else "activations, made in the profile run"
         print(f"vLLM pipeline stages after the first: the buffer the previous stage's tensors arrive in "

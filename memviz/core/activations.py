@@ -159,6 +159,7 @@ def inference_workspace(
     moe_tp: int | None = None,
     moe_gather_bytes: float | None = None,
     routing_weight_bytes: float | None = None,
+    routed_bytes: float | None = None,
 ) -> Workspace:
     """Workspace of a forward step that processes `step_tokens` new tokens per
     sequence for `batch` sequences attending to `kv_tokens` cached tokens.
@@ -175,6 +176,8 @@ def inference_workspace(
     ranks, gathered beside them (vLLM's all-gather dispatch) at `moe_gather_bytes` a value (default `act_bytes`),
     their intermediate split over `moe_tp` ranks (default `tp`). `routing_weight_bytes`: a routing weight as the
     experts multiply by it (default `act_bytes`; float32 routers' weights make the weighted outputs float32).
+    `routed_bytes`: the routed experts' workspace as the engine sizes it (vLLM's fused-MoE kernels), in place of
+    rows x (the gated units x the intermediate size + the output).
     """
     n, t, b = step_tokens, kv_tokens, batch
     heads = a.num_heads / tp
@@ -222,7 +225,8 @@ def inference_workspace(
         routed_units = (max(3 + extra, 4) if eager_modules else 3) if a.mlp_gated else 2 + extra
         rows = b * n * moe_gather * a.experts_per_token
         width = a.moe_hidden_size or a.hidden_size  # the experts' space (Muse Spark's narrower one)
-        routed = rows * (routed_units * (a.moe_intermediate_size / (moe_tp or tp)) + width) * act_bytes
+        routed = rows * (routed_units * (a.moe_intermediate_size / (moe_tp or tp)) + width) * act_bytes \
+            if routed_bytes is None else routed_bytes
         if moe_gather > 1:
             routed = routed + b * n * moe_gather * width * (moe_gather_bytes or act_bytes)
         if eager_modules:  # the down output and the gathered input, the weighted copy and its reordering (integrations/

@@ -190,6 +190,12 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     format_bytes(facts["sampler_state_bytes"], unit, 3), "formula", "penalty counts (an int32 a "
                     "vocabulary entry) and bit masks for every request slot, kept from loading on; counted in the "
                     "overhead", engine.version))
+    if facts.get("moe_workspace_bytes"):
+        out.append(("MoE experts' workspace", f"{facts['max_num_batched_tokens']:,d} batched tokens",
+                    format_bytes(facts["moe_workspace_bytes"], unit, 3), "formula", "the fused-MoE kernel's scratch "
+                    "for a full batch, kept from the first MoE layer on (vLLM's WorkspaceManager); counted in the "
+                    + ("overhead" if facts.get("model_runner") == "v2" else "activations, beside every later step"),
+                    engine.version))
     if facts.get("pp_receive_buffer_bytes"):
         out.append(("pipeline receive buffer", f"{facts['max_num_batched_tokens']:,d} batched tokens",
                     format_bytes(facts["pp_receive_buffer_bytes"], unit, 3), "formula", "on every stage after the "

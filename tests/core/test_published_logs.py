@@ -250,20 +250,21 @@ LLMD = [c for c in VLLM if c["id"].endswith("-llmd")]
 def test_vllm_019_sweep_on_h100s_pools_and_profiles():
     """llm-d-planner's vLLM 0.19.0 sweep on H100 SXM 80GB (40 of its start-ups: dense, MoE, MLA, sliding-window, a
     vision tower; fp16 / fp32 / fp8 / int8 / int4 weights, an fp8 cache; contexts of 2K-32K, TP 1-4, PP 2 and 4):
-    every printed pool within 2 % but four (Qwen2.5-72B's widths at TP 2, twice, 3 GiB pools: +10 and +11 %, 0.2 GiB
-    of it the cuBLAS handles 0.19 counted as non-torch memory and 0.34 makes before its baseline; Qwen3-30B-A3B, its
-    MoE profile peak under: +5 %; Gemma-3-27B with its vision tower's pass over 32 images: +4 %), the tokens in it
-    exact to the layout, and the profile peaks (torch's increase in the profile run) within 25 %, those of the dense
-    models on one stage within 6 %."""
+    every printed pool within 2 % but three (Qwen2.5-72B's widths at TP 2, twice, 3 GiB pools: +10 and +11 %, 0.2 GiB
+    of it the cuBLAS handles 0.19 counted as non-torch memory and 0.34 makes before its baseline; Gemma-3-27B with its
+    vision tower's pass over 32 images: +4 %), the tokens in it exact to the layout, and the profile peaks (torch's
+    increase in the profile run) within 25 %, those on one stage in 16 bits within 6 %, the MoE ones with the
+    experts' workspace vLLM keeps (`vllm_moe_workspace`: they were 14-25 % under without it)."""
     assert len(LLMD) == 40
     pools = {c["id"]: vllm_rows(c)["KV pool"].error for c in LLMD if "KV pool" not in c.get("not_compared", {})}
-    assert sum(abs(e) <= 0.02 for e in pools.values()) >= len(pools) - 4, pools
+    assert sum(abs(e) <= 0.02 for e in pools.values()) >= len(pools) - 3, pools
     assert max(abs(e) for e in pools.values()) <= 0.12, pools
     peaks = {c["id"]: vllm_rows(c)["activation peak"].error for c in LLMD}
     assert all(abs(e) <= 0.25 for e in peaks.values()), peaks
-    dense = [e for cid, e in peaks.items() if not any(m in cid for m in ("moe", "a3b", "mixtral", "deepseek", "-pp",
-                                                                          "fp32"))]
-    assert len(dense) >= 25 and all(abs(e) <= 0.06 for e in dense), peaks
+    one_stage = [e for cid, e in peaks.items() if not any(m in cid for m in ("-pp", "fp32"))]
+    assert len(one_stage) >= 35 and all(abs(e) <= 0.06 for e in one_stage), peaks
+    moe = [e for cid, e in peaks.items() if any(m in cid for m in ("moe", "a3b", "mixtral", "deepseek"))]
+    assert len(moe) == 4 and all(abs(e) <= 0.05 for e in moe), peaks
 
 
 def test_vllm_pipelines_last_stage_holds_the_receive_buffer_beside_the_sampler_step():

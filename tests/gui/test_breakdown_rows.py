@@ -75,6 +75,18 @@ def test_sparse_attentions_index_buffers_are_a_row_with_the_estimates_bytes():
     assert est.engine_facts["sparse_index_buffer_bytes"] == 8192 * 2048 * 4 + 61 * 1025 * 2049 * 4
 
 
+def test_the_moe_experts_workspace_is_a_row_saying_where_it_is_counted():
+    """Qwen3-30B-A3B on an H100: 8,192 batched tokens x 8 experts x (2,048 + 2,048) bf16 values, in the overhead on
+    the V2 runner and the activations on V1."""
+    a = get_preset("qwen3-30b-a3b").architecture()
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192)
+    for options, where in (({}, "overhead"), ({"model_runner": "v1", "extensible_kv_cache": False}, "activations")):
+        est = estimate(a, sc.with_changes(options=options))
+        row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["MoE experts' workspace"]
+        assert row[1:3] == ("8,192 batched tokens", format_bytes(8192 * 8 * 4096 * 2, Unit.GiB, 3))
+        assert f"counted in the {where}" in row[4]
+
+
 def test_a_pipelines_receive_buffer_is_a_row_saying_where_it_is_counted():
     """Llama-3.1-8B at PP 2 on H100s: hidden_states and residual of 8,192 tokens in bf16 on the second stage, in
     the overhead on the V2 runner and in the profile's peak on V1; no row without a pipeline."""

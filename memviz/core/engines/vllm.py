@@ -110,6 +110,7 @@ from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_est
 from memviz.core.engines.vllm_dsa import index_buffer_bytes
 from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY, WINDOW_STEPS
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
+from memviz.core.engines.vllm_moe_workspace import moe_workspace_bytes
 from memviz.core.engines.vllm_pipeline import check_shared_latent_stages, pipeline_split, receive_buffer_bytes
 from memviz.core.engines.vllm_sampler import (
     RUNNER_SAMPLERS,
@@ -385,6 +386,8 @@ class VLLM(Engine):
                "with its own KV pool; MoE experts are split over all tp x dp GPUs", minimum=1, maximum=1024),
         Option("enable_expert_parallel", bool, False, "--enable-expert-parallel: each GPU holds whole MoE experts, "
                "the experts / (tp x dp) of its share, instead of a slice of every expert"),
+        Option("persistent_moe_workspace", bool, True, "the fused-MoE experts' workspace kept from the first MoE "
+               "layer on (vLLM's WorkspaceManager; off for releases before 0.14, whose 16-bit experts freed theirs)"),
         Option("enable_eplb", bool, False, "--enable-eplb: the expert-parallel load balancer (its maps and a layer's "
                "expert buffer on every GPU; models whose vLLM class implements MixtureOfExperts)"),
         Option("num_redundant_experts", int, 0, "--eplb-config num_redundant_experts: copies of experts spread "
@@ -587,25 +590,30 @@ class VLLM(Engine):
         rank's tokens before the experts (fused_moe/prepare_finalize/naive_dp_ep.py, the default
         allgather_reducescatter all2all backend's `dispatch`, no chunking in 0.33's modular kernel): the routed
         experts' workspace is dp x the tokens', each expert's intermediate as the GPU holds it (`moe_parallel`),
-        beside the gathered input as the dispatch sends it (`dispatch_value_bytes`)."""
+        beside the gathered input as the dispatch sends it (`dispatch_value_bytes`). The experts' workspace stays
+        allocated from the first MoE layer on (`moe_workspace`): V1's profile peak holds it beside the later layers and
+        the sampler step; the V2 runner's profile counts it as consumed (`stage_runtime_bytes`)."""
         a, sc = x.a, x.sc
         s = self.settings(a, sc, x.options)
         tokens = s["max_num_batched_tokens"]
         act_bytes = x.act_bytes
         dp = x.options["data_parallel_size"]
+        workspace = self.moe_workspace(x, s)
+        held = workspace if s["model_runner"] == "v1" else 0.0  # V2: consumed memory (`stage_runtime_bytes`)
         ws = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp, recurrent_cores=False,
                                  moe_gather=dp, moe_tp=self.moe_parallel(x)[1],
-                                 moe_gather_bytes=self.dispatch_value_bytes(x) if dp > 1 else None)
-        attention = ws.attention + self.mla_profile_context_bytes(x, s)
-        peak = ws.hidden + np.maximum(np.maximum(attention, ws.mlp), ws.logits)
+                                 moe_gather_bytes=self.dispatch_value_bytes(x) if dp > 1 else None,
+                                 routed_bytes=held if workspace else None)
+        attention = ws.attention + self.mla_profile_context_bytes(x, s) + held
+        peak = ws.hidden + np.maximum(np.maximum(attention, ws.mlp), ws.logits + held)
         if last_stage:
-            hidden = tokens * a.hidden_size * act_bytes
+            hidden = tokens * a.hidden_size * act_bytes + held
             peak = np.maximum(peak, hidden + self.sampler_step_bytes(x, s))
             if self.measured(x.options):  # a sizing step's prompt logprobs (`vllm_extensible`)
                 prompt = min(tokens, s["max_model_len"] - 1)
                 peak = max(peak, hidden + vllm_extensible.prompt_logprob_chunk_bytes(prompt, a.output_rows, act_bytes))
         if self.measured(x.options):
-            peak = max(peak, self.mla_context_step_bytes(x, s))
+            peak = max(peak, self.mla_context_step_bytes(x, s) + held)
         if not first_stage and s["model_runner"] == "v1":  # made in the profile run's forward (`vllm_pipeline`)
             peak = peak + receive_buffer_bytes(a, tokens, act_bytes)
         encoder = self.encoder_pass(x, s) if first_stage else None
@@ -647,13 +655,16 @@ class VLLM(Engine):
 
     def stage_runtime_bytes(self, x: Inputs, layers: range, last_stage: bool) -> float:
         """Buffers allocated when the model is loaded, which the profile counts as consumed memory: DeepSeek sparse
-        attention's top-k index buffers on every stage (`vllm_dsa`), the V2 model runner's sampler state on the
-        last (`vllm_sampler.v2_state_bytes`) and its buffer for the previous stage's tensors on every stage after
-        the first (`vllm_pipeline`; V1's is made in the profile run: `activations`)."""
+        attention's top-k index buffers on every stage (`vllm_dsa`); on the V2 model runner its sampler state on the
+        last (`vllm_sampler.v2_state_bytes`), its buffer for the previous stage's tensors on every stage after the
+        first (`vllm_pipeline`) and the experts' workspace (`moe_workspace`); V1 makes those two in the profile run
+        (`activations`)."""
         s = self.settings(x.a, x.sc, x.options)
-        receive = receive_buffer_bytes(x.a, s["max_num_batched_tokens"], x.act_bytes) \
-            if layers.start > 0 and s["model_runner"] == "v2" else 0
-        return float(self.index_buffers(x, s, layers) + (self.sampler_state(x, s) if last_stage else 0) + receive)
+        if s["model_runner"] != "v2":
+            return float(self.index_buffers(x, s, layers))
+        receive = receive_buffer_bytes(x.a, s["max_num_batched_tokens"], x.act_bytes) if layers.start > 0 else 0
+        return float(self.index_buffers(x, s, layers) + (self.sampler_state(x, s) if last_stage else 0) + receive
+                     + self.moe_workspace(x, s))
 
     @staticmethod
     def index_buffers(x: Inputs, s: dict[str, Any], layers: range) -> int:
@@ -820,6 +831,24 @@ class VLLM(Engine):
         --enable-expert-parallel and more than one GPU, that span is the EP size and each expert is whole (TP 1)."""
         span = x.sc.tp * x.options["data_parallel_size"]
         return (span, 1) if x.options["enable_expert_parallel"] and span > 1 else (1, span)
+
+    def moe_workspace(self, x: Inputs, s: dict[str, Any]) -> float:
+        """The experts' workspace the profile run leaves allocated (`vllm_moe_workspace`) for max_num_batched_tokens
+        x the DP ranks' tokens (the all-gather dispatch), each expert's intermediate as the GPU holds it (Marlin's
+        MXFP4 padding included); none for MXFP4 kernels vLLM runs whole (gpt-oss's Triton kernels on Hopper,
+        FlashInfer's TRT-LLM on SM100: `oracle/mxfp4.py` prefers their monolithic classes) and before 0.14."""
+        a = x.a
+        if not a.is_moe or not x.options["persistent_moe_workspace"]:
+            return 0.0
+        inter, hidden = -(-a.moe_intermediate_size // self.moe_parallel(x)[1]), a.moe_hidden_size or a.hidden_size
+        backend = self._mxfp4_backend(x)
+        if backend is not None:
+            name, inter_to, hidden_to = backend
+            if name != "MARLIN":
+                return 0.0
+            inter, hidden = -(-inter // inter_to) * inter_to, -(-hidden // hidden_to) * hidden_to
+        tokens = s["max_num_batched_tokens"] * x.options["data_parallel_size"]
+        return moe_workspace_bytes(a, tokens, inter, hidden, x.act_bytes)
 
     def expert_share(self, x: Inputs) -> float:
         """The fraction of every MoE layer's experts the busiest GPU holds: 1 / the MoE TP size, or under expert
@@ -1014,7 +1043,9 @@ class VLLM(Engine):
 
     def overhead_formula(self, facts: dict[str, Any]) -> str:
         state, index = facts.get("sampler_state_bytes"), facts.get("sparse_index_buffer_bytes")
-        receive = facts.get("pp_receive_buffer_bytes") if facts.get("model_runner") == "v2" else None
+        v2 = facts.get("model_runner") == "v2"
+        receive = facts.get("pp_receive_buffer_bytes") if v2 else None
+        experts = facts.get("moe_workspace_bytes") if v2 else None
         graphs = "its CUDA graphs as captured" if facts["kv_sizing"] == "measured" else "its CUDA-graph estimate"
         return (f"; vllm: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + {graphs} "
                 f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: FlashAttention 3's split buffers where it runs, the "
@@ -1022,7 +1053,8 @@ class VLLM(Engine):
                 + (f" + the V2 model runner's sampler state ({state / GiB:.2f} GiB)" if state else "")
                 + (f" + sparse attention's top-k index buffers ({index / GiB:.2f} GiB)" if index else "")
                 + (f" + on stages after the first, the buffer the previous stage's tensors arrive in ({receive / GiB:.2f} "
-                   "GiB)" if receive else ""))
+                   "GiB)" if receive else "")
+                + (f" + the MoE experts' workspace ({experts / GiB:.2f} GiB)" if experts else ""))
 
     def kv_pool_formula(self, x: Inputs) -> str:
         fixed = x.options["kv_cache_memory_bytes"]
@@ -1106,6 +1138,8 @@ class VLLM(Engine):
             out["sampler_state_bytes"] = state
         if index := self.index_buffers(x, s, self.stages(x)[0]):
             out["sparse_index_buffer_bytes"] = index  # on a rank of the first stage
+        if workspace := self.moe_workspace(x, s):  # in the profile's peak (V1) or consumed (V2)
+            out["moe_workspace_bytes"] = int(workspace)
         if x.sc.pp > 1:  # on every stage after the first: in the profile's peak (V1) or consumed (V2)
             out["pp_receive_buffer_bytes"] = int(receive_buffer_bytes(x.a, s["max_num_batched_tokens"], x.act_bytes))
         backend = self._mxfp4_backend(x)

@@ -42,6 +42,9 @@ HYBRID_PREFIX_CACHING_SINCE = (0, 24)
 #: default (config/cache.py `enable_extensible_kv_cache`, `DEFAULT_BLOCK_SIZE`; 16 before); what its sizing prints
 #: (v1/worker/extensible_kv_cache.py `measure_kv_cache_blocks`, `extend_kv_cache`)
 EXTENSIBLE_SINCE = (0, 34)
+#: 16-bit experts run the modular kernel, whose workspace the WorkspaceManager keeps (`vllm_moe_workspace`; 0.13's
+#: unquantized_fused_moe_method.py still called `fused_experts`, 0.14's builds `FusedMoEModularKernel`)
+PERSISTENT_MOE_WORKSPACE_SINCE = (0, 14)
 EXTENSIBLE_LINES = r"Memory after warmup: .* KV cache blocks|Extended KV cache to \d+ blocks"
 UNLOGGED_UTILIZATION = 0.9  # what memviz takes for a profile-sized log that prints none (vLLM 0.6.4's default)
 _ARG_KEYS = ("max_model_len", "gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
@@ -268,6 +271,8 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
         options["extensible_kv_cache"] = False
         options.setdefault("block_size", 16)
     gpu, v0 = logged_gpu(text, gpu), is_v0(text, s.version)
+    if a.is_moe and (v0 or s.version is not None and s.version < PERSISTENT_MOE_WORKSPACE_SINCE):
+        options["persistent_moe_workspace"] = False
     runner = "v1" if v0 else _runner(text, s.version, a)  # V0's profile is modelled with V1's runner
     if runner:
         options["model_runner"] = runner

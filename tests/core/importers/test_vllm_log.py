@@ -281,3 +281,13 @@ def test_a_019_log_is_read_as_it_ran():
     on = text.replace("To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase", "") + \
         "\n'VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS': True"
     assert "estimate_cudagraphs" not in dict(vllm_scenario(on, a, "h100-80g").options)
+
+
+@pytest.mark.parametrize(("release", "persistent"), [("0.13.0", False), ("0.14.0", None), ("0.19.0", None)])
+def test_releases_before_0_14_free_the_moe_workspace_after_each_layer(release, persistent):
+    """16-bit experts ran `fused_experts` up to 0.13 (caches freed in each layer) and the modular kernel from 0.14,
+    whose workspace stays (`vllm_moe_workspace`); a dense model's scenario does not name the option."""
+    log = LOG_010.replace("0.10.1.1", release)
+    moe, dense = get_preset("qwen3-30b-a3b").architecture(), get_preset("qwen2.5-7b").architecture()
+    assert dict(vllm_scenario(log, moe, "a100-80g").options).get("persistent_moe_workspace") is persistent
+    assert "persistent_moe_workspace" not in dict(vllm_scenario(log, dense, "a100-80g").options)
