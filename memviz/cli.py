@@ -381,6 +381,10 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
     if facts.get("sampler_state_bytes"):
         print(f"vLLM V2 model runner's sampler state (a vocabulary row of counts per request slot): "
               f"{format_bytes(facts['sampler_state_bytes'], unit)}")
+    if facts.get("compile_benchmark_bytes"):
+        print(f"vLLM cold compile: Inductor's benchmark on a copy of the embedding table holds "
+              f"{format_bytes(facts['compile_benchmark_bytes'], unit)} in the first stage's profile run "
+              "(-o cold_compile=false once vLLM's compile cache holds the model)")
     if facts.get("moe_workspace_bytes"):
         where = "overhead" if facts.get("model_runner") == "v2" else "activations, beside every later step"
         print(f"vLLM MoE experts' workspace (kept from the first MoE layer on; {where}): "

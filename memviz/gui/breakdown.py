@@ -190,6 +190,12 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     format_bytes(facts["sampler_state_bytes"], unit, 3), "formula", "penalty counts (an int32 a "
                     "vocabulary entry) and bit masks for every request slot, kept from loading on; counted in the "
                     "overhead", engine.version))
+    if facts.get("compile_benchmark_bytes"):
+        out.append(("cold compile's kernel benchmark", "the embedding table's copy",
+                    format_bytes(facts["compile_benchmark_bytes"], unit, 3), "formula", "a first start compiles the "
+                    "model in the profile run and Inductor benchmarks the embedding kernel on a random copy of the "
+                    "table: a floor of the first stage's activations (none once vLLM's compile cache holds the model)",
+                    engine.version))
     if facts.get("moe_workspace_bytes"):
         out.append(("MoE experts' workspace", f"{facts['max_num_batched_tokens']:,d} batched tokens",
                     format_bytes(facts["moe_workspace_bytes"], unit, 3), "formula", "the fused-MoE kernel's scratch "

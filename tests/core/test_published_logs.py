@@ -253,18 +253,19 @@ def test_vllm_019_sweep_on_h100s_pools_and_profiles():
     every printed pool within 2 % but three (Qwen2.5-72B's widths at TP 2, twice, 3 GiB pools: +10 and +11 %, 0.2 GiB
     of it the cuBLAS handles 0.19 counted as non-torch memory and 0.34 makes before its baseline; Gemma-3-27B with its
     vision tower's pass over 32 images: +4 %), the tokens in it exact to the layout, and the profile peaks (torch's
-    increase in the profile run) within 25 %, those on one stage in 16 bits within 6 %, the MoE ones with the
-    experts' workspace vLLM keeps (`vllm_moe_workspace`: they were 14-25 % under without it)."""
+    increase in the profile run) within 6 %: the MoE ones with the experts' workspace vLLM keeps
+    (`vllm_moe_workspace`: 14-25 % under without it), a pipeline's first stage and the fp32 run with Inductor's
+    benchmark on a copy of the embedding table in the cold compile (`vllm_compile`: 14-20 % under without it)."""
     assert len(LLMD) == 40
     pools = {c["id"]: vllm_rows(c)["KV pool"].error for c in LLMD if "KV pool" not in c.get("not_compared", {})}
     assert sum(abs(e) <= 0.02 for e in pools.values()) >= len(pools) - 3, pools
     assert max(abs(e) for e in pools.values()) <= 0.12, pools
     peaks = {c["id"]: vllm_rows(c)["activation peak"].error for c in LLMD}
-    assert all(abs(e) <= 0.25 for e in peaks.values()), peaks
-    one_stage = [e for cid, e in peaks.items() if not any(m in cid for m in ("-pp", "fp32"))]
-    assert len(one_stage) >= 35 and all(abs(e) <= 0.06 for e in one_stage), peaks
+    assert all(abs(e) <= 0.06 for e in peaks.values()), peaks
     moe = [e for cid, e in peaks.items() if any(m in cid for m in ("moe", "a3b", "mixtral", "deepseek"))]
     assert len(moe) == 4 and all(abs(e) <= 0.05 for e in moe), peaks
+    compiled = [e for cid, e in peaks.items() if "-pp" in cid or "fp32" in cid]
+    assert len(compiled) == 3 and all(abs(e) <= 0.01 for e in compiled), peaks
 
 
 def test_vllm_pipelines_last_stage_holds_the_receive_buffer_beside_the_sampler_step():

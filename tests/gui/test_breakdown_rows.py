@@ -75,6 +75,18 @@ def test_sparse_attentions_index_buffers_are_a_row_with_the_estimates_bytes():
     assert est.engine_facts["sparse_index_buffer_bytes"] == 8192 * 2048 * 4 + 61 * 1025 * 2049 * 4
 
 
+def test_the_cold_compiles_benchmark_is_a_row_where_a_profile_sizes_the_pool():
+    """Llama-3.1-8B on an H100 with a profile-sized pool: Inductor's benchmark on a copy of the 128,256 x 4,096 table
+    beside two rows of 8,192 tokens; no row on a warm start or with 0.34's measured pool."""
+    a = get_preset("llama-3.1-8b").architecture()
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, options={"extensible_kv_cache": False})
+    row = {r[0]: r for r in engine_rows(estimate(a, sc), Unit.GiB)}["cold compile's kernel benchmark"]
+    assert row[2] == format_bytes((128256 + 2 * 8192) * 4096 * 2, Unit.GiB, 3)
+    for options in ({"extensible_kv_cache": False, "cold_compile": False}, {}):
+        rows = {r[0] for r in engine_rows(estimate(a, sc.with_changes(options=options)), Unit.GiB)}
+        assert "cold compile's kernel benchmark" not in rows
+
+
 def test_the_moe_experts_workspace_is_a_row_saying_where_it_is_counted():
     """Qwen3-30B-A3B on an H100: 8,192 batched tokens x 8 experts x (2,048 + 2,048) bf16 values, in the overhead on
     the V2 runner and the activations on V1."""

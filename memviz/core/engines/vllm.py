@@ -28,7 +28,10 @@ that states none).
   and exponential noise and warms the Triton kernel beside FlashInfer's; releases before 0.17 sorted: 38 bytes;
   option sampler, by default the one vLLM picks for the GPU); the forward's hidden states (tokens x hidden) stay
   alive through it. The V2 runner's sampler keeps an int32 count per vocabulary entry and request slot from loading
-  on (`vllm_sampler.v2_state_bytes`), which the profile counts as consumed: `stage_runtime_bytes`.
+  on (`vllm_sampler.v2_state_bytes`), which the profile counts as consumed: `stage_runtime_bytes`. Also held: the
+  fused-MoE workspace from the first MoE layer on (`vllm_moe_workspace`), a later pipeline stage's receive buffer
+  (`vllm_pipeline`) and, on a cold start, the compile's kernel benchmark on a copy of the embedding table
+  (`vllm_compile`).
 - defaults (`vllm/engine/arg_utils.py` `get_batch_defaults`, `vllm serve`):
   max_num_batched_tokens 2048 and max_num_seqs 256 below 70 GiB or on A100,
   8192 / 1024 from 70 GiB, 16384 / 1024 from 160 GiB; block_size 64 (`CacheConfig.DEFAULT_BLOCK_SIZE`, 16 before
@@ -105,6 +108,7 @@ from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architec
 from memviz.core.engines import vllm_eplb, vllm_extensible, vllm_int4, vllm_mtp
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.bitnet_linear import FORMAT as BITNET
+from memviz.core.engines.vllm_compile import embedding_benchmark_bytes
 from memviz.core.engines.vllm_cudagraphs import Captures, capture_sizes, captured_split_kv_bytes, fa3_split_kv
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
 from memviz.core.engines.vllm_dsa import index_buffer_bytes
@@ -386,6 +390,9 @@ class VLLM(Engine):
                "with its own KV pool; MoE experts are split over all tp x dp GPUs", minimum=1, maximum=1024),
         Option("enable_expert_parallel", bool, False, "--enable-expert-parallel: each GPU holds whole MoE experts, "
                "the experts / (tp x dp) of its share, instead of a slice of every expert"),
+        Option("cold_compile", bool, True, "the start compiles the model, no vLLM compile cache yet (0.12+: Inductor's "
+               "kernel benchmark holds a random copy of the embedding table in the profile run; a profile-sized pool "
+               "only)"),
         Option("persistent_moe_workspace", bool, True, "the fused-MoE experts' workspace kept from the first MoE "
                "layer on (vLLM's WorkspaceManager; off for releases before 0.14, whose 16-bit experts freed theirs)"),
         Option("enable_eplb", bool, False, "--enable-eplb: the expert-parallel load balancer (its maps and a layer's "
@@ -592,7 +599,8 @@ class VLLM(Engine):
         experts' workspace is dp x the tokens', each expert's intermediate as the GPU holds it (`moe_parallel`),
         beside the gathered input as the dispatch sends it (`dispatch_value_bytes`). The experts' workspace stays
         allocated from the first MoE layer on (`moe_workspace`): V1's profile peak holds it beside the later layers and
-        the sampler step; the V2 runner's profile counts it as consumed (`stage_runtime_bytes`)."""
+        the sampler step; the V2 runner's profile counts it as consumed (`stage_runtime_bytes`). A first stage that
+        compiles the model on a cold start holds at least the compile's kernel benchmark (`compile_benchmark_bytes`)."""
         a, sc = x.a, x.sc
         s = self.settings(a, sc, x.options)
         tokens = s["max_num_batched_tokens"]
@@ -616,10 +624,22 @@ class VLLM(Engine):
             peak = max(peak, self.mla_context_step_bytes(x, s) + held)
         if not first_stage and s["model_runner"] == "v1":  # made in the profile run's forward (`vllm_pipeline`)
             peak = peak + receive_buffer_bytes(a, tokens, act_bytes)
+        if first_stage:
+            peak = np.maximum(peak, self.compile_benchmark_bytes(x, s))
         encoder = self.encoder_pass(x, s) if first_stage else None
         if encoder is not None:
             peak = max(peak + encoder.kept_bytes, encoder.peak_bytes)
         return x.zeros + peak
+
+    def compile_benchmark_bytes(self, x: Inputs, s: dict[str, Any]) -> float:
+        """The embedding kernel's benchmark in a cold compile, on the first stage (`vllm_compile`); none where it
+        does not apply: a measured pool, enforce_eager, a warm compile cache, embeddings outside the compiled graph
+        (a multimodal model with its encoders)."""
+        a, o = x.a, x.options
+        if (self.measured(o) or o["enforce_eager"] or not o["cold_compile"]
+                or (a.encoders and not s["language_model_only"])):
+            return 0.0
+        return embedding_benchmark_bytes(a, x.sc.tp, s["max_num_batched_tokens"], x.act_bytes)
 
     def mla_profile_context_bytes(self, x: Inputs, s: dict[str, Any]) -> float:
         """What an MLA layer allocates in the profile run, which has no attention metadata, to stand for the largest
@@ -1138,6 +1158,8 @@ class VLLM(Engine):
             out["sampler_state_bytes"] = state
         if index := self.index_buffers(x, s, self.stages(x)[0]):
             out["sparse_index_buffer_bytes"] = index  # on a rank of the first stage
+        if bench := self.compile_benchmark_bytes(x, s):  # a floor of the first stage's profile peak
+            out["compile_benchmark_bytes"] = int(bench)
         if workspace := self.moe_workspace(x, s):  # in the profile's peak (V1) or consumed (V2)
             out["moe_workspace_bytes"] = int(workspace)
         if x.sc.pp > 1:  # on every stage after the first: in the profile's peak (V1) or consumed (V2)

@@ -45,6 +45,10 @@ EXTENSIBLE_SINCE = (0, 34)
 #: 16-bit experts run the modular kernel, whose workspace the WorkspaceManager keeps (`vllm_moe_workspace`; 0.13's
 #: unquantized_fused_moe_method.py still called `fused_experts`, 0.14's builds `FusedMoEModularKernel`)
 PERSISTENT_MOE_WORKSPACE_SINCE = (0, 14)
+#: Inductor's combo-kernel benchmark in a cold compile (`vllm_compile`: torch 2.9, vLLM 0.12); a start that loads its
+#: compiled graphs from vLLM's cache prints this (compilation/backends.py) and benchmarks nothing
+COMPILE_BENCHMARK_SINCE = (0, 12)
+WARM_COMPILE = r"Directly load the compiled graph"
 EXTENSIBLE_LINES = r"Memory after warmup: .* KV cache blocks|Extended KV cache to \d+ blocks"
 UNLOGGED_UTILIZATION = 0.9  # what memviz takes for a profile-sized log that prints none (vLLM 0.6.4's default)
 _ARG_KEYS = ("max_model_len", "gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
@@ -273,6 +277,8 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     gpu, v0 = logged_gpu(text, gpu), is_v0(text, s.version)
     if a.is_moe and (v0 or s.version is not None and s.version < PERSISTENT_MOE_WORKSPACE_SINCE):
         options["persistent_moe_workspace"] = False
+    if v0 or (s.version is not None and s.version < COMPILE_BENCHMARK_SINCE) or re.search(WARM_COMPILE, text):
+        options["cold_compile"] = False
     runner = "v1" if v0 else _runner(text, s.version, a)  # V0's profile is modelled with V1's runner
     if runner:
         options["model_runner"] = runner

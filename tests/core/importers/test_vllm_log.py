@@ -41,9 +41,11 @@ def test_the_scenario_checks_the_pool_the_log_printed():
     a = get_preset("qwen2.5-7b").architecture()
     sc = vllm_scenario(LOG_010, a, "a100-80g")
     assert (sc.gpu_memory_utilization, sc.context_tokens, sc.tp) == (0.25, 16384, 1)
-    # before v0.21: no CUDA-graph estimate, FlashInfer's sampler without the Triton warm-up, V1's model runner
+    # before v0.21: no CUDA-graph estimate, FlashInfer's sampler without the Triton warm-up, V1's model runner;
+    # before 0.12 no Inductor benchmark in the compile
     assert dict(sc.options) == {"max_num_batched_tokens": 2048, "estimate_cudagraphs": False, "sampler": "flashinfer-only",
-                                "model_runner": "v1", "extensible_kv_cache": False, "block_size": 16}
+                                "model_runner": "v1", "extensible_kv_cache": False, "block_size": 16,
+                                "cold_compile": False}
     _, rows = check_vllm(LOG_010, a, sc)
     pool = next(r for r in rows if r.name == "KV pool")
     assert abs(pool.error) < 0.01
@@ -229,7 +231,7 @@ def test_a_v0_log_reads_v0s_sort_and_batch_defaults():
     sc = vllm_scenario(text, a, "h100-80g")
     assert dict(sc.options) == {"sampler": "sort", "max_num_seqs": 256, "enable_chunked_prefill": False,
                                 "max_num_batched_tokens": 8192, "model_runner": "v1", "extensible_kv_cache": False,
-                                "block_size": 16}
+                                "block_size": 16, "cold_compile": False}
     peak = next(r for r in check_vllm(text, a, sc)[1] if r.name == "activation peak")
     assert abs(peak.error) < 0.03
     long = vllm_scenario(text, get_preset("llama-3.1-8b").architecture(), "h100-80g")  # 131K positions: chunked
@@ -291,3 +293,15 @@ def test_releases_before_0_14_free_the_moe_workspace_after_each_layer(release, p
     moe, dense = get_preset("qwen3-30b-a3b").architecture(), get_preset("qwen2.5-7b").architecture()
     assert dict(vllm_scenario(log, moe, "a100-80g").options).get("persistent_moe_workspace") is persistent
     assert "persistent_moe_workspace" not in dict(vllm_scenario(log, dense, "a100-80g").options)
+
+
+@pytest.mark.parametrize(("release", "line", "cold"), [
+    ("0.19.0", "Compiling a graph for compile range (1, 8192) takes 12.34 s", None),
+    ("0.19.0", "Directly load the compiled graph(s) for compile range (1, 8192) from the cache, took 1.234 s", False),
+    ("0.11.0", "Compiling a graph for compile range (1, 8192) takes 12.34 s", False)])
+def test_a_start_that_loads_its_compiled_graphs_runs_no_inductor_benchmark(release, line, cold):
+    """vLLM prints whether it compiled (compilation/backends.py); a start from its compile cache, or a release
+    before 0.12 (torch 2.8, no combo-kernel benchmark), holds no copy of the embedding table (`vllm_compile`)."""
+    log = LOG_010.replace("0.10.1.1", release) + f"(EngineCore_0 pid=1812) INFO 09-04 01:03:20 [backends.py:286] {line}\n"
+    options = dict(vllm_scenario(log, get_preset("qwen2.5-7b").architecture(), "a100-80g").options)
+    assert options.get("cold_compile") is cold
