@@ -114,7 +114,7 @@ from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_est
 from memviz.core.engines.vllm_dsa import index_buffer_bytes
 from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY, WINDOW_STEPS
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
-from memviz.core.engines.vllm_moe_workspace import moe_workspace_bytes
+from memviz.core.engines.vllm_moe_workspace import EXPERTS, moe_kernel_workspace, moe_workspace_bytes
 from memviz.core.engines.vllm_pipeline import check_shared_latent_stages, pipeline_split, receive_buffer_bytes
 from memviz.core.engines.vllm_sampler import (
     RUNNER_SAMPLERS,
@@ -608,10 +608,11 @@ class VLLM(Engine):
         dp = x.options["data_parallel_size"]
         workspace = self.moe_workspace(x, s)
         held = workspace if s["model_runner"] == "v1" else 0.0  # V2: consumed memory (`stage_runtime_bytes`)
+        scratch = workspace and self.moe_kernel(x) == EXPERTS  # else the kernel's own, per call
         ws = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp, recurrent_cores=False,
                                  moe_gather=dp, moe_tp=self.moe_parallel(x)[1],
                                  moe_gather_bytes=self.dispatch_value_bytes(x) if dp > 1 else None,
-                                 routed_bytes=held if workspace else None)
+                                 routed_bytes=held if scratch else None)
         attention = ws.attention + self.mla_profile_context_bytes(x, s) + held
         peak = ws.hidden + np.maximum(np.maximum(attention, ws.mlp), ws.logits + held)
         if last_stage:
@@ -852,23 +853,27 @@ class VLLM(Engine):
         span = x.sc.tp * x.options["data_parallel_size"]
         return (span, 1) if x.options["enable_expert_parallel"] and span > 1 else (1, span)
 
+    def moe_kernel(self, x: Inputs) -> str:
+        """What the experts' class takes from the WorkspaceManager (`vllm_moe_workspace.moe_kernel_workspace`)."""
+        experts = [(n, s) for t, s, n in tensor_bytes(x.a, x.wf) if t.role is Role.EXPERT]
+        backend = self._mxfp4_backend(x)
+        return moe_kernel_workspace(max(experts)[1] if experts else None, x.sc.compute_capability,
+                                    self.moe_parallel(x)[0] > 1, backend[0] if backend else None)
+
     def moe_workspace(self, x: Inputs, s: dict[str, Any]) -> float:
         """The experts' workspace the profile run leaves allocated (`vllm_moe_workspace`) for max_num_batched_tokens
         x the DP ranks' tokens (the all-gather dispatch), each expert's intermediate as the GPU holds it (Marlin's
-        MXFP4 padding included); none for MXFP4 kernels vLLM runs whole (gpt-oss's Triton kernels on Hopper,
-        FlashInfer's TRT-LLM on SM100: `oracle/mxfp4.py` prefers their monolithic classes) and before 0.14."""
+        MXFP4 padding included); none before 0.14."""
         a = x.a
         if not a.is_moe or not x.options["persistent_moe_workspace"]:
             return 0.0
         inter, hidden = -(-a.moe_intermediate_size // self.moe_parallel(x)[1]), a.moe_hidden_size or a.hidden_size
         backend = self._mxfp4_backend(x)
         if backend is not None:
-            name, inter_to, hidden_to = backend
-            if name != "MARLIN":
-                return 0.0
+            _, inter_to, hidden_to = backend
             inter, hidden = -(-inter // inter_to) * inter_to, -(-hidden // hidden_to) * hidden_to
         tokens = s["max_num_batched_tokens"] * x.options["data_parallel_size"]
-        return moe_workspace_bytes(a, tokens, inter, hidden, x.act_bytes)
+        return moe_workspace_bytes(a, tokens, inter, hidden, x.act_bytes, self.moe_kernel(x))
 
     def expert_share(self, x: Inputs) -> float:
         """The fraction of every MoE layer's experts the busiest GPU holds: 1 / the MoE TP size, or under expert

@@ -378,35 +378,39 @@ def test_before_v021_graphs_are_captured_after_the_pool_and_can_overrun_the_gpu(
 
 def test_data_parallel_moe_layers_work_on_every_rank_s_tokens():
     """The profile run's MoE layers gather the dummy tokens of all DP ranks (8 x 8,192 on H200s) and, with expert
-    parallelism, each GPU's experts are whole (2,048 wide), so the experts' workspace is 8 x 8,192 tokens x 8 experts
-    x (max(2,048, 7,168) + max(2 x 2,048, 7,168)) values: consumed memory on the V2 runner, held in V1's profile peak
-    beside every later step (here the MLA layers' stand-in for the largest context). The gathered input goes FP8 with
-    a scale a 128-value block for the FP8 release, 16-bit for bf16 (PR #20228 met the same tens of thousands of
-    tokens a rank as out-of-memory errors)."""
+    parallelism, each GPU's experts are whole (2,048 wide). In bf16 Triton's experts keep 8 x 8,192 tokens x 8
+    experts x (max(2,048, 7,168) + max(2 x 2,048, 7,168)) values from the manager: consumed memory on the V2 runner,
+    held in V1's profile peak beside every later step (here the MLA layers' stand-in for the largest context). The FP8
+    release under expert parallelism on Hopper runs FlashInfer's CUTLASS experts, which keep the output rows alone and
+    take their scratch per call; its gathered input goes FP8 with a scale a 128-value block, bf16's 16-bit (PR #20228
+    met the same tens of thousands of tokens a rank as out-of-memory errors)."""
     from memviz.core.engines.vllm import VLLM
     from memviz.core.estimate import inputs
 
     tokens = 8192
     dsv3 = get_preset("deepseek-v3").architecture()
-    sc = Scenario(engine="vllm", gpu="h200", weight_format=dsv3.native_format, context_tokens=32768,
+    sc = Scenario(engine="vllm", gpu="h200", weight_format="bf16", context_tokens=32768,
                   options={"data_parallel_size": 8, "enable_expert_parallel": True})
     workspace = 8 * tokens * 8 * (7168 + 7168) * 2
     assert estimate(dsv3, sc).engine_facts["moe_workspace_bytes"] == workspace
     one = sc.with_changes(options={"enable_expert_parallel": True})
     assert estimate(dsv3, one).engine_facts["moe_workspace_bytes"] == workspace / 8
+    fp8 = sc.with_changes(weight_format=dsv3.native_format)
+    assert estimate(dsv3, fp8).engine_facts["moe_workspace_bytes"] == 8 * tokens * 7168 * 2
 
-    v1 = sc.with_changes(options={**dict(sc.options), "model_runner": "v1", "extensible_kv_cache": False})
-    fp8_input = 1 + 4 * 56 / 7168  # 7,168 values in 56 blocks of 128
+    v1 = sc.with_changes(options={**dict(sc.options), "model_runner": "v1", "extensible_kv_cache": False,
+                                  "cold_compile": False})
     ws = inference_workspace(dsv3, tokens, tokens, 1, "flash", 2, 0, 0, 1, recurrent_cores=False, moe_gather=8,
-                             moe_tp=1, moe_gather_bytes=fp8_input, routed_bytes=workspace)
+                             moe_tp=1, routed_bytes=workspace)
     context = 65536 * 128 * (128 + 128) * 2  # min(8 x 32,768, 65,536) tokens x 128 heads x (nope + v)
     assert estimate(dsv3, v1).bytes["activations"] == ws.hidden + max(ws.attention + context + workspace, ws.mlp)
 
     def dispatched(weight_format):
-        s = sc.with_changes(weight_format=weight_format)
-        return VLLM.dispatch_value_bytes(inputs(dsv3, s, np.array([32768]), np.array([1])))
+        return VLLM.dispatch_value_bytes(inputs(dsv3, sc.with_changes(weight_format=weight_format),
+                                                np.array([32768]), np.array([1])))
 
-    assert dispatched(dsv3.native_format) == pytest.approx(fp8_input) and dispatched("bf16") == 2
+    assert dispatched(dsv3.native_format) == pytest.approx(1 + 4 * 56 / 7168)  # 7,168 values in 56 blocks of 128
+    assert dispatched("bf16") == 2
 
 
 def test_an_mla_profile_run_allocates_the_largest_up_projected_context():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from memviz.core.engines.vllm_moe_workspace import moe_workspace_bytes
+from memviz.core.engines.vllm_moe_workspace import NONE, OUTPUT, moe_kernel_workspace, moe_workspace_bytes
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.presets import get_preset
 from memviz.core.units import MiB
@@ -47,3 +47,23 @@ def test_mxfp4_kernels_that_run_whole_hold_none_and_marlin_pads_its_sizes():
 def test_a_dense_model_holds_none():
     e = estimate(get_preset("llama-3.1-8b").architecture(), Scenario(engine="vllm", gpu="h100-80g"))
     assert "moe_workspace_bytes" not in e.engine_facts
+
+
+@pytest.mark.parametrize(("fmt", "capability", "ep", "mxfp4", "kind"), [
+    ("bf16", (9, 0), False, None, "experts"),          # TritonExperts (oracle/unquantized.py)
+    ("fp8-block", (9, 0), False, None, "experts"),     # "prefer Triton for TP" (oracle/fp8.py)
+    ("fp8-block", (9, 0), True, None, "output"),       # "FI CUTLASS for EP": FlashInferExperts keep (M, K)
+    ("fp8-block", (10, 0), False, None, "none"),       # FlashInfer TRT-LLM, monolithic first
+    ("nvfp4", (10, 0), False, None, "none"),
+    ("nvfp4", (12, 0), False, None, "output"),         # B12X / FlashInfer CUTLASS off SM100
+    ("mxfp4", (9, 0), False, "TRITON", "none"),        # gpt-oss's monolithic Triton kernels
+    ("mxfp4", (8, 0), False, "MARLIN", "experts"),
+    ("gptq-int4", (8, 9), False, None, "experts"),     # MarlinExperts
+])
+def test_the_experts_class_vllms_oracle_picks_decides_what_it_keeps(fmt, capability, ep, mxfp4, kind):
+    assert moe_kernel_workspace(fmt, capability, ep, mxfp4) == kind
+
+
+def test_a_class_that_keeps_its_output_alone_holds_the_batch_rows():
+    assert moe_workspace_bytes(QWEN3_MOE, 8192, 768, 2048, 2, OUTPUT) == 8192 * 2048 * 2
+    assert moe_workspace_bytes(QWEN3_MOE, 8192, 768, 2048, 2, NONE) == 0
