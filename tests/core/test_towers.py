@@ -1188,3 +1188,18 @@ def test_nemotron_h_omni_counts_its_parakeet_audio_encoder_also_in_the_releases_
         del release["sound_config"]["attention_bias"]
     r = from_hf_config(release)
     assert r.encoders == a.encoders and parameter_count(r) == parameter_count(a) and not r.warnings
+
+
+def test_vllm_v1_keeps_the_dummy_images_on_the_gpu_through_its_profile():
+    """V1's `profile_run` moves the dummy batch to the GPU before the encoder pass and holds it to the end (0.19 -
+    0.24 `batched_dummy_mm_inputs`), in the model dtype: Gemma 3's 32 images of 4,096 patches x 3 x 14 x 14 values in
+    bf16 beside the language model's pass and the sampler step; V2 frees them after the pass. vLLM 0.19 printed 3.99
+    GiB for Gemma-3-27B's profile (memviz 3.79 without the images, 3.94 with them: test_published_logs)."""
+    a = get_preset("gemma-3-27b").architecture()
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192,
+                  options={"extensible_kv_cache": False, "model_runner": "v1", "cold_compile": False})
+    facts = {runner: estimate(a, sc.with_changes(options={**dict(sc.options), "model_runner": runner})).engine_facts
+             for runner in ("v1", "v2")}
+    assert facts["v1"]["encoder_profile"]["items"] == 32
+    assert facts["v1"]["encoder_profile"]["input_bytes"] == 32 * 4096 * 3 * 14 * 14 * 2
+    assert facts["v2"]["encoder_profile"]["input_bytes"] == 0

@@ -268,13 +268,15 @@ def batch_defaults(gpu_total_bytes: float | None, gpu_label: str = "",
 @dataclass(frozen=True)
 class EncoderPass:
     """The encoder pass of vLLM's profile run: `items` items of `modality`, `tokens_per_item` merged tokens each;
-    the tower's peak over them and the outputs kept in the encoder cache through the language model's pass."""
+    the tower's peak over them and the outputs kept in the encoder cache through the language model's pass; the
+    V1 runner keeps the dummy batch's inputs on the GPU too (`input_bytes`)."""
 
     modality: str
     items: int
     tokens_per_item: int
     peak_bytes: float
     kept_bytes: float
+    input_bytes: float = 0.0
 
 
 def deepseek_sparse(a: Architecture) -> bool:
@@ -629,7 +631,7 @@ class VLLM(Engine):
             peak = np.maximum(peak, self.compile_benchmark_bytes(x, s))
         encoder = self.encoder_pass(x, s) if first_stage else None
         if encoder is not None:
-            peak = max(peak + encoder.kept_bytes, encoder.peak_bytes)
+            peak = max(peak + encoder.kept_bytes + encoder.input_bytes, encoder.peak_bytes)
         return x.zeros + peak
 
     def compile_benchmark_bytes(self, x: Inputs, s: dict[str, Any]) -> float:
@@ -727,8 +729,12 @@ class VLLM(Engine):
             return None
         modality, tokens = item
         items = encoder_items(tokens, s, per_prompt_limit(s, modality))
+        # V1 moves the batch to the GPU before the pass and holds it to the end of `profile_run`
+        # (`batched_dummy_mm_inputs`, 0.19-0.24 gpu_model_runner.py): patches x a patch's values, in the model dtype
+        # (multimodal/processing/context.py `_postprocess_output`); V2's `execute_mm_encoder` frees it
+        pixels = items * tokens * v.patches / v.tokens * v.pixels * x.act_bytes if s["model_runner"] == "v1" else 0.0
         return EncoderPass(modality, items, tokens, v.peak_bytes(items * tokens, x.act_bytes, x.sc.tp),
-                           v.output_bytes(items * tokens, x.act_bytes))
+                           v.output_bytes(items * tokens, x.act_bytes), pixels)
 
     def profiled_tower(self, x: Inputs) -> VisionShape | None:
         """The vision tower whose pass the profile run makes and memviz sizes: loaded beside the language model and
@@ -1175,7 +1181,8 @@ class VLLM(Engine):
         encoder = self.encoder_pass(x, s)
         if encoder is not None:
             out["encoder_profile"] = {"modality": encoder.modality, "items": encoder.items,
-                                      "tokens_per_item": encoder.tokens_per_item, "peak_bytes": int(encoder.peak_bytes)}
+                                      "tokens_per_item": encoder.tokens_per_item, "peak_bytes": int(encoder.peak_bytes),
+                                      "input_bytes": int(encoder.input_bytes)}
         if gpu is None or pool_bytes is None:
             return out
         total, requested = gpu.cuda_total_bytes, self.usable_bytes(gpu, x.sc)
