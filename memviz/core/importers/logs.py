@@ -247,10 +247,12 @@ def _rank_lines(text: str, rank: str) -> str:
 def _pool_rank_text(text: str) -> str:
     """The lines of the process that printed the pool, where each rank prints its own profile (a pipeline's first
     stage prints "Available KV cache memory"); the whole log otherwise."""
+    if "(Worker_" not in text:  # one process prints the profile
+        return text
     for pat in _VLLM["kv_cache"]:
-        m = re.search(r"^.*" + pat, text, re.MULTILINE)
+        m = re.search(pat, text)
         if m:
-            rank = re.match(_VLLM_PROCESS, m.group(0))
+            rank = re.match(_VLLM_PROCESS, text[text.rfind("\n", 0, m.start()) + 1:m.start()])
             return _rank_lines(text, rank.group(1)) if rank else text
     return text
 
@@ -258,6 +260,8 @@ def _pool_rank_text(text: str) -> str:
 def _last_stage_peak(text: str) -> dict[str, float]:
     """The last pipeline stage's "torch peak memory increase" (GiB, as printed) where the log names its stages'
     workers (Worker_PP0 ... Worker_PPn): that stage samples, and every rank keeps its block count."""
+    if "(Worker_PP" not in text:
+        return {}
     stages = {int(n) for n in re.findall(r"\(Worker_PP(\d+)\w* pid=", text)}
     if len(stages) < 2:
         return {}
