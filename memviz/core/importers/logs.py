@@ -287,6 +287,9 @@ def _parse_vllm(text: str) -> LogMeasurement | None:
         if m:
             details[key] = _num(m.group(1))
             matched += 1
+    if "suggested_kv_cache_memory_bytes" in details:  # every rank prints its own; all keep the smallest rank's pool
+        details["suggested_kv_cache_memory_bytes"] = min(
+            _num(v) for v in re.findall(_VLLM_DETAILS["suggested_kv_cache_memory_bytes"], text))
     details.update(_vllm_cudagraphs(text))
     details.update(_last_stage_peak(text))
     if "consumed_gib" in details and values["activations"] is not None and "cudagraph_estimated_gib" in details \

@@ -226,3 +226,14 @@ def test_vllm_pipeline_profile_is_the_pool_ranks_and_the_last_stage_is_kept():
     assert m.bytes["activations"] == round(1.1 * GiB) and m.bytes["kv_cache"] == round(69.8 * GiB)
     assert m.details["last_stage_activations_gib"] == pytest.approx(2.01)
     assert "last_stage_activations_gib" not in parse_log(PIPELINE_LOG.replace("Worker_PP", "Worker_TP")).details
+
+
+def test_vllm_pipeline_suggestion_is_the_smallest_ranks():
+    """Each rank prints its own --kv-cache-memory size (vLLM 0.19, Llama-3.1-8B at PP 4: PP2 70.18, PP3 68.23,
+    PP0 69.14 GiB); every rank keeps the smallest rank's block count, so the last stage's size binds."""
+    lines = [(2, 75351474176), (3, 73263618048), (0, 74242039808)]
+    text = PIPELINE_LOG + "".join(
+        f"(Worker_PP{r} pid={440 + r}) DEBUG 04-22 01:44:23 [v1/worker/gpu_worker.py:661] Replace "
+        f"gpu_memory_utilization config with `--kv-cache-memory={n}` ({n / GiB:.2f} GiB) to fit into requested "
+        "memory\n" for r, n in lines)
+    assert parse_log(text).details["suggested_kv_cache_memory_bytes"] == 73263618048
