@@ -386,13 +386,11 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
               f"{format_bytes(facts['compile_benchmark_bytes'], unit)} in the first stage's profile run "
               "(-o cold_compile=false once vLLM's compile cache holds the model)")
     if facts.get("moe_workspace_bytes"):
-        where = "overhead" if facts.get("model_runner") == "v2" else "activations, beside every later step"
-        print(f"vLLM MoE experts' workspace (kept from the first MoE layer on; {where}): "
+        print(f"vLLM MoE experts' workspace (kept from the first MoE layer on; {facts['runner_buffers_in']}): "
               f"{format_bytes(facts['moe_workspace_bytes'], unit)}")
     if facts.get("pp_receive_buffer_bytes"):
-        where = "overhead, made at load" if facts.get("model_runner") == "v2" else "activations, made in the profile run"
         print(f"vLLM pipeline stages after the first: the buffer the previous stage's tensors arrive in "
-              f"({where}): {format_bytes(facts['pp_receive_buffer_bytes'], unit)}")
+              f"({facts['runner_buffers_in']}): {format_bytes(facts['pp_receive_buffer_bytes'], unit)}")
     if facts.get("sparse_index_buffer_bytes"):
         print(f"vLLM sparse attention's top-k index buffers (a batch of index rows and a decode workspace per "
               f"indexer layer): {format_bytes(facts['sparse_index_buffer_bytes'], unit)}")

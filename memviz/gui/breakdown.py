@@ -200,14 +200,12 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
         out.append(("MoE experts' workspace", f"{facts['max_num_batched_tokens']:,d} batched tokens",
                     format_bytes(facts["moe_workspace_bytes"], unit, 3), "formula", "the fused-MoE kernel's scratch "
                     "for a full batch, kept from the first MoE layer on (vLLM's WorkspaceManager); counted in the "
-                    + ("overhead" if facts.get("model_runner") == "v2" else "activations, beside every later step"),
-                    engine.version))
+                    + facts["runner_buffers_in"], engine.version))
     if facts.get("pp_receive_buffer_bytes"):
         out.append(("pipeline receive buffer", f"{facts['max_num_batched_tokens']:,d} batched tokens",
                     format_bytes(facts["pp_receive_buffer_bytes"], unit, 3), "formula", "on every stage after the "
                     "first: the previous stage's hidden states (and residual) arrive in it; counted in the "
-                    + ("overhead (made at load)" if facts.get("model_runner") == "v2" else
-                       "activations (made in the profile run)"), engine.version))
+                    + facts["runner_buffers_in"], engine.version))
     if facts.get("sparse_index_buffer_bytes"):
         out.append(("top-k index buffers (sparse attention)", f"{facts['max_num_batched_tokens']:,d} batched tokens",
                     format_bytes(facts["sparse_index_buffer_bytes"], unit, 3), "formula", "the indices the indexers "

@@ -114,7 +114,7 @@ from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_est
 from memviz.core.engines.vllm_dsa import index_buffer_bytes
 from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY, WINDOW_STEPS
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
-from memviz.core.engines.vllm_moe_workspace import EXPERTS, moe_kernel_workspace, moe_workspace_bytes
+from memviz.core.engines.vllm_moe_workspace import EXPERTS, NONE, moe_kernel_workspace, moe_workspace_bytes
 from memviz.core.engines.vllm_pipeline import check_shared_latent_stages, pipeline_split, receive_buffer_bytes
 from memviz.core.engines.vllm_sampler import (
     RUNNER_SAMPLERS,
@@ -277,6 +277,16 @@ class EncoderPass:
     peak_bytes: float
     kept_bytes: float
     input_bytes: float = 0.0
+
+
+#: where the runner's persistent profile buffers (the experts' workspace, a later stage's receive buffer) count
+ACTIVATIONS, OVERHEAD = "activations", "overhead"
+
+
+def buffers_in(s: dict[str, Any]) -> str:
+    """V1 makes them in the profile run, whose torch peak holds them; V2 keeps them as consumed memory (its profile's
+    `total_consumed`, or made at load)."""
+    return ACTIVATIONS if s["model_runner"] == "v1" else OVERHEAD
 
 
 def deepseek_sparse(a: Architecture) -> bool:
@@ -608,9 +618,9 @@ class VLLM(Engine):
         tokens = s["max_num_batched_tokens"]
         act_bytes = x.act_bytes
         dp = x.options["data_parallel_size"]
-        workspace = self.moe_workspace(x, s)
-        held = workspace if s["model_runner"] == "v1" else 0.0  # V2: consumed memory (`stage_runtime_bytes`)
-        scratch = workspace and self.moe_kernel(x) == EXPERTS  # else the kernel's own, per call
+        workspace, kind = self.moe_workspace(x, s)
+        held = workspace if buffers_in(s) == ACTIVATIONS else 0.0  # V2: consumed memory (`stage_runtime_bytes`)
+        scratch = workspace and kind == EXPERTS  # else the kernel's own, per call
         ws = inference_workspace(a, tokens, tokens, 1, "flash", act_bytes, 0, 0, sc.tp, recurrent_cores=False,
                                  moe_gather=dp, moe_tp=self.moe_parallel(x)[1],
                                  moe_gather_bytes=self.dispatch_value_bytes(x) if dp > 1 else None,
@@ -625,7 +635,7 @@ class VLLM(Engine):
                 peak = max(peak, hidden + vllm_extensible.prompt_logprob_chunk_bytes(prompt, a.output_rows, act_bytes))
         if self.measured(x.options):
             peak = max(peak, self.mla_context_step_bytes(x, s) + held)
-        if not first_stage and s["model_runner"] == "v1":  # made in the profile run's forward (`vllm_pipeline`)
+        if not first_stage and buffers_in(s) == ACTIVATIONS:  # made in the profile run's forward (`vllm_pipeline`)
             peak = peak + receive_buffer_bytes(a, tokens, act_bytes)
         if first_stage:
             peak = np.maximum(peak, self.compile_benchmark_bytes(x, s))
@@ -683,11 +693,11 @@ class VLLM(Engine):
         first (`vllm_pipeline`) and the experts' workspace (`moe_workspace`); V1 makes those two in the profile run
         (`activations`)."""
         s = self.settings(x.a, x.sc, x.options)
-        if s["model_runner"] != "v2":
+        if buffers_in(s) != OVERHEAD:
             return float(self.index_buffers(x, s, layers))
         receive = receive_buffer_bytes(x.a, s["max_num_batched_tokens"], x.act_bytes) if layers.start > 0 else 0
         return float(self.index_buffers(x, s, layers) + (self.sampler_state(x, s) if last_stage else 0) + receive
-                     + self.moe_workspace(x, s))
+                     + self.moe_workspace(x, s)[0])
 
     @staticmethod
     def index_buffers(x: Inputs, s: dict[str, Any], layers: range) -> int:
@@ -859,27 +869,24 @@ class VLLM(Engine):
         span = x.sc.tp * x.options["data_parallel_size"]
         return (span, 1) if x.options["enable_expert_parallel"] and span > 1 else (1, span)
 
-    def moe_kernel(self, x: Inputs) -> str:
-        """What the experts' class takes from the WorkspaceManager (`vllm_moe_workspace.moe_kernel_workspace`)."""
-        experts = [(n, s) for t, s, n in tensor_bytes(x.a, x.wf) if t.role is Role.EXPERT]
-        backend = self._mxfp4_backend(x)
-        return moe_kernel_workspace(max(experts)[1] if experts else None, x.sc.compute_capability,
-                                    self.moe_parallel(x)[0] > 1, backend[0] if backend else None)
-
-    def moe_workspace(self, x: Inputs, s: dict[str, Any]) -> float:
-        """The experts' workspace the profile run leaves allocated (`vllm_moe_workspace`) for max_num_batched_tokens
-        x the DP ranks' tokens (the all-gather dispatch), each expert's intermediate as the GPU holds it (Marlin's
-        MXFP4 padding included); none before 0.14."""
+    def moe_workspace(self, x: Inputs, s: dict[str, Any]) -> tuple[float, str]:
+        """(bytes, kind) of the experts' workspace the profile run leaves allocated (`vllm_moe_workspace`): what the
+        experts' class vLLM's oracles pick takes from the WorkspaceManager, for max_num_batched_tokens x the DP ranks'
+        tokens (the all-gather dispatch), each expert's intermediate as the GPU holds it (Marlin's MXFP4 padding
+        included); none before 0.14."""
         a = x.a
         if not a.is_moe or not x.options["persistent_moe_workspace"]:
-            return 0.0
+            return 0.0, NONE
         inter, hidden = -(-a.moe_intermediate_size // self.moe_parallel(x)[1]), a.moe_hidden_size or a.hidden_size
         backend = self._mxfp4_backend(x)
         if backend is not None:
             _, inter_to, hidden_to = backend
             inter, hidden = -(-inter // inter_to) * inter_to, -(-hidden // hidden_to) * hidden_to
+        experts = [(n, storage) for t, storage, n in tensor_bytes(a, x.wf) if t.role is Role.EXPERT]
+        kind = moe_kernel_workspace(max(experts)[1] if experts else None, x.sc.compute_capability,
+                                    self.moe_parallel(x)[0] > 1, backend[0] if backend else None)
         tokens = s["max_num_batched_tokens"] * x.options["data_parallel_size"]
-        return moe_workspace_bytes(a, tokens, inter, hidden, x.act_bytes, self.moe_kernel(x))
+        return moe_workspace_bytes(a, tokens, inter, hidden, x.act_bytes, kind), kind
 
     def expert_share(self, x: Inputs) -> float:
         """The fraction of every MoE layer's experts the busiest GPU holds: 1 / the MoE TP size, or under expert
@@ -1074,9 +1081,9 @@ class VLLM(Engine):
 
     def overhead_formula(self, facts: dict[str, Any]) -> str:
         state, index = facts.get("sampler_state_bytes"), facts.get("sparse_index_buffer_bytes")
-        v2 = facts.get("model_runner") == "v2"
-        receive = facts.get("pp_receive_buffer_bytes") if v2 else None
-        experts = facts.get("moe_workspace_bytes") if v2 else None
+        consumed = facts.get("runner_buffers_in") == OVERHEAD
+        receive = facts.get("pp_receive_buffer_bytes") if consumed else None
+        experts = facts.get("moe_workspace_bytes") if consumed else None
         graphs = "its CUDA graphs as captured" if facts["kv_sizing"] == "measured" else "its CUDA-graph estimate"
         return (f"; vllm: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + {graphs} "
                 f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: FlashAttention 3's split buffers where it runs, the "
@@ -1171,9 +1178,10 @@ class VLLM(Engine):
             out["sparse_index_buffer_bytes"] = index  # on a rank of the first stage
         if bench := self.compile_benchmark_bytes(x, s):  # a floor of the first stage's profile peak
             out["compile_benchmark_bytes"] = int(bench)
-        if workspace := self.moe_workspace(x, s):  # in the profile's peak (V1) or consumed (V2)
+        out["runner_buffers_in"] = buffers_in(s)  # where the two below are counted
+        if workspace := self.moe_workspace(x, s)[0]:
             out["moe_workspace_bytes"] = int(workspace)
-        if x.sc.pp > 1:  # on every stage after the first: in the profile's peak (V1) or consumed (V2)
+        if x.sc.pp > 1:  # on every stage after the first
             out["pp_receive_buffer_bytes"] = int(receive_buffer_bytes(x.a, s["max_num_batched_tokens"], x.act_bytes))
         backend = self._mxfp4_backend(x)
         if backend is not None:

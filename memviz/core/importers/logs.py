@@ -160,6 +160,8 @@ def _totals(devices: dict[str, dict[str, int]]) -> dict[str, int | None]:
     return out
 
 
+#: 0.1x's DEBUG profile line, which every rank prints for itself
+_TORCH_PEAK = r"torch peak memory increase:\s*" + _NUM + r"\s*(GiB|GB|MiB)"
 _VLLM = {
     "weights": [r"model weights take\s+" + _NUM + r"\s*(GiB|GB|MiB)", r"Model loading took\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                 r"Loading model weights took\s+" + _NUM + r"\s*(GiB|GB|MiB|MB)"],
@@ -170,7 +172,7 @@ _VLLM = {
                  # CUDA context before loading, outside the budget)
                  r"(?<!GiB, )non_torch_memory(?:\s+takes\s+|\s+|=)" + _NUM + r"\s*(GiB|GB|MiB)",
                  r"GiB for peak activation, " + _NUM + r"\s*(GiB) for non-torch memory"],
-    "activations": [r"torch peak memory increase:\s*" + _NUM + r"\s*(GiB|GB|MiB)",
+    "activations": [_TORCH_PEAK,
                     r"GiB kept for transient activations \(" + _NUM + r"\s*(GiB) allocated at peak",
                     r"PyTorch activation peak memory(?:\s+takes)?\s+" + _NUM + r"\s*(GiB|GB|MiB)",
                     r"GiB for (?:weight|consumed memory \(weights \+ non-torch\)), " + _NUM + r"\s*(GiB) for peak activation"],
@@ -237,6 +239,8 @@ _VLLM_UNITS = {**_UNITS, "gb": GiB}
 _VLLM_PROCESS = r"^\((\w+) pid=\d+\)"
 #: what each rank profiles for itself: a pipeline's ranks print different figures
 _PER_RANK = ("overhead", "activations")
+#: what every rank prints for its own pool, of which the smallest binds (all keep the smallest rank's block count)
+_SMALLEST_RANK = ("suggested_kv_cache_memory_bytes",)
 
 
 def _rank_lines(text: str, rank: str) -> str:
@@ -265,7 +269,7 @@ def _last_stage_peak(text: str) -> dict[str, float]:
     stages = {int(n) for n in re.findall(r"\(Worker_PP(\d+)\w* pid=", text)}
     if len(stages) < 2:
         return {}
-    m = re.search(_VLLM["activations"][0], _rank_lines(text, rf"Worker_PP{max(stages)}\w*"))
+    m = re.search(_TORCH_PEAK, _rank_lines(text, rf"Worker_PP{max(stages)}\w*"))
     return {"last_stage_activations_gib": _num(m.group(1)) * _VLLM_UNITS[m.group(2).lower()] / GiB} if m else {}
 
 
@@ -283,13 +287,16 @@ def _parse_vllm(text: str) -> LogMeasurement | None:
                 break
     details = {}
     for key, pat in _VLLM_DETAILS.items():
+        if key in _SMALLEST_RANK:
+            found = [_num(v) for v in re.findall(pat, text)]
+            if found:
+                details[key] = min(found)
+                matched += 1
+            continue
         m = re.search(pat, text)
         if m:
             details[key] = _num(m.group(1))
             matched += 1
-    if "suggested_kv_cache_memory_bytes" in details:  # every rank prints its own; all keep the smallest rank's pool
-        details["suggested_kv_cache_memory_bytes"] = min(
-            _num(v) for v in re.findall(_VLLM_DETAILS["suggested_kv_cache_memory_bytes"], text))
     details.update(_vllm_cudagraphs(text))
     details.update(_last_stage_peak(text))
     if "consumed_gib" in details and values["activations"] is not None and "cudagraph_estimated_gib" in details \
