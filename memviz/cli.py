@@ -19,6 +19,7 @@ from memviz.core.arch import Architecture, from_config_path
 from memviz.core.engines import gptq_kernels
 from memviz.core.engines.llamacpp_mtmd import describe
 from memviz.core.engines.transformers import describe_cross_attention
+from memviz.core.engines.vllm_rotary import tables_label
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
 from memviz.core.units import GiB, Unit, format_bytes, parse_bytes
@@ -381,6 +382,9 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
     if facts.get("sampler_state_bytes"):
         print(f"vLLM V2 model runner's sampler state (a vocabulary row of counts per request slot): "
               f"{format_bytes(facts['sampler_state_bytes'], unit)}")
+    if facts.get("rotary_tables"):
+        print(f"vLLM rotary tables (cos / sin, loaded with the model; memviz counts them as overhead): "
+              f"{format_bytes(facts['rotary_table_bytes'], unit)} in {tables_label(facts['rotary_tables'])}")
     if facts.get("compile_benchmark_bytes"):
         print(f"vLLM cold compile: Inductor's benchmark on a copy of the embedding table holds "
               f"{format_bytes(facts['compile_benchmark_bytes'], unit)} in the first stage's profile run "

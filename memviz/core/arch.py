@@ -189,6 +189,22 @@ class StoredTensor:
     offset: int | None = None  # where the tensor's data starts in the file (GGUF), when known
 
 
+@dataclass(frozen=True)
+class Rope:
+    """One rotary setting of the attention layers, as the config states it (`rope_parameters`, or `rope_scaling`
+    beside `rope_theta` before transformers 5): the scaling type, its factor and original context, the share of
+    each head it rotates, its base, whether it has multimodal sections (M-RoPE), and the layer class it is for
+    ("full_attention", "sliding_attention"; "" for every layer)."""
+
+    kind: str = "default"
+    factor: float = 1.0
+    original_positions: int = 0
+    rotary_fraction: float = 1.0
+    theta: float = 10000.0
+    sections: bool = False
+    layers: str = ""
+
+
 MAX_CONFIG_BYTES = 16 * 2**20  # config.json files are kilobytes; a tokenizer or weights file named so is not one
 MAX_DIMENSION = 1 << 24  # no real width, head count or vocabulary comes near 16.7 M
 MAX_POSITIONS = 1 << 31  # nor a context beyond 2**31 tokens
@@ -355,6 +371,8 @@ class Architecture:
     # Llama 3's frequency-scaled rope (rope_type "llama3"): llama.cpp's converter stores the factors as rope_freqs
     # (conversion/llama.py `LlamaModel.generate_extra_tensors`: head_dim / 2 F32 values)
     llama3_rope: bool = False
+    # the distinct rotary settings of the attention layers (`_ropes`); () = one default rope over max_position_embeddings
+    ropes: tuple[Rope, ...] = ()
     # Laguna (LagunaAttention, transformers 5.24): a softplus gate on the attention's output from its own projection,
     # `head_gate` values a head (1: gating "per-head", head_dim: otherwise; 0: no such gate), and query heads per layer
     # (`num_attention_heads_per_layer`; () = num_heads everywhere, num_heads the most of any layer)
@@ -710,9 +728,13 @@ class Architecture:
         reject_unknown_fields(cls, data, "architecture")
         d = dict(data)
         for f in fields(cls):  # JSON's lists back to the tuples the fields hold (the rows below apart)
-            if str(f.type).startswith("tuple[") and f.name in d and f.name not in ("stored", "encoders"):
+            if str(f.type).startswith("tuple[") and f.name in d and f.name not in ("stored", "encoders", "ropes"):
                 d[f.name] = tuple(d[f.name])
         d["stored"] = tuple(StoredTensor(row[0], tuple(row[1]), *row[2:7]) for row in d.get("stored", ()))
+        try:
+            d["ropes"] = tuple(Rope(**r) for r in d.get("ropes", ()))
+        except TypeError:
+            raise InputError("architecture ropes must be objects of Rope's fields") from None
         try:
             d["encoders"] = tuple(_encoder_row(row) for row in d.get("encoders", ()))
         except (TypeError, ValueError, IndexError):
@@ -1899,6 +1921,50 @@ def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
                          "retrieval model); memviz estimates decoder-only LLMs")
 
 
+#: types whose full and sliding layers rotate with bases of their own, named so in configs that predate
+#: transformers 5's per-layer-type rope_parameters: (full layers' key, its default), (sliding layers' key, default)
+#: (Gemma3TextConfig, Gemma3nTextConfig, ModernBertDecoderConfig; vLLM 0.34 gemma3.py `Gemma3Attention`)
+_LEGACY_LAYER_ROPES = {
+    "gemma3_text": (("rope_theta", 1000000.0), ("rope_local_base_freq", 10000.0)),
+    "gemma3n_text": (("rope_theta", 1000000.0), ("rope_local_base_freq", 10000.0)),
+    "modernbert-decoder": (("global_rope_theta", 160000.0), ("local_rope_theta", 10000.0)),
+}
+
+
+def _ropes(cfg: dict[str, Any], model_type: str) -> tuple[Rope, ...]:
+    """The distinct rotary settings of a config, in a stable order: transformers 5's `rope_parameters`, per layer
+    type where it holds one dict a type (Gemma 3 / 4), else one setting from it or from `rope_scaling` and
+    `rope_theta`, the legacy per-layer bases apart (`_LEGACY_LAYER_ROPES`: the scaling for the full layers);
+    M-RoPE's legacy type "mrope" is the default rope with sections (transformers' `rope_config_validation`)."""
+    params = cfg.get("rope_parameters")
+    if isinstance(params, dict) and params and all(isinstance(v, dict) for v in params.values()):
+        per_class: dict[str, Any] = params
+    else:
+        single = params if isinstance(params, dict) and params else cfg.get("rope_scaling") or {}
+        if not isinstance(single, dict):
+            raise InputError("rope_scaling must be an object or null")
+        per_class = {"": single}
+        if model_type in _LEGACY_LAYER_ROPES:
+            (full_key, full_base), (local_key, local_base) = _LEGACY_LAYER_ROPES[model_type]
+            per_class = {"full_attention": {"rope_theta": cfg.get(full_key, full_base), **single},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": cfg.get(local_key, local_base)}}
+    fraction = cfg.get("partial_rotary_factor", cfg.get("rotary_pct")) or 1.0
+    ropes = {_rope(p, layers, fraction, cfg.get("rope_theta") or 10000.0) for layers, p in per_class.items()}
+    return tuple(sorted(ropes, key=repr))
+
+
+def _rope(p: dict[str, Any], layers: str, fraction: Any, theta: Any) -> Rope:
+    kind = str(p.get("rope_type", p.get("type")) or "default").lower()
+    factor = p.get("factor", 1.0)
+    share = p.get("partial_rotary_factor", fraction)
+    if not isinstance(factor, (int, float)) or factor <= 0 or not isinstance(share, (int, float)) or not 0 < share <= 1:
+        raise InputError(f"rope settings need a positive factor and a partial_rotary_factor in (0, 1]: {p}")
+    return Rope(kind="default" if kind == "mrope" else kind, factor=float(factor),
+                original_positions=_int(p.get("original_max_position_embeddings") or 0, "original_max_position_embeddings"),
+                rotary_fraction=float(share), theta=float(p.get("rope_theta", theta)),
+                sections="mrope_section" in p or kind == "mrope", layers=layers)
+
+
 def _reference_sliding(cfg: dict[str, Any], outer: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """Unlimited-OCR's reference sliding-window attention (R-SWA), read as full attention with a note: every prompt
     token stays cached, generated tokens beyond the last window leave transformers' cache
@@ -2110,9 +2176,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         source=source,
         ref=ref,
     )
-    rope = cfg.get("rope_parameters") or cfg.get("rope_scaling")
-    if isinstance(rope, dict) and str(rope.get("rope_type", rope.get("type", ""))).lower() == "llama3":
-        kw.update(llama3_rope=True)
+    kw.update(ropes=_ropes(cfg, model_type))
+    kw.update(llama3_rope=any(r.kind == "llama3" for r in kw["ropes"]))
     if model_type not in KNOWN_MODEL_TYPES and "tie_word_embeddings" not in cfg:
         warnings.append("tie_word_embeddings absent: assumed an untied lm_head")
 

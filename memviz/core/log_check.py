@@ -120,8 +120,8 @@ def check_log(text: str, a: Architecture | None = None) -> tuple[Estimate, list[
 
 
 def logged_weights(e: Estimate) -> int:
-    """The weights of the busiest device as vLLM's "Model loading took" counts them: with the rotary table its
-    RotaryEmbedding registers and DeepSeek sparse attention's top-k index buffers (`vllm_dsa`), which the model
+    """The weights of the busiest device as vLLM's "Model loading took" counts them: with the rotary tables its
+    RotaryEmbeddings register (`vllm_rotary`) and DeepSeek sparse attention's top-k index buffers (`vllm_dsa`), which the model
     allocates while it loads (memviz keeps both as runtime memory)."""
     facts = e.engine_facts
     return e.bytes["weights"] + facts.get("rotary_table_bytes", 0) + facts.get("sparse_index_buffer_bytes", 0)
@@ -181,7 +181,7 @@ def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int, 
                                 "tokens"))
     logged_graphs = details.get("cudagraph_estimated_gib")
     if got.get("weights") and got.get("kv_cache") and facts.get("kv_sizing") == "profiled":
-        # what the profile took, as the budget leaves it: requested - weights (with the rotary table) - pool - the
+        # what the profile took, as the budget leaves it: requested - weights (with the rotary tables) - pool - the
         # CUDA-graph estimate (the log's own where it prints it and memviz takes it from the budget)
         graphs = round(logged_graphs * GiB) if logged_graphs is not None and facts["cudagraph_bytes"] else \
             facts["cudagraph_bytes"]

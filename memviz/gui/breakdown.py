@@ -23,6 +23,7 @@ from memviz.core.engines.llamacpp_fit import default_fit_placement
 from memviz.core.engines.llamacpp_mtmd import describe as describe_mmproj
 from memviz.core.engines.transformers import describe_cross_attention
 from memviz.core.engines.vllm_cudagraphs import FA3_SPLITS
+from memviz.core.engines.vllm_rotary import tables_label
 from memviz.core.estimate import Estimate
 from memviz.core.fit import max_batch, max_context
 from memviz.core.formats import get_weight_format, tensor_bytes
@@ -190,6 +191,11 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     format_bytes(facts["sampler_state_bytes"], unit, 3), "formula", "penalty counts (an int32 a "
                     "vocabulary entry) and bit masks for every request slot, kept from loading on; counted in the "
                     "overhead", engine.version))
+    if facts.get("rotary_tables"):
+        out.append(("rotary tables (cos / sin)", tables_label(facts["rotary_tables"]),
+                    format_bytes(facts["rotary_table_bytes"], unit, 3), "formula", "one per distinct rope, built "
+                    "while the model loads (vLLM's \"Model loading took\" includes them); counted in the overhead",
+                    engine.version))
     if facts.get("compile_benchmark_bytes"):
         out.append(("cold compile's kernel benchmark", "the embedding table's copy",
                     format_bytes(facts["compile_benchmark_bytes"], unit, 3), "formula", "a first start compiles the "

@@ -87,6 +87,16 @@ def test_the_cold_compiles_benchmark_is_a_row_where_a_profile_sizes_the_pool():
         assert "cold compile's kernel benchmark" not in rows
 
 
+def test_the_rotary_tables_are_a_row_inside_the_overhead():
+    """Gemma-3-4B on vLLM: a table for the sliding layers' base and one 8x as long for the full layers' linear rope,
+    131,072 and 1,048,576 positions x 256 in bf16 (0.5625 GiB), within the overhead the estimate counts."""
+    a = get_preset("gemma-3-4b").architecture()
+    est = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192))
+    row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["rotary tables (cos / sin)"]
+    assert row[1:3] == ("2 tables: 131,072 and 1,048,576 positions x 256", format_bytes(0.5625 * 2**30, Unit.GiB, 3))
+    assert est.devices[0].overhead >= 0.5625 * 2**30
+
+
 def test_the_moe_experts_workspace_is_a_row_saying_where_it_is_counted():
     """Qwen3-30B-A3B on an H100: 8,192 batched tokens x 8 experts x (2,048 + 2,048) bf16 values, in the overhead on
     the V2 runner and the activations on V1."""

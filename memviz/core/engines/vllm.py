@@ -116,6 +116,7 @@ from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY, WINDOW_STEPS
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
 from memviz.core.engines.vllm_moe_workspace import EXPERTS, NONE, moe_kernel_workspace, moe_workspace_bytes
 from memviz.core.engines.vllm_pipeline import check_shared_latent_stages, pipeline_split, receive_buffer_bytes
+from memviz.core.engines.vllm_rotary import rotary_table_bytes, rotary_tables
 from memviz.core.engines.vllm_sampler import (
     RUNNER_SAMPLERS,
     RUNNERS,
@@ -753,13 +754,11 @@ class VLLM(Engine):
 
     @staticmethod
     def rotary_table_bytes(x: Inputs) -> float:
-        """The rotary table `RotaryEmbedding` registers on every rank (`model_executor/layers/rotary_embedding/
-        base.py`: cos and sin of max_position_embeddings x rotary_dim in the model dtype, one instance shared
-        through `get_rope`'s cache). vLLM's "Model loading took" includes it (Llama-3.1-8B: 14.9889 GiB = the
-        weights' 14.9575 GiB + 32 MiB); memviz keeps the weights to the checkpoint's bytes and counts it as runtime."""
-        a = x.a
-        rotary = a.qk_rope_head_dim if a.is_mla else a.head_dim
-        return float(a.max_position_embeddings * rotary * x.act_bytes)
+        """The rotary tables every rank holds (`vllm_rotary`). vLLM's "Model loading took" includes them
+        (Llama-3.1-8B: 14.9889 GiB = the weights' 14.9575 GiB + 32 MiB; Gemma-3-4B: 8.58 GiB, 0.56 GiB of it two
+        tables, the full layers' for 8x the positions); memviz keeps the weights to the checkpoint's bytes and counts
+        them as runtime."""
+        return rotary_table_bytes(x.a, x.act_bytes)
 
     def runtime_bytes(self, x: Inputs) -> float:
         return self.non_torch_bytes(x) + self.cudagraph_bytes(x) + self.rotary_table_bytes(x)
@@ -1087,7 +1086,7 @@ class VLLM(Engine):
         graphs = "its CUDA graphs as captured" if facts["kv_sizing"] == "measured" else "its CUDA-graph estimate"
         return (f"; vllm: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + {graphs} "
                 f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: FlashAttention 3's split buffers where it runs, the "
-                "largest capture's feed-forward working set and the graphs of every capture size) + the rotary table"
+                "largest capture's feed-forward working set and the graphs of every capture size) + the rotary tables"
                 + (f" + the V2 model runner's sampler state ({state / GiB:.2f} GiB)" if state else "")
                 + (f" + sparse attention's top-k index buffers ({index / GiB:.2f} GiB)" if index else "")
                 + (f" + on stages after the first, the buffer the previous stage's tensors arrive in ({receive / GiB:.2f} "
@@ -1154,7 +1153,9 @@ class VLLM(Engine):
             "cudagraph_captures": asdict(caps), "cudagraph_split_kv_bytes": int(captured_split_kv_bytes(x.a, x.sc.tp, caps)),
             "outside_budget_bytes": int(self.outside_budget_bytes(x)),
             "graphs_after_pool_bytes": int(self.graphs_after_pool_bytes(x)),
-            "rotary_table_bytes": int(self.rotary_table_bytes(x)), "kv_block_bytes": int(self.block_bytes(x)),
+            "rotary_table_bytes": int(self.rotary_table_bytes(x)),
+            "rotary_tables": [[rows, width] for rows, width, _ in rotary_tables(x.a, x.act_bytes)],
+            "kv_block_bytes": int(self.block_bytes(x)),
             "kv_sizing": ("kv_cache_memory_bytes" if x.options["kv_cache_memory_bytes"] else
                           "measured" if self.measured(x.options) else "profiled"),
         }
