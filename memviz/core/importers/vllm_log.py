@@ -49,6 +49,10 @@ PERSISTENT_MOE_WORKSPACE_SINCE = (0, 14)
 #: compiled graphs from vLLM's cache prints this (compilation/backends.py) and benchmarks nothing
 COMPILE_BENCHMARK_SINCE = (0, 12)
 WARM_COMPILE = r"Directly load the compiled graph"
+#: the backend vLLM picked for the decoder's attention (platforms/cuda.py `get_attn_backend_cls`, 0.19-0.34); the
+#: ones memviz takes but FLASH_ATTN, which "auto" resolves to where its buffers matter (Hopper), become the option
+LOGGED_BACKEND = r"Using (\w+) attention backend out of potential backends"
+OTHER_BACKENDS = ("TRITON_ATTN", "FLASHINFER", "FLEX_ATTENTION")
 EXTENSIBLE_LINES = r"Memory after warmup: .* KV cache blocks|Extended KV cache to \d+ blocks"
 UNLOGGED_UTILIZATION = 0.9  # what memviz takes for a profile-sized log that prints none (vLLM 0.6.4's default)
 _ARG_KEYS = ("max_model_len", "gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
@@ -279,6 +283,8 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
         options["persistent_moe_workspace"] = False
     if v0 or (s.version is not None and s.version < COMPILE_BENCHMARK_SINCE) or re.search(WARM_COMPILE, text):
         options["cold_compile"] = False
+    if (m := re.search(LOGGED_BACKEND, text)) and m.group(1) in OTHER_BACKENDS:
+        options["attention_backend"] = m.group(1)
     runner = "v1" if v0 else _runner(text, s.version, a)  # V0's profile is modelled with V1's runner
     if runner:
         options["model_runner"] = runner

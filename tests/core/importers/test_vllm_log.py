@@ -305,3 +305,14 @@ def test_a_start_that_loads_its_compiled_graphs_runs_no_inductor_benchmark(relea
     log = LOG_010.replace("0.10.1.1", release) + f"(EngineCore_0 pid=1812) INFO 09-04 01:03:20 [backends.py:286] {line}\n"
     options = dict(vllm_scenario(log, get_preset("qwen2.5-7b").architecture(), "a100-80g").options)
     assert options.get("cold_compile") is cold
+
+
+@pytest.mark.parametrize(("backend", "option"), [("TRITON_ATTN", "TRITON_ATTN"), ("FLASHINFER", "FLASHINFER"),
+                                                 ("FLASH_ATTN", None), ("FLASH_ATTN_MLA", None)])
+def test_the_attention_backend_the_log_names_becomes_the_option(backend, option):
+    """vLLM 0.19 ran Gemma 3 on TRITON_ATTN (its image prefix): no FA3 split buffers in its FULL graphs. FLASH_ATTN
+    is what "auto" resolves to where its buffers matter; MLA's backends are not the option's."""
+    line = (f"(EngineCore_0 pid=1812) INFO 09-04 01:02:58 [cuda.py:334] Using {backend} attention backend out of "
+            "potential backends: ['TRITON_ATTN', 'FLEX_ATTENTION'].\n")
+    options = dict(vllm_scenario(LOG_010 + line, get_preset("qwen2.5-7b").architecture(), "a100-80g").options)
+    assert options.get("attention_backend") == option
