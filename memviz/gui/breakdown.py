@@ -191,6 +191,13 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     format_bytes(facts["sampler_state_bytes"], unit, 3), "formula", "penalty counts (an int32 a "
                     "vocabulary entry) and bit masks for every request slot, kept from loading on; counted in the "
                     "overhead", engine.version))
+    if facts.get("attention_workspace_bytes"):
+        total, inside = facts["attention_workspace_bytes"], facts["attention_workspace_in_budget_bytes"]
+        out.append(("FlashInfer attention workspaces", f"{facts['max_num_batched_tokens']:,d} batched tokens",
+                    format_bytes(total, unit, 3), "formula", "the metadata builder's (394 MiB, or the prefill's "
+                    "query heads x head size x 16 bytes a token) and the TRT-LLM kernels' (394 MiB); "
+                    + (f"{format_bytes(inside, unit, 3)} counted in the overhead, the rest allocated after the pool"
+                       if total > inside else "counted in the overhead"), engine.version))
     if facts.get("rotary_tables"):
         out.append(("rotary tables (cos / sin)", tables_label(facts["rotary_tables"]),
                     format_bytes(facts["rotary_table_bytes"], unit, 3), "formula", "one per distinct rope, built "

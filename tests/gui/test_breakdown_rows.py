@@ -97,6 +97,21 @@ def test_the_rotary_tables_are_a_row_inside_the_overhead():
     assert est.devices[0].overhead >= 0.5625 * 2**30
 
 
+def test_flashinfers_workspaces_are_a_row_saying_what_the_budget_holds():
+    """Llama-3.1-8B on a B200 (FlashInfer, 16,384 batched tokens): 1 GiB for the builder, 394 MiB for the TRT-LLM
+    kernels; with a profile-sized pool the builder's comes after it."""
+    a = get_preset("llama-3.1-8b").architecture()
+    sc = Scenario(engine="vllm", gpu="b200", context_tokens=8192)
+    row = {r[0]: r for r in engine_rows(estimate(a, sc), Unit.GiB)}["FlashInfer attention workspaces"]
+    assert row[1:3] == ("16,384 batched tokens", format_bytes(2**30 + 394 * 2**20, Unit.GiB, 3))
+    assert row[4].endswith("counted in the overhead")
+    profiled = estimate(a, sc.with_changes(options={"extensible_kv_cache": False}))
+    row = {r[0]: r for r in engine_rows(profiled, Unit.GiB)}["FlashInfer attention workspaces"]
+    assert format_bytes(394 * 2**20, Unit.GiB, 3) in row[4] and row[4].endswith("allocated after the pool")
+    hopper = estimate(a, sc.with_changes(gpu="h100-80g"))
+    assert "FlashInfer attention workspaces" not in {r[0] for r in engine_rows(hopper, Unit.GiB)}
+
+
 def test_the_moe_experts_workspace_is_a_row_saying_where_it_is_counted():
     """Qwen3-30B-A3B on an H100: 8,192 batched tokens x 8 experts x (2,048 + 2,048) bf16 values, in the overhead on
     the V2 runner and the activations on V1."""

@@ -82,6 +82,11 @@ with `enable_expert_parallel` whole experts (`moe_parallel`, `expert_share`); EP
 and expert buffer (`vllm_eplb`). Not modelled: the all-to-all backends' buffers. DeepSeek-Coder-V2-Lite at TP 4
 loaded 7.3858 GiB a rank (vLLM 0.8, vllm-project/vllm#15607): 7.3829 with them whole, 7.3383 split.
 
+Attention workspaces (`vllm_flashinfer`): where FlashInfer runs the attention (vLLM's choice on compute capability
+10, or asked for), its metadata builder's workspace, max(394 MiB, max_num_batched_tokens x query heads x head size x
+16 bytes), and the TRT-LLM kernels' 394 MiB: within a measured pool's budget, after a profile-sized pool (the
+kernels' in the CUDA-graph estimate's capture). Llama-3.1-8B on a B200: 1.38 GiB.
+
 CUDA-graph memory (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, option `estimate_cudagraphs`): `vllm_cudagraphs`, the capture sizes
 vLLM picks, FlashAttention 3's split buffers where FLASH_ATTN runs on Hopper (option `attention_backend`), and the
@@ -113,6 +118,7 @@ from memviz.core.engines.vllm_cudagraphs import Captures, capture_sizes, capture
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
 from memviz.core.engines.vllm_dsa import index_buffer_bytes
 from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY, WINDOW_STEPS
+from memviz.core.engines.vllm_flashinfer import builder_workspace_bytes, kernels_workspace_bytes, runs_flashinfer
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
 from memviz.core.engines.vllm_moe_workspace import EXPERTS, NONE, moe_kernel_workspace, moe_workspace_bytes
 from memviz.core.engines.vllm_pipeline import check_shared_latent_stages, pipeline_split, receive_buffer_bytes
@@ -761,7 +767,33 @@ class VLLM(Engine):
         return rotary_table_bytes(x.a, x.act_bytes)
 
     def runtime_bytes(self, x: Inputs) -> float:
-        return self.non_torch_bytes(x) + self.cudagraph_bytes(x) + self.rotary_table_bytes(x)
+        return (self.non_torch_bytes(x) + self.cudagraph_bytes(x) + self.rotary_table_bytes(x)
+                + self.attention_workspace_bytes(x))
+
+    def attention_workspaces(self, x: Inputs) -> tuple[float, float]:
+        """(the metadata builder's, the TRT-LLM kernels') FlashInfer workspaces on one rank where FlashInfer runs the
+        attention (`vllm_flashinfer`); none elsewhere."""
+        s = self.settings(x.a, x.sc, x.options)
+        cap = x.sc.compute_capability
+        if cap is None or not runs_flashinfer(x.a, cap, x.act_bytes, s["attention_backend"]):
+            return 0.0, 0.0
+        return builder_workspace_bytes(x.a, x.sc.tp, s["max_num_batched_tokens"]), kernels_workspace_bytes(cap)
+
+    def attention_workspace_bytes(self, x: Inputs) -> float:
+        """FlashInfer's workspaces within the budget: both where the pool is measured after capture; the kernels' where
+        the CUDA-graph estimate's capture makes it (`profile_cudagraph_memory`, which a pool of
+        kv_cache_memory_bytes skips)."""
+        builder, kernels = self.attention_workspaces(x)
+        if self.measured(x.options):
+            return builder + kernels
+        o = x.options
+        estimated = o["estimate_cudagraphs"] and not o["enforce_eager"] and not o["kv_cache_memory_bytes"]
+        return kernels if estimated else 0.0
+
+    def after_pool_bytes(self, x: Inputs) -> float:
+        """What vLLM allocates after it sized a profile-based pool, beyond gpu_memory_utilization's share: CUDA graphs
+        captured after it and the FlashInfer workspaces not made before."""
+        return self.graphs_after_pool_bytes(x) + sum(self.attention_workspaces(x)) - self.attention_workspace_bytes(x)
 
     @staticmethod
     def non_torch_bytes(x: Inputs) -> int:
@@ -1083,6 +1115,7 @@ class VLLM(Engine):
         consumed = facts.get("runner_buffers_in") == OVERHEAD
         receive = facts.get("pp_receive_buffer_bytes") if consumed else None
         experts = facts.get("moe_workspace_bytes") if consumed else None
+        workspaces = facts.get("attention_workspace_in_budget_bytes")
         graphs = "its CUDA graphs as captured" if facts["kv_sizing"] == "measured" else "its CUDA-graph estimate"
         return (f"; vllm: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + {graphs} "
                 f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: FlashAttention 3's split buffers where it runs, the "
@@ -1091,7 +1124,8 @@ class VLLM(Engine):
                 + (f" + sparse attention's top-k index buffers ({index / GiB:.2f} GiB)" if index else "")
                 + (f" + on stages after the first, the buffer the previous stage's tensors arrive in ({receive / GiB:.2f} "
                    "GiB)" if receive else "")
-                + (f" + the MoE experts' workspace ({experts / GiB:.2f} GiB)" if experts else ""))
+                + (f" + the MoE experts' workspace ({experts / GiB:.2f} GiB)" if experts else "")
+                + (f" + FlashInfer's attention workspaces ({workspaces / GiB:.2f} GiB)" if workspaces else ""))
 
     def kv_pool_formula(self, x: Inputs) -> str:
         fixed = x.options["kv_cache_memory_bytes"]
@@ -1114,7 +1148,7 @@ class VLLM(Engine):
     def fixed_pool_allocatable(self, x: Inputs, gpu: GPU, non_kv: np.ndarray) -> np.ndarray:
         """Whether the pool of kv_cache_memory_bytes, the rest and the CUDA graphs captured after it fit in what
         CUDA leaves after its context; where they do not vLLM runs out of memory and holds no pool."""
-        committed = non_kv + self.fixed_pool_bytes(x) + self.graphs_after_pool_bytes(x)
+        committed = non_kv + self.fixed_pool_bytes(x) + self.after_pool_bytes(x)
         return committed <= gpu.cuda_total_bytes - TORCH_CUDA_BASELINE_BYTES
 
     def commit_cap_bytes(self, gpu, sc: Any, peak: float) -> float:
@@ -1153,6 +1187,9 @@ class VLLM(Engine):
             "cudagraph_captures": asdict(caps), "cudagraph_split_kv_bytes": int(captured_split_kv_bytes(x.a, x.sc.tp, caps)),
             "outside_budget_bytes": int(self.outside_budget_bytes(x)),
             "graphs_after_pool_bytes": int(self.graphs_after_pool_bytes(x)),
+            "after_pool_bytes": int(self.after_pool_bytes(x)),
+            "attention_workspace_bytes": int(sum(self.attention_workspaces(x))),
+            "attention_workspace_in_budget_bytes": int(self.attention_workspace_bytes(x)),
             "rotary_table_bytes": int(self.rotary_table_bytes(x)),
             "rotary_tables": [[rows, width] for rows, width, _ in rotary_tables(x.a, x.act_bytes)],
             "kv_block_bytes": int(self.block_bytes(x)),
@@ -1210,11 +1247,11 @@ class VLLM(Engine):
             out["startup_risk"] = (f"the CUDA context and NCCL buffers (about {out['outside_budget_bytes'] / GiB:.2f} GiB, "
                                    f"NCCL varying with the links) may leave less free than gpu_memory_utilization "
                                    f"{util:g} asks for; vLLM then refuses to start")
-        elif not fixed and total - out["outside_budget_bytes"] - out["graphs_after_pool_bytes"] < requested:
-            out["startup_risk"] = (f"the CUDA graphs captured after the pool (about "
-                                   f"{out['graphs_after_pool_bytes'] / GiB:.2f} GiB, estimate_cudagraphs off) do not fit "
-                                   f"beside gpu_memory_utilization {util:g} and the CUDA context: "
-                                   "the capture may run out of memory; lower it or use enforce_eager")
+        elif not fixed and total - out["outside_budget_bytes"] - out["after_pool_bytes"] < requested:
+            out["startup_risk"] = (f"what vLLM allocates after sizing the pool (about {out['after_pool_bytes'] / GiB:.2f} GiB: "
+                                   f"{self._after_pool_parts(out)}) does not fit beside gpu_memory_utilization {util:g} "
+                                   "and the CUDA context: it may run out of memory; lower gpu_memory_utilization"
+                                   + (" or use enforce_eager" if out["graphs_after_pool_bytes"] else ""))
         if fixed:
             requested = self._fixed_pool_facts(x, out, gpu, pool_bytes, non_kv_bytes or 0.0)
         elif non_kv_bytes is not None and not self.measured(x.options):
@@ -1239,6 +1276,14 @@ class VLLM(Engine):
                               f"for it on {gpu.label}; the largest max_model_len that fits is {longest:,d}")
         return out
 
+    @staticmethod
+    def _after_pool_parts(out: dict[str, Any]) -> str:
+        """What makes up `after_pool_bytes`, in words."""
+        parts = ["CUDA graphs captured after the pool, estimate_cudagraphs off"] if out["graphs_after_pool_bytes"] else []
+        if out["after_pool_bytes"] > out["graphs_after_pool_bytes"]:
+            parts.append("FlashInfer's attention workspaces")
+        return " and ".join(parts)
+
     def _fixed_pool_facts(self, x: Inputs, out: dict[str, Any], gpu: GPU, pool_bytes: float,
                           non_kv_bytes: float) -> float:
         """kv_cache_memory_bytes: vLLM 0.33 allocates that pool after its profile run whatever the rest takes
@@ -1250,7 +1295,7 @@ class VLLM(Engine):
         Returns the pool and the rest on the busiest GPU, the budget its sequences are judged against
         (`fit.capacity_bytes`)."""
         wanted = self.fixed_pool_bytes(x)
-        committed = non_kv_bytes + wanted + out["graphs_after_pool_bytes"]
+        committed = non_kv_bytes + wanted + out["after_pool_bytes"]
         free = gpu.cuda_total_bytes - TORCH_CUDA_BASELINE_BYTES
         out["kv_cache_memory_bytes"] = int(x.options["kv_cache_memory_bytes"])
         if not self.fixed_pool_allocatable(x, gpu, np.asarray(non_kv_bytes)):

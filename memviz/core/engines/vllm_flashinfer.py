@@ -1,0 +1,62 @@
+"""FlashInfer's attention workspaces, as vLLM 0.34 allocates them where FlashInfer runs the attention.
+
+vLLM picks FlashInfer for standard attention on compute capability 10 (B200, B300, GB200: platforms/cuda.py
+`_get_backend_priorities` puts FLASHINFER first there, TRITON_FLASHINFER, its composite with Triton for an image
+prefix, before it for multimodal prefixes), for 16-bit activations (`FlashInferBackend.supported_dtypes`) and head
+sizes 64, 128, 256 and 512 (`get_supported_head_sizes`); elsewhere only when asked (`--attention-backend FLASHINFER`).
+Two buffers then stay allocated (v1/attention/backends/flashinfer.py):
+
+- the metadata builder's workspace (`FlashInferMetadataBuilder._get_workspace_buffer`): VLLM_FLASHINFER_WORKSPACE_
+  BUFFER_SIZE (394 MiB), or more where the prefill's temporaries need it, max_num_batched_tokens x the rank's query
+  heads x head size x 16 bytes (FLASHINFER_PREFILL_WORKSPACE_BYTES_PER_ELEM). The V2 runner allocates it when it
+  builds the attention groups and hands the first builder's to every other (v1/worker/gpu/attn_utils.py
+  `init_attn_backend`): one a rank, sized by the first attention layer's group;
+- the TRT-LLM kernels' workspace (`_get_trtllm_workspace_buffer`, a module global of the same 394 MiB) made at their
+  first call: trtllm-gen prefill and decode on compute capability 10, the XQA decode kernel on 9 and 12
+  (utils/flashinfer.py `supports_trtllm_attention`, `use_trtllm_attention`: decode batches of up to 256 tokens, or an
+  FP8 cache), none on 8.x.
+
+When they are allocated decides what they take from: vLLM 0.34's extensible KV cache measures memory after its
+warm-up and capture, both resident by then (`vllm_extensible`). A profile-sized pool (no extensible cache) is sized
+before the real `initialize_kv_cache` builds the workspace, which so lies beyond gpu_memory_utilization's share;
+the kernels' workspace is first made in the capture `profile_cudagraph_memory` measures (counted in its estimate,
+kept for the real capture), or after the pool where no graphs are estimated. MLA's FlashInfer backends keep
+workspaces of their own (`flashinfer_mla.py`), not modelled.
+"""
+
+from __future__ import annotations
+
+from memviz.core.arch import FULL, SLIDING, Architecture
+from memviz.core.units import MiB
+
+#: VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE's default (envs.py), the builder's floor and the TRT-LLM kernels' buffer
+WORKSPACE_BYTES = 394 * MiB
+#: FLASHINFER_PREFILL_WORKSPACE_BYTES_PER_ELEM
+PREFILL_BYTES_PER_ELEMENT = 16
+HEAD_SIZES = frozenset({64, 128, 256, 512})
+
+
+def runs_flashinfer(a: Architecture, capability: tuple[int, int] | None, act_bytes: float, backend: str) -> bool:
+    """Whether FlashInfer runs the standard attention layers: asked for, or vLLM's choice on compute capability 10."""
+    if a.is_mla or capability is None or not _attention_layers(a):
+        return False
+    if backend == "FLASHINFER":
+        return True
+    heads_ok = {a.layer_head_dim(i) for i in _attention_layers(a)} <= HEAD_SIZES
+    return backend == "auto" and capability[0] == 10 and act_bytes == 2 and heads_ok
+
+
+def builder_workspace_bytes(a: Architecture, tp: int, batched_tokens: int) -> float:
+    """The metadata builder's workspace on one rank: the floor, or the first attention layer's prefill footprint."""
+    first = _attention_layers(a)[0]
+    heads = max(a.num_heads // tp, 1)
+    return float(max(WORKSPACE_BYTES, batched_tokens * heads * a.layer_head_dim(first) * PREFILL_BYTES_PER_ELEMENT))
+
+
+def kernels_workspace_bytes(capability: tuple[int, int]) -> float:
+    """The TRT-LLM / XQA kernels' workspace: on compute capability 9, 10 and 12 (none on 8.x)."""
+    return float(WORKSPACE_BYTES) if capability[0] in (9, 10, 12) else 0.0
+
+
+def _attention_layers(a: Architecture) -> list[int]:
+    return [i for i, kind in enumerate(a.layer_types) if kind in (FULL, SLIDING)]
