@@ -88,9 +88,11 @@ def test_ropes_round_trip_through_a_session_and_old_sessions_open():
         Architecture.from_dict({**a.to_dict(), "ropes": [{"kind": "linear", "speed": 3}]})
 
 
-@pytest.mark.parametrize("rope", [{"rope_type": "linear", "factor": -2}, {"partial_rotary_factor": 1.5}])
+@pytest.mark.parametrize("rope", [{"rope_type": "linear", "factor": -2}, {"partial_rotary_factor": 1.5},
+                                  {"rope_type": "linear", "factor": float("inf")}, {"rope_type": "yarn", "factor": 1e12},
+                                  {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": -5}])
 def test_impossible_rope_settings_are_refused(rope):
-    with pytest.raises(InputError, match="rope settings"):
+    with pytest.raises(InputError, match="rope settings|original_max_position_embeddings"):
         from_hf_config({**LLAMA, "rope_scaling": rope})
 
 
