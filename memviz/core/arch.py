@@ -209,7 +209,6 @@ MAX_CONFIG_BYTES = 16 * 2**20  # config.json files are kilobytes; a tokenizer or
 MAX_DIMENSION = 1 << 24  # no real width, head count or vocabulary comes near 16.7 M
 MAX_POSITIONS = 1 << 31  # nor a context beyond 2**31 tokens
 MAX_ALTUP_STREAMS = 64  # AltUp's residual streams (Gemma 3n's 4): each is a tensor of its own to list
-MAX_ROPE_FACTOR = 1024  # published rope scalings stretch a context 4-64x (DeepSeek-V3's YaRN: 40)
 MAX_LAYERS = 4096  # 30x the deepest published LLM (Llama-3.1-405B: 126 layers)
 
 
@@ -1950,21 +1949,23 @@ def _ropes(cfg: dict[str, Any], model_type: str) -> tuple[Rope, ...]:
             per_class = {"full_attention": {"rope_theta": cfg.get(full_key, full_base), **single},
                          "sliding_attention": {"rope_type": "default", "rope_theta": cfg.get(local_key, local_base)}}
     fraction = cfg.get("partial_rotary_factor", cfg.get("rotary_pct")) or 1.0
-    ropes = {_rope(p, layers, fraction, cfg.get("rope_theta") or 10000.0) for layers, p in per_class.items()}
+    positions = _int(_get(cfg, "max_position_embeddings", "n_positions", default=0), "max_position_embeddings")
+    ropes = {_rope(p, layers, fraction, cfg.get("rope_theta") or 10000.0, positions) for layers, p in per_class.items()}
     return tuple(sorted(ropes, key=repr))
 
 
-def _rope(p: dict[str, Any], layers: str, fraction: Any, theta: Any) -> Rope:
+def _rope(p: dict[str, Any], layers: str, fraction: Any, theta: Any, positions: int) -> Rope:
     kind = str(p.get("rope_type", p.get("type")) or "default").lower()
     factor = p.get("factor", 1.0)
     share = p.get("partial_rotary_factor", fraction)
-    if (not isinstance(factor, (int, float)) or not 0 < factor <= MAX_ROPE_FACTOR
+    if (not isinstance(factor, (int, float)) or not 0 < factor < math.inf
             or not isinstance(share, (int, float)) or not 0 < share <= 1):
-        raise InputError(f"rope settings need a factor in (0, {MAX_ROPE_FACTOR:,}] and a partial_rotary_factor in "
-                         f"(0, 1]: {p}")
+        raise InputError(f"rope settings need a positive factor and a partial_rotary_factor in (0, 1]: {p}")
     original = _int(p.get("original_max_position_embeddings") or 0, "original_max_position_embeddings")
-    if not 0 <= original <= MAX_POSITIONS:
-        raise InputError(f"original_max_position_embeddings must be within 0 ... {MAX_POSITIONS:,}, got {original:,}")
+    stretched = (original or positions) * factor if kind in ("linear", "yarn") or "deepseek" in kind else 0
+    if original < 0 or stretched > MAX_POSITIONS:
+        raise InputError(f"rope settings stretch {original or positions:,} positions by {factor:g}: beyond "
+                         f"{MAX_POSITIONS:,} positions, or a negative original context: {p}")
     return Rope(kind="default" if kind == "mrope" else kind, factor=float(factor), original_positions=original,
                 rotary_fraction=float(share), theta=float(p.get("rope_theta", theta)),
                 sections="mrope_section" in p or kind == "mrope", layers=layers)

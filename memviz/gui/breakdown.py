@@ -194,8 +194,7 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
     if facts.get("attention_workspace_bytes"):
         total, inside = facts["attention_workspace_bytes"], facts["attention_workspace_in_budget_bytes"]
         out.append(("FlashInfer attention workspaces", f"{facts['max_num_batched_tokens']:,d} batched tokens",
-                    format_bytes(total, unit, 3), "formula", "the metadata builder's (394 MiB, or the prefill's "
-                    "query heads x head size x 16 bytes a token) and the TRT-LLM kernels' (394 MiB); "
+                    format_bytes(total, unit, 3), "formula", facts["attention_workspace_parts"] + "; "
                     + (f"{format_bytes(inside, unit, 3)} counted in the overhead, the rest allocated after the pool"
                        if total > inside else "counted in the overhead"), engine.version))
     if facts.get("rotary_tables"):

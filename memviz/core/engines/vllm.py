@@ -118,7 +118,14 @@ from memviz.core.engines.vllm_cudagraphs import Captures, capture_sizes, capture
 from memviz.core.engines.vllm_cudagraphs import cudagraph_bytes as cudagraph_estimate
 from memviz.core.engines.vllm_dsa import index_buffer_bytes
 from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY, WINDOW_STEPS
-from memviz.core.engines.vllm_flashinfer import builder_workspace_bytes, kernels_workspace_bytes, runs_flashinfer
+from memviz.core.engines.vllm_flashinfer import (
+    MLA_WORKSPACE_BYTES,
+    builder_workspace_bytes,
+    kernels_workspace_bytes,
+    runs_flashinfer,
+    runs_flashinfer_mla,
+)
+from memviz.core.engines.vllm_flashinfer import describe as describe_workspaces
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
 from memviz.core.engines.vllm_moe_workspace import EXPERTS, NONE, moe_kernel_workspace, moe_workspace_bytes
 from memviz.core.engines.vllm_pipeline import check_shared_latent_stages, pipeline_split, receive_buffer_bytes
@@ -771,10 +778,12 @@ class VLLM(Engine):
                 + self.attention_workspace_bytes(x))
 
     def attention_workspaces(self, x: Inputs) -> tuple[float, float]:
-        """(the metadata builder's, the TRT-LLM kernels') FlashInfer workspaces on one rank where FlashInfer runs the
-        attention (`vllm_flashinfer`); none elsewhere."""
+        """(the metadata builder's, the TRT-LLM kernels' or FLASHINFER_MLA's) FlashInfer workspaces on one rank where
+        FlashInfer runs the attention (`vllm_flashinfer`); none elsewhere."""
         s = self.settings(x.a, x.sc, x.options)
         cap = x.sc.compute_capability
+        if runs_flashinfer_mla(x.a, cap, x.act_bytes):
+            return 0.0, float(MLA_WORKSPACE_BYTES)
         if cap is None or not runs_flashinfer(x.a, cap, x.act_bytes, s["attention_backend"]):
             return 0.0, 0.0
         return builder_workspace_bytes(x.a, x.sc.tp, s["max_num_batched_tokens"]), kernels_workspace_bytes(cap)
@@ -1190,6 +1199,7 @@ class VLLM(Engine):
             "after_pool_bytes": int(self.after_pool_bytes(x)),
             "attention_workspace_bytes": int(sum(self.attention_workspaces(x))),
             "attention_workspace_in_budget_bytes": int(self.attention_workspace_bytes(x)),
+            "attention_workspace_parts": describe_workspaces(x.a, *self.attention_workspaces(x)),
             "rotary_table_bytes": int(self.rotary_table_bytes(x)),
             "rotary_tables": [[rows, width] for rows, width, _ in rotary_tables(x.a, x.act_bytes)],
             "kv_block_bytes": int(self.block_bytes(x)),

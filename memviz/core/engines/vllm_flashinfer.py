@@ -20,8 +20,14 @@ When they are allocated decides what they take from: vLLM 0.34's extensible KV c
 warm-up and capture, both resident by then (`vllm_extensible`). A profile-sized pool (no extensible cache) is sized
 before the real `initialize_kv_cache` builds the workspace, which so lies beyond gpu_memory_utilization's share;
 the kernels' workspace is first made in the capture `profile_cudagraph_memory` measures (counted in its estimate,
-kept for the real capture), or after the pool where no graphs are estimated. MLA's FlashInfer backends keep
-workspaces of their own (`flashinfer_mla.py`), not modelled.
+kept for the real capture), or after the pool where no graphs are estimated.
+
+MLA layers decode with FLASHINFER_MLA on compute capability 10, first in vLLM's list there where its kernel takes
+the model's qk_nope_head_dim (64, 128 or 192: v1/attention/backends/mla/flashinfer_mla.py `supports_combination`),
+DeepSeek sparse attention apart (its sparse backends): a module-global workspace of 128 MiB made at the first decode
+(`_get_workspace_buffer`; 256 MiB with decode context parallelism's LSE, not modelled), placed as the TRT-LLM
+kernels' is. Their prefill keeps no FlashInfer workspace for DeepSeek's widths (FLASH_ATTN first:
+platforms/interface.py `get_mla_prefill_backend_cls`).
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ WORKSPACE_BYTES = 394 * MiB
 #: FLASHINFER_PREFILL_WORKSPACE_BYTES_PER_ELEM
 PREFILL_BYTES_PER_ELEMENT = 16
 HEAD_SIZES = frozenset({64, 128, 256, 512})
+#: FLASHINFER_MLA_WORKSPACE_BUFFER_SIZE and the qk_nope_head_dim its kernel takes
+MLA_WORKSPACE_BYTES = 128 * MiB
+MLA_NOPE_DIMS = frozenset({64, 128, 192})
 
 
 def runs_flashinfer(a: Architecture, capability: tuple[int, int] | None, act_bytes: float, backend: str) -> bool:
@@ -46,6 +55,12 @@ def runs_flashinfer(a: Architecture, capability: tuple[int, int] | None, act_byt
     return backend == "auto" and capability[0] == 10 and act_bytes == 2 and heads_ok
 
 
+def runs_flashinfer_mla(a: Architecture, capability: tuple[int, int] | None, act_bytes: float) -> bool:
+    """Whether FLASHINFER_MLA decodes the model's MLA layers: vLLM's first choice on compute capability 10."""
+    return (a.is_mla and not a.indexer_heads and capability is not None and capability[0] == 10 and act_bytes == 2
+            and a.qk_nope_head_dim in MLA_NOPE_DIMS)
+
+
 def builder_workspace_bytes(a: Architecture, tp: int, batched_tokens: int) -> float:
     """The metadata builder's workspace on one rank: the floor, or the first attention layer's prefill footprint."""
     first = _attention_layers(a)[0]
@@ -56,6 +71,15 @@ def builder_workspace_bytes(a: Architecture, tp: int, batched_tokens: int) -> fl
 def kernels_workspace_bytes(capability: tuple[int, int]) -> float:
     """The TRT-LLM / XQA kernels' workspace: on compute capability 9, 10 and 12 (none on 8.x)."""
     return float(WORKSPACE_BYTES) if capability[0] in (9, 10, 12) else 0.0
+
+
+def describe(a: Architecture, builder: float, kernels: float) -> str:
+    """The workspaces in words, for the Breakdown and the CLI."""
+    if a.is_mla:
+        return "FLASHINFER_MLA's decode workspace, 128 MiB"
+    parts = ["the metadata builder's, the larger of 394 MiB and the prefill's query heads x head size x 16 bytes a "
+             "token"]
+    return "; ".join(parts + (["the TRT-LLM kernels', 394 MiB"] if kernels else []))
 
 
 def _attention_layers(a: Architecture) -> list[int]:

@@ -1,7 +1,13 @@
 """FlashInfer's attention workspaces (`vllm_flashinfer`): where vLLM 0.34 runs FlashInfer, their sizes and what
 they are taken from."""
 
-from memviz.core.engines.vllm_flashinfer import WORKSPACE_BYTES, builder_workspace_bytes, runs_flashinfer
+from memviz.core.arch import from_hf_config
+from memviz.core.engines.vllm_flashinfer import (
+    WORKSPACE_BYTES,
+    builder_workspace_bytes,
+    runs_flashinfer,
+    runs_flashinfer_mla,
+)
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.presets import get_preset
 from memviz.core.units import GiB, MiB
@@ -61,3 +67,19 @@ def test_asked_for_elsewhere_the_kernels_workspace_follows_the_gpu():
     assert hopper["attention_workspace_bytes"] == 8192 * 32 * 128 * 16 + 394 * MiB
     ampere = _facts("a100-80g", {"attention_backend": "FLASHINFER"})
     assert ampere["attention_workspace_bytes"] == 394 * MiB  # 2,048 batched tokens on an A100: the floor
+
+
+def test_mla_decodes_with_flashinfer_mla_on_compute_capability_10():
+    """DeepSeek-V3 on B200s: FLASHINFER_MLA's 128 MiB decode workspace, no metadata-builder workspace; none on
+    H200s (FlashAttention MLA) nor for DeepSeek sparse attention (its sparse backends)."""
+    v3 = get_preset("deepseek-v3").architecture()
+    assert runs_flashinfer_mla(v3, (10, 0), 2) and not runs_flashinfer_mla(v3, (9, 0), 2)
+    b200 = _facts("b200", a=v3, tp=8, weight_format="fp8-block")
+    assert b200["attention_workspace_bytes"] == b200["attention_workspace_in_budget_bytes"] == 128 * MiB
+    assert "FLASHINFER_MLA" in b200["attention_workspace_parts"]
+    assert _facts("h200", a=v3, tp=8, weight_format="fp8-block")["attention_workspace_bytes"] == 0
+    sparse = {"model_type": "deepseek_v32", "hidden_size": 7168, "num_hidden_layers": 4, "num_attention_heads": 128,
+              "vocab_size": 129280, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64,
+              "qk_nope_head_dim": 128, "v_head_dim": 128, "index_n_heads": 64, "index_head_dim": 128,
+              "index_topk": 2048, "intermediate_size": 18432, "max_position_embeddings": 163840}
+    assert not runs_flashinfer_mla(from_hf_config(sparse), (10, 0), 2)
