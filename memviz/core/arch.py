@@ -204,6 +204,15 @@ class Rope:
     sections: bool = False
     layers: str = ""
 
+    def __post_init__(self) -> None:
+        numbers = (self.factor, self.rotary_fraction, self.theta)
+        if (not isinstance(self.kind, str) or not isinstance(self.layers, str) or not isinstance(self.sections, bool)
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers)
+                or not isinstance(self.original_positions, int) or self.original_positions < 0
+                or self.factor <= 0 or not 0 < self.rotary_fraction <= 1 or self.theta <= 0):
+            raise InputError(f"rope settings need a positive factor and base, a partial_rotary_factor in (0, 1] and a "
+                             f"non-negative original context: {self}")
+
 
 MAX_CONFIG_BYTES = 16 * 2**20  # config.json files are kilobytes; a tokenizer or weights file named so is not one
 MAX_DIMENSION = 1 << 24  # no real width, head count or vocabulary comes near 16.7 M
@@ -733,7 +742,7 @@ class Architecture:
         d["stored"] = tuple(StoredTensor(row[0], tuple(row[1]), *row[2:7]) for row in d.get("stored", ()))
         try:
             d["ropes"] = tuple(Rope(**r) for r in d.get("ropes", ()))
-        except TypeError:
+        except TypeError:  # not a mapping, or fields Rope has not
             raise InputError("architecture ropes must be objects of Rope's fields") from None
         try:
             d["encoders"] = tuple(_encoder_row(row) for row in d.get("encoders", ()))
@@ -1955,20 +1964,17 @@ def _ropes(cfg: dict[str, Any], model_type: str) -> tuple[Rope, ...]:
 
 
 def _rope(p: dict[str, Any], layers: str, fraction: Any, theta: Any, positions: int) -> Rope:
+    """One config rope setting as a `Rope` (its checks), refused where it stretches a table beyond MAX_POSITIONS."""
     kind = str(p.get("rope_type", p.get("type")) or "default").lower()
-    factor = p.get("factor", 1.0)
-    share = p.get("partial_rotary_factor", fraction)
-    if (not isinstance(factor, (int, float)) or not 0 < factor < math.inf
-            or not isinstance(share, (int, float)) or not 0 < share <= 1):
-        raise InputError(f"rope settings need a positive factor and a partial_rotary_factor in (0, 1]: {p}")
     original = _int(p.get("original_max_position_embeddings") or 0, "original_max_position_embeddings")
-    stretched = (original or positions) * factor if kind in ("linear", "yarn") or "deepseek" in kind else 0
-    if original < 0 or stretched > MAX_POSITIONS:
-        raise InputError(f"rope settings stretch {original or positions:,} positions by {factor:g}: beyond "
-                         f"{MAX_POSITIONS:,} positions, or a negative original context: {p}")
-    return Rope(kind="default" if kind == "mrope" else kind, factor=float(factor), original_positions=original,
-                rotary_fraction=float(share), theta=float(p.get("rope_theta", theta)),
+    rope = Rope(kind="default" if kind == "mrope" else kind, factor=p.get("factor", 1.0), original_positions=original,
+                rotary_fraction=p.get("partial_rotary_factor", fraction), theta=p.get("rope_theta", theta),
                 sections="mrope_section" in p or kind == "mrope", layers=layers)
+    stretched = (original or positions) * rope.factor if kind in ("linear", "yarn") or "deepseek" in kind else 0
+    if stretched > MAX_POSITIONS:
+        raise InputError(f"rope settings stretch {original or positions:,} positions by {rope.factor:g}: beyond "
+                         f"{MAX_POSITIONS:,} positions: {p}")
+    return rope
 
 
 def _reference_sliding(cfg: dict[str, Any], outer: dict[str, Any]) -> tuple[dict[str, Any], str]:

@@ -82,6 +82,10 @@ with `enable_expert_parallel` whole experts (`moe_parallel`, `expert_share`); EP
 and expert buffer (`vllm_eplb`). Not modelled: the all-to-all backends' buffers. DeepSeek-Coder-V2-Lite at TP 4
 loaded 7.3858 GiB a rank (vLLM 0.8, vllm-project/vllm#15607): 7.3829 with them whole, 7.3383 split.
 
+Rotary tables (`vllm_rotary`): the cos / sin tables `get_rope` caches, one per distinct rope, their positions by
+scaling type (Gemma 3's full layers: 8 x 131,072 for their linear factor, beside the sliding layers' own table),
+loaded with the model ("Model loading took" includes them) and counted as runtime memory.
+
 Attention workspaces (`vllm_flashinfer`): where FlashInfer runs the attention (vLLM's choice on compute capability
 10, or asked for), its metadata builder's workspace, max(394 MiB, max_num_batched_tokens x query heads x head size x
 16 bytes), and the TRT-LLM kernels' 394 MiB: within a measured pool's budget, after a profile-sized pool (the

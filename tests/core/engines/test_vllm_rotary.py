@@ -86,11 +86,13 @@ def test_ropes_round_trip_through_a_session_and_old_sessions_open():
     assert Architecture.from_dict(old).ropes == ()
     with pytest.raises(InputError, match="ropes"):
         Architecture.from_dict({**a.to_dict(), "ropes": [{"kind": "linear", "speed": 3}]})
+    with pytest.raises(InputError, match="rope settings"):
+        Architecture.from_dict({**a.to_dict(), "ropes": [{"kind": "linear", "factor": "8"}]})
 
 
 @pytest.mark.parametrize("rope", [{"rope_type": "linear", "factor": -2}, {"partial_rotary_factor": 1.5},
                                   {"rope_type": "linear", "factor": float("inf")}, {"rope_type": "yarn", "factor": 1e12},
-                                  {"rope_type": "linear", "factor": 2**20},
+                                  {"rope_type": "linear", "factor": 2**20}, {"rope_theta": "ten thousand"},
                                   {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": -5}])
 def test_impossible_rope_settings_are_refused(rope):
     with pytest.raises(InputError, match="rope settings"):
