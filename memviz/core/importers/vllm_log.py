@@ -50,7 +50,8 @@ PERSISTENT_MOE_WORKSPACE_SINCE = (0, 14)
 COMPILE_BENCHMARK_SINCE = (0, 12)
 WARM_COMPILE = r"Directly load the compiled graph"
 #: the backend vLLM picked for the decoder's attention (platforms/cuda.py `get_attn_backend_cls`, 0.19-0.34); the
-#: ones memviz takes but FLASH_ATTN, which "auto" resolves to where its buffers matter (Hopper), become the option
+#: ones memviz takes become the option but where "auto" resolves to them: FLASH_ATTN (on Hopper, where its buffers
+#: matter) and FlashInfer on compute capability 10
 LOGGED_BACKEND = r"Using (\w+) attention backend out of potential backends"
 OTHER_BACKENDS = ("TRITON_ATTN", "FLASHINFER", "FLEX_ATTENTION")
 EXTENSIBLE_LINES = r"Memory after warmup: .* KV cache blocks|Extended KV cache to \d+ blocks"
@@ -236,6 +237,12 @@ def _utilization(args: dict[str, Any], measured: bool) -> float | None:
     return float(value) if value else None if measured else UNLOGGED_UTILIZATION
 
 
+def _auto_flashinfer(backend: str, gpu: str) -> bool:
+    """FlashInfer on compute capability 10, where it is vLLM's own choice ("auto" models it, `vllm_flashinfer`)."""
+    cap = get_gpu(gpu).compute_capability
+    return backend == "FLASHINFER" and cap is not None and cap[0] == 10
+
+
 def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | None = None) -> Scenario:
     """The scenario the log ran: its settings, the caller's model and GPU (with the CUDA total the log prints),
     vLLM's defaults for the rest."""
@@ -283,7 +290,7 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
         options["persistent_moe_workspace"] = False
     if v0 or (s.version is not None and s.version < COMPILE_BENCHMARK_SINCE) or re.search(WARM_COMPILE, text):
         options["cold_compile"] = False
-    if (m := re.search(LOGGED_BACKEND, text)) and m.group(1) in OTHER_BACKENDS:
+    if (m := re.search(LOGGED_BACKEND, text)) and m.group(1) in OTHER_BACKENDS and not _auto_flashinfer(m.group(1), gpu):
         options["attention_backend"] = m.group(1)
     runner = "v1" if v0 else _runner(text, s.version, a)  # V0's profile is modelled with V1's runner
     if runner:

@@ -316,3 +316,6 @@ def test_the_attention_backend_the_log_names_becomes_the_option(backend, option)
             "potential backends: ['TRITON_ATTN', 'FLEX_ATTENTION'].\n")
     options = dict(vllm_scenario(LOG_010 + line, get_preset("qwen2.5-7b").architecture(), "a100-80g").options)
     assert options.get("attention_backend") == option
+    if backend == "FLASHINFER":  # vLLM's own choice on a B200: "auto" models it
+        options = dict(vllm_scenario(LOG_010 + line, get_preset("qwen2.5-7b").architecture(), "b200").options)
+        assert "attention_backend" not in options
