@@ -27,6 +27,13 @@ class Bar:
     measured_stale: bool = False  # the scenario was edited after its run: shown, not compared
     band: float | None = None  # ± fraction of the total, from stored probe runs' residuals
     host_bytes: int = 0  # what the scenario keeps in host RAM (offloaded layers, KV, llama.cpp's output buffer)
+    # the KV its sequences need where the engine reserves a larger pool (vLLM on the scenario's GPU), else None
+    kv_required: int | None = None
+
+    @property
+    def kv_reserved(self) -> int:
+        """The pool beyond what the sequences need (0 where the engine holds what they need)."""
+        return self.bytes["kv_cache"] - self.kv_required if self.kv_required is not None else 0
 
     @property
     def total(self) -> int:

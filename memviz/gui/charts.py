@@ -154,6 +154,13 @@ class _Chart(pg.GraphicsLayoutWidget):
 
 
 MAX_BARS_SHOWN = 20  # bars side by side before the compare view scrolls
+#: the stack's segments from the bottom: the four components, the KV cache as much as the sequences need, and on top,
+#: faded, the pool an engine reserves beyond that on the scenario's GPU (vLLM): the solid stack is what the ✓ / ✗
+#: judge against each GPU's budget, the whole bar what the engine takes on the scenario's GPU
+RESERVED = "kv_reserved"
+SEGMENTS = (*COMPONENTS, RESERVED)
+RESERVED_LABEL = "KV pool beyond the sequences' need (vLLM reserves it)"
+RESERVED_ALPHA = 70
 #: budgets closer than this fraction read as one range in a legend (vLLM sizes each scenario's pool beside its own rest)
 BUDGET_RANGE_FRACTION = 0.02
 
@@ -172,6 +179,13 @@ def budget_text(usable: list[int], unit: Unit) -> str:
 
     texts = [number(g[0]) if len(g) == 1 else f"{number(g[0])}–{number(g[-1])}" for g in groups]
     return f"{' / '.join(texts)} {unit.value}"
+
+
+def segment_bytes(b: Bar, segment: str) -> int:
+    """The bytes of one drawn segment of `b`'s stack (`SEGMENTS`): its KV cache split where a pool is reserved."""
+    if segment == RESERVED:
+        return b.kv_reserved
+    return b.bytes[segment] - b.kv_reserved if segment == "kv_cache" else b.bytes[segment]
 
 
 def _with_alpha(color: str, alpha: int) -> QColor:
@@ -205,6 +219,10 @@ class CompareChart(_Chart):
                                    pen=pg.mkPen(self._fg, width=0.5), name=COMPONENT_LABELS[c])
             self.plot_item.addItem(item)
             self.items[c] = item
+        self.items[RESERVED] = pg.BarGraphItem(x=[], height=[], width=0.62,
+                                               brush=_with_alpha(COMPONENT_COLORS["kv_cache"], RESERVED_ALPHA),
+                                               pen=pg.mkPen(self._fg, width=0.5, style=Qt.PenStyle.DashLine))
+        self.plot_item.addItem(self.items[RESERVED])
         self._transient: list = []  # totals, markers and capacity lines of the last drawing
         self.labels: list[pg.TextItem] = []
         self._stack: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # component -> (bottoms, heights) of every bar
@@ -241,8 +259,8 @@ class CompareChart(_Chart):
         self.plot_item.setLabel("left", f"Memory per device ({unit.value})", color=self._fg)
         bottom = np.zeros(len(bars))
         self._stack = {}
-        for c in COMPONENTS:
-            h = np.array([to_unit(b.bytes[c], unit) for b in bars], dtype=float)
+        for c in SEGMENTS:
+            h = np.array([to_unit(segment_bytes(b, c), unit) for b in bars], dtype=float)
             self._stack[c] = (bottom.copy(), h)
             bottom += h
         self._shown_bars = None
@@ -269,7 +287,8 @@ class CompareChart(_Chart):
         lines, entries = self._capacity_lines(capacities, [b.budgets for b in bars], unit, top * 1.12)
         for line in lines:
             self._add(line)
-        self._set_legend([(item, COMPONENT_LABELS[c]) for c, item in self.items.items()] + entries)
+        reserved = [(self.items[RESERVED], RESERVED_LABEL)] if any(b.kv_reserved for b in bars) else []
+        self._set_legend([(self.items[c], COMPONENT_LABELS[c]) for c in COMPONENTS] + reserved + entries)
         n = max(len(bars), 1)
         shown = min(n, MAX_BARS_SHOWN)  # beyond it the plot scrolls sideways (drag or wheel)
         self.plot_item.setMouseEnabled(x=n > MAX_BARS_SHOWN, y=False)
@@ -351,7 +370,8 @@ class CompareChart(_Chart):
             y += h
 
     def bar_heights(self) -> dict[str, list[float]]:
-        """Heights per component of every bar, in the chart's unit (for tests and exports)."""
+        """Heights per drawn segment of every bar (`SEGMENTS`: the KV cache the sequences need, the reserved rest
+        apart), in the chart's unit (for tests and exports)."""
         return {c: [float(v) for v in h] for c, (_, h) in self._stack.items()}
 
     def _show_bars(self, lo: float, hi: float) -> None:
@@ -363,10 +383,19 @@ class CompareChart(_Chart):
         self._shown_bars = (first, last, self._fg)
         x = np.arange(first, last, dtype=float)
         for c, (y0, h) in self._stack.items():
-            self.items[c].setOpts(x=x, y0=y0[first:last], height=h[first:last], pen=pg.mkPen(self._fg, width=0.5))
+            style = Qt.PenStyle.DashLine if c == RESERVED else Qt.PenStyle.SolidLine
+            drawn = h[first:last] > 0 if c == RESERVED else np.ones(last - first, dtype=bool)  # no empty outline
+            self.items[c].setOpts(x=x[drawn], y0=y0[first:last][drawn], height=h[first:last][drawn],
+                                  pen=pg.mkPen(self._fg, width=0.5, style=style))
 
     def tooltip_for(self, index: int, component: str) -> str:
         b = self.bars[index]
+        if component == RESERVED:
+            return "<br>".join([f"<b>{b.label}</b>", f"{RESERVED_LABEL}: {b.kv_reserved:,d} bytes",
+                                f"= {format_bytes(b.kv_reserved, Unit.GiB, 3)} = {format_bytes(b.kv_reserved, Unit.GB, 3)}",
+                                f"the sequences need {format_bytes(b.kv_required or 0, self.unit, 3)} of the "
+                                f"{format_bytes(b.bytes['kv_cache'], self.unit, 3)} pool; on another GPU the pool is "
+                                "that GPU's", f"total: {format_bytes(b.total, self.unit, 3)}"])
         n = b.bytes[component]
         lines = [f"<b>{b.label}</b>", f"{COMPONENT_LABELS[component]}: {n:,d} bytes",
                  f"= {format_bytes(n, Unit.GiB, 3)} = {format_bytes(n, Unit.GB, 3)}",
@@ -392,13 +421,10 @@ class CompareChart(_Chart):
         if not (0 <= i < len(self.bars)) or abs(p.x() - i) > 0.31:
             QToolTip.hideText()
             return
-        y = 0.0
-        for c in COMPONENTS:
-            h = to_unit(self.bars[i].bytes[c], self.unit)
-            if y <= p.y() <= y + h:
+        for c, (bottoms, heights) in self._stack.items():
+            if heights[i] and bottoms[i] <= p.y() <= bottoms[i] + heights[i]:
                 QToolTip.showText(QCursor.pos(), self.tooltip_for(i, c), self)
                 return
-            y += h
         QToolTip.hideText()
 
 

@@ -45,7 +45,8 @@ def bars(session: Session, estimates: list[Estimate], bands: dict[str, float | N
         out.append(Bar(label=label, bytes=dict(est.bytes),
                        provenance={c.name: c.provenance for c in est.components}, fits=fits, budgets=budgets,
                        measured=measured, measured_stale=stale, band=band,
-                       host_bytes=est.host.total if sc.device == "cuda" else 0))
+                       host_bytes=est.host.total if sc.device == "cuda" else 0,
+                       kv_required=est.kv_cache_required if est.kv_cache_required < est.bytes["kv_cache"] else None))
     return out
 
 

@@ -9,13 +9,14 @@ import pytest
 from PySide6.QtGui import QColor, QFontMetrics, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 
-from memviz.core.estimate import Scenario
+from memviz.core.estimate import Scenario, estimate
 from memviz.core.fit import capacity_bytes
 from memviz.core.gpus import get_gpu
 from memviz.core.presets import get_preset
 from memviz.core.session import Session
+from memviz.core.units import GiB
 from memviz.gui import model
-from memviz.gui.charts import CompareChart, SweepChart
+from memviz.gui.charts import RESERVED, RESERVED_LABEL, CompareChart, SweepChart
 from memviz.gui.export import _settle, export_chart
 
 FORMATS = ["bf16", "fp8", "awq-int4", "gptq-int4", "bnb-nf4", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q3_K_M", "Q2_K",
@@ -202,3 +203,21 @@ def test_a_sweep_curve_wholly_above_the_range_says_so_in_the_legend(qtbot):
     legend = [label.text for _, label in chart.legend.items]
     assert any(f"(above the range: from {lowest:,.0f} GiB)" in text for text in legend)
     assert sum("above the range: from" in text for text in legend) == 1  # the Q4_K_M curve is drawn
+
+
+def test_a_reserved_pool_is_drawn_faded_on_top_of_what_the_sequences_need(qtbot):
+    """Gemma-3-12B on vLLM with its pool sized on a B200, compared with an H100 too: the solid stack is what the
+    scenario needs (the ✓ both GPUs give it), the faded cap the rest of the B200's pool; their sum is the estimate."""
+    s = Session(architecture=get_preset("gemma-3-12b").architecture(),
+                scenarios=(Scenario(engine="vllm", gpu="b200", context_tokens=32768),), gpus=("b200", "h100-80g"))
+    chart = drawn_compare(qtbot, s, 1400)
+    est = estimate(s.architecture, s.scenarios[0])
+    heights = chart.bar_heights()
+    assert heights["kv_cache"][0] * GiB == pytest.approx(est.kv_cache_required, abs=1)
+    assert heights[RESERVED][0] * GiB == pytest.approx(est.bytes["kv_cache"] - est.kv_cache_required, abs=1)
+    assert sum(h[0] for h in heights.values()) * GiB == pytest.approx(est.total, abs=4)
+    assert chart.bars[0].fits == {"B200 180GB": True, "H100 SXM 80GB": True}
+    solid = sum(h[0] for c, h in heights.items() if c != RESERVED) * GiB
+    assert solid < chart.bars[0].budgets["H100 SXM 80GB"]  # the line the H100's ✓ is judged against: above it
+    assert RESERVED_LABEL in chart._legend_texts
+    assert RESERVED_LABEL not in drawn_compare(qtbot, session(2), 1400)._legend_texts  # no reserved pool, no entry
