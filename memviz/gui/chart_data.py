@@ -42,7 +42,9 @@ class Bar:
 
 @dataclass
 class Series:
-    """One scenario's total memory along the sweep axis, and where it stops fitting."""
+    """One scenario's memory along the sweep axis, as the fit judges it (`Arrays.needed`: the total, with vLLM's
+    pool sized on the scenario's GPU replaced by the KV its sequences need), and where it stops fitting; `pooled`:
+    the engine reserves a pool beyond that need at some point of the sweep."""
 
     label: str
     x: np.ndarray
@@ -50,3 +52,4 @@ class Series:
     largest_fit: dict[str, int] = field(default_factory=dict)  # GPU label -> largest x that fits
     budgets: dict[str, int] = field(default_factory=dict)  # GPU label -> bytes this scenario's engine may use
     engine: str = ""
+    pooled: bool = False

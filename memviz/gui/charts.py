@@ -457,6 +457,8 @@ class SweepChart(_Chart):
             color = series_color(i, self.theme)
             fit_text = "; ".join(f"{gpu} ≤ {x:,d}" if x > 0 else f"{gpu}: ✗ never fits" for gpu, x in s.largest_fit.items())
             name = f"{s.label}  [{fit_text}]" if fit_text else s.label
+            if s.pooled:  # the curve is the need the verdicts judge; the pool vLLM sizes fills its budget
+                name += " (what its sequences need; vLLM's pool fills the rest)"
             lowest = float(s.total_bytes.min()) / unit.bytes if s.total_bytes.size else 0.0
             if lowest > ymax:  # the whole curve lies above the cut (`sweep_top`): say so, as for capacity lines
                 name += f" (above the range: from {lowest:,.0f} {unit.value})"

@@ -79,8 +79,8 @@ def series(session: Session, axis: str) -> list[Series]:
         s = sweep(session.architecture, sc, x, axis)
         fits = {get_gpu(g).label: largest_fit(session.architecture, sc, get_gpu(g), axis) for g in session.gpus}
         budgets = {get_gpu(g).label: int(capacity_bytes(get_gpu(g), sc, session.architecture)) for g in session.gpus}
-        out.append(Series(label=label, x=x, total_bytes=s.total, largest_fit=fits, budgets=budgets,
-                          engine=sc.engine))
+        out.append(Series(label=label, x=x, total_bytes=s.needed, largest_fit=fits, budgets=budgets,
+                          engine=sc.engine, pooled=bool(np.any(s.needed < s.total))))
     return out
 
 

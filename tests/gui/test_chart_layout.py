@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QFontMetrics, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 
 from memviz.core.estimate import Scenario, estimate
-from memviz.core.fit import capacity_bytes
+from memviz.core.fit import capacity_bytes, sweep
 from memviz.core.gpus import get_gpu
 from memviz.core.presets import get_preset
 from memviz.core.session import Session
@@ -221,3 +221,18 @@ def test_a_reserved_pool_is_drawn_faded_on_top_of_what_the_sequences_need(qtbot)
     assert solid < chart.bars[0].budgets["H100 SXM 80GB"]  # the line the H100's ✓ is judged against: above it
     assert RESERVED_LABEL in chart._legend_texts
     assert RESERVED_LABEL not in drawn_compare(qtbot, session(2), 1400)._legend_texts  # no reserved pool, no entry
+
+
+def test_a_pooled_engines_sweep_draws_what_its_sequences_need(qtbot):
+    """vLLM's pool sized on a B200 fills its budget at every context: the curve is the need the verdicts judge
+    (`fit.sweep`'s `needed`), below the budget where it fits, and the legend says so."""
+    s = Session(architecture=get_preset("gemma-3-12b").architecture(),
+                scenarios=(Scenario(engine="vllm", gpu="b200", context_tokens=32768),), gpus=("b200", "h100-80g"))
+    series = model.series(s, "context")
+    need = sweep(s.architecture, s.scenarios[0], series[0].x, "context").needed
+    assert np.array_equal(series[0].total_bytes, need) and series[0].pooled
+    assert float(series[0].total_bytes.max()) < series[0].budgets["H100 SXM 80GB"]
+    chart = drawn_sweep(qtbot, s, "context", 1400, 800)
+    assert "vLLM's pool fills the rest" in chart._legend_texts[0]
+    plain = model.series(session(1), "context")
+    assert not plain[0].pooled
