@@ -124,6 +124,7 @@ from memviz.core.engines.vllm_dsa import index_buffer_bytes
 from memviz.core.engines.vllm_eplb import MAX_EXPERT_REDUNDANCY, WINDOW_STEPS
 from memviz.core.engines.vllm_flashinfer import (
     MLA_WORKSPACE_BYTES,
+    MM_PREFIX_TYPES,
     builder_workspace_bytes,
     kernels_workspace_bytes,
     runs_flashinfer,
@@ -788,7 +789,8 @@ class VLLM(Engine):
         cap = x.sc.compute_capability
         if runs_flashinfer_mla(x.a, cap, x.act_bytes):
             return 0.0, float(MLA_WORKSPACE_BYTES)
-        if cap is None or not runs_flashinfer(x.a, cap, x.act_bytes, s["attention_backend"]):
+        mm_prefix = x.a.model_type in MM_PREFIX_TYPES and bool(x.a.encoders) and not s["language_model_only"]
+        if cap is None or not runs_flashinfer(x.a, cap, x.act_bytes, s["attention_backend"], mm_prefix):
             return 0.0, 0.0
         return builder_workspace_bytes(x.a, x.sc.tp, s["max_num_batched_tokens"]), kernels_workspace_bytes(cap)
 

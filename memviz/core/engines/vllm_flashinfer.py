@@ -4,7 +4,9 @@ vLLM picks FlashInfer for standard attention on compute capability 10 (B200, B30
 `_get_backend_priorities` puts FLASHINFER first there, TRITON_FLASHINFER, its composite with Triton for an image
 prefix, before it for multimodal prefixes), for 16-bit activations (`FlashInferBackend.supported_dtypes`) and head
 sizes 64, 128, 256 and 512 (`get_supported_head_sizes`); elsewhere only when asked (`--attention-backend FLASHINFER`).
-Two buffers then stay allocated (v1/attention/backends/flashinfer.py):
+A model whose image prefix is attended both ways (Gemma 3 with its tower: `is_mm_prefix_lm`) runs
+TRITON_FLASHINFER, FlashInfer for the causal part, where its heads are 256 or 512 wide, else FLASH_ATTN. Two buffers
+then stay allocated (v1/attention/backends/flashinfer.py):
 
 - the metadata builder's workspace (`FlashInferMetadataBuilder._get_workspace_buffer`): VLLM_FLASHINFER_WORKSPACE_
   BUFFER_SIZE (394 MiB), or more where the prefill's temporaries need it, max_num_batched_tokens x the rank's query
@@ -40,18 +42,28 @@ WORKSPACE_BYTES = 394 * MiB
 #: FLASHINFER_PREFILL_WORKSPACE_BYTES_PER_ELEM
 PREFILL_BYTES_PER_ELEMENT = 16
 HEAD_SIZES = frozenset({64, 128, 256, 512})
+#: TRITON_FLASHINFER's heads (v1/attention/backends/triton_flashinfer.py `head_sizes`)
+MM_PREFIX_HEAD_SIZES = frozenset({256, 512})
+#: the types vLLM attends an image prefix of both ways, as memviz reads them (transformers_utils/
+#: model_arch_config_convertor.py `is_mm_prefix_lm`: gemma3's wrapper, its text model "gemma3_text" here), with their
+#: encoders loaded
+MM_PREFIX_TYPES = frozenset({"gemma3_text"})
 #: FLASHINFER_MLA_WORKSPACE_BUFFER_SIZE and the qk_nope_head_dim its kernel takes
 MLA_WORKSPACE_BYTES = 128 * MiB
 MLA_NOPE_DIMS = frozenset({64, 128, 192})
 
 
-def runs_flashinfer(a: Architecture, capability: tuple[int, int] | None, act_bytes: float, backend: str) -> bool:
-    """Whether FlashInfer runs the standard attention layers: asked for, or vLLM's choice on compute capability 10."""
+def runs_flashinfer(a: Architecture, capability: tuple[int, int] | None, act_bytes: float, backend: str,
+                    mm_prefix: bool = False) -> bool:
+    """Whether FlashInfer runs the standard attention layers: asked for, or vLLM's choice on compute capability 10;
+    with an image prefix attended both ways (`mm_prefix`, which FlashInfer alone does not take) only inside
+    TRITON_FLASHINFER, whose heads are 256 or 512 wide (else FLASH_ATTN runs)."""
     if a.is_mla or capability is None or not _attention_layers(a):
         return False
     if backend == "FLASHINFER":
         return True
-    heads_ok = {a.layer_head_dim(i) for i in _attention_layers(a)} <= HEAD_SIZES
+    heads = {a.layer_head_dim(i) for i in _attention_layers(a)}
+    heads_ok = heads <= (MM_PREFIX_HEAD_SIZES if mm_prefix else HEAD_SIZES)
     return backend == "auto" and capability[0] == 10 and act_bytes == 2 and heads_ok
 
 

@@ -83,3 +83,13 @@ def test_mla_decodes_with_flashinfer_mla_on_compute_capability_10():
               "qk_nope_head_dim": 128, "v_head_dim": 128, "index_n_heads": 64, "index_head_dim": 128,
               "index_topk": 2048, "intermediate_size": 18432, "max_position_embeddings": 163840}
     assert not runs_flashinfer_mla(from_hf_config(sparse), (10, 0), 2)
+
+
+def test_an_image_prefix_attended_both_ways_keeps_flashinfer_to_256_and_512_wide_heads():
+    """Gemma 3 with its tower: TRITON_FLASHINFER (heads of 256: 4B / 12B) or FLASH_ATTN (the 27B's heads of 128);
+    served as a language model only, plain FlashInfer whatever the width."""
+    g12, g27 = get_preset("gemma-3-12b").architecture(), get_preset("gemma-3-27b").architecture()
+    assert _facts("b200", a=g12)["attention_workspace_bytes"] == 16384 * 16 * 256 * 16 + 394 * MiB
+    assert _facts("b200", a=g27)["attention_workspace_bytes"] == 0
+    text_only = _facts("b200", {"language_model_only": True}, a=g27)
+    assert text_only["attention_workspace_bytes"] == 16384 * 32 * 128 * 16 + 394 * MiB
