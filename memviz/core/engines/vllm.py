@@ -88,8 +88,8 @@ loaded with the model ("Model loading took" includes them) and counted as runtim
 
 Attention workspaces (`vllm_flashinfer`): where FlashInfer runs the attention (vLLM's choice on compute capability
 10, or asked for), its metadata builder's workspace, max(394 MiB, max_num_batched_tokens x query heads x head size x
-16 bytes), and the TRT-LLM kernels' 394 MiB: within a measured pool's budget, after a profile-sized pool (the
-kernels' in the CUDA-graph estimate's capture). Llama-3.1-8B on a B200: 1.38 GiB.
+16 bytes), and the TRT-LLM kernels' 394 MiB (MLA: FLASHINFER_MLA's 128 MiB): within a measured pool's budget, after a
+profile-sized pool (the kernels' in the CUDA-graph estimate's capture). Llama-3.1-8B on a B200: 1.38 GiB.
 
 CUDA-graph memory (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, option `estimate_cudagraphs`): `vllm_cudagraphs`, the capture sizes
@@ -1161,8 +1161,8 @@ class VLLM(Engine):
         return x.options["kv_cache_memory_bytes"] // block * block
 
     def fixed_pool_allocatable(self, x: Inputs, gpu: GPU, non_kv: np.ndarray) -> np.ndarray:
-        """Whether the pool of kv_cache_memory_bytes, the rest and the CUDA graphs captured after it fit in what
-        CUDA leaves after its context; where they do not vLLM runs out of memory and holds no pool."""
+        """Whether the pool of kv_cache_memory_bytes, the rest and what vLLM allocates after it (`after_pool_bytes`)
+        fit in what CUDA leaves after its context; where they do not vLLM runs out of memory and holds no pool."""
         committed = non_kv + self.fixed_pool_bytes(x) + self.after_pool_bytes(x)
         return committed <= gpu.cuda_total_bytes - TORCH_CUDA_BASELINE_BYTES
 
@@ -1205,7 +1205,7 @@ class VLLM(Engine):
             "after_pool_bytes": int(self.after_pool_bytes(x)),
             "attention_workspace_bytes": int(sum(self.attention_workspaces(x))),
             "attention_workspace_in_budget_bytes": int(self.attention_workspace_bytes(x)),
-            "attention_workspace_parts": describe_workspaces(x.a, *self.attention_workspaces(x)),
+            "attention_workspace_parts": describe_workspaces(x.a, self.attention_workspaces(x)[1]),
             "rotary_table_bytes": int(self.rotary_table_bytes(x)),
             "rotary_tables": [[rows, width] for rows, width, _ in rotary_tables(x.a, x.act_bytes)],
             "kv_block_bytes": int(self.block_bytes(x)),

@@ -85,7 +85,7 @@ def kernels_workspace_bytes(capability: tuple[int, int]) -> float:
     return float(WORKSPACE_BYTES) if capability[0] in (9, 10, 12) else 0.0
 
 
-def describe(a: Architecture, builder: float, kernels: float) -> str:
+def describe(a: Architecture, kernels: float) -> str:
     """The workspaces in words, for the Breakdown and the CLI."""
     if a.is_mla:
         return "FLASHINFER_MLA's decode workspace, 128 MiB"
