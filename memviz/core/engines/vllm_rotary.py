@@ -18,8 +18,9 @@ table covers depend on the scaling type:
 - M-RoPE (multimodal sections): max_position_embeddings x positions_factor (`mrope.py` `cache_max_position_num`),
   4 but for Qwen3-VL and Qwen3.5, whose decoders pass 1 unless video pruning is on (`qwen3_vl.py`
   `mrope_positions_factor`); with yarn, that times its factor. memviz reads Qwen3-VL's text types as Qwen3's
-  (`arch._ALIASES`), so an M-RoPE over a Qwen3 / Qwen3-MoE decoder takes 1: Qwen3-Omni's thinker, which passes 4,
-  is counted at a quarter of its table.
+  (`arch._ALIASES`), so an M-RoPE over a Qwen3 / Qwen3-MoE decoder takes 1 but in Qwen3-Omni's thinker (read as
+  Qwen3-MoE too, its loader named), whose `Qwen3MoeLLMModel` keeps the decoder's default 4
+  (`qwen3_omni_moe_thinker.py`).
 
 The rotary width is head_size x partial_rotary_factor, Gemma 4's proportional rope the whole head
 (`gemma4_rope.py` `Gemma4RotaryEmbedding`: "rotary_dim = head_size"), MLA the rope part of the head
@@ -45,7 +46,8 @@ def table_positions(rope: Rope, a: Architecture) -> int:
     positions = a.max_position_embeddings
     original = rope.original_positions or positions
     if rope.sections:
-        rows = positions * (1 if a.model_type in UNPADDED_MROPE_TYPES else MROPE_POSITIONS_FACTOR)
+        unpadded = a.model_type in UNPADDED_MROPE_TYPES and "Omni" not in a.loader
+        rows = positions * (1 if unpadded else MROPE_POSITIONS_FACTOR)
         return ceil(rows * rope.factor) if rope.kind == "yarn" else rows
     if rope.kind == "linear":
         return ceil(positions * rope.factor)

@@ -51,6 +51,11 @@ def test_mrope_tables_by_decoder():
         **LLAMA, "model_type": "qwen3_vl_text", "head_dim": 128,
         "rope_scaling": {"rope_type": "default", "mrope_section": [24, 20, 20]}}}
     assert _bytes(qwen3_vl) == 131072 * 128 * 2
+    # Qwen3-Omni's thinker reads as Qwen3-MoE too, but its decoder keeps the default 4
+    omni = {"model_type": "qwen3_omni_moe", "thinker_config": {"text_config": {
+        **LLAMA, "model_type": "qwen3_omni_moe_text", "head_dim": 128, "num_experts": 8, "num_experts_per_tok": 2,
+        "moe_intermediate_size": 768, "rope_scaling": {"rope_type": "default", "mrope_section": [24, 20, 20]}}}}
+    assert "Omni" in from_hf_config(omni).loader and _bytes(omni) == 4 * 131072 * 128 * 2
 
 
 def test_partial_rotary_and_proportional_widths():
