@@ -19,7 +19,7 @@ from memviz.core.engines.transformers import describe_cross_attention
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
 from memviz.core.files import write_text_atomic
-from memviz.core.fit import estimate_fits
+from memviz.core.fit import estimate_fits, needed_bytes
 from memviz.core.gpus import get_gpu
 from memviz.core.runs import MeasuredRun, for_scenario, is_stale
 from memviz.core.session import Session
@@ -87,6 +87,8 @@ def rows(a: Architecture, scenarios: list[Scenario] | tuple[Scenario, ...], gpus
         row["gpus"] = get_engine(sc.engine).gpus(sc)
         row.update({f"{c}_bytes": est.bytes[c] for c in COMPONENTS})
         row["total_bytes"] = est.total
+        row["kv_required_bytes"] = est.kv_cache_required  # below kv_cache_bytes where vLLM reserves a larger pool
+        row["needed_bytes"] = needed_bytes(est)  # what the fits_* columns judge
         row["host_bytes"] = est.host.total
         for g in gpus:
             row[f"fits_{g}"] = estimate_fits(est, get_gpu(g))
@@ -127,13 +129,19 @@ def to_markdown(a: Architecture, scenarios, gpus=(), unit: Unit = Unit.GiB, runs
     data = rows(a, scenarios, gpus, runs)
     u = unit.value
     measured = any(r["measured_peak_bytes"] is not None for r in data)
-    head = ["scenario", "engine", *(f"{c} ({u})" for c in COMPONENTS), f"total ({u})", *(f"fits {g}" for g in gpus),
+    pooled = any(r["needed_bytes"] < r["total_bytes"] for r in data)  # vLLM's pool beyond its sequences' need
+    head = ["scenario", "engine", *(f"{c} ({u})" for c in COMPONENTS), f"total ({u})",
+            *([f"needed ({u})"] if pooled else []), *(f"fits {g}" for g in gpus),
             *([f"measured peak ({u})"] if measured else [])]
     lines = [f"**{a.name}** — memory per device, {u} ({'2^30' if unit is Unit.GiB else '10^9'} bytes)", "",
+             *(["needed: the total with vLLM's KV pool, sized on the scenario's GPU, replaced by the KV its sequences "
+                "need; the fits columns judge it.", ""] if pooled else []),
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in data:
         cells = [r["label"], r["engine"], *(f"{to_unit(r[f'{c}_bytes'], unit):.2f}" for c in COMPONENTS),
-                 f"{to_unit(r['total_bytes'], unit):.2f}", *("yes" if r[f"fits_{g}"] else "no" for g in gpus)]
+                 f"{to_unit(r['total_bytes'], unit):.2f}",
+                 *([f"{to_unit(r['needed_bytes'], unit):.2f}"] if pooled else []),
+                 *("yes" if r[f"fits_{g}"] else "no" for g in gpus)]
         if measured:
             peak = r["measured_peak_bytes"]
             cells.append(f"{to_unit(peak, unit):.2f}" if peak is not None else "—")
