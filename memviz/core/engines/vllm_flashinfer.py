@@ -1,4 +1,5 @@
-"""FlashInfer's attention workspaces, as vLLM 0.34 allocates them where FlashInfer runs the attention.
+"""FlashInfer's attention workspaces, as vLLM allocates them where FlashInfer runs the attention (vllm-project/vllm
+0.34.0, read from its PyPI wheel).
 
 vLLM picks FlashInfer for standard attention on compute capability 10 (B200, B300, GB200: platforms/cuda.py
 `_get_backend_priorities` puts FLASHINFER first there, TRITON_FLASHINFER, its composite with Triton for an image

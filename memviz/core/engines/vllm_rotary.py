@@ -1,4 +1,5 @@
-"""The rotary tables vLLM keeps on every rank from model load on.
+"""The rotary tables vLLM keeps on every rank from model load on (vllm-project/vllm 0.34.0, read from its PyPI wheel;
+0.19.0's classes size them alike).
 
 vLLM 0.34 builds each attention layer's rotary embedding through `get_rope`
 (`model_executor/layers/rotary_embedding/__init__.py`), which caches one instance per distinct (head size, rotary
