@@ -352,6 +352,10 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         print(f"vLLM KV cache{fixed}: {format_bytes(facts['kv_pool_bytes'], unit)} ({facts['kv_blocks']:,d} blocks of "
               f"{facts['block_size']}); GPU KV cache size: {facts['kv_pool_tokens']:,d} tokens; maximum concurrency "
               f"for {facts['max_model_len']:,d} tokens per request: {facts['max_concurrency']:.2f}x")
+        if "fit" in data and data["kv_cache_required"] < data["bytes"]["kv_cache"]:
+            print(f"of it the scenario's sequences need {format_bytes(data['kv_cache_required'], unit)}: "
+                  f"{format_bytes(data['fit']['needed_bytes'], unit)} needed on the busiest device, the figure the fit "
+                  "verdicts judge")
     if "suggested_kv_cache_memory_bytes" in facts:
         n = facts["suggested_kv_cache_memory_bytes"]
         if n > 0:

@@ -344,3 +344,16 @@ def test_the_vllm_sampler_line_names_the_sampler_and_a_gpu_flashinfer_does_not_r
             "-o", "sampler=flashinfer")
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert "FlashInfer's sampler needs compute capability 8.0 to 12.1" in r.stderr
+
+
+def test_a_reserved_vllm_pool_names_what_the_sequences_need_of_it():
+    """Gemma-3-12B on a B200: the pool fills the budget; the line under it gives the KV the sequences need and the
+    need the verdict judges, as the JSON's fit.needed_bytes."""
+    args = ("estimate", "--preset", "gemma-3-12b", "--engine", "vllm", "--gpu", "b200", "--context", "32768")
+    r = run(*args)
+    data = json.loads(run(*args, "--json").stdout)
+    need = data["fit"]["needed_bytes"] / 2**30
+    assert r.returncode == 0 and f"{need:.2f} GiB needed on the busiest device" in r.stdout
+    assert data["kv_cache_required"] < data["bytes"]["kv_cache"]
+    plain = run("estimate", "--preset", "gemma-3-12b", "--engine", "llamacpp", "--weights", "Q4_K_M", "--gpu", "b200")
+    assert "needed on the busiest device" not in plain.stdout
