@@ -794,21 +794,25 @@ class VLLM(Engine):
             return 0.0, 0.0
         return builder_workspace_bytes(x.a, x.sc.tp, s["max_num_batched_tokens"]), kernels_workspace_bytes(cap)
 
-    def attention_workspace_bytes(self, x: Inputs) -> float:
-        """FlashInfer's workspaces within the budget: both where the pool is measured after capture; the kernels' where
-        the CUDA-graph estimate's capture makes it (`profile_cudagraph_memory`, which a pool of
-        kv_cache_memory_bytes skips)."""
+    def attention_workspace_split(self, x: Inputs) -> tuple[float, float]:
+        """FlashInfer's workspaces (within the budget, after the pool): both within it where the pool is measured
+        after capture; else the kernels' where the CUDA-graph estimate's capture makes it (`profile_cudagraph_memory`,
+        which a pool of kv_cache_memory_bytes skips) and the rest after the pool."""
         builder, kernels = self.attention_workspaces(x)
         if self.measured(x.options):
-            return builder + kernels
+            return builder + kernels, 0.0
         o = x.options
-        estimated = o["estimate_cudagraphs"] and not o["enforce_eager"] and not o["kv_cache_memory_bytes"]
-        return kernels if estimated else 0.0
+        if o["estimate_cudagraphs"] and not o["enforce_eager"] and not o["kv_cache_memory_bytes"]:
+            return kernels, builder
+        return 0.0, builder + kernels
+
+    def attention_workspace_bytes(self, x: Inputs) -> float:
+        return self.attention_workspace_split(x)[0]
 
     def after_pool_bytes(self, x: Inputs) -> float:
         """What vLLM allocates after it sized a profile-based pool, beyond gpu_memory_utilization's share: CUDA graphs
         captured after it and the FlashInfer workspaces not made before."""
-        return self.graphs_after_pool_bytes(x) + sum(self.attention_workspaces(x)) - self.attention_workspace_bytes(x)
+        return self.graphs_after_pool_bytes(x) + self.attention_workspace_split(x)[1]
 
     @staticmethod
     def non_torch_bytes(x: Inputs) -> int:
@@ -1195,19 +1199,21 @@ class VLLM(Engine):
     def facts(self, x: Inputs, gpu, pool_bytes: float | None, non_kv_bytes: float | None = None) -> dict[str, Any]:
         s = self.settings(x.a, x.sc, x.options)
         caps = self.captures(x)
+        (inside, after), graphs_after = self.attention_workspace_split(x), self.graphs_after_pool_bytes(x)
+        tables = rotary_tables(x.a, x.act_bytes)
         out: dict[str, Any] = {
             "max_model_len": s["max_model_len"], "max_num_seqs": s["max_num_seqs"],
             "max_num_batched_tokens": s["max_num_batched_tokens"], "block_size": self.hybrid_block(x)[0],
             "non_torch_bytes": self.non_torch_bytes(x), "cudagraph_bytes": int(self.cudagraph_bytes(x)),
             "cudagraph_captures": asdict(caps), "cudagraph_split_kv_bytes": int(captured_split_kv_bytes(x.a, x.sc.tp, caps)),
             "outside_budget_bytes": int(self.outside_budget_bytes(x)),
-            "graphs_after_pool_bytes": int(self.graphs_after_pool_bytes(x)),
-            "after_pool_bytes": int(self.after_pool_bytes(x)),
-            "attention_workspace_bytes": int(sum(self.attention_workspaces(x))),
-            "attention_workspace_in_budget_bytes": int(self.attention_workspace_bytes(x)),
+            "graphs_after_pool_bytes": int(graphs_after),
+            "after_pool_bytes": int(graphs_after + after),
+            "attention_workspace_bytes": int(inside + after),
+            "attention_workspace_in_budget_bytes": int(inside),
             "attention_workspace_parts": describe_workspaces(x.a, self.attention_workspaces(x)[1]),
-            "rotary_table_bytes": int(self.rotary_table_bytes(x)),
-            "rotary_tables": [[rows, width] for rows, width, _ in rotary_tables(x.a, x.act_bytes)],
+            "rotary_table_bytes": int(sum(rows * width * value for rows, width, value in tables)),
+            "rotary_tables": [[rows, width] for rows, width, _ in tables],
             "kv_block_bytes": int(self.block_bytes(x)),
             "kv_sizing": ("kv_cache_memory_bytes" if x.options["kv_cache_memory_bytes"] else
                           "measured" if self.measured(x.options) else "profiled"),

@@ -17,6 +17,7 @@ from typing import Any
 
 from memviz.core.arch import Architecture
 from memviz.core.engines.vllm_eplb import WINDOW_STEPS
+from memviz.core.engines.vllm_flashinfer import runs_flashinfer
 from memviz.core.engines.vllm_sampler import V2_WARMUP_PASS_SINCE, flashinfer_refusal, release_runner
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
@@ -237,10 +238,9 @@ def _utilization(args: dict[str, Any], measured: bool) -> float | None:
     return float(value) if value else None if measured else UNLOGGED_UTILIZATION
 
 
-def _auto_flashinfer(backend: str, gpu: str) -> bool:
-    """FlashInfer on compute capability 10, where it is vLLM's own choice ("auto" models it, `vllm_flashinfer`)."""
-    cap = get_gpu(gpu).compute_capability
-    return backend == "FLASHINFER" and cap is not None and cap[0] == 10
+def _auto_flashinfer(backend: str, a: Architecture, gpu: str) -> bool:
+    """FlashInfer where it is vLLM's own choice for the model on the GPU ("auto" models it, `vllm_flashinfer`)."""
+    return backend == "FLASHINFER" and runs_flashinfer(a, get_gpu(gpu).compute_capability, 2, "auto")
 
 
 def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | None = None) -> Scenario:
@@ -290,7 +290,7 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
         options["persistent_moe_workspace"] = False
     if v0 or (s.version is not None and s.version < COMPILE_BENCHMARK_SINCE) or re.search(WARM_COMPILE, text):
         options["cold_compile"] = False
-    if (m := re.search(LOGGED_BACKEND, text)) and m.group(1) in OTHER_BACKENDS and not _auto_flashinfer(m.group(1), gpu):
+    if (m := re.search(LOGGED_BACKEND, text)) and m.group(1) in OTHER_BACKENDS and not _auto_flashinfer(m.group(1), a, gpu):
         options["attention_backend"] = m.group(1)
     runner = "v1" if v0 else _runner(text, s.version, a)  # V0's profile is modelled with V1's runner
     if runner:
