@@ -284,8 +284,11 @@ def test_a_llamacpp_scenario_too_big_for_its_gpu_names_where_llama_servers_fit_w
 def test_the_vision_encoders_profile_pass_is_printed_for_vllm():
     args = ("estimate", "--preset", "qwen3.5-35b-a3b", "--engine", "vllm", "--context", "65536", "--gpu", "h200")
     out = run(*args).stdout
-    assert "the vision encoder's pass over 1 image(s) of 16,384 tokens peaks at 1.80 GiB" in out
+    assert "the vision encoder's pass over 1 image(s) of 16,384 tokens peaks at 1.71 GiB" in out
     assert "vision encoder's pass" not in run(*args, "-o", "language_model_only=true").stdout
+    gemma4 = run("estimate", "--preset", "gemma-4-26b-a4b", "--engine", "vllm", "--gpu", "rtx4090", "--tp", "2",
+                 "--weights", "fp8", "--context", "4096").stdout
+    assert "pass over 1 video(s) of 2,496 tokens (12 frames a call of the tower) peaks at 0.28 GiB" in gemma4
 
 
 def test_estimate_prints_the_mmproj_compute_buffer():

@@ -357,7 +357,8 @@ def _arrays(x: Inputs) -> tuple[list[Arrays], Arrays]:
     parts = []
     for s, r in enumerate(stages):
         last = s == sc.pp - 1
-        act = engine.activations(x, last, streamed if s == 0 else 0.0, first_stage=s == 0) + stage_held[s]
+        act = engine.activations(x, last, streamed if s == 0 else 0.0, first_stage=s == 0,
+                                 loaded_bytes=stage_w[s]) + stage_held[s]
         act = act * (1 if len(r) else 0) + zeros
         stage_runtime = engine.stage_runtime_bytes(x, r, last) if given is None else 0.0
         overhead = runtime + stage_runtime + alloc * (stage_kv[s] + act) + zeros
@@ -418,7 +419,7 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
     pool = gpus[busiest_i].kv_pool
     pool = None if pool is None else float(pool)
     non_kv = float(gpus[busiest_i].total - gpus[busiest_i].kv_cache)
-    facts = engine.facts(x, gpu, pool, non_kv) | engine.linear_state_facts(x)
+    facts = engine.facts(x, gpu, pool, non_kv, float(gpus[0].weights)) | engine.linear_state_facts(x)
     if a.is_mla and not a.compress_ratios:  # the latent rows as this engine lays them out
         layout = engine.kv_layout(x)
         facts["latent_widths"] = sorted({latent_width(a, layout, i) for i in range(a.num_layers) if a.layer_caches_kv(i)})

@@ -69,7 +69,9 @@ class VisionShape:
     Qwen2.5-VL size frames with the image processor) and temporal patches at most (0: no video input); the
     hidden- and MLP-wide tensors a block holds at its peak in vLLM (0 and 0 where memviz does not size vLLM's pass,
     as for Gemma 4, whose shape serves llama.cpp's mmproj buffer); the attention heads; and, for a tower of one
-    image size (Gemma 3's SigLIP), the patches along one side of that image (0 where images vary)."""
+    image size (Gemma 3's SigLIP), the patches along one side of that image (0 where images vary); for Gemma 4's
+    tower, the rows of its position table per axis (position_embedding_size), by which vLLM chunks its pass (0 for
+    the others)."""
 
     patches: int
     tokens: int
@@ -85,6 +87,7 @@ class VisionShape:
     held_mlp: int
     heads: int = 16
     side_patches: int = 0
+    positions: int = 0
 
     @property
     def vllm_sized(self) -> bool:
@@ -103,7 +106,7 @@ class VisionShape:
             raise InputError(f"max_pixels {max_pixels:,d} is less than one token of {self.unit} x {self.unit} pixels")
         return most_tokens(max_pixels, self.unit)
 
-    def peak_bytes(self, tokens: int, act_bytes: float, tp: int = 1) -> float:
+    def peak_bytes(self, tokens: int, act_bytes: float, tp: int = 1, pixel_bytes: float | None = None) -> float:
         """Bytes the tower holds at its peak over a batch of `tokens` merged tokens (all items), in vLLM 0.33's ViT
         blocks, at the MLP's activation: `held_hidden` hidden-wide tensors and `held_mlp` MLP-wide ones (split over
         tensor-parallel ranks, mm_encoder_tp_mode "weights"), the pixel values and the deepstack features gathered
@@ -113,10 +116,12 @@ class VisionShape:
         layer's input, the residual and the normed input. Qwen2.5-VL (qwen2_5_vl.py `Qwen2_5_VisionBlock`): the
         input, the attention output, the fused norm's residual and output; gate_up's two halves and their
         product. Qwen2-VL: three hidden-wide, fc1's output and its activation. The pixel values come in the
-        model dtype (multimodal/processing/context.py `_postprocess_output` casts them) and stay on the device
-        through the pass (gpu_model_runner.py `_get_mm_dummy_batch`)."""
+        model dtype (multimodal/processing/context.py `_postprocess_output` casts them), or `pixel_bytes` a value
+        (raw uint8 under vLLM's mm_device_do_normalize), and stay on the device through the pass
+        (gpu_model_runner.py `_get_mm_dummy_batch`)."""
         n = tokens * (self.patches // self.tokens)
-        blocks = n * (self.held_hidden * self.hidden + self.held_mlp * self.mlp / tp + self.pixels) * act_bytes
+        pixel = act_bytes if pixel_bytes is None else pixel_bytes
+        blocks = n * ((self.held_hidden * self.hidden + self.held_mlp * self.mlp / tp) * act_bytes + self.pixels * pixel)
         return blocks + self.output_bytes(tokens, act_bytes) * self.deepstack / (1 + self.deepstack)
 
     def video_item_tokens(self, max_model_len: int, image_tokens: int) -> int:
@@ -160,6 +165,10 @@ _QWEN3_SHAPE_TAIL = (3 * 2 * 16 * 16, 32, QWEN3_VL_VIDEO_MAX_PIXELS // 2 // 32 *
 #: 896-pixel images of 14-pixel patches
 _RELEASED_HEADS = 16
 _GEMMA3_SIDE_PATCHES = 896 // 14
+#: what Gemma 4 shapes saved with fourteen fields lack: the position table of every released tower
+#: (Gemma4VisionConfig's position_embedding_size, 10 x 1,024)
+GEMMA4_VISION = "gemma4_vision"
+_GEMMA4_POSITIONS = 10 * 1024
 
 
 def vision_shape(e: Encoder) -> VisionShape | None:
@@ -168,6 +177,8 @@ def vision_shape(e: Encoder) -> VisionShape | None:
     if len(e.shape) == 12:
         unit = e.shape[7]
         return VisionShape(*e.shape, _RELEASED_HEADS, 0 if unit else _GEMMA3_SIDE_PATCHES)
+    if len(e.shape) == len(fields(VisionShape)) - 1:
+        return VisionShape(*e.shape, _GEMMA4_POSITIONS if e.family == GEMMA4_VISION else 0)
     return VisionShape(*e.shape) if len(e.shape) == len(fields(VisionShape)) else None
 
 
@@ -709,20 +720,21 @@ def _vision_shape(cfg: dict[str, Any], vc: dict[str, Any], text_hidden: int,
         return qwen2_vision_shape(wrapper, vc, text_hidden, processors)
     if wrapper == "gemma3" and vc.get("model_type") == "siglip_vision_model":
         return gemma3_vision_shape(cfg, vc, text_hidden, processors.get("image", {}))
-    if wrapper == "gemma4" and vc.get("model_type") == "gemma4_vision":
+    if wrapper == "gemma4" and vc.get("model_type") == GEMMA4_VISION:
         return gemma4_vision_shape(vc, text_hidden)
     return ()
 
 
 def gemma4_vision_shape(vc: dict[str, Any], text_hidden: int) -> tuple[int, ...]:
-    """`VisionShape` of Gemma 4's tower for llama.cpp's mmproj buffer (`llamacpp_mtmd`): images of
-    default_output_length pooled tokens (the released processor's max_soft_tokens) of pooling_kernel_size^2 patches
-    of patch_size pixels, pooled into the language model's width. vLLM's pass over it is not sized (no held
-    tensors)."""
+    """`VisionShape` of Gemma 4's tower: images of default_output_length pooled tokens (the released processor's
+    max_soft_tokens) of pooling_kernel_size^2 patches of patch_size pixels, pooled into the language model's width,
+    and its position table; for llama.cpp's mmproj buffer (`llamacpp_mtmd`) and vLLM's pass (`vllm_gemma4_vision`,
+    which holds its own tensors' count: none here)."""
     patch, pool = _whole(vc, "patch_size", 16), _whole(vc, "pooling_kernel_size", 3)
     tokens = _whole(vc, "default_output_length", 280)
     return (tokens * pool * pool, tokens, _whole(vc, "hidden_size", 768), _whole(vc, "intermediate_size", 3072),
-            text_hidden, 0, 3 * patch * patch, patch * pool, 0, 0, 0, 0, _whole(vc, "num_attention_heads", 12), 0)
+            text_hidden, 0, 3 * patch * patch, patch * pool, 0, 0, 0, 0, _whole(vc, "num_attention_heads", 12), 0,
+            _whole(vc, "position_embedding_size", _GEMMA4_POSITIONS))
 
 
 def llama4_vision(vc: dict[str, Any]) -> int:

@@ -226,7 +226,7 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
     if "encoder_profile" in facts:
         ep = facts["encoder_profile"]
         out.append(("vision encoder's profile pass", f"{ep['items']} {ep['modality']}(s) x {ep['tokens_per_item']:,d} "
-                    "tokens",
+                    "tokens" + (f", {ep['chunk']:,d} {ep['chunk_unit']} a call" if "chunk" in ep else ""),
                     format_bytes(ep["peak_bytes"], unit, 3), "formula", "the largest inputs the encoder budget allows, "
                     "encoded before the language model's pass (the activations take the larger of the two)",
                     engine.version))

@@ -202,14 +202,15 @@ def _weights(a: Architecture, **scenario) -> int:
 
 
 def test_each_engine_loads_what_it_loads():
-    """transformers and vLLM load the tower with the language model (vLLM splits it over TP ranks and leaves it
-    out with --language-model-only); llama.cpp's model file holds none of it."""
+    """transformers and vLLM load the tower with the language model (vLLM leaves it out with
+    --language-model-only, and keeps Gemma 4's whole on every TP rank: transformers' tower with replicated linear
+    layers); llama.cpp's model file holds none of it."""
     a = get_preset("gemma-4-26b-a4b").architecture()
     text = a.with_changes(encoders=())
     tower_bytes = 2 * sum(e.parameters for e in a.encoders)
     assert _weights(a, engine="transformers") - _weights(text, engine="transformers") == tower_bytes
     assert _weights(a, engine="vllm") - _weights(text, engine="vllm") == tower_bytes
-    assert _weights(a, engine="vllm", tp=2) - _weights(text, engine="vllm", tp=2) == tower_bytes // 2
+    assert _weights(a, engine="vllm", tp=2) - _weights(text, engine="vllm", tp=2) == tower_bytes
     assert _weights(a, engine="vllm", options={"language_model_only": True}) == _weights(text, engine="vllm")
     assert _weights(a, engine="llamacpp") == _weights(text, engine="llamacpp")
     mmproj = dict(weight_format="Q4_K_M", kv_format="fp16", context_tokens=4096)
@@ -351,8 +352,8 @@ def test_vllm_profiles_the_vision_tower_over_the_largest_images_first():
 
     text_only = activations(language_model_only=True)
     # one image: the block's input, the residual sum, the normed input, the position embeddings, fc1 and its
-    # activation, the pixel values
-    tower = 65536 * (4 * 1152 + 2 * 4304 + 1536) * 2
+    # activation in bf16, the pixel values as raw uint8 (mm_device_do_normalize)
+    tower = 65536 * ((4 * 1152 + 2 * 4304) * 2 + 1536)
     assert activations() == max(text_only + 16384 * 2048 * 2, tower) == tower
     served = {"max_num_batched_tokens": 65536, "max_num_seqs": 256, "max_model_len": 131072}
     assert encoder_items(16384, served) == 4
@@ -371,8 +372,9 @@ def test_vllm_passes_gemma3_images_through_siglip():
         return estimate(a, sc).devices[0].activations
 
     crops = 32 * 4096  # patches: the patch embeddings, the layer's input, the residual, the normed input, fc1 and
-    # its activation, the pixel values
-    assert activations() == crops * (4 * 1152 + 2 * 4304 + 588) * 2 > activations(language_model_only=True)
+    # its activation in bf16, the pixel values as uint8 (mm_device_do_normalize), in bf16 without it
+    assert activations() == crops * ((4 * 1152 + 2 * 4304) * 2 + 588) > activations(language_model_only=True)
+    assert activations(mm_device_do_normalize=False) == crops * (4 * 1152 + 2 * 4304 + 588) * 2
     sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=32768,
                   options={"max_num_seqs": 4, "max_num_batched_tokens": 8192, "limit_image": 2})
     assert estimate(a, sc).engine_facts["encoder_profile"]["items"] == 8  # 4 sequences x 2 images a prompt
@@ -396,7 +398,7 @@ def test_vllm_profiles_what_max_pixels_and_the_limits_leave():
     est = run(mm_max_pixels=1_003_520, limit_video=0)
     image = est.engine_facts["encoder_profile"]
     assert (image["modality"], image["items"], image["tokens_per_item"]) == ("image", 8, 980)
-    assert image["peak_bytes"] == 8 * 980 * 4 * (4 * 1152 + 2 * 4304 + 1536) * 2
+    assert image["peak_bytes"] == 8 * 980 * 4 * ((4 * 1152 + 2 * 4304) * 2 + 1536)
     assert est.launch_command("Qwen/Qwen3.6-35B-A3B").endswith(
         """--mm-processor-kwargs '{"max_pixels": 1003520}' --limit-mm-per-prompt '{"video": 0}'""")
     assert most_tokens(211, 1) == 210  # 211 is prime: 1 x 211 is past vLLM's aspect ratio of 200
@@ -477,7 +479,7 @@ def test_vllm_profiles_qwen25_vl_on_a_video_as_long_as_max_model_len_allows():
     assert item(32768)[:3] == ("video", 1, 32768)  # 4 frames
     modality, items, tokens, peak = item(128000)
     assert (modality, items, tokens) == ("video", 1, 7 * 16384)  # 14 frames
-    assert peak == 7 * 16384 * 4 * (4 * 1280 + 3 * 3420 + 1176) * 2  # 14.1 GiB
+    assert peak == 7 * 16384 * 4 * ((4 * 1280 + 3 * 3420) * 2 + 1176)  # 13.6 GiB
     assert item(128000, limit_video=0)[:3] == ("image", 1, 16384)
     qwen2 = {"model_type": "qwen2_vl", "text_config": {"model_type": "qwen2", **SMALL_TEXT},
              "vision_config": {"embed_dim": 1280, "mlp_ratio": 4, "hidden_size": 3584, "depth": 2}}
@@ -1194,12 +1196,16 @@ def test_vllm_v1_keeps_the_dummy_images_on_the_gpu_through_its_profile():
     """V1's `profile_run` moves the dummy batch to the GPU before the encoder pass and holds it to the end (0.19 -
     0.24 `batched_dummy_mm_inputs`), in the model dtype: Gemma 3's 32 images of 4,096 patches x 3 x 14 x 14 values in
     bf16 beside the language model's pass and the sampler step; V2 frees them after the pass. vLLM 0.19 printed 3.99
-    GiB for Gemma-3-27B's profile (memviz 3.79 without the images, 3.94 with them: test_published_logs)."""
+    GiB for Gemma-3-27B's profile (memviz 3.79 without the images, 3.94 with them: test_published_logs). Those
+    releases normalised the pixels on the host (no mm_device_do_normalize before 0.28); with it, uint8."""
     a = get_preset("gemma-3-27b").architecture()
     sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192,
-                  options={"extensible_kv_cache": False, "model_runner": "v1", "cold_compile": False})
+                  options={"extensible_kv_cache": False, "model_runner": "v1", "cold_compile": False,
+                           "mm_device_do_normalize": False})
     facts = {runner: estimate(a, sc.with_changes(options={**dict(sc.options), "model_runner": runner})).engine_facts
              for runner in ("v1", "v2")}
     assert facts["v1"]["encoder_profile"]["items"] == 32
     assert facts["v1"]["encoder_profile"]["input_bytes"] == 32 * 4096 * 3 * 14 * 14 * 2
+    raw = estimate(a, sc.with_changes(options={**dict(sc.options), "mm_device_do_normalize": True})).engine_facts
+    assert raw["encoder_profile"]["input_bytes"] == 32 * 4096 * 3 * 14 * 14
     assert facts["v2"]["encoder_profile"]["input_bytes"] == 0

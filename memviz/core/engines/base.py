@@ -285,11 +285,12 @@ class Engine:
 
     # --- workspace, runtime, budget --------------------------------------------------
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
-                    first_stage: bool = True) -> np.ndarray:
+                    first_stage: bool = True, loaded_bytes: float = 0.0) -> np.ndarray:
         """Transient peak of one device holding a pipeline stage (`last_stage`: it computes the logits;
         `first_stage`: the first device, where llama.cpp's scheduler runs ops on weights in host memory).
         `streamed_layer_bytes`: the largest layer kept in host memory, for engines that copy offloaded
-        layers onto the GPU to run them (accelerate); engines that run them on the CPU ignore it."""
+        layers onto the GPU to run them (accelerate); engines that run them on the CPU ignore it. `loaded_bytes`:
+        what the device holds before it runs (its weights), for engines that size a pass by the memory left free."""
         raise NotImplementedError
 
     def runtime_bytes(self, x: Inputs) -> float:
@@ -387,9 +388,9 @@ class Engine:
         return 0.0
 
     def facts(self, x: Inputs, gpu: GPU | None, pool_bytes: float | None,
-              non_kv_bytes: float | None = None) -> dict[str, Any]:
+              non_kv_bytes: float | None = None, loaded_bytes: float = 0.0) -> dict[str, Any]:
         """Engine-specific figures to report next to the components (vLLM's token pool, ...); `non_kv_bytes`: what
-        the busiest GPU holds besides its KV."""
+        the busiest GPU holds besides its KV; `loaded_bytes`: what the first GPU loads (its weights)."""
         return {}
 
     def linear_state_bytes(self, x: Inputs) -> int:

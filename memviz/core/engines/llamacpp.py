@@ -494,7 +494,7 @@ class LlamaCpp(Engine):
         return 4 * ((a.linear_conv_kernel - 1) * a.linear_conv_dim + a.linear_state_values)
 
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
-                    first_stage: bool = True) -> np.ndarray:
+                    first_stage: bool = True, loaded_bytes: float = 0.0) -> np.ndarray:
         """The compute buffer of the device holding these layers (graph reserve, f32). An op on a weight in host
         memory runs on the first GPU, the scheduler's first backend that takes it (`_offload_copies`): its copies,
         and the logits of an output layer left in host memory, land there; an output layer on the GPUs computes
@@ -840,7 +840,8 @@ class LlamaCpp(Engine):
         buffers, own = self._cpu_buffers(x)
         return float(sum(buffers.values()) - own)
 
-    def facts(self, x: Inputs, gpu, pool_bytes: float | None, non_kv_bytes: float | None = None) -> dict[str, Any]:
+    def facts(self, x: Inputs, gpu, pool_bytes: float | None, non_kv_bytes: float | None = None,
+              loaded_bytes: float = 0.0) -> dict[str, Any]:
         n_ctx, swa, n_ubatch = self.cells(x)
         out: dict[str, Any] = {"n_ctx": int(np.max(n_ctx)), "n_ubatch": int(np.max(n_ubatch)),
                                "flash_attn": self.flash(x.sc, x.options)}

@@ -186,7 +186,8 @@ class Transformers(Engine):
         cross = x.options["images"] * cross_attention_bytes(x.a, x.kvf, self.kv_layout(x), layers) * x.sequences
         return super().kv_bytes(x, layers) + self.compressor_buffers(x, layers, False) + cross
 
-    def facts(self, x: Inputs, gpu: Any, pool_bytes: float | None, non_kv_bytes: float | None = None) -> dict[str, Any]:
+    def facts(self, x: Inputs, gpu: Any, pool_bytes: float | None, non_kv_bytes: float | None = None,
+              loaded_bytes: float = 0.0) -> dict[str, Any]:
         """An AWQ / GPTQ checkpoint's kernel and the scratch it holds; a cross-attention model's image cache: bytes
         per image and sequence, the images each sequence holds."""
         out: dict[str, Any] = {}
@@ -245,7 +246,7 @@ class Transformers(Engine):
         return held + self.compressor_buffers(x, layers, True) - self.compressor_buffers(x, layers, False)
 
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
-                    first_stage: bool = True) -> np.ndarray:
+                    first_stage: bool = True, loaded_bytes: float = 0.0) -> np.ndarray:
         a, sc = x.a, x.sc
         act_bytes = x.act_bytes
         chunk = sc.prefill_chunk_tokens

@@ -31,7 +31,8 @@ that states none).
   on (`vllm_sampler.v2_state_bytes`), which the profile counts as consumed: `stage_runtime_bytes`. Also held: the
   fused-MoE workspace from the first MoE layer on (`vllm_moe_workspace`), a later pipeline stage's receive buffer
   (`vllm_pipeline`) and, on a cold start, the compile's kernel benchmark on a copy of the embedding table
-  (`vllm_compile`).
+  (`vllm_compile`). Before the forward a multimodal model's vision tower passes the largest inputs the encoder
+  budget allows (`encoder_pass`; Gemma 4's in the chunks `vllm_gemma4_vision` sizes).
 - defaults (`vllm/engine/arg_utils.py` `get_batch_defaults`, `vllm serve`):
   max_num_batched_tokens 2048 and max_num_seqs 256 below 70 GiB or on A100,
   8192 / 1024 from 70 GiB, 16384 / 1024 from 160 GiB; block_size 64 (`CacheConfig.DEFAULT_BLOCK_SIZE`, 16 before
@@ -131,6 +132,7 @@ from memviz.core.engines.vllm_flashinfer import (
     runs_flashinfer_mla,
 )
 from memviz.core.engines.vllm_flashinfer import describe as describe_workspaces
+from memviz.core.engines.vllm_gemma4_vision import profiled_modality, vision_pass
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
 from memviz.core.engines.vllm_moe_workspace import EXPERTS, NONE, moe_kernel_workspace, moe_workspace_bytes
 from memviz.core.engines.vllm_pipeline import check_shared_latent_stages, pipeline_split, receive_buffer_bytes
@@ -151,7 +153,7 @@ from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, MARLIN_MIN_CAPABILITY, 
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
 from memviz.core.tensor_table import TensorTable, tensor_table
-from memviz.core.towers import VISION, VisionShape, vision_shape
+from memviz.core.towers import GEMMA4_VISION, VISION, VisionShape, encoder_bytes, vision_shape
 from memviz.core.units import GiB, MiB
 
 NON_TORCH_BYTES = 64 * MiB
@@ -296,6 +298,7 @@ class EncoderPass:
     peak_bytes: float
     kept_bytes: float
     input_bytes: float = 0.0
+    chunk: int = 0  # frames / images a call of the tower takes, where vLLM chunks the pass (Gemma 4); 0: one call
 
 
 #: where the runner's persistent profile buffers (the experts' workspace, a later stage's receive buffer) count
@@ -327,6 +330,23 @@ def sized_tower(a: Architecture) -> VisionShape | None:
     """The model's vision tower whose pass memviz sizes (`VisionShape.vllm_sized`); None for the others."""
     return next((v for e in a.encoders if e.modality == VISION and (v := vision_shape(e)) is not None
                  and v.vllm_sized), None)
+
+
+def gemma4_tower(a: Architecture) -> VisionShape | None:
+    """Gemma 4's vision tower, whose pass `vllm_gemma4_vision` sizes; None for other models."""
+    return next((v for e in a.encoders if e.family == GEMMA4_VISION and (v := vision_shape(e)) is not None), None)
+
+
+#: towers vLLM 0.34 builds with transformers' AutoModel, their linear layers replicated (`recursive_replace_linear`,
+#: "replicate"), and projects with `ReplicatedLinear`: Gemma 4's (gemma4_mm.py `Gemma4ForConditionalGeneration`)
+REPLICATED_TOWERS = frozenset({GEMMA4_VISION, "gemma4_audio"})
+
+
+def pixel_bytes(settings: dict[str, Any], act_bytes: int) -> int:
+    """Bytes of one pixel value on the GPU: raw uint8 under mm_device_do_normalize (0.34 `FusedMMInputNorm`: "raw
+    uint8 pixels travel to the device unprocessed"; the towers memviz sizes all support it), else the processor's
+    normalised values in the model's dtype (multimodal/processing/context.py `_postprocess_output`)."""
+    return 1 if settings["mm_device_do_normalize"] else act_bytes
 
 
 def dummy_requests(settings: dict[str, Any]) -> int:
@@ -438,6 +458,8 @@ class VLLM(Engine):
                "processors; default the model folder's, else the released 12,845,056 / 16,777,216)", minimum=1),
         Option("limit_image", int, None, "images a prompt may hold (--limit-mm-per-prompt; default 999)", minimum=0),
         Option("limit_video", int, None, "videos a prompt may hold (--limit-mm-per-prompt; default 999)", minimum=0),
+        Option("mm_device_do_normalize", bool, True, "pixels sent to the GPU as raw uint8 and normalised there "
+               "(--mm-device-do-normalize, 0.28+, on for Qwen-VL and Gemma 3 / 4); off: in the model's dtype"),
     )
     attention_default = "flash"
     supports_tp = True
@@ -547,7 +569,9 @@ class VLLM(Engine):
         if s["mm_max_pixels"] is not None and (v is None or not v.unit):
             raise InputError("mm_max_pixels is read by Qwen-VL image processors (Qwen2-VL to Qwen3.5); "
                              "this model has none (its images, if any, have one fixed size)")
-        if v is not None and profiled_item(v, s) is None:  # also refuses a max_pixels below one token
+        g = gemma4_tower(a)
+        none_left = g is not None and not profiled_modality(g, per_prompt_limit(s, "image"), per_prompt_limit(s, "video"))
+        if none_left or v is not None and profiled_item(v, s) is None:  # also refuses a max_pixels below one token
             raise InputError("limit_image / limit_video of 0 leave the vision tower no input: vLLM then does not "
                              "load it; that is language_model_only, which memviz models")
 
@@ -621,7 +645,7 @@ class VLLM(Engine):
         return block, block * attn, per_request
 
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,
-                    first_stage: bool = True) -> np.ndarray:
+                    first_stage: bool = True, loaded_bytes: float = 0.0) -> np.ndarray:
         """Torch peak increase of the profile run on one rank (`profile_run`); with the extensible KV cache, or of a
         sizing step where its prompt logprobs take more (`vllm_extensible`). With data parallelism the DP ranks
         run their dummy batches together (`_dummy_run`, `coordinate_batch_across_dp`) and the MoE layers gather every
@@ -631,7 +655,8 @@ class VLLM(Engine):
         beside the gathered input as the dispatch sends it (`dispatch_value_bytes`). The experts' workspace stays
         allocated from the first MoE layer on (`moe_workspace`): V1's profile peak holds it beside the later layers and
         the sampler step; the V2 runner's profile counts it as consumed (`stage_runtime_bytes`). A first stage that
-        compiles the model on a cold start holds at least the compile's kernel benchmark (`compile_benchmark_bytes`)."""
+        compiles the model on a cold start holds at least the compile's kernel benchmark (`compile_benchmark_bytes`);
+        its encoder pass (`encoder_pass`) may depend on the memory `loaded_bytes` (its weights) leaves free."""
         a, sc = x.a, x.sc
         s = self.settings(a, sc, x.options)
         tokens = s["max_num_batched_tokens"]
@@ -658,7 +683,7 @@ class VLLM(Engine):
             peak = peak + receive_buffer_bytes(a, tokens, act_bytes)
         if first_stage:
             peak = np.maximum(peak, self.compile_benchmark_bytes(x, s))
-        encoder = self.encoder_pass(x, s) if first_stage else None
+        encoder = self.encoder_pass(x, s, loaded_bytes) if first_stage else None
         if encoder is not None:
             peak = max(peak + encoder.kept_bytes + encoder.input_bytes, encoder.peak_bytes)
         return x.zeros + peak
@@ -747,28 +772,45 @@ class VLLM(Engine):
         width = x.a.moe_hidden_size or x.a.hidden_size
         return 1 + 4 * (-(-width // 128) if FP8_BLOCK_SCALES[fp8] else 1) / width
 
-    def encoder_pass(self, x: Inputs, s: dict[str, Any]) -> EncoderPass | None:
+    def encoder_pass(self, x: Inputs, s: dict[str, Any], loaded_bytes: float = 0.0) -> EncoderPass | None:
         """The encoder pass `profile_run` makes before the language model's (vllm 0.33 gpu_model_runner.py):
         `encoder_items` items of the profiled modality's largest size in one batch, their outputs kept in the
         encoder cache through the language model's pass. Sized for the towers `sized_tower` gives (Qwen2-VL
-        to Qwen3.5, Gemma 3); None for others, under --language-model-only, and when the limits leave no input."""
-        v = self.profiled_tower(x)
+        to Qwen3.5, Gemma 3) and Gemma 4's (`vllm_gemma4_vision`, in chunks of what the memory `loaded_bytes`
+        leaves free allows); None for others, under --language-model-only, and when the limits leave no input."""
+        if self.encoder_place(x) != "device":
+            return None
+        if (g := gemma4_tower(x.a)) is not None:
+            return self._gemma4_pass(x, s, g, loaded_bytes)
+        v = sized_tower(x.a)
         item = profiled_item(v, s) if v is not None else None
         if item is None:
             return None
         modality, tokens = item
         items = encoder_items(tokens, s, per_prompt_limit(s, modality))
         # V1 moves the batch to the GPU before the pass and holds it to the end of `profile_run`
-        # (`batched_dummy_mm_inputs`, 0.19-0.24 gpu_model_runner.py): patches x a patch's values, in the model dtype
-        # (multimodal/processing/context.py `_postprocess_output`); V2's `execute_mm_encoder` frees it
-        pixels = items * tokens * v.patches / v.tokens * v.pixels * x.act_bytes if s["model_runner"] == "v1" else 0.0
-        return EncoderPass(modality, items, tokens, v.peak_bytes(items * tokens, x.act_bytes, x.sc.tp),
+        # (`batched_dummy_mm_inputs`, 0.19-0.24 gpu_model_runner.py): patches x a patch's values; V2's
+        # `execute_mm_encoder` frees it
+        pixel = pixel_bytes(s, x.act_bytes)
+        pixels = items * tokens * v.patches / v.tokens * v.pixels * pixel if s["model_runner"] == "v1" else 0.0
+        return EncoderPass(modality, items, tokens, v.peak_bytes(items * tokens, x.act_bytes, x.sc.tp, pixel),
                            v.output_bytes(items * tokens, x.act_bytes), pixels)
 
-    def profiled_tower(self, x: Inputs) -> VisionShape | None:
-        """The vision tower whose pass the profile run makes and memviz sizes: loaded beside the language model and
-        with a `VisionShape`; None otherwise."""
-        return sized_tower(x.a) if self.encoder_place(x) == "device" else None
+    def _gemma4_pass(self, x: Inputs, s: dict[str, Any], g: VisionShape, loaded_bytes: float) -> EncoderPass | None:
+        """Gemma 4's pass (`vllm_gemma4_vision`), the memory free as it starts the CUDA total less the context and
+        NCCL, what the rank loaded and the rotary tables; one chunk where no GPU is named."""
+        item = profiled_modality(g, per_prompt_limit(s, "image"), per_prompt_limit(s, "video"))
+        if item is None:
+            return None
+        modality, tokens = item
+        items = encoder_items(tokens, s, per_prompt_limit(s, modality))
+        gpu = x.sc.gpu_spec
+        memory = None if gpu is None else (
+            gpu.cuda_total_bytes - outside_budget_bytes(x.sc, x.options) - loaded_bytes - self.rotary_table_bytes(x),
+            float(gpu.cuda_total_bytes))
+        p = vision_pass(g, modality, items, x.act_bytes, pixel_bytes(s, x.act_bytes), memory)
+        return EncoderPass(modality, items, tokens, p.peak_bytes, p.kept_bytes,
+                           p.input_bytes if s["model_runner"] == "v1" else 0.0, p.chunk)
 
     @staticmethod
     def rotary_table_bytes(x: Inputs) -> float:
@@ -834,8 +876,11 @@ class VLLM(Engine):
     def encoder_bytes(self, x: Inputs) -> float:
         """On each rank of the first stage: the towers' linear layers are split over the TP ranks
         (`MultiModalConfig.mm_encoder_tp_mode` "weights", the default; SiglipAttention, Qwen3_VisionBlock, ... use
-        QKVParallelLinear / RowParallelLinear)."""
-        return super().encoder_bytes(x) / x.sc.tp
+        QKVParallelLinear / RowParallelLinear), but for the `REPLICATED_TOWERS`, whole on every rank."""
+        if self.encoder_place(x) != "device" or x.wf.name == STORED:
+            return super().encoder_bytes(x) / x.sc.tp
+        return sum(encoder_bytes(e, x.wf.name) / (1 if e.family in REPLICATED_TOWERS else x.sc.tp)
+                   for e in x.a.encoders)
 
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """What the kernels' weight layouts add on one rank of the stage `layers`: MXFP4 expert padding for the MoE
@@ -1196,7 +1241,8 @@ class VLLM(Engine):
         draft = (vllm_mtp.last_full_layer(x.a),) * n if n else ()
         return kv_groups(x.a, x.kvf, self.kv_layout(x), stage_layers, block, page, blocks, draft)
 
-    def facts(self, x: Inputs, gpu, pool_bytes: float | None, non_kv_bytes: float | None = None) -> dict[str, Any]:
+    def facts(self, x: Inputs, gpu, pool_bytes: float | None, non_kv_bytes: float | None = None,
+              loaded_bytes: float = 0.0) -> dict[str, Any]:
         s = self.settings(x.a, x.sc, x.options)
         caps = self.captures(x)
         (inside, after), graphs_after = self.attention_workspace_split(x), self.graphs_after_pool_bytes(x)
@@ -1246,11 +1292,14 @@ class VLLM(Engine):
         backend = self._mxfp4_backend(x)
         if backend is not None:
             out["mxfp4_moe_backend"] = backend[0]
-        encoder = self.encoder_pass(x, s)
+        encoder = self.encoder_pass(x, s, loaded_bytes)
         if encoder is not None:
             out["encoder_profile"] = {"modality": encoder.modality, "items": encoder.items,
                                       "tokens_per_item": encoder.tokens_per_item, "peak_bytes": int(encoder.peak_bytes),
                                       "input_bytes": int(encoder.input_bytes)}
+            if encoder.chunk:  # frames of a video, or images, a call of the tower takes
+                out["encoder_profile"].update(chunk=encoder.chunk,
+                                              chunk_unit="frames" if encoder.modality == "video" else "images")
         if gpu is None or pool_bytes is None:
             return out
         total, requested = gpu.cuda_total_bytes, self.usable_bytes(gpu, x.sc)
@@ -1425,5 +1474,7 @@ class VLLM(Engine):
         limits = {m: s[f"limit_{m}"] for m in ("image", "video") if s[f"limit_{m}"] is not None}
         if limits:
             args += ["--limit-mm-per-prompt", shlex.quote(json.dumps(limits))]
+        if not s["mm_device_do_normalize"]:
+            args.append("--no-mm-device-do-normalize")
         return args
 
