@@ -66,7 +66,8 @@ Kernel padding (`weight_extra`): MXFP4 MoE experts are re-laid out for the backe
 capability (`fused_moe/oracle/mxfp4.py` `_get_priority_backends_for_gpt_oss`, `_get_priority_backends`,
 `mxfp4_round_up_hidden_size_and_intermediate_size`): Marlin (Ampere, Ada, consumer Blackwell) rounds each
 rank's intermediate size up to 128 and the hidden size to 256; FlashInfer TRT-LLM (SM100) the same; the
-Triton kernels gpt-oss takes on Hopper round the intermediate size to 64 only. gpt-oss-120b at TP 4 on A100:
+Triton kernels gpt-oss takes on Hopper round the intermediate size to 64 only and pad their swizzled scales' rows
+to 256 (`_hopper_scale_padding`). gpt-oss-120b at TP 4 on A100:
 17.22 GiB per rank loaded, 15.21 GiB unpadded, 17.17 GiB padded. FP8 weights on a GPU without FP8 (below compute
 capability 8.9) run on Marlin with 16-bit scales widened to one per output row and 128 inputs
 (`_marlin_fp8_scales`): Qwen3-30B-A3B-FP8 on an A800, 29.50 GiB loaded, 29.04 GiB unwidened, 29.47 GiB widened.
@@ -257,6 +258,12 @@ MINIMAX_SPARSE_BLOCK_TOKENS = 128
 GDN_CHECKPOINT_TOKENS = 64
 #: storages a weight is held in unquantized (memviz's formats and safetensors dtypes, upper-cased)
 UNQUANTIZED_STORAGES = frozenset({"BF16", "FP16", "F16", "FP32", "F32"})
+
+
+#: MXFP4's values per scale byte; the Hopper swizzle's scale rows (`HopperMXScaleLayout` SWIZZLE_ALIGN_M =
+#: 2 x num_warps x 2 x 8 at `_swizzle_mxfp4`'s num_warps 8)
+MX_BLOCK = 32
+HOPPER_SCALE_ROWS = 2 * 8 * 2 * 8
 
 
 def mxfp4_moe_backend(gpu: GPU, gpt_oss: bool) -> tuple[str, int, int] | None:
@@ -1061,17 +1068,33 @@ class VLLM(Engine):
         return extra
 
     def _mxfp4_padding(self, x: Inputs, layers: range) -> float:
-        """Padding of MXFP4 expert matrices for the MoE backend (one rank of the stage `layers`)."""
+        """Padding of MXFP4 expert matrices for the MoE backend (one rank of the stage `layers`), and the Triton
+        kernels' swizzled scales on Hopper (`_hopper_scale_padding`)."""
         backend = self._mxfp4_backend(x)
         if backend is None:
             return 0.0
-        _, align_i, align_h = backend
+        name, align_i, align_h = backend
         inter = x.a.moe_intermediate_size // self.moe_parallel(x)[1]
         h = x.a.hidden_size
         grow = (-(-inter // align_i) * align_i / inter) * (-(-h // align_h) * align_h / h)
-        experts = sum(nbytes for t, storage, nbytes in tensor_bytes(x.a, x.wf)
-                      if t.role is Role.EXPERT and storage == "mxfp4" and t.is_matrix and t.layer in layers)
-        return experts * self.expert_share(x) * (grow - 1)
+        matrices = [(t.layer, nbytes) for t, storage, nbytes in tensor_bytes(x.a, x.wf)
+                    if t.role is Role.EXPERT and storage == "mxfp4" and t.is_matrix and t.layer in layers]
+        padding = sum(nbytes for _, nbytes in matrices) * self.expert_share(x) * (grow - 1)
+        if name == "TRITON":
+            padding += len({layer for layer, _ in matrices}) * self._hopper_scale_padding(x, -(-inter // align_i) * align_i)
+        return padding
+
+    def _hopper_scale_padding(self, x: Inputs, inter: int) -> float:
+        """Bytes one MoE layer's swizzled scales add on a rank on Hopper (triton_kernels `HopperMXScaleLayout.
+        swizzle_data`, through vLLM 0.34 `_swizzle_mxfp4` at num_warps 8): every expert's scale rows, one byte per 32
+        inputs, padded to a multiple of 2 x 8 x 2 x 8 = `HOPPER_SCALE_ROWS`; gate_up's 2 x `inter` rows (the rank's
+        intermediate as the kernels round it) and down's hidden rows. 0.34 keeps them in the params' storage
+        (`store_params_in_triton`); 0.19 kept the loaded scales beside them. The value layout's tiles (16 rows, 32
+        bytes: `HopperMXValueLayout`) pad nothing at widths rounded to 64."""
+        h = x.a.hidden_size
+        rows = [(2 * inter, h // MX_BLOCK), (h, inter // MX_BLOCK)]
+        per_expert = sum((-(-n // HOPPER_SCALE_ROWS) * HOPPER_SCALE_ROWS - n) * cols for n, cols in rows)
+        return x.a.num_experts * self.expert_share(x) * self.moe_parallel(x)[1] * per_expert
 
     @staticmethod
     def _mxfp4_backend(x: Inputs) -> tuple[str, int, int] | None:

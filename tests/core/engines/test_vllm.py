@@ -169,14 +169,18 @@ GPT_OSS = get_preset("gpt-oss-20b").architecture()
 ])
 def test_mxfp4_experts_are_padded_for_the_moe_backend_of_the_gpu(gpu, tp, backend, inter, hidden):
     """vllm/model_executor/layers/fused_moe/oracle/mxfp4.py `mxfp4_round_up_hidden_size_and_intermediate_size`:
-    each rank's expert matrices grow by (rounded intermediate x rounded hidden) / (intermediate x hidden)."""
+    each rank's expert matrices grow by (rounded intermediate x rounded hidden) / (intermediate x hidden). On Hopper
+    the Triton kernels' swizzled scales (a byte per 32 inputs) pad each expert's rows to 256 (HopperMXScaleLayout):
+    gate_up's 2 x inter rows of hidden / 32 bytes, down's 2,880 rows (to 3,072) of inter / 32."""
     sc = Scenario(engine="vllm", weight_format="mxfp4-moe", gpu=gpu, tp=tp, context_tokens=8192)
     padded = estimate(GPT_OSS, sc)
     plain = estimate(GPT_OSS, sc.with_changes(gpu=None))
     assert padded.engine_facts["mxfp4_moe_backend"] == backend
     experts = 24 * 32 * 3 * 2880 * 2880 * 17 // 32 // tp  # MXFP4: 17 bytes per 32 values
     grow = inter * hidden / (2880 // tp * 2880) - 1
-    assert padded.bytes["weights"] - plain.bytes["weights"] == pytest.approx(experts * grow, rel=1e-9)
+    rows = -(-2 * inter // 256) * 256 - 2 * inter
+    scales = 24 * 32 * (rows * 2880 // 32 + (3072 - 2880) * inter // 32) if backend == "TRITON" else 0
+    assert padded.bytes["weights"] - plain.bytes["weights"] == pytest.approx(experts * grow + scales, rel=1e-9)
     assert "mxfp4_moe_backend" not in plain.engine_facts
 
 
