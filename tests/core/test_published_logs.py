@@ -20,6 +20,7 @@ DATA = Path(__file__).parents[1] / "data" / "published"
 LLAMACPP = json.loads((DATA / "llamacpp_logs.json").read_text())["cases"]
 VLLM = json.loads((DATA / "vllm_logs.json").read_text())["cases"]
 KV_SIZES = json.loads((DATA / "llamacpp_kv_sizes.json").read_text())["reports"]
+VLLM_REPORTS = json.loads((DATA / "vllm_reports.json").read_text())["reports"]
 TYPE_COUNTS = json.loads((DATA / "gguf_type_counts.json").read_text())["cases"]
 PRINTED = 0.01 * MiB  # llama.cpp prints MiB with two decimals
 
@@ -312,3 +313,25 @@ def test_vllm_tensor_parallel_ranks_on_hopper_boards_gain_non_torch_memory():
     rows = {c["id"]: vllm_rows(c)["non-torch"] for c in LLMD if c["scenario"].get("tp", 1) > 1}
     assert len(rows) >= 5 and all(abs(r.error) <= 0.15 for r in rows.values()), rows
     assert all(r.measured > 2 * 2**30 for r in rows.values())
+
+
+def report_blocks(report: dict, shape: dict, cold: bool) -> int:
+    """memviz's KV blocks per GPU for a published vLLM report at one batch shape, a cold or a warm boot."""
+    a = from_hf_config(report["model"]["config"], name=report["id"])
+    options = {**report["options"], "cold_compile": cold, "max_num_batched_tokens": shape["max_num_batched_tokens"],
+               "max_num_seqs": shape["max_num_seqs"]}
+    sc = Scenario(engine="vllm", gpu=report["gpu"], tp=report["tp"], weight_format=a.native_format, kv_format="fp16",
+                  context_tokens=report["context_tokens"], gpu_memory_utilization=report["gpu_memory_utilization"],
+                  options=options)
+    return estimate(a, sc).engine_facts["kv_blocks"]
+
+
+@pytest.mark.parametrize("report", VLLM_REPORTS, ids=[r["id"] for r in VLLM_REPORTS])
+def test_vllm_published_warm_pool_and_cold_deficit(report):
+    """A warm boot's pool within 5 %; a cold boot loses what the compile's kernel benchmark holds beyond the
+    forward's peak (`vllm_compile`, a rule read from three other logs): the published deficit within 15 %
+    (Qwen3-32B-AWQ at TP 2 on RTX 4090s: 5,130 of 5,315 blocks warm; 222 blocks lost cold where 245 were)."""
+    warm, cold = report["warm"], report["cold_deficit"]
+    assert report_blocks(report, warm, False) == pytest.approx(warm["kv_blocks"], rel=0.05)
+    deficit = report_blocks(report, cold, False) - report_blocks(report, cold, True)
+    assert deficit == pytest.approx(cold["kv_blocks"], rel=0.15)
