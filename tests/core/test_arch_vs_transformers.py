@@ -504,6 +504,34 @@ def test_speech_image_and_encoder_decoder_parts_are_refused():
     assert read_unknown == set()
 
 
+def test_every_type_transformers_registers_estimates_on_every_engine_or_is_refused_in_one_line():
+    """Each type transformers registers that memviz reads, from its default configuration, estimates on transformers,
+    vLLM and llama.cpp, with and without a GPU named, or is refused with an InputError: never a traceback. Voxtral
+    Realtime's decoder (its norms' time-conditioning MLP) crashed llama.cpp's tensor naming; llama.cpp 0c1e570 has
+    no architecture for it."""
+    import transformers
+
+    from memviz.core.estimate import Scenario, estimate
+
+    crashed = []
+    for model_type, config_class in transformers.CONFIG_MAPPING.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                a = from_hf_config(config_class().to_dict())
+            except Exception:  # noqa: BLE001 - refused (test above), or no default configuration
+                continue
+        for engine, fmt in (("transformers", "bf16"), ("vllm", "bf16"), ("llamacpp", "Q4_K_M")):
+            for gpu in (None, "h100-80g"):
+                try:
+                    estimate(a, Scenario(engine=engine, gpu=gpu, weight_format=fmt, context_tokens=4096))
+                except InputError:
+                    pass
+                except Exception as e:  # noqa: BLE001 - what the test looks for
+                    crashed.append((model_type, engine, gpu, repr(e)[:120]))
+    assert crashed == []
+
+
 def test_glm_images_language_model_is_glm4s_with_a_head_over_image_tokens():
     """GlmImageTextModel is GLM-4's decoder (four norms a layer, fused gate / up, q/k/v biased) and its LM head has
     vision_vocab_size rows, the image tokens it generates: read Llama-style it counted 7.8 % too many (a head of
