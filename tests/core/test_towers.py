@@ -338,6 +338,18 @@ def test_gemma3_vision_shape_is_one_896_pixel_crop():
     assert from_hf_config(cfg).encoders[0].shape[:2] == (1024, 64)
 
 
+def test_vllm_keeps_gemma3n_towers_whole_on_every_rank():
+    """vLLM builds Gemma 3n's vision and audio towers with transformers' AutoModel (timm's MobileNet, the conformer):
+    no tensor-parallel layers, so each rank holds them whole."""
+    transformers = pytest.importorskip("transformers")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = from_hf_config(transformers.Gemma3nConfig().to_dict())
+    assert [e.family for e in a.encoders] == ["gemma3n_vision", "gemma3n_audio"]
+    towers = 2 * sum(e.parameters for e in a.encoders)
+    assert _weights(a, engine="vllm", tp=2) - _weights(a.with_changes(encoders=()), engine="vllm", tp=2) == towers
+
+
 def test_vllm_profiles_the_vision_tower_over_the_largest_images_first():
     """vLLM 0.33 `profile_run`: max(1, min(budget // tokens, seqs x max_model_len // tokens)) images of 16,384
     tokens through the tower, their outputs kept while the language model's pass runs; the published start-up line

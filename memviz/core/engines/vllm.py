@@ -344,9 +344,12 @@ def gemma4_tower(a: Architecture) -> VisionShape | None:
     return next((v for e in a.encoders if e.family == GEMMA4_VISION and (v := vision_shape(e)) is not None), None)
 
 
-#: towers vLLM 0.34 builds with transformers' AutoModel, their linear layers replicated (`recursive_replace_linear`,
-#: "replicate"), and projects with `ReplicatedLinear`: Gemma 4's (gemma4_mm.py `Gemma4ForConditionalGeneration`)
-REPLICATED_TOWERS = frozenset({GEMMA4_VISION, "gemma4_audio"})
+#: towers vLLM 0.34 builds with transformers' AutoModel, whole on every tensor-parallel rank: Gemma 4's, their
+#: linear layers replicated (`recursive_replace_linear`, "replicate") and projected with `ReplicatedLinear`
+#: (gemma4_mm.py `Gemma4ForConditionalGeneration`); Gemma 3n's, plain transformers / timm modules (gemma3n_mm.py
+#: `Gemma3nForConditionalGeneration`), whose embedders alone vLLM splits (VocabParallelEmbedding, RowParallelLinear:
+#: about 4 million parameters each for E4B, counted whole here)
+REPLICATED_TOWERS = frozenset({GEMMA4_VISION, "gemma4_audio", "gemma3n_vision", "gemma3n_audio"})
 
 
 def pixel_bytes(settings: dict[str, Any], act_bytes: int) -> int:
