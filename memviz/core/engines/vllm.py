@@ -808,16 +808,17 @@ class VLLM(Engine):
 
     def _gemma4_pass(self, x: Inputs, s: dict[str, Any], g: VisionShape, loaded_bytes: float) -> EncoderPass | None:
         """Gemma 4's pass (`vllm_gemma4_vision`), the memory free as it starts the CUDA total less the context and
-        NCCL, what the rank loaded and the rotary tables; one chunk where no GPU is named."""
+        NCCL, what the rank loaded, the rotary tables and the buffers made at load (`stage_runtime_bytes`); one chunk
+        where no GPU is named."""
         item = profiled_modality(g, per_prompt_limit(s, "image"), per_prompt_limit(s, "video"))
         if item is None:
             return None
         modality, tokens = item
         items = encoder_items(tokens, s, per_prompt_limit(s, modality))
         gpu = x.sc.gpu_spec
+        made = self.rotary_table_bytes(x) + self.stage_runtime_bytes(x, self.stages(x)[0], x.sc.pp == 1)
         memory = None if gpu is None else (
-            gpu.cuda_total_bytes - outside_budget_bytes(x.sc, x.options) - loaded_bytes - self.rotary_table_bytes(x),
-            float(gpu.cuda_total_bytes))
+            gpu.cuda_total_bytes - outside_budget_bytes(x.sc, x.options) - loaded_bytes - made, float(gpu.cuda_total_bytes))
         p = vision_pass(g, modality, items, x.act_bytes, pixel_bytes(s, x.act_bytes), memory)
         return EncoderPass(modality, items, tokens, p.peak_bytes, p.kept_bytes,
                            p.input_bytes if s["model_runner"] == "v1" else 0.0, p.chunk)

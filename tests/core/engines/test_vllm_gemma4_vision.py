@@ -85,6 +85,9 @@ def test_the_engine_sizes_the_pass_by_the_memory_the_weights_leave():
     small = _facts("gemma-4-26b-a4b", gpu="rtx-4090", tp=2, weight_format="fp8", context_tokens=4096)
     total = get_gpu("rtx-4090").cuda_total_bytes
     assert small["encoder_profile"]["chunk"] == total // 10 // ONE_HOT_FRAME == 12
+    # the 26B in fp8 fills an RTX 5090 but 7 GB: half of what is free binds, 11 frames where a tenth of it holds 16
+    full = _facts("gemma-4-26b-a4b", gpu="rtx5090", weight_format="fp8", context_tokens=4096)["encoder_profile"]
+    assert full["chunk"] == 11 < get_gpu("rtx5090").cuda_total_bytes // 10 // ONE_HOT_FRAME == 16
 
 
 def test_the_pass_sets_the_profile_peak_where_the_language_model_s_is_smaller():
