@@ -395,6 +395,9 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
     if facts.get("rotary_tables"):
         print(f"vLLM rotary tables (cos / sin, loaded with the model; memviz counts them as overhead): "
               f"{format_bytes(facts['rotary_table_bytes'], unit)} in {tables_label(facts['rotary_tables'])}")
+    if facts.get("per_layer_embedding_bytes"):
+        print(f"vLLM per-layer embeddings' buffer (a batch's, allocated with the model; memviz counts it as overhead): "
+              f"{format_bytes(facts['per_layer_embedding_bytes'], unit)} for {facts['max_num_batched_tokens']:,d} tokens")
     if facts.get("compile_benchmark_bytes"):
         print(f"vLLM cold compile: Inductor's benchmark on a copy of the embedding table holds "
               f"{format_bytes(facts['compile_benchmark_bytes'], unit)} in the first stage's profile run "

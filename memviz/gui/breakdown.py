@@ -202,6 +202,11 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     format_bytes(facts["rotary_table_bytes"], unit, 3), "formula", "one per distinct rope, built "
                     "while the model loads (vLLM's \"Model loading took\" includes them); counted in the overhead",
                     engine.version))
+    if facts.get("per_layer_embedding_bytes"):
+        out.append(("per-layer embeddings' buffer", f"{facts['max_num_batched_tokens']:,d} batched tokens",
+                    format_bytes(facts["per_layer_embedding_bytes"], unit, 3), "formula", "allocated with the model "
+                    "for a batch's per-layer inputs (Gemma 3n / 4 multimodal classes); counted in the overhead",
+                    engine.version))
     if facts.get("compile_benchmark_bytes"):
         out.append(("cold compile's kernel benchmark", "the embedding table's copy",
                     format_bytes(facts["compile_benchmark_bytes"], unit, 3), "formula", "a first start compiles the "

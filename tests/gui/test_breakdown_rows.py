@@ -1,5 +1,7 @@
 """The Breakdown tab's engine rows carry the figures the estimate computed."""
 
+import pytest
+
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.presets import get_preset
 from memviz.core.units import Unit, format_bytes
@@ -95,6 +97,18 @@ def test_the_rotary_tables_are_a_row_inside_the_overhead():
     row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["rotary tables (cos / sin)"]
     assert row[1:3] == ("2 tables: 131,072 and 1,048,576 positions x 256", format_bytes(0.5625 * 2**30, Unit.GiB, 3))
     assert est.devices[0].overhead >= 0.5625 * 2**30
+
+
+def test_gemma3ns_per_layer_embedding_buffer_is_a_row_inside_the_overhead():
+    """Gemma 3n's multimodal class on vLLM allocates its per-layer embeddings for a whole batch at load: 8,192 tokens
+    x 35 layers x 256 in bf16 on an H100 (140 MiB)."""
+    transformers = pytest.importorskip("transformers")
+    from memviz.core.arch import from_hf_config
+
+    a = from_hf_config(transformers.Gemma3nConfig().to_dict())
+    est = estimate(a, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192))
+    row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["per-layer embeddings' buffer"]
+    assert row[1:3] == ("8,192 batched tokens", format_bytes(8192 * 35 * 256 * 2, Unit.GiB, 3))
 
 
 def test_flashinfers_workspaces_are_a_row_saying_what_the_budget_holds():

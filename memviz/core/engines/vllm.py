@@ -816,7 +816,8 @@ class VLLM(Engine):
         modality, tokens = item
         items = encoder_items(tokens, s, per_prompt_limit(s, modality))
         gpu = x.sc.gpu_spec
-        made = self.rotary_table_bytes(x) + self.stage_runtime_bytes(x, self.stages(x)[0], x.sc.pp == 1)
+        made = (self.rotary_table_bytes(x) + self.per_layer_embedding_bytes(x)
+                + self.stage_runtime_bytes(x, self.stages(x)[0], x.sc.pp == 1))
         memory = None if gpu is None else (
             gpu.cuda_total_bytes - outside_budget_bytes(x.sc, x.options) - loaded_bytes - made, float(gpu.cuda_total_bytes))
         p = vision_pass(g, modality, items, x.act_bytes, pixel_bytes(s, x.act_bytes), memory)
@@ -831,9 +832,21 @@ class VLLM(Engine):
         them as runtime."""
         return rotary_table_bytes(x.a, x.act_bytes)
 
+    def per_layer_embedding_bytes(self, x: Inputs) -> float:
+        """The buffer Gemma 3n's and Gemma 4's multimodal classes allocate at load for a batch's per-layer embeddings
+        (gemma3n_mm.py / gemma4_mm.py `__init__`: "Pre-allocate PLE buffer for CUDA graph compatibility"):
+        max_num_batched_tokens x layers x hidden_size_per_layer_input in the model's dtype, on every rank, with
+        --language-model-only too; "Model loading took" includes it. The text-only classes (Gemma3nForCausalLM,
+        Gemma4ForCausalLM) have none."""
+        a = x.a
+        if not (a.per_layer_input_size and a.encoders):
+            return 0.0
+        tokens = self.settings(a, x.sc, x.options)["max_num_batched_tokens"]
+        return float(tokens * a.num_layers * a.per_layer_input_size * x.act_bytes)
+
     def runtime_bytes(self, x: Inputs) -> float:
         return (self.non_torch_bytes(x) + self.cudagraph_bytes(x) + self.rotary_table_bytes(x)
-                + self.attention_workspace_bytes(x))
+                + self.attention_workspace_bytes(x) + self.per_layer_embedding_bytes(x))
 
     def attention_workspaces(self, x: Inputs) -> tuple[float, float]:
         """(the metadata builder's, the TRT-LLM kernels' or FLASHINFER_MLA's) FlashInfer workspaces on one rank where
@@ -1203,6 +1216,7 @@ class VLLM(Engine):
 
     def overhead_formula(self, facts: dict[str, Any]) -> str:
         state, index = facts.get("sampler_state_bytes"), facts.get("sparse_index_buffer_bytes")
+        ple = facts.get("per_layer_embedding_bytes")
         consumed = facts.get("runner_buffers_in") == OVERHEAD
         receive = facts.get("pp_receive_buffer_bytes") if consumed else None
         experts = facts.get("moe_workspace_bytes") if consumed else None
@@ -1211,6 +1225,7 @@ class VLLM(Engine):
         return (f"; vllm: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + {graphs} "
                 f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: FlashAttention 3's split buffers where it runs, the "
                 "largest capture's feed-forward working set and the graphs of every capture size) + the rotary tables"
+                + (f" + the per-layer embeddings' buffer ({ple / GiB:.2f} GiB)" if ple else "")
                 + (f" + the V2 model runner's sampler state ({state / GiB:.2f} GiB)" if state else "")
                 + (f" + sparse attention's top-k index buffers ({index / GiB:.2f} GiB)" if index else "")
                 + (f" + on stages after the first, the buffer the previous stage's tensors arrive in ({receive / GiB:.2f} "
@@ -1286,6 +1301,7 @@ class VLLM(Engine):
             "attention_workspace_in_budget_bytes": int(inside),
             "attention_workspace_parts": describe_workspaces(x.a, self.attention_workspaces(x)[1]),
             "rotary_table_bytes": int(sum(rows * width * value for rows, width, value in tables)),
+            "per_layer_embedding_bytes": int(self.per_layer_embedding_bytes(x)),
             "rotary_tables": [[rows, width] for rows, width, _ in tables],
             "kv_block_bytes": int(self.block_bytes(x)),
             "kv_sizing": ("kv_cache_memory_bytes" if x.options["kv_cache_memory_bytes"] else

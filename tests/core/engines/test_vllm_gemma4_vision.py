@@ -116,3 +116,26 @@ def test_the_launch_command_says_when_pixels_are_normalised_on_the_host():
     on = estimate(get_preset("gemma-4-31b").architecture(), sc.with_changes(options={}))
     assert "normalize" not in on.launch_command("google/gemma-4-31B-it")
     assert on.engine_facts["encoder_profile"]["peak_bytes"] < est.engine_facts["encoder_profile"]["peak_bytes"]
+
+
+def test_gemma_multimodal_classes_hold_a_batch_of_per_layer_embeddings_from_load():
+    """gemma3n_mm.py / gemma4_mm.py pre-allocate max_num_batched_tokens x layers x hidden_size_per_layer_input in
+    the model's dtype for CUDA graphs, on every rank, --language-model-only too; "Model loading took" includes it.
+    The text-only class has none. Gemma 3n's default config: 35 layers of 256, 8,192 tokens on an H100: 140 MiB, less
+    KV pool by as much."""
+    import warnings
+
+    transformers = pytest.importorskip("transformers")
+    from memviz.core.arch import from_hf_config
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = from_hf_config(transformers.Gemma3nConfig().to_dict())
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192)
+    buffer = 8192 * 35 * 256 * 2
+    for options in ({}, {"language_model_only": True}):
+        assert estimate(a, sc.with_changes(options=options)).engine_facts["per_layer_embedding_bytes"] == buffer
+    text = estimate(a.with_changes(encoders=()), sc)
+    assert text.engine_facts["per_layer_embedding_bytes"] == 0
+    lm_only = estimate(a, sc.with_changes(options={"language_model_only": True}))
+    assert lm_only.devices[0].overhead - text.devices[0].overhead == pytest.approx(buffer, rel=0.01)
