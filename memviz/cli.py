@@ -416,7 +416,9 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         print(f"vLLM profile run: the vision encoder's pass over {ep['items']} {ep['modality']}(s) of "
               f"{ep['tokens_per_item']:,d} tokens"
               + (f" ({ep['chunk']:,d} {ep['chunk_unit']} a call of the tower)" if "chunk" in ep else "")
-              + f" peaks at {format_bytes(ep['peak_bytes'], unit)}, before the language model's")
+              + (f" would peak at {format_bytes(ep['peak_bytes'], unit)}; --skip-mm-profiling leaves it out of the "
+                 "budget: a batch with images may run out of memory" if ep.get("skipped") else
+                 f" peaks at {format_bytes(ep['peak_bytes'], unit)}, before the language model's"))
     if facts.get("graphs_after_pool_bytes"):
         print(f"vLLM CUDA graphs captured after the pool (beyond its budget): "
               f"{format_bytes(facts['graphs_after_pool_bytes'], unit)}")

@@ -289,6 +289,9 @@ def test_the_vision_encoders_profile_pass_is_printed_for_vllm():
     gemma4 = run("estimate", "--preset", "gemma-4-26b-a4b", "--engine", "vllm", "--gpu", "rtx4090", "--tp", "2",
                  "--weights", "fp8", "--context", "4096").stdout
     assert "pass over 1 video(s) of 2,496 tokens (12 frames a call of the tower) peaks at 0.28 GiB" in gemma4
+    skipped = run("estimate", "--preset", "gemma-4-31b", "--engine", "vllm", "--gpu", "h100-80g", "--context", "8192",
+                  "-o", "skip_mm_profiling=true").stdout
+    assert "would peak at 0.96 GiB; --skip-mm-profiling leaves it out of the budget" in skipped
 
 
 def test_estimate_prints_the_mmproj_compute_buffer():

@@ -233,7 +233,9 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
         out.append(("vision encoder's profile pass", f"{ep['items']} {ep['modality']}(s) x {ep['tokens_per_item']:,d} "
                     "tokens" + (f", {ep['chunk']:,d} {ep['chunk_unit']} a call" if "chunk" in ep else ""),
                     format_bytes(ep["peak_bytes"], unit, 3), "formula", "the largest inputs the encoder budget allows, "
-                    "encoded before the language model's pass (the activations take the larger of the two)",
+                    + ("not profiled (--skip-mm-profiling): outside the budget, a batch with images may run out of "
+                       "memory" if ep.get("skipped") else
+                       "encoded before the language model's pass (the activations take the larger of the two)"),
                     engine.version))
     if facts.get("graphs_after_pool_bytes"):
         out.append(("CUDA graphs captured after the pool", "", format_bytes(facts["graphs_after_pool_bytes"], unit, 3),

@@ -470,6 +470,8 @@ class VLLM(Engine):
         Option("limit_video", int, None, "videos a prompt may hold (--limit-mm-per-prompt; default 999)", minimum=0),
         Option("mm_device_do_normalize", bool, True, "pixels sent to the GPU as raw uint8 and normalised there "
                "(--mm-device-do-normalize, 0.28+, on for Qwen-VL and Gemma 3 / 4); off: in the model's dtype"),
+        Option("skip_mm_profiling", bool, False, "--skip-mm-profiling: the profile run leaves the encoders' pass out "
+               "(a larger pool; a batch with images may then run out of memory)"),
     )
     attention_default = "flash"
     supports_tp = True
@@ -693,7 +695,7 @@ class VLLM(Engine):
             peak = peak + receive_buffer_bytes(a, tokens, act_bytes)
         if first_stage:
             peak = np.maximum(peak, self.compile_benchmark_bytes(x, s))
-        encoder = self.encoder_pass(x, s, loaded_bytes) if first_stage else None
+        encoder = self.encoder_pass(x, s, loaded_bytes) if first_stage and not s["skip_mm_profiling"] else None
         if encoder is not None:
             peak = max(peak + encoder.kept_bytes + encoder.input_bytes, encoder.peak_bytes)
         return x.zeros + peak
@@ -1340,6 +1342,8 @@ class VLLM(Engine):
             out["encoder_profile"] = {"modality": encoder.modality, "items": encoder.items,
                                       "tokens_per_item": encoder.tokens_per_item, "peak_bytes": int(encoder.peak_bytes),
                                       "input_bytes": int(encoder.input_bytes)}
+            if s["skip_mm_profiling"]:  # computed, not reserved (`MultiModalConfig.skip_mm_profiling`)
+                out["encoder_profile"]["skipped"] = True
             if encoder.chunk:  # frames of a video, or images, a call of the tower takes
                 out["encoder_profile"].update(chunk=encoder.chunk,
                                               chunk_unit="frames" if encoder.modality == "video" else "images")
@@ -1519,5 +1523,7 @@ class VLLM(Engine):
             args += ["--limit-mm-per-prompt", shlex.quote(json.dumps(limits))]
         if not s["mm_device_do_normalize"]:
             args.append("--no-mm-device-do-normalize")
+        if s["skip_mm_profiling"]:
+            args.append("--skip-mm-profiling")
         return args
 

@@ -139,3 +139,18 @@ def test_gemma_multimodal_classes_hold_a_batch_of_per_layer_embeddings_from_load
     assert text.engine_facts["per_layer_embedding_bytes"] == 0
     lm_only = estimate(a, sc.with_changes(options={"language_model_only": True}))
     assert lm_only.devices[0].overhead - text.devices[0].overhead == pytest.approx(buffer, rel=0.01)
+
+
+def test_skip_mm_profiling_leaves_the_pass_out_of_the_budget_and_says_so():
+    """--skip-mm-profiling (`MultiModalConfig.skip_mm_profiling`): the profile run is the language model's alone, as
+    without the towers; the pass is still reported, marked as not reserved, and the launch command carries the
+    flag."""
+    a = get_preset("gemma-4-31b").architecture()
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192)
+    skipped = estimate(a, sc.with_changes(options={"skip_mm_profiling": True}))
+    text = estimate(a, sc.with_changes(options={"language_model_only": True}))
+    profiled = estimate(a, sc)
+    assert skipped.devices[0].activations == text.devices[0].activations < profiled.devices[0].activations
+    assert skipped.engine_facts["encoder_profile"]["skipped"] is True
+    assert skipped.engine_facts["kv_pool_bytes"] > profiled.engine_facts["kv_pool_bytes"]
+    assert skipped.launch_command("google/gemma-4-31B-it").endswith("--skip-mm-profiling")
