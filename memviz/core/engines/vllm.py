@@ -133,7 +133,7 @@ from memviz.core.engines.vllm_flashinfer import (
     runs_flashinfer_mla,
 )
 from memviz.core.engines.vllm_flashinfer import describe as describe_workspaces
-from memviz.core.engines.vllm_gemma4_vision import profiled_modality, vision_pass
+from memviz.core.engines.vllm_gemma4_vision import SOFT_TOKEN_CHOICES, profiled_modality, vision_pass
 from memviz.core.engines.vllm_kv import KVGroups, kv_groups
 from memviz.core.engines.vllm_moe_workspace import EXPERTS, NONE, moe_kernel_workspace, moe_workspace_bytes
 from memviz.core.engines.vllm_pipeline import check_shared_latent_stages, pipeline_split, receive_buffer_bytes
@@ -466,6 +466,9 @@ class VLLM(Engine):
                "no image / audio inputs, the towers not loaded)"),
         Option("mm_max_pixels", int, None, "largest image in pixels (--mm-processor-kwargs max_pixels; Qwen-VL image "
                "processors; default the model folder's, else the released 12,845,056 / 16,777,216)", minimum=1),
+        Option("mm_max_soft_tokens", int, None, "Gemma 4's tokens an image at most (--mm-processor-kwargs "
+               "max_soft_tokens: 70, 140, 280, 560 or 1120; default the config's default_output_length, 280)",
+               minimum=1),
         Option("limit_image", int, None, "images a prompt may hold (--limit-mm-per-prompt; default 999)", minimum=0),
         Option("limit_video", int, None, "videos a prompt may hold (--limit-mm-per-prompt; default 999)", minimum=0),
         Option("mm_device_do_normalize", bool, True, "pixels sent to the GPU as raw uint8 and normalised there "
@@ -582,6 +585,10 @@ class VLLM(Engine):
             raise InputError("mm_max_pixels is read by Qwen-VL image processors (Qwen2-VL to Qwen3.5); "
                              "this model has none (its images, if any, have one fixed size)")
         g = gemma4_tower(a)
+        soft = s["mm_max_soft_tokens"]
+        if soft is not None and (g is None or soft not in SOFT_TOKEN_CHOICES):
+            raise InputError("mm_max_soft_tokens is read by Gemma 4's image processor and takes "
+                             f"{', '.join(map(str, SOFT_TOKEN_CHOICES))}" + ("" if g else "; this model has no Gemma 4 tower"))
         none_left = g is not None and not profiled_modality(g, per_prompt_limit(s, "image"), per_prompt_limit(s, "video"))
         if none_left or v is not None and profiled_item(v, s) is None:  # also refuses a max_pixels below one token
             raise InputError("limit_image / limit_video of 0 leave the vision tower no input: vLLM then does not "
@@ -812,7 +819,7 @@ class VLLM(Engine):
         """Gemma 4's pass (`vllm_gemma4_vision`), the memory free as it starts the CUDA total less the context and
         NCCL, what the rank loaded, the rotary tables and the buffers made at load (`stage_runtime_bytes`); one chunk
         where no GPU is named."""
-        item = profiled_modality(g, per_prompt_limit(s, "image"), per_prompt_limit(s, "video"))
+        item = profiled_modality(g, per_prompt_limit(s, "image"), per_prompt_limit(s, "video"), s["mm_max_soft_tokens"])
         if item is None:
             return None
         modality, tokens = item
@@ -822,7 +829,7 @@ class VLLM(Engine):
                 + self.stage_runtime_bytes(x, self.stages(x)[0], x.sc.pp == 1))
         memory = None if gpu is None else (
             gpu.cuda_total_bytes - outside_budget_bytes(x.sc, x.options) - loaded_bytes - made, float(gpu.cuda_total_bytes))
-        p = vision_pass(g, modality, items, x.act_bytes, pixel_bytes(s, x.act_bytes), memory)
+        p = vision_pass(g, modality, items, x.act_bytes, pixel_bytes(s, x.act_bytes), memory, tokens)
         return EncoderPass(modality, items, tokens, p.peak_bytes, p.kept_bytes,
                            p.input_bytes if s["model_runner"] == "v1" else 0.0, p.chunk)
 
@@ -1516,8 +1523,9 @@ class VLLM(Engine):
         if not a.encoders or s["language_model_only"]:
             return []
         args = []
-        if s["mm_max_pixels"] is not None:
-            args += ["--mm-processor-kwargs", shlex.quote(json.dumps({"max_pixels": s["mm_max_pixels"]}))]
+        kwargs = {key: s[f"mm_{key}"] for key in ("max_pixels", "max_soft_tokens") if s[f"mm_{key}"] is not None}
+        if kwargs:
+            args += ["--mm-processor-kwargs", shlex.quote(json.dumps(kwargs))]
         limits = {m: s[f"limit_{m}"] for m in ("image", "video") if s[f"limit_{m}"] is not None}
         if limits:
             args += ["--limit-mm-per-prompt", shlex.quote(json.dumps(limits))]

@@ -5,8 +5,9 @@ in the releases 0.34 installs (5.16.1 to 5.22: `models/gemma4/modeling_gemma4.py
 - The item profiled: of the modalities the per-prompt limits leave, the one whose largest item has the most tokens
   (`get_mm_max_tokens_per_item`, `MultiModalBudget.get_modality_with_max_tokens`): a video of 32 frames
   (`_VIDEO_MAX_FRAMES`) of up to 70 soft tokens each and 8 more (its begin / end and timestamp tokens), 2,496 tokens,
-  before an image of default_output_length (280) tokens. Every frame is padded to 70 x pooling_kernel_size^2
-  patches (`video_processing_gemma4.py` `pad_to_max_patches`), every image to default_output_length x k^2.
+  before an image of default_output_length (280) tokens, or of --mm-processor-kwargs max_soft_tokens, one of
+  `SOFT_TOKEN_CHOICES` (`_SUPPORTED_SOFT_TOKENS`). Every frame is padded to 70 x pooling_kernel_size^2 patches
+  (`video_processing_gemma4.py` `pad_to_max_patches`), every image to its tokens x k^2.
 - The chunks (`_encoder_chunk`): frames (images) go through the tower in chunks of
   max(1, min(free / 2, total / 10) // (patches x 4 x position_embedding_size x 8)), free and total the device's
   memory as the pass starts (the CUDA total less the context, the weights and the rotary tables). The divisor
@@ -41,6 +42,8 @@ FRAME_SOFT_TOKENS = 70
 #: a frame's begin / end of image and its timestamp tokens ("each frame <= 70 soft tokens + boi + eoi + ~6 ts")
 FRAME_EXTRA_TOKENS = 8
 VIDEO_ITEM_TOKENS = VIDEO_FRAMES * (FRAME_SOFT_TOKENS + FRAME_EXTRA_TOKENS)
+#: the image sizes in soft tokens the processor takes (`_SUPPORTED_SOFT_TOKENS`)
+SOFT_TOKEN_CHOICES = (70, 140, 280, 560, 1120)
 #: hidden- and MLP-wide tensors a chunk holds at its peak, per patch (module docstring)
 HELD_HIDDEN, HELD_MLP = 4, 3
 #: int64 (x, y) position ids and the padding flag of one patch
@@ -70,18 +73,21 @@ class Gemma4Pass:
     input_bytes: float
 
 
-def profiled_modality(v: VisionShape, image_limit: int, video_limit: int) -> tuple[str, int] | None:
-    """(modality, tokens of its largest item) the profile run encodes; None when the limits leave neither."""
-    tokens = {m: n for m, n, limit in (("image", v.tokens, image_limit), ("video", VIDEO_ITEM_TOKENS, video_limit))
+def profiled_modality(v: VisionShape, image_limit: int, video_limit: int,
+                      image_tokens: int | None = None) -> tuple[str, int] | None:
+    """(modality, tokens of its largest item) the profile run encodes, an image `image_tokens` (None: the config's
+    default); None when the limits leave neither."""
+    image = image_tokens or v.tokens
+    tokens = {m: n for m, n, limit in (("image", image, image_limit), ("video", VIDEO_ITEM_TOKENS, video_limit))
               if limit}
     return max(tokens.items(), key=lambda kv: (kv[1], kv[0]), default=None)
 
 
 def vision_pass(v: VisionShape, modality: str, items: int, act_bytes: int, pixel_bytes: int,
-                memory: tuple[float, float] | None) -> Gemma4Pass:
-    """The profile run's pass over `items` items of `modality`; `memory` (free, total) as it starts, None where no
-    GPU is named (one chunk then)."""
-    per_item, soft = (VIDEO_FRAMES, FRAME_SOFT_TOKENS) if modality == "video" else (1, v.tokens)
+                memory: tuple[float, float] | None, item_tokens: int | None = None) -> Gemma4Pass:
+    """The profile run's pass over `items` items of `modality`, an image `item_tokens` (None: the config's default);
+    `memory` (free, total) as it starts, None where no GPU is named (one chunk then)."""
+    per_item, soft = (VIDEO_FRAMES, FRAME_SOFT_TOKENS) if modality == "video" else (1, item_tokens or v.tokens)
     units = items * per_item
     patches = soft * (v.patches // v.tokens)
     chunk = min(units, chunk_units(patches, *memory, v.positions)) if memory else units
@@ -98,5 +104,5 @@ def vision_pass(v: VisionShape, modality: str, items: int, act_bytes: int, pixel
     peak = inputs + max(max(calls), 2 * units * out)
     kept = units * soft * v.out * act_bytes
     held = units * patches * (v.pixels * pixel_bytes + POSITION_BYTES)
-    tokens = VIDEO_ITEM_TOKENS if modality == "video" else v.tokens
+    tokens = VIDEO_ITEM_TOKENS if modality == "video" else soft
     return Gemma4Pass(modality, items, tokens, units, patches, chunk, peak, kept, held)

@@ -154,3 +154,22 @@ def test_skip_mm_profiling_leaves_the_pass_out_of_the_budget_and_says_so():
     assert skipped.engine_facts["encoder_profile"]["skipped"] is True
     assert skipped.engine_facts["kv_pool_bytes"] > profiled.engine_facts["kv_pool_bytes"]
     assert skipped.launch_command("google/gemma-4-31B-it").endswith("--skip-mm-profiling")
+
+
+def test_max_soft_tokens_sizes_the_image_item_vllm_profiles_once_videos_are_off():
+    """--mm-processor-kwargs max_soft_tokens 1120: an image of 10,080 patches; the video (2,496 tokens) still outgrows
+    it until limit_video=0; then 8,192 // 1,120 = 7 images, two a call on an H100 (a tenth of it over a 3.3 GB
+    one-hot each). The launch command carries the kwarg; values the processor does not take are refused."""
+    a = get_preset("gemma-4-31b").architecture()
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, options={"mm_max_soft_tokens": 1120})
+    assert estimate(a, sc).engine_facts["encoder_profile"]["modality"] == "video"
+    images = estimate(a, sc.with_changes(options={"mm_max_soft_tokens": 1120, "limit_video": 0}))
+    ep = images.engine_facts["encoder_profile"]
+    assert (ep["modality"], ep["items"], ep["tokens_per_item"], ep["chunk"]) == ("image", 7, 1120, 2)
+    assert ep["peak_bytes"] == vision_pass(_tower(), "image", 7, 2, 1, (40 * GB, 85 * GB), 1120).peak_bytes
+    assert '--mm-processor-kwargs \'{"max_soft_tokens": 1120}\'' in images.launch_command("google/gemma-4-31B-it")
+    for bad in (100, 2240):
+        with pytest.raises(InputError, match="70, 140, 280, 560, 1120"):
+            estimate(a, sc.with_changes(options={"mm_max_soft_tokens": bad}))
+    with pytest.raises(InputError, match="no Gemma 4 tower"):
+        estimate(get_preset("llama-3.1-8b").architecture(), sc)
