@@ -395,6 +395,9 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
     if facts.get("rotary_tables"):
         print(f"vLLM rotary tables (cos / sin, loaded with the model; memviz counts them as overhead): "
               f"{format_bytes(facts['rotary_table_bytes'], unit)} in {tables_label(facts['rotary_tables'])}")
+    if facts.get("lora_slot_bytes"):
+        print(f"vLLM LoRA adapter slots (--enable-lora, in the weights; CUDA graphs captured with and without "
+              f"adapters): {format_bytes(facts['lora_slot_bytes'], unit)} on a first-stage GPU")
     if facts.get("per_layer_embedding_bytes"):
         print(f"vLLM per-layer embeddings' buffer (a batch's, allocated with the model; memviz counts it as overhead): "
               f"{format_bytes(facts['per_layer_embedding_bytes'], unit)} for {facts['max_num_batched_tokens']:,d} tokens")

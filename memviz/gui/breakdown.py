@@ -202,6 +202,11 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     format_bytes(facts["rotary_table_bytes"], unit, 3), "formula", "one per distinct rope, built "
                     "while the model loads (vLLM's \"Model loading took\" includes them); counted in the overhead",
                     engine.version))
+    if facts.get("lora_slot_bytes"):
+        out.append(("LoRA adapter slots", "--enable-lora", format_bytes(facts["lora_slot_bytes"], unit, 3), "exact",
+                    "max_loras slots of max_lora_rank in every linear layer, the experts and the embeddings the model "
+                    "class lists, zeros from load; counted in the weights (CUDA graphs captured with and without "
+                    "adapters)", engine.version))
     if facts.get("per_layer_embedding_bytes"):
         out.append(("per-layer embeddings' buffer", f"{facts['max_num_batched_tokens']:,d} batched tokens",
                     format_bytes(facts["per_layer_embedding_bytes"], unit, 3), "formula", "allocated with the model "

@@ -111,6 +111,18 @@ def test_gemma3ns_per_layer_embedding_buffer_is_a_row_inside_the_overhead():
     assert row[1:3] == ("8,192 batched tokens", format_bytes(8192 * 35 * 256 * 2, Unit.GiB, 3))
 
 
+def test_lora_slots_are_a_row_inside_the_weights():
+    """Four LoRA slots of rank 64 for Llama-3.1-8B: 1.38 GiB, which the weights include."""
+    a = get_preset("llama-3.1-8b").architecture()
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192,
+                  options={"enable_lora": True, "max_loras": 4, "max_lora_rank": 64})
+    est = estimate(a, sc)
+    row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["LoRA adapter slots"]
+    assert row[2] == format_bytes(est.engine_facts["lora_slot_bytes"], Unit.GiB, 3) == format_bytes(
+        1_477_705_728, Unit.GiB, 3)
+    assert est.devices[0].weights - estimate(a, sc.with_changes(options={})).devices[0].weights == 1_477_705_728
+
+
 def test_flashinfers_workspaces_are_a_row_saying_what_the_budget_holds():
     """Llama-3.1-8B on a B200 (FlashInfer, 16,384 batched tokens): 1 GiB for the builder, 394 MiB for the TRT-LLM
     kernels; with a profile-sized pool the builder's comes after it."""

@@ -116,7 +116,7 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architecture
-from memviz.core.engines import vllm_eplb, vllm_extensible, vllm_int4, vllm_mtp
+from memviz.core.engines import vllm_eplb, vllm_extensible, vllm_int4, vllm_lora, vllm_mtp
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.bitnet_linear import FORMAT as BITNET
 from memviz.core.engines.vllm_compile import embedding_benchmark_bytes
@@ -235,6 +235,8 @@ def fp8_cache_for_auto(a: Architecture, sc: Any) -> bool:
 
 #: `CacheConfig.DEFAULT_BLOCK_SIZE` (vllm/config/cache.py, 0.34; 16 before)
 DEFAULT_BLOCK_TOKENS = 64
+#: --max-lora-rank's default (`config/lora.py` `LoRAConfig.max_lora_rank`)
+DEFAULT_LORA_RANK = 16
 #: `--attention-backend` values memviz takes for standard attention (vllm/v1/attention/backends/registry.py
 #: `AttentionBackendEnum`); "auto" is vLLM's own choice (platforms/cuda.py `_get_backend_priorities`)
 ATTENTION_BACKENDS = ("auto", "FLASH_ATTN", "TRITON_ATTN", "FLASHINFER", "FLEX_ATTENTION")
@@ -475,6 +477,15 @@ class VLLM(Engine):
                "(--mm-device-do-normalize, 0.28+, on for Qwen-VL and Gemma 3 / 4); off: in the model's dtype"),
         Option("skip_mm_profiling", bool, False, "--skip-mm-profiling: the profile run leaves the encoders' pass out "
                "(a larger pool; a batch with images may then run out of memory)"),
+        Option("enable_lora", bool, False, "--enable-lora: slots for LoRA adapters in every linear layer, the experts "
+               "and the embeddings the model class lists, and CUDA graphs with and without them"),
+        Option("max_loras", int, None, "--max-loras: adapters a batch may use (default 1)", minimum=1),
+        Option("max_lora_rank", int, None, "--max-lora-rank: 1, 8, 16, 32, 64, 128, 256, 320 or 512 (default 16)",
+               minimum=1),
+        Option("fully_sharded_loras", bool, False, "--fully-sharded-loras: a column layer's A and a row layer's B "
+               "split over the tensor-parallel ranks too"),
+        Option("lora_dtype", str, "auto", "--lora-dtype: auto (the model's), float16 or bfloat16",
+               choices=("auto", "float16", "bfloat16")),
     )
     attention_default = "flash"
     supports_tp = True
@@ -542,6 +553,7 @@ class VLLM(Engine):
             raise InputError(f"vLLM has no KV cache dtype {sc.kv_format!r}; it takes {', '.join(KV_CACHE_DTYPES)}")
         vllm_eplb.check(a, options, sc.tp * options["data_parallel_size"])
         vllm_mtp.check(a, options["num_speculative_tokens"])
+        self._check_lora(a, sc.tp, options)
         if (options["sampler"] or "").startswith("flashinfer") and (
                 why := flashinfer_refusal(sc.gpu_spec)):
             raise InputError(f"{why} (vLLM 0.34 flashinfer_sampler_supported); the default sampler there is triton")
@@ -573,6 +585,20 @@ class VLLM(Engine):
                              "(DeepSeek-V3.2 / GLM-5 run on Hopper, Blackwell and SM120 GPUs)")
         if sc.kv_format not in ("bf16", "fp8"):
             raise InputError(f"vLLM's sparse-MLA backends keep a bf16 or fp8 cache, not {sc.kv_format}")
+
+    @staticmethod
+    def _check_lora(a: Architecture, tp: int, options: dict[str, Any]) -> None:
+        """LoRA's settings need --enable-lora (vLLM ignores them without); with it, what vLLM refuses
+        (`vllm_lora.check`)."""
+        set_ = [k for k in ("max_loras", "max_lora_rank") if options[k] is not None]
+        set_ += [k for k in ("fully_sharded_loras",) if options[k]] + (["lora_dtype"] if options["lora_dtype"] != "auto"
+                                                                       else [])
+        if not options["enable_lora"]:
+            if set_:
+                raise InputError(f"{', '.join(set_)} set without enable_lora: vLLM serves no LoRA adapters then")
+            return
+        vllm_lora.check(a, options["max_loras"] or 1, options["max_lora_rank"] or DEFAULT_LORA_RANK, tp,
+                        options["fully_sharded_loras"])
 
     @staticmethod
     def _check_multimodal(a: Architecture, s: dict[str, Any]) -> None:
@@ -924,7 +950,21 @@ class VLLM(Engine):
         int4 = experts * self.expert_share(x) + others / x.sc.tp
         return (self._mxfp4_padding(x, layers) + self._marlin_fp8_scales(x, layers) + int4
                 + self._dots3_mlp_padding(x, layers) + self.dequantized_kv_b_bytes(x, layers)
-                + self.indexer_upcast_bytes(x, layers) + self.eplb_bytes(x, layers) + self.draft_bytes(x, layers))
+                + self.indexer_upcast_bytes(x, layers) + self.eplb_bytes(x, layers) + self.draft_bytes(x, layers)
+                + self.lora_bytes(x, layers))
+
+    def lora_bytes(self, x: Inputs, layers: range) -> float:
+        """The LoRA adapters' slots one rank of the stage `layers` holds from load (`vllm_lora`): max_loras slots of
+        max_lora_rank in lora_dtype; none without enable_lora."""
+        o = x.options
+        if not o["enable_lora"]:
+            return 0.0
+        moe_tp = self.moe_parallel(x)[1]
+        experts = x.a.num_experts * self.expert_share(x) * moe_tp
+        values = vllm_lora.slot_values(x.a, layers, o["max_lora_rank"] or DEFAULT_LORA_RANK, x.sc.tp, moe_tp, experts,
+                                       o["fully_sharded_loras"], layers.start == 0, layers.stop == x.a.num_layers)
+        value_bytes = x.act_bytes if o["lora_dtype"] == "auto" else 2
+        return values * (o["max_loras"] or 1) * value_bytes
 
     def draft_layers(self, x: Inputs, layers: range) -> int:
         """MTP layers the stage `layers` holds: the last stage's, with speculative decoding on (`vllm_mtp`)."""
@@ -1156,7 +1196,8 @@ class VLLM(Engine):
         q = 1 + s["num_speculative_tokens"]
         sizes = capture_sizes(s["max_num_seqs"], s["max_num_batched_tokens"], cap is not None and cap[0] == 10, q)
         full = [n for n in sizes if n % q == 0 and n <= s["max_num_seqs"] * q]
-        return Captures(len(sizes), len(full), sizes[-1], max(full, default=0),
+        cases = 2 if x.options["enable_lora"] else 1  # without and with adapters (`vllm_lora`)
+        return Captures(cases * len(sizes), cases * len(full), sizes[-1], max(full, default=0),
                         fa3_split_kv(x.a, cap, x.act_bytes, s["attention_backend"],
                                      KV_CACHE_DTYPES.get(x.sc.kv_format, "auto") != "auto"), x.act_bytes)
 
@@ -1311,6 +1352,7 @@ class VLLM(Engine):
             "attention_workspace_parts": describe_workspaces(x.a, self.attention_workspaces(x)[1]),
             "rotary_table_bytes": int(sum(rows * width * value for rows, width, value in tables)),
             "per_layer_embedding_bytes": int(self.per_layer_embedding_bytes(x)),
+            "lora_slot_bytes": int(self.lora_bytes(x, self.stages(x)[0])),
             "rotary_tables": [[rows, width] for rows, width, _ in tables],
             "kv_block_bytes": int(self.block_bytes(x)),
             "kv_sizing": ("kv_cache_memory_bytes" if x.options["kv_cache_memory_bytes"] else
@@ -1511,11 +1553,27 @@ class VLLM(Engine):
             args += ["--cpu-offload-gb", f"{s['cpu_offload_gb']:g}"]
         if s["kv_cache_memory_bytes"]:
             args += ["--kv-cache-memory-bytes", str(s["kv_cache_memory_bytes"])]
+        args += self._lora_args(s)
         if s["language_model_only"] and a.encoders:
             args.append("--language-model-only")
         if a.model_type in MISTRAL_FORMAT_ONLY:
             args += ["--tokenizer-mode", "mistral", "--config-format", "mistral", "--load-format", "mistral"]
         return " ".join(args + self._multimodal_args(a, s))
+
+    @staticmethod
+    def _lora_args(s: dict[str, Any]) -> list[str]:
+        """--enable-lora and the LoRA settings given."""
+        if not s["enable_lora"]:
+            return []
+        args = ["--enable-lora"]
+        for key in ("max_loras", "max_lora_rank"):
+            if s[key] is not None:
+                args += [f"--{key.replace('_', '-')}", str(s[key])]
+        if s["fully_sharded_loras"]:
+            args.append("--fully-sharded-loras")
+        if s["lora_dtype"] != "auto":
+            args += ["--lora-dtype", s["lora_dtype"]]
+        return args
 
     @staticmethod
     def _multimodal_args(a: Architecture, s: dict[str, Any]) -> list[str]:

@@ -1,0 +1,108 @@
+"""LoRA serving in vLLM (--enable-lora), as vllm-project/vllm 0.34.0 allocates it (read from its PyPI wheel).
+
+At load vLLM wraps the language model's layers in LoRA layers (`lora/model_manager.py` `_create_lora_modules`: with
+no --lora-target-modules every module `lora/utils.py` `get_supported_lora_modules` names: every `LinearBase` and the
+MoE runner, and the modules the model class lists in `embedding_modules`) and gives each slots for max_loras
+adapters of max_lora_rank, zeros in lora_dtype (the model's by default), kept for the server's life; "Model loading
+took" includes them. Per slot:
+
+- a column-parallel layer (q / k / v, gate / up and their merged forms: a slice each; MLA's q_b and kv_b, the
+  delta-net projections): A rank x input, B (output / tp) x rank (`lora/layers/base_linear.py`
+  `create_lora_weights`, `column_parallel_linear.py`); K and V with fewer KV heads than ranks one head's rows;
+- a row-parallel layer (o, down, the mixers' output projections): A rank x (input / tp), B output x rank
+  (`row_parallel_linear.py`: input_size_per_partition);
+- a replicated layer (the router, MLA's q_a / kv_a): A rank x input, B output x rank;
+- with --fully-sharded-loras a column layer's A rank / tp, a row layer's B output / tp;
+- the MoE experts (`lora/layers/fused_moe.py` `FusedMoEWithLoRA`): for each expert the rank holds, gate and up A
+  rank x hidden and B (intermediate / moe tp) x rank, down A rank x (intermediate / moe tp) and B hidden x rank;
+- embed_tokens (`vocab_parallel_embedding.py`): A vocab x rank, B hidden x rank; lm_head (`logits_processor.py`
+  `LogitsProcessorWithLoRA`, which refuses vocabularies beyond 258,048): A rank x hidden, B vocab x rank; for the
+  classes that list them (`EMBEDDING_LORA`).
+
+The dummy adapters of the profile run are made on the CPU and copied into the slots; the LoRA kernels' own
+buffers in the forward (a few MiB: tokens x rank x slices in fp32) are not counted. CUDA graphs are captured once
+without and once with active adapters (`v1/worker/gpu/lora_utils.py` `get_lora_capture_cases`, [0, max_loras + 1]
+with cudagraph_specialize_lora, its default). The vision and audio towers are not wrapped
+(enable_tower_connector_lora off).
+"""
+
+from __future__ import annotations
+
+from memviz.core.arch import Architecture
+from memviz.core.errors import InputError
+from memviz.core.inventory import Role, build_inventory
+
+#: the ranks --max-lora-rank takes (`config/lora.py` `MaxLoRARanks`)
+LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+#: the largest vocabulary `LogitsProcessorWithLoRA` takes
+LORA_VOCAB_LIMIT = 258_048
+#: model types memviz reads whose vLLM class lists `embedding_modules` (vLLM 0.34 models/*.py; a multimodal class's
+#: language model inherits them): both embed_tokens and lm_head, or embed_tokens alone (commandr.py's
+#: CohereForCausalLM, which runs Command R and R7B)
+EMBEDDING_LORA: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("llama", "qwen3", "qwen3_moe", "qwen3_5_text", "qwen3_5_moe_text", "mixtral", "granite",
+                     "granitemoe", "granitemoeshared", "granitemoehybrid", "nemotron", "nemotron_h", "phimoe",
+                     "exaone", "exaone4", "exaone_moe", "lfm2", "lfm2_moe", "lfm3", "falcon_h1", "apertus"),
+                    ("embed_tokens", "lm_head")),
+    **dict.fromkeys(("cohere", "cohere2"), ("embed_tokens",)),
+}
+#: kinds vLLM builds as RowParallelLinear (their input split over the ranks)
+ROW_KINDS = frozenset({"o", "down", "ssm_out", "shortconv_out"})
+#: one projection of the gated experts' w13 (gate, up) or their w2 (down)
+W13_KINDS, W2_KINDS = frozenset({"gate_exps", "up_exps"}), frozenset({"down_exps"})
+
+
+def check(a: Architecture, max_loras: int, rank: int, tp: int, fully_sharded: bool) -> None:
+    """What vLLM refuses: a rank it does not take, a fully sharded rank tp does not divide, an output layer's LoRA
+    over a vocabulary beyond `LORA_VOCAB_LIMIT`."""
+    if rank not in LORA_RANKS:
+        raise InputError(f"vLLM's max_lora_rank is one of {', '.join(map(str, LORA_RANKS))}, not {rank}")
+    if max_loras < 1:
+        raise InputError("max_loras must be at least 1")
+    if fully_sharded and rank % tp:
+        raise InputError(f"fully_sharded_loras splits the rank ({rank}) over the {tp} tensor-parallel ranks: "
+                         "it must divide it")
+    if "lm_head" in EMBEDDING_LORA.get(a.model_type, ()) and a.output_rows > LORA_VOCAB_LIMIT:
+        raise InputError(f"vLLM's LoRA on the output layer takes vocabularies up to {LORA_VOCAB_LIMIT:,d} tokens; "
+                         f"this model has {a.output_rows:,d}")
+
+
+def slot_values(a: Architecture, layers: range, rank: int, tp: int, moe_tp: int, local_experts: float,
+                fully_sharded: bool, first: bool, last: bool) -> float:
+    """Values one adapter slot holds on a rank of the stage `layers` (module docstring); `local_experts`: the
+    experts of a MoE layer the rank holds."""
+    total = 0.0
+    for t in build_inventory(a):
+        if t.layer is None or t.layer not in layers or not t.is_matrix:
+            continue
+        if t.role is Role.EXPERT and len(t.shape) == 3:
+            total += local_experts * _expert_values(t.kind, t.shape, rank, tp, moe_tp, fully_sharded)
+        elif t.role in (Role.ATTENTION, Role.MLP, Role.ROUTER) and len(t.shape) == 2:
+            total += _linear_values(a, t, rank, tp, fully_sharded)
+    modules = EMBEDDING_LORA.get(a.model_type, ())
+    if first and "embed_tokens" in modules:
+        total += (a.vocab_size + a.hidden_size) * rank
+    if last and "lm_head" in modules:
+        total += (a.hidden_size + a.output_rows) * rank
+    return total
+
+
+def _linear_values(a: Architecture, t, rank: int, tp: int, fully_sharded: bool) -> float:
+    out, inp = t.shape
+    if t.role is Role.ROUTER or t.kind in ("q_a", "kv_a"):  # ReplicatedLinear
+        return rank * inp + out * rank
+    if t.kind in ROW_KINDS:
+        return rank * inp / tp + (out / tp if fully_sharded else out) * rank
+    kv_heads = a.layer_kv_heads(t.layer)
+    rows = out / kv_heads if t.kind in ("k", "v") and kv_heads < tp else out / tp  # one KV head a rank
+    return (rank / tp if fully_sharded else rank) * inp + rows * rank
+
+
+def _expert_values(kind: str, shape: tuple[int, ...], rank: int, tp: int, moe_tp: int, fully_sharded: bool) -> float:
+    """One expert's gate / up (out = intermediate, in = hidden) or down (out = hidden, in = intermediate)."""
+    _, out, inp = shape
+    if kind in W13_KINDS:
+        return (rank / tp if fully_sharded else rank) * inp + out / moe_tp * rank
+    if kind in W2_KINDS:
+        return rank * inp / moe_tp + (out / tp if fully_sharded else out) * rank
+    return 0.0
