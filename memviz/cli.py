@@ -396,7 +396,8 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         print(f"vLLM rotary tables (cos / sin, loaded with the model; memviz counts them as overhead): "
               f"{format_bytes(facts['rotary_table_bytes'], unit)} in {tables_label(facts['rotary_tables'])}")
     if facts.get("lora_slot_bytes"):
-        print(f"vLLM LoRA adapter slots (--enable-lora, in the weights; CUDA graphs captured with and without "
+        slots, rank = facts["lora_slots"]
+        print(f"vLLM LoRA adapter slots ({slots} x rank {rank}, in the weights; CUDA graphs captured with and without "
               f"adapters): {format_bytes(facts['lora_slot_bytes'], unit)} on a first-stage GPU")
     if facts.get("per_layer_embedding_bytes"):
         print(f"vLLM per-layer embeddings' buffer (a batch's, allocated with the model; memviz counts it as overhead): "

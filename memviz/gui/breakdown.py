@@ -203,7 +203,9 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     "while the model loads (vLLM's \"Model loading took\" includes them); counted in the overhead",
                     engine.version))
     if facts.get("lora_slot_bytes"):
-        out.append(("LoRA adapter slots", "--enable-lora", format_bytes(facts["lora_slot_bytes"], unit, 3), "exact",
+        slots, rank = facts["lora_slots"]
+        out.append(("LoRA adapter slots", f"{slots} x rank {rank}", format_bytes(facts["lora_slot_bytes"], unit, 3),
+                    "exact",
                     "max_loras slots of max_lora_rank in every linear layer, the experts and the embeddings the model "
                     "class lists, zeros from load; counted in the weights (CUDA graphs captured with and without "
                     "adapters)", engine.version))

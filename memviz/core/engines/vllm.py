@@ -1352,7 +1352,7 @@ class VLLM(Engine):
             "attention_workspace_parts": describe_workspaces(x.a, self.attention_workspaces(x)[1]),
             "rotary_table_bytes": int(sum(rows * width * value for rows, width, value in tables)),
             "per_layer_embedding_bytes": int(self.per_layer_embedding_bytes(x)),
-            "lora_slot_bytes": int(self.lora_bytes(x, self.stages(x)[0])),
+
             "rotary_tables": [[rows, width] for rows, width, _ in tables],
             "kv_block_bytes": int(self.block_bytes(x)),
             "kv_sizing": ("kv_cache_memory_bytes" if x.options["kv_cache_memory_bytes"] else
@@ -1386,6 +1386,9 @@ class VLLM(Engine):
         backend = self._mxfp4_backend(x)
         if backend is not None:
             out["mxfp4_moe_backend"] = backend[0]
+        if x.options["enable_lora"]:
+            out["lora_slot_bytes"] = int(self.lora_bytes(x, self.stages(x)[0]))
+            out["lora_slots"] = [x.options["max_loras"] or 1, x.options["max_lora_rank"] or DEFAULT_LORA_RANK]
         encoder = self.encoder_pass(x, s, loaded_bytes)
         if encoder is not None:
             out["encoder_profile"] = {"modality": encoder.modality, "items": encoder.items,
