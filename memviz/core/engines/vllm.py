@@ -512,6 +512,8 @@ class VLLM(Engine):
             chunk = sc.prefill_chunk_tokens or tokens
             s["max_num_batched_tokens"] = chunk if s["enable_chunked_prefill"] else max(s["max_model_len"], tokens)
         s["sampler"] = s["sampler"] or default_sampler(gpu)
+        s["max_loras"] = s["max_loras"] or 1
+        s["max_lora_rank"] = s["max_lora_rank"] or DEFAULT_LORA_RANK
         return s
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
@@ -553,7 +555,7 @@ class VLLM(Engine):
             raise InputError(f"vLLM has no KV cache dtype {sc.kv_format!r}; it takes {', '.join(KV_CACHE_DTYPES)}")
         vllm_eplb.check(a, options, sc.tp * options["data_parallel_size"])
         vllm_mtp.check(a, options["num_speculative_tokens"])
-        self._check_lora(a, sc.tp, options)
+        self._check_lora(a, sc.tp, options, s)
         if (options["sampler"] or "").startswith("flashinfer") and (
                 why := flashinfer_refusal(sc.gpu_spec)):
             raise InputError(f"{why} (vLLM 0.34 flashinfer_sampler_supported); the default sampler there is triton")
@@ -587,18 +589,16 @@ class VLLM(Engine):
             raise InputError(f"vLLM's sparse-MLA backends keep a bf16 or fp8 cache, not {sc.kv_format}")
 
     @staticmethod
-    def _check_lora(a: Architecture, tp: int, options: dict[str, Any]) -> None:
+    def _check_lora(a: Architecture, tp: int, options: dict[str, Any], s: dict[str, Any]) -> None:
         """LoRA's settings need --enable-lora (vLLM ignores them without); with it, what vLLM refuses
         (`vllm_lora.check`)."""
-        set_ = [k for k in ("max_loras", "max_lora_rank") if options[k] is not None]
-        set_ += [k for k in ("fully_sharded_loras",) if options[k]] + (["lora_dtype"] if options["lora_dtype"] != "auto"
-                                                                       else [])
-        if not options["enable_lora"]:
-            if set_:
-                raise InputError(f"{', '.join(set_)} set without enable_lora: vLLM serves no LoRA adapters then")
+        if options["enable_lora"]:
+            vllm_lora.check(a, s["max_loras"], s["max_lora_rank"], tp, options["fully_sharded_loras"])
             return
-        vllm_lora.check(a, options["max_loras"] or 1, options["max_lora_rank"] or DEFAULT_LORA_RANK, tp,
-                        options["fully_sharded_loras"])
+        given = [k for k in ("max_loras", "max_lora_rank", "fully_sharded_loras") if options[k]]
+        if given or options["lora_dtype"] != "auto":
+            raise InputError(f"{', '.join(given) or 'lora_dtype'} set without enable_lora: vLLM serves no LoRA "
+                             "adapters then")
 
     @staticmethod
     def _check_multimodal(a: Architecture, s: dict[str, Any]) -> None:
@@ -956,15 +956,18 @@ class VLLM(Engine):
     def lora_bytes(self, x: Inputs, layers: range) -> float:
         """The LoRA adapters' slots one rank of the stage `layers` holds from load (`vllm_lora`): max_loras slots of
         max_lora_rank in lora_dtype; none without enable_lora."""
-        o = x.options
-        if not o["enable_lora"]:
+        s = self.settings(x.a, x.sc, x.options)
+        if not s["enable_lora"]:
             return 0.0
-        moe_tp = self.moe_parallel(x)[1]
-        experts = x.a.num_experts * self.expert_share(x) * moe_tp
-        values = vllm_lora.slot_values(x.a, layers, o["max_lora_rank"] or DEFAULT_LORA_RANK, x.sc.tp, moe_tp, experts,
-                                       o["fully_sharded_loras"], layers.start == 0, layers.stop == x.a.num_layers)
-        value_bytes = x.act_bytes if o["lora_dtype"] == "auto" else 2
-        return values * (o["max_loras"] or 1) * value_bytes
+        values = vllm_lora.slot_values(x.a, layers, s["max_lora_rank"], x.sc.tp, self.moe_parallel(x)[1],
+                                       self.local_experts(x), s["fully_sharded_loras"], layers.start == 0,
+                                       layers.stop == x.a.num_layers)
+        value_bytes = x.act_bytes if s["lora_dtype"] == "auto" else 2
+        return values * s["max_loras"] * value_bytes
+
+    def local_experts(self, x: Inputs) -> float:
+        """The experts of a MoE layer the busiest rank holds, whole or a slice each (`expert_share`)."""
+        return x.a.num_experts * self.expert_share(x) * self.moe_parallel(x)[1]
 
     def draft_layers(self, x: Inputs, layers: range) -> int:
         """MTP layers the stage `layers` holds: the last stage's, with speculative decoding on (`vllm_mtp`)."""
@@ -1160,7 +1163,7 @@ class VLLM(Engine):
         h = x.a.hidden_size
         rows = [(2 * inter, h // MX_BLOCK), (h, inter // MX_BLOCK)]
         per_expert = sum((-(-n // HOPPER_SCALE_ROWS) * HOPPER_SCALE_ROWS - n) * cols for n, cols in rows)
-        return x.a.num_experts * self.expert_share(x) * self.moe_parallel(x)[1] * per_expert
+        return self.local_experts(x) * per_expert
 
     @staticmethod
     def _mxfp4_backend(x: Inputs) -> tuple[str, int, int] | None:
@@ -1386,9 +1389,9 @@ class VLLM(Engine):
         backend = self._mxfp4_backend(x)
         if backend is not None:
             out["mxfp4_moe_backend"] = backend[0]
-        if x.options["enable_lora"]:
+        if s["enable_lora"]:
             out["lora_slot_bytes"] = int(self.lora_bytes(x, self.stages(x)[0]))
-            out["lora_slots"] = [x.options["max_loras"] or 1, x.options["max_lora_rank"] or DEFAULT_LORA_RANK]
+            out["lora_slots"] = [s["max_loras"], s["max_lora_rank"]]
         encoder = self.encoder_pass(x, s, loaded_bytes)
         if encoder is not None:
             out["encoder_profile"] = {"modality": encoder.modality, "items": encoder.items,
@@ -1565,13 +1568,10 @@ class VLLM(Engine):
 
     @staticmethod
     def _lora_args(s: dict[str, Any]) -> list[str]:
-        """--enable-lora and the LoRA settings given."""
+        """--enable-lora with the slots and rank it takes (defaults spelled out) and the other LoRA settings given."""
         if not s["enable_lora"]:
             return []
-        args = ["--enable-lora"]
-        for key in ("max_loras", "max_lora_rank"):
-            if s[key] is not None:
-                args += [f"--{key.replace('_', '-')}", str(s[key])]
+        args = ["--enable-lora", "--max-loras", str(s["max_loras"]), "--max-lora-rank", str(s["max_lora_rank"])]
         if s["fully_sharded_loras"]:
             args.append("--fully-sharded-loras")
         if s["lora_dtype"] != "auto":
