@@ -19,6 +19,7 @@ from memviz.core.arch import Architecture, from_config_path
 from memviz.core.engines import gptq_kernels
 from memviz.core.engines.llamacpp_mtmd import describe
 from memviz.core.engines.transformers import describe_cross_attention
+from memviz.core.engines.vllm import BATCH_BUFFERS
 from memviz.core.engines.vllm_rotary import tables_label
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
@@ -399,9 +400,10 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         slots, rank = facts["lora_slots"]
         print(f"vLLM LoRA adapter slots ({slots} x rank {rank}, in the weights; CUDA graphs captured with and without "
               f"adapters): {format_bytes(facts['lora_slot_bytes'], unit)} on a first-stage GPU")
-    if facts.get("per_layer_embedding_bytes"):
-        print(f"vLLM per-layer embeddings' buffer (a batch's, allocated with the model; memviz counts it as overhead): "
-              f"{format_bytes(facts['per_layer_embedding_bytes'], unit)} for {facts['max_num_batched_tokens']:,d} tokens")
+    for key, item, what in BATCH_BUFFERS:
+        if facts.get(key):
+            print(f"vLLM {item} (allocated with the model for a batch's {what}; memviz counts it as overhead): "
+                  f"{format_bytes(facts[key], unit)} for {facts['max_num_batched_tokens']:,d} tokens")
     if facts.get("compile_benchmark_bytes"):
         print(f"vLLM cold compile: Inductor's benchmark on a copy of the embedding table holds "
               f"{format_bytes(facts['compile_benchmark_bytes'], unit)} in the first stage's profile run "

@@ -22,6 +22,7 @@ from memviz.core.engines import get_engine
 from memviz.core.engines.llamacpp_fit import default_fit_placement
 from memviz.core.engines.llamacpp_mtmd import describe as describe_mmproj
 from memviz.core.engines.transformers import describe_cross_attention
+from memviz.core.engines.vllm import BATCH_BUFFERS
 from memviz.core.engines.vllm_cudagraphs import FA3_SPLITS
 from memviz.core.engines.vllm_rotary import tables_label
 from memviz.core.estimate import Estimate
@@ -209,11 +210,11 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     "max_loras slots of max_lora_rank in every linear layer, the experts and the embeddings the model "
                     "class lists, zeros from load; counted in the weights (CUDA graphs captured with and without "
                     "adapters)", engine.version))
-    if facts.get("per_layer_embedding_bytes"):
-        out.append(("per-layer embeddings' buffer", f"{facts['max_num_batched_tokens']:,d} batched tokens",
-                    format_bytes(facts["per_layer_embedding_bytes"], unit, 3), "formula", "allocated with the model "
-                    "for a batch's per-layer inputs (Gemma 3n / 4 multimodal classes); counted in the overhead",
-                    engine.version))
+    for key, item, what in BATCH_BUFFERS:
+        if facts.get(key):
+            out.append((item, f"{facts['max_num_batched_tokens']:,d} batched tokens", format_bytes(facts[key], unit, 3),
+                        "formula", f"allocated with the model for a batch's {what}; counted in the overhead",
+                        engine.version))
     if facts.get("compile_benchmark_bytes"):
         out.append(("cold compile's kernel benchmark", "the embedding table's copy",
                     format_bytes(facts["compile_benchmark_bytes"], unit, 3), "formula", "a first start compiles the "

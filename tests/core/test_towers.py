@@ -1221,3 +1221,20 @@ def test_vllm_v1_keeps_the_dummy_images_on_the_gpu_through_its_profile():
     raw = estimate(a, sc.with_changes(options={**dict(sc.options), "mm_device_do_normalize": True})).engine_facts
     assert raw["encoder_profile"]["input_bytes"] == 32 * 4096 * 3 * 14 * 14
     assert facts["v2"]["encoder_profile"]["input_bytes"] == 0
+
+
+def test_vllm_qwen3_vl_holds_a_batch_of_deepstack_features_from_load():
+    """Qwen3VLForConditionalGeneration allocates one max_num_batched_tokens x hidden tensor per deepstack level at
+    load (qwen3_vl.py `__init__`): transformers' default Qwen3-VL, 3 levels of 4,096 at 8,192 tokens, 192 MiB in
+    the overhead and the log check's "Model loading took"; none under --language-model-only (no tower) or for
+    Qwen3.5, whose tower has no deepstack."""
+    transformers = pytest.importorskip("transformers")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = from_hf_config(transformers.Qwen3VLConfig().to_dict())
+    sc = Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192)
+    facts = estimate(a, sc).engine_facts
+    assert facts["deepstack_buffer_bytes"] == 3 * 8192 * 4096 * 2
+    assert estimate(a, sc.with_changes(options={"language_model_only": True})).engine_facts[
+        "deepstack_buffer_bytes"] == 0
+    assert estimate(get_preset("qwen3.5-35b-a3b").architecture(), sc).engine_facts["deepstack_buffer_bytes"] == 0

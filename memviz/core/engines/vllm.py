@@ -235,6 +235,10 @@ def fp8_cache_for_auto(a: Architecture, sc: Any) -> bool:
 
 #: `CacheConfig.DEFAULT_BLOCK_SIZE` (vllm/config/cache.py, 0.34; 16 before)
 DEFAULT_BLOCK_TOKENS = 64
+#: buffers multimodal classes allocate at load for a batch: (fact, what it is, what it holds), as the CLI and the
+#: Breakdown name them
+BATCH_BUFFERS = (("per_layer_embedding_bytes", "per-layer embeddings' buffer", "per-layer inputs (Gemma 3n / 4)"),
+                 ("deepstack_buffer_bytes", "deepstack buffers", "deepstack features, one a level (Qwen3-VL)"))
 #: --max-lora-rank's default (`config/lora.py` `LoRAConfig.max_lora_rank`)
 DEFAULT_LORA_RANK = 16
 #: `--attention-backend` values memviz takes for standard attention (vllm/v1/attention/backends/registry.py
@@ -879,9 +883,19 @@ class VLLM(Engine):
         tokens = self.settings(a, x.sc, x.options)["max_num_batched_tokens"]
         return float(tokens * a.num_layers * a.per_layer_input_size * x.act_bytes)
 
+    def deepstack_buffer_bytes(self, x: Inputs) -> float:
+        """The buffers Qwen3-VL's class allocates at load for a batch's deepstack features (qwen3_vl.py
+        `Qwen3VLForConditionalGeneration.__init__`: one max_num_batched_tokens x hidden_size tensor in the model's
+        dtype per deepstack level), where its tower is loaded; "Model loading took" includes them."""
+        v = sized_tower(x.a)
+        if v is None or not v.deepstack or self.encoder_place(x) != "device":
+            return 0.0
+        tokens = self.settings(x.a, x.sc, x.options)["max_num_batched_tokens"]
+        return float(v.deepstack * tokens * x.a.hidden_size * x.act_bytes)
+
     def runtime_bytes(self, x: Inputs) -> float:
         return (self.non_torch_bytes(x) + self.cudagraph_bytes(x) + self.rotary_table_bytes(x)
-                + self.attention_workspace_bytes(x) + self.per_layer_embedding_bytes(x))
+                + self.attention_workspace_bytes(x) + self.per_layer_embedding_bytes(x) + self.deepstack_buffer_bytes(x))
 
     def attention_workspaces(self, x: Inputs) -> tuple[float, float]:
         """(the metadata builder's, the TRT-LLM kernels' or FLASHINFER_MLA's) FlashInfer workspaces on one rank where
@@ -1355,6 +1369,7 @@ class VLLM(Engine):
             "attention_workspace_parts": describe_workspaces(x.a, self.attention_workspaces(x)[1]),
             "rotary_table_bytes": int(sum(rows * width * value for rows, width, value in tables)),
             "per_layer_embedding_bytes": int(self.per_layer_embedding_bytes(x)),
+            "deepstack_buffer_bytes": int(self.deepstack_buffer_bytes(x)),
 
             "rotary_tables": [[rows, width] for rows, width, _ in tables],
             "kv_block_bytes": int(self.block_bytes(x)),
