@@ -86,7 +86,12 @@ loaded 7.3858 GiB a rank (vLLM 0.8, vllm-project/vllm#15607): 7.3829 with them w
 
 Rotary tables (`vllm_rotary`): the cos / sin tables `get_rope` caches, one per distinct rope, their positions by
 scaling type (Gemma 3's full layers: 8 x 131,072 for their linear factor, beside the sliding layers' own table),
-loaded with the model ("Model loading took" includes them) and counted as runtime memory.
+loaded with the model ("Model loading took" includes them) and counted as runtime memory, as are the batch buffers
+multimodal classes allocate at load (`BATCH_BUFFERS`: Gemma 3n / 4's per-layer embeddings, Qwen3-VL's deepstack).
+
+LoRA (`vllm_lora`, option `enable_lora`): max_loras adapter slots of max_lora_rank in every linear layer, the
+experts and the embeddings the model class lists, counted in the weights; CUDA graphs captured without and with
+adapters.
 
 Attention workspaces (`vllm_flashinfer`): where FlashInfer runs the attention (vLLM's choice on compute capability
 10, or asked for), its metadata builder's workspace, max(394 MiB, max_num_batched_tokens x query heads x head size x
