@@ -121,12 +121,10 @@ def check_log(text: str, a: Architecture | None = None) -> tuple[Estimate, list[
 
 def logged_weights(e: Estimate) -> int:
     """The weights of the busiest device as vLLM's "Model loading took" counts them: with the rotary tables its
-    RotaryEmbeddings register (`vllm_rotary`), DeepSeek sparse attention's top-k index buffers (`vllm_dsa`), Gemma
-    3n's / 4's per-layer embedding buffer and Qwen3-VL's deepstack buffers, which the model allocates while it loads
-    (memviz keeps them as runtime memory)."""
-    facts = e.engine_facts
-    return (e.bytes["weights"] + facts.get("rotary_table_bytes", 0) + facts.get("sparse_index_buffer_bytes", 0)
-            + facts.get("per_layer_embedding_bytes", 0) + facts.get("deepstack_buffer_bytes", 0))
+    RotaryEmbeddings register (`vllm_rotary`), DeepSeek sparse attention's top-k index buffers (`vllm_dsa`) and the
+    batch buffers multimodal classes make, which the model allocates while it loads (memviz keeps them as runtime
+    memory): the engine's `model_load_extra_bytes`."""
+    return e.bytes["weights"] + e.engine_facts.get("model_load_extra_bytes", 0)
 
 
 def logged_captures(details: dict, ours: Captures) -> Captures:

@@ -852,7 +852,7 @@ class VLLM(Engine):
 
     def _gemma4_pass(self, x: Inputs, s: dict[str, Any], g: VisionShape, loaded_bytes: float) -> EncoderPass | None:
         """Gemma 4's pass (`vllm_gemma4_vision`), the memory free as it starts the CUDA total less the context and
-        NCCL, what the rank loaded, the rotary tables and the buffers made at load (`stage_runtime_bytes`); one chunk
+        NCCL, what the rank loaded and the buffers made with it (`load_buffer_bytes`, `stage_runtime_bytes`); one chunk
         where no GPU is named."""
         item = profiled_modality(g, per_prompt_limit(s, "image"), per_prompt_limit(s, "video"), s["mm_max_soft_tokens"])
         if item is None:
@@ -860,8 +860,7 @@ class VLLM(Engine):
         modality, tokens = item
         items = encoder_items(tokens, s, per_prompt_limit(s, modality))
         gpu = x.sc.gpu_spec
-        made = (self.rotary_table_bytes(x) + self.per_layer_embedding_bytes(x)
-                + self.stage_runtime_bytes(x, self.stages(x)[0], x.sc.pp == 1))
+        made = self.load_buffer_bytes(x) + self.stage_runtime_bytes(x, self.stages(x)[0], x.sc.pp == 1)
         memory = None if gpu is None else (
             gpu.cuda_total_bytes - outside_budget_bytes(x.sc, x.options) - loaded_bytes - made, float(gpu.cuda_total_bytes))
         p = vision_pass(g, modality, items, x.act_bytes, pixel_bytes(s, x.act_bytes), memory, tokens)
@@ -898,9 +897,14 @@ class VLLM(Engine):
         tokens = self.settings(x.a, x.sc, x.options)["max_num_batched_tokens"]
         return float(v.deepstack * tokens * x.a.hidden_size * x.act_bytes)
 
+    def load_buffer_bytes(self, x: Inputs) -> float:
+        """What every rank allocates while the model loads beside its weights, which "Model loading took" includes
+        and memviz counts as runtime: the rotary tables and the batch buffers (`BATCH_BUFFERS`)."""
+        return self.rotary_table_bytes(x) + self.per_layer_embedding_bytes(x) + self.deepstack_buffer_bytes(x)
+
     def runtime_bytes(self, x: Inputs) -> float:
-        return (self.non_torch_bytes(x) + self.cudagraph_bytes(x) + self.rotary_table_bytes(x)
-                + self.attention_workspace_bytes(x) + self.per_layer_embedding_bytes(x) + self.deepstack_buffer_bytes(x))
+        return (self.non_torch_bytes(x) + self.cudagraph_bytes(x) + self.load_buffer_bytes(x)
+                + self.attention_workspace_bytes(x))
 
     def attention_workspaces(self, x: Inputs) -> tuple[float, float]:
         """(the metadata builder's, the TRT-LLM kernels' or FLASHINFER_MLA's) FlashInfer workspaces on one rank where
@@ -1288,7 +1292,6 @@ class VLLM(Engine):
 
     def overhead_formula(self, facts: dict[str, Any]) -> str:
         state, index = facts.get("sampler_state_bytes"), facts.get("sparse_index_buffer_bytes")
-        ple = facts.get("per_layer_embedding_bytes")
         consumed = facts.get("runner_buffers_in") == OVERHEAD
         receive = facts.get("pp_receive_buffer_bytes") if consumed else None
         experts = facts.get("moe_workspace_bytes") if consumed else None
@@ -1297,7 +1300,7 @@ class VLLM(Engine):
         return (f"; vllm: {facts['non_torch_bytes'] / MiB:.0f} MiB non-torch + {graphs} "
                 f"({facts['cudagraph_bytes'] / GiB:.2f} GiB: FlashAttention 3's split buffers where it runs, the "
                 "largest capture's feed-forward working set and the graphs of every capture size) + the rotary tables"
-                + (f" + the per-layer embeddings' buffer ({ple / GiB:.2f} GiB)" if ple else "")
+                + "".join(f" + the {item} ({facts[key] / GiB:.2f} GiB)" for key, item, _ in BATCH_BUFFERS if facts.get(key))
                 + (f" + the V2 model runner's sampler state ({state / GiB:.2f} GiB)" if state else "")
                 + (f" + sparse attention's top-k index buffers ({index / GiB:.2f} GiB)" if index else "")
                 + (f" + on stages after the first, the buffer the previous stage's tensors arrive in ({receive / GiB:.2f} "
@@ -1372,7 +1375,7 @@ class VLLM(Engine):
             "attention_workspace_bytes": int(inside + after),
             "attention_workspace_in_budget_bytes": int(inside),
             "attention_workspace_parts": describe_workspaces(x.a, self.attention_workspaces(x)[1]),
-            "rotary_table_bytes": int(sum(rows * width * value for rows, width, value in tables)),
+            "rotary_table_bytes": int(self.rotary_table_bytes(x)),
             "per_layer_embedding_bytes": int(self.per_layer_embedding_bytes(x)),
             "deepstack_buffer_bytes": int(self.deepstack_buffer_bytes(x)),
 
@@ -1397,8 +1400,11 @@ class VLLM(Engine):
                           "weight_bytes": int(self.draft_bytes(x, last))}
         if state := self.sampler_state(x, s):
             out["sampler_state_bytes"] = state
-        if index := self.index_buffers(x, s, self.stages(x)[0]):
+        index = self.index_buffers(x, s, self.stages(x)[0])
+        if index:
             out["sparse_index_buffer_bytes"] = index  # on a rank of the first stage
+        # beside the weights in "Model loading took" on a rank of the first stage (`log_check.logged_weights`)
+        out["model_load_extra_bytes"] = int(self.load_buffer_bytes(x) + index)
         if bench := self.compile_benchmark_bytes(x, s):  # a floor of the first stage's profile peak
             out["compile_benchmark_bytes"] = int(bench)
         out["runner_buffers_in"] = buffers_in(s)  # where the two below are counted
