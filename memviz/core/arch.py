@@ -432,6 +432,7 @@ class Architecture:
     native_format: str = field(default="", compare=False)  # the weight format the checkpoint is stored in, if quantized
     native_quantizer: str = field(default="", compare=False)  # its quantization_config's quant_method, if quantized
     native_act_order: bool = field(default=False, compare=False)  # a GPTQ checkpoint quantized with desc_act
+    native_asymmetric: bool = field(default=False, compare=False)  # GPTQ-packed with zero points (sym false)
     native_linear_class: str = field(default="", compare=False)  # a BitNet checkpoint's linear_class
     # the transformers class that loads it where no auto class does (a Qwen-Omni checkpoint's thinker; AutoModel for a
     # release that loads with its own code)
@@ -2382,6 +2383,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if kw["native_format"]:
         kw["native_quantizer"] = str(quantized["quantization_config"].get("quant_method", "")).lower()
         kw["native_act_order"] = quantized["quantization_config"].get("desc_act") is True
+        kw["native_asymmetric"] = kw["native_format"].startswith("gptq-") \
+            and quantized["quantization_config"].get("sym") is False
         kw["native_linear_class"] = str(quantized["quantization_config"].get("linear_class", "bitlinear")) \
             if kw["native_format"] == "bitnet" else ""
     if model_type == "deepseek_v4":  # every layer's window (its compressed entries: `compress_ratios`)
@@ -2456,8 +2459,10 @@ def native_format(cfg: dict[str, Any]) -> tuple[str, list[str]]:
         return ("fp8-block" if q.get("weight_block_size") else "fp8"), []
     if method == "fbgemm_fp8":
         return "fp8-channel", []
-    if method in ("awq", "gptq") and bits == 4:
-        return f"{method}-int4", []
+    if method == "auto-round":
+        return _auto_round_format(q)
+    if (method, bits) in (("awq", 4), ("gptq", 4), ("gptq", 8)):
+        return f"{method}-int{bits}", _group_note(method, q.get("group_size", GPTQ_GROUP))
     if method == "bitsandbytes":
         if q.get("load_in_8bit"):
             return "llm-int8", []
@@ -2466,6 +2471,42 @@ def native_format(cfg: dict[str, Any]) -> tuple[str, list[str]]:
         return ("bnb-nf4-dq" if q.get("bnb_4bit_use_double_quant") else "bnb-nf4"), []
     return "", [f"quantization_config {method or '?'}{f' {bits}-bit' if method in ('awq', 'gptq') else ''} has no "
                 "memviz weight format: weights are estimated in 16 bit unless you choose one"]
+
+
+GPTQ_GROUP = 128  # the group size of memviz's awq-int4 / gptq-int4 / gptq-int8 formats
+
+
+def _group_note(method: str, group: Any) -> list[str]:
+    """A note where an AWQ / GPTQ checkpoint's groups are not the 128 memviz's formats count (-1: one a row)."""
+    if group == GPTQ_GROUP:
+        return []
+    return [f"{method.upper()} group_size {group} read as groups of {GPTQ_GROUP}: its scales and zero points take "
+            "another share of the weights (import its safetensors headers for the exact bytes)"]
+
+
+def _auto_round_format(q: dict[str, Any]) -> tuple[str, list[str]]:
+    """The memviz format of an AutoRound checkpoint (quant_method "auto-round"), read as vLLM 0.34 reads it
+    (`quantization/inc/inc.py` `INCConfig.from_config`: data_type "int" by default, packing_format
+    "auto_round:auto_gptq" by default): integers packed as GPTQ's (qweight, qzeros, scales; intel/auto-round 0.16
+    `export_to_autoround/export.py` packs them with `qlinear_torch_zp.QuantLinear`, which stores no g_idx) or as
+    AWQ's ("auto_round:auto_awq"). Other data types and widths are named."""
+    bits, group = q.get("bits", 4), q.get("group_size", GPTQ_GROUP)
+    data_type, packing = str(q.get("data_type", "int")), str(q.get("packing_format") or "auto_round:auto_gptq")
+    method = "awq" if "awq" in packing else "gptq"
+    if data_type != "int" or (method, bits) not in (("awq", 4), ("gptq", 4), ("gptq", 8)):
+        return "", [f"AutoRound {data_type} {bits}-bit ({packing}) has no memviz weight format: weights are "
+                    "estimated in 16 bit unless you choose one"]
+    fmt, notes = f"{method}-int{bits}", _group_note(method, group)
+    if method == "gptq":
+        notes.append("AutoRound's GPTQ packing stores no g_idx: its files are 4 bytes an input row smaller than "
+                     f"gptq-int{bits} counts (vLLM and the Marlin kernels load none either way)")
+    extra = q.get("extra_config")
+    kept = [str(m) for m, c in extra.items() if isinstance(c, dict) and c.get("bits", bits) >= 16
+            and not _IGNORED_ANYWAY.search(str(m)) and "norm" not in str(m)] if isinstance(extra, dict) else []
+    if kept:  # its extra_config's per-module overrides (norms are never quantized anyway)
+        notes.append(f"the checkpoint keeps {', '.join(kept[:3])}{' ...' if len(kept) > 3 else ''} in 16 bit, which "
+                     f"{fmt} quantizes: import its safetensors headers for the exact bytes")
+    return fmt, notes
 
 
 #: modules a compressed-tensors `ignore` list may keep in 16 bit that memviz's formats keep so too (the routers:

@@ -138,6 +138,8 @@ MATRIX_STORAGE: dict[str, Storage] = {
     "llm-int8": Storage("llm-int8", elem_bits=8, row_bytes=4),  # bitsandbytes Int8Params + SCB
     # GPTQ: qweight int32[K/8, N], scales fp16[K/g, N], qzeros int32[K/g, N/8], g_idx int32[K]
     "gptq-int4": Storage("gptq-int4", elem_bits=4, group=128, group_bytes=2.5, col_bytes=4),
+    # GPTQ 8-bit: qweight int32[K/4, N], scales fp16[K/g, N], qzeros int32[K/g, N/4], g_idx int32[K]
+    "gptq-int8": Storage("gptq-int8", elem_bits=8, group=128, group_bytes=3, col_bytes=4),
     # AWQ: qweight int32[K, N/8], qzeros int32[K/g, N/8], scales fp16[K/g, N]
     "awq-int4": Storage("awq-int4", elem_bits=4, group=128, group_bytes=2.5),
     "bnb-nf4": Storage("bnb-nf4", elem_bits=4, flat=64, flat_bytes=4),
@@ -164,6 +166,7 @@ _DESCRIPTIONS = {
     "int8": "INT8 linear layers, per-channel fp32 scales (W8A8)",
     "llm-int8": "bitsandbytes LLM.int8 (int8 + fp32 row scale)",
     "gptq-int4": "GPTQ 4-bit, group 128, fp16 scales, packed zeros, g_idx",
+    "gptq-int8": "GPTQ 8-bit, group 128, fp16 scales, packed zeros, g_idx",
     "awq-int4": "AWQ 4-bit, group 128, fp16 scales, packed zeros",
     "bnb-nf4": "bitsandbytes NF4, block 64, fp32 absmax",
     "bnb-nf4-dq": "bitsandbytes NF4 with double quantization (8-bit absmax)",

@@ -57,7 +57,8 @@ def test_ggml_bits_per_weight(name, bpw):
 
 @pytest.mark.parametrize(
     ("fmt", "bpw"),
-    [("bnb-nf4", 4.5), ("mxfp4", 4.25), ("nvfp4", 4.5), ("gptq-int4", 4 + 20 / 128 + 32 / 4096), ("awq-int4", 4 + 20 / 128)],
+    [("bnb-nf4", 4.5), ("mxfp4", 4.25), ("nvfp4", 4.5), ("gptq-int4", 4 + 20 / 128 + 32 / 4096), ("awq-int4", 4 + 20 / 128),
+     ("gptq-int8", 8 + 24 / 128 + 32 / 4096)],
 )
 def test_quantized_matrix_bits_include_scales(fmt, bpw):
     assert MATRIX_STORAGE[fmt].bits_per_element == pytest.approx(bpw, abs=1e-5)
@@ -74,6 +75,8 @@ def test_gptq_bytes_equal_its_tensor_layout():
     qzeros = k // g * n // 8 * 4
     g_idx = k * 4
     assert MATRIX_STORAGE["gptq-int4"].nbytes((n, k)) == qweight + scales + qzeros + g_idx
+    # 8 bits: four values an int32 in qweight and qzeros (Qwen's GPTQ-Int8 releases)
+    assert MATRIX_STORAGE["gptq-int8"].nbytes((n, k)) == k // 4 * n * 4 + scales + k // g * n // 4 * 4 + g_idx
 
 
 def test_fp8_block_scales_of_deepseek_layout():

@@ -193,9 +193,8 @@ class Transformers(Engine):
         out: dict[str, Any] = {}
         quant = self.quant_kernel(x)
         if quant:
-            method, kernel, mods, act_order = quant
-            out.update(quant_kernel=gptq_kernels.LABELS[kernel], quant_act_order=act_order,
-                       quant_scratch_bytes=gptq_kernels.scratch_bytes(method, kernel, mods))
+            out.update(quant_kernel=gptq_kernels.LABELS[quant.kernel], quant_act_order=quant.act_order,
+                       quant_scratch_bytes=gptq_kernels.scratch_bytes(quant.method, quant.kernel, quant.modules))
         if not x.a.cross_attention_tokens:
             return out
         return {**out, "cross_attention_bytes_per_image": int(cross_attention_bytes(x.a, x.kvf, self.kv_layout(x))),
@@ -218,7 +217,7 @@ class Transformers(Engine):
         super().check(a, sc, options)
         method = gptq_kernels.method_of(a, sc.weight_format)
         if method:
-            gptq_kernels.select(method, sc.device, sc.compute_capability, options["quant_kernel"], _nvidia(sc))
+            _quant_kernel(a, sc, method, options["quant_kernel"])
         if sc.weight_format != "fp8-channel" or self.decompressed_format(a, sc) is not None:
             return  # compressed-tensors' per-channel FP8 loads anywhere (a real CPU load: compressed_tensors.json)
         cap = sc.compute_capability
@@ -261,12 +260,12 @@ class Transformers(Engine):
         scratch = 0
         quant = self.quant_kernel(x)
         if quant:
-            method, kernel, mods, act_order = quant
-            tokens = step * b
-            ws = replace(ws, attention=ws.attention + gptq_kernels.call_bytes(kernel, mods, _ATTENTION, tokens,
-                                                                              act_order, act_bytes),
-                         mlp=ws.mlp + gptq_kernels.call_bytes(kernel, mods, _MLP, tokens, act_order, act_bytes))
-            scratch = gptq_kernels.scratch_bytes(method, kernel, mods)
+            tokens, mods = step * b, quant.modules
+            ws = replace(ws, attention=ws.attention + gptq_kernels.call_bytes(quant.kernel, mods, _ATTENTION, tokens,
+                                                                              quant.act_order, act_bytes),
+                         mlp=ws.mlp + gptq_kernels.call_bytes(quant.kernel, mods, _MLP, tokens, quant.act_order,
+                                                              act_bytes))
+            scratch = gptq_kernels.scratch_bytes(quant.method, quant.kernel, mods)
         ws = replace(ws, attention=ws.attention + bitnet_linear.unpack_bytes(a, sc.weight_format, _ATTENTION, act_bytes),
                      mlp=ws.mlp + bitnet_linear.unpack_bytes(a, sc.weight_format, _MLP, act_bytes))
         biggest = next((i for i, kind in enumerate(a.layer_types) if kind == FULL), 0)
@@ -274,16 +273,18 @@ class Transformers(Engine):
         return np.maximum(ws.peak + streamed_layer_bytes, decode_copy) + scratch
 
     @staticmethod
-    def quant_kernel(x: Inputs) -> tuple[str, str, tuple[gptq_kernels.Module, ...], bool] | None:
-        """An AWQ / GPTQ checkpoint's (method, gptqmodel kernel, quantized modules, act-order), else None."""
-        method = gptq_kernels.method_of(x.a, x.sc.weight_format)
+    def quant_kernel(x: Inputs) -> gptq_kernels.Checkpoint | None:
+        """An AWQ / GPTQ checkpoint as its gptqmodel kernel runs it, else None."""
+        a, fmt = x.a, x.sc.weight_format
+        method = gptq_kernels.method_of(a, fmt)
         if method is None:
             return None
-        kernel = gptq_kernels.select(method, x.sc.device, x.sc.compute_capability, x.options["quant_kernel"],
-                                     _nvidia(x.sc))
-        act_order = method == "gptq" and (x.a.native_act_order if x.options["act_order"] is None
+        bits, asym = gptq_kernels.bits_of(a, fmt), gptq_kernels.asymmetric(a, fmt)
+        kernel = _quant_kernel(a, x.sc, method, x.options["quant_kernel"])
+        act_order = method == "gptq" and (a.native_act_order if x.options["act_order"] is None
                                           else x.options["act_order"])
-        return method, kernel, gptq_kernels.modules(x.a, method, stored=x.sc.weight_format == STORED), act_order
+        mods = gptq_kernels.modules(a, method, stored=fmt == STORED, bits=bits)
+        return gptq_kernels.Checkpoint(method, kernel, mods, act_order, bits, asym)
 
     def dequantized_storages(self, sc: Any, options: dict[str, Any]) -> frozenset[str]:
         """FP8 without FP8 arithmetic (`dequantizes_fp8`); MXFP4 experts unless the `kernels` package is there
@@ -319,8 +320,8 @@ class Transformers(Engine):
         extra = 0.0
         quant = self.quant_kernel(x)
         if quant:
-            method, kernel, mods, act_order = quant
-            extra += gptq_kernels.held_bytes(method, kernel, tuple(m for m in mods if _in(m.layer, layers)), act_order)
+            mods = tuple(m for m in quant.modules if _in(m.layer, layers))
+            extra += gptq_kernels.held_bytes(quant.method, quant.kernel, mods, quant.act_order, quant.bits, quant.asym)
         for t, storage, nbytes in tensor_bytes(x.a, x.wf):
             if not _in(t.layer, layers):
                 continue
@@ -374,10 +375,12 @@ class Transformers(Engine):
         ref, on_load = self.checkpoint(a, sc, model)
         config = "BitsAndBytesConfig" if on_load else ""
         quant = f"    quantization_config=BitsAndBytesConfig({BITSANDBYTES_CONFIG[sc.weight_format]})," if on_load else ""
+        auto_round = gptq_kernels.autoround(a, sc.weight_format)
         if method and opts["quant_kernel"] != "auto":
-            config = {"awq": "AwqConfig", "gptq": "GPTQConfig"}[method]
-            bits = "bits=4, " if method == "gptq" else ""
-            quant = f'    quantization_config={config}({bits}backend="{opts["quant_kernel"]}"),'
+            config = "AutoRoundConfig" if auto_round else {"awq": "AwqConfig", "gptq": "GPTQConfig"}[method]
+            bits = f"bits={gptq_kernels.bits_of(a, sc.weight_format)}, " if config == "GPTQConfig" else ""
+            backend = gptq_kernels.AUTOROUND_BACKENDS[opts["quant_kernel"]] if auto_round else opts["quant_kernel"]
+            quant = f'    quantization_config={config}({bits}backend="{backend}"),'
         auto = auto_class(a)
         lines = [
             f"from transformers import {auto}" + (f", {config}" if config else ""),
@@ -398,8 +401,8 @@ class Transformers(Engine):
         elif sc.weight_format in FP8_FORMATS and self.dequantizes_fp8(sc):
             lines.insert(0, "# no FP8 arithmetic here: transformers dequantizes the FP8 weights to bf16 (estimated so)")
         if method:
-            kernel = gptq_kernels.select(method, sc.device, sc.compute_capability, opts["quant_kernel"], _nvidia(sc))
-            packages = "optimum gptqmodel" if method == "gptq" else "gptqmodel"
+            kernel = _quant_kernel(a, sc, method, opts["quant_kernel"])
+            packages = "auto-round gptqmodel" if auto_round else "optimum gptqmodel" if method == "gptq" else "gptqmodel"
             lines.insert(0, f"# pip install {packages}: the {method.upper()} layers run on gptqmodel's "
                             f"{gptq_kernels.LABELS[kernel]} kernel (estimated so)")
         if "mxfp4" in sc.weight_format:
@@ -452,6 +455,14 @@ def _imported_decompressed_extra(x: Inputs, native: WeightFormat, layers: range)
     held = sum(packed[s].decompressed_nbytes(t.shape) if s in packed else n for t, s, n in tensor_bytes(x.a, native)
                if t.role in QUANTIZED_ROLES and _in(t.layer, layers))
     return held - sum(t.nbytes for t in x.a.stored if Role(t.role) in QUANTIZED_ROLES and _in(t.layer, layers))
+
+
+def _quant_kernel(a: Architecture, sc: Any, method: str, choice: str) -> str:
+    """The gptqmodel kernel an AWQ / GPTQ checkpoint of `method` runs on in scenario `sc` (`gptq_kernels.select`)."""
+    fmt = sc.weight_format
+    return gptq_kernels.select(method, sc.device, sc.compute_capability, choice, _nvidia(sc),
+                               gptq_kernels.bits_of(a, fmt), gptq_kernels.asymmetric(a, fmt),
+                               gptq_kernels.autoround(a, fmt))
 
 
 def _nvidia(sc: Any) -> bool:

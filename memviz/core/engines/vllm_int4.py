@@ -1,5 +1,10 @@
 """What vLLM 0.33 holds of an AWQ or GPTQ checkpoint's linear layers, and the GPTQ checkpoints it refuses.
 
+GPTQ at 4 or 8 bits (`AutoGPTQConfig.TYPE_MAP`: uint4b8, uint8b128; Machete and Marlin take both) and AutoRound's
+integer checkpoints, which vLLM 0.34 runs through the same AutoGPTQ / AutoAWQ Marlin methods
+(`quantization/inc/schemes/inc_wna16_linear.py` `INCWNA16LinearScheme._build_gptq_method`, desc_act False) follow
+the same rules.
+
 vLLM 0.33.0 (`model_executor/layers/quantization/auto_gptq.py`, `auto_awq.py`) picks the kernel with
 `kernels/linear/__init__.py` `choose_mp_linear_kernel`, first that can on CUDA: Machete (compute capability 9.0
 only: `mixed_precision/machete.py`), then Marlin (7.5 and up: `mixed_precision/marlin.py`).
@@ -22,7 +27,7 @@ GPUs below 7.5, where the ExLlama or Triton kernels run, are taken as holding th
 from __future__ import annotations
 
 from memviz.core.arch import Architecture
-from memviz.core.engines.gptq_kernels import method_of, modules
+from memviz.core.engines.gptq_kernels import asymmetric, bits_of, method_of, modules
 from memviz.core.errors import InputError
 from memviz.core.gpus import MARLIN_MIN_CAPABILITY
 from memviz.core.inventory import Role
@@ -31,10 +36,17 @@ MACHETE_CAPABILITY = (9, 0)
 
 
 def check(a: Architecture, weight_format: str) -> None:
-    """InputError for a GPTQ checkpoint quantized with act-order, which vLLM 0.33 refuses to load."""
-    if method_of(a, weight_format) == "gptq" and a.native_act_order:
+    """InputError for a GPTQ checkpoint vLLM 0.34 refuses to load: quantized with act-order, or with zero points
+    (`AutoGPTQConfig.TYPE_MAP` and INC's `_build_gptq_method` take 4 or 8 bits symmetric only: "Unsupported
+    quantization config: bits=4, sym=False")."""
+    if method_of(a, weight_format) != "gptq":
+        return
+    if a.native_act_order:
         raise InputError("vLLM 0.34 refuses GPTQ checkpoints quantized with desc_act=True (group activation "
                          "ordering); use one with static activation ordering, or transformers")
+    if asymmetric(a, weight_format):
+        raise InputError("vLLM 0.34 refuses GPTQ-packed checkpoints with zero points (sym false): its GPTQ and "
+                         "AutoRound paths take symmetric 4- or 8-bit values only; use transformers")
 
 
 def held_bytes(a: Architecture, weight_format: str, capability: tuple[int, int] | None,
@@ -47,7 +59,7 @@ def held_bytes(a: Architecture, weight_format: str, capability: tuple[int, int] 
         return 0, 0
     machete = capability == MACHETE_CAPABILITY
     experts = others = 0
-    for m in modules(a, method, stored=weight_format == "stored"):
+    for m in modules(a, method, stored=weight_format == "stored", bits=bits_of(a, weight_format)):
         if m.layer is None or m.layer not in layers:
             continue
         if m.role is Role.EXPERT:  # the MoE method's zero points stay (Marlin-permuted); GPTQ's g_idx is not loaded

@@ -28,7 +28,8 @@ GPT_OSS = get_preset("gpt-oss-20b").architecture()
     ({"quant_method": "fbgemm_fp8"}, "fp8-channel"),  # meta-llama/Llama-3.1-405B-Instruct-FP8
     ({"quant_method": "awq", "bits": 4}, "awq-int4"),
     ({"quant_method": "gptq", "bits": 4}, "gptq-int4"),
-    ({"quant_method": "gptq", "bits": 8}, ""),  # no memviz format for 8-bit GPTQ
+    ({"quant_method": "gptq", "bits": 8, "group_size": 128}, "gptq-int8"),  # Qwen/Qwen2.5-*-GPTQ-Int8
+    ({"quant_method": "gptq", "bits": 3}, ""),  # no memviz format for 3-bit GPTQ
     ({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}, "bnb-nf4"),
     ({"quant_method": "compressed-tensors"}, ""),
     # llm-compressor's schemes (compressed-tensors 0.20.1 quant_scheme.py): FP8_DYNAMIC, FP8, FP8_BLOCK, INT8 W8A8,
@@ -44,6 +45,47 @@ def test_the_checkpoints_own_format_is_read_from_its_quantization_config(quantiz
     assert found == fmt
     assert bool(notes) == (fmt == "")  # what memviz cannot read is said, what it reads is not
     assert native_format({}) == ("", [])
+
+
+def test_an_autoround_checkpoint_is_read_as_vllm_reads_it():
+    """intel/auto-round's integer export: GPTQ's layout by default (packing_format "auto_round:auto_gptq", vLLM 0.34
+    INCConfig's default too) with no g_idx, said in a note; AWQ's for "auto_round:auto_awq"; widths and data types
+    memviz has no format for are named; extra_config's 16-bit modules are named, but norms and towers, which the
+    format keeps 16-bit anyway (a Qwen3.5 release's extra_config)."""
+    def read(**kw):
+        return native_format({"quantization_config": {"quant_method": "auto-round", "bits": 4, "group_size": 128,
+                                                      "sym": True, **kw}})
+
+    fmt, notes = read(packing_format="auto_round:auto_gptq", autoround_version="0.16.1")
+    assert fmt == "gptq-int4" and len(notes) == 1 and "no g_idx" in notes[0]
+    assert read()[0] == "gptq-int4" and read(bits=8)[0] == "gptq-int8"
+    assert read(packing_format="auto_round:auto_awq") == ("awq-int4", [])
+    for other in ({"bits": 2}, {"data_type": "mx_fp", "packing_format": "auto_round:llm_compressor"},
+                  {"bits": 8, "packing_format": "auto_round:auto_awq"}):
+        fmt, notes = read(**other)
+        assert fmt == "" and "AutoRound" in notes[0] and "16 bit" in notes[0], other
+    extra = {"model.layers.56.linear_attn.in_proj_b": {"bits": 16, "data_type": "float"},
+             "mtp.layers.0.input_layernorm": {"bits": 16}, "model.visual.merger.linear_fc2": {"bits": 16},
+             "model.layers.1.mlp.down_proj": {"bits": 4}}
+    notes = read(extra_config=extra, group_size=64)[1]
+    assert "group_size 64" in notes[0] and "no g_idx" in notes[1]
+    assert "in_proj_b in 16 bit, which gptq-int4 quantizes" in notes[2] and "norm" not in notes[2] \
+        and "visual" not in notes[2] and "down_proj" not in notes[2]
+
+
+def test_an_asymmetric_gptq_packing_is_refused_by_vllm_and_run_by_transformers():
+    """vLLM 0.34 takes GPTQ-packed values symmetric only (AutoGPTQConfig.TYPE_MAP; INC's `_build_gptq_method`);
+    transformers runs the checkpoint where a kernel takes zero points (auto-round: gptqmodel's ExLlamaV2 at 4 bits,
+    not Marlin)."""
+    from memviz.core.errors import InputError
+    for q in ({"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": False},
+              {"quant_method": "auto-round", "bits": 4, "group_size": 128, "sym": False}):
+        a = from_hf_config({**get_preset("llama-3.1-8b").config, "quantization_config": q})
+        assert a.native_asymmetric
+        with pytest.raises(InputError, match="zero points"):
+            estimate(a, Scenario(engine="vllm", weight_format=a.native_format, gpu="a100-80g"))
+        e = estimate(a, Scenario(engine="transformers", weight_format=a.native_format, gpu="a100-80g"))
+        assert e.engine_facts["quant_kernel"] == "ExLlamaV2"
 
 
 def test_what_a_compressed_tensors_format_leaves_out_is_named():

@@ -201,3 +201,94 @@ def test_the_awq_backends_named_are_the_ones_awqconfig_accepts():
     accepted = {b.value for b in awq_backend}
     assert set(gptq_kernels.AWQ_BACKENDS) <= accepted
     assert "swordfish" not in accepted
+
+
+QZEROS8 = 32 * sum(k // 128 * n for k, n in SHAPES)  # 8-bit zero points: a byte each
+G_IDX = 32 * sum(k * 4 for k, _ in SHAPES)
+
+
+@pytest.mark.parametrize(("gpu", "kernel"), [
+    ("v100-32g", "portable"), ("t4", "marlin"), ("a100-80g", "marlin"), ("h100-80g", "machete"), ("b200", "swordfish"),
+])
+def test_8_bit_gptq_runs_where_a_kernel_takes_8_bits(gpu, kernel):
+    """gptqmodel 7.7.0's SUPPORTS_BITS: Swordfish, Machete and Marlin take 8 bits, ExLlamaV2 4 only, so a V100 runs
+    Triton / PyTorch; Marlin drops the 8-bit zero points (a byte each) and g_idx."""
+    from memviz.core.gpus import get_gpu
+    assert gptq_kernels.select("gptq", "cuda", get_gpu(gpu).compute_capability, "auto", bits=8) == kernel
+    file_bytes = weight_bytes(LLAMA8, get_weight_format("gptq-int8"))
+    held = {"portable": 0, "marlin": -QZEROS8 - G_IDX + 32 * 7 * 128 * 4, "machete": -QZEROS8, "swordfish": -QZEROS8}
+    assert run("gptq-int8", gpu=gpu).bytes["weights"] == file_bytes + held[kernel]
+    assert run("gptq-int8", gpu=gpu).engine_facts["quant_scratch_bytes"] == 0
+    assert "Triton / PyTorch" in run("gptq-int8", device="cpu").launch_command()  # int4pack takes 4 bits only
+    with pytest.raises(InputError, match="does not take 8-bit values"):
+        run("gptq-int8", gpu="a100-80g", options={"quant_kernel": "exllama_v2"})
+    assert 'GPTQConfig(bits=8, backend="marlin")' in run("gptq-int8", gpu="a100-80g",
+                                                          options={"quant_kernel": "marlin"}).launch_command()
+
+
+def test_zero_points_keep_gptq_off_marlin_and_widen_on_machete():
+    """A GPTQ checkpoint with zero points (sym false): Marlin declares SUPPORTS_SYM [True], so an A100 runs
+    ExLlamaV2 at 4 bits and Triton / PyTorch at 8; Machete turns the zero points into 16-bit values (`qzeros_fp`)."""
+    from memviz.core.arch import from_hf_config
+    q = {"quant_method": "gptq", "group_size": 128, "desc_act": False, "sym": False}
+    a4 = from_hf_config({**get_preset("llama-3.1-8b").config, "quantization_config": {**q, "bits": 4}})
+    a8 = from_hf_config({**get_preset("llama-3.1-8b").config, "quantization_config": {**q, "bits": 8}})
+    assert gptq_kernels.select("gptq", "cuda", (8, 0), "auto", asym=True) == "exllama_v2"
+    assert gptq_kernels.select("gptq", "cuda", (8, 0), "auto", bits=8, asym=True) == "portable"
+    with pytest.raises(InputError, match="zero points"):
+        gptq_kernels.select("gptq", "cuda", (8, 0), "marlin", asym=True)
+
+    def held(a, gpu):
+        sc = Scenario(engine="transformers", weight_format=a.native_format, gpu=gpu, context_tokens=8192)
+        return estimate(a, sc).bytes["weights"] - weight_bytes(a, get_weight_format(a.native_format))
+
+    qzeros4 = 32 * sum(k // 128 * n // 2 for k, n in SHAPES)
+    assert held(a4, "h100-80g") == 3 * qzeros4 and held(a8, "h100-80g") == QZEROS8
+    assert held(a8, "a100-80g") == 0
+
+
+def test_an_autoround_checkpoint_runs_on_the_kernels_auto_round_picks():
+    """transformers 5.25 loads AutoRound through auto-round 0.16, whose CUDA backends for GPTQ packing are gptqmodel's
+    Marlin and ExLlamaV2 (no Machete): an H100 runs Marlin, and the launch command names AutoRoundConfig's backend."""
+    from memviz.core.arch import from_hf_config
+    q = {"quant_method": "auto-round", "bits": 4, "group_size": 128, "sym": True}
+    a = from_hf_config({**get_preset("llama-3.1-8b").config, "quantization_config": q})
+
+    def on(gpu, **options):
+        return estimate(a, Scenario(engine="transformers", weight_format=a.native_format, gpu=gpu,
+                                    context_tokens=8192, options=options))
+
+    assert on("h100-80g").engine_facts["quant_kernel"] == "Marlin"
+    assert run(gpu="h100-80g").engine_facts["quant_kernel"] == "Machete"  # a GPTQ release on the same GPU
+    assert 'AutoRoundConfig(backend="gptqmodel:marlin")' in on("h100-80g", quant_kernel="marlin").launch_command()
+    assert "pip install auto-round gptqmodel" in on("h100-80g").launch_command()
+    with pytest.raises(InputError, match="auto-round"):
+        on("h100-80g", quant_kernel="machete")
+
+
+def test_imported_8_bit_autoround_files_count_their_own_tensors(tmp_path):
+    """An imported AutoRound folder of 8-bit GPTQ packing (four values an int32, no g_idx): the modules' shapes come
+    from qweight [K / 4, N]; Marlin drops the files' zero points; a V100 holds the files' bytes."""
+    import json
+
+    from memviz.core.importers.safetensors_file import read_safetensors
+    from tests.core.importers.files import write_safetensors_model
+
+    tensors = write_safetensors_model(tmp_path, gptq=True, gptq_bits=8, g_idx=False)
+    cfg = json.loads((tmp_path / "config.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "auto-round", "bits": 8, "group_size": 128, "sym": True}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    a = read_safetensors(tmp_path)
+    assert a.native_format == "gptq-int8"
+    mods = gptq_kernels.modules(a, "gptq", stored=True, bits=8)
+    assert sorted((m.k, m.n) for m in mods) == sorted([(256, 512), (256, 512), (512, 256)] * 2)
+    stored = sum(t.nbytes for t in a.stored)
+    qzeros = sum(v.nbytes for k, v in tensors.items() if k.endswith(".qzeros"))
+
+    def weights(engine, gpu):
+        sc = Scenario(engine=engine, weight_format="stored", gpu=gpu, context_tokens=512)
+        return estimate(a, sc).bytes["weights"]
+
+    assert weights("transformers", "a100-80g") == stored - qzeros + 6 * 128 * 4
+    assert weights("transformers", "v100-32g") == stored
+    assert weights("vllm", "v100-32g") - weights("vllm", "a100-80g") == qzeros

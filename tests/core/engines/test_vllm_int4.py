@@ -58,3 +58,13 @@ def test_experts_drop_only_their_g_idx():
     attention = 48 * sum(k * 4 + k // 128 * n // 2 for k, n in [(2048, 4096), (2048, 512), (2048, 512), (4096, 2048)])
     assert vllm_int4.held_bytes(a, "gptq-int4", (8, 0), range(48)) == (-experts, -attention)
     assert vllm_int4.held_bytes(a, "awq-int4", (8, 0), range(48)) == (0, 0)
+
+
+def test_8_bit_gptq_follows_the_4_bit_rules():
+    """vLLM 0.34 runs 8-bit GPTQ (uint8b128) on the same kernels: no g_idx, Marlin without the (byte-wide) zero
+    points, Machete with them."""
+    file_bytes = weight_bytes(LLAMA8, get_weight_format("gptq-int8"))
+    qzeros8 = 32 * sum(k // 128 * n for k, n in SHAPES)
+    base = weights("bf16", "a100-80g") - weight_bytes(LLAMA8, get_weight_format("bf16"))
+    assert weights("gptq-int8", "a100-80g") - base == file_bytes - G_IDX - qzeros8
+    assert weights("gptq-int8", "h100-80g") - base == file_bytes - G_IDX

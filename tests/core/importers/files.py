@@ -35,21 +35,27 @@ def _hf_tensors(dtype) -> dict[str, np.ndarray]:
     return t
 
 
-def gptq_layer(prefix: str, k: int, n: int, group: int = 128) -> dict[str, np.ndarray]:
-    """AutoGPTQ layout of one Linear(k -> n): qweight int32[k/8, n], qzeros int32[k/g, n/8], scales f16[k/g, n], g_idx int32[k]."""
-    return {f"{prefix}.qweight": np.zeros((k // 8, n), np.int32), f"{prefix}.qzeros": np.zeros((k // group, n // 8), np.int32),
-            f"{prefix}.scales": np.zeros((k // group, n), np.float16), f"{prefix}.g_idx": np.zeros(k, np.int32)}
+def gptq_layer(prefix: str, k: int, n: int, group: int = 128, bits: int = 4,
+               g_idx: bool = True) -> dict[str, np.ndarray]:
+    """AutoGPTQ layout of one Linear(k -> n), w = 32 / bits values an int32: qweight int32[k/w, n], qzeros
+    int32[k/g, n/w], scales f16[k/g, n], g_idx int32[k] (AutoRound's GPTQ packing writes none)."""
+    w = 32 // bits
+    out = {f"{prefix}.qweight": np.zeros((k // w, n), np.int32), f"{prefix}.qzeros": np.zeros((k // group, n // w), np.int32),
+           f"{prefix}.scales": np.zeros((k // group, n), np.float16)}
+    return out | ({f"{prefix}.g_idx": np.zeros(k, np.int32)} if g_idx else {})
 
 
-def write_safetensors_model(folder: Path, sharded: bool = False, gptq: bool = False) -> dict[str, np.ndarray]:
-    """A tiny Llama checkpoint (fp16 matrices, fp32 norms; optionally GPTQ MLPs) with its config.json."""
+def write_safetensors_model(folder: Path, sharded: bool = False, gptq: bool = False, gptq_bits: int = 4,
+                            g_idx: bool = True) -> dict[str, np.ndarray]:
+    """A tiny Llama checkpoint (fp16 matrices, fp32 norms; optionally GPTQ MLPs of `gptq_bits`) with its
+    config.json."""
     folder.mkdir(parents=True, exist_ok=True)
     tensors = _hf_tensors(np.float16)
     if gptq:
         for i in range(2):
             for proj, (k, n) in {"gate_proj": (256, 512), "up_proj": (256, 512), "down_proj": (512, 256)}.items():
                 del tensors[f"model.layers.{i}.mlp.{proj}.weight"]
-                tensors.update(gptq_layer(f"model.layers.{i}.mlp.{proj}", k, n))
+                tensors.update(gptq_layer(f"model.layers.{i}.mlp.{proj}", k, n, bits=gptq_bits, g_idx=g_idx))
     (folder / "config.json").write_text(json.dumps(TINY_CONFIG))
     if not sharded:
         save_file(tensors, str(folder / "model.safetensors"))
