@@ -46,6 +46,17 @@ EMBEDDING_LORA: dict[str, tuple[str, ...]] = {
                     ("embed_tokens", "lm_head")),
     **dict.fromkeys(("cohere", "cohere2"), ("embed_tokens",)),
 }
+#: model types memviz reads whose vLLM 0.34 class implements no SupportsLoRA, with that class: vLLM refuses
+#: --enable-lora for them (`v1/worker/lora_model_runner_mixin.py` `load_lora_model`: "<class> does not support LoRA
+#: yet."). Found by walking the 0.34.0 wheel's model classes and their bases (scripts/vllm_lora_classes.py; the
+#: classes that do: tests/data/published/vllm_registry.json "lora"); types vLLM runs on its Transformers backend
+#: support it (`models/transformers/base.py` `Base`)
+NO_LORA = {"beam": "BeamForCausalLM", "bloom": "BloomForCausalLM", "cohere2_moe": "Cohere2MoeForCausalLM",
+           "dbrx": "DbrxForCausalLM", "dots3_note_text": "Dots3NoteForCausalLM", "falcon": "FalconForCausalLM",
+           "flint": "FlintForCausalLM", "gemma3n": "Gemma3nForConditionalGeneration",
+           "gemma3n_text": "Gemma3nForCausalLM", "gpt2": "GPT2LMHeadModel", "gptj": "GPTJForCausalLM",
+           "mimo_v2_flash": "MiMoV2FlashForCausalLM", "minimax_m3_vl_text": "MiniMaxM3SparseForCausalLM",
+           "mistral_large4_text": "MistralLarge4ForCausalLM", "step3p5": "Step3p5ForCausalLM"}
 #: kinds vLLM builds as RowParallelLinear (their input split over the ranks)
 ROW_KINDS = frozenset({"o", "down", "ssm_out", "shortconv_out"})
 #: one projection of the gated experts' w13 (gate, up) or their w2 (down)
@@ -53,8 +64,11 @@ W13_KINDS, W2_KINDS = frozenset({"gate_exps", "up_exps"}), frozenset({"down_exps
 
 
 def check(a: Architecture, max_loras: int, rank: int, tp: int, fully_sharded: bool) -> None:
-    """What vLLM refuses: a rank it does not take, a fully sharded rank tp does not divide, an output layer's LoRA
-    over a vocabulary beyond `LORA_VOCAB_LIMIT`."""
+    """What vLLM refuses: a model class without LoRA support (`NO_LORA`), a rank it does not take, a fully sharded
+    rank tp does not divide, an output layer's LoRA over a vocabulary beyond `LORA_VOCAB_LIMIT`."""
+    if a.model_type in NO_LORA:
+        raise InputError(f"vLLM 0.34 serves no LoRA adapters on {a.model_type}: {NO_LORA[a.model_type]} does not "
+                         "support LoRA yet (turn enable_lora off)")
     if rank not in LORA_RANKS:
         raise InputError(f"vLLM's max_lora_rank is one of {', '.join(map(str, LORA_RANKS))}, not {rank}")
     if max_loras < 1:
