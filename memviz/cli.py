@@ -20,6 +20,7 @@ from memviz.core.engines import gptq_kernels
 from memviz.core.engines.llamacpp_mtmd import describe
 from memviz.core.engines.transformers import describe_cross_attention
 from memviz.core.engines.vllm import BATCH_BUFFERS
+from memviz.core.engines.vllm_eagle3 import DRAFTERS
 from memviz.core.engines.vllm_rotary import tables_label
 from memviz.core.errors import InputError
 from memviz.core.estimate import COMPONENTS, Estimate, Scenario, estimate
@@ -379,11 +380,11 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         ps = facts["profile_sampler"]
         print(f"vLLM profile run: the sampler warm-up over {ps['requests']:,d} rows of logits holds "
               f"{format_bytes(ps['bytes'], unit)}: {ps['label']}")
-    if "mtp" in facts:
-        m = facts["mtp"]
-        print(f"vLLM MTP drafter ({m['num_speculative_tokens']} draft token(s) a step): {m['layers']} draft layer(s), "
-              f"{format_bytes(m['weight_bytes'], unit)} of weights on the last stage, each caching as a full-attention "
-              "layer in the pool")
+    if "drafter" in facts:
+        m = facts["drafter"]
+        print(f"vLLM {DRAFTERS[m['method']]} ({m['num_speculative_tokens']} draft token(s) a step): {m['layers']} "
+              f"draft layer(s), {format_bytes(m['weight_bytes'], unit)} of weights on the last stage, each caching as "
+              "a full-attention layer in the pool")
     if facts.get("sampler_state_bytes"):
         print(f"vLLM V2 model runner's sampler state (a vocabulary row of counts per request slot): "
               f"{format_bytes(facts['sampler_state_bytes'], unit)}")

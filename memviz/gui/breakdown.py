@@ -24,6 +24,7 @@ from memviz.core.engines.llamacpp_mtmd import describe as describe_mmproj
 from memviz.core.engines.transformers import describe_cross_attention
 from memviz.core.engines.vllm import BATCH_BUFFERS
 from memviz.core.engines.vllm_cudagraphs import FA3_SPLITS
+from memviz.core.engines.vllm_eagle3 import DRAFTER_SOURCES, DRAFTERS
 from memviz.core.engines.vllm_rotary import tables_label
 from memviz.core.estimate import Estimate
 from memviz.core.fit import max_batch, max_context
@@ -181,12 +182,12 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
         out.append(("sampler warm-up of the profile run", f"{ps['requests']:,d} rows of logits",
                     format_bytes(ps["bytes"], unit, 3), "formula", ps["label"] + ", beside the "
                     "forward's hidden states (the activations take the larger of this and the forward)", engine.version))
-    if "mtp" in facts:
-        m = facts["mtp"]
-        out.append(("MTP draft layers (speculative decoding)", f"{m['layers']} layer(s), {m['num_speculative_tokens']} "
-                    "tokens a step", format_bytes(m["weight_bytes"], unit, 3), "formula", "the model's own MTP "
-                    "layers, loaded beside it on the last stage (counted in the weights), each caching as one more "
-                    "full-attention layer in the pool", engine.version))
+    if "drafter" in facts:
+        m = facts["drafter"]
+        out.append((f"{DRAFTERS[m['method']]} (speculative decoding)", f"{m['layers']} layer(s), "
+                    f"{m['num_speculative_tokens']} tokens a step", format_bytes(m["weight_bytes"], unit, 3), "formula",
+                    f"{DRAFTER_SOURCES[m['method']]}, loaded beside it on the last stage (counted in the weights), "
+                    "each layer caching as one more full-attention layer in the pool", engine.version))
     if facts.get("sampler_state_bytes"):
         out.append(("sampler state (V2 model runner)", f"{facts['max_num_seqs']:,d} request slots",
                     format_bytes(facts["sampler_state_bytes"], unit, 3), "formula", "penalty counts (an int32 a "

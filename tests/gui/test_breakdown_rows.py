@@ -55,13 +55,24 @@ def test_the_sampler_warm_up_is_a_row_and_is_the_profile_peak_when_it_is_larger(
     assert "sampler state (V2 model runner)" not in {r[0] for r in engine_rows(v1, Unit.GiB)}
 
 
+def test_an_eagle3_drafter_is_a_row_with_its_weights():
+    """Llama-3.1-8B with an EAGLE-3 drafter of the released shape: 849,635,328 bytes (tests/core/engines/
+    test_vllm_eagle3.py works them by hand)."""
+    est = estimate(get_preset("llama-3.1-8b").architecture(), Scenario(
+        engine="vllm", gpu="h100-80g", context_tokens=8192,
+        options={"num_speculative_tokens": 3, "speculative_method": "eagle3"}))
+    row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["EAGLE-3 drafter (speculative decoding)"]
+    assert row[1:3] == ("1 layer(s), 3 tokens a step", format_bytes(849_635_328, Unit.GiB, 3))
+    assert "EAGLE-3 drafter checkpoint" in row[4]
+
+
 def test_the_mtp_drafter_is_a_row_with_its_weights():
     """Qwen3.5-35B-A3B with two MTP draft tokens: the draft layer's weights as the estimate counts them."""
     a = get_preset("qwen3.5-35b-a3b").architecture()
     est = estimate(a, Scenario(engine="vllm", gpu="h200", context_tokens=8192,
                                options={"num_speculative_tokens": 2}))
     row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["MTP draft layers (speculative decoding)"]
-    assert row[1:3] == ("1 layer(s), 2 tokens a step", format_bytes(est.engine_facts["mtp"]["weight_bytes"], Unit.GiB, 3))
+    assert row[1:3] == ("1 layer(s), 2 tokens a step", format_bytes(est.engine_facts["drafter"]["weight_bytes"], Unit.GiB, 3))
 
 
 def test_sparse_attentions_index_buffers_are_a_row_with_the_estimates_bytes():

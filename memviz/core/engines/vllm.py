@@ -121,7 +121,7 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architecture
-from memviz.core.engines import vllm_eplb, vllm_extensible, vllm_int4, vllm_lora, vllm_mtp
+from memviz.core.engines import vllm_eagle3, vllm_eplb, vllm_extensible, vllm_int4, vllm_lora, vllm_mtp
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.bitnet_linear import FORMAT as BITNET
 from memviz.core.engines.vllm_compile import embedding_benchmark_bytes
@@ -443,10 +443,16 @@ class VLLM(Engine):
                "sort (releases before 0.17 without FlashInfer's: the PyTorch sort, 38 bytes a logit instead of 14); "
                "V2 runner only: greedy (0.22 to 0.32: the logits alone); default the one vLLM picks for the GPU",
                choices=SAMPLERS),
-        Option("num_speculative_tokens", int, 0, "MTP speculative decoding (--speculative-config '{\"method\": "
-               "\"mtp\", ...}'): tokens the model's own MTP layers draft a step, 0 off; the draft layers add their "
-               "weights and a full-attention layer's cache each (DeepSeek-V3, GLM-4.5, Qwen3-Next, Qwen3.5)",
-               minimum=0, maximum=16),
+        Option("num_speculative_tokens", int, 0, "speculative decoding (--speculative-config '{\"method\": ..., "
+               "\"num_speculative_tokens\": k}'): tokens the drafter drafts a step, 0 off; its layers add their "
+               "weights and a full-attention layer's cache each", minimum=0, maximum=16),
+        Option("speculative_method", str, "mtp", "the drafter: mtp (the model's own MTP layers: DeepSeek-V3, GLM-4.5, "
+               "Qwen3-Next, Qwen3.5) or eagle3 (an EAGLE-3 drafter checkpoint: one layer of the target's widths, its "
+               "own head over draft_vocab_size tokens)", choices=vllm_eagle3.SPECULATIVE_METHODS),
+        Option("draft_intermediate_size", int, 0, "the EAGLE-3 drafter's MLP width (its config's intermediate_size; "
+               "0: the target's)", minimum=0),
+        Option("draft_vocab_size", int, 0, f"the EAGLE-3 drafter's vocabulary (its config's draft_vocab_size; 0: "
+               f"{vllm_eagle3.DRAFT_VOCAB:,d}, the released drafters')", minimum=0),
         Option("model_runner", str, "v2", "vLLM's model runner: v2 (0.34's only runner; its sampler keeps a "
                "vocabulary row of counts per request slot) or v1 (VLLM_USE_V2_MODEL_RUNNER=0 up to 0.33, and most "
                "models before 0.29; profile-based sizing only)", choices=RUNNERS),
@@ -563,7 +569,7 @@ class VLLM(Engine):
         if sc.kv_format not in KV_CACHE_DTYPES:
             raise InputError(f"vLLM has no KV cache dtype {sc.kv_format!r}; it takes {', '.join(KV_CACHE_DTYPES)}")
         vllm_eplb.check(a, options, sc.tp * options["data_parallel_size"])
-        vllm_mtp.check(a, options["num_speculative_tokens"])
+        self._check_speculative(a, sc.pp, options)
         self._check_lora(a, sc.tp, options, s)
         if (options["sampler"] or "").startswith("flashinfer") and (
                 why := flashinfer_refusal(sc.gpu_spec)):
@@ -596,6 +602,19 @@ class VLLM(Engine):
                              "(DeepSeek-V3.2 / GLM-5 run on Hopper, Blackwell and SM120 GPUs)")
         if sc.kv_format not in ("bf16", "fp8"):
             raise InputError(f"vLLM's sparse-MLA backends keep a bf16 or fp8 cache, not {sc.kv_format}")
+
+    @staticmethod
+    def _check_speculative(a: Architecture, pp: int, options: dict[str, Any]) -> None:
+        """The drafter vLLM would load (`vllm_mtp.check`, `vllm_eagle3.check`); its settings need draft tokens."""
+        eagle3 = options["speculative_method"] == "eagle3"
+        given = [k for k in ("draft_intermediate_size", "draft_vocab_size") if options[k]]
+        if (eagle3 or given) and not options["num_speculative_tokens"]:
+            raise InputError(f"{', '.join(given) or 'speculative_method eagle3'} set without num_speculative_tokens: "
+                             "vLLM runs no drafter then")
+        if given and not eagle3:
+            raise InputError(f"{', '.join(given)} shape an EAGLE-3 drafter: set speculative_method eagle3")
+        if options["num_speculative_tokens"]:
+            vllm_eagle3.check(a, options, pp) if eagle3 else vllm_mtp.check(a, options["num_speculative_tokens"])
 
     @staticmethod
     def _check_lora(a: Architecture, tp: int, options: dict[str, Any], s: dict[str, Any]) -> None:
@@ -993,16 +1012,21 @@ class VLLM(Engine):
         return x.a.num_experts * self.expert_share(x) * self.moe_parallel(x)[1]
 
     def draft_layers(self, x: Inputs, layers: range) -> int:
-        """MTP layers the stage `layers` holds: the last stage's, with speculative decoding on (`vllm_mtp`)."""
-        on = x.options["num_speculative_tokens"] and x.a.num_layers - 1 in layers
-        return vllm_mtp.draft_layers(x.a) if on else 0
+        """The drafter's layers the stage `layers` holds: the last stage's, with speculative decoding on (MTP layers,
+        `vllm_mtp`; an EAGLE-3 drafter's one, `vllm_eagle3`)."""
+        if not (x.options["num_speculative_tokens"] and x.a.num_layers - 1 in layers):
+            return 0
+        return 1 if x.options["speculative_method"] == "eagle3" else vllm_mtp.draft_layers(x.a)
 
     def draft_bytes(self, x: Inputs, layers: range) -> float:
-        """One rank's share of the MTP model (`vllm_mtp`): its decoder layers as the model's last layer is held on
-        this rank, its fusion projection and norms."""
+        """One rank's share of the drafter: an EAGLE-3 drafter's weights (`vllm_eagle3`), or the MTP model's
+        (`vllm_mtp`): its decoder layers as the model's last layer is held on this rank, its fusion projection and
+        norms."""
         n = self.draft_layers(x, layers)
         if not n:
             return 0.0
+        if x.options["speculative_method"] == "eagle3":
+            return vllm_eagle3.draft_bytes(x.a, x.options, x.sc.tp, x.act_bytes)
         tt = tensor_table(x.a, x.wf)
         share = self.device_tensor_bytes(x, tt) * self.tp_shares(x, tt)
         last = float(share[tt.layer == x.a.num_layers - 1].sum())
@@ -1396,8 +1420,9 @@ class VLLM(Engine):
         out["model_runner"] = s["model_runner"]
         last = range(x.a.num_layers - 1, x.a.num_layers)
         if n := self.draft_layers(x, last):
-            out["mtp"] = {"layers": n, "num_speculative_tokens": s["num_speculative_tokens"],
-                          "weight_bytes": int(self.draft_bytes(x, last))}
+            out["drafter"] = {"method": x.options["speculative_method"], "layers": n,
+                              "num_speculative_tokens": s["num_speculative_tokens"],
+                              "weight_bytes": int(self.draft_bytes(x, last))}
         if state := self.sampler_state(x, s):
             out["sampler_state_bytes"] = state
         index = self.index_buffers(x, s, self.stages(x)[0])
@@ -1515,12 +1540,18 @@ class VLLM(Engine):
         whole blocks of `model_len` tokens; a sliding layer the blocks of its window plus the tokens in flight,
         one block more (`kv_cache_interface.py` `SlidingWindowSpec.max_admission_blocks_per_request`, in-flight
         tokens = max_num_batched_tokens x concurrent batches: two with asynchronous scheduling, pp + 1 with
-        pipeline stages, `config/vllm.py` `max_concurrent_batches`)."""
+        pipeline stages, `config/vllm.py` `max_concurrent_batches`). A drafter's layers on the stage count as the
+        full-attention layers they cache as."""
         n = self.hybrid_block(x)[0]
         sliding = (-(-min(self._sliding_tokens(x, s), model_len) // n) + 1) * n
         stage_layers = range(-(-x.a.num_layers // x.sc.pp))
         states = sum(1 for i in stage_layers if x.a.layer_has_state(i)) * self.linear_state_held_bytes(x)
-        return int(kv_cache_bytes(x.a, x.kvf, model_len, self.kv_layout(x), stage_layers, sliding_tokens=sliding)) + states
+        layout = self.kv_layout(x)
+        kv = kv_cache_bytes(x.a, x.kvf, model_len, layout, stage_layers, sliding_tokens=sliding)
+        if drafted := self.draft_layers(x, stage_layers):
+            full = vllm_mtp.last_full_layer(x.a)
+            kv += drafted * kv_cache_bytes(x.a, x.kvf, model_len, layout, range(full, full + 1))
+        return int(kv) + states
 
     @staticmethod
     def _sliding_tokens(x: Inputs, s: dict[str, Any]) -> int:
@@ -1575,7 +1606,9 @@ class VLLM(Engine):
         if s["block_size"] != DEFAULT_BLOCK_TOKENS:
             args += ["--block-size", str(s["block_size"])]
         if s["num_speculative_tokens"]:
-            spec = {"method": "mtp", "num_speculative_tokens": s["num_speculative_tokens"]}
+            method = sc.engine_options["speculative_method"]
+            drafter = {"model": "<EAGLE-3 drafter>"} if method == "eagle3" else {}
+            spec = {"method": method, **drafter, "num_speculative_tokens": s["num_speculative_tokens"]}
             args += ["--speculative-config", shlex.quote(json.dumps(spec))]
         if s["enforce_eager"]:
             args.append("--enforce-eager")

@@ -48,7 +48,7 @@ EMBEDDING_LORA: dict[str, tuple[str, ...]] = {
 }
 #: model types memviz reads whose vLLM 0.34 class implements no SupportsLoRA, with that class: vLLM refuses
 #: --enable-lora for them (`v1/worker/lora_model_runner_mixin.py` `load_lora_model`: "<class> does not support LoRA
-#: yet."). Found by walking the 0.34.0 wheel's model classes and their bases (scripts/vllm_lora_classes.py; the
+#: yet."). Found by walking the 0.34.0 wheel's model classes and their bases (scripts/vllm_interface_classes.py; the
 #: classes that do: tests/data/published/vllm_registry.json "lora"); types vLLM runs on its Transformers backend
 #: support it (`models/transformers/base.py` `Base`)
 NO_LORA = {"beam": "BeamForCausalLM", "bloom": "BloomForCausalLM", "cohere2_moe": "Cohere2MoeForCausalLM",

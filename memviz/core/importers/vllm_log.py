@@ -193,17 +193,18 @@ def _runner(text: str, version: tuple[int, int, int] | None, a: Architecture) ->
 SPECULATIVE = r"speculative_config(?:=SpeculativeConfig\(|'?:\s*\{)([^)}]*)"
 
 
-def _speculative(text: str) -> int:
-    """MTP draft tokens a step the log ran with (0: no speculative decoding); another method is an error."""
+def _speculative(text: str) -> tuple[str, int]:
+    """The drafter ("mtp" or "eagle3") and its tokens a step the log ran with (0: no speculative decoding); another
+    method is an error. An EAGLE-3 drafter is taken as the released ones are shaped (`vllm_eagle3`)."""
     given = _first(text, SPECULATIVE)
     if not given:
-        return 0
+        return "mtp", 0
     method = _first(given, r"method['\"]?(?::\s*|=)['\"]([\w-]+)")
     tokens = _first(given, r"num_spec(?:ulative)?_tokens['\"]?(?::\s*|=)(\d+)")
-    if method is None or not (method == "mtp" or method.endswith("_mtp")):
+    if method is None or not (method in ("mtp", "eagle3") or method.endswith("_mtp")):
         raise InputError(f"the log's speculative decoding ({method or 'its method not printed'}) is not one memviz "
-                         "models (vLLM's MTP)")
-    return int(tokens or 1)
+                         "models (vLLM's MTP and EAGLE-3)")
+    return ("eagle3" if method == "eagle3" else "mtp"), int(tokens or 1)
 
 
 def _first(text: str, pattern: str) -> str | None:
@@ -268,8 +269,11 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
                     if args.get(k, default) != default}
     if args.get("enable_chunked_prefill") is False:
         options["enable_chunked_prefill"] = False
-    if drafted := _speculative(text):
+    method, drafted = _speculative(text)
+    if drafted:
         options["num_speculative_tokens"] = drafted
+        if method != "mtp":
+            options["speculative_method"] = method
     if a.state_layers:  # prefix caching decides how many state pages a request keeps
         caching = args.get("enable_prefix_caching")
         if caching is None and re.search(r"Mamba cache mode is set to 'align'", text):

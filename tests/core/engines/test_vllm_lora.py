@@ -104,34 +104,13 @@ def test_the_output_layers_lora_takes_vocabularies_up_to_258048():
 
 def test_the_types_whose_vllm_class_has_no_lora_support_are_the_ones_refused():
     """vLLM 0.34 raises "<class> does not support LoRA yet." for a class without SupportsLoRA: the model types memviz
-    refuses are those whose class (transformers', else the one vLLM's registry resolves the type's architectures
-    to) is registered but not in the wheel's LoRA list; the Transformers backend supports LoRA."""
-    import json
-    import warnings
-    from pathlib import Path
-
+    refuses are those whose class is registered but not in the wheel's LoRA list; the Transformers backend supports
+    LoRA."""
     pytest.importorskip("transformers")
-    from memviz.core.arch import _BY_ARCHITECTURE, KNOWN_MODEL_TYPES
     from memviz.core.engines.vllm_lora import NO_LORA
-    from tests.core.engines.test_vllm_registry import _transformers_class
+    from tests.core.engines.test_vllm_registry import types_without
 
-    registry = json.loads((Path(__file__).parents[2] / "data" / "published" / "vllm_registry.json").read_text())
-    # the classes vLLM builds where neither transformers nor memviz's architecture table names one: step3p5's
-    # release (stepfun-ai/Step-3.5-Flash, architectures Step3p5ForCausalLM) and Mistral Large 4, which vLLM runs from
-    # its Mistral-format files (`adapt_config_dict`: MistralLarge4ForCausalLM)
-    by_type: dict[str, set[str]] = {"step3p5": {"Step3p5ForCausalLM"},
-                                    "mistral_large4_text": {"MistralLarge4ForCausalLM"}}
-    for name, model_type in _BY_ARCHITECTURE.items():
-        by_type.setdefault(model_type, set()).add(name)
-    refused = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for model_type in KNOWN_MODEL_TYPES:
-            cls = _transformers_class(model_type)
-            names = {cls.__name__} if cls else set()
-            registered = sorted((names | by_type.get(model_type, set())) & set(registry["registered"]))
-            if registered and not set(registered) & set(registry["lora"]):
-                refused[model_type] = registered
+    refused = types_without("lora")
     assert set(refused) == set(NO_LORA)
     assert all(NO_LORA[t] in names for t, names in refused.items())
 

@@ -39,7 +39,8 @@ def test_qwen35_mtp_adds_a_full_attention_layer_and_regroups_the_hybrid_pool():
     drafted = _last_layer_bytes(a, "bf16") + head_bytes(a, 1, 2)
     assert head_bytes(a, 1, 2) == 2 * 2048 * 2048 * 2 + 3 * 2048 * 2
     assert on.bytes["weights"] - off.bytes["weights"] == pytest.approx(drafted, abs=1)
-    assert on.engine_facts["mtp"] == {"layers": 1, "num_speculative_tokens": 3, "weight_bytes": int(drafted)}
+    assert on.engine_facts["drafter"] == {"method": "mtp", "layers": 1, "num_speculative_tokens": 3,
+                                          "weight_bytes": int(drafted)}
     assert last_full_layer(a) == 39
     block = off.engine_facts["block_size"]  # 1,088 tokens: the delta-net state's page
     one_layer = -(-65536 // block) * block * 2 * 2 * 256 * 2  # whole blocks x K and V of 2 heads of 256 in bf16
@@ -70,7 +71,7 @@ def test_deepseek_mtp_keeps_its_eh_proj_whole_on_every_rank():
     assert draft_layers(a) == a.mtp_layers == 1
     assert head_bytes(a, 8, 2) == 2 * 7168 * 7168 * 2 + 3 * 7168 * 2
     extra = on.bytes["weights"] - off.bytes["weights"]
-    assert extra == pytest.approx(on.engine_facts["mtp"]["weight_bytes"], abs=1)
+    assert extra == pytest.approx(on.engine_facts["drafter"]["weight_bytes"], abs=1)
     experts = 256 * 3 * 7168 * 2048 / 8  # an eighth of the MoE layer's routed experts in FP8 (block scales aside)
     assert head_bytes(a, 8, 2) + experts < extra < head_bytes(a, 8, 2) + experts * 1.1
     assert on.kv_cache_required - off.kv_cache_required == off.kv_cache_required // 61  # one more latent layer
@@ -82,15 +83,17 @@ def test_mtp_is_refused_for_a_model_without_mtp_layers():
         estimate(a, Scenario(engine="vllm", gpu="h100-80g", options={"num_speculative_tokens": 2}))
 
 
-def test_the_log_reader_takes_mtp_from_the_engine_config_and_refuses_other_methods():
+def test_the_log_reader_takes_mtp_and_eagle3_from_the_engine_config_and_refuses_other_methods():
     a = get_preset("qwen3.5-35b-a3b").architecture()
     line = ("INFO [core.py:123] Initializing a V1 LLM engine (v0.33.0) with config: model='/m', "
             "speculative_config=SpeculativeConfig(method='mtp', model='/m', num_spec_tokens=4), tokenizer=/m\n")
     assert dict(vllm_scenario(line, a, "h200").options)["num_speculative_tokens"] == 4
     args = "non-default args: {'model': '/m', 'speculative_config': {'num_speculative_tokens': 2, 'method': 'mtp'}}\n"
     assert dict(vllm_scenario(args, a, "h200").options)["num_speculative_tokens"] == 2
-    with pytest.raises(InputError, match="eagle3"):
-        vllm_scenario(line.replace("'mtp'", "'eagle3'"), a, "h200")
+    eagle3 = dict(vllm_scenario(line.replace("'mtp'", "'eagle3'"), a, "h200").options)
+    assert (eagle3["speculative_method"], eagle3["num_speculative_tokens"]) == ("eagle3", 4)
+    with pytest.raises(InputError, match="ngram"):
+        vllm_scenario(line.replace("'mtp'", "'ngram'"), a, "h200")
     assert "num_speculative_tokens" not in dict(vllm_scenario(line.replace(
         "SpeculativeConfig(method='mtp', model='/m', num_spec_tokens=4)", "None"), a, "h200").options)
 

@@ -29,6 +29,33 @@ def _transformers_class(model_type: str):
     return None
 
 
+#: the classes vLLM builds where neither transformers nor memviz's architecture table names one: step3p5's release
+#: (tests/data/step3p5_released_shape.json: Step3p5ForCausalLM) and Mistral Large 4, which vLLM runs from its
+#: Mistral-format files (`adapt_config_dict`: MistralLarge4ForCausalLM)
+VLLM_CLASSES = {"step3p5": {"Step3p5ForCausalLM"}, "mistral_large4_text": {"MistralLarge4ForCausalLM"}}
+
+
+def types_without(interface: str) -> dict[str, set[str]]:
+    """The model types memviz reads whose classes vLLM registers (transformers' class, or the ones vLLM resolves
+    the type's architectures to) but none of which is in the wheel's list of the classes implementing `interface`
+    ("lora", "eagle3"), with those classes."""
+    from memviz.core.arch import _BY_ARCHITECTURE
+
+    by_type = {k: set(v) for k, v in VLLM_CLASSES.items()}
+    for name, model_type in _BY_ARCHITECTURE.items():
+        by_type.setdefault(model_type, set()).add(name)
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for model_type in KNOWN_MODEL_TYPES:
+            cls = _transformers_class(model_type)
+            registered = (({cls.__name__} if cls else set()) | by_type.get(model_type, set())) \
+                & set(REGISTRY["registered"])
+            if registered and not registered & set(REGISTRY[interface]):
+                out[model_type] = registered
+    return out
+
+
 def test_every_type_vllm_cannot_run_is_refused():
     pytest.importorskip("transformers")
     unrunnable = set()

@@ -1,12 +1,14 @@
-"""Which architectures vLLM's model registry runs with a class that implements SupportsLoRA, read from its sources.
+"""Which architectures vLLM's model registry runs with a class that implements an interface, read from its sources.
 
-    python scripts/vllm_lora_classes.py SRC > lora.json
+    python scripts/vllm_interface_classes.py SRC [INTERFACE] > found.json
 
-SRC holds a vLLM source tree (`vllm/`, e.g. an unzipped PyPI wheel). The registry's `*_MODELS` tables map each
-architecture to (module, class); each class's bases are followed through the modules' imports until SupportsLoRA
-(`model_executor/models/interfaces.py`) is found or the bases leave vLLM. Prints {"lora": [...], "no": [...],
-"unknown": [...]} (unknown: a module or class the walk could not find). tests/data/published/vllm_registry.json
-keeps the "lora" list of 0.34.0; `memviz.core.engines.vllm_lora.NO_LORA` the model types whose class is not in it.
+SRC holds a vLLM source tree (`vllm/`, e.g. an unzipped PyPI wheel); INTERFACE is one of
+`model_executor/models/interfaces.py`'s protocols, SupportsLoRA by default. The registry's `*_MODELS` tables map
+each architecture to (module, class); each class's bases are followed through the modules' imports until the
+interface is found or the bases leave vLLM. Prints {"yes": [...], "no": [...], "unknown": [...]} (unknown: a module
+or class the walk could not find). tests/data/published/vllm_registry.json keeps the "yes" lists of 0.34.0 for
+SupportsLoRA ("lora") and SupportsEagle3 ("eagle3"); `memviz.core.engines.vllm_lora.NO_LORA` and
+`vllm_eagle3.NO_EAGLE3` the model types whose class is not in them.
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ class Sources:
                     out[alias.asname or alias.name] = (origin, alias.name)
         return out
 
-    def supports_lora(self, module: str, cls: str, seen: frozenset = frozenset()) -> bool | None:
-        """Whether class `cls` of `module` has SupportsLoRA among its bases; None where the walk cannot find it."""
+    def implements(self, interface: str, module: str, cls: str, seen: frozenset = frozenset()) -> bool | None:
+        """Whether class `cls` of `module` has `interface` among its bases; None where the walk cannot find it."""
         tree, _ = self.tree(module)
         if (module, cls) in seen or tree is None:
             return None
@@ -59,14 +61,14 @@ class Sources:
         imports = self.imports(module)
         node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls), None)
         if node is None:  # re-exported from another module
-            return self.supports_lora(*imports[cls], seen) if cls in imports else None
+            return self.implements(interface, *imports[cls], seen) if cls in imports else None
         for base in node.bases:
             base = base.value if isinstance(base, ast.Subscript) else base
             name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
-            if name == "SupportsLoRA":
+            if name == interface:
                 return True
             origin = imports.get(name, (module, name)) if name else None
-            if origin and self.supports_lora(*origin, seen):
+            if origin and self.implements(interface, *origin, seen):
                 return True
         return False
 
@@ -85,12 +87,12 @@ def registry(src: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
-def main(src: Path) -> dict[str, list[str]]:
+def main(src: Path, interface: str) -> dict[str, list[str]]:
     sources = Sources(src)
-    found = {arch: sources.supports_lora(*where) for arch, where in registry(src).items()}
+    found = {arch: sources.implements(interface, *where) for arch, where in registry(src).items()}
     return {label: sorted(a for a, v in found.items() if v is value)
-            for label, value in (("lora", True), ("no", False), ("unknown", None))}
+            for label, value in (("yes", True), ("no", False), ("unknown", None))}
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(Path(sys.argv[1])), indent=1))
+    print(json.dumps(main(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "SupportsLoRA"), indent=1))
