@@ -55,6 +55,8 @@ def _add_scenario_args(p: argparse.ArgumentParser, export: bool) -> None:
                         "quantized format -> vllm, else transformers)")
     p.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
                    help="an engine option, e.g. max_num_seqs=64 (vllm) or n_ubatch=256 (llamacpp); see 'memviz engines'")
+    p.add_argument("--draft-config", help="an EAGLE-3 drafter's config.json or folder (vllm): its widths and draft "
+                   "vocabulary for -o num_speculative_tokens=K")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     p.add_argument("--tp", type=int, default=1, help="tensor-parallel degree (vllm)")
     p.add_argument("--pp", type=int, default=1, help="pipeline stages (layers split over GPUs)")
@@ -227,7 +229,7 @@ def _scenario(args: argparse.Namespace, a: Architecture, weights: str, gpu: str 
             raise InputError(f"--sequences must be comma-separated integers, got {args.sequences!r}") from None
     overhead = None if args.overhead is None else parse_bytes(args.overhead)
     engine = _engine_name(args, weights, a)
-    options = _with_mmproj(args, engine, parse_option_pairs(args.option))
+    options = _with_drafter(args, engine, a, _with_mmproj(args, engine, parse_option_pairs(args.option)))
     return Scenario(
         weight_format=weights, kv_format=_kv(args, engine), context_tokens=_context(args, a, engine, gpu),
         batch=args.batch, sequence_tokens=seqs, engine=engine, device=args.device, tp=args.tp,
@@ -251,6 +253,22 @@ def _with_mmproj(args: argparse.Namespace, engine: str, options: dict[str, str])
     if options.setdefault("mmproj", "true").lower() in ("false", "0", "no", "off"):
         raise InputError("--mmproj gives an mmproj file and -o mmproj=false leaves it out: choose one")
     return options
+
+
+def _with_drafter(args: argparse.Namespace, engine: str, a: Architecture, options: dict[str, str]) -> dict[str, str]:
+    """The engine options with --draft-config's (`vllm_eagle3.drafter_options`; vLLM only), which -o must not
+    contradict."""
+    if not getattr(args, "draft_config", None):
+        return options
+    from memviz.core.arch import load_config
+    from memviz.core.engines.vllm_eagle3 import drafter_options
+
+    if engine != "vllm":
+        raise InputError(f"--draft-config gives vLLM an EAGLE-3 drafter; the {engine} engine runs none")
+    drafter = drafter_options(load_config(args.draft_config), a)
+    if clash := [k for k, v in drafter.items() if options.get(k, v) != v]:
+        raise InputError(f"--draft-config sets {', '.join(clash)}, which -o gives otherwise: choose one")
+    return {**options, **drafter}
 
 
 def _model_ref(args: argparse.Namespace) -> str | None:

@@ -18,10 +18,12 @@ the last pipeline stage:
 - no embedding of its own: the drafter's `embed_tokens` is freed and the target's shared (`maybe_share_target_embed`,
   unless the checkpoint carries a different one).
 
-The released drafters take the target's widths (SpecForge's and the EAGLE authors' configs: hidden_size, heads,
-KV heads and intermediate_size equal to the target's, one layer, draft_vocab_size 32,000: ~811 MB for
-Llama-3.1-8B's), which are the defaults here; `draft_intermediate_size` and `draft_vocab_size` take another
-drafter's. Its layer caches in the pool as one more full-attention layer of the target's shape (the drafter's
+The released drafters take the target's hidden size and head layout, one layer and draft_vocab_size 32,000
+(sgl-project/SpecForge `configs/*-eagle3*.json`, tests/data/published/eagle3_drafters.json); a dense target's
+drafter its intermediate_size too (Llama-3.1-8B's: ~811 MiB), an MoE target's a width of its own (gpt-oss-20b's
+17,280, Qwen3-30B-A3B's 12,288), which `draft_intermediate_size` (or a drafter config, `drafter_options`) must give;
+`draft_vocab_size` takes another vocabulary. The `fc_norm` variant's three norms over the auxiliary states (3H
+values) are not counted. Its layer caches in the pool as one more full-attention layer of the target's shape (the drafter's
 Attention layers are among the KV cache spec's, as the MTP layers are: `vllm_mtp`); the capture sizes and sampler
 rows take 1 + k tokens a request as for MTP.
 
@@ -85,9 +87,37 @@ def check(a: Architecture, options: dict[str, Any], pp: int) -> None:
     if a.is_mla:
         raise InputError("memviz models Llama-style EAGLE-3 drafters; an MLA model's (deepseek_eagle3.py "
                          "Eagle3DeepseekV2ForCausalLM, or a Llama-style one of its own widths) is not modelled")
+    if a.is_moe and not options["draft_intermediate_size"]:
+        raise InputError("an MoE model's EAGLE-3 drafters take an MLP width of their own (SpecForge's: 17,280 for "
+                         "gpt-oss-20b, 12,288 for Qwen3-30B-A3B): give draft_intermediate_size or --draft-config")
     if options["draft_vocab_size"] > a.output_rows:
         raise InputError(f"draft_vocab_size {options['draft_vocab_size']:,d} exceeds the target's vocabulary "
                          f"({a.output_rows:,d})")
+
+
+def drafter_options(cfg: dict[str, Any], a: Architecture) -> dict[str, str]:
+    """The options that stand for an EAGLE-3 drafter's config.json beside target `a` (the fields
+    `Eagle3LlamaForCausalLM` reads: intermediate_size, draft_vocab_size, else vocab_size); InputError for a config that
+    is not an EAGLE-3 drafter's or one memviz's drafter cannot stand for (another hidden size, head layout or layer
+    count than the one-layer drafter of the target's widths)."""
+    names = [str(n) for n in cfg.get("architectures") or ()]
+    if not any("eagle3" in n.lower() for n in names):
+        raise InputError(f"not an EAGLE-3 drafter's config (architectures {names or 'missing'}: vLLM's EAGLE-3 "
+                         "drafters are Eagle3*ForCausalLM / LlamaForCausalLMEagle3)")
+    want = {"hidden_size": a.hidden_size, "num_attention_heads": a.num_heads,
+            "num_key_value_heads": a.num_kv_heads, "head_dim": a.head_dim, "num_hidden_layers": 1}
+    for key, value in want.items():
+        if cfg.get(key, value) != value:
+            raise InputError(f"the drafter's {key} is {cfg.get(key)!r}; memviz models one-layer EAGLE-3 drafters of "
+                             f"the target's widths ({key} {value})")
+    out = {"speculative_method": "eagle3"}
+    for option, keys in (("draft_intermediate_size", ("intermediate_size",)),
+                         ("draft_vocab_size", ("draft_vocab_size", "vocab_size"))):
+        value = next((cfg[k] for k in keys if cfg.get(k) is not None), None)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise InputError(f"the drafter's config has no positive {' / '.join(keys)}")
+        out[option] = str(value)
+    return out
 
 
 def draft_vocab(a: Architecture, options: dict[str, Any]) -> int:

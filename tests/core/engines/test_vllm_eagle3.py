@@ -2,6 +2,9 @@
 builds them, worked by hand for Llama-3.1-8B's released drafter shape (one layer of the target's widths, a head over
 32,000 tokens, the target's embedding shared), its layer's cache in the pool, and what vLLM refuses."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from memviz.cli import main
@@ -92,3 +95,55 @@ def test_the_cli_names_the_drafter(capsys):
                  "-o", "num_speculative_tokens=3", "-o", "speculative_method=eagle3"]) == 0
     assert ("vLLM EAGLE-3 drafter (3 draft token(s) a step): 1 draft layer(s), 0.79 GiB of weights on the last stage"
             in capsys.readouterr().out)
+
+
+#: a released EAGLE-3 drafter's config for Llama-3.1-8B (the fields vLLM reads; SpecForge's llama3-8B-eagle3.json)
+DRAFTER = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 4096,
+           "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 1,
+           "vocab_size": 128256, "draft_vocab_size": 32000, "torch_dtype": "bfloat16"}
+
+
+def test_a_drafters_config_sets_its_options(tmp_path, capsys):
+    from memviz.core.engines.vllm_eagle3 import drafter_options
+
+    assert drafter_options(DRAFTER, LLAMA8) == {"speculative_method": "eagle3", "draft_intermediate_size": "14336",
+                                                "draft_vocab_size": "32000"}
+    full = {k: v for k, v in DRAFTER.items() if k != "draft_vocab_size"}
+    assert drafter_options(full, LLAMA8)["draft_vocab_size"] == "128256"  # vLLM's default: the drafter's vocab_size
+    for bad, message in (({"architectures": ["LlamaForCausalLM"]}, "not an EAGLE-3 drafter"),
+                         ({"num_hidden_layers": 2}, "one-layer"), ({"hidden_size": 5120}, "hidden_size"),
+                         ({"intermediate_size": None}, "intermediate_size")):
+        with pytest.raises(InputError, match=message):
+            drafter_options({**DRAFTER, **bad}, LLAMA8)
+    (tmp_path / "config.json").write_text(json.dumps(DRAFTER))
+    args = ["estimate", "--preset", "llama-3.1-8b", "--engine", "vllm", "--gpu", "h100-80g", "--context", "8192",
+            "-o", "num_speculative_tokens=3", "--draft-config", str(tmp_path)]
+    assert main(args) == 0 and "EAGLE-3 drafter" in capsys.readouterr().out
+    for extra, message in ((["-o", "draft_vocab_size=64000"], "which -o gives otherwise"),
+                           (["--engine", "transformers"], "runs none")):
+        assert main([*args, *extra]) == 2
+        assert message in capsys.readouterr().err
+
+
+RELEASED = json.loads((Path(__file__).parents[2] / "data" / "published" / "eagle3_drafters.json").read_text())
+
+
+@pytest.mark.parametrize("case", RELEASED["drafters"], ids=lambda c: c["target"])
+def test_released_drafters_stand_beside_their_targets(case):
+    """SpecForge's drafters for gpt-oss-20b, Qwen3-30B-A3B and Llama-3.1-70B: their widths are their targets' but the
+    MoE targets' MLPs (17,280 and 12,288 against the targets' 2,880 and 6,144), which an MoE target must be told."""
+    from memviz.core.engines.vllm_eagle3 import drafter_options
+
+    a = get_preset(case["target"]).architecture()
+    options = drafter_options(case["config"], a)
+    assert options["draft_intermediate_size"] == str(case["config"]["intermediate_size"])
+    assert options["draft_vocab_size"] == "32000"
+    values = {k: int(v) if v.isdigit() else v for k, v in options.items()}
+    est = run(a, {**values, "num_speculative_tokens": 3}, gpu="h200")
+    h, inter, hd = a.hidden_size, case["config"]["intermediate_size"], a.head_dim
+    q, kv = a.num_heads * hd, a.num_kv_heads * hd
+    drafter = 2 * h * (q + 2 * kv) + q * h + 3 * h * inter + 3 * h + 3 * h * h + h + 32000 * h
+    assert est.engine_facts["drafter"]["weight_bytes"] == drafter * 2 + 32000 * 8
+    if a.is_moe:
+        with pytest.raises(InputError, match="MLP width of their own"):
+            run(a, EAGLE3, gpu="h200")
