@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memviz.core.arch import Architecture
+from memviz.core.arch import FULL, Architecture
 from memviz.core.errors import InputError
 
 #: the drafters `speculative_method` names: the model's own MTP layers (`vllm_mtp`), an EAGLE-3 drafter (here)
@@ -78,12 +78,16 @@ NO_EAGLE3 = {
 
 def check(a: Architecture, options: dict[str, Any], pp: int) -> None:
     """What vLLM refuses (a target class without SupportsEagle3) and what memviz does not model (pipeline
-    parallelism, MLA targets, whose drafters take their own shapes), in one line each."""
+    parallelism, MLA targets, whose drafters take their own shapes, targets without a full-attention layer to size
+    the drafter's cache by), in one line each."""
     if a.model_type in NO_EAGLE3:
         raise InputError(f"vLLM 0.34 runs no EAGLE-3 drafter beside {a.model_type}: {NO_EAGLE3[a.model_type]} does "
                          "not support the EAGLE3 interface")
     if pp > 1:
         raise InputError("memviz models an EAGLE-3 drafter on one pipeline stage (pp 1)")
+    if not any(kind == FULL and a.layer_caches_kv(i) for i, kind in enumerate(a.layer_types)):
+        raise InputError("memviz counts an EAGLE-3 drafter's cache as the target's full-attention layer; "
+                         f"{a.model_type} here has none (a sliding window on every layer)")
     if a.is_mla:
         raise InputError("memviz models Llama-style EAGLE-3 drafters; an MLA model's (deepseek_eagle3.py "
                          "Eagle3DeepseekV2ForCausalLM, or a Llama-style one of its own widths) is not modelled")

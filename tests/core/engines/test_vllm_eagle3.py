@@ -67,6 +67,7 @@ def test_the_launch_command_names_the_drafter():
     ("gemma-3-12b", EAGLE3, {}, "does not support the EAGLE3 interface"),
     ("llama-3.1-8b", EAGLE3, {"pp": 2}, "one pipeline stage"),
     ("deepseek-v2-lite", EAGLE3, {}, "Llama-style EAGLE-3 drafters"),
+    ("mistral-7b-v0.1", EAGLE3, {}, "a sliding window on every layer"),
     ("llama-3.1-8b", {**EAGLE3, "draft_vocab_size": 200000}, {}, "exceeds the target's vocabulary"),
     ("llama-3.1-8b", {"speculative_method": "eagle3"}, {}, "without num_speculative_tokens"),
     ("llama-3.1-8b", {"draft_vocab_size": 32000}, {}, "without num_speculative_tokens"),
