@@ -265,7 +265,7 @@ def _with_drafter(args: argparse.Namespace, engine: str, a: Architecture, option
 
     if engine != "vllm":
         raise InputError(f"--draft-config gives vLLM an EAGLE-3 drafter; the {engine} engine runs none")
-    drafter = drafter_options(load_config(args.draft_config), a)
+    drafter = {**drafter_options(load_config(args.draft_config), a), "draft_model": _folder(args.draft_config)}
     if clash := [k for k, v in drafter.items() if options.get(k, v) != v]:
         raise InputError(f"--draft-config sets {', '.join(clash)}, which -o gives otherwise: choose one")
     return {**options, **drafter}
@@ -280,7 +280,11 @@ def _model_ref(args: argparse.Namespace) -> str | None:
         return get_preset(args.preset).repo
     if args.gguf:
         return args.gguf
-    given = args.safetensors or args.config
+    return _folder(args.safetensors or args.config)
+
+
+def _folder(given: str | None) -> str | None:
+    """The model folder a path names: a file's folder, or the folder itself."""
     return str(Path(given).parent) if given and Path(given).is_file() else given
 
 

@@ -453,6 +453,8 @@ class VLLM(Engine):
                "0: the target's)", minimum=0),
         Option("draft_vocab_size", int, 0, f"the EAGLE-3 drafter's vocabulary (its config's draft_vocab_size; 0: "
                f"{vllm_eagle3.DRAFT_VOCAB:,d}, the released drafters')", minimum=0),
+        Option("draft_model", str, "", "the EAGLE-3 drafter's folder or repository id, as the launch command's "
+               "--speculative-config names it (memviz estimate --draft-config sets it with the drafter's widths)"),
         Option("model_runner", str, "v2", "vLLM's model runner: v2 (0.34's only runner; its sampler keeps a "
                "vocabulary row of counts per request slot) or v1 (VLLM_USE_V2_MODEL_RUNNER=0 up to 0.33, and most "
                "models before 0.29; profile-based sizing only)", choices=RUNNERS),
@@ -607,7 +609,7 @@ class VLLM(Engine):
     def _check_speculative(a: Architecture, pp: int, options: dict[str, Any]) -> None:
         """The drafter vLLM would load (`vllm_mtp.check`, `vllm_eagle3.check`); its settings need draft tokens."""
         eagle3 = options["speculative_method"] == "eagle3"
-        given = [k for k in ("draft_intermediate_size", "draft_vocab_size") if options[k]]
+        given = [k for k in ("draft_intermediate_size", "draft_vocab_size", "draft_model") if options[k]]
         if (eagle3 or given) and not options["num_speculative_tokens"]:
             raise InputError(f"{', '.join(given) or 'speculative_method eagle3'} set without num_speculative_tokens: "
                              "vLLM runs no drafter then")
@@ -1607,7 +1609,7 @@ class VLLM(Engine):
             args += ["--block-size", str(s["block_size"])]
         if s["num_speculative_tokens"]:
             method = sc.engine_options["speculative_method"]
-            drafter = {"model": "<EAGLE-3 drafter>"} if method == "eagle3" else {}
+            drafter = {"model": sc.engine_options["draft_model"] or "<EAGLE-3 drafter>"} if method == "eagle3" else {}
             spec = {"method": method, **drafter, "num_speculative_tokens": s["num_speculative_tokens"]}
             args += ["--speculative-config", shlex.quote(json.dumps(spec))]
         if s["enforce_eager"]:

@@ -71,6 +71,7 @@ def test_the_launch_command_names_the_drafter():
     ("llama-3.1-8b", {**EAGLE3, "draft_vocab_size": 200000}, {}, "exceeds the target's vocabulary"),
     ("llama-3.1-8b", {"speculative_method": "eagle3"}, {}, "without num_speculative_tokens"),
     ("llama-3.1-8b", {"draft_vocab_size": 32000}, {}, "without num_speculative_tokens"),
+    ("llama-3.1-8b", {"draft_model": "org/drafter"}, {}, "without num_speculative_tokens"),
     ("qwen3.5-35b-a3b", {"num_speculative_tokens": 2, "draft_vocab_size": 32000}, {}, "set speculative_method eagle3"),
 ])
 def test_what_vllm_refuses_and_settings_without_a_drafter_are_one_line(preset, options, kw, message):
@@ -119,7 +120,9 @@ def test_a_drafters_config_sets_its_options(tmp_path, capsys):
     (tmp_path / "config.json").write_text(json.dumps(DRAFTER))
     args = ["estimate", "--preset", "llama-3.1-8b", "--engine", "vllm", "--gpu", "h100-80g", "--context", "8192",
             "-o", "num_speculative_tokens=3", "--draft-config", str(tmp_path)]
-    assert main(args) == 0 and "EAGLE-3 drafter" in capsys.readouterr().out
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "EAGLE-3 drafter" in out and f'"model": "{tmp_path}"' in out  # the launch command loads that drafter
     for extra, message in ((["-o", "draft_vocab_size=64000"], "which -o gives otherwise"),
                            (["--engine", "transformers"], "runs none")):
         assert main([*args, *extra]) == 2
