@@ -15,7 +15,7 @@ then `hf_gptqmodel_post_init`), GPTQ through optimum 2.3.0 (`optimum/gptq/quanti
   `torch_cpu_avx512.py`; 8 bits: PyTorch's, `torch.py`), on ROCm and Apple GPUs the Triton / PyTorch ones
   (`gemm_awq_triton.py`, `tritonv2.py`, `torch.py`; the four above declare CUDA only): taken as the checkpoint's
   bytes, no scratch. AutoRound checkpoints load through auto-round's own pick (`AUTOROUND_BACKENDS`: gptqmodel's
-  Marlin, else ExLlamaV2).
+  Marlin, else ExLlamaV2; on the CPU its ARK or PyTorch kernels, taken as the checkpoint's bytes).
 - What each keeps after `post_init`: Marlin (`nn_modules/qlinear/marlin.py`) drops GPTQ's qzeros and, without
   act-order, its g_idx (with it: the sorted g_idx and its sort indices, int32 each), and gives every module a lock
   workspace of max(SMs, 128) int32 (`marlin_make_workspace_new`); Machete (`machete.py`) and Swordfish
@@ -51,7 +51,7 @@ from memviz.core.units import Unit, format_bytes
 METHODS = ("awq", "gptq")
 KERNELS = ("auto", "swordfish", "machete", "marlin", "exllama_v2")
 LABELS = {"swordfish": "Swordfish", "machete": "Machete", "marlin": "Marlin", "exllama_v2": "ExLlamaV2",
-          "cpu": "CPU int4pack", "portable": "Triton / PyTorch"}
+          "cpu": "CPU int4pack", "portable": "Triton / PyTorch", "autoround_cpu": "auto-round's CPU (ARK / PyTorch)"}
 #: the kernels AwqConfig(backend=...) accepts (transformers 5.24 utils/quantization_config.py `AwqBackend`: no
 #: Swordfish, which gptqmodel's auto still picks for AWQ on 10.x / 11.0); GPTQConfig passes any gptqmodel name,
 #: which `normalize_backend` maps to the method's kernel ("marlin" -> gptq_marlin)
@@ -178,6 +178,8 @@ def select(method: str, device: str, capability: tuple[int, int] | None, choice:
             where = "on the CPU" if device == "cpu" else "on a GPU that is not NVIDIA's"
             raise InputError(f"quant_kernel {choice} is a CUDA kernel: {where} gptqmodel runs a portable one "
                              "(choose auto)")
+        if device == "cpu" and auto_round:  # auto-round 0.16's CPU backends: auto_round_kernel (ARK), else torch
+            return "autoround_cpu"
         return "cpu" if device == "cpu" and bits == 4 else "portable"  # the int4pack kernels: SUPPORTS_BITS [4]
     pool = tuple(AUTOROUND_BACKENDS) if auto_round else KERNELS[1:]
     if choice == "auto":

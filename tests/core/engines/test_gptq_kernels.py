@@ -262,6 +262,9 @@ def test_an_autoround_checkpoint_runs_on_the_kernels_auto_round_picks():
     assert run(gpu="h100-80g").engine_facts["quant_kernel"] == "Machete"  # a GPTQ release on the same GPU
     assert 'AutoRoundConfig(backend="gptqmodel:marlin")' in on("h100-80g", quant_kernel="marlin").launch_command()
     assert "pip install auto-round gptqmodel" in on("h100-80g").launch_command()
+    cpu = estimate(a, Scenario(engine="transformers", weight_format=a.native_format, device="cpu", context_tokens=512))
+    assert cpu.engine_facts["quant_kernel"] == "auto-round's CPU (ARK / PyTorch)"  # its own CPU backends
+    assert cpu.bytes["weights"] == weight_bytes(a, get_weight_format("gptq-int4"))
     with pytest.raises(InputError, match="auto-round"):
         on("h100-80g", quant_kernel="machete")
 
