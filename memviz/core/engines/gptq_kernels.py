@@ -63,16 +63,16 @@ MARLIN_WORKSPACE_BYTES = SMS * 4  # a module's int32 lock workspace
 MARLIN_THREAD_N = 256  # `max_thread_n`, gptqmodel_ext/marlin/marlin.cuh
 EXLLAMA_INPUT_TOKENS = 2048  # `scratch_space_fixed(max_input_len=2048, ...)`
 EXLLAMA_BATCH = {"gptq": 8, "awq": 1}  # ExllamaV2Linear's default max_batch_size; AWQ_BATCH_SIZE's default
-GROUP = GPTQ_GROUP
 #: the widths each CUDA kernel takes (gptqmodel 7.7.0 `SUPPORTS_BITS`: ExLlamaV2 4 only) and whether it takes GPTQ
 #: checkpoints with zero points (`SUPPORTS_SYM`: Marlin symmetric only)
 _BITS = {"swordfish": (4, 8), "machete": (4, 8), "marlin": (4, 8), "exllama_v2": (4,)}
 _ASYMMETRIC = ("swordfish", "machete", "exllama_v2")
-#: the gptqmodel kernels intel/auto-round 0.16 runs an AutoRound checkpoint's GPTQ packing on, as transformers 5.25
-#: loads it (`quantizer_auto_round.py` -> auto_round's `convert_hf_model`): its CUDA backends by priority
-#: (`inference/backend.py`: gptqmodel:marlin(_zp) 6, gptqmodel:exllamav2 5; no Machete or Swordfish backend), with
-#: their names for AutoRoundConfig(backend=...)
-AUTOROUND_BACKENDS = {"marlin": "gptqmodel:marlin", "exllama_v2": "gptqmodel:exllamav2"}
+#: the gptqmodel kernels intel/auto-round 0.16 runs an AutoRound checkpoint on, as transformers 5.25 loads it
+#: (`quantizer_auto_round.py` -> auto_round's `convert_hf_model`): its CUDA backends by priority for the GPTQ and the
+#: AWQ packing (`inference/backend.py`: gptqmodel:marlin(_zp) / awq_marlin 6, gptqmodel:exllamav2 / awq_exllamav2 5;
+#: no Machete or Swordfish backend), with their names for AutoRoundConfig(backend=...)
+AUTOROUND_BACKENDS = {"gptq": {"marlin": "gptqmodel:marlin", "exllama_v2": "gptqmodel:exllamav2"},
+                      "awq": {"marlin": "gptqmodel:awq_marlin", "exllama_v2": "gptqmodel:awq_exllamav2"}}
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ def modules(a: Architecture, method: str, stored: bool = False, bits: int = 4) -
             count = t.numel // (t.shape[-1] * t.shape[-2])
             key = (t.layer, fused[t.kind]) if t.kind in fused else (i,)
             k, n = t.shape[-1], t.shape[-2] + (out[key].n if key in out else 0)
-            out[key] = Module(k, n, count, t.role, t.layer, -(-k // GROUP) * n * bits // 8,
+            out[key] = Module(k, n, count, t.role, t.layer, -(-k // GPTQ_GROUP) * n * bits // 8,
                               k * 4 if method == "gptq" else 0)
     return tuple(out.values())
 
@@ -181,7 +181,7 @@ def select(method: str, device: str, capability: tuple[int, int] | None, choice:
         if device == "cpu" and auto_round:  # auto-round 0.16's CPU backends: auto_round_kernel (ARK), else torch
             return "autoround_cpu"
         return "cpu" if device == "cpu" and bits == 4 else "portable"  # the int4pack kernels: SUPPORTS_BITS [4]
-    pool = tuple(AUTOROUND_BACKENDS) if auto_round else KERNELS[1:]
+    pool = tuple(AUTOROUND_BACKENDS[method]) if auto_round else KERNELS[1:]
     if choice == "auto":
         return next((k for k in pool if _takes(k, capability or MARLIN_MIN_CAPABILITY, bits, asym)), "portable")
     if choice not in pool:

@@ -379,7 +379,8 @@ class Transformers(Engine):
         if method and opts["quant_kernel"] != "auto":
             config = "AutoRoundConfig" if auto_round else {"awq": "AwqConfig", "gptq": "GPTQConfig"}[method]
             bits = f"bits={gptq_kernels.bits_of(a, sc.weight_format)}, " if config == "GPTQConfig" else ""
-            backend = gptq_kernels.AUTOROUND_BACKENDS[opts["quant_kernel"]] if auto_round else opts["quant_kernel"]
+            backend = gptq_kernels.AUTOROUND_BACKENDS[method][opts["quant_kernel"]] if auto_round \
+                else opts["quant_kernel"]
             quant = f'    quantization_config={config}({bits}backend="{backend}"),'
         auto = auto_class(a)
         lines = [

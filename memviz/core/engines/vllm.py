@@ -450,7 +450,7 @@ class VLLM(Engine):
                "Qwen3-Next, Qwen3.5) or eagle3 (an EAGLE-3 drafter checkpoint: one layer of the target's widths, its "
                "own head over draft_vocab_size tokens)", choices=vllm_eagle3.SPECULATIVE_METHODS),
         Option("draft_intermediate_size", int, 0, "the EAGLE-3 drafter's MLP width (its config's intermediate_size; "
-               "0: the target's)", minimum=0),
+               "0: a dense target's own; an MoE target's drafter must be given it)", minimum=0),
         Option("draft_vocab_size", int, 0, f"the EAGLE-3 drafter's vocabulary (its config's draft_vocab_size; 0: "
                f"{vllm_eagle3.DRAFT_VOCAB:,d}, the released drafters')", minimum=0),
         Option("draft_model", str, "", "the EAGLE-3 drafter's folder or repository id, as the launch command's "
@@ -615,8 +615,10 @@ class VLLM(Engine):
                              "vLLM runs no drafter then")
         if given and not eagle3:
             raise InputError(f"{', '.join(given)} shape an EAGLE-3 drafter: set speculative_method eagle3")
-        if options["num_speculative_tokens"]:
-            vllm_eagle3.check(a, options, pp) if eagle3 else vllm_mtp.check(a, options["num_speculative_tokens"])
+        if options["num_speculative_tokens"] and eagle3:
+            vllm_eagle3.check(a, options, pp)
+        elif options["num_speculative_tokens"]:
+            vllm_mtp.check(a, options["num_speculative_tokens"])
 
     @staticmethod
     def _check_lora(a: Architecture, tp: int, options: dict[str, Any], s: dict[str, Any]) -> None:

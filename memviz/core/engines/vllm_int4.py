@@ -1,4 +1,4 @@
-"""What vLLM 0.33 holds of an AWQ or GPTQ checkpoint's linear layers, and the GPTQ checkpoints it refuses.
+"""What vLLM (0.33 and 0.34 alike) holds of an AWQ or GPTQ checkpoint's linear layers, and the GPTQ checkpoints it refuses.
 
 GPTQ at 4 or 8 bits (`AutoGPTQConfig.TYPE_MAP`: uint4b8, uint8b128; Machete and Marlin take both) and AutoRound's
 integer checkpoints, which vLLM 0.34 runs through the same AutoGPTQ / AutoAWQ Marlin methods

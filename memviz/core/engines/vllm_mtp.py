@@ -26,7 +26,8 @@ per-layer one, and a bf16 row of draft logits per dummy request), the draft's ow
 draft layer's weights, `draft_sample_method="probabilistic"` (the V2 speculator then keeps max_num_seqs x k x
 vocabulary draft logits, `v1/worker/gpu/spec_decode/speculator.py`; the default "greedy" keeps none), the rejection
 sampler's fp32 verification buffer (at most 1 GiB a chunk, `rejection_sampler.py` `MAX_CHUNK_BYTES`, allocated while
-serving, not in the profile), and other speculative methods (EAGLE, DFlash, n-gram, draft models).
+serving, not in the profile), and other speculative methods (EAGLE-1, DFlash, n-gram, draft models; EAGLE-3:
+`vllm_eagle3`).
 """
 
 from __future__ import annotations

@@ -267,6 +267,11 @@ def test_an_autoround_checkpoint_runs_on_the_kernels_auto_round_picks():
     assert cpu.bytes["weights"] == weight_bytes(a, get_weight_format("gptq-int4"))
     with pytest.raises(InputError, match="auto-round"):
         on("h100-80g", quant_kernel="machete")
+    awq = from_hf_config({**get_preset("llama-3.1-8b").config,
+                          "quantization_config": {**q, "packing_format": "auto_round:auto_awq"}})
+    sc = Scenario(engine="transformers", weight_format=awq.native_format, gpu="a100-80g", context_tokens=8192,
+                  options={"quant_kernel": "marlin"})
+    assert 'AutoRoundConfig(backend="gptqmodel:awq_marlin")' in estimate(awq, sc).launch_command()
 
 
 def test_imported_8_bit_autoround_files_count_their_own_tensors(tmp_path):
