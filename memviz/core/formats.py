@@ -329,7 +329,18 @@ KV_FORMATS: dict[str, KVFormat] = {
     "bf16": KVFormat("bf16", 16, description="bfloat16 (default of bf16 models)", ggml="bf16"),
     "fp16": KVFormat("fp16", 16, description="float16 (llama.cpp default f16)", ggml="f16"),
     "fp8": KVFormat("fp8", 8, description="FP8 e4m3/e5m2 with per-layer scales (vLLM --kv-cache-dtype fp8)"),
-    "int8": KVFormat("int8", 8, vector_bytes=4, description="INT8 with one fp32 scale per token and head"),
+    "int8": KVFormat("int8", 8, vector_bytes=4, description="INT8 with one fp32 scale per token and head "
+                     "(vLLM int8_per_token_head)"),
+    # vLLM 0.34's other per-token-head caches (`TritonAttentionBackend.customize_spec`: a head's K and V values, then
+    # one fp32 scale each; int4 two values a byte) and NVFP4 (`FlashInferBackend.customize_spec`,
+    # utils/torch_utils.py `nvfp4_kv_cache_full_dim`: head / 2 fp4 bytes and an fp8 scale per 16 values, K and V in
+    # slots of their own)
+    "fp8_pth": KVFormat("fp8_pth", 8, vector_bytes=4,
+                        description="FP8 with one fp32 scale per token and head (vLLM fp8_per_token_head)"),
+    "int4_pth": KVFormat("int4_pth", 4, vector_bytes=4,
+                         description="INT4, two a byte, one fp32 scale per token and head (vLLM int4_per_token_head)"),
+    "nvfp4": KVFormat("nvfp4", 4, group=16, group_bytes=1,
+                      description="NVFP4: fp4 values and an fp8 scale per 16 (vLLM nvfp4)"),
     "int4": KVFormat("int4", 4, group=64, group_bytes=4, description="INT4, fp16 scale + zero per 64 values (HF QuantizedCache)"),
     "q8_0": KVFormat("q8_0", 8, group=32, group_bytes=2, description="llama.cpp q8_0 blocks (34 bytes / 32 values)",
                      ggml="q8_0"),
@@ -351,7 +362,8 @@ LLAMACPP_CACHE_TYPES: dict[str, str] = {k: f.ggml for k, f in KV_FORMATS.items()
 def get_kv_format(name: str) -> KVFormat:
     """A KV format by memviz's name, llama.cpp's (f16, f32) or torch's (float16, bfloat16)."""
     key = name.strip().lower()
-    aliases = {"float16": "fp16", "bfloat16": "bf16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
+    aliases = {"float16": "fp16", "bfloat16": "bf16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8",
+               "int8_per_token_head": "int8", "fp8_per_token_head": "fp8_pth", "int4_per_token_head": "int4_pth"}
     aliases.update((ggml, k) for k, ggml in LLAMACPP_CACHE_TYPES.items())
     key = aliases.get(key, key)
     if key not in KV_FORMATS:

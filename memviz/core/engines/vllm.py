@@ -221,7 +221,14 @@ NOT_IN_VLLM = {"bamba": "0.23 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODE
                "gpt_neo": "its registry names no GPTNeoForCausalLM, and its Transformers backend cannot take it "
                           "(GPTNeoSelfAttention calls no attention interface: `_try_resolve_transformers` finds it "
                           "incompatible)"}
-KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8"}
+#: memviz's KV formats by vLLM 0.34's --kv-cache-dtype names (config/cache.py `CacheDType`: "int8" alone is none)
+KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8_per_token_head",
+                   "fp8_pth": "fp8_per_token_head", "int4_pth": "int4_per_token_head", "nvfp4": "nvfp4"}
+#: the backend a quantized cache dtype runs on where --attention-backend is auto: the per-token-head caches only on
+#: TRITON_ATTN (the one backend listing them in `supported_kv_cache_dtypes`, its `customize_spec` packing the
+#: scales), NVFP4 only on FLASHINFER (its `customize_spec`; fa2 on compute capability 8, 9 and 12, TRT-LLM on 10)
+KV_DTYPE_BACKENDS = {"int8": "TRITON_ATTN", "fp8_pth": "TRITON_ATTN", "int4_pth": "TRITON_ATTN",
+                     "nvfp4": "FLASHINFER"}
 #: types vLLM 0.34 runs from the release's Mistral-format files only (params.json, consolidated*.safetensors:
 #: transformers_utils/configs/mistral.py `adapt_config_dict` makes them MistralLarge4ForCausalLM; the registry has no
 #: class for transformers' MistralLarge4ForConditionalGeneration), which the launch command asks for
@@ -531,6 +538,8 @@ class VLLM(Engine):
         s["sampler"] = s["sampler"] or default_sampler(gpu)
         s["max_loras"] = s["max_loras"] or 1
         s["max_lora_rank"] = s["max_lora_rank"] or DEFAULT_LORA_RANK
+        s["attention_backend_run"] = s["attention_backend"] if s["attention_backend"] != "auto" \
+            else KV_DTYPE_BACKENDS.get(sc.kv_format, "auto")
         return s
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
@@ -580,6 +589,7 @@ class VLLM(Engine):
             raise InputError("vLLM 0.34 has only the V2 model runner; the V1 runner (VLLM_USE_V2_MODEL_RUNNER=0, 0.33 "
                              "and earlier) sizes its pool by profile: set extensible_kv_cache false with it")
         self._check_attention_backend(a, sc, options["attention_backend"])
+        self._check_kv_dtype(a, sc, options["attention_backend"])
         if s["sampler"] not in RUNNER_SAMPLERS[s["model_runner"]]:
             raise InputError(f"vLLM's {s['model_runner'].upper()} model runner has no {s['sampler']!r} sampler step; "
                              f"it takes {', '.join(RUNNER_SAMPLERS[s['model_runner']])}")
@@ -937,7 +947,7 @@ class VLLM(Engine):
         if runs_flashinfer_mla(x.a, cap, x.act_bytes):
             return 0.0, float(MLA_WORKSPACE_BYTES)
         mm_prefix = x.a.model_type in MM_PREFIX_TYPES and bool(x.a.encoders) and not s["language_model_only"]
-        if cap is None or not runs_flashinfer(x.a, cap, x.act_bytes, s["attention_backend"], mm_prefix):
+        if cap is None or not runs_flashinfer(x.a, cap, x.act_bytes, s["attention_backend_run"], mm_prefix):
             return 0.0, 0.0
         return builder_workspace_bytes(x.a, x.sc.tp, s["max_num_batched_tokens"]), kernels_workspace_bytes(cap)
 
@@ -1252,7 +1262,7 @@ class VLLM(Engine):
         full = [n for n in sizes if n % q == 0 and n <= s["max_num_seqs"] * q]
         cases = 2 if x.options["enable_lora"] else 1  # without and with adapters (`vllm_lora`)
         return Captures(cases * len(sizes), cases * len(full), sizes[-1], max(full, default=0),
-                        fa3_split_kv(x.a, cap, x.act_bytes, s["attention_backend"],
+                        fa3_split_kv(x.a, cap, x.act_bytes, s["attention_backend_run"],
                                      KV_CACHE_DTYPES.get(x.sc.kv_format, "auto") != "auto"), x.act_bytes)
 
     def _graphs(self, x: Inputs) -> float:
@@ -1311,6 +1321,29 @@ class VLLM(Engine):
         if backend in ("FLASH_ATTN", "FLASHINFER") and sc.weight_format == "fp32":
             raise InputError(f"vLLM's {backend} backend takes float16 and bfloat16 activations only; the scenario "
                              "computes in float32")
+
+    @staticmethod
+    def _check_kv_dtype(a: Architecture, sc: Any, backend: str) -> None:
+        """What vLLM refuses of a quantized cache dtype (`KV_DTYPE_BACKENDS`): MLA layers, whose backends take none
+        of them; another backend named; NVFP4 where FlashInfer cannot read it (`FlashInferBackend.supports_combination`:
+        64-wide heads and sinks on compute capability 8, 9 and 12; `supports_compute_capability`: not below 8.0)."""
+        need = KV_DTYPE_BACKENDS.get(sc.kv_format)
+        if need is None:
+            return
+        name = KV_CACHE_DTYPES[sc.kv_format]
+        if a.is_mla:
+            raise InputError(f"vLLM's MLA backends take no {name} cache (auto, fp8 and the DeepSeek layouts)")
+        if backend not in ("auto", need):
+            raise InputError(f"vLLM's {backend} backend takes no {name} cache; {need} does (attention_backend auto)")
+        cc = sc.compute_capability
+        if name == "nvfp4" and cc is not None:
+            heads = {a.layer_head_dim(i) for i in range(a.num_layers) if a.layer_caches_kv(i)}
+            if cc < (8, 0):
+                raise InputError("vLLM's NVFP4 cache runs on FlashInfer, which needs compute capability 8.0 or more")
+            if cc[0] in (8, 9, 12) and (64 in heads or a.attention_sinks):
+                why = "64-wide heads" if 64 in heads else "attention sinks"
+                raise InputError(f"vLLM's FlashInfer cannot read an NVFP4 cache with {why} on compute capability "
+                                 f"{cc[0]}.{cc[1]} (its fa2 prefill); it can on 10.x")
 
     def measured_budget_bytes(self, gpu, sc: Any, options: dict[str, Any], peak: np.ndarray) -> np.ndarray:
         """What a measured pool and the rest may take together (`vllm_extensible.budget_bytes`), beside a transient

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memviz.core.arch import Architecture
+from memviz.core.engines.vllm import KV_CACHE_DTYPES
 from memviz.core.engines.vllm_eplb import WINDOW_STEPS
 from memviz.core.engines.vllm_flashinfer import runs_flashinfer
 from memviz.core.engines.vllm_sampler import V2_WARMUP_PASS_SINCE, flashinfer_refusal, release_runner
@@ -207,6 +208,19 @@ def _speculative(text: str) -> tuple[str, int]:
     return ("eagle3" if method == "eagle3" else "mtp"), int(tokens or 1)
 
 
+def _logged_cache(kv: str, dtype: str | None) -> str:
+    """memviz's KV format for the log's kv_cache_dtype (vLLM's names: `KV_CACHE_DTYPES`; fp8_e4m3 / fp8_e5m2 as
+    fp8; auto and the 16-bit names as the model's dtype); another is an error."""
+    if kv in ("auto", "bfloat16", "float16"):
+        return dtype or "bf16"
+    if kv.startswith("fp8") and kv != "fp8_per_token_head":
+        return "fp8"
+    named = {v: k for k, v in KV_CACHE_DTYPES.items() if v != "auto"}
+    if kv not in named:
+        raise InputError(f"the log's kv_cache_dtype {kv!r} is not one memviz models ({', '.join(['auto', *named])})")
+    return named[kv]
+
+
 def _first(text: str, pattern: str) -> str | None:
     m = re.search(pattern, text)
     return m.group(1) if m else None
@@ -253,8 +267,7 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     if kv == "auto" and re.search(r"Using fp8\S* kv-cache for (GlmMoeDsaForCausalLM|Mistral Large 4)", text):
         kv = "fp8"  # the model's own default (model_executor/models/config.py `verify_and_update_config`, 0.34)
     dtype = LOGGED_DTYPES.get(str(args.get("dtype")))  # "auto" keeps the cache in the model's dtype
-    if kv not in ("auto", "bfloat16", "float16") and not kv.startswith("fp8"):
-        raise InputError(f"the log's kv_cache_dtype {kv!r} is not one memviz models (auto, fp8)")
+    cache = _logged_cache(kv, dtype)
     options: dict[str, Any] = {k: args[k] for k in ("max_num_seqs", "max_num_batched_tokens", "block_size",
                                                     "kv_cache_memory_bytes") if args.get(k) is not None}
     if args.get("enforce_eager"):
@@ -305,7 +318,7 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     if v0:
         options |= _v0_batch_defaults(args, a, context)
     return Scenario(engine="vllm", gpu=gpu, weight_format=weight_format or a.native_format or dtype or "bf16",
-                    kv_format="fp8" if kv.startswith("fp8") else dtype or "bf16", context_tokens=context,
+                    kv_format=cache, context_tokens=context,
                     tp=int(args.get("tensor_parallel_size") or 1), pp=int(args.get("pipeline_parallel_size") or 1),
                     gpu_memory_utilization=_utilization(args, measured),
                     options=tuple(sorted(options.items())))

@@ -70,7 +70,7 @@ def test_vllm_refuses_sparse_mla_where_it_has_no_backend():
         a = from_hf_config(transformers.AutoConfig.for_model("deepseek_v32").to_dict())
     with pytest.raises(InputError, match="compute capability 8.0"):
         estimate(a, Scenario(engine="vllm", gpu="a100-80g", tp=8, context_tokens=8192))
-    with pytest.raises(InputError, match="bf16 or fp8 cache"):
+    with pytest.raises(InputError, match="MLA backends take no int8_per_token_head cache"):
         estimate(a, Scenario(engine="vllm", gpu="h200", kv_format="int8", tp=8, context_tokens=8192))
 
 
