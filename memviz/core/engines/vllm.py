@@ -588,8 +588,8 @@ class VLLM(Engine):
         if s["model_runner"] == "v1" and self.measured(options):
             raise InputError("vLLM 0.34 has only the V2 model runner; the V1 runner (VLLM_USE_V2_MODEL_RUNNER=0, 0.33 "
                              "and earlier) sizes its pool by profile: set extensible_kv_cache false with it")
-        self._check_attention_backend(a, sc, options["attention_backend"])
         self._check_kv_dtype(a, sc, options["attention_backend"])
+        self._check_attention_backend(a, sc, s["attention_backend_run"])  # a cache dtype's backend too
         if s["sampler"] not in RUNNER_SAMPLERS[s["model_runner"]]:
             raise InputError(f"vLLM's {s['model_runner'].upper()} model runner has no {s['sampler']!r} sampler step; "
                              f"it takes {', '.join(RUNNER_SAMPLERS[s['model_runner']])}")

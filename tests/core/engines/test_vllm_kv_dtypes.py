@@ -51,6 +51,15 @@ def test_what_vllm_refuses(preset, kv, gpu, options, message):
         run(kv, gpu, get_preset(preset).architecture(), **options)
 
 
+def test_nvfp4_runs_flashinfer_which_takes_16_bit_activations_only():
+    """The backend a cache dtype forces is checked as a named one is: FlashInfer refuses float32 activations."""
+    sc = Scenario(engine="vllm", gpu="b200", kv_format="nvfp4", weight_format="fp32", context_tokens=8192)
+    with pytest.raises(InputError, match="FLASHINFER backend takes float16 and bfloat16"):
+        estimate(LLAMA8, sc)
+    assert estimate(LLAMA8, Scenario(engine="vllm", gpu="b200", kv_format="int8", weight_format="fp32",
+                                     context_tokens=8192)).total > 0  # Triton takes float32
+
+
 def test_nvfp4_with_64_wide_heads_runs_on_blackwell():
     """FlashInfer's TRT-LLM path on compute capability 10 reads it (the refusal is the fa2 prefill's)."""
     assert run("nvfp4", "b200", get_preset("qwen2.5-0.5b").architecture()).engine_facts["kv_pool_bytes"] > 0
