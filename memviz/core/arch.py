@@ -2503,10 +2503,7 @@ def _auto_round_format(q: dict[str, Any]) -> tuple[str, list[str]]:
     extra = q.get("extra_config")
     kept = [str(m) for m, c in extra.items() if isinstance(c, dict) and c.get("bits", bits) >= 16
             and not _IGNORED_ANYWAY.search(str(m)) and "norm" not in str(m)] if isinstance(extra, dict) else []
-    if kept:  # its extra_config's per-module overrides (norms are never quantized anyway)
-        notes.append(f"the checkpoint keeps {', '.join(kept[:3])}{' ...' if len(kept) > 3 else ''} in 16 bit, which "
-                     f"{fmt} quantizes: import its safetensors headers for the exact bytes")
-    return fmt, notes
+    return fmt, notes + _kept_note(kept, fmt)  # its extra_config's overrides (norms are never quantized anyway)
 
 
 #: modules a compressed-tensors `ignore` list may keep in 16 bit that memviz's formats keep so too (the routers:
@@ -2541,10 +2538,15 @@ def _compressed_tensors_format(q: dict[str, Any]) -> tuple[str, list[str]]:
         notes.append("asymmetric INT4: the packed zero points (half a byte a group) are not counted")
     ignore = q.get("ignore")
     kept = [str(m) for m in ignore if not _IGNORED_ANYWAY.search(str(m))] if isinstance(ignore, list) else []
-    if kept:
-        notes.append(f"the checkpoint keeps {', '.join(kept[:3])}{' ...' if len(kept) > 3 else ''} in 16 bit, which "
-                     f"{fmt} quantizes: import its safetensors headers for the exact bytes")
-    return fmt, notes
+    return fmt, notes + _kept_note(kept, fmt)
+
+
+def _kept_note(kept: list[str], fmt: str) -> list[str]:
+    """A note naming the modules a checkpoint keeps in 16 bit that memviz's `fmt` quantizes (none: no note)."""
+    if not kept:
+        return []
+    return [f"the checkpoint keeps {', '.join(kept[:3])}{' ...' if len(kept) > 3 else ''} in 16 bit, which {fmt} "
+            "quantizes: import its safetensors headers for the exact bytes"]
 
 
 def from_config_path(path: str | Path) -> Architecture:

@@ -43,7 +43,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memviz.core.arch import FULL, Architecture
+from memviz.core.arch import Architecture
+from memviz.core.engines.vllm_mtp import last_full_layer
 from memviz.core.errors import InputError
 
 #: the drafters `speculative_method` names: the model's own MTP layers (`vllm_mtp`), an EAGLE-3 drafter (here)
@@ -85,7 +86,7 @@ def check(a: Architecture, options: dict[str, Any], pp: int) -> None:
                          "not support the EAGLE3 interface")
     if pp > 1:
         raise InputError("memviz models an EAGLE-3 drafter on one pipeline stage (pp 1)")
-    if not any(kind == FULL and a.layer_caches_kv(i) for i, kind in enumerate(a.layer_types)):
+    if last_full_layer(a) is None:
         raise InputError("memviz counts an EAGLE-3 drafter's cache as the target's full-attention layer; "
                          f"{a.model_type} here has none (a sliding window on every layer)")
     if a.is_mla:
@@ -134,8 +135,8 @@ def draft_bytes(a: Architecture, options: dict[str, Any], tp: int, act_bytes: in
     h, hd = a.hidden_size, a.head_dim
     inter = options["draft_intermediate_size"] or a.intermediate_size
     q, kv = a.num_heads * hd / tp, max(a.num_kv_heads * hd / tp, hd)  # fewer KV heads than ranks: one a rank
-    layer = 2 * h * (q + 2 * kv) + q * h + 3 * h * inter / tp + (NORMS - 1) * h
+    layer = 2 * h * (q + 2 * kv) + q * h + 3 * h * inter / tp  # qkv_proj over 2H, o_proj, gate_up and down
     vocab = draft_vocab(a, options)
     head = -(-vocab // VOCAB_PADDING) * VOCAB_PADDING * h / tp
-    values = layer + AUX_HIDDEN_STATES * h * h + h + head
+    values = layer + NORMS * h + AUX_HIDDEN_STATES * h * h + head
     return values * act_bytes + (8 * vocab if vocab != a.output_rows else 0)

@@ -57,9 +57,10 @@ def check(a: Architecture, num_speculative_tokens: int) -> None:
                          "(no num_nextn_predict_layers / mtp_num_hidden_layers)")
 
 
-def last_full_layer(a: Architecture) -> int:
-    """The model's last full-attention layer, the shape of a draft layer's cache."""
-    return max(i for i in range(a.num_layers) if a.layer_types[i] == FULL and a.layer_caches_kv(i))
+def last_full_layer(a: Architecture) -> int | None:
+    """The model's last full-attention layer, the shape of a draft layer's cache (None: it has none, which the
+    drafters' checks refuse before any draft layer is sized)."""
+    return max((i for i in range(a.num_layers) if a.layer_types[i] == FULL and a.layer_caches_kv(i)), default=None)
 
 
 def head_bytes(a: Architecture, tp: int, act_bytes: int) -> float:
