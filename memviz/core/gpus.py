@@ -136,6 +136,11 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
         compute_capability=(8, 9), sm_count=128),
     GPU("rtx5090", "RTX 5090 32GB", 32607 * MiB, 1792e9, 419e12, _SMI, round(31.36 * GiB),
         compute_capability=(12, 0), sm_count=170),
+    # the RTX 4090 sold in China: 114 of the AD102's SMs at the RTX 4090's 2.52 GHz boost and memory; nvidia-smi
+    # prints 24,564 MiB on it (four cards, driver 580.105.08, in a public hardware inventory) and ComfyUI's system
+    # stats 24,210 MiB as torch's total (cudaMemGetInfo), the RTX 4090's 23.64 GiB
+    GPU("rtx4090d", "RTX 4090 D 24GB", 24564 * MiB, 1008e9, 114 * 2.52e9 * _GEFORCE_FLOP_PER_CLOCK_SM, _SMI,
+        24210 * MiB, compute_capability=(8, 9), names=("NVIDIA GeForce RTX 4090 D",), sm_count=114),
     GPU("l4", "L4 24GB", 23034 * MiB, 300e9, 121e12, _SMI, compute_capability=(8, 9), sm_count=58),
     GPU("a10", "A10 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6), sm_count=72),
     GPU("a10g", "A10G 24GB", 23028 * MiB, 600e9, 125e12, _SMI, compute_capability=(8, 6), sm_count=80),
@@ -162,9 +167,24 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     GPU("rtx-pro-4500", "RTX PRO 4500 Blackwell 32GB", 32623 * MiB, 896e9, 220e12, _SMI, 33689829376,
         compute_capability=(12, 0), sm_count=82, names=("NVIDIA RTX PRO 4500 Blackwell",
                                                         "NVIDIA RTX PRO 4500 Blackwell Server Edition")),
+    # nvidia-smi prints 24467 MiB on RTX PRO 4000 Blackwell cards (driver 580.159.04, public benchmark notes): GB203
+    # with 70 SMs, 672 GB/s; 16-bit rate 70 SMs x 2.617 GHz boost x 1,024
+    GPU("rtx-pro-4000", "RTX PRO 4000 Blackwell 24GB", 24467 * MiB, 672e9, 70 * 2.617e9 * _GEFORCE_FLOP_PER_CLOCK_SM, _SMI,
+        compute_capability=(12, 0), sm_count=70, names=("NVIDIA RTX PRO 4000 Blackwell",)),
+    # GB202 with 110 SMs, 1,344 GB/s in both sizes; NVIDIA's 2,064 AI TOPS (FP4 sparse) / 8 for dense 16 bit.
+    # nvidia-smi: 48935 MiB (drivers 580.126 - 590.48, several public notes) and 73415 MiB on the 72GB card
+    GPU("rtx-pro-5000", "RTX PRO 5000 Blackwell 48GB", 48935 * MiB, 1344e9, 258e12, _SMI, compute_capability=(12, 0),
+        sm_count=110, names=("NVIDIA RTX PRO 5000 Blackwell",)),
+    GPU("rtx-pro-5000-72g", "RTX PRO 5000 Blackwell 72GB", 73415 * MiB, 1344e9, 258e12, _SMI,
+        compute_capability=(12, 0), sm_count=110, names=("NVIDIA RTX PRO 5000 72GB Blackwell",)),
     GPU("rtx-pro-6000", "RTX PRO 6000 Blackwell 96GB", 97887 * MiB, 1792e9, 500e12, _SMI, compute_capability=(12, 0),
         names=("NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
                "NVIDIA RTX PRO 6000 Blackwell Server Edition"), sm_count=188),
+    # the AD102 part sold in China for servers: 92 SMs, 864 GB/s, 119.5 TFLOPS dense FP16 / BF16 tensor; nvidia-smi
+    # prints 46068 MiB (drivers 550.127 - 580.65, public notes) and torch's out-of-memory message a total capacity of
+    # 44.53 GiB
+    GPU("l20", "L20 48GB", 46068 * MiB, 864e9, 119.5e12, _SMI, round(44.53 * GiB), compute_capability=(8, 9),
+        sm_count=92),
     # nvidia-smi prints 24576MiB on an A30 (HBM2, 933 GB/s; BF16 165 TFLOPS dense in its datasheet)
     GPU("a30", "A30 24GB", 24576 * MiB, 933e9, 165e12, _SMI, compute_capability=(8, 0), sm_count=56),
     # vLLM logs: 39.49 GiB
@@ -210,6 +230,10 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
         round(121.69 * GiB), compute_capability=(12, 1), names=("NVIDIA GB10",), sm_count=48),
     # rocm-smi "VRAM Total Memory (B)" of an MI300X, the total torch.cuda.mem_get_info reports on ROCm too
     GPU("mi300x", "MI300X 192GB", 205822885888, 5300e9, 1307e12, "rocm-smi total", sm_count=304),
+    # rocm-smi "VRAM Total Memory (B)" of a Radeon RX 7900 XTX as most public outputs print it (others 25,752,035,328
+    # to 25,757,220,864); AMD's 96 compute units, 960 GB/s and 123 TFLOPS FP16 (RDNA 3 launch specifications)
+    GPU("rx7900xtx", "Radeon RX 7900 XTX 24GB", 25753026560, 960e9, 123e12, "rocm-smi total", sm_count=96,
+        names=("AMD Radeon RX 7900 XTX",)),
     # Apple unified memory: Metal lets one process keep 3/4 of it resident by default on these sizes
     # (MTLDevice.recommendedMaxWorkingSetSize, which llama.cpp's Metal backend prints at start-up: 51539.61 MB on an M2
     # Max with 64 GB, 103079.22 MB on an M4 Max with 128 GB; 16 and 24 GB Macs print 2/3); the 38-core M2 Max: Apple's
@@ -228,14 +252,16 @@ _SIZE_WORD = re.compile(r"\d+(gb|gib)$")
 
 
 #: the shelves of the app's GPU menu, in its order
-GPU_GROUPS = ("GeForce", "Workstation", "Data centre", "Unified memory and CPU RAM")
+GPU_GROUPS = ("GeForce and Radeon", "Workstation", "Data centre", "Unified memory and CPU RAM")
 
 
 def gpu_group(g: GPU) -> str:
-    """The shelf (one of `GPU_GROUPS`) a GPU sits on: GeForce cards, workstation cards, data-centre parts, and
+    """The shelf (one of `GPU_GROUPS`) a GPU sits on: GeForce and Radeon cards, workstation cards, data-centre parts, and
     memory shared with a CPU (Apple, DGX Spark, plain RAM)."""
     if g.usable_fraction < 1 or g.memory_source != _SMI and "rocm" not in g.memory_source:
         return GPU_GROUPS[3]
+    if g.key.startswith("rx"):
+        return GPU_GROUPS[0]
     if g.key.startswith("rtx"):
         return GPU_GROUPS[1] if any(w in g.key for w in ("-a", "ada", "pro")) else GPU_GROUPS[0]
     return GPU_GROUPS[2]

@@ -3,7 +3,7 @@
 import pytest
 
 from memviz.core.errors import InputError
-from memviz.core.gpus import GPUS, get_gpu, gpu_pool
+from memviz.core.gpus import GPU_GROUPS, GPUS, get_gpu, gpu_group, gpu_pool
 from memviz.core.units import GiB, MiB
 
 
@@ -20,6 +20,9 @@ from memviz.core.units import GiB, MiB
     ("RTX 4080", "rtx4080"), ("RTX 4080 SUPER", "rtx4080-super"), ("NVIDIA GeForce RTX 4070 Ti SUPER", "rtx4070ti-super"),
     ("NVIDIA GeForce RTX 4070 SUPER", "rtx4070-super"), ("NVIDIA GeForce RTX 3070", "rtx3070"), ("RTX 3080", "rtx3080-10g"),
     ("NVIDIA GeForce RTX 3080 Ti", "rtx3080ti"), ("NVIDIA RTX A4000", "rtx-a4000"), ("NVIDIA H800", "h800"),
+    ("NVIDIA GeForce RTX 4090 D", "rtx4090d"), ("NVIDIA L20", "l20"), ("AMD Radeon RX 7900 XTX", "rx7900xtx"),
+    ("NVIDIA RTX PRO 5000 Blackwell", "rtx-pro-5000"), ("NVIDIA RTX PRO 5000 72GB Blackwell", "rtx-pro-5000-72g"),
+    ("NVIDIA RTX PRO 4000 Blackwell", "rtx-pro-4000"),
     ("Tesla P40", "p40"), ("Tesla P100-PCIE-16GB", "p100-16g"), ("Tesla V100-PCIE-16GB", "v100-16g"),
     ("NVIDIA A30", "a30"), ("NVIDIA B300 SXM6 AC", "b300"), ("B300", "b300"),
 ])
@@ -42,6 +45,9 @@ def test_every_catalogue_gpu_is_found_by_its_key_label_and_device_names():
     ("rtx4080-super", 16376), ("rtx4070ti-super", 16376), ("rtx4070-super", 12282), ("rtx3070", 8192),
     ("rtx3080ti", 12288), ("rtx-a4000", 16376), ("h800", 81559), ("p40", 24576), ("p100-16g", 16384),
     ("v100-16g", 16384), ("a30", 24576), ("b300", 275040),
+    # "NVIDIA GeForce RTX 4090 D, 24,564 MiB", "NVIDIA L20, 46068 MiB", "NVIDIA RTX PRO 5000 Blackwell, 48935 MiB",
+    # "NVIDIA RTX PRO 5000 72GB Blackwell, ..., 73415 MiB", "NVIDIA RTX PRO 4000 Blackwell, 24,467 MiB"
+    ("rtx4090d", 24564), ("l20", 46068), ("rtx-pro-5000", 48935), ("rtx-pro-5000-72g", 73415), ("rtx-pro-4000", 24467),
 ])
 def test_totals_are_what_nvidia_smi_prints(key, smi_mib):
     assert get_gpu(key).memory_bytes == smi_mib * MiB
@@ -56,6 +62,8 @@ def test_a_name_that_fits_several_gpus_names_them():
         get_gpu("4060 Ti")  # the 8 GB and the 16 GB card
     with pytest.raises(InputError, match="ambiguous: v100-32g, v100-16g"):
         get_gpu("V100")
+    with pytest.raises(InputError, match="ambiguous: rtx-pro-5000, rtx-pro-5000-72g"):
+        get_gpu("RTX PRO 5000")  # the 48 GB and the 72 GB card
 
 
 def test_entered_memory_and_pools():
@@ -86,6 +94,7 @@ def test_a_cuda_total_entered_after_the_gpu_replaces_the_catalogue_one_and_reads
     # as torch's multi_processor_count prints them in public logs and Inductor kernels
     ("a10g", 80), ("h20", 78), ("b200", 148), ("rtx5090", 170), ("rtx-pro-6000", 188), ("dgx-spark", 48),
     # NVIDIA's whitepapers and datasheets
+    ("rtx4090d", 114), ("l20", 92), ("rtx-pro-5000", 110), ("rtx-pro-4000", 70),
     ("h100-80g", 132), ("h100-pcie", 114), ("a100-80g", 108), ("l40s", 142), ("rtx4090", 128), ("t4", 40),
 ])
 def test_sm_counts_are_torchs(key, sms):
@@ -105,3 +114,21 @@ def test_the_rtx_pro_4500_has_the_cuda_total_torch_printed():
     g = get_gpu("NVIDIA RTX PRO 4500 Blackwell Server Edition")
     assert (g.key, g.memory_bytes, g.cuda_total_bytes, g.sm_count) == ("rtx-pro-4500", 32623 * MiB, 33689829376, 82)
     assert get_gpu("RTX PRO 6000").key == "rtx-pro-6000"
+
+
+def test_cuda_totals_published_for_the_l20_and_the_rtx_4090_d():
+    """torch's out-of-memory message on an L20: "total capacity: 44.53 GiB"; ComfyUI's system stats on an RTX 4090 D:
+    vram_total 24,210 MiB (cudaMemGetInfo's total), the RTX 4090's 23.64 GiB to 0.01 GiB."""
+    assert get_gpu("l20").cuda_total_bytes == round(44.53 * GiB)
+    assert get_gpu("rtx4090d").cuda_total_bytes == 24210 * MiB
+    assert round(get_gpu("rtx4090d").cuda_total_bytes / GiB, 2) == round(get_gpu("rtx4090").cuda_total_bytes / GiB, 2)
+
+
+def test_a_radeon_card_is_on_the_consumer_shelf_with_the_total_rocm_smi_prints():
+    """rocm-smi --showmeminfo vram: "VRAM Total Memory (B): 25753026560" on an RX 7900 XTX; ROCm's torch reports the
+    same total, so no driver reservation is taken off (unlike an NVIDIA card's nvidia-smi total)."""
+    g = get_gpu("rx7900xtx")
+    assert (g.memory_bytes, g.cuda_total_bytes, g.compute_capability) == (25753026560, 25753026560, None)
+    assert gpu_group(g) == gpu_group(get_gpu("rtx4090")) == GPU_GROUPS[0]
+    assert gpu_group(get_gpu("rtx-pro-5000")) == gpu_group(get_gpu("rtx-pro-6000")) == GPU_GROUPS[1]
+    assert gpu_group(get_gpu("l20")) == gpu_group(get_gpu("mi300x")) == GPU_GROUPS[2]

@@ -34,7 +34,7 @@ def test_gpu_menu_stays_open_while_gpus_are_ticked(qtbot):
     w = window(qtbot)
     action = w.gpu_actions["a100-80g"]
     before = action.isChecked()
-    menu = w._gpu_menus["Data centre"]  # the GPUs sit on shelves: GeForce, workstation, data centre, unified
+    menu = w._gpu_menus["Data centre"]  # the GPUs sit on shelves: GeForce and Radeon, workstation, data centre, unified
     assert action in menu.actions() and [m.title() for m in w._gpu_menu.findChildren(QMenu)] == list(w._gpu_menus)
     menu.setActiveAction(action)
     release = QMouseEvent(QEvent.Type.MouseButtonRelease, QPointF(1, 1), QPointF(1, 1), Qt.MouseButton.LeftButton,
