@@ -121,7 +121,7 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architecture
-from memviz.core.engines import vllm_eagle3, vllm_eplb, vllm_extensible, vllm_int4, vllm_lora, vllm_mtp
+from memviz.core.engines import vllm_dtype, vllm_eagle3, vllm_eplb, vllm_extensible, vllm_int4, vllm_lora, vllm_mtp
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.bitnet_linear import FORMAT as BITNET
 from memviz.core.engines.vllm_compile import embedding_benchmark_bytes
@@ -233,7 +233,8 @@ KV_DTYPE_BACKENDS = {"int8": "TRITON_ATTN", "fp8_pth": "TRITON_ATTN", "int4_pth"
 #: transformers_utils/configs/mistral.py `adapt_config_dict` makes them MistralLarge4ForCausalLM; the registry has no
 #: class for transformers' MistralLarge4ForConditionalGeneration), which the launch command asks for
 MISTRAL_FORMAT_ONLY = frozenset({"mistral_large4_text"})
-#: the 16-bit caches named explicitly, where vLLM would make "auto" something else (`fp8_cache_for_auto`)
+#: the 16-bit caches named explicitly, where vLLM would make "auto" something else (`fp8_cache_for_auto`, float32
+#: weights: `vllm_dtype`)
 EXPLICIT_16_BIT = {"bf16": "bfloat16", "fp16": "float16"}
 
 
@@ -588,6 +589,7 @@ class VLLM(Engine):
         if s["model_runner"] == "v1" and self.measured(options):
             raise InputError("vLLM 0.34 has only the V2 model runner; the V1 runner (VLLM_USE_V2_MODEL_RUNNER=0, 0.33 "
                              "and earlier) sizes its pool by profile: set extensible_kv_cache false with it")
+        vllm_dtype.check(a, sc)
         self._check_kv_dtype(a, sc, options["attention_backend"])
         self._check_attention_backend(a, sc, s["attention_backend_run"])  # a cache dtype's backend too
         if s["sampler"] not in RUNNER_SAMPLERS[s["model_runner"]]:
@@ -1636,8 +1638,9 @@ class VLLM(Engine):
             args += ["--eplb-config", shlex.quote(json.dumps(eplb))]
         if KV_CACHE_DTYPES.get(sc.kv_format, "auto") != "auto":
             args += ["--kv-cache-dtype", KV_CACHE_DTYPES[sc.kv_format]]
-        elif sc.kv_format in EXPLICIT_16_BIT and fp8_cache_for_auto(a, sc):
+        elif sc.kv_format in EXPLICIT_16_BIT and (fp8_cache_for_auto(a, sc) or vllm_dtype.names_16_bit_cache(sc)):
             args += ["--kv-cache-dtype", EXPLICIT_16_BIT[sc.kv_format]]
+        args += vllm_dtype.dtype_args(sc)
         if on_load:  # a stored checkpoint names its method in its config; vLLM reads it from there
             args += ["--quantization", QUANTIZE_ON_LOAD[sc.weight_format]]
         if s["block_size"] != DEFAULT_BLOCK_TOKENS:
