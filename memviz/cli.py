@@ -210,11 +210,11 @@ def _context(args: argparse.Namespace, a: Architecture, engine: str, gpu: str | 
     return get_engine(engine).default_context(a, vram)
 
 
-def _kv(args: argparse.Namespace, engine: str) -> str:
-    """--kv, or the cache the engine keeps when not told (llama.cpp and Ollama: f16; else bf16)."""
+def _kv(args: argparse.Namespace, engine: str, weights: str) -> str:
+    """--kv, or the cache the engine keeps when not told (llama.cpp and Ollama: f16; else the compute dtype's)."""
     from memviz.core.engines import get_engine
 
-    return args.kv or get_engine(engine).default_kv_format
+    return args.kv or get_engine(engine).default_kv(weights)
 
 
 def _scenario(args: argparse.Namespace, a: Architecture, weights: str, gpu: str | None) -> Scenario:
@@ -231,7 +231,7 @@ def _scenario(args: argparse.Namespace, a: Architecture, weights: str, gpu: str 
     engine = _engine_name(args, weights, a)
     options = _with_drafter(args, engine, a, _with_mmproj(args, engine, parse_option_pairs(args.option)))
     return Scenario(
-        weight_format=weights, kv_format=_kv(args, engine), context_tokens=_context(args, a, engine, gpu),
+        weight_format=weights, kv_format=_kv(args, engine, weights), context_tokens=_context(args, a, engine, gpu),
         batch=args.batch, sequence_tokens=seqs, engine=engine, device=args.device, tp=args.tp,
         pp=args.pp, gpu=gpu, options=tuple(sorted(options.items())),
         gpu_layers=args.gpu_layers, kv_offload=args.kv_offload, attention=args.attention,

@@ -427,8 +427,8 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
     for name in COMPONENTS:
         prov, formula, source = _SOURCES[name]
         source = source or f"{engine.version}: {engine.source}"
-        if name == "kv_cache" and pool is not None:
-            formula += engine.kv_pool_formula(x)
+        if name == "kv_cache":
+            formula += engine.kv_formula(x) + (engine.kv_pool_formula(x) if pool is not None else "")
         if name == "overhead" and sc.runtime_overhead_bytes is None and (more := engine.overhead_formula(facts)):
             prov = "formula"
             formula += more

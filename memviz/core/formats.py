@@ -302,8 +302,8 @@ class KVFormat:
     """Storage of cached keys/values. `group` elements of one token's head vector share
     `group_bytes` of scale/zero data (0 = no per-group data). Sources: vLLM fp8 KV
     (one scale per layer, negligible); vLLM int8 per-token-head fp32 scales
-    (`kv_cache_interface.py`); HF `QuantizedCache` int4 (quanto, q_group_size 64,
-    fp16 scale + fp16 zero point per group); llama.cpp `--cache-type-k/v` (ggml blocks of
+    (`kv_cache_interface.py`); transformers' `QuantizedCache` int4 / int2 (quanto, q_group_size 64,
+    a 16-bit scale and shift per group); llama.cpp `--cache-type-k/v` (ggml blocks of
     32 values: ggml/src/ggml-common.h `block_q8_0`, `block_q4_0`, `block_q4_1`, `block_q5_0`,
     `block_q5_1`, `block_iq4_nl`). `ggml` is the name llama.cpp takes for it
     (common/arg.cpp `kv_cache_types`, 0c1e570), empty where llama.cpp has no such cache."""
@@ -315,12 +315,13 @@ class KVFormat:
     vector_bytes: float = 0.0  # fixed bytes per cached head vector (per-token-head scale)
     description: str = ""
     ggml: str = ""
+    flat_groups: bool = False  # groups of `group` consecutive values that run on across vectors (quanto's axis 0)
 
     def bytes_per_vector(self, elements: int) -> float:
         """Bytes to store one cached head vector of `elements` values (one token, one layer)."""
         total = elements * self.elem_bits / 8 + self.vector_bytes
         if self.group:
-            total += ceil(elements / self.group) * self.group_bytes
+            total += (elements / self.group if self.flat_groups else ceil(elements / self.group)) * self.group_bytes
         return total
 
 
@@ -328,7 +329,8 @@ KV_FORMATS: dict[str, KVFormat] = {
     "fp32": KVFormat("fp32", 32, description="32-bit float", ggml="f32"),
     "bf16": KVFormat("bf16", 16, description="bfloat16 (default of bf16 models)", ggml="bf16"),
     "fp16": KVFormat("fp16", 16, description="float16 (llama.cpp default f16)", ggml="f16"),
-    "fp8": KVFormat("fp8", 8, description="FP8 e4m3/e5m2 with per-layer scales (vLLM --kv-cache-dtype fp8)"),
+    "fp8": KVFormat("fp8", 8, description="FP8 e4m3/e5m2 with per-layer scales (vLLM --kv-cache-dtype fp8, "
+                     "transformers QuantizedCache fp8)"),
     "int8": KVFormat("int8", 8, vector_bytes=4, description="INT8 with one fp32 scale per token and head "
                      "(vLLM int8_per_token_head)"),
     # vLLM 0.34's other per-token-head caches (`TritonAttentionBackend.customize_spec`: a head's K and V values, then
@@ -341,7 +343,12 @@ KV_FORMATS: dict[str, KVFormat] = {
                          description="INT4, two a byte, one fp32 scale per token and head (vLLM int4_per_token_head)"),
     "nvfp4": KVFormat("nvfp4", 4, group=16, group_bytes=1,
                       description="NVFP4: fp4 values and an fp8 scale per 16 (vLLM nvfp4)"),
-    "int4": KVFormat("int4", 4, group=64, group_bytes=4, description="INT4, fp16 scale + zero per 64 values (HF QuantizedCache)"),
+    # transformers' QuantizedCache on optimum-quanto (engines/transformers_cache.py): a scale and a shift in the
+    # model's 16-bit dtype for each 64 consecutive values
+    "int4": KVFormat("int4", 4, group=64, group_bytes=4, flat_groups=True,
+                     description="INT4, 16-bit scale + shift per 64 values (transformers QuantizedCache, quanto)"),
+    "int2": KVFormat("int2", 2, group=64, group_bytes=4, flat_groups=True,
+                     description="INT2, 16-bit scale + shift per 64 values (transformers QuantizedCache, quanto)"),
     "q8_0": KVFormat("q8_0", 8, group=32, group_bytes=2, description="llama.cpp q8_0 blocks (34 bytes / 32 values)",
                      ggml="q8_0"),
     "q5_1": KVFormat("q5_1", 5, group=32, group_bytes=4, description="llama.cpp q5_1 blocks (24 bytes / 32 values)",

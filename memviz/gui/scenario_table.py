@@ -66,10 +66,19 @@ def compare_quantizations(base: Scenario) -> tuple[Scenario, ...]:
     """The common formats on the base scenario's context and batch, each in its usual engine."""
     out = []
     for fmt, engine in COMMON_QUANTIZATIONS:
-        kv = ENGINES[engine].default_kv_format
+        kv = ENGINES[engine].default_kv(fmt)
         out.append(base.with_changes(name="", weight_format=fmt, engine=engine, kv_format=kv, tp=1, gpu_layers=None,
                                      kv_offload=False, attention=None))
     return tuple(out)
+
+
+def _followed_kv(sc: Scenario, key: str, value: str) -> str:
+    """The scenario's cache once its weights or engine change: its own, or, where it is the engine's default for its
+    weights (`Engine.default_kv`), the default of the new weights and engine."""
+    if sc.kv_format != ENGINES[sc.engine].default_kv(sc.weight_format):
+        return sc.kv_format
+    engine, weights = (value, sc.weight_format) if key == "engine" else (sc.engine, value)
+    return ENGINES[engine].default_kv(weights) if engine in ENGINES else sc.kv_format
 
 
 PLACEHOLDER_ROLE = Qt.ItemDataRole.UserRole + 1  # the generated label an unnamed scenario shows, greyed
@@ -268,8 +277,11 @@ class ScenarioTable(QWidget):
             self.message.setText(f"Row {row + 1}: {value:,d} tokens exceed the model's {self.context_limit:,d} "
                                  "positions; tick 'Beyond max context' to estimate anyway")
             return
+        changes = {key: value}
+        if key in ("weight_format", "engine"):  # a cache left at its default follows the weights and the engine
+            changes["kv_format"] = _followed_kv(sc, key, value)
         try:
-            new = self._scenarios[row].with_changes(**{key: value})
+            new = self._scenarios[row].with_changes(**changes)
         except InputError as exc:
             self.message.setText(f"Row {row + 1}: {exc}")
             self.revert()

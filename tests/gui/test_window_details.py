@@ -176,3 +176,22 @@ def test_a_refused_edit_puts_the_widget_back(qtbot):
     engine.setCurrentText("transformers")
     tp.setValue(2)  # tensor parallelism is vLLM's only: refused by the core
     assert w.session.scenarios[0].tp == 1 and tp.value() == 1
+
+
+def test_a_default_cache_follows_the_weights_and_the_engine_a_chosen_one_stays(qtbot):
+    """An fp32 model's cache is fp32 in transformers and vLLM (their default for those weights), llama.cpp's f16:
+    a cache left at its default follows the weights and the engine; one the user chose does not."""
+    from memviz.core.estimate import Scenario
+    from memviz.gui.scenario_table import COLUMNS
+
+    w = window(qtbot)
+    w.apply(w.session.with_changes(scenarios=(Scenario(engine="transformers"), Scenario(engine="transformers",
+                                                                                        kv_format="int4"))))
+    weights = w.table.table.cellWidget(0, COLUMNS.index("weight_format"))
+    weights.setCurrentText("fp32")
+    assert (w.session.scenarios[0].weight_format, w.session.scenarios[0].kv_format) == ("fp32", "fp32")
+    w.table.table.cellWidget(0, COLUMNS.index("engine")).setCurrentText("llamacpp")
+    assert w.session.scenarios[0].kv_format == "fp16"
+    w.table.table.cellWidget(1, COLUMNS.index("engine")).setCurrentText("vllm")  # vLLM has no quanto int4 cache
+    assert (w.session.scenarios[1].engine, w.session.scenarios[1].kv_format) == ("transformers", "int4")
+    assert "vLLM has no KV cache dtype 'int4'" in w.banner.text()

@@ -200,6 +200,11 @@ class Engine:
     default_kv_format = "bf16"  # the cache the engine keeps when not told: the checkpoint's 16-bit dtype
     default_context_tokens = 4096  # memviz's context when none is given (capped at the model's positions)
 
+    def default_kv(self, weight_format: str) -> str:
+        """The cache the engine keeps when not told, for weights in `weight_format`: the compute dtype's (an fp32
+        model's cache is fp32: transformers' DynamicCache, vLLM's "auto"), llama.cpp's f16."""
+        return "fp32" if weight_format == "fp32" and self.default_kv_format == "bf16" else self.default_kv_format
+
     def default_attention(self, a: Any) -> str:
         """The attention implementation the engine runs `a` with when the scenario names none."""
         return self.attention_default
@@ -322,6 +327,10 @@ class Engine:
         """The pools the pipeline stages keep, from what each stage's memory allows (`kv_pool`): by default each
         its own."""
         return pools
+
+    def kv_formula(self, x: Inputs) -> str:
+        """What the engine's cache keeps beyond the formula, appended to the KV component's formula."""
+        return ""
 
     def kv_pool_formula(self, x: Inputs) -> str:
         """How a pre-allocated pool (`kv_pool`) is sized, appended to the KV component's formula."""

@@ -58,15 +58,17 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import FULL, SLIDING, Architecture
-from memviz.core.engines import bitnet_linear, gptq_kernels
+from memviz.core.engines import bitnet_linear, gptq_kernels, transformers_cache
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
 from memviz.core.errors import InputError
 from memviz.core.formats import (
     BITSANDBYTES,
     QUANTIZED_ROLES,
     STORED,
+    KVFormat,
     Storage,
     WeightFormat,
+    get_kv_format,
     get_weight_format,
     tensor_bytes,
 )
@@ -184,7 +186,32 @@ class Transformers(Engine):
         """The caches, DeepSeek-V4's compressor buffers (`compressor_buffer_bytes`) and the cross-attention layers'
         image K/V (`cross_attention_bytes`, option images) for every sequence."""
         cross = x.options["images"] * cross_attention_bytes(x.a, x.kvf, self.kv_layout(x), layers) * x.sequences
-        return super().kv_bytes(x, layers) + self.compressor_buffers(x, layers, False) + cross
+        return super().kv_bytes(x, layers) + self.compressor_buffers(x, layers, False) + cross \
+            + self.residual_bytes(x, layers)
+
+    def residual_bytes(self, x: Inputs, layers: range) -> np.ndarray | float:
+        """What a quanto QuantizedCache's unquantized tokens (`transformers_cache.residual_tokens`) take beyond their
+        quantized share, for every sequence."""
+        if transformers_cache.backend(x.kvf.name) != "quanto":
+            return 0.0
+        layout, native = self.kv_layout(x), self.native_kv(x)
+        tokens = np.asarray(x.sc.sequence_tokens) if x.seqs_given else x.context
+        extra = kv_cache_bytes(x.a, native, 1, layout, layers) - kv_cache_bytes(x.a, x.kvf, 1, layout, layers)
+        held = transformers_cache.residual_tokens(x.kvf.name, tokens) * extra
+        return np.sum(held) if x.seqs_given else x.batch * held
+
+    def kv_formula(self, x: Inputs) -> str:
+        name = transformers_cache.backend(x.kvf.name)
+        if name is None:
+            return ""
+        residual = (f" + up to {transformers_cache.RESIDUAL_TOKENS} newest tokens a sequence in the compute dtype "
+                    "(its residual)") if name == "quanto" else ""
+        return f"; transformers QuantizedCache, backend {name}{residual}"
+
+    @staticmethod
+    def native_kv(x: Inputs) -> KVFormat:
+        """The compute dtype's own cache format, which DynamicCache keeps and QuantizedCache dequantizes to."""
+        return get_kv_format("fp32" if x.act_bytes == 4 else "bf16")
 
     def facts(self, x: Inputs, gpu: Any, pool_bytes: float | None, non_kv_bytes: float | None = None,
               loaded_bytes: float = 0.0) -> dict[str, Any]:
@@ -215,6 +242,7 @@ class Transformers(Engine):
         (per-channel FP8, quant_method fbgemm_fp8) refuses to load without a GPU and on GPUs below compute
         capability 9.0 (a real CPU load raises: test_transformers_fp8.py)."""
         super().check(a, sc, options)
+        transformers_cache.check(a, sc.kv_format, 4 if sc.weight_format == "fp32" else 2)
         method = gptq_kernels.method_of(a, sc.weight_format)
         if method:
             _quant_kernel(a, sc, method, options["quant_kernel"])
@@ -268,9 +296,19 @@ class Transformers(Engine):
             scratch = gptq_kernels.scratch_bytes(quant.method, quant.kernel, mods)
         ws = replace(ws, attention=ws.attention + bitnet_linear.unpack_bytes(a, sc.weight_format, _ATTENTION, act_bytes),
                      mlp=ws.mlp + bitnet_linear.unpack_bytes(a, sc.weight_format, _MLP, act_bytes))
-        biggest = next((i for i, kind in enumerate(a.layer_types) if kind == FULL), 0)
-        decode_copy = self.kv_bytes(x, range(biggest, biggest + 1))
-        return np.maximum(ws.peak + streamed_layer_bytes, decode_copy) + scratch
+        return np.maximum(ws.peak + streamed_layer_bytes, self.decode_update_bytes(x)) + scratch
+
+    def decode_update_bytes(self, x: Inputs) -> np.ndarray:
+        """What a decode step's cache update holds beyond the cache, in the largest (full-attention) layer:
+        DynamicCache's concatenation, or QuantizedCache's dequantized and returned K and V
+        (`transformers_cache.UPDATE_COPIES` times the layer in the compute dtype)."""
+        biggest = next((i for i, kind in enumerate(x.a.layer_types) if kind == FULL), 0)
+        layer = range(biggest, biggest + 1)
+        name = transformers_cache.backend(x.kvf.name)
+        if name is None:
+            return self.kv_bytes(x, layer)
+        native = replace(x, kvf=self.native_kv(x))
+        return transformers_cache.UPDATE_COPIES[name] * Engine.kv_bytes(self, native, layer)
 
     @staticmethod
     def quant_kernel(x: Inputs) -> gptq_kernels.Checkpoint | None:
@@ -390,6 +428,8 @@ class Transformers(Engine):
             f'    attn_implementation="{impl}", trust_remote_code={opts["trust_remote_code"]})',
             f"# generate() over {sc.sequences} sequence(s) of up to {sc.longest_sequence:,d} tokens",
         ]
+        if cache := transformers_cache.generate_line(sc.kv_format):
+            lines.append(cache)
         if a.remote_code:
             lines.insert(0, f"# no transformers class for this release's type: it loads with its own code "
                             f"({a.remote_code})" + ("" if opts["trust_remote_code"] else
