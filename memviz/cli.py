@@ -412,7 +412,7 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
               f"{format_bytes(facts['sampler_state_bytes'], unit)}")
     if facts.get("attention_workspace_bytes"):
         total, inside = facts["attention_workspace_bytes"], facts["attention_workspace_in_budget_bytes"]
-        print(f"vLLM FlashInfer attention workspaces: {format_bytes(total, unit)} "
+        print(f"vLLM {facts['attention_workspace_owners']} attention workspaces: {format_bytes(total, unit)} "
               f"({facts['attention_workspace_parts']}), {format_bytes(inside, unit)} of it allocated before the pool "
               "is sized"
               + (f", {format_bytes(total - inside, unit)} after it" if total > inside else ""))

@@ -316,6 +316,7 @@ class KVFormat:
     description: str = ""
     ggml: str = ""
     flat_groups: bool = False  # groups of `group` consecutive values that run on across vectors (quanto's axis 0)
+    packed_kv: tuple[int, int] = ()  # (key bits, value bits) of a head's K and V packed in one slot (TurboQuant)
 
     def bytes_per_vector(self, elements: int) -> float:
         """Bytes to store one cached head vector of `elements` values (one token, one layer)."""
@@ -323,6 +324,17 @@ class KVFormat:
         if self.group:
             total += (elements / self.group if self.flat_groups else ceil(elements / self.group)) * self.group_bytes
         return total
+
+    def head_bytes(self, k_elements: int, v_elements: int) -> float:
+        """Bytes one KV head's K and V take for one token: the two vectors, or a TurboQuant slot (vLLM 0.34
+        quantization/turboquant/config.py `TurboQuantConfig.slot_size_aligned`: FP8 keys or `key bits`-bit indices
+        and an fp16 norm, `value bits`-bit values and an fp16 scale and zero, rounded up to an even size)."""
+        if not self.packed_kv:
+            return self.bytes_per_vector(k_elements) + self.bytes_per_vector(v_elements)
+        key_bits, value_bits = self.packed_kv
+        key = k_elements if key_bits == 8 else ceil(k_elements * key_bits / 8) + 2
+        slot = key + ceil(k_elements * value_bits / 8) + 4
+        return slot + slot % 2
 
 
 KV_FORMATS: dict[str, KVFormat] = {
@@ -345,6 +357,14 @@ KV_FORMATS: dict[str, KVFormat] = {
                       description="NVFP4: fp4 values and an fp8 scale per 16 (vLLM nvfp4)"),
     # transformers' QuantizedCache on optimum-quanto (engines/transformers_cache.py): a scale and a shift in the
     # model's 16-bit dtype for each 64 consecutive values
+    # vLLM 0.34's TurboQuant presets (engines/vllm_turboquant.py): K and V of a head in one slot (`head_bytes`);
+    # (elem_bits: the mean of the key and the value bits; the slot adds the norms and scales)
+    **{name: KVFormat(name, (key + value) / 2, packed_kv=(key, value), description=f"vLLM TurboQuant: {what}")
+       for name, key, value, what in (
+           ("turboquant_k8v4", 8, 4, "FP8 keys, 4-bit values"),
+           ("turboquant_4bit_nc", 4, 4, "4-bit keys and values, norm correction"),
+           ("turboquant_k3v4_nc", 3, 4, "3-bit keys, 4-bit values, norm correction"),
+           ("turboquant_3bit_nc", 3, 3, "3-bit keys and values, norm correction"))},
     "int4": KVFormat("int4", 4, group=64, group_bytes=4, flat_groups=True,
                      description="INT4, 16-bit scale + shift per 64 values (transformers QuantizedCache, quanto)"),
     "int2": KVFormat("int2", 2, group=64, group_bytes=4, flat_groups=True,

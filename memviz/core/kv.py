@@ -27,7 +27,7 @@ from functools import lru_cache
 import numpy as np
 
 from memviz.core.arch import CROSS, SLIDING, Architecture
-from memviz.core.formats import KVFormat
+from memviz.core.formats import KVFormat, get_kv_format
 
 ArrayLike = int | np.ndarray
 
@@ -55,6 +55,8 @@ class KVLayout:
     common/indexer.py `MLAAttentionSpec` of one head).
     `latent_row_bytes`: an MLA latent packed in a row of its own size whatever the format says (vLLM's fp8_ds_mla:
     656 bytes, 0 = none).
+    `native_layers`: layers caching in the model's dtype (`native_bits` wide) whatever the format: vLLM's TurboQuant
+    boundary layers (`engines/vllm_turboquant.py`).
     """
 
     latent_mla: bool = False
@@ -74,11 +76,16 @@ class KVLayout:
     # its sliding layers' (models/dots3_note/nvidia/model.py `Dots3NotePaddedMLAAttention.get_kv_cache_spec`)
     latent_widest: bool = False
     latent_row_bytes: int = 0
+    # layers that cache in the model's own dtype whatever the format (vLLM's TurboQuant boundary layers) and its bits
+    native_layers: frozenset[int] = frozenset()
+    native_bits: int = 16
 
 
 def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, layer: int = 0) -> float:
     """Bytes one token occupies in layer `layer`'s cache on one device (for a layer that reuses another's K/V, 0 or
     its indexer's key; Gemma 4's full-attention layers have their own head width and KV heads)."""
+    if layer in layout.native_layers:
+        fmt = get_kv_format("fp32" if layout.native_bits == 32 else "bf16")
     if not a.layer_caches_kv(layer):  # Mistral Large 4's KV-sharing layers still cache their own indexer's keys
         return _indexer_key_bytes(a, fmt, layout) if a.is_mla and a.layer_indexer(layer) else 0.0
     if a.compress_ratios:  # DeepSeek-V4's window: one K=V head (its compressed entries: `compressed_cache_bytes`)
@@ -90,10 +97,10 @@ def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, laye
     if a.is_mla and layout.latent_mla:
         return fmt.bytes_per_vector(latent_width(a, layout, layer)) + indexer
     heads = max(a.layer_kv_heads(layer) // layout.kv_heads_divisor, 1)
-    k = heads * fmt.bytes_per_vector(a.layer_head_dim(layer)) + indexer
     if layout.v_rows_widest:
+        k = heads * fmt.bytes_per_vector(a.layer_head_dim(layer)) + indexer
         return k + fmt.bytes_per_vector(max(a.layer_kv_heads(i) * a.layer_v_head_dim(i) for i in range(a.num_layers)))
-    return k + heads * fmt.bytes_per_vector(a.layer_v_head_dim(layer))
+    return heads * fmt.head_bytes(a.layer_head_dim(layer), a.layer_v_head_dim(layer)) + indexer
 
 
 def latent_width(a: Architecture, layout: KVLayout, layer: int) -> int:

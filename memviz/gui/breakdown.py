@@ -195,7 +195,8 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     "overhead", engine.version))
     if facts.get("attention_workspace_bytes"):
         total, inside = facts["attention_workspace_bytes"], facts["attention_workspace_in_budget_bytes"]
-        out.append(("FlashInfer attention workspaces", f"{facts['max_num_batched_tokens']:,d} batched tokens",
+        out.append((f"{facts['attention_workspace_owners']} attention workspaces",
+                    f"{facts['max_num_batched_tokens']:,d} batched tokens",
                     format_bytes(total, unit, 3), "formula", facts["attention_workspace_parts"] + "; "
                     + (f"{format_bytes(inside, unit, 3)} counted in the overhead, the rest allocated after the pool"
                        if total > inside else "counted in the overhead"), engine.version))

@@ -121,7 +121,16 @@ import numpy as np
 
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architecture
-from memviz.core.engines import vllm_dtype, vllm_eagle3, vllm_eplb, vllm_extensible, vllm_int4, vllm_lora, vllm_mtp
+from memviz.core.engines import (
+    vllm_dtype,
+    vllm_eagle3,
+    vllm_eplb,
+    vllm_extensible,
+    vllm_int4,
+    vllm_lora,
+    vllm_mtp,
+    vllm_turboquant,
+)
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
 from memviz.core.engines.bitnet_linear import FORMAT as BITNET
 from memviz.core.engines.vllm_compile import embedding_benchmark_bytes
@@ -223,7 +232,8 @@ NOT_IN_VLLM = {"bamba": "0.23 removed it (registry.py _PREVIOUSLY_SUPPORTED_MODE
                           "incompatible)"}
 #: memviz's KV formats by vLLM 0.34's --kv-cache-dtype names (config/cache.py `CacheDType`: "int8" alone is none)
 KV_CACHE_DTYPES = {"bf16": "auto", "fp16": "auto", "fp32": "auto", "fp8": "fp8", "int8": "int8_per_token_head",
-                   "fp8_pth": "fp8_per_token_head", "int4_pth": "int4_per_token_head", "nvfp4": "nvfp4"}
+                   "fp8_pth": "fp8_per_token_head", "int4_pth": "int4_per_token_head", "nvfp4": "nvfp4",
+                   **{name: name for name in vllm_turboquant.PRESETS}}
 #: the backend a quantized cache dtype runs on where --attention-backend is auto: the per-token-head caches only on
 #: TRITON_ATTN (the one backend listing them in `supported_kv_cache_dtypes`, its `customize_spec` packing the
 #: scales), NVFP4 only on FLASHINFER (its `customize_spec`; fa2 on compute capability 8, 9 and 12, TRT-LLM on 10)
@@ -541,6 +551,8 @@ class VLLM(Engine):
         s["max_lora_rank"] = s["max_lora_rank"] or DEFAULT_LORA_RANK
         s["attention_backend_run"] = s["attention_backend"] if s["attention_backend"] != "auto" \
             else KV_DTYPE_BACKENDS.get(sc.kv_format, "auto")
+        if vllm_turboquant.is_turboquant(sc.kv_format) and vllm_turboquant.hybrid(a):
+            s["attention_backend_run"] = "TURBOQUANT"  # no boundary layers left on the default backend
         return s
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
@@ -678,9 +690,11 @@ class VLLM(Engine):
         KV heads over the TP ranks; DeepSeek sparse attention's indexer keys in FP8 with scales, MiniMax-M3's in
         bfloat16."""
         widest = bool(x.a.layer_kv_lora_ranks or x.a.nope_layers)
+        native = vllm_turboquant.boundary_layers(x.a) if vllm_turboquant.is_turboquant(x.kvf.name) else frozenset()
         return KVLayout(latent_mla=True, block_tokens=block_tokens, kv_heads_divisor=x.sc.tp, indexer_fp8=x.a.is_mla,
                         indexer_bf16=not x.a.is_mla, latent_widest=widest,
-                        latent_row_bytes=DS_MLA_ROW_BYTES if sparse_mla_packed(x.a, x.sc) else 0)
+                        latent_row_bytes=DS_MLA_ROW_BYTES if sparse_mla_packed(x.a, x.sc) else 0,
+                        native_layers=native, native_bits=8 * x.act_bytes)
 
     def linear_state_bytes(self, x: Inputs) -> int:
         """One delta-net, Mamba2 or short-convolution layer's state on this rank, unpadded
@@ -949,9 +963,21 @@ class VLLM(Engine):
         if runs_flashinfer_mla(x.a, cap, x.act_bytes):
             return 0.0, float(MLA_WORKSPACE_BYTES)
         mm_prefix = x.a.model_type in MM_PREFIX_TYPES and bool(x.a.encoders) and not s["language_model_only"]
+        turboquant = self.turboquant_workspace(x, s)
         if cap is None or not runs_flashinfer(x.a, cap, x.act_bytes, s["attention_backend_run"], mm_prefix):
-            return 0.0, 0.0
-        return builder_workspace_bytes(x.a, x.sc.tp, s["max_num_batched_tokens"]), kernels_workspace_bytes(cap)
+            return turboquant, 0.0
+        return (builder_workspace_bytes(x.a, x.sc.tp, s["max_num_batched_tokens"]) + turboquant,
+                kernels_workspace_bytes(cap))
+
+    def turboquant_workspace(self, x: Inputs, s: dict[str, Any]) -> float:
+        """What the TurboQuant builder grows the WorkspaceManager's buffer by beyond the experts' workspace it may
+        already hold (`vllm_turboquant.workspace_bytes`); 0 for other caches."""
+        if not vllm_turboquant.is_turboquant(x.sc.kv_format):
+            return 0.0
+        need = vllm_turboquant.workspace_bytes(x.a, x.sc.tp, s["max_num_seqs"], s["max_num_batched_tokens"],
+                                               s["max_model_len"], self.hybrid_block(x)[0], x.act_bytes,
+                                               s["enable_chunked_prefill"])
+        return max(0.0, need - self.moe_workspace(x, s)[0])
 
     def attention_workspace_split(self, x: Inputs) -> tuple[float, float]:
         """FlashInfer's workspaces (within the budget, after the pool): both within it where the pool is measured
@@ -1265,7 +1291,8 @@ class VLLM(Engine):
         cases = 2 if x.options["enable_lora"] else 1  # without and with adapters (`vllm_lora`)
         return Captures(cases * len(sizes), cases * len(full), sizes[-1], max(full, default=0),
                         fa3_split_kv(x.a, cap, x.act_bytes, s["attention_backend_run"],
-                                     KV_CACHE_DTYPES.get(x.sc.kv_format, "auto") != "auto"), x.act_bytes)
+                                     KV_CACHE_DTYPES.get(x.sc.kv_format, "auto") != "auto")
+                        and not vllm_turboquant.is_turboquant(x.sc.kv_format), x.act_bytes)
 
     def _graphs(self, x: Inputs) -> float:
         return cudagraph_estimate(x.a, x.sc.tp, x.sc.pp, self.captures(x))
@@ -1329,6 +1356,11 @@ class VLLM(Engine):
         """What vLLM refuses of a quantized cache dtype (`KV_DTYPE_BACKENDS`): MLA layers, whose backends take none
         of them; another backend named; NVFP4 where FlashInfer cannot read it (`FlashInferBackend.supports_combination`:
         64-wide heads and sinks on compute capability 8, 9 and 12; `supports_compute_capability`: not below 8.0)."""
+        if vllm_turboquant.is_turboquant(sc.kv_format):
+            vllm_turboquant.check(a, backend)
+            if sc.weight_format == "fp32":
+                raise InputError("vLLM's TURBOQUANT backend takes float16 and bfloat16 activations only; the scenario "
+                                 "computes in float32")
         need = KV_DTYPE_BACKENDS.get(sc.kv_format)
         if need is None:
             return
@@ -1369,7 +1401,8 @@ class VLLM(Engine):
                 + (f" + on stages after the first, the buffer the previous stage's tensors arrive in ({receive / GiB:.2f} "
                    "GiB)" if receive else "")
                 + (f" + the MoE experts' workspace ({experts / GiB:.2f} GiB)" if experts else "")
-                + (f" + FlashInfer's attention workspaces ({workspaces / GiB:.2f} GiB)" if workspaces else ""))
+                + (f" + the {facts['attention_workspace_owners']} attention workspaces ({workspaces / GiB:.2f} GiB)"
+                   if workspaces else ""))
 
     def kv_pool_formula(self, x: Inputs) -> str:
         fixed = x.options["kv_cache_memory_bytes"]
@@ -1437,7 +1470,7 @@ class VLLM(Engine):
             "after_pool_bytes": int(graphs_after + after),
             "attention_workspace_bytes": int(inside + after),
             "attention_workspace_in_budget_bytes": int(inside),
-            "attention_workspace_parts": describe_workspaces(x.a, self.attention_workspaces(x)[1]),
+            **self._workspace_words(x, s),
             "rotary_table_bytes": int(self.rotary_table_bytes(x)),
             "per_layer_embedding_bytes": int(self.per_layer_embedding_bytes(x)),
             "deepstack_buffer_bytes": int(self.deepstack_buffer_bytes(x)),
@@ -1544,8 +1577,19 @@ class VLLM(Engine):
         """What makes up `after_pool_bytes`, in words."""
         parts = ["CUDA graphs captured after the pool, estimate_cudagraphs off"] if out["graphs_after_pool_bytes"] else []
         if out["after_pool_bytes"] > out["graphs_after_pool_bytes"]:
-            parts.append("FlashInfer's attention workspaces")
+            parts.append(f"the {out['attention_workspace_owners']} attention workspaces")
         return " and ".join(parts)
+
+    def _workspace_words(self, x: Inputs, s: dict[str, Any]) -> dict[str, str]:
+        """Whose attention workspaces there are ("FlashInfer's", "TurboQuant's" or both) and what they hold."""
+        turboquant = self.turboquant_workspace(x, s)
+        builder, kernels = self.attention_workspaces(x)
+        flashinfer = builder + kernels > turboquant
+        parts = {name: text for name, text, on in (("FlashInfer", describe_workspaces(x.a, kernels), flashinfer),
+                                                   ("TurboQuant", vllm_turboquant.DESCRIPTION, turboquant > 0)) if on}
+        words = "; ".join(f"{name}'s: {text}" for name, text in parts.items()) if len(parts) > 1 \
+            else next(iter(parts.values()), "")
+        return {"attention_workspace_owners": " and ".join(parts) or "FlashInfer", "attention_workspace_parts": words}
 
     def _fixed_pool_facts(self, x: Inputs, out: dict[str, Any], gpu: GPU, pool_bytes: float,
                           non_kv_bytes: float) -> float:

@@ -210,9 +210,11 @@ def _speculative(text: str) -> tuple[str, int]:
 
 def _logged_cache(kv: str, dtype: str | None) -> str:
     """memviz's KV format for the log's kv_cache_dtype (vLLM's names: `KV_CACHE_DTYPES`; fp8_e4m3 / fp8_e5m2 as
-    fp8; auto and the 16-bit names as the model's dtype); another is an error."""
-    if kv in ("auto", "bfloat16", "float16"):
+    fp8; auto as the model's dtype); another is an error."""
+    if kv == "auto":
         return dtype or "bf16"
+    if kv in ("bfloat16", "float16"):  # named beside float32 weights: vllm_dtype
+        return {"bfloat16": "bf16", "float16": "fp16"}[kv]
     if kv.startswith("fp8") and kv != "fp8_per_token_head":
         return "fp8"
     named = {v: k for k, v in KV_CACHE_DTYPES.items() if v != "auto"}

@@ -58,7 +58,7 @@ def test_a_profile_sized_pool_leaves_the_builders_workspace_after_it():
     fixed = _facts("b200", PROFILED | {"kv_cache_memory_bytes": 100 * GiB})
     assert fixed["attention_workspace_in_budget_bytes"] == 0 and fixed["after_pool_bytes"] == 1 * GiB + 394 * MiB
     tight = _facts("b200", PROFILED, gpu_memory_utilization=0.995)
-    assert "FlashInfer's attention workspaces" in tight["startup_risk"] and "enforce_eager" not in tight["startup_risk"]
+    assert "the FlashInfer attention workspaces" in tight["startup_risk"] and "enforce_eager" not in tight["startup_risk"]
 
 
 def test_asked_for_elsewhere_the_kernels_workspace_follows_the_gpu():

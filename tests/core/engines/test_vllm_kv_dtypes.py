@@ -71,5 +71,5 @@ def test_nvfp4_with_64_wide_heads_runs_on_blackwell():
 def test_the_log_reader_takes_vllms_dtype_names(logged, kv):
     args = f"non-default args: {{'model': '/m', 'kv_cache_dtype': '{logged}'}}\n"
     assert vllm_scenario(args, LLAMA8, "h100-80g").kv_format == kv
-    with pytest.raises(InputError, match="turboquant_k8v4"):
-        vllm_scenario(args.replace(logged, "turboquant_k8v4"), LLAMA8, "h100-80g")
+    with pytest.raises(InputError, match="'octave_k3v4' is not one memviz models"):
+        vllm_scenario(args.replace(logged, "octave_k3v4"), LLAMA8, "h100-80g")
