@@ -521,6 +521,9 @@ class VLLM(Engine):
                "split over the tensor-parallel ranks too"),
         Option("lora_dtype", str, "auto", "--lora-dtype: auto (the model's), float16 or bfloat16",
                choices=("auto", "float16", "bfloat16")),
+        Option("lora_target_modules", str, "", "--lora-target-modules: the modules given LoRA slots, apart by "
+               "spaces or '+' (vLLM's names: qkv_proj or q_proj / k_proj / v_proj for all three, o_proj, gate_up_proj, "
+               "down_proj, experts, embed_tokens, lm_head, ...; default every one)"),
     )
     attention_default = "flash"
     supports_tp = True
@@ -649,9 +652,10 @@ class VLLM(Engine):
         """LoRA's settings need --enable-lora (vLLM ignores them without); with it, what vLLM refuses
         (`vllm_lora.check`)."""
         if options["enable_lora"]:
-            vllm_lora.check(a, s["max_loras"], s["max_lora_rank"], tp, options["fully_sharded_loras"])
+            vllm_lora.check(a, s["max_loras"], s["max_lora_rank"], tp, options["fully_sharded_loras"],
+                            vllm_lora.parse_targets(options["lora_target_modules"]))
             return
-        given = [k for k in ("max_loras", "max_lora_rank", "fully_sharded_loras") if options[k]]
+        given = [k for k in ("max_loras", "max_lora_rank", "fully_sharded_loras", "lora_target_modules") if options[k]]
         if given or options["lora_dtype"] != "auto":
             raise InputError(f"{', '.join(given) or 'lora_dtype'} set without enable_lora: vLLM serves no LoRA "
                              "adapters then")
@@ -1045,7 +1049,7 @@ class VLLM(Engine):
             return 0.0
         values = vllm_lora.slot_values(x.a, layers, s["max_lora_rank"], x.sc.tp, self.moe_parallel(x)[1],
                                        self.local_experts(x), s["fully_sharded_loras"], layers.start == 0,
-                                       layers.stop == x.a.num_layers)
+                                       layers.stop == x.a.num_layers, vllm_lora.parse_targets(s["lora_target_modules"]))
         value_bytes = x.act_bytes if s["lora_dtype"] == "auto" else 2
         return values * s["max_loras"] * value_bytes
 
@@ -1719,6 +1723,8 @@ class VLLM(Engine):
             args.append("--fully-sharded-loras")
         if s["lora_dtype"] != "auto":
             args += ["--lora-dtype", s["lora_dtype"]]
+        if targets := sorted(vllm_lora.parse_targets(s["lora_target_modules"])):
+            args += ["--lora-target-modules", *targets]
         return args
 
     @staticmethod

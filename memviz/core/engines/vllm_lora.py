@@ -2,7 +2,9 @@
 
 At load vLLM wraps the language model's layers in LoRA layers (`lora/model_manager.py` `_create_lora_modules`: with
 no --lora-target-modules every module `lora/utils.py` `get_supported_lora_modules` names: every `LinearBase` and the
-MoE runner, and the modules the model class lists in `embedding_modules`) and gives each slots for max_loras
+MoE runner, and the modules the model class lists in `embedding_modules`; with it, the modules whose own name or one
+of the names packed into them it lists, `is_in_target_modules`: q_proj selects the whole qkv_proj) and gives each
+slots for max_loras
 adapters of max_lora_rank, zeros in lora_dtype (the model's by default), kept for the server's life; "Model loading
 took" includes them. Per slot:
 
@@ -57,15 +59,31 @@ NO_LORA = {"beam": "BeamForCausalLM", "bloom": "BloomForCausalLM", "cohere2_moe"
            "gemma3n_text": "Gemma3nForCausalLM", "gpt2": "GPT2LMHeadModel", "gptj": "GPTJForCausalLM",
            "mimo_v2_flash": "MiMoV2FlashForCausalLM", "minimax_m3_vl_text": "MiniMaxM3SparseForCausalLM",
            "mistral_large4_text": "MistralLarge4ForCausalLM", "step3p5": "Step3p5ForCausalLM"}
+#: memviz's projection kinds that vLLM builds packed: its module and the names packed into it (the model classes'
+#: `packed_modules_mapping`: llama.py qkv_proj / gate_up_proj, qwen3_5.py in_proj_qkvz / in_proj_ba, deepseek_v2.py
+#: fused_qkv_a_proj (with q_lora_rank))
+PACKED = {**dict.fromkeys(("q", "k", "v"), ("qkv_proj", ("q_proj", "k_proj", "v_proj"))),
+          **dict.fromkeys(("gate", "up"), ("gate_up_proj", ("gate_proj", "up_proj"))),
+          **dict.fromkeys(("ssm_in_qkv", "ssm_in_z"), ("in_proj_qkvz", ("in_proj_qkv", "in_proj_z"))),
+          **dict.fromkeys(("ssm_beta", "ssm_alpha"), ("in_proj_ba", ("in_proj_b", "in_proj_a"))),
+          **dict.fromkeys(("q_a", "kv_a"), ("fused_qkv_a_proj", ("q_a_proj", "kv_a_proj_with_mqa")))}
+#: LFM2's own names (lfm2.py, lfm2_moe.py: `w13` packs w1 and w3, `w2`, the attention's `out_proj`)
+LFM2_NAMES = {**dict.fromkeys(("gate", "up"), ("w13", ("w1", "w3"))), "down": ("w2", ()), "o": ("out_proj", ())}
 #: kinds vLLM builds as RowParallelLinear (their input split over the ranks)
 ROW_KINDS = frozenset({"o", "down", "ssm_out", "shortconv_out"})
 #: one projection of the gated experts' w13 (gate, up) or their w2 (down)
 W13_KINDS, W2_KINDS = frozenset({"gate_exps", "up_exps"}), frozenset({"down_exps"})
 
 
-def check(a: Architecture, max_loras: int, rank: int, tp: int, fully_sharded: bool) -> None:
+def check(a: Architecture, max_loras: int, rank: int, tp: int, fully_sharded: bool,
+          targets: frozenset[str] = frozenset()) -> None:
     """What vLLM refuses: a model class without LoRA support (`NO_LORA`), a rank it does not take, a fully sharded
-    rank tp does not divide, an output layer's LoRA over a vocabulary beyond `LORA_VOCAB_LIMIT`."""
+    rank tp does not divide, an output layer's LoRA over a vocabulary beyond `LORA_VOCAB_LIMIT`; and a target module
+    that names nothing of the model (vLLM would wrap nothing for it: a typo memviz reports)."""
+    unknown = sorted(targets - set(target_names(a)))
+    if unknown:
+        raise InputError(f"lora_target_modules: {', '.join(unknown)} names no module of {a.name}; its vLLM modules "
+                         f"are {', '.join(target_names(a))}")
     if a.model_type in NO_LORA:
         raise InputError(f"vLLM 0.34 serves no LoRA adapters on {a.model_type}: {NO_LORA[a.model_type]} does not "
                          "support LoRA yet (turn enable_lora off)")
@@ -76,29 +94,71 @@ def check(a: Architecture, max_loras: int, rank: int, tp: int, fully_sharded: bo
     if fully_sharded and rank % tp:
         raise InputError(f"fully_sharded_loras splits the rank ({rank}) over the {tp} tensor-parallel ranks: "
                          "it must divide it")
-    if "lm_head" in EMBEDDING_LORA.get(a.model_type, ()) and a.output_rows > LORA_VOCAB_LIMIT:
+    if "lm_head" in EMBEDDING_LORA.get(a.model_type, ()) and a.output_rows > LORA_VOCAB_LIMIT and (
+            not targets or "lm_head" in targets):
         raise InputError(f"vLLM's LoRA on the output layer takes vocabularies up to {LORA_VOCAB_LIMIT:,d} tokens; "
                          f"this model has {a.output_rows:,d}")
 
 
 def slot_values(a: Architecture, layers: range, rank: int, tp: int, moe_tp: int, local_experts: float,
-                fully_sharded: bool, first: bool, last: bool) -> float:
+                fully_sharded: bool, first: bool, last: bool, targets: frozenset[str] = frozenset()) -> float:
     """Values one adapter slot holds on a rank of the stage `layers` (module docstring); `local_experts`: the
-    experts of a MoE layer the rank holds."""
+    experts of a MoE layer the rank holds; `targets`: --lora-target-modules (empty: every module)."""
     total = 0.0
-    for t in build_inventory(a):
-        if t.layer is None or t.layer not in layers or not t.is_matrix:
+    for t in _lora_tensors(a):
+        if t.layer not in layers or (targets and not _targeted(module_of(a, t), targets)):
             continue
-        if t.role is Role.EXPERT and len(t.shape) == 3:
+        if t.role is Role.EXPERT:
             total += local_experts * _expert_values(t.kind, t.shape, rank, tp, moe_tp, fully_sharded)
-        elif t.role in (Role.ATTENTION, Role.MLP, Role.ROUTER) and len(t.shape) == 2:
+        else:
             total += _linear_values(a, t, rank, tp, fully_sharded)
     modules = EMBEDDING_LORA.get(a.model_type, ())
-    if first and "embed_tokens" in modules:
+    if first and "embed_tokens" in modules and (not targets or "embed_tokens" in targets):
         total += (a.vocab_size + a.hidden_size) * rank
-    if last and "lm_head" in modules:
+    if last and "lm_head" in modules and (not targets or "lm_head" in targets):
         total += (a.hidden_size + a.output_rows) * rank
     return total
+
+
+def module_of(a: Architecture, t) -> tuple[str, tuple[str, ...]]:
+    """(the vLLM module holding tensor `t`, the names packed into it) as --lora-target-modules matches them
+    (`lora/utils.py` `is_in_target_modules`: a module's own name, or one of the names packed into it)."""
+    if t.role is Role.EXPERT:
+        return "experts", ()
+    leaf = t.name.split(".")[-2]
+    if t.role is Role.ROUTER and leaf == "router":  # GateLinear: `gate`, gpt-oss's `router`
+        return ("router" if a.model_type == "gpt_oss" else "gate"), ()
+    if a.model_type in ("lfm2", "lfm2_moe", "lfm3") and t.kind in LFM2_NAMES:
+        return LFM2_NAMES[t.kind]
+    packed = PACKED.get(t.kind)
+    if packed and not (t.kind == "up" and not a.mlp_gated) and not (t.kind == "q" and a.is_mla):
+        return packed
+    return leaf, ()
+
+
+def target_names(a: Architecture) -> list[str]:
+    """Every name --lora-target-modules may give for `a`: its modules, the names packed into them, the embeddings
+    its class lists."""
+    names = dict.fromkeys(n for t in _lora_tensors(a) for module, packed in [module_of(a, t)]
+                          for n in (module, *packed))
+    return [*names, *EMBEDDING_LORA.get(a.model_type, ())]
+
+
+def parse_targets(text: str) -> frozenset[str]:
+    """--lora-target-modules as the option gives it: names apart by spaces or "+"."""
+    return frozenset(text.replace("+", " ").split())
+
+
+def _targeted(module: tuple[str, tuple[str, ...]], targets: frozenset[str]) -> bool:
+    name, packed = module
+    return name in targets or any(p in targets for p in packed)
+
+
+def _lora_tensors(a: Architecture) -> list:
+    """The inventory's matrices vLLM wraps in LoRA layers: the linear layers and the experts."""
+    return [t for t in build_inventory(a) if t.layer is not None and t.is_matrix and (
+        (t.role is Role.EXPERT and len(t.shape) == 3)
+        or (t.role in (Role.ATTENTION, Role.MLP, Role.ROUTER) and len(t.shape) == 2))]
 
 
 def _linear_values(a: Architecture, t, rank: int, tp: int, fully_sharded: bool) -> float:

@@ -126,3 +126,45 @@ def test_lora_on_a_class_without_lora_support_is_one_line(preset, capsys):
                  "-o", "enable_lora=true"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "does not support LoRA yet" in err[0]
+
+
+@pytest.mark.parametrize(("targets", "values"), [
+    # o_proj alone: A 4,096 x r, B 4,096 x r in each of 32 layers
+    ("o_proj", 32 * 8192),
+    # q_proj selects the whole qkv_proj (`is_in_target_modules`: a name packed into it), q, k and v slices alike
+    ("q_proj", 32 * (8192 + 2 * 5120)), ("q_proj+v_proj", 32 * (8192 + 2 * 5120)),
+    ("qkv_proj o_proj gate_up_proj down_proj", 32 * LLAMA8_LAYER),
+    ("embed_tokens lm_head", LLAMA8_EMBEDDINGS), ("lm_head", 4096 + 128256),
+])
+def test_target_modules_give_slots_to_the_modules_they_name(targets, values):
+    """--lora-target-modules (`LoRAConfig.target_modules`), four slots of rank 64 in bf16; the launch command lists
+    the names."""
+    options = {"max_loras": 4, "max_lora_rank": 64, "lora_target_modules": targets}
+    assert _lora(LLAMA8, options) == 4 * 64 * values * 2
+    est = estimate(LLAMA8, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192,
+                                    options={"enable_lora": True, **options}))
+    assert est.launch_command("m").endswith("--lora-target-modules " + " ".join(sorted(targets.replace("+", " ").split())))
+
+
+def test_target_modules_of_moe_mla_and_lfm2_models():
+    """The experts are `experts`, the router `gate` (gpt-oss's `router`), MLA's q_a and kv_a the packed
+    fused_qkv_a_proj, LFM2's MLP `w13` / `w2` and its attention's output `out_proj` (lfm2.py)."""
+    from memviz.core.engines.vllm_lora import target_names
+
+    assert {"experts", "gate", "qkv_proj"} <= set(target_names(get_preset("qwen3-30b-a3b").architecture()))
+    assert {"experts", "router"} <= set(target_names(get_preset("gpt-oss-20b").architecture()))
+    assert {"fused_qkv_a_proj", "q_a_proj", "kv_b_proj"} <= set(target_names(get_preset("deepseek-v3").architecture()))
+    lfm2 = set(target_names(get_preset("lfm2-1.2b").architecture()))
+    assert {"w13", "w1", "w3", "w2", "out_proj", "qkv_proj"} <= lfm2 and "gate_up_proj" not in lfm2
+    qwen3 = get_preset("qwen3-30b-a3b").architecture()
+    assert _lora(qwen3, {"lora_target_modules": "experts"}) < _lora(qwen3, {})
+
+
+@pytest.mark.parametrize(("options", "match"), [
+    ({"enable_lora": True, "lora_target_modules": "c_attn"},
+     "c_attn names no module of Llama-3.1-8B; its vLLM modules are qkv_proj"),
+    ({"lora_target_modules": "o_proj"}, "lora_target_modules set without enable_lora"),
+])
+def test_target_modules_refused(options, match):
+    with pytest.raises(InputError, match=match):
+        estimate(LLAMA8, Scenario(engine="vllm", gpu="h100-80g", context_tokens=8192, options=options))
