@@ -6,8 +6,8 @@ fp8) it drives one layer's cache as `generate` does (a prompt, then one token a 
   residual; fp8's values and scales), after a 1,000-token prompt and 130 steps and at the step with the longest
   residual, for 2 sequences x 2 KV heads of 64 and 128 values;
 - `update`: the peak resident memory one decode step's `update` adds over what the process holds before it
-  (/proc/self/status VmHWM after resetting it through /proc/self/clear_refs), 8 KV heads of 128 x 131,072 tokens,
-  in bytes per value of the layer's K.
+  (/proc/self/status VmHWM after resetting it through /proc/self/clear_refs), 8 KV heads of 128 x 131,072 tokens in
+  bfloat16 and in float32, in bytes per value of the layer's K.
 
 Run: python scripts/transformers_quantized_cache.py
 """
@@ -77,20 +77,22 @@ def _status(key: str) -> int:
                 if line.startswith(key))
 
 
-def update_peak(backend: str, nbits: int, kv_heads: int = 8, head_dim: int = 128, prompt: int = 131072) -> dict:
+def update_peak(backend: str, nbits: int, dtype: torch.dtype, kv_heads: int = 8, head_dim: int = 128,
+                prompt: int = 131072) -> dict:
     cache = _cache(backend, nbits, _config(kv_heads, head_dim))
-    k = torch.randn(1, kv_heads, prompt, head_dim, dtype=torch.bfloat16)
+    k = torch.randn(1, kv_heads, prompt, head_dim, dtype=dtype)
     cache.update(k, torch.randn_like(k), 0)
     del k
     for _ in range(4):
-        cache.update(*[torch.randn(1, kv_heads, 1, head_dim, dtype=torch.bfloat16) for _ in range(2)], 0)
-    new = [torch.randn(1, kv_heads, 1, head_dim, dtype=torch.bfloat16) for _ in range(2)]
+        cache.update(*[torch.randn(1, kv_heads, 1, head_dim, dtype=dtype) for _ in range(2)], 0)
+    new = [torch.randn(1, kv_heads, 1, head_dim, dtype=dtype) for _ in range(2)]
     gc.collect()
     before = _status("VmRSS:")
     Path("/proc/self/clear_refs").write_text("5")
     cache.update(*new, 0)
     peak = _status("VmHWM:")
-    return {"backend": backend, "nbits": nbits, "kv_heads": kv_heads, "head_dim": head_dim, "tokens": prompt,
+    return {"backend": backend, "nbits": nbits, "dtype": str(dtype).removeprefix("torch."), "kv_heads": kv_heads,
+            "head_dim": head_dim, "tokens": prompt,
             "peak_over_held_bytes": peak - before,
             "bytes_per_k_value": round((peak - before) / (kv_heads * head_dim * prompt), 3)}
 
@@ -102,9 +104,10 @@ def main() -> None:
     data = {
         "_source": (f"scripts/transformers_quantized_cache.py on {platform.machine()} {platform.system()}: "
                     f"transformers {transformers.__version__}, optimum-quanto {optimum.quanto.__version__}, "
-                    f"torch {torch.__version__}, CPU, bfloat16 states"),
+                    f"torch {torch.__version__}, CPU"),
         "stored": [stored(b, n, d) for b, n in BACKENDS for d in (64, 128)],
-        "update": [update_peak(b, n) for b, n in (("dynamic", 0), *BACKENDS)],
+        "update": [update_peak(b, n, dtype) for dtype in (torch.bfloat16, torch.float32)
+                   for b, n in (("dynamic", 0), *BACKENDS)],
     }
     OUT.write_text(json.dumps(data, indent=1) + "\n")
     print(json.dumps(data["update"], indent=1))

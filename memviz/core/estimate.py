@@ -287,7 +287,8 @@ def inputs(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray
     a = engine.runs_as(a)
     context, batch = np.broadcast_arrays(np.asarray(context, dtype=np.int64), np.asarray(batch, dtype=np.int64))
     seqs_given = bool(sc.sequence_tokens) and context.shape == () and context == sc.context_tokens and batch == sc.batch
-    return Inputs(a, sc, get_weight_format(sc.weight_format), get_kv_format(sc.kv_format), options,
+    kvf = engine.kv_storage(get_kv_format(sc.kv_format), sc.weight_format)
+    return Inputs(a, sc, get_weight_format(sc.weight_format), kvf, options,
                   sc.attention or engine.default_attention(a), context, batch, bool(seqs_given))
 
 
@@ -435,7 +436,7 @@ def estimate(a: Architecture, sc: Scenario) -> Estimate:
         if name == "overhead" and sc.runtime_overhead_bytes is not None:
             source = "user-set runtime overhead"
         components.append(Component(name, getattr(busiest, name), prov, formula, source))
-    kvf = get_kv_format(sc.kv_format)
+    kvf = x.kvf
     layout = replace(engine.kv_layout(x), kv_heads_divisor=1)
     notes = list(a.warnings)
     if a.encoders and (x.wf.name != STORED or any(e.file for e in a.encoders)):  # a checkpoint's own, or an mmproj

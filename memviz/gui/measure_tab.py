@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from memviz.core.engines.transformers_cache import QUANTIZED_CACHES
 from memviz.core.errors import InputError
 from memviz.core.runs import MeasuredRun
 from memviz.core.units import MAX_BYTES, Unit, format_bytes
@@ -204,7 +205,9 @@ class MeasureTab(QWidget):
         self.attn = QComboBox()
         self.attn.addItems(["auto", "sdpa", "eager"])  # auto: what transformers picks for the model
         self.cache = QComboBox()
-        self.cache.addItems(["dynamic", "static"])
+        self.cache.addItems(["dynamic", "static", *QUANTIZED_CACHES])  # QuantizedCache: int4 / int2 quanto, fp8
+        self.cache.setToolTip("generate's cache: DynamicCache, StaticCache, or QuantizedCache (int4 / int2 need "
+                              "optimum-quanto in the probe's environment; fp8 needs transformers 5.25)")
         for label, w in (("dtype", self.dtype), ("Quantization", self.quant), ("Device", self.device),
                          ("Attention", self.attn), ("Cache", self.cache)):
             form.addRow(label, w)

@@ -60,6 +60,11 @@ def emit(event: str, **fields: Any) -> None:
         sys.stdout.flush()
 
 
+#: the QuantizedCache kinds, memviz's KV formats (core/engines/transformers_cache.py `QUANTIZED_CACHES`, imported
+#: where used: the core stays out of the probe's start-up, whose memory it measures)
+QUANTIZED_CACHES = ("int4", "int2", "fp8")
+
+
 class BadInput(Exception):
     """Bad options or model source: exit status 2 with one line."""
 
@@ -87,7 +92,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--attn", default="auto", choices=["auto", "sdpa", "eager"],
                    help="attention implementation; auto: what transformers chooses for the model (eager where it has "
                         "no SDPA path, e.g. Gemma-2)")
-    p.add_argument("--cache", default="dynamic", choices=["dynamic", "static"])
+    p.add_argument("--cache", default="dynamic", choices=["dynamic", "static", *QUANTIZED_CACHES],
+                   help="the generate cache: DynamicCache, StaticCache, or QuantizedCache (int4 / int2: optimum-quanto; "
+                        "fp8: transformers 5.25+)")
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
     p.add_argument("--trust-remote-code", action="store_true", help="allow code from the model folder to run")
     p.add_argument("--allow-pickle", action="store_true", help="allow .bin weights (loaded with weights_only=True)")
@@ -174,7 +181,8 @@ def estimate_result(arch, args, devices: list[str], context_tokens: int) -> tupl
         arch = arch.with_changes(encoders=())
     if args.model and arch.stored and args.quant == "none":
         weights = "stored"
-    sc = Scenario(weight_format=weights, kv_format=args.dtype, context_tokens=context_tokens, batch=args.batch,
+    kv = args.cache if args.cache in QUANTIZED_CACHES else args.dtype
+    sc = Scenario(weight_format=weights, kv_format=kv, context_tokens=context_tokens, batch=args.batch,
                   engine="transformers", options={"images": 0},  # text prompts: no image in a cross-attention layer
                   device="cpu" if devices == ["cpu"] else "cuda",
                   attention=None if args.attn == "auto" else args.attn,
@@ -257,6 +265,50 @@ def cache_keyword(model) -> str:
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
+def check_quantized_cache(kind: str, arch, dtype: str) -> None:
+    """A QuantizedCache the model takes (`transformers_cache.check`) and whose backend is installed, before loading."""
+    if kind not in QUANTIZED_CACHES:
+        return
+    from memviz.core.engines import transformers_cache
+    from memviz.core.errors import InputError
+
+    try:
+        transformers_cache.check(arch, kind, 4 if dtype == "fp32" else 2)
+    except InputError as exc:
+        raise BadInput(str(exc)) from None
+    backend = transformers_cache.backend(kind)
+    if backend == "quanto" and importlib.util.find_spec("optimum") is None:
+        raise BadInput(f"the {kind} cache runs on optimum-quanto: pip install optimum-quanto")
+    from transformers import cache_utils
+
+    if backend == "fp8" and not hasattr(cache_utils, "Fp8QuantizedLayer"):
+        raise BadInput("this transformers has no fp8 QuantizedCache (transformers 5.25 has)")
+
+
+def quantized_cache(config, kind: str):
+    """transformers' QuantizedCache for memviz's KV format `kind` (`transformers_cache.QUANTIZED_CACHES`)."""
+    from transformers.cache_utils import QuantizedCache
+
+    from memviz.core.engines.transformers_cache import QUANTIZED_CACHES as BACKENDS
+
+    backend, nbits = BACKENDS[kind]
+    return QuantizedCache(backend=backend, config=config, **({} if backend == "fp8" else {"nbits": nbits}))
+
+
+def _inner_tensors(obj):
+    """The plain tensors in `obj`: a tensor, a tuple of them (fp8's values and scale), or a tensor subclass made of
+    others (optimum-quanto's packed tensors: data, scale, shift)."""
+    if isinstance(obj, (tuple, list)):
+        for item in obj:
+            yield from _inner_tensors(item)
+    elif hasattr(obj, "__tensor_flatten__") and type(obj).__name__ not in ("Tensor", "Parameter"):
+        names, _ = obj.__tensor_flatten__()
+        for name in names:
+            yield from _inner_tensors(getattr(obj, name))
+    elif obj is not None:
+        yield obj
+
+
 def cache_tensors(cache):
     """Every tensor a transformers cache holds per layer, each once: keys and values (one tensor where a layer keeps
     K=V, DeepSeek-V4's `DeepseekV4HCACache`), a sparse-attention indexer's keys (DynamicIndexedLayer; MiniMax-M3's
@@ -275,6 +327,8 @@ def cache_tensors(cache):
             states = getattr(layer, name, None)
             if isinstance(states, dict):
                 tensors += states.values()
+        for name in ("_quantized_keys", "_quantized_values"):  # QuantizedCache's layers
+            tensors += _inner_tensors(getattr(layer, name, None))
         for t in tensors:
             if t is not None and id(t) not in seen:
                 seen.add(id(t))
@@ -367,6 +421,7 @@ def run(args) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     cfg_dict, arch, model_dir = _source(args)
+    check_quantized_cache(args.cache, arch, args.dtype)
     if arch.learned_positions and args.prompt + args.new > arch.max_position_embeddings:
         raise BadInput(f"{arch.name} has learned positions for {arch.max_position_embeddings} tokens: "
                        f"--prompt + --new ({args.prompt + args.new}) must not exceed it")
@@ -566,6 +621,8 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
     cache_kw = cache_keyword(model)
     if args.cache == "static":
         cache = StaticCache(config=model.config, max_cache_len=args.prompt + args.new)
+    elif args.cache in QUANTIZED_CACHES:
+        cache = quantized_cache(model.config, args.cache)
     else:
         cache = DynamicCache(config=model.config)
     state["phase"] = "prefill"
@@ -597,12 +654,16 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
     d0 = group.allocated()
     t1 = time.perf_counter()
     steps = args.new - 1
+    largest = dict(kv_prefill)  # a QuantizedCache shrinks when its residual is quantized: its largest state counts
     with torch.inference_mode():
         for i in range(steps):
             position = torch.full((1,), args.prompt + i, dtype=torch.long, device=first)
             out = model(input_ids=tok, **{cache_kw: cache}, cache_position=position, use_cache=True, logits_to_keep=1)
             tok = out.logits[:, -1].argmax(-1, keepdim=True).to(first)
             del out
+            if args.cache in QUANTIZED_CACHES:
+                now = per_device(storage_bytes, cache_tensors(cache))
+                largest = {d: max(largest[d], now[d]) for d in devices}
             if (i + 1) % max(1, steps // 10) == 0:
                 tok_cpu = tok.cpu()
                 emit("progress", phase="decode", fraction=round((i + 1) / steps, 3))
@@ -610,6 +671,7 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
     decode_s = time.perf_counter() - t1
     del tok_cpu
     kv_final = per_device(storage_bytes, cache_tensors(cache))
+    kv_final = {d: max(kv_final[d], largest[d]) for d in devices}
     peak_decode = group.peak_allocated()
     reserved_decode = group.peak_reserved()
     act_decode = {d: peak_decode[d] - d0[d] - (kv_final[d] - kv_prefill[d]) for d in devices}

@@ -64,7 +64,7 @@ def test_a_run_spread_over_two_gpus_lists_each_device(qtbot):
     from memviz.core.presets import get_preset
     from memviz.probe.runner import estimate_result
 
-    args = argparse.Namespace(quant="none", dtype="bf16", model=None, batch=2, attn="sdpa")
+    args = argparse.Namespace(quant="none", dtype="bf16", model=None, batch=2, attn="sdpa", cache="dynamic")
     estimate, scenario = estimate_result(get_preset("llama-3.2-1b").architecture(), args, ["cuda:0", "cuda:1"], 1000)
     per_device = [{**{k: round(u[k] * 1.1) for k in ("weights", "kv_cache", "activations", "overhead", "peak")},
                    "device": u["device"]} for u in estimate["per_device"]]

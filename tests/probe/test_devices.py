@@ -52,7 +52,7 @@ def test_by_device_groups_tensors():
 
 
 def test_spread_model_estimate_is_per_device():
-    args = argparse.Namespace(quant="none", dtype="bf16", model=None, batch=2, attn="sdpa")
+    args = argparse.Namespace(quant="none", dtype="bf16", model=None, batch=2, attn="sdpa", cache="dynamic")
     one, _ = estimate_result(_llama(), args, ["cuda:0"], 1000)
     two, scenario = estimate_result(_llama(), args, ["cuda:0", "cuda:1"], 1000)
     assert scenario["pp"] == 2 and "per_device" not in one

@@ -31,3 +31,11 @@ def test_any_line_decodes_to_a_message_or_none(line):
 
     msg = decode(line)
     assert msg is None or (isinstance(msg, Message) and isinstance(msg.data, dict))
+
+
+def test_the_probes_quantized_caches_are_the_cores():
+    """The probe names its QuantizedCache kinds without importing the core at start-up; they are the core's."""
+    from memviz.core.engines.transformers_cache import QUANTIZED_CACHES
+    from memviz.probe.runner import QUANTIZED_CACHES as PROBE_KINDS
+
+    assert tuple(QUANTIZED_CACHES) == PROBE_KINDS

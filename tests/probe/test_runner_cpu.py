@@ -172,3 +172,31 @@ def test_a_language_model_transformers_builds_only_inside_its_wrapper_is_bad_inp
                 head_dim=16, vocab_size=500)
     with pytest.raises(BadInput, match="no causal-LM class for 'molmo2_text'"):
         hf_config({"model_type": "molmo2", "text_config": {"model_type": "molmo2_text", **text}})
+
+
+def test_a_quantized_cache_is_measured_as_memviz_counts_it(tmp_path):
+    """transformers' QuantizedCache(backend="fp8") in a real run (2 sequences, 64 + 8 tokens, fp32): the bytes it
+    holds, FP8 values and two fp32 scales a layer, are memviz's to the byte; the scenario names the cache."""
+    cache_utils = pytest.importorskip("transformers.cache_utils")
+    if not hasattr(cache_utils, "Fp8QuantizedLayer"):
+        pytest.skip("this transformers has no fp8 QuantizedCache (5.25 has)")
+    r, msgs = probe("--config", str(DATA / "llama_gqa.json"), "--dtype", "fp32", "--device", "cpu", "--batch", "2",
+                    "--prompt", "64", "--new", "8", "--cache", "fp8", "--no-store",
+                    env_extra={"MEMVIZ_DATA_DIR": str(tmp_path)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    res = next(m for m in msgs if m["event"] == "result")
+    assert res["measured"]["kv_cache"] == res["estimate"]["kv_cache"] > 0
+    assert res["scenario"]["kv_format"] == "fp8"
+
+
+@pytest.mark.parametrize(("config", "cache", "needle"), [
+    ("mistral_swa.json", "fp8", "full-attention layers only"),
+    ("llama_gqa.json", "int4", "pip install optimum-quanto"),
+])
+def test_a_quantized_cache_the_run_cannot_take_is_bad_input(config, cache, needle):
+    import importlib.util
+
+    if cache == "int4" and importlib.util.find_spec("optimum") is not None:
+        pytest.skip("optimum-quanto is installed here")
+    r, msgs = probe("--config", str(DATA / config), "--dtype", "fp32", "--device", "cpu", "--cache", cache)
+    assert r.returncode == 2 and needle in next(m for m in msgs if m["event"] == "error")["message"]

@@ -205,6 +205,10 @@ class Engine:
         model's cache is fp32: transformers' DynamicCache, vLLM's "auto"), llama.cpp's f16."""
         return "fp32" if weight_format == "fp32" and self.default_kv_format == "bf16" else self.default_kv_format
 
+    def kv_storage(self, kvf: KVFormat, weight_format: str) -> KVFormat:
+        """The cache format as the engine stores it for weights in `weight_format` (the format itself by default)."""
+        return kvf
+
     def default_attention(self, a: Any) -> str:
         """The attention implementation the engine runs `a` with when the scenario names none."""
         return self.attention_default

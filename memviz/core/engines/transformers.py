@@ -187,18 +187,29 @@ class Transformers(Engine):
         image K/V (`cross_attention_bytes`, option images) for every sequence."""
         cross = x.options["images"] * cross_attention_bytes(x.a, x.kvf, self.kv_layout(x), layers) * x.sequences
         return super().kv_bytes(x, layers) + self.compressor_buffers(x, layers, False) + cross \
-            + self.residual_bytes(x, layers)
+            + self.quantized_cache_extra(x, layers)
 
-    def residual_bytes(self, x: Inputs, layers: range) -> np.ndarray | float:
-        """What a quanto QuantizedCache's unquantized tokens (`transformers_cache.residual_tokens`) take beyond their
-        quantized share, for every sequence."""
-        if transformers_cache.backend(x.kvf.name) != "quanto":
+    def quantized_cache_extra(self, x: Inputs, layers: range) -> np.ndarray | float:
+        """What a QuantizedCache keeps beyond its quantized values: quanto's unquantized tokens
+        (`transformers_cache.residual_tokens`) beyond their quantized share, for every sequence; fp8's two fp32 scales
+        a layer."""
+        name = transformers_cache.backend(x.kvf.name)
+        if name == "fp8":
+            return float(transformers_cache.FP8_SCALE_BYTES * sum(1 for i in layers if x.a.layer_caches_kv(i)))
+        if name != "quanto":
             return 0.0
         layout, native = self.kv_layout(x), self.native_kv(x)
         tokens = np.asarray(x.sc.sequence_tokens) if x.seqs_given else x.context
         extra = kv_cache_bytes(x.a, native, 1, layout, layers) - kv_cache_bytes(x.a, x.kvf, 1, layout, layers)
         held = transformers_cache.residual_tokens(x.kvf.name, tokens) * extra
         return np.sum(held) if x.seqs_given else x.batch * held
+
+    def kv_storage(self, kvf: KVFormat, weight_format: str) -> KVFormat:
+        """optimum-quanto keeps a group's scale and shift in the states' dtype: 8 bytes a group for an fp32 model (a
+        real CPU run of Llama-3.2-1B in fp32 held 10,240 bytes a quantized token, 40 a head vector of 64)."""
+        if transformers_cache.backend(kvf.name) == "quanto" and weight_format == "fp32":
+            return replace(kvf, group_bytes=2 * 4)
+        return kvf
 
     def kv_formula(self, x: Inputs) -> str:
         name = transformers_cache.backend(x.kvf.name)
@@ -301,14 +312,13 @@ class Transformers(Engine):
     def decode_update_bytes(self, x: Inputs) -> np.ndarray:
         """What a decode step's cache update holds beyond the cache, in the largest (full-attention) layer:
         DynamicCache's concatenation, or QuantizedCache's dequantized and returned K and V
-        (`transformers_cache.UPDATE_COPIES` times the layer in the compute dtype)."""
+        (`transformers_cache.update_bytes_per_k_value` for each value of the layer's K)."""
         biggest = next((i for i, kind in enumerate(x.a.layer_types) if kind == FULL), 0)
         layer = range(biggest, biggest + 1)
-        name = transformers_cache.backend(x.kvf.name)
-        if name is None:
+        if transformers_cache.backend(x.kvf.name) is None:
             return self.kv_bytes(x, layer)
-        native = replace(x, kvf=self.native_kv(x))
-        return transformers_cache.UPDATE_COPIES[name] * Engine.kv_bytes(self, native, layer)
+        k_values = Engine.kv_bytes(self, replace(x, kvf=self.native_kv(x)), layer) / (2 * x.act_bytes)
+        return transformers_cache.update_bytes_per_k_value(x.kvf.name, x.act_bytes) * k_values
 
     @staticmethod
     def quant_kernel(x: Inputs) -> gptq_kernels.Checkpoint | None:

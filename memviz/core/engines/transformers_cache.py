@@ -15,8 +15,10 @@ generation/utils.py `_prepare_cache_for_generation`).
   `QuantizedCache` takes models whose layers are all full attention ("`QuantizedCache` is only supported for models
   with only full attention layers"); memviz does not model an MLA latent in it.
 - A decode step's `update` dequantizes the layer's whole cache and concatenates it with the residual and the new
-  token: beyond the cache it holds the dequantized K and V and the returned K and V, twice the layer's K and V in the
-  model's dtype (quanto), or with fp8 its float32 intermediates, three times.
+  token; beyond the cache it holds, for each value of the layer's K (`update_bytes_per_k_value`): with quanto the
+  dequantized and the returned K and V, 4 values in the model's dtype; with fp8 the returned K, V upcast to float32
+  and scaled (8 bytes), and the FP8 K and V the new token replaced, which the update's locals keep until it returns
+  (2 bytes).
 
 Measured with transformers 5.25 and optimum-quanto 0.2.7 on this project's CPU (scripts/transformers_quantized_cache.py,
 tests/data/probe/transformers_quantized_cache.json): the stored tensors' bytes after a prompt and decode steps, and
@@ -32,8 +34,8 @@ from memviz.core.errors import InputError
 QUANTIZED_CACHES: dict[str, tuple[str, int]] = {"int4": ("quanto", 4), "int2": ("quanto", 2), "fp8": ("fp8", 8)}
 #: `QuantizedLayer.residual_length` (128) less one: the most tokens a sequence holds unquantized (quanto)
 RESIDUAL_TOKENS = 127
-#: a decode step's update holds this many times the layer's K and V in the model's dtype beyond its cache
-UPDATE_COPIES = {"quanto": 2, "fp8": 3}
+#: `Fp8QuantizedLayer`'s per-tensor scales, one fp32 for K and one for V in each layer
+FP8_SCALE_BYTES = 2 * 4
 #: the compute dtype's own cache format, by bytes a value
 NATIVE = {2: ("bf16", "fp16"), 4: ("fp32",)}
 
@@ -57,6 +59,12 @@ def check(a: Architecture, kv_format: str, act_bytes: int) -> None:
 def backend(kv_format: str) -> str | None:
     """The QuantizedCache backend of a format, or None for the compute dtype's own cache."""
     return QUANTIZED_CACHES[kv_format][0] if kv_format in QUANTIZED_CACHES else None
+
+
+def update_bytes_per_k_value(kv_format: str, act_bytes: int) -> int:
+    """What a decode step's update holds beyond the cache, per value of the layer's K (module docstring): 8 / 16
+    bytes with quanto in bf16 / fp32, 12 / 14 with fp8, as measured."""
+    return 4 * act_bytes if backend(kv_format) == "quanto" else act_bytes + 8 + 2
 
 
 def residual_tokens(kv_format: str, tokens):

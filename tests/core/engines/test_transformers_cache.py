@@ -53,6 +53,8 @@ def test_the_stored_bytes_are_transformers_own(case):
         assert case["longest_residual"]["residual_bytes"] == layer_bytes(case, "bf16", 127)
     else:
         assert case["end"]["quantized_bytes"] - 8 == layer_bytes(case, kv, 1130)
+        assert case["end"]["quantized_bytes"] == get_engine("transformers").kv_bytes(
+            inputs(one_layer(case), Scenario(engine="transformers", kv_format=kv), 1130, case["batch"]), range(1))
 
 
 def test_the_cache_counts_the_residual_at_its_longest():
@@ -61,24 +63,24 @@ def test_the_cache_counts_the_residual_at_its_longest():
     bf16 (131,072 bytes a token)."""
     assert run("int4").component("kv_cache").bytes == 8192 * 36864 + 127 * (131072 - 36864)
     assert run("int2").component("kv_cache").bytes == 8192 * 20480 + 127 * (131072 - 20480)
-    assert run("fp8").component("kv_cache").bytes == 8192 * 65536
+    assert run("fp8").component("kv_cache").bytes == 8192 * 65536 + 32 * 8  # and two fp32 scales a layer
     assert "up to 127 newest tokens a sequence" in run("int4").component("kv_cache").formula
     assert run("int4", context=100).component("kv_cache").bytes == 100 * 36864 + 99 * (131072 - 36864)
     seqs = run("int4", sequence_tokens=(4096, 50), batch=2).component("kv_cache").bytes
     assert seqs == 4146 * 36864 + (127 + 49) * (131072 - 36864)
 
 
-@pytest.mark.parametrize("case", MEASURED["update"][1:], ids=lambda c: f"{c['backend']}{c['nbits']}")
+@pytest.mark.parametrize("case", [c for c in MEASURED["update"] if c["backend"] != "dynamic"],
+                         ids=lambda c: f"{c['backend']}{c['nbits']}-{c['dtype']}")
 def test_a_decode_update_holds_what_was_measured(case):
-    """The peak a decode step's update added over the cache it held (8 KV heads of 128, 131,072 tokens): 8 bytes a
-    K value with quanto (the dequantized and the returned K and V, twice the layer's K and V in bf16), 12 with fp8;
-    memviz's decode term for that layer, to 0.1 %."""
-    a = llama(8, 128)
-    engine = get_engine("transformers")
-    sc = Scenario(engine="transformers", kv_format=FORMATS[(case["backend"], case["nbits"])],
-                  context_tokens=case["tokens"], device="cpu")
-    x = inputs(a, sc, sc.context_tokens, 1)
-    assert float(engine.decode_update_bytes(x)) == pytest.approx(case["peak_over_held_bytes"], rel=1e-3)
+    """The peak a decode step's update added over the cache it held (8 KV heads of 128, 131,072 tokens): 8 / 16
+    bytes a K value with quanto in bf16 / fp32 (the dequantized and the returned K and V), 12 / 14 with fp8 (the
+    returned K, V in float32 twice, the replaced FP8 K and V); memviz's decode term for that layer, to 0.1 %."""
+    sc = Scenario(engine="transformers", kv_format=FORMATS[(case["backend"], case["nbits"])], device="cpu",
+                  weight_format="fp32" if case["dtype"] == "float32" else "bf16", context_tokens=case["tokens"])
+    x = inputs(llama(8, 128), sc, sc.context_tokens, 1)
+    held = get_engine("transformers").decode_update_bytes(x)
+    assert float(held) == pytest.approx(case["peak_over_held_bytes"], rel=1e-3)
 
 
 @pytest.mark.parametrize(("kv", "weights", "preset", "message"), [
