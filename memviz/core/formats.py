@@ -355,16 +355,17 @@ KV_FORMATS: dict[str, KVFormat] = {
                          description="INT4, two a byte, one fp32 scale per token and head (vLLM int4_per_token_head)"),
     "nvfp4": KVFormat("nvfp4", 4, group=16, group_bytes=1,
                       description="NVFP4: fp4 values and an fp8 scale per 16 (vLLM nvfp4)"),
-    # transformers' QuantizedCache on optimum-quanto (engines/transformers_cache.py): a scale and a shift in the
-    # model's 16-bit dtype for each 64 consecutive values
-    # vLLM 0.34's TurboQuant presets (engines/vllm_turboquant.py): K and V of a head in one slot (`head_bytes`);
-    # (elem_bits: the mean of the key and the value bits; the slot adds the norms and scales)
+    # vLLM 0.34's TurboQuant presets (engines/vllm_turboquant.py): K and V of a head in one slot (`head_bytes`;
+    # elem_bits: the mean of the key and the value bits, the slot adds the norms and scales)
     **{name: KVFormat(name, (key + value) / 2, packed_kv=(key, value), description=f"vLLM TurboQuant: {what}")
        for name, key, value, what in (
            ("turboquant_k8v4", 8, 4, "FP8 keys, 4-bit values"),
            ("turboquant_4bit_nc", 4, 4, "4-bit keys and values, norm correction"),
            ("turboquant_k3v4_nc", 3, 4, "3-bit keys, 4-bit values, norm correction"),
            ("turboquant_3bit_nc", 3, 3, "3-bit keys and values, norm correction"))},
+    # transformers' QuantizedCache on optimum-quanto (engines/transformers_cache.py): a scale and a shift in the
+    # states' dtype for each 64 consecutive values, 16-bit here (an fp32 model's: the transformers engine's
+    # `kv_storage`)
     "int4": KVFormat("int4", 4, group=64, group_bytes=4, flat_groups=True,
                      description="INT4, 16-bit scale + shift per 64 values (transformers QuantizedCache, quanto)"),
     "int2": KVFormat("int2", 2, group=64, group_bytes=4, flat_groups=True,

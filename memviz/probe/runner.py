@@ -270,10 +270,11 @@ def check_quantized_cache(kind: str, arch, dtype: str) -> None:
     if kind not in QUANTIZED_CACHES:
         return
     from memviz.core.engines import transformers_cache
+    from memviz.core.engines.base import compute_bytes
     from memviz.core.errors import InputError
 
     try:
-        transformers_cache.check(arch, kind, 4 if dtype == "fp32" else 2)
+        transformers_cache.check(arch, kind, compute_bytes(dtype))
     except InputError as exc:
         raise BadInput(str(exc)) from None
     backend = transformers_cache.backend(kind)

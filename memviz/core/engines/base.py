@@ -106,6 +106,11 @@ def parse_option_pairs(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+def compute_bytes(weight_format: str) -> int:
+    """Bytes of one value in the compute dtype of weights in `weight_format`: fp32 for an fp32 model, else 16-bit."""
+    return 4 if weight_format == "fp32" else 2
+
+
 def check_context(a: Architecture, sc: Scenario) -> None:
     """A sequence longer than the model's positions (`max_position_embeddings`, which includes the rope
     scaling its config declares) is refused unless the scenario asks to extrapolate."""
@@ -168,8 +173,7 @@ class Inputs:
 
     @property
     def act_bytes(self) -> int:
-        """Bytes of one value in the model's compute dtype: fp32 for an fp32 model, else 16-bit."""
-        return 4 if self.wf.name == "fp32" else 2
+        return compute_bytes(self.wf.name)
 
     @property
     def sequences(self) -> np.ndarray:

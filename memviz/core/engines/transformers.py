@@ -59,7 +59,7 @@ import numpy as np
 from memviz.core.activations import inference_workspace
 from memviz.core.arch import FULL, SLIDING, Architecture
 from memviz.core.engines import bitnet_linear, gptq_kernels, transformers_cache
-from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement
+from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, Placement, compute_bytes
 from memviz.core.errors import InputError
 from memviz.core.formats import (
     BITSANDBYTES,
@@ -253,7 +253,7 @@ class Transformers(Engine):
         (per-channel FP8, quant_method fbgemm_fp8) refuses to load without a GPU and on GPUs below compute
         capability 9.0 (a real CPU load raises: test_transformers_fp8.py)."""
         super().check(a, sc, options)
-        transformers_cache.check(a, sc.kv_format, 4 if sc.weight_format == "fp32" else 2)
+        transformers_cache.check(a, sc.kv_format, compute_bytes(sc.weight_format))
         method = gptq_kernels.method_of(a, sc.weight_format)
         if method:
             _quant_kernel(a, sc, method, options["quant_kernel"])

@@ -960,8 +960,9 @@ class VLLM(Engine):
                 + self.attention_workspace_bytes(x))
 
     def attention_workspaces(self, x: Inputs) -> tuple[float, float]:
-        """(the metadata builder's, the TRT-LLM kernels' or FLASHINFER_MLA's) FlashInfer workspaces on one rank where
-        FlashInfer runs the attention (`vllm_flashinfer`); none elsewhere."""
+        """(the metadata builders', the TRT-LLM kernels' or FLASHINFER_MLA's) workspaces on one rank: FlashInfer's where
+        it runs the attention (`vllm_flashinfer`), the TurboQuant builder's with a TurboQuant cache
+        (`turboquant_workspace`, counted with the builders')."""
         s = self.settings(x.a, x.sc, x.options)
         cap = x.sc.compute_capability
         if runs_flashinfer_mla(x.a, cap, x.act_bytes):
@@ -984,9 +985,10 @@ class VLLM(Engine):
         return max(0.0, need - self.moe_workspace(x, s)[0])
 
     def attention_workspace_split(self, x: Inputs) -> tuple[float, float]:
-        """FlashInfer's workspaces (within the budget, after the pool): both within it where the pool is measured
-        after capture; else the kernels' where the CUDA-graph estimate's capture makes it (`profile_cudagraph_memory`,
-        which a pool of kv_cache_memory_bytes skips) and the rest after the pool."""
+        """The attention workspaces, FlashInfer's and TurboQuant's builder's (within the budget, after the pool): both
+        within it where the pool is measured after capture; else the kernels' where the CUDA-graph estimate's capture
+        makes it (`profile_cudagraph_memory`, which a pool of kv_cache_memory_bytes skips) and the builders' after the
+        pool."""
         builder, kernels = self.attention_workspaces(x)
         if self.measured(x.options):
             return builder + kernels, 0.0
@@ -1585,7 +1587,8 @@ class VLLM(Engine):
         return " and ".join(parts)
 
     def _workspace_words(self, x: Inputs, s: dict[str, Any]) -> dict[str, str]:
-        """Whose attention workspaces there are ("FlashInfer's", "TurboQuant's" or both) and what they hold."""
+        """Whose attention workspaces there are ("FlashInfer", "TurboQuant" or "FlashInfer and TurboQuant") and what
+        they hold, for the CLI and the Breakdown."""
         turboquant = self.turboquant_workspace(x, s)
         builder, kernels = self.attention_workspaces(x)
         flashinfer = builder + kernels > turboquant
