@@ -15,8 +15,8 @@ FP8 arithmetic from `FP8_NATIVE_CAPABILITY` on, below which vLLM runs FP8 weight
 dequantizes them). `sm_count` is what torch reports as `multi_processor_count` (engines size per-SM buffers by it):
 NVIDIA's architecture whitepapers and datasheets (GeForce: the SMs of the tensor-rate rule), checked against torch's
 device properties printed in public logs and Inductor kernels where found (A10G 80, H20 78, B200 148, RTX 5090 170,
-RTX PRO 6000 188, GB10 48); AMD's CDNA 3 whitepaper for the MI300X's 304 compute units (what ROCm reports). Not known
-for the B300 (NVIDIA gives the Blackwell Ultra die's SMs, not the enabled ones).
+RTX PRO 6000 188, GB10 48, GB200 and GB300 152, B300 148); AMD's CDNA 3 whitepaper for the MI300X's 304 compute units
+(what ROCm reports).
 """
 
 from __future__ import annotations
@@ -220,9 +220,18 @@ GPUS: dict[str, GPU] = {g.key: g for g in (
     # nvidia-smi on B200s (driver 570.172.08, CUDA 12.8): 183,359 MiB = 179.06 GiB; the datasheet's "180GB" is binary
     GPU("b200", "B200 180GB", 183359 * MiB, 8000e9, 2250e12, _SMI, compute_capability=(10, 0), sm_count=148),
     # Blackwell Ultra: nvidia-smi prints 275040MiB on B300 SXM6 AC boards (CUDA compute capability 10.3); 16-bit
-    # rate and bandwidth taken as the B200's (its gains are in FP4)
+    # rate and bandwidth taken as the B200's (its gains are in FP4); 148 SMs as a published kernel note measured
+    # them ("B300 (148 SMs)", cudaOccupancyMaxActiveClusters)
     GPU("b300", "B300 288GB", 275040 * MiB, 8000e9, 2250e12, _SMI, compute_capability=(10, 3),
-        names=("NVIDIA B300 SXM6 AC",)),
+        names=("NVIDIA B300 SXM6 AC",), sm_count=148),
+    # the Grace Blackwell superchips' GPUs: nvidia-smi prints 189471 MiB on GB200 (drivers 580.95 - 590.48) and
+    # 284208 MiB on GB300 in public notes; 152 SMs each ("NVIDIA GB200 (152 SMs)", "GB300 (152 SMs)", from torch's
+    # device properties); NVIDIA's GB200 NVL72 figures (360 PFLOPS FP16 / BF16 with sparsity for 72 GPUs) give 2.5
+    # PFLOPS dense a GPU, the same for GB300; 8 TB/s of HBM3e each
+    GPU("gb200", "GB200 186GB", 189471 * MiB, 8000e9, 2500e12, _SMI, compute_capability=(10, 0),
+        names=("NVIDIA GB200",), sm_count=152),
+    GPU("gb300", "GB300 288GB", 284208 * MiB, 8000e9, 2500e12, _SMI, compute_capability=(10, 3),
+        names=("NVIDIA GB300",), sm_count=152),
     # DGX Spark: GB10 with 128 GiB of LPDDR5x shared with its CPU; CUDA reports 121.69 GiB in published vLLM and torch
     # messages ("Free memory on device (115.95/121.69 GiB)"; some GB10 systems print 121.63 or 119.6-119.7), which is
     # what a process can take; NVIDIA's "1 petaFLOP" is sparse FP4, dense 16-bit an eighth of it
@@ -288,8 +297,8 @@ def get_gpu(key: str) -> GPU:
     matches = named or [g for g in GPUS if k in g or k in GPUS[g].label.lower()]
     if not matches:  # "H100 80GB", "NVIDIA GeForce RTX 4090": every word of the name within the key, label or names
         matches = [g for g in GPUS if words and all(w in _text(GPUS[g]) for w in words)]
-    if len(matches) > 1:  # "RTX 4070" is the RTX 4070, not the RTX 4070 Ti
-        exact = [g for g in matches if set(words) == _model_words(GPUS[g])]
+    if len(matches) > 1:  # "RTX 4070" is the RTX 4070, not the RTX 4070 Ti; "B300 288GB" the B300, not the GB300
+        exact = [g for g in matches if set(words) in (set(_words(GPUS[g].label)), _model_words(GPUS[g]))]
         matches = exact if len(exact) == 1 else matches
     if len(matches) == 1:
         return GPUS[matches[0]]

@@ -48,6 +48,8 @@ def test_every_catalogue_gpu_is_found_by_its_key_label_and_device_names():
     # "NVIDIA GeForce RTX 4090 D, 24,564 MiB", "NVIDIA L20, 46068 MiB", "NVIDIA RTX PRO 5000 Blackwell, 48935 MiB",
     # "NVIDIA RTX PRO 5000 72GB Blackwell, ..., 73415 MiB", "NVIDIA RTX PRO 4000 Blackwell, 24,467 MiB"
     ("rtx4090d", 24564), ("l20", 46068), ("rtx-pro-5000", 48935), ("rtx-pro-5000-72g", 73415), ("rtx-pro-4000", 24467),
+    # "NVIDIA GB200, 189471 MiB", "NVIDIA GB300, 284208 MiB"
+    ("gb200", 189471), ("gb300", 284208),
 ])
 def test_totals_are_what_nvidia_smi_prints(key, smi_mib):
     assert get_gpu(key).memory_bytes == smi_mib * MiB
@@ -94,16 +96,16 @@ def test_a_cuda_total_entered_after_the_gpu_replaces_the_catalogue_one_and_reads
     # as torch's multi_processor_count prints them in public logs and Inductor kernels
     ("a10g", 80), ("h20", 78), ("b200", 148), ("rtx5090", 170), ("rtx-pro-6000", 188), ("dgx-spark", 48),
     # NVIDIA's whitepapers and datasheets
-    ("rtx4090d", 114), ("l20", 92), ("rtx-pro-5000", 110), ("rtx-pro-4000", 70),
+    ("rtx4090d", 114), ("l20", 92), ("rtx-pro-5000", 110), ("rtx-pro-4000", 70), ("gb200", 152), ("gb300", 152),
+    ("b300", 148),
     ("h100-80g", 132), ("h100-pcie", 114), ("a100-80g", 108), ("l40s", 142), ("rtx4090", 128), ("t4", 40),
 ])
 def test_sm_counts_are_torchs(key, sms):
     assert get_gpu(key).sm_count == sms
 
 
-def test_every_nvidia_gpu_but_the_b300_knows_its_sms_and_a_geforce_rate_follows_from_them():
-    unknown = {k for k, g in GPUS.items() if g.compute_capability and g.sm_count is None}
-    assert unknown == {"b300"}
+def test_every_nvidia_gpu_knows_its_sms_and_a_geforce_rate_follows_from_them():
+    assert not {k for k, g in GPUS.items() if g.compute_capability and g.sm_count is None}
     assert get_gpu("rtx3070").bf16_flops == pytest.approx(81.25e12, rel=1e-4)  # 46 SMs x 1.725 GHz x 1,024
     assert get_gpu("vram:24GiB").sm_count is None
     assert get_gpu("rtx4090@23.5GiB").sm_count == 128
