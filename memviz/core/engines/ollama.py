@@ -13,7 +13,8 @@
   scenario's own context;
 - flash attention: OLLAMA_FLASH_ATTENTION unset lets the runner decide
   (`llm.LlamaServerFlashAttention`): on where the GPUs support it;
-- KV cache type: OLLAMA_KV_CACHE_TYPE, default f16 (`llm/server.go`).
+- KV cache type: OLLAMA_KV_CACHE_TYPE, default f16 (`llm/server.go`): f16, q8_0 or q4_0 (`fs/ggml/ggml.go`
+  `SupportsKVCacheType`), a quantized one with flash attention only; another falls back to f16 (refused here).
 Buffers are then llama.cpp's (`memviz.core.engines.llamacpp`).
 """
 
@@ -25,9 +26,12 @@ from typing import Any
 from memviz.core.arch import Architecture
 from memviz.core.engines.base import encoders_bytes
 from memviz.core.engines.llamacpp import CACHE_TYPES, RUNTIME_BYTES_CUDA, LlamaCpp
+from memviz.core.errors import InputError
 from memviz.core.gpus import get_gpu
 from memviz.core.units import GiB, MiB
 
+#: the cache types Ollama passes on to its runner (`fs/ggml/ggml.go` `SupportsKVCacheType`), memviz's names
+OLLAMA_CACHE_TYPES = ("fp16", "q8_0", "q4_0")
 # num_batch is Ollama's batch and micro-batch (automatic unless set); each parallel request has its own context
 _OLLAMA_DEFAULTS: dict[str, dict[str, Any]] = {
     "n_ubatch": {"default": None, "help": "num_batch (default: as n_batch)"},
@@ -91,6 +95,18 @@ class Ollama(LlamaCpp):
     source = ("ollama/ollama fb30760: envconfig/config.go, server/routes.go, server/sched.go, api/types.go, "
               "llm/llama_server.go")
     options = tuple(replace(o, **_OLLAMA_DEFAULTS.get(o.name, {})) for o in LlamaCpp.options)
+
+    def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
+        """Ollama passes OLLAMA_KV_CACHE_TYPE on only for f16, q8_0 and q4_0 (`fs/ggml/ggml.go`
+        `SupportsKVCacheType`) and a quantized one only with flash attention (`llm/server.go`: "quantized kv cache
+        requested but flash attention disabled"); it runs f16 otherwise, which a scenario says as fp16."""
+        if sc.kv_format not in OLLAMA_CACHE_TYPES:
+            raise InputError(f"Ollama takes OLLAMA_KV_CACHE_TYPE f16, q8_0 or q4_0 (SupportsKVCacheType) and runs "
+                             f"f16 for {CACHE_TYPES.get(sc.kv_format, sc.kv_format)}: choose fp16, q8_0 or q4_0")
+        if sc.kv_format != "fp16" and not self.flash(sc, options):
+            raise InputError(f"Ollama uses a {CACHE_TYPES[sc.kv_format]} cache only with flash attention "
+                             "(OLLAMA_FLASH_ATTENTION) and runs f16 without it: turn flash_attn on or choose fp16")
+        super().check(a, sc, options)
 
     def mmproj_on_host(self, x: Any) -> bool:
         """Ollama passes --no-mmproj-offload when only some layers are on the GPU (`llm/llama_server.go`

@@ -173,6 +173,23 @@ def test_ollama_is_llamacpp_with_ollamas_defaults():
     assert default_context(80 * GiB, model_max_tokens=131072) == 131072
 
 
+@pytest.mark.parametrize(("kv", "options", "message"), [
+    ("q5_1", {}, "takes OLLAMA_KV_CACHE_TYPE f16, q8_0 or q4_0 .* runs f16 for q5_1"),
+    ("bf16", {}, "runs f16 for bf16"),
+    ("q8_0", {"flash_attn": "off"}, "q8_0 cache only with flash attention"),
+])
+def test_ollama_runs_f16_for_caches_it_does_not_pass_on(kv, options, message):
+    """ollama's `SupportsKVCacheType` takes f16, q8_0 and q4_0, a quantized one with flash attention only
+    (llm/server.go); anything else falls back to f16, which memviz asks the scenario to say."""
+    a = get_preset("llama-3.1-8b").architecture()
+    with pytest.raises(InputError, match=message):
+        estimate(a, Scenario(engine="ollama", weight_format="Q4_K_M", kv_format=kv, gpu="rtx4090",
+                             context_tokens=4096, options=options))
+    q4 = estimate(a, Scenario(engine="ollama", weight_format="Q4_K_M", kv_format="q4_0", gpu="rtx4090",
+                              context_tokens=4096))
+    assert "OLLAMA_KV_CACHE_TYPE=q4_0" in q4.launch_command()
+
+
 @pytest.mark.parametrize("context, gpu, flash, batch", [
     (4096, "rtx4090", "auto", 512), (16384, "rtx4090", "auto", 1024), (40960, "rtx4090", "auto", 2048),
     (40960, None, "auto", 2048),  # no GPU memory to weigh it against
