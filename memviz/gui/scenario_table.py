@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from memviz.core.engines import ENGINES, parse_option_pairs
+from memviz.core.engines import ENGINES, default_engine, parse_option_pairs
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.formats import KV_FORMATS, weight_formats
@@ -72,12 +72,11 @@ def compare_quantizations(base: Scenario) -> tuple[Scenario, ...]:
     return tuple(out)
 
 
-def _followed_kv(sc: Scenario, key: str, value: str) -> str:
-    """The scenario's cache once its weights or engine change: its own, or, where it is the engine's default for its
-    weights (`Engine.default_kv`), the default of the new weights and engine."""
+def _followed_kv(sc: Scenario, engine: str, weights: str) -> str:
+    """The scenario's cache once its weights or engine change to `weights` / `engine`: its own, or, where it is the
+    engine's default for its weights (`Engine.default_kv`), the default of the new weights and engine."""
     if sc.kv_format != ENGINES[sc.engine].default_kv(sc.weight_format):
         return sc.kv_format
-    engine, weights = (value, sc.weight_format) if key == "engine" else (sc.engine, value)
     return ENGINES[engine].default_kv(weights) if engine in ENGINES else sc.kv_format
 
 
@@ -278,8 +277,11 @@ class ScenarioTable(QWidget):
                                  "positions; tick 'Beyond max context' to estimate anyway")
             return
         changes = {key: value}
+        if key == "weight_format" and not ENGINES[sc.engine].accepts_weights(value):
+            changes["engine"] = default_engine(value)  # a GGUF mix moves to llama.cpp, bitsandbytes to transformers
         if key in ("weight_format", "engine"):  # a cache left at its default follows the weights and the engine
-            changes["kv_format"] = _followed_kv(sc, key, value)
+            changes["kv_format"] = _followed_kv(sc, changes.get("engine", sc.engine),
+                                                changes.get("weight_format", sc.weight_format))
         try:
             new = self._scenarios[row].with_changes(**changes)
         except InputError as exc:

@@ -52,7 +52,8 @@ def test_change_format_in_table_redraws(win):
     combo = win.table.table.cellWidget(0, 1)
     combo.setCurrentText("Q4_K_M")
     sc = win.session.scenarios[0]
-    assert sc.weight_format == "Q4_K_M"
+    # transformers would dequantize a GGUF file: the row moves to llama.cpp, its default cache with it
+    assert (sc.weight_format, sc.engine, sc.kv_format) == ("Q4_K_M", "llamacpp", "fp16")
     expected = estimate(win.session.architecture, sc).bytes["weights"]
     assert win.compare.bar_heights()["weights"][0] * GiB == pytest.approx(expected, abs=1)
     assert win.last_refresh_ms > 0

@@ -209,6 +209,10 @@ class Engine:
         model's cache is fp32: transformers' DynamicCache, vLLM's "auto"), llama.cpp's f16."""
         return "fp32" if weight_format == "fp32" and self.default_kv_format == "bf16" else self.default_kv_format
 
+    def accepts_weights(self, weight_format: str) -> bool:
+        """Whether the engine can hold weights in `weight_format` at all (every format by default)."""
+        return True
+
     def kv_storage(self, kvf: KVFormat, weight_format: str) -> KVFormat:
         """The cache format as the engine stores it for weights in `weight_format` (the format itself by default)."""
         return kvf

@@ -67,7 +67,15 @@ from memviz.core.engines.llamacpp_fit import applies as fit_applies
 from memviz.core.engines.llamacpp_mtmd import MtmdBuffers, mtmd_buffers
 from memviz.core.engines.llamacpp_split import N_COPIES, layer_devices, split_points
 from memviz.core.errors import InputError
-from memviz.core.formats import GGML_TYPES, KV_FORMATS, LLAMACPP_CACHE_TYPES, STORED, WeightFormat, tensor_bytes
+from memviz.core.formats import (
+    GGML_TYPES,
+    KV_FORMATS,
+    LLAMACPP_CACHE_TYPES,
+    STORED,
+    WeightFormat,
+    get_weight_format,
+    tensor_bytes,
+)
 from memviz.core.gguf_names import gguf_name
 from memviz.core.inventory import Role, Tensor
 from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
@@ -329,6 +337,10 @@ class LlamaCpp(Engine):
         """(n_batch, n_ubatch) the engine asks llama.cpp for, before llama.cpp clamps them to n_ctx."""
         return x.options["n_batch"], self.micro_batch(x.sc, x.options)
 
+    def accepts_weights(self, weight_format: str) -> bool:
+        """A GGUF file's types: a GGUF mix, a float file (F32 / BF16 / F16), or an imported file's own tensors."""
+        return weight_format in ("fp32", "bf16", "fp16", STORED) or get_weight_format(weight_format).gguf_mix is not None
+
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         super().check(a, sc, options)
         if CROSS in a.layer_types:
@@ -348,6 +360,9 @@ class LlamaCpp(Engine):
         if a.model_type == "mellum" and not all(a.moe_layers):  # src/models/mellum.cpp `load_arch_tensors`
             raise InputError("llama.cpp's Mellum builds experts in every layer (ffn_gate_inp and the expert tensors "
                              "are required); this config has dense layers (mlp_layer_types)")
+        if not self.accepts_weights(sc.weight_format):
+            raise InputError(f"{self.label.split(' ')[0].rstrip(',')} runs GGUF files, whose types are llama.cpp's (Q4_K_M, Q8_0, "
+                             f"F16, ...: convert_hf_to_gguf.py, llama-quantize); {sc.weight_format} is not one")
         if sc.kv_format not in CACHE_TYPES:
             raise InputError(f"llama.cpp has no cache type {sc.kv_format!r}; it takes {', '.join(CACHE_TYPES.values())}")
         if sc.kv_format in QUANTIZED_KV and not self.flash(sc, options):

@@ -247,6 +247,10 @@ class Transformers(Engine):
             return sum(compressor_buffer_bytes(x.a, t, x.act_bytes, layers, prefill) for t in x.sc.sequence_tokens)
         return x.batch * compressor_buffer_bytes(x.a, x.context, x.act_bytes, layers, prefill)
 
+    def accepts_weights(self, weight_format: str) -> bool:
+        """Not a GGUF mix: transformers dequantizes a GGUF file's tensors while loading it."""
+        return get_weight_format(weight_format).gguf_mix is None
+
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         """The AWQ / GPTQ kernel chosen can run here (`gptq_kernels.select`); huggingface/transformers 5.24
         `src/transformers/quantizers/quantizer_fbgemm_fp8.py` `FbgemmFp8HfQuantizer.validate_environment`
@@ -254,6 +258,9 @@ class Transformers(Engine):
         capability 9.0 (a real CPU load raises: test_transformers_fp8.py)."""
         super().check(a, sc, options)
         transformers_cache.check(a, sc.kv_format, compute_bytes(sc.weight_format))
+        if not self.accepts_weights(sc.weight_format):
+            raise InputError(f"transformers dequantizes a GGUF file's tensors while loading it (gguf_file): a "
+                             f"{sc.weight_format} file runs in the dtype it loads in; choose bf16 weights, or llama.cpp")
         method = gptq_kernels.method_of(a, sc.weight_format)
         if method:
             _quant_kernel(a, sc, method, options["quant_kernel"])

@@ -163,7 +163,7 @@ from memviz.core.engines.vllm_sampler import (
     v2_state_bytes,
 )
 from memviz.core.errors import InputError
-from memviz.core.formats import STORED, tensor_bytes
+from memviz.core.formats import BITSANDBYTES, STORED, get_weight_format, tensor_bytes
 from memviz.core.gpus import FP8_NATIVE_CAPABILITY, GPU, MARLIN_MIN_CAPABILITY, get_gpu
 from memviz.core.inventory import Role
 from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
@@ -208,8 +208,8 @@ NCCL_BYTES_PER_GPU = 256 * MiB
 #: FP8 weight formats and whether their scales are 128 x 128 blocks; the GPUs where vLLM runs them on Marlin
 FP8_BLOCK_SCALES = {"fp8": False, "fp8-channel": False, "fp8-block": True}
 #: what `--quantization` makes of a 16-bit checkpoint while loading (`model_executor/layers/quantization/fp8.py`
-#: `Fp8Config` with is_checkpoint_fp8_serialized False: per-tensor dynamic FP8; `bitsandbytes.py`: in-flight NF4)
-QUANTIZE_ON_LOAD = {"fp8": "fp8", "bnb-nf4": "bitsandbytes"}
+#: `Fp8Config` with is_checkpoint_fp8_serialized False: per-tensor dynamic FP8)
+QUANTIZE_ON_LOAD = {"fp8": "fp8"}
 #: types vLLM 0.34 has no model for (model_executor/models/registry.py), which its Transformers backend cannot run
 #: either (models/transformers/: self-attention layers only, no convolution, recurrent state or cross-attention; and
 #: `ModelRegistry._try_resolve_transformers` takes only a class whose attention goes through transformers'
@@ -558,9 +558,19 @@ class VLLM(Engine):
             s["attention_backend_run"] = "TURBOQUANT"  # no boundary layers left on the default backend
         return s
 
+    def accepts_weights(self, weight_format: str) -> bool:
+        """Not GGUF files nor bitsandbytes formats: vLLM 0.34 has neither quantization method."""
+        return weight_format not in BITSANDBYTES and get_weight_format(weight_format).gguf_mix is None
+
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
         super().check(a, sc, options)
         vllm_int4.check(a, sc.weight_format)
+        if not self.accepts_weights(sc.weight_format):
+            gguf = get_weight_format(sc.weight_format).gguf_mix is not None
+            what, other = ("GGUF", "llama.cpp") if gguf else ("bitsandbytes", "transformers")
+            raise InputError(f"vLLM 0.34 has no {what} quantization (model_executor/layers/quantization "
+                             f"QUANTIZATION_METHODS: gone by 0.28); estimate {sc.weight_format} with {other}, or "
+                             "choose a format vLLM loads")
         if BITNET in (sc.weight_format, a.native_format if sc.weight_format == STORED else ""):
             raise InputError("vLLM 0.34 has no BitNet quantization (model_executor/layers/quantization: no 'bitnet' "
                              "method); estimate its packed weights with transformers or a GGUF file with llama.cpp")
