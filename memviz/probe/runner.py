@@ -655,7 +655,7 @@ def _measure(args, torch, AutoModelForCausalLM, DynamicCache, StaticCache, hf_cf
     d0 = group.allocated()
     t1 = time.perf_counter()
     steps = args.new - 1
-    largest = dict(kv_prefill)  # a QuantizedCache shrinks when its residual is quantized: its largest state counts
+    largest = dict.fromkeys(devices, 0)  # a QuantizedCache shrinks when its residual is quantized: its largest counts
     with torch.inference_mode():
         for i in range(steps):
             position = torch.full((1,), args.prompt + i, dtype=torch.long, device=first)
