@@ -278,7 +278,8 @@ def check_quantized_cache(kind: str, arch, dtype: str) -> None:
     except InputError as exc:
         raise BadInput(str(exc)) from None
     backend = transformers_cache.backend(kind)
-    if backend == "quanto" and importlib.util.find_spec("optimum") is None:
+    if backend == "quanto" and (importlib.util.find_spec("optimum") is None
+                                or importlib.util.find_spec("optimum.quanto") is None):
         raise BadInput(f"the {kind} cache runs on optimum-quanto: pip install optimum-quanto")
     from transformers import cache_utils
 
