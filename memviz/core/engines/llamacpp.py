@@ -338,7 +338,8 @@ class LlamaCpp(Engine):
         return x.options["n_batch"], self.micro_batch(x.sc, x.options)
 
     def accepts_weights(self, weight_format: str) -> bool:
-        """A GGUF file's types: a GGUF mix, a float file (F32 / BF16 / F16), or an imported file's own tensors."""
+        """A GGUF file's types (ggml-org/llama.cpp 0c1e570 src/llama-model-loader.cpp reads GGUF only): a GGUF mix,
+        a float file (F32 / BF16 / F16), or an imported file's own tensors."""
         return weight_format in ("fp32", "bf16", "fp16", STORED) or get_weight_format(weight_format).gguf_mix is not None
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:

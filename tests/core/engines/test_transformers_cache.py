@@ -114,15 +114,17 @@ def test_an_fp32_model_caches_in_fp32_by_default():
 
 def test_a_real_fp8_quantized_cache_holds_what_memviz_counts():
     """transformers' own QuantizedCache(backend="fp8") for a Llama-3.1-8B layer shape (8 KV heads of 128) over a
-    300-token prompt and 20 steps, 2 sequences: float8 values and two fp32 scales."""
-    torch = pytest.importorskip("torch")
-    cache_utils = pytest.importorskip("transformers.cache_utils")
-    if not hasattr(cache_utils, "Fp8QuantizedLayer"):
-        pytest.skip("this transformers has no fp8 QuantizedCache (5.25 has)")
-    from transformers import LlamaConfig
+    300-token prompt and 20 steps, 2 sequences: float8 values and two fp32 scales. A transformers without the fp8
+    backend (4.56, the lowest version memviz takes) refuses it, as the probe then says."""
+    import torch
+    from transformers import LlamaConfig, cache_utils
 
     config = LlamaConfig(hidden_size=4096, num_attention_heads=32, num_key_value_heads=8, head_dim=128,
                          num_hidden_layers=2, vocab_size=128)
+    if not hasattr(cache_utils, "Fp8QuantizedLayer"):  # transformers before 5.25 (the lowest-deps run: 4.56)
+        with pytest.raises(ValueError, match="Unknown quantization backend `fp8`"):
+            cache_utils.QuantizedCache(backend="fp8", config=config)
+        return
     cache = cache_utils.QuantizedCache(backend="fp8", config=config)
     for tokens in (300, *[1] * 20):
         for layer in range(2):

@@ -91,3 +91,22 @@ def test_what_is_refused(preset, options, weights, message):
 def test_the_log_reader_takes_the_turboquant_names():
     args = "non-default args: {'model': '/m', 'kv_cache_dtype': 'turboquant_3bit_nc'}\n"
     assert vllm_scenario(args, LLAMA8, "h100-80g").kv_format == "turboquant_3bit_nc"
+
+
+def test_slots_and_boundary_layers_are_vllms_own():
+    """vLLM 0.34.0's own turboquant/config.py, run on its wheel's source (scripts/vllm_turboquant_slots.py,
+    tests/data/published/vllm_turboquant.json): slot_size_aligned for eight head sizes and four presets, and the
+    boundary layers of dense models of 1 to 61 layers, are memviz's."""
+    import json
+    from pathlib import Path
+
+    from memviz.core.arch import from_hf_config
+
+    vllm = json.loads((Path(__file__).parents[2] / "data" / "published" / "vllm_turboquant.json").read_text())
+    for preset, slots in vllm["slot_bytes"].items():
+        assert {d: get_kv_format(preset).head_bytes(int(d), int(d)) for d in slots} == slots
+    for layers, skipped in vllm["boundary_layers"].items():
+        a = from_hf_config({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": int(layers),
+                            "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 512,
+                            "vocab_size": 128})
+        assert sorted(vllm_turboquant.boundary_layers(a)) == skipped
