@@ -201,7 +201,7 @@ class Transformers(Engine):
         layout, native = self.kv_layout(x), self.native_kv(x)
         tokens = np.asarray(x.sc.sequence_tokens) if x.seqs_given else x.context
         extra = kv_cache_bytes(x.a, native, 1, layout, layers) - kv_cache_bytes(x.a, x.kvf, 1, layout, layers)
-        held = transformers_cache.residual_tokens(x.kvf.name, tokens) * extra
+        held = transformers_cache.residual_tokens(tokens) * extra
         return np.sum(held) if x.seqs_given else x.batch * held
 
     def kv_storage(self, kvf: KVFormat, weight_format: str) -> KVFormat:
@@ -248,7 +248,8 @@ class Transformers(Engine):
         return x.batch * compressor_buffer_bytes(x.a, x.context, x.act_bytes, layers, prefill)
 
     def accepts_weights(self, weight_format: str) -> bool:
-        """Not a GGUF mix: transformers dequantizes a GGUF file's tensors while loading it."""
+        """Not a GGUF mix: transformers 5.25 dequantizes a GGUF file's tensors while loading it
+        (src/transformers/modeling_gguf_pytorch_utils.py `load_gguf_checkpoint`: gguf's `dequantize` of each tensor)."""
         return get_weight_format(weight_format).gguf_mix is None
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:

@@ -27,6 +27,10 @@ the peak resident memory a decode step's update adds over the cache it holds.
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
+
 from memviz.core.arch import FULL, Architecture
 from memviz.core.errors import InputError
 
@@ -67,12 +71,10 @@ def update_bytes_per_k_value(kv_format: str, act_bytes: int) -> int:
     return 4 * act_bytes if backend(kv_format) == "quanto" else act_bytes + 8 + 2
 
 
-def residual_tokens(kv_format: str, tokens):
-    """Tokens of a `tokens`-long sequence kept unquantized at worst: min(127, tokens - 1) with quanto (the prompt is
-    quantized whole by the first update), none otherwise. Works on numpy arrays."""
-    if backend(kv_format) != "quanto":
-        return 0 * tokens
-    return (tokens - 1).clip(0, RESIDUAL_TOKENS) if hasattr(tokens, "clip") else max(0, min(RESIDUAL_TOKENS, tokens - 1))
+def residual_tokens(tokens: np.ndarray) -> np.ndarray:
+    """Tokens of `tokens`-long sequences a quanto cache keeps unquantized at worst: min(127, tokens - 1) (the prompt
+    is quantized whole by the first update)."""
+    return np.clip(np.asarray(tokens) - 1, 0, RESIDUAL_TOKENS)
 
 
 def generate_line(kv_format: str) -> str:
@@ -80,6 +82,6 @@ def generate_line(kv_format: str) -> str:
     name = backend(kv_format)
     if name is None:
         return ""
-    config = f'{{"backend": "{name}"' + (f', "nbits": {QUANTIZED_CACHES[kv_format][1]}}}' if name == "quanto" else "}")
+    config = {"backend": name, **({"nbits": QUANTIZED_CACHES[kv_format][1]} if name == "quanto" else {})}
     install = "  # pip install optimum-quanto" if name == "quanto" else ""
-    return f'# generate(..., cache_implementation="quantized", cache_config={config}){install}'
+    return f'# generate(..., cache_implementation="quantized", cache_config={json.dumps(config)}){install}'

@@ -131,7 +131,7 @@ from memviz.core.engines import (
     vllm_mtp,
     vllm_turboquant,
 )
-from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option
+from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, compute_bytes
 from memviz.core.engines.bitnet_linear import FORMAT as BITNET
 from memviz.core.engines.vllm_compile import embedding_benchmark_bytes
 from memviz.core.engines.vllm_cudagraphs import Captures, capture_sizes, captured_split_kv_bytes, fa3_split_kv
@@ -559,7 +559,9 @@ class VLLM(Engine):
         return s
 
     def accepts_weights(self, weight_format: str) -> bool:
-        """Not GGUF files nor bitsandbytes formats: vLLM 0.34 has neither quantization method."""
+        """Not GGUF files nor bitsandbytes formats: vLLM 0.34.0 has neither quantization method
+        (model_executor/layers/quantization/__init__.py `QUANTIZATION_METHODS`; 0.19's wheel had gguf.py and
+        bitsandbytes.py, 0.28's neither)."""
         return weight_format not in BITSANDBYTES and get_weight_format(weight_format).gguf_mix is None
 
     def check(self, a: Architecture, sc: Any, options: dict[str, Any]) -> None:
@@ -1373,10 +1375,7 @@ class VLLM(Engine):
         of them; another backend named; NVFP4 where FlashInfer cannot read it (`FlashInferBackend.supports_combination`:
         64-wide heads and sinks on compute capability 8, 9 and 12; `supports_compute_capability`: not below 8.0)."""
         if vllm_turboquant.is_turboquant(sc.kv_format):
-            vllm_turboquant.check(a, backend)
-            if sc.weight_format == "fp32":
-                raise InputError("vLLM's TURBOQUANT backend takes float16 and bfloat16 activations only; the scenario "
-                                 "computes in float32")
+            vllm_turboquant.check(a, backend, compute_bytes(sc.weight_format))
         need = KV_DTYPE_BACKENDS.get(sc.kv_format)
         if need is None:
             return

@@ -80,10 +80,10 @@ def check(a: Architecture, max_loras: int, rank: int, tp: int, fully_sharded: bo
     """What vLLM refuses: a model class without LoRA support (`NO_LORA`), a rank it does not take, a fully sharded
     rank tp does not divide, an output layer's LoRA over a vocabulary beyond `LORA_VOCAB_LIMIT`; and a target module
     that names nothing of the model (vLLM would wrap nothing for it: a typo memviz reports)."""
-    unknown = sorted(targets - set(target_names(a)))
-    if unknown:
+    names = target_names(a) if targets else []
+    if unknown := sorted(targets - set(names)):
         raise InputError(f"lora_target_modules: {', '.join(unknown)} names no module of {a.name}; its vLLM modules "
-                         f"are {', '.join(target_names(a))}")
+                         f"are {', '.join(names)}")
     if a.model_type in NO_LORA:
         raise InputError(f"vLLM 0.34 serves no LoRA adapters on {a.model_type}: {NO_LORA[a.model_type]} does not "
                          "support LoRA yet (turn enable_lora off)")

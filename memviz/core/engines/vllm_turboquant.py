@@ -61,8 +61,9 @@ def boundary_layers(a: Architecture) -> frozenset[int]:
     return frozenset((*range(n), *range(a.num_layers - n, a.num_layers)))
 
 
-def check(a: Architecture, backend: str) -> None:
-    """What memviz does not model or vLLM refuses, in one line each."""
+def check(a: Architecture, backend: str, act_bytes: int) -> None:
+    """What memviz does not model or vLLM refuses, in one line each (the TURBOQUANT backend's `supported_dtypes`:
+    float16 and bfloat16)."""
     if a.is_mla:
         raise InputError("vLLM's TurboQuant cache is not modelled for MLA models (their backends cache a latent)")
     if any(kind in (SLIDING, CROSS) for kind in a.layer_types):
@@ -73,6 +74,9 @@ def check(a: Architecture, backend: str) -> None:
     if backend != "auto":
         raise InputError(f"vLLM runs a TurboQuant cache on its TURBOQUANT backend, not {backend} "
                          "(attention_backend auto)")
+    if act_bytes != 2:
+        raise InputError("vLLM's TURBOQUANT backend takes float16 and bfloat16 activations only; the scenario "
+                         "computes in float32")
 
 
 def workspace_bytes(a: Architecture, tp: int, max_num_seqs: int, max_num_batched_tokens: int, max_model_len: int,
