@@ -116,8 +116,9 @@ def test_a_real_fp8_quantized_cache_holds_what_memviz_counts():
     """transformers' own QuantizedCache(backend="fp8") for a Llama-3.1-8B layer shape (8 KV heads of 128) over a
     300-token prompt and 20 steps, 2 sequences: float8 values and two fp32 scales. A transformers without the fp8
     backend (4.56, the lowest version memviz takes) refuses it, as the probe then says."""
-    import torch
-    from transformers import LlamaConfig, cache_utils
+    torch = pytest.importorskip("torch")  # the lowest-deps run installs neither torch nor transformers
+    cache_utils = pytest.importorskip("transformers.cache_utils")
+    from transformers import LlamaConfig
 
     config = LlamaConfig(hidden_size=4096, num_attention_heads=32, num_key_value_heads=8, head_dim=128,
                          num_hidden_layers=2, vocab_size=128)
