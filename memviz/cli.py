@@ -410,6 +410,11 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
     if facts.get("sampler_state_bytes"):
         print(f"vLLM V2 model runner's sampler state (a vocabulary row of counts per request slot): "
               f"{format_bytes(facts['sampler_state_bytes'], unit)}")
+    if facts.get("ngram_buffer_bytes"):
+        print(f"vLLM n-gram embedding (first stage): inputs buffer {format_bytes(facts['ngram_buffer_bytes'], unit)} "
+              f"(overhead); the profile step's n-gram lookups and projections peak at "
+              f"{format_bytes(facts['ngram_peak_bytes'], unit)} before the forward (the activations take the larger of "
+              "that and the forward's peak)")
     if facts.get("attention_workspace_bytes"):
         total, inside = facts["attention_workspace_bytes"], facts["attention_workspace_in_budget_bytes"]
         print(f"vLLM {facts['attention_workspace_owners']} attention workspaces: {format_bytes(total, unit)} "

@@ -58,6 +58,7 @@ KNOWN_MODEL_TYPES = (
     "voxtral_realtime_text",  # Voxtral Realtime's language model: Mistral's layout, a time-conditioned norm MLP
     "minicpm5_moe",  # MiniCPM5-MoE: Llama's attention with a query-made output gate, DeepSeek-V3's experts
     "ergo",  # Ergo: sliding and NoPE full layers, relu2 MLPs, experts with a norm each, float32 residual stream
+    "longcat_flash",  # LongCat-Flash: two MLA attentions and MLPs a decoder layer beside one shortcut MoE
     "kolibri1_1",  # Kolibri 1.1: Kolibri-1's layers, indexed full layers reading earlier layers' K/V, dense leaders
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
@@ -89,7 +90,7 @@ _ALIASES = {"qwen2_vl": "qwen2", "qwen2_vl_text": "qwen2", "qwen2_5_vl": "qwen2"
             "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4",
             "glm4v_moe_text": "glm4_moe", "sarvam_moe": "glm4_moe", "sarvam_mla": "deepseek_v3",
             "apertus1p5_text": "apertus", "cohere_compass_text": "cohere2", "granite_docling_text": "granite",
-            "paddleocr_vl_text": "ernie4_5", "hy_v4_vl_text": "hy_v4",
+            "paddleocr_vl_text": "ernie4_5", "hy_v4_vl_text": "hy_v4", "longcat_flash_ngram": "longcat_flash",
             "mistral4": "deepseek_v2", "glm_ocr_text": "glm4",
             "glm_image_text": "glm4", "granite4_vision_text": "granite", "hunyuan_vl_text": "hunyuan_v1_dense",
             "phi4_multimodal": "phi3", "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe",
@@ -118,7 +119,9 @@ _RENAMED = {"sarvam_moe": {"num_shared_experts": "n_shared_experts", "use_qkv_bi
 #: first layer of 9,216, 64 routed experts of 2,048 (6 a token), two shared ones and no MTP layer, where
 #: Glm4MoeConfig, the type it is read as, unties, has no q/k norms, heads of hidden_size / num_attention_heads,
 #: 128 experts of 1,408 (8 a token), one shared one and one MTP layer; ErgoConfig a 512-token window and 256
-#: experts of 4,096 (8 a token); Kolibri1_1Config 128-wide heads and a 513-token window
+#: experts of 4,096 (8 a token); Kolibri1_1Config 128-wide heads and a 513-token window; LongcatFlashConfig
+#: (transformers 5.25) LongCat-Flash-Chat's shapes: 28 decoder layers of 6,144, 64 heads, MLA latents of 512 (+64
+#: rope), queries through a rank of 1,536, 512 experts of 2,048 and 256 zero experts (12 a token)
 _CLASS_DEFAULTS = {"param2moe": {"tie_word_embeddings": True, "use_qk_norm": True, "head_dim": 64,
                                  "intermediate_size": 9216, "first_k_dense_replace": 1, "n_routed_experts": 64,
                                  "moe_intermediate_size": 2048, "n_shared_experts": 2, "num_experts_per_tok": 6,
@@ -126,7 +129,11 @@ _CLASS_DEFAULTS = {"param2moe": {"tie_word_embeddings": True, "use_qk_norm": Tru
                    "minicpm5_moe": {"head_dim": 128, "n_shared_experts": 1},
                    "kolibri1_1": {"head_dim": 128, "sliding_window": 513},
                    "ergo": {"sliding_window": 512, "num_experts": 256, "moe_intermediate_size": 4096,
-                            "num_experts_per_tok": 8}}
+                            "num_experts_per_tok": 8},
+                   "longcat_flash": {"vocab_size": 131072, "hidden_size": 6144, "num_layers": 28,
+                                     "num_attention_heads": 64, "max_position_embeddings": 131072, "q_lora_rank": 1536,
+                                     "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+                                     "v_head_dim": 128, "rope_theta": 10_000_000.0}}
 #: the transformers / vLLM class each text model type is built by (transformers 5.24 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES):
 #: a config whose model_type memviz does not know but whose `architectures` names one of these is read as that type,
 #: as vLLM resolves a model by its architecture (vllm/model_executor/models/registry.py): Kimi-K2's "kimi_k2" is
@@ -164,6 +171,7 @@ _BY_ARCHITECTURE = {
     "MinistralForCausalLM": "ministral",
     "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe", "Cohere2MoeForCausalLM": "cohere2_moe",
     "Lfm3ForCausalLM": "lfm3", "OlmoHybridForCausalLM": "olmo_hybrid", "Dots1ForCausalLM": "dots1",
+    "LongcatFlashForCausalLM": "longcat_flash", "LongcatFlashNgramForCausalLM": "longcat_flash",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next", "olmo_hybrid"})
@@ -293,6 +301,16 @@ class Architecture:
     expert_bias: bool = False
     router_score_bias: bool = False  # DeepSeek-V3 e_score_correction_bias
     moe_layers: tuple[bool, ...] = ()
+    # LongCat-Flash's zero-computation experts: router outputs (and score biases) with no weights behind them
+    zero_experts: int = 0
+    # the attention sublayers a decoder layer holds (LongCat-Flash: 2); memviz's layers are sublayers, a pipeline
+    # stage and a checkpoint's layer index count decoder layers of this many
+    block_layers: int = 1
+    # LongCat-Flash-Lite's n-gram embedding (vLLM 0.34 longcat_flash_ngram.py `NgramEmbedding`): ngram_embedders
+    # hashed tables, table i of ngram_rows + 2i + 1 rows of hidden_size // ngram_embedders, each projected back to
+    # hidden_size; the token embedding and their projections averaged into the layers' input
+    ngram_embedders: int = 0
+    ngram_rows: int = 0
     # which layers hold a feed-forward block (() = every layer): Nemotron-H's Mamba2 and attention layers hold none
     ffn_layers: tuple[bool, ...] = ()
     # multi-head latent attention
@@ -459,13 +477,16 @@ class Architecture:
                     "hyper_streams", "out_groups", "out_lora_rank", "output_vocab_size",
                     "cross_attention_tokens", "altup_inputs", "laurel_rank", "norms_per_layer", "moe_hidden_size",
                     "indexer_heads", "indexer_head_dim", "gated_norm_rank", "head_gate", "mtp_layers",
-                    "token_index_budget", "indexer_topk"):
+                    "token_index_budget", "indexer_topk", "zero_experts", "ngram_embedders", "ngram_rows"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
                 raise InputError(f"{key} must be a whole number from 0 to {MAX_POSITIONS:,d}, got {value!r}")
         if self.num_layers > MAX_LAYERS:
             raise InputError(f"num_layers must be at most {MAX_LAYERS:,d}, got {self.num_layers:,d}")
+        if not isinstance(self.block_layers, int) or self.block_layers < 1 or self.num_layers % self.block_layers:
+            raise InputError(f"num_layers ({self.num_layers}) must be a multiple of block_layers ({self.block_layers!r}), "
+                             "the attention sublayers a decoder layer holds")
         if self.num_heads % self.num_kv_heads:
             raise InputError(
                 f"num_attention_heads ({self.num_heads}) must be a multiple of num_key_value_heads ({self.num_kv_heads})"
@@ -970,7 +991,11 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
         shared = _int(cfg.get("shared_intermediate_size", 8192) or 0, "shared_intermediate_size")
     elif model_type == "nemotron_h":  # NemotronHMoE.shared_experts: one MLP of moe_shared_expert_intermediate_size
         shared = _int(cfg.get("moe_shared_expert_intermediate_size", 0) or 0, "moe_shared_expert_intermediate_size")
-    return dict(num_experts=_int(n_experts, "num_experts"), experts_per_token=topk, moe_intermediate_size=moe_inter,
+    elif model_type == "longcat_flash":  # the first sublayer's MLP beside the experts (`_longcat_flash_config`)
+        shared = _int(cfg["intermediate_size"], "ffn_hidden_size")
+    extra = {"zero_experts": _int(cfg.get("zero_expert_num") or 0, "zero_expert_num")} \
+        if model_type == "longcat_flash" else {}
+    return dict(**extra, num_experts=_int(n_experts, "num_experts"), experts_per_token=topk, moe_intermediate_size=moe_inter,
                 shared_expert_intermediate_size=shared,
                 shared_expert_gate=model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text") and shared > 0,
                 # DeepSeek-V3's e_score_correction_bias (Afmoe's expert_bias: the same vector of one per expert)
@@ -980,7 +1005,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                                                  "deepseek_v4", "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "axk2",
                                                  "kolibri1", "kolibri1_1", "beam", "minimax_m2", "dots1",
                                                  "muse_spark_text",
-                                                 "dots3_note_text", "minicpm5_moe", "ergo")
+                                                 "dots3_note_text", "minicpm5_moe", "ergo", "longcat_flash")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
@@ -1688,6 +1713,40 @@ def _cohere2_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _longcat_flash_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """LongcatFlashConfig (transformers 5.25, model_type longcat_flash) in the names memviz reads, a sublayer each:
+    a decoder layer (`LongcatFlashDecoderLayer`) holds two MLA attentions (cache layers 2i and 2i + 1), two gated MLPs
+    of ffn_hidden_size and norms, and one shortcut MoE beside the first MLP: n_routed_experts of
+    expert_ffn_hidden_size behind a router over them and zero_expert_num weightless identity experts. The
+    config's num_layers counts decoder layers (num_hidden_layers is twice it, as vLLM 0.34's longcat_flash.py
+    `make_layers(config.num_layers)` and transformers' property read it); the first sublayer is read as an MoE
+    layer whose shared expert is its MLP, the second as a dense one."""
+    n = _layer_count(cfg, "num_layers")
+    ffn = cfg.get("ffn_hidden_size", 12288)
+    ngram = {}
+    if cfg.get("ngram_vocab_size_ratio") is not None:  # LongCat-Flash-Lite (`_longcat_ngram_fields`)
+        ngram = _longcat_ngram_fields(cfg)
+    return {**cfg, **ngram, "num_hidden_layers": 2 * n, "intermediate_size": ffn,
+            "moe_intermediate_size": cfg.get("expert_ffn_hidden_size", 2048),
+            "n_routed_experts": cfg.get("n_routed_experts", 512), "num_experts_per_tok": cfg.get("moe_topk", 12),
+            "zero_expert_num": cfg.get("zero_expert_num", 256), "mlp_layer_types": ["sparse", "dense"] * n}
+
+
+def _longcat_ngram_fields(cfg: dict[str, Any]) -> dict[str, Any]:
+    """LongCat-Flash-Lite's n-gram embedding as vLLM 0.34 builds it (longcat_flash_ngram.py
+    `NgramEmbedding._init_ngram_embeddings`): emb_split_num x (emb_neighbor_num - 1) tables, the i-th of
+    int(ngram_vocab_size_ratio x vocab_size + 2i + 1) rows."""
+    ratio = _positive(cfg["ngram_vocab_size_ratio"], "ngram_vocab_size_ratio")
+    split = _at_least_one(_require(cfg, "emb_split_num"), "emb_split_num")
+    neighbors = _int(_require(cfg, "emb_neighbor_num"), "emb_neighbor_num")
+    hidden = _int(_require(cfg, "hidden_size"), "hidden_size")
+    if neighbors < 2 or split * (neighbors - 1) > hidden:
+        raise InputError(f"emb_neighbor_num ({neighbors}) must be at least 2 and emb_split_num x (emb_neighbor_num - 1)"
+                         f" at most hidden_size ({hidden})")
+    return {"ngram_embedders": split * (neighbors - 1),
+            "ngram_rows": _int(int(ratio * _int(_require(cfg, "vocab_size"), "vocab_size")), "ngram_vocab_size_ratio")}
+
+
 def _step3p5_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """Step3p7TextConfig.__post_init__ (transformers 5.24, model_type step3p5) on a released config: layer_types and
     mlp_layer_types lose the trailing num_nextn_predict_layers MTP entries; mlp_layer_types comes from
@@ -1816,8 +1875,7 @@ def _family_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
 
 
 #: decoders whose layers a Llama-style reading gets wrong (transformers 5.24's modeling files; read so, their default
-#: configs counted -17.6 % (jetmoe) to +183 % (hrm_text) of the parameters transformers builds, doge over 8,000x;
-#: longcat_flash stopped on a field's name)
+#: configs counted -17.6 % (jetmoe) to +183 % (hrm_text) of the parameters transformers builds, doge over 8,000x)
 _UNMODELLED_LAYERS = {
     "doge": "cross-domain experts of single neurons retrieved by product keys and dynamic-mask attention (DogeCDMoE)",
     "hrm_text": "hierarchical recurrent stacks run in loops (HrmTextStack)",
@@ -1826,8 +1884,6 @@ _UNMODELLED_LAYERS = {
     "ctrl": "sinusoidal positions and a ReLU feed-forward of dff with biases (CTRL's EncoderLayer)",
     "moshi": "a depth decoder over audio codebooks beside the text decoder",
     "jetmoe": "a mixture of attention heads (JetMoeMoA) beside its expert MLP",
-    "longcat_flash": "two attentions and MLPs a layer beside a shortcut MoE with zero-computation experts "
-                     "(LongcatFlashDecoderLayer)",
     "ernie4_5_vl_moe_text": "text and vision experts of two widths (moe_intermediate_size as a pair, "
                             "Ernie4_5_VLMoeSparseMoeBlock)",
     # read as Llama-style decoders from transformers 5.24's default configs: +28.6 %, +23.9 %, -41.4 %, +20.9 %, +28.2 %
@@ -2115,6 +2171,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _mpt_config(cfg)
     if model_type == "step3p5":
         cfg = _step3p5_config(cfg)
+    if model_type == "longcat_flash":
+        cfg = _longcat_flash_config(cfg)
     if model_type == "bamba":  # BambaConfig.layers_block_type: attention at attn_layer_indices, Mamba2 elsewhere
         attention = set(_int_list(cfg.get("attn_layer_indices"), "attn_layer_indices"))
         cfg = {**cfg, "layer_types": ["attention" if i in attention else "mamba"
@@ -2231,6 +2289,11 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(qk_norm=True, norms_per_layer=4, residual_gates=True, mlp_gated=False, expert_output_norms=True,
                   tie_word_embeddings=False, float32_residual=True,  # ErgoMLP: first_dense_intermediate_size wide
                   intermediate_size=_int(cfg.get("first_dense_intermediate_size", 32768), "first_dense_intermediate_size"))
+    if model_type == "longcat_flash":  # LongcatFlashDecoderLayer: two attention sublayers (`_longcat_flash_config`)
+        kw.update(block_layers=2, router_bias=bool(cfg.get("router_bias", False)))  # LongcatFlashTopkRouter
+    if cfg.get("ngram_embedders"):  # LongCat-Flash-Lite: transformers 5.25 has no class for it
+        kw.update(ngram_embedders=cfg["ngram_embedders"], ngram_rows=cfg["ngram_rows"],
+                  remote_code=_release_code(cfg)[1] or "LongcatFlashNgramForCausalLM, the release's modeling code")
     if model_type == "minicpm5_moe":  # MiniCPM5MoeAttention.q_gate_proj: the queries and a sigmoid gate on the output
         kw.update(attn_output_gate=True)
     if model_type == "kolibri1_1":  # Kolibri1's layers; its indexers have no weights; the dense MLPs of

@@ -128,7 +128,7 @@ def min_gpus(a: Architecture, sc: Scenario, gpu: GPU, most: int = 64) -> Scenari
             candidates.append((1, n))
     seen = set()
     for tp, pp in sorted(candidates, key=lambda c: (c[0] * c[1], -c[0])):
-        if (tp, pp) in seen or pp > a.num_layers:
+        if (tp, pp) in seen or pp > a.num_layers // a.block_layers:
             continue
         seen.add((tp, pp))
         trial = sc.with_changes(tp=tp, pp=pp, gpu=gpu.key, options=engine.options_on(sc, pp))

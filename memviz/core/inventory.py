@@ -293,16 +293,17 @@ def _dense_mlp(out: list[Tensor], a: Architecture, p: str, i: int, inter: int, r
 
 def _moe(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     h, e, inter = a.hidden_size, a.num_experts, a.moe_intermediate_size
-    out.append(Tensor(f"{p}.router.weight", (e, h), Role.ROUTER, i, "router"))
+    routes = e + a.zero_experts  # LongcatFlashTopkRouter scores the zero experts too
+    out.append(Tensor(f"{p}.router.weight", (routes, h), Role.ROUTER, i, "router"))
     if a.router_scales:  # Gemma4TextRouter.scale and .per_expert_scale
         out.append(Tensor(f"{p}.router.scale", (h,), Role.ROUTER, i, "router_scale"))
         out.append(Tensor(f"{p}.router.per_expert_scale", (e,), Role.ROUTER, i, "router_expert_scale"))
     if a.router_bias:
-        out.append(Tensor(f"{p}.router.bias", (e,), Role.ROUTER, i, "router_bias"))
+        out.append(Tensor(f"{p}.router.bias", (routes,), Role.ROUTER, i, "router_bias"))
     if a.hash_layers and a.hash_layers[i]:  # DeepseekV4HashRouter: a token-id -> experts table, no score bias
         out.append(Tensor(f"{p}.gate.tid2eid", (a.vocab_size, a.experts_per_token), Role.EMBEDDING, i, "tid2eid"))
     elif a.router_score_bias:
-        out.append(Tensor(f"{p}.router.e_score_correction_bias", (e,), Role.ROUTER, i, "router_bias"))
+        out.append(Tensor(f"{p}.router.e_score_correction_bias", (routes,), Role.ROUTER, i, "router_bias"))
     eh = a.moe_hidden_size or h  # the experts' width
     if a.moe_hidden_size:  # MuseSparkMoE: into the experts' space and its norm, a norm after them, back out
         _linear(out, f"{p}.pre_expert_proj", eh, h, Role.MLP, i, "pre_expert")
@@ -359,6 +360,8 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
         _norm(out, a, "model.word_embeddings_layernorm", a.hidden_size, None)
     if a.per_layer_input_size:
         _per_layer_embedding(out, a)
+    if a.ngram_embedders:
+        _ngram_embedding(out, a)
     for i in range(a.num_layers):
         p = f"model.layers.{i}"
         for n in range(0 if a.first_attn_norm or i else 1, a.norms_per_layer):
@@ -415,6 +418,19 @@ def build_inventory(a: Architecture) -> tuple[Tensor, ...]:
     return tuple(out)
 
 
+def _ngram_embedding(out: list[Tensor], a: Architecture) -> None:
+    """LongCat-Flash-Lite's n-gram tables and their projections to the hidden size, in the checkpoint's names
+    (vLLM 0.34 longcat_flash_ngram.py `NgramEmbedding.load_weight`: embedders.i of ngram_rows + 2i + 1 rows,
+    post_projs.i a bias-free hidden x width linear); both stay in the model's dtype, the projections read whole by
+    every token."""
+    width = a.hidden_size // a.ngram_embedders
+    for i in range(a.ngram_embedders):
+        out.append(Tensor(f"model.ngram_embeddings.embedders.{i}.weight", (a.ngram_rows + 2 * i + 1, width),
+                          Role.EMBEDDING, None, "ngram_embd"))
+        out.append(Tensor(f"model.ngram_embeddings.post_projs.{i}.weight", (a.hidden_size, width), Role.EMBEDDING,
+                          None, "ngram_proj"))
+
+
 @lru_cache(maxsize=256)
 def parameter_count(a: Architecture) -> int:
     """Total parameters (all experts counted; tied embeddings once)."""
@@ -426,12 +442,13 @@ def active_fraction(t: Tensor, a: Architecture) -> float:
 
     Routed experts: top-k of E. The input embedding of an untied model: only the
     looked-up rows, counted as 0 (a tied embedding is read in full as the LM head; Gemma 4's per-layer table is
-    only looked up).
+    only looked up; LongCat-Flash-Lite's n-gram projections are read whole).
     Everything else: all of it.
     """
     if t.role is Role.EXPERT and a.num_experts:
         return a.experts_per_token / a.num_experts
-    if t.role in (Role.EMBEDDING, Role.POSITION) and not (t.kind == "token_embd" and a.tie_word_embeddings):
+    if t.role in (Role.EMBEDDING, Role.POSITION) and not (t.kind == "token_embd" and a.tie_word_embeddings
+                                                         or t.kind == "ngram_proj"):
         return 0.0
     return 1.0
 

@@ -193,6 +193,12 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     format_bytes(facts["sampler_state_bytes"], unit, 3), "formula", "penalty counts (an int32 a "
                     "vocabulary entry) and bit masks for every request slot, kept from loading on; counted in the "
                     "overhead", engine.version))
+    if facts.get("ngram_buffer_bytes"):
+        out.append(("n-gram inputs buffer (first stage)", f"{facts['max_num_batched_tokens']:,d} batched tokens",
+                    format_bytes(facts["ngram_buffer_bytes"], unit, 3), "formula", "the V2 model state's fused n-gram "
+                    "input embeddings, kept from loading on; the profile step's lookups and projections peak at "
+                    f"{format_bytes(facts['ngram_peak_bytes'], unit, 3)} before the forward (activations: the "
+                    "larger)", engine.version))
     if facts.get("attention_workspace_bytes"):
         total, inside = facts["attention_workspace_bytes"], facts["attention_workspace_in_budget_bytes"]
         out.append((f"{facts['attention_workspace_owners']} attention workspaces",

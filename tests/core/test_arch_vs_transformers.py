@@ -173,6 +173,13 @@ _TRINITY_NANO = dict(model_type="afmoe", architectures=["AfmoeForCausalLM"], voc
                      tie_word_embeddings=False)
 _MIMO_PATTERN = [0] + [1] * 4 + ([0] + [1] * 5) * 7 + [0]  # hybrid_layer_pattern: full at 0, 5, 11, ..., 47
 RELEASED = {
+    # meituan-longcat/LongCat-Flash-Chat: "560 billion total parameters", "18.6B-31.3B (~27B on average)" active
+    # (memviz's active count sends all 12 routed slots to real experts: 31.4B)
+    "longcat-flash-chat": (dict(model_type="longcat_flash", architectures=["LongcatFlashForCausalLM"],
+                                vocab_size=131072, hidden_size=6144, ffn_hidden_size=12288, expert_ffn_hidden_size=2048,
+                                num_layers=28, num_attention_heads=64, kv_lora_rank=512, q_lora_rank=1536,
+                                qk_rope_head_dim=64, qk_nope_head_dim=128, v_head_dim=128, n_routed_experts=512,
+                                zero_expert_num=256, moe_topk=12, max_position_embeddings=131072), 560e9, 27e9),
     # upstage/Solar-Open-100B: "102.6B total, 12B active"
     "solar-open-100b": (dict(model_type="solar_open", architectures=["SolarOpenForCausalLM"], vocab_size=196608,
                              hidden_size=4096, intermediate_size=10240, moe_intermediate_size=1280,

@@ -254,8 +254,8 @@ class Engine:
             raise InputError(f"tensor parallelism is modelled for vllm only, not {self.name} (use pp to split layers)")
         if (sc.gpu_layers is not None or sc.kv_offload) and not self.supports_offload:
             raise InputError(f"offloading (gpu_layers / kv_offload) is not modelled for {self.name}")
-        if sc.pp > a.num_layers:
-            raise InputError(f"pp ({sc.pp}) cannot exceed the model's {a.num_layers} layers")
+        if sc.pp > a.num_layers // a.block_layers:
+            raise InputError(f"pp ({sc.pp}) cannot exceed the model's {a.num_layers // a.block_layers} layers")
         check_context(a, sc)
 
     def options_on(self, sc: Scenario, pp: int) -> dict[str, Any]:

@@ -141,7 +141,8 @@ NO_ARCHITECTURE = frozenset({"opt", "gptj", "codegen", "gpt_neo", "persimmon", "
                              "olmo_hybrid", "cosmos3_edge_text", "aria_text",
                              "molmo2_text", "helium", "vaultgemma", "cwm", "muse_spark_text",
                              "mistral_large4_text", "axk2", "diffllama", "modernbert-decoder",
-                             "emu3_text_model", "minicpm5_moe", "ergo", "kolibri1_1", "voxtral_realtime_text"})
+                             "emu3_text_model", "minicpm5_moe", "ergo", "kolibri1_1", "voxtral_realtime_text",
+                             "longcat_flash"})
 #: hidden rows beside a MiniMax-M3 sparse layer's mask (`_msa_stage`): fitted on this project's CPU; the GPU figure
 #: one row less, as for the other stages (not measured on a GPU)
 MSA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}

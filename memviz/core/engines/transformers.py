@@ -126,7 +126,7 @@ WIDE_KINDS = {
 #: "`_keep_in_fp32_modules` will upcast to fp32 only if the requested dtype is fp16")
 FP16_WIDE_KINDS = {
     "gpt_oss": {"norm": 4}, "afmoe": {"norm": 4}, "deepseek_v32": {"indexer_proj": 4}, "glm_moe_dsa": {"indexer_proj": 4},
-    "axk2": {"indexer_proj": 4},
+    "axk2": {"indexer_proj": 4}, "longcat_flash": {"router": 4},  # LongcatFlashPreTrainedModel: classifier.weight
     "deepseek_v4": {"comp_kv": 4, "comp_gate": 4, "indexer_comp_kv": 4, "indexer_comp_gate": 4, "indexer_proj": 4},
 }
 #: model types whose transformers 5.24 class has no SDPA path (`_supports_sdpa` unset: Gemma2ForCausalLM,

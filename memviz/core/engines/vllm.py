@@ -129,6 +129,7 @@ from memviz.core.engines import (
     vllm_int4,
     vllm_lora,
     vllm_mtp,
+    vllm_ngram,
     vllm_turboquant,
 )
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, compute_bytes
@@ -187,8 +188,9 @@ HOPPER_NVSWITCH_GPUS = frozenset({"h100-80g", "h800", "h20", "h200"})
 #: `ReplicatedLinear`; likewise minicpm3.py, sarvam.py, AXK1.py, bailing_moe_v3.py, openpangu.py, dots3_note) and
 #: DeepSeek sparse attention's indexer (models/deepseek_v32/attention.py `DeepseekV32Indexer`, which DeepSeek-V3.2
 #: and dots3 run, and deepseek_v2.py `Indexer`, GLM-MoE-DSA's: wq_b a `ReplicatedLinear`, wk and weights_proj one
-#: `MergedColumnParallelLinear` with disable_tp)
-REPLICATED_KINDS = frozenset({"q_a", "kv_a", "indexer_q_b", "indexer_k", "indexer_proj"})
+#: `MergedColumnParallelLinear` with disable_tp); LongCat-Flash-Lite's n-gram projections (longcat_flash_ngram.py
+#: `NgramEmbedding.oe_projection`, a plain parameter; its tables are one VocabParallelEmbedding, split)
+REPLICATED_KINDS = frozenset({"q_a", "kv_a", "indexer_q_b", "indexer_k", "indexer_proj", "ngram_proj"})
 #: the K and V projections `QKVParallelLinear` shards by KV head
 KV_PROJECTION_KINDS = frozenset({"k", "v", "k_bias", "v_bias"})
 #: the indexer's wk and weights_proj, fused unquantized (`Indexer.wk_weights_proj`: quant_config None; an FP8 wk
@@ -616,6 +618,9 @@ class VLLM(Engine):
         if s["model_runner"] == "v1" and self.measured(options):
             raise InputError("vLLM 0.34 has only the V2 model runner; the V1 runner (VLLM_USE_V2_MODEL_RUNNER=0, 0.33 "
                              "and earlier) sizes its pool by profile: set extensible_kv_cache false with it")
+        if a.ngram_embedders and s["model_runner"] != "v2":
+            raise InputError("LongCat-Flash-Lite runs on vLLM's V2 model runner only (longcat_flash_ngram.py "
+                             "`get_model_state_cls`: its n-gram inputs live in the V2 model state)")
         vllm_dtype.check(a, sc)
         self._check_kv_dtype(a, sc, options["attention_backend"])
         self._check_attention_backend(a, sc, s["attention_backend_run"])  # a cache dtype's backend too
@@ -694,7 +699,7 @@ class VLLM(Engine):
 
     # --- the model of the engine --------------------------------------------------------
     def stages(self, x: Inputs) -> list[range]:
-        return pipeline_split(x.a.num_layers, x.sc.pp)
+        return pipeline_split(x.a.num_layers, x.sc.pp, x.a.block_layers)
 
     def kv_layout(self, x: Inputs) -> KVLayout:
         return self._layout(x, self.hybrid_block(x)[0])
@@ -802,6 +807,7 @@ class VLLM(Engine):
             peak = peak + receive_buffer_bytes(a, tokens, act_bytes)
         if first_stage:
             peak = np.maximum(peak, self.compile_benchmark_bytes(x, s))
+            peak = np.maximum(peak, vllm_ngram.input_peak_bytes(a, tokens, act_bytes))
         encoder = self.encoder_pass(x, s, loaded_bytes) if first_stage and not s["skip_mm_profiling"] else None
         if encoder is not None:
             peak = max(peak + encoder.kept_bytes + encoder.input_bytes, encoder.peak_bytes)
@@ -853,14 +859,17 @@ class VLLM(Engine):
         """Buffers allocated when the model is loaded, which the profile counts as consumed memory: DeepSeek sparse
         attention's top-k index buffers on every stage (`vllm_dsa`); on the V2 model runner its sampler state on the
         last (`vllm_sampler.v2_state_bytes`), its buffer for the previous stage's tensors on every stage after the
-        first (`vllm_pipeline`) and the experts' workspace (`moe_workspace`); V1 makes those two in the profile run
+        first (`vllm_pipeline`), LongCat-Flash-Lite's inputs_embeds buffer on the first (`vllm_ngram`) and the experts'
+        workspace (`moe_workspace`); V1 makes the receive buffer and the workspace in the profile run
         (`activations`)."""
         s = self.settings(x.a, x.sc, x.options)
         if buffers_in(s) != OVERHEAD:
             return float(self.index_buffers(x, s, layers))
-        receive = receive_buffer_bytes(x.a, s["max_num_batched_tokens"], x.act_bytes) if layers.start > 0 else 0
+        tokens = s["max_num_batched_tokens"]
+        first = vllm_ngram.input_buffer_bytes(x.a, tokens, x.act_bytes) if layers.start == 0 else 0.0
+        receive = receive_buffer_bytes(x.a, tokens, x.act_bytes) if layers.start > 0 else 0
         return float(self.index_buffers(x, s, layers) + (self.sampler_state(x, s) if last_stage else 0) + receive
-                     + self.moe_workspace(x, s)[0])
+                     + self.moe_workspace(x, s)[0] + first)
 
     @staticmethod
     def index_buffers(x: Inputs, s: dict[str, Any], layers: range) -> int:
@@ -1402,6 +1411,7 @@ class VLLM(Engine):
 
     def overhead_formula(self, facts: dict[str, Any]) -> str:
         state, index = facts.get("sampler_state_bytes"), facts.get("sparse_index_buffer_bytes")
+        ngram = facts.get("ngram_buffer_bytes")
         consumed = facts.get("runner_buffers_in") == OVERHEAD
         receive = facts.get("pp_receive_buffer_bytes") if consumed else None
         experts = facts.get("moe_workspace_bytes") if consumed else None
@@ -1412,6 +1422,7 @@ class VLLM(Engine):
                 "largest capture's feed-forward working set and the graphs of every capture size) + the rotary tables"
                 + "".join(f" + the {item} ({facts[key] / GiB:.2f} GiB)" for key, item, _ in BATCH_BUFFERS if facts.get(key))
                 + (f" + the V2 model runner's sampler state ({state / GiB:.2f} GiB)" if state else "")
+                + (f" + the n-gram inputs' buffer on the first stage ({ngram / GiB:.2f} GiB)" if ngram else "")
                 + (f" + sparse attention's top-k index buffers ({index / GiB:.2f} GiB)" if index else "")
                 + (f" + on stages after the first, the buffer the previous stage's tensors arrive in ({receive / GiB:.2f} "
                    "GiB)" if receive else "")
@@ -1463,7 +1474,7 @@ class VLLM(Engine):
 
     def groups(self, x: Inputs) -> KVGroups:
         """The KV cache groups of the largest pipeline stage (`vllm_kv`)."""
-        stage_layers = range(-(-x.a.num_layers // x.sc.pp))
+        stage_layers = range(max(map(len, self.stages(x))))
         block, page, blocks = self.hybrid_block(x)
         n = self.draft_layers(x, stage_layers)
         draft = (vllm_mtp.last_full_layer(x.a),) * n if n else ()
@@ -1512,6 +1523,9 @@ class VLLM(Engine):
                               "weight_bytes": int(self.draft_bytes(x, last))}
         if state := self.sampler_state(x, s):
             out["sampler_state_bytes"] = state
+        if ngram := vllm_ngram.input_buffer_bytes(x.a, s["max_num_batched_tokens"], x.act_bytes):
+            out["ngram_buffer_bytes"] = int(ngram)
+            out["ngram_peak_bytes"] = int(vllm_ngram.input_peak_bytes(x.a, s["max_num_batched_tokens"], x.act_bytes))
         index = self.index_buffers(x, s, self.stages(x)[0])
         if index:
             out["sparse_index_buffer_bytes"] = index  # on a rank of the first stage
@@ -1643,7 +1657,7 @@ class VLLM(Engine):
         full-attention layers they cache as."""
         n = self.hybrid_block(x)[0]
         sliding = (-(-min(self._sliding_tokens(x, s), model_len) // n) + 1) * n
-        stage_layers = range(-(-x.a.num_layers // x.sc.pp))
+        stage_layers = range(max(map(len, self.stages(x))))
         states = sum(1 for i in stage_layers if x.a.layer_has_state(i)) * self.linear_state_held_bytes(x)
         layout = self.kv_layout(x)
         kv = kv_cache_bytes(x.a, x.kvf, model_len, layout, stage_layers, sliding_tokens=sliding)

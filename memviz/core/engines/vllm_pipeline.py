@@ -39,21 +39,23 @@ HIDDEN_ONLY_TYPES = frozenset({
 PER_LAYER_INPUT_TYPES = frozenset({"gemma4_text", "gemma4_unified_text"})
 
 
-def pipeline_split(n_layers: int, pp: int) -> list[range]:
+def pipeline_split(n_layers: int, pp: int, block_layers: int = 1) -> list[range]:
     """The layers of each pipeline stage as vLLM 0.34 splits them (distributed/utils.py `get_pp_indices`, no
     VLLM_PP_LAYER_PARTITION): n_layers // pp each, the remainder one each to the stages before the last, from the
-    last but one backwards."""
-    sizes = [n_layers // pp] * pp
-    for i in range(2, n_layers % pp + 2):
+    last but one backwards. vLLM splits decoder layers: where one holds `block_layers` of memviz's layers
+    (LongCat-Flash's two attention sublayers, longcat_flash.py `make_layers(config.num_layers)`), whole ones."""
+    blocks = n_layers // block_layers
+    sizes = [blocks // pp] * pp
+    for i in range(2, blocks % pp + 2):
         sizes[-i] += 1
-    edges = np.cumsum([0, *sizes])
+    edges = np.cumsum([0, *sizes]) * block_layers
     return [range(int(edges[i]), int(edges[i + 1])) for i in range(pp)]
 
 
 def check_shared_latent_stages(a: Architecture, pp: int) -> None:
     """vLLM 0.34's Mistral Large 4 wants each pipeline stage to hold the latents its layers read and to start with
     an indexer (vllm/models/mistral/mistral_large4/nvidia/model.py `_check_pp_stage`)."""
-    for r in pipeline_split(a.num_layers, pp):
+    for r in pipeline_split(a.num_layers, pp, a.block_layers):
         outside = next((i for i in r if a.kv_sources and a.kv_sources[i] < r.start), None)
         if outside is not None:
             raise InputError(f"vLLM's pipeline stage of layers {r.start}-{r.stop - 1} would not hold the latent layer "

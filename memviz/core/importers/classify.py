@@ -13,10 +13,11 @@ import re
 from memviz.core.inventory import Role
 
 _LAYER = re.compile(r"(?:^|\.)(?:layers|h|blk|block|blocks|decoder\.layers)\.(\d+)\.")
+_SUBLAYER = re.compile(r"\.(?:self_attn|mlps|input_layernorm|post_attention_layernorm)\.(\d+)\.")
 _RULES: tuple[tuple[Role, re.Pattern], ...] = (
     (Role.POSITION, re.compile(r"(wpe|embed_positions|position_embd|pos_embd)")),
     (Role.NORM, re.compile(r"^token_embd_norm\.")),  # LFM2's output norm (src/llama-arch.cpp OUTPUT_NORM_LFM2)
-    (Role.EMBEDDING, re.compile(r"(embed_tokens|wte|word_embeddings|embed_in|tok_embeddings|token_embd)")),
+    (Role.EMBEDDING, re.compile(r"(ngram_embeddings\.|embed_tokens|wte|word_embeddings|embed_in|tok_embeddings|token_embd)")),
     (Role.LM_HEAD, re.compile(r"(^|\.)(lm_head|embed_out)\.|^output\.weight$")),
     (Role.ROUTER, re.compile(r"(ffn_gate_inp|\.router\.|shared_expert_gate|\.mlp\.gate\.|block_sparse_moe\.gate\.|"
                              r"e_score_correction|exp_probs_b)")),
@@ -37,9 +38,15 @@ _RULES: tuple[tuple[Role, re.Pattern], ...] = (
 )
 
 
-def layer_of(name: str) -> int | None:
+def layer_of(name: str, block_layers: int = 1) -> int | None:
+    """The layer a tensor belongs to; where a decoder layer holds `block_layers` sublayers (LongCat-Flash's
+    `LongcatFlashDecoderLayer`: self_attn.k, mlps.k and its norms.k for k = 0, 1, the shortcut MoE beside the first),
+    memviz's sublayer: block_layers x the layer + k."""
     m = _LAYER.search(name)
-    return int(m.group(1)) if m else None
+    if not m:
+        return None
+    sub = _SUBLAYER.search(name) if block_layers > 1 else None
+    return int(m.group(1)) * block_layers + (int(sub.group(1)) if sub else 0)
 
 
 def role_of(name: str) -> Role:

@@ -12,6 +12,7 @@ The architecture comes from the folder's `config.json`.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from math import prod
 from pathlib import Path
 
@@ -98,6 +99,8 @@ def read_safetensors(path: str | Path) -> Architecture:
         raise InputError(f"{p}: no config.json next to the weights; memviz needs it for the architecture")
     arch = from_hf_config(load_config(config_path), name=folder.name, source=str(p), ref=str(folder),
                           processors=load_processors(folder))
+    if arch.block_layers > 1:  # a checkpoint's layer index counts decoder layers of several sublayers
+        stored = [replace(t, layer=layer_of(t.name, arch.block_layers)) for t in stored]
     warnings = list(arch.warnings)
     total = sum(t.nbytes for t in stored)
     if index_total is not None and index_total != total:

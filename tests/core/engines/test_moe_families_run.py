@@ -1,6 +1,6 @@
 """The MoE decoders of 2025-26 that memviz reads with their own rules (Solar Open, EXAONE 4.0 and K-EXAONE,
 HY 3, Trinity's AFMoE, MiMo-V2-Flash, Flint, Sarvam, Laguna, A.X-K1, Kolibri-1, Beam, Hunyuan-A13B, Cohere's MoE;
-Param2-MoE, MiniCPM5-MoE, Ergo and Kolibri 1.1 of transformers 5.25),
+Param2-MoE, MiniCPM5-MoE, Ergo, Kolibri 1.1 and LongCat-Flash of transformers 5.25),
 run for real as tiny random transformers models on the CPU: the cache transformers fills holds memviz's KV to the
 byte, and the model holds memviz's parameters (transformers 5.24's modeling files of each type)."""
 
@@ -65,6 +65,10 @@ SHAPES = {
     # an indexed full layer every fifth, the second reading the first's K/V, two dense leading layers
     "kolibri1_1": dict(num_hidden_layers=10, num_experts=4, shared_expert_intermediate_size=32, sliding_window=33,
                        mlp_only_intermediate_size=48, index_num_heads=2),
+    # two MLA attentions and MLPs a decoder layer (cache layers 2i, 2i + 1), a shortcut MoE with zero experts
+    "longcat_flash": dict(num_hidden_layers=None, num_layers=3, n_routed_experts=4, zero_expert_num=2,
+                          kv_lora_rank=32, q_lora_rank=48, qk_rope_head_dim=8, qk_nope_head_dim=16, v_head_dim=16,
+                          head_dim=8, num_key_value_heads=None, router_bias=True),  # head_dim: the rope width
 }
 
 
