@@ -59,6 +59,7 @@ KNOWN_MODEL_TYPES = (
     "minicpm5_moe",  # MiniCPM5-MoE: Llama's attention with a query-made output gate, DeepSeek-V3's experts
     "ergo",  # Ergo: sliding and NoPE full layers, relu2 MLPs, experts with a norm each, float32 residual stream
     "longcat_flash",  # LongCat-Flash: two MLA attentions and MLPs a decoder layer beside one shortcut MoE
+    "bailing_moe_v2",  # Ling 2.0 / Ring 2.0 (BailingMoeV2ForCausalLM): GLM-4.5-style experts, fused q/k/v, q/k norms
     "kolibri1_1",  # Kolibri 1.1: Kolibri-1's layers, indexed full layers reading earlier layers' K/V, dense leaders
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
@@ -172,6 +173,7 @@ _BY_ARCHITECTURE = {
     "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe", "Cohere2MoeForCausalLM": "cohere2_moe",
     "Lfm3ForCausalLM": "lfm3", "OlmoHybridForCausalLM": "olmo_hybrid", "Dots1ForCausalLM": "dots1",
     "LongcatFlashForCausalLM": "longcat_flash", "LongcatFlashNgramForCausalLM": "longcat_flash",
+    "BailingMoeV2ForCausalLM": "bailing_moe_v2",  # its releases' model_type is "bailing_moe" (V1's too)
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next", "olmo_hybrid"})
@@ -991,6 +993,11 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
         shared = _int(cfg.get("shared_intermediate_size", 8192) or 0, "shared_intermediate_size")
     elif model_type == "nemotron_h":  # NemotronHMoE.shared_experts: one MLP of moe_shared_expert_intermediate_size
         shared = _int(cfg.get("moe_shared_expert_intermediate_size", 0) or 0, "moe_shared_expert_intermediate_size")
+    elif model_type == "bailing_moe_v2":  # vLLM 0.34 bailing_moe.py `BailingMoE`: num_shared_experts MLPs as one, each
+        # moe_shared_expert_intermediate_size (else moe_intermediate_size) wide; a GGUF's n_ff_shexp and count alike
+        width = _get(cfg, "moe_shared_expert_intermediate_size", "shared_expert_intermediate_size", default=moe_inter)
+        count = _get(cfg, "num_shared_experts", "n_shared_experts", default=0) or 0
+        shared = _int(width, "moe_shared_expert_intermediate_size") * _int(count, "num_shared_experts")
     elif model_type == "longcat_flash":  # the first sublayer's MLP beside the experts (`_longcat_flash_config`)
         shared = _int(cfg["intermediate_size"], "ffn_hidden_size")
     extra = {"zero_experts": _int(cfg.get("zero_expert_num") or 0, "zero_expert_num")} \
@@ -1006,7 +1013,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                                                  "kolibri1", "kolibri1_1", "beam", "minimax_m2", "dots1",
                                                  "muse_spark_text",
                                                  "dots3_note_text", "minicpm5_moe", "ergo", "longcat_flash")
-                or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True))),
+                or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True)))
+                or (model_type == "bailing_moe_v2" and bool(cfg.get("moe_router_enable_expert_bias", False))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
 
@@ -1884,6 +1892,11 @@ _UNMODELLED_LAYERS = {
     "ctrl": "sinusoidal positions and a ReLU feed-forward of dff with biases (CTRL's EncoderLayer)",
     "moshi": "a depth decoder over audio codebooks beside the text decoder",
     "jetmoe": "a mixture of attention heads (JetMoeMoA) beside its expert MLP",
+    # Ling's linear-attention hybrids: vLLM 0.34 bailing_moe_linear.py (V2.5: linear attention beside every
+    # layer_group_size-th MLA layer) and bailing_moe_v3.py (V3: Kimi Delta Attention beside MLA), transformers 5.25's
+    # bailing_hybrid (gated delta attention beside gated MLA)
+    **dict.fromkeys(("bailing_moe_linear", "bailing_moe_v3", "bailing_hybrid"),
+                    "linear-attention layers beside MLA layers (Ling 2.5 / 3's hybrids)"),
     "ernie4_5_vl_moe_text": "text and vision experts of two widths (moe_intermediate_size as a pair, "
                             "Ernie4_5_VLMoeSparseMoeBlock)",
     # read as Llama-style decoders from transformers 5.24's default configs: +28.6 %, +23.9 %, -41.4 %, +20.9 %, +28.2 %
@@ -1899,6 +1912,11 @@ _UNMODELLED_LAYERS = {
     "blip_text_model": "BERT's post-LayerNorm layers with learned positions and cross-attention to the image "
                        "(BlipTextLayer)",
 }
+
+
+#: classes whose releases name a model_type shared with a class memviz reads (Ling's "bailing_moe"), by the type
+#: vLLM 0.34's registry builds them as
+_UNMODELLED_CLASSES = {"BailingMoeV2_5ForCausalLM": "bailing_moe_linear", "BailingMoeV3ForCausalLM": "bailing_moe_v3"}
 
 
 #: transformers 5.24 types that are no text-generating decoder memviz models, read before as Llama-style decoders
@@ -1977,6 +1995,9 @@ def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
     _refuse_not_text(model_type)
     names = cfg.get("architectures")
     names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+    if hybrid := next((n for n in names if n in _UNMODELLED_CLASSES), None):  # a "bailing_moe" config of a hybrid
+        raise InputError(f"{model_type} ({hybrid}): its layers hold {_UNMODELLED_LAYERS[_UNMODELLED_CLASSES[hybrid]]}, "
+                         "which memviz does not model; read as a Llama-style decoder its figures would be wrong")
     if cfg.get("is_encoder_decoder") is True:
         raise InputError(f"{model_type}: an encoder-decoder model; memviz estimates decoder-only LLMs")
     if (names and all(n.endswith(_ENCODER_HEADS) for n in names)) or model_type in ENCODER_TYPES:
@@ -2291,6 +2312,12 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   intermediate_size=_int(cfg.get("first_dense_intermediate_size", 32768), "first_dense_intermediate_size"))
     if model_type == "longcat_flash":  # LongcatFlashDecoderLayer: two attention sublayers (`_longcat_flash_config`)
         kw.update(block_layers=2, router_bias=bool(cfg.get("router_bias", False)))  # LongcatFlashTopkRouter
+    if model_type == "bailing_moe_v2":  # the release's BailingMoeV2Attention (vLLM 0.34 bailing_moe.py alike): one
+        # query_key_value biased per use_qkv_bias (or use_bias), dense (o) per use_bias, RMSNorm q/k norms over
+        # head_dim with use_qk_norm, bias-free MLPs; transformers 5.25 has no class for it
+        kw.update(qkv_bias=bool(cfg.get("use_qkv_bias") or cfg.get("use_bias")), out_bias=bool(cfg.get("use_bias")),
+                  mlp_bias=False, qk_norm=bool(cfg.get("use_qk_norm", False)),
+                  remote_code=_release_code(cfg)[1] or "BailingMoeV2ForCausalLM, the release's modeling code")
     if cfg.get("ngram_embedders"):  # LongCat-Flash-Lite: transformers 5.25 has no class for it
         kw.update(ngram_embedders=cfg["ngram_embedders"], ngram_rows=cfg["ngram_rows"],
                   remote_code=_release_code(cfg)[1] or "LongcatFlashNgramForCausalLM, the release's modeling code")

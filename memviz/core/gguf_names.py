@@ -14,7 +14,8 @@ from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: model types whose checkpoints hold Q, K and V as one matrix (query_key_value, qkv_proj, c_attn), which llama.cpp's
 #: converter keeps as one `attn_qkv` tensor (convert_hf_to_gguf.py; src/llama-model.cpp `create_tensor_qkv`)
-FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2", "dbrx", "bloom", "mpt", "gpt_bigcode"})
+FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2", "dbrx", "bloom", "mpt", "gpt_bigcode",
+                       "bailing_moe_v2"})  # conversion/bailingmoe.py `BailingMoeV2Model` keeps query_key_value
 #: model types whose GGUF files hold the feed-forward gate and up projections as one `ffn_up` tensor of 2 x n_ff rows
 #: (llama.cpp src/models/glm4.cpp: `ffn_up` {n_embd, n_ff * 2}, no `ffn_gate`)
 FUSED_GATE_UP = frozenset({"glm4", "phi3"})

@@ -43,7 +43,7 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "mpt": "mpt", "bitnet": "bitnet",
              # conversion/granite.py `GraniteSWAModel` converts Granite SWA and Granite MoE SWA alike
              "granite_swa": "granite_swa", "granitemoe_swa": "granite_swa", "mellum": "mellum",
-             "dots3_note_text": "dots3note"}
+             "dots3_note_text": "dots3note", "bailing_moe_v2": "bailingmoe2"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -134,6 +134,15 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         w.add_uint32("laguna.expert_gating_func", 2)
         w.add_bool("laguna.expert_weights_norm", True)
         w.add_float32("laguna.expert_weights_scale", 1.0)
+    if arch == "bailingmoe2":  # conversion/bailingmoe.py `BailingMoeV2Model.set_gguf_parameters`: the leading dense
+        # layers, the shared MLP's whole width as one shared expert (llama.cpp multiplies n_ff_shexp by the count),
+        # sigmoid routing with its score bias, half the head roped
+        w.add_uint32("bailingmoe2.leading_dense_block_count", _leading_dense(a))
+        w.add_uint32("bailingmoe2.expert_shared_count", 1 if a.shared_expert_intermediate_size else 0)
+        w.add_uint32("bailingmoe2.expert_gating_func", 2)
+        w.add_bool("bailingmoe2.expert_weights_norm", True)
+        w.add_float32("bailingmoe2.expert_weights_scale", 1.0)
+        w.add_rope_dimension_count(a.head_dim // 2)
     if arch == "dbrx":  # conversion/dbrx.py `DbrxModel.set_gguf_parameters`: LayerNorm's epsilon, the q/k/v clamp
         w.add_layer_norm_eps(1e-5)
         w.add_clamp_kqv(8.0)

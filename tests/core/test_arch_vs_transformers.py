@@ -73,7 +73,12 @@ WRAPPED_ONLY = {"gemma3", "muse_glimmer_text", "cosmos3_edge_text", "mllama_text
 #: test_mistral_large4.py, test_chameleon.py; tests/core/test_towers.py (Emu3, Voxtral Realtime)
 
 
-@pytest.mark.parametrize("model_type", sorted(set(KNOWN_MODEL_TYPES) - WRAPPED_ONLY))
+#: known types transformers 5.25 has no class for, whose releases ship their own modeling code: counted by hand
+#: against that code and the release's card (tests/core/engines/test_bailing_moe.py)
+RELEASE_CODE_ONLY = {"bailing_moe_v2"}
+
+
+@pytest.mark.parametrize("model_type", sorted(set(KNOWN_MODEL_TYPES) - WRAPPED_ONLY - RELEASE_CODE_ONLY))
 def test_memviz_counts_what_transformers_builds(model_type):
     """Elements, and bytes in bf16: memviz's transformers weights (the language model, every tensor bf16 but those
     the class keeps float32, `WIDE_KINDS`) equal the model's."""

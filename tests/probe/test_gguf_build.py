@@ -8,6 +8,7 @@ import pytest
 
 from memviz.core.arch import from_hf_config, load_config
 from memviz.core.errors import InputError
+from memviz.core.gguf_names import FUSED_QKV
 from memviz.core.importers.gguf_file import read_gguf
 from memviz.core.presets import get_preset
 from memviz.probe import gguf_build
@@ -16,19 +17,22 @@ from tests.conftest import needs_llamacpp
 CONFIGS = Path(__file__).parents[1] / "data" / "llamacpp" / "configs"
 
 
-@pytest.mark.parametrize("name", ["llama-gqa", "qwen2-tied", "gemma2-swa", "qwen3moe", "dots3"])
+@pytest.mark.parametrize("name", ["llama-gqa", "qwen2-tied", "gemma2-swa", "qwen3moe", "dots3", "bailing-moe-v2"])
 def test_f16_file_reads_back_as_the_same_model(tmp_path, name):
     """dots3's file (conversion/dots3.py's keys: per-layer heads, the sliding layers' MLA lengths, the indexer's
-    layers) reads back with its per-layer geometry."""
+    layers) reads back with its per-layer geometry; Ling 2.0's (bailingmoe2) with its q/k norms, score bias, leading
+    dense layer and shared expert."""
     a = from_hf_config(load_config(CONFIGS / f"{name}.json"), name=name)
     path = gguf_build.write_f16(a, tmp_path / "m.gguf")
     back = read_gguf(path)
     for field in ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "intermediate_size",
                   "vocab_size", "tie_word_embeddings", "num_experts", "layer_types", "sliding_window", "layer_heads",
-                  "layer_kv_lora_ranks", "layer_nope_dims", "indexer_layers", "shared_expert_intermediate_size"):
+                  "layer_kv_lora_ranks", "layer_nope_dims", "indexer_layers", "shared_expert_intermediate_size",
+              "model_type", "qk_norm", "router_score_bias", "moe_layers"):
         assert getattr(back, field) == getattr(a, field), field
     names = {t.name for t in gguf.GGUFReader(str(path)).tensors}
-    query = "blk.0.attn_q_b.weight" if a.is_mla else "blk.0.attn_q.weight"
+    query = "blk.0.attn_q_b.weight" if a.is_mla else "blk.0.attn_qkv.weight" if a.model_type in FUSED_QKV else \
+        "blk.0.attn_q.weight"
     assert query in names and ("output.weight" in names) is not a.tie_word_embeddings
 
 

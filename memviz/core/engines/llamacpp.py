@@ -362,6 +362,10 @@ class LlamaCpp(Engine):
         if a.model_type == "mellum" and not all(a.moe_layers):  # src/models/mellum.cpp `load_arch_tensors`
             raise InputError("llama.cpp's Mellum builds experts in every layer (ffn_gate_inp and the expert tensors "
                              "are required); this config has dense layers (mlp_layer_types)")
+        if a.model_type == "bailing_moe_v2" and a.num_heads * a.head_dim != a.hidden_size:
+            raise InputError("llama.cpp's bailingmoe2 sizes attn_qkv as {n_embd, n_embd + 2 n_embd_gqa} "
+                             "(src/models/bailingmoe2.cpp `load_arch_tensors`): a model whose heads x head_dim "
+                             f"({a.num_heads} x {a.head_dim}) differs from its hidden size ({a.hidden_size}) does not load")
         if not self.accepts_weights(sc.weight_format):
             raise InputError(f"{self.label.split(' ')[0].rstrip(',')} runs GGUF files, whose types are llama.cpp's (Q4_K_M, Q8_0, "
                              f"F16, ...: convert_hf_to_gguf.py, llama-quantize); {sc.weight_format} is not one")

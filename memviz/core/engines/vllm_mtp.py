@@ -39,6 +39,8 @@ from memviz.core.errors import InputError
 EH_PROJ_TYPES = frozenset({"deepseek_v3", "deepseek_v32", "glm_moe_dsa", "glm4_moe", "glm4_moe_lite"})
 #: model types whose vLLM MTP model has `fc` (split over the ranks) and `mtp_num_hidden_layers` layers (default 1)
 FC_TYPES = frozenset({"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"})
+#: types whose checkpoints carry MTP layers vLLM 0.34 has no drafter class for (Ling 2.0's, BailingMoeV2)
+NO_MTP_MODEL = frozenset({"bailing_moe_v2"})
 NORMS = 3  # enorm, hnorm, shared_head.norm / pre_fc_norm_hidden, pre_fc_norm_embedding, norm
 
 
@@ -52,9 +54,11 @@ def draft_layers(a: Architecture) -> int:
 def check(a: Architecture, num_speculative_tokens: int) -> None:
     """A clear error where MTP is asked of a model vLLM has no MTP drafter for, as memviz models them."""
     if num_speculative_tokens and not draft_layers(a):
+        why = ("vLLM 0.34 registers no MTP model for it: registry.py has BailingMoeV25MTPModel and "
+               "BailingMoeV3MTPModel only" if a.model_type in NO_MTP_MODEL and a.mtp_layers else
+               "no num_nextn_predict_layers / mtp_num_hidden_layers")
         raise InputError(f"vLLM's MTP speculative decoding needs the model's own MTP layers; memviz models them for "
-                         f"DeepSeek-V3 / V3.2, GLM-4.5 / 5, Qwen3-Next and Qwen3.5, not {a.model_type} "
-                         "(no num_nextn_predict_layers / mtp_num_hidden_layers)")
+                         f"DeepSeek-V3 / V3.2, GLM-4.5 / 5, Qwen3-Next and Qwen3.5, not {a.model_type} ({why})")
 
 
 def last_full_layer(a: Architecture) -> int | None:
