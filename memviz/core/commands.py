@@ -23,9 +23,14 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
     beyond its positions are shortened to them (unless a scenario asks to extrapolate); an imported file adds
     a scenario "as stored in the file" (run by llama.cpp when the file is a quantized GGUF), a pre-quantized
     release (gpt-oss MXFP4, DeepSeek FP8) one "as released" in vLLM; a scenario whose engine does not run the model
-    (vLLM and DeepSeek-V4) moves to the engine its format defaults to, where that one runs it."""
-    scenarios = tuple(_runnable(_within_positions(sc.with_changes(weight_format="bf16") if sc.weight_format == "stored"
-                                                  and not a.stored else sc, a), a) for sc in session.scenarios)
+    (vLLM and DeepSeek-V4) moves to the engine its format defaults to, where that one runs it, and one no engine
+    runs in its format (a GGUF mix of a model llama.cpp has no architecture for) is left out (`unrunnable` says
+    which and why); were none left, one of bf16 on transformers takes their place."""
+    kept = tuple(_placed(sc, a) for sc in session.scenarios)
+    scenarios = tuple(sc for sc in kept if not _refuses(sc, a))
+    if kept and not scenarios:
+        scenarios = (kept[0].with_changes(name="", weight_format="bf16", engine="transformers", kv_format="bf16",
+                                          options=(), tp=1, pp=1, gpu_layers=None, kv_offload=False),)
     if a.stored and not any(sc.weight_format == "stored" for sc in scenarios):
         gguf = quantized_gguf(a)
         base = scenarios[0] if scenarios else Scenario()
@@ -43,6 +48,26 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
         scenarios = tuple(sc.with_changes(run_id=None) for sc in scenarios)
         return session.with_changes(architecture=a, preset=preset, scenarios=scenarios, runs=())
     return session.with_changes(architecture=a, preset=preset, scenarios=scenarios)
+
+
+def unrunnable(session: Session, a: Architecture) -> list[str]:
+    """Why each of the session's scenarios that `switch_architecture` leaves out cannot run model `a`."""
+    out = []
+    for sc in session.scenarios:
+        moved = _placed(sc, a)
+        engine = get_engine(moved.engine)
+        try:
+            engine.check(a, moved, engine.resolve(dict(moved.options)))
+        except InputError as exc:
+            out.append(str(exc))
+    return out
+
+
+def _placed(sc: Scenario, a: Architecture) -> Scenario:
+    """`sc` on model `a`: bf16 where it ran a file's own tensors and `a` has none, within its positions, on an engine
+    that runs it where its own does not (`_runnable`)."""
+    own = sc.with_changes(weight_format="bf16") if sc.weight_format == "stored" and not a.stored else sc
+    return _runnable(_within_positions(own, a), a)
 
 
 def _runnable(sc: Scenario, a: Architecture) -> Scenario:

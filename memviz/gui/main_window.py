@@ -186,9 +186,16 @@ class MainWindow(QMainWindow):
         self.refresh(estimates, t0)
         return True
 
-    def set_architecture(self, a: Architecture, preset: str | None) -> None:
-        """Switch the model (`commands.switch_architecture`)."""
-        self.apply(commands.switch_architecture(self.session, a, preset))
+    def set_architecture(self, a: Architecture, preset: str | None) -> bool:
+        """Switch the model (`commands.switch_architecture`), saying which scenarios it left out and why (undo
+        brings them back); False where the session was not applied."""
+        left_out = commands.unrunnable(self.session, a)
+        applied = self.apply(commands.switch_architecture(self.session, a, preset))
+        if applied:
+            self.banner.clear()
+            if left_out:
+                self.report_error(f"{len(left_out)} scenario(s) left out: {left_out[0]}")
+        return applied
 
     def _update_probe_source(self) -> None:
         self.measure.set_source(*commands.probe_source(self.session, self.measure.engine.currentData()))
@@ -438,9 +445,10 @@ class MainWindow(QMainWindow):
         except InputError as exc:
             self.report_error(f"Import failed ({path}): {exc}")
             return False
-        self.set_architecture(a, None)
-        self.banner.clear()
-        self.statusBar().showMessage(f"Read {path}", 5000)
+        if not self.set_architecture(a, None):
+            return False
+        if not self.banner.text():
+            self.statusBar().showMessage(f"Read {path}", 5000)
         return True
 
     def add_mmproj(self, path: str | Path) -> bool:

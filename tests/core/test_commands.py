@@ -130,3 +130,20 @@ def test_an_mmproj_file_replaces_the_encoders_and_is_loaded_by_llamacpp_scenario
     assert out.architecture.encoders == (tower,)
     assert out.scenarios[0] == s.scenarios[0]
     assert dict(out.scenarios[1].options) == {"n_ubatch": 256, "mmproj": True}
+
+
+def test_rows_no_engine_runs_for_the_new_model_are_left_out_and_named():
+    """A GGUF mix of a model llama.cpp has no architecture for has no engine to move to: left out, with the reason;
+    a session of only such rows keeps one bf16 row on transformers."""
+    from memviz.core.arch import from_hf_config
+    from tests.core.engines.test_longcat_flash import RELEASED
+
+    longcat = from_hf_config(RELEASED)
+    s = session(Scenario(name="gguf", engine="llamacpp", weight_format="Q4_K_M", kv_format="fp16"),
+                Scenario(name="bf16", engine="vllm"))
+    assert [sc.name for sc in commands.switch_architecture(s, longcat, None).scenarios] == ["bf16"]
+    (why,) = commands.unrunnable(s, longcat)
+    assert "cannot run longcat_flash" in why
+    only = commands.switch_architecture(session(s.scenarios[0]), longcat, None).scenarios
+    assert [(sc.engine, sc.weight_format) for sc in only] == [("transformers", "bf16")]
+    assert commands.unrunnable(session(Scenario(engine="vllm")), longcat) == []

@@ -178,6 +178,25 @@ def test_import_config_good_and_bad(win, tmp_path):
     assert win.session is before and "not valid JSON" in win.banner.text()
 
 
+def test_importing_a_model_llamacpp_cannot_run_leaves_its_gguf_rows_out_and_says_why(win, tmp_path):
+    """The default comparison holds llama.cpp rows (Q4_K_M, Q8_0): a LongCat-Flash config, which llama.cpp has no
+    architecture for, switches the model, the other rows stay, the banner names what was left out; undo restores."""
+    from tests.core.engines.test_longcat_flash import RELEASED
+
+    before = win.session
+    gguf_rows = [sc for sc in before.scenarios if sc.engine == "llamacpp"]
+    assert gguf_rows
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(RELEASED))
+    assert win.import_config(path)
+    assert win.session.architecture.model_type == "longcat_flash"
+    assert len(win.session.scenarios) == len(before.scenarios) - len(gguf_rows)
+    assert all(sc.engine != "llamacpp" for sc in win.session.scenarios)
+    assert win.banner.text().startswith(f"{len(gguf_rows)} scenario(s) left out: llama.cpp 0c1e570 cannot run")
+    win.undo()
+    assert win.session == before
+
+
 @pytest.mark.parametrize("suffix", [".png", ".svg", ".pdf"])
 def test_chart_export(win, tmp_path, suffix):
     out = win.export_current_chart(tmp_path / f"chart{suffix}", width_px=1600)
