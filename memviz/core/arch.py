@@ -60,6 +60,7 @@ KNOWN_MODEL_TYPES = (
     "ergo",  # Ergo: sliding and NoPE full layers, relu2 MLPs, experts with a norm each, float32 residual stream
     "longcat_flash",  # LongCat-Flash: two MLA attentions and MLPs a decoder layer beside one shortcut MoE
     "bailing_moe_v2",  # Ling 2.0 / Ring 2.0 (BailingMoeV2ForCausalLM): GLM-4.5-style experts, fused q/k/v, q/k norms
+    "bailing_moe",  # Ling-lite / -plus (BailingMoeForCausalLM): V2's blocks without q/k norms or a score bias
     "kolibri1_1",  # Kolibri 1.1: Kolibri-1's layers, indexed full layers reading earlier layers' K/V, dense leaders
 )
 #: of the known types of Llama's layout (two RMSNorms, q/k/v/o, a gated MLP; a window, MLA or experts read from the
@@ -173,7 +174,7 @@ _BY_ARCHITECTURE = {
     "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe", "Cohere2MoeForCausalLM": "cohere2_moe",
     "Lfm3ForCausalLM": "lfm3", "OlmoHybridForCausalLM": "olmo_hybrid", "Dots1ForCausalLM": "dots1",
     "LongcatFlashForCausalLM": "longcat_flash", "LongcatFlashNgramForCausalLM": "longcat_flash",
-    "BailingMoeV2ForCausalLM": "bailing_moe_v2",  # its releases' model_type is "bailing_moe" (V1's too)
+    "BailingMoeV2ForCausalLM": "bailing_moe_v2", "BailingMoeForCausalLM": "bailing_moe",
 }
 #: hybrid model types whose gated delta-net layers memviz models (their state in transformers)
 GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next", "olmo_hybrid"})
@@ -993,7 +994,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
         shared = _int(cfg.get("shared_intermediate_size", 8192) or 0, "shared_intermediate_size")
     elif model_type == "nemotron_h":  # NemotronHMoE.shared_experts: one MLP of moe_shared_expert_intermediate_size
         shared = _int(cfg.get("moe_shared_expert_intermediate_size", 0) or 0, "moe_shared_expert_intermediate_size")
-    elif model_type == "bailing_moe_v2":  # vLLM 0.34 bailing_moe.py `BailingMoE`: num_shared_experts MLPs as one, each
+    elif model_type in BAILING_TYPES:  # vLLM 0.34 bailing_moe.py `BailingMoE`: num_shared_experts MLPs as one, each
         # moe_shared_expert_intermediate_size (else moe_intermediate_size) wide; a GGUF's n_ff_shexp and count alike
         width = _get(cfg, "moe_shared_expert_intermediate_size", "shared_expert_intermediate_size", default=moe_inter)
         count = _get(cfg, "num_shared_experts", "n_shared_experts", default=0) or 0
@@ -1014,7 +1015,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                                                  "muse_spark_text",
                                                  "dots3_note_text", "minicpm5_moe", "ergo", "longcat_flash")
                 or (model_type == "lfm2_moe" and bool(cfg.get("use_expert_bias", True)))
-                or (model_type == "bailing_moe_v2" and bool(cfg.get("moe_router_enable_expert_bias", False))),
+                or (model_type in BAILING_TYPES and bool(cfg.get("moe_router_enable_expert_bias", False))),
                 moe_layers=_moe_layers(cfg, model_type, n_layers))
 
 
@@ -1917,6 +1918,10 @@ _UNMODELLED_LAYERS = {
 #: classes whose releases name a model_type shared with a class memviz reads (Ling's "bailing_moe"), by the type
 #: vLLM 0.34's registry builds them as
 _UNMODELLED_CLASSES = {"BailingMoeV2_5ForCausalLM": "bailing_moe_linear", "BailingMoeV3ForCausalLM": "bailing_moe_v3"}
+#: Ling's releases of every generation say model_type "bailing_moe"; their class tells V1 from V2 (vLLM 0.34's
+#: registry: BailingMoeForCausalLM and BailingMoeV2ForCausalLM, both bailing_moe.py) and from the hybrids
+BAILING_CLASSES = {"bailing_moe": "BailingMoeForCausalLM", "bailing_moe_v2": "BailingMoeV2ForCausalLM"}
+BAILING_TYPES = frozenset(BAILING_CLASSES)
 
 
 #: transformers 5.24 types that are no text-generating decoder memviz models, read before as Llama-style decoders
@@ -1995,9 +2000,6 @@ def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
     _refuse_not_text(model_type)
     names = cfg.get("architectures")
     names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
-    if hybrid := next((n for n in names if n in _UNMODELLED_CLASSES), None):  # a "bailing_moe" config of a hybrid
-        raise InputError(f"{model_type} ({hybrid}): its layers hold {_UNMODELLED_LAYERS[_UNMODELLED_CLASSES[hybrid]]}, "
-                         "which memviz does not model; read as a Llama-style decoder its figures would be wrong")
     if cfg.get("is_encoder_decoder") is True:
         raise InputError(f"{model_type}: an encoder-decoder model; memviz estimates decoder-only LLMs")
     if (names and all(n.endswith(_ENCODER_HEADS) for n in names)) or model_type in ENCODER_TYPES:
@@ -2070,6 +2072,18 @@ def _reference_sliding(cfg: dict[str, Any], outer: dict[str, Any]) -> tuple[dict
             "of their own in transformers' cache; every layer is sized for the whole context here, as vLLM holds it "
             f"(an upper bound for transformers once over {window} tokens are generated)")
     return {**cfg, "sliding_window": None, "layer_types": None}, note
+
+
+def _bailing_type(cfg: dict[str, Any]) -> str:
+    """The type a "bailing_moe" config is by its architectures: V2's, V1's (also without a class named), or a
+    refusal of the linear-attention hybrids."""
+    names = cfg.get("architectures")
+    names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+    if hybrid := next((n for n in names if n in _UNMODELLED_CLASSES), None):
+        raise InputError(f"bailing_moe ({hybrid}): its layers hold "
+                         f"{_UNMODELLED_LAYERS[_UNMODELLED_CLASSES[hybrid]]}, which memviz does not model; read as a "
+                         "Llama-style decoder its figures would be wrong")
+    return "bailing_moe_v2" if BAILING_CLASSES["bailing_moe_v2"] in names else "bailing_moe"
 
 
 def _release_code(cfg: dict[str, Any]) -> tuple[str, str]:
@@ -2155,6 +2169,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if model_type == "glm_image_text":  # GlmImageForConditionalGeneration.lm_head: vision_vocab_size rows (image
         cfg = {**cfg, "output_vocab_size": cfg.get("vision_vocab_size", 16512)}  # tokens); GlmImageTextConfig's
         cfg.setdefault("attention_bias", True)  # attention_bias defaults True
+    if model_type == "bailing_moe":  # V1, V2 and the hybrids share it: the class decides (`BAILING_CLASSES`)
+        model_type = _bailing_type(cfg)
     cfg = {**{new: cfg[old] for old, new in _RENAMED.get(model_type, {}).items() if old in cfg}, **cfg}
     cfg = {**_CLASS_DEFAULTS.get(model_type, {}), **cfg}
     cfg, rswa = _reference_sliding(cfg, outer)
@@ -2312,12 +2328,12 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   intermediate_size=_int(cfg.get("first_dense_intermediate_size", 32768), "first_dense_intermediate_size"))
     if model_type == "longcat_flash":  # LongcatFlashDecoderLayer: two attention sublayers (`_longcat_flash_config`)
         kw.update(block_layers=2, router_bias=bool(cfg.get("router_bias", False)))  # LongcatFlashTopkRouter
-    if model_type == "bailing_moe_v2":  # the release's BailingMoeV2Attention (vLLM 0.34 bailing_moe.py alike): one
+    if model_type in BAILING_TYPES:  # the releases' BailingMoe(V2)Attention (vLLM 0.34 bailing_moe.py alike): one
         # query_key_value biased per use_qkv_bias (or use_bias), dense (o) per use_bias, RMSNorm q/k norms over
         # head_dim with use_qk_norm, bias-free MLPs; transformers 5.25 has no class for it
         kw.update(qkv_bias=bool(cfg.get("use_qkv_bias") or cfg.get("use_bias")), out_bias=bool(cfg.get("use_bias")),
                   mlp_bias=False, qk_norm=bool(cfg.get("use_qk_norm", False)),
-                  remote_code=_release_code(cfg)[1] or "BailingMoeV2ForCausalLM, the release's modeling code")
+                  remote_code=_release_code(cfg)[1] or f"{BAILING_CLASSES[model_type]}, the release's modeling code")
     if cfg.get("ngram_embedders"):  # LongCat-Flash-Lite: transformers 5.25 has no class for it
         kw.update(ngram_embedders=cfg["ngram_embedders"], ngram_rows=cfg["ngram_rows"],
                   remote_code=_release_code(cfg)[1] or "LongcatFlashNgramForCausalLM, the release's modeling code")

@@ -43,7 +43,7 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "mpt": "mpt", "bitnet": "bitnet",
              # conversion/granite.py `GraniteSWAModel` converts Granite SWA and Granite MoE SWA alike
              "granite_swa": "granite_swa", "granitemoe_swa": "granite_swa", "mellum": "mellum",
-             "dots3_note_text": "dots3note", "bailing_moe_v2": "bailingmoe2"}
+             "dots3_note_text": "dots3note", "bailing_moe_v2": "bailingmoe2", "bailing_moe": "bailingmoe"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -53,6 +53,9 @@ def check_supported(a: Architecture) -> str:
     if a.model_type not in GGUF_ARCH:
         raise InputError(f"building a GGUF file for model_type '{a.model_type}' is not supported "
                          f"(supported: {', '.join(sorted(GGUF_ARCH))}); give an existing file with --gguf")
+    if a.model_type == "bailing_moe" and a.shared_expert_intermediate_size % a.moe_intermediate_size:
+        raise InputError("llama.cpp's bailingmoe sizes the shared MLP as a count of the experts' width "
+                         "(src/models/bailingmoe.cpp); this config's is not a multiple of it")
     if a.model_type == "falcon_h1" and (a.linear_proj_bias or a.linear_out_bias):
         raise InputError("llama.cpp's Falcon-H1 loads no in_proj / out_proj bias for its Mamba2 mixer "
                          "(src/models/falcon-h1.cpp); mamba_proj_bias / projectors_bias are not built")
@@ -111,7 +114,8 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         w.add_expert_count(a.num_experts)
         w.add_expert_used_count(a.experts_per_token)
         w.add_expert_feed_forward_length(a.moe_intermediate_size)
-        if a.shared_expert_intermediate_size and arch != "gemma4":  # Gemma 4's dense MLP is feed_forward_length
+        # Gemma 4's dense MLP is feed_forward_length; bailingmoe's converter writes a count of experts' widths only
+        if a.shared_expert_intermediate_size and arch not in ("gemma4", "bailingmoe"):
             w.add_expert_shared_feed_forward_length(a.shared_expert_intermediate_size)
     if arch == "deepseek2":
         _deepseek2_metadata(w, a)
@@ -143,6 +147,13 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         w.add_bool("bailingmoe2.expert_weights_norm", True)
         w.add_float32("bailingmoe2.expert_weights_scale", 1.0)
         w.add_rope_dimension_count(a.head_dim // 2)
+    if arch == "bailingmoe":  # conversion/bailingmoe.py `BailingMoeModel.set_gguf_parameters`: the whole head roped,
+        # the shared MLP as count x the experts' width (src/models/bailingmoe.cpp: n_ff_exp x n_expert_shared)
+        w.add_uint32("bailingmoe.leading_dense_block_count", _leading_dense(a))
+        w.add_uint32("bailingmoe.expert_shared_count", a.shared_expert_intermediate_size // a.moe_intermediate_size)
+        w.add_float32("bailingmoe.expert_weights_scale", 1.0)
+        w.add_bool("bailingmoe.expert_weights_norm", True)
+        w.add_rope_dimension_count(a.head_dim)
     if arch == "dbrx":  # conversion/dbrx.py `DbrxModel.set_gguf_parameters`: LayerNorm's epsilon, the q/k/v clamp
         w.add_layer_norm_eps(1e-5)
         w.add_clamp_kqv(8.0)

@@ -17,7 +17,8 @@ from tests.conftest import needs_llamacpp
 CONFIGS = Path(__file__).parents[1] / "data" / "llamacpp" / "configs"
 
 
-@pytest.mark.parametrize("name", ["llama-gqa", "qwen2-tied", "gemma2-swa", "qwen3moe", "dots3", "bailing-moe-v2"])
+@pytest.mark.parametrize("name", ["llama-gqa", "qwen2-tied", "gemma2-swa", "qwen3moe", "dots3", "bailing-moe-v2",
+                                  "bailing-moe"])
 def test_f16_file_reads_back_as_the_same_model(tmp_path, name):
     """dots3's file (conversion/dots3.py's keys: per-layer heads, the sliding layers' MLA lengths, the indexer's
     layers) reads back with its per-layer geometry; Ling 2.0's (bailingmoe2) with its q/k norms, score bias, leading

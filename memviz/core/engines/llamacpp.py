@@ -362,6 +362,9 @@ class LlamaCpp(Engine):
         if a.model_type == "mellum" and not all(a.moe_layers):  # src/models/mellum.cpp `load_arch_tensors`
             raise InputError("llama.cpp's Mellum builds experts in every layer (ffn_gate_inp and the expert tensors "
                              "are required); this config has dense layers (mlp_layer_types)")
+        if a.model_type == "bailing_moe" and not all(a.moe_layers):  # src/models/bailingmoe.cpp `load_arch_tensors`
+            raise InputError("llama.cpp's bailingmoe builds experts in every layer (ffn_gate_inp and the expert "
+                             "tensors are required); this config has dense layers (first_k_dense_replace)")
         if a.model_type == "bailing_moe_v2" and a.num_heads * a.head_dim != a.hidden_size:
             raise InputError("llama.cpp's bailingmoe2 sizes attn_qkv as {n_embd, n_embd + 2 n_embd_gqa} "
                              "(src/models/bailingmoe2.cpp `load_arch_tensors`): a model whose heads x head_dim "

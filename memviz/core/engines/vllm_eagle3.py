@@ -61,7 +61,7 @@ NORMS = 4  # input_layernorm, post_attention_layernorm, hidden_norm, model.norm
 VOCAB_PADDING = 64  # `ParallelLMHead`'s DEFAULT_VOCAB_PADDING_SIZE
 #: model types memviz reads whose vLLM 0.34 class implements no SupportsEagle3, with that class
 NO_EAGLE3 = {
-    "axk1": "AXK1ForCausalLM", "bailing_moe_v2": "BailingMoeV2ForCausalLM",
+    "axk1": "AXK1ForCausalLM", "bailing_moe": "BailingMoeForCausalLM", "bailing_moe_v2": "BailingMoeV2ForCausalLM",
     "bloom": "BloomForCausalLM", "cohere": "CohereForCausalLM",
     "cohere2": "Cohere2ForCausalLM", "dbrx": "DbrxForCausalLM", "dots3_note_text": "Dots3NoteForCausalLM",
     "ernie4_5_moe": "Ernie4_5_MoeForCausalLM", "exaone4": "Exaone4ForCausalLM",

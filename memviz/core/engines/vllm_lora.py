@@ -69,7 +69,7 @@ PACKED = {**dict.fromkeys(("q", "k", "v"), ("qkv_proj", ("q_proj", "k_proj", "v_
           **dict.fromkeys(("q_a", "kv_a"), ("fused_qkv_a_proj", ("q_a_proj", "kv_a_proj_with_mqa")))}
 #: LFM2's own names (lfm2.py, lfm2_moe.py: `w13` packs w1 and w3, `w2`, the attention's `out_proj`)
 LFM2_NAMES = {**dict.fromkeys(("gate", "up"), ("w13", ("w1", "w3"))), "down": ("w2", ()), "o": ("out_proj", ())}
-#: Ling 2.0's (bailing_moe.py `BailingAttention`: one `query_key_value`, the output `dense`)
+#: Ling's (bailing_moe.py `BailingAttention`: one `query_key_value`, the output `dense`)
 BAILING_NAMES = {**dict.fromkeys(("q", "k", "v"), ("query_key_value", ())), "o": ("dense", ())}
 #: kinds vLLM builds as RowParallelLinear (their input split over the ranks)
 ROW_KINDS = frozenset({"o", "down", "ssm_out", "shortconv_out"})
@@ -132,7 +132,7 @@ def module_of(a: Architecture, t) -> tuple[str, tuple[str, ...]]:
         return ("router" if a.model_type == "gpt_oss" else "gate"), ()
     if a.model_type in ("lfm2", "lfm2_moe", "lfm3") and t.kind in LFM2_NAMES:
         return LFM2_NAMES[t.kind]
-    if a.model_type == "bailing_moe_v2" and t.kind in BAILING_NAMES:
+    if a.model_type in ("bailing_moe", "bailing_moe_v2") and t.kind in BAILING_NAMES:
         return BAILING_NAMES[t.kind]
     packed = PACKED.get(t.kind)
     if packed and not (t.kind == "up" and not a.mlp_gated) and not (t.kind == "q" and a.is_mla):

@@ -41,6 +41,7 @@ ARCH_TO_MODEL_TYPE = {
     "deepseek2-ocr": "deepseek_v2",
     "muse-glimmer": "muse_glimmer_text",
     "bailingmoe2": "bailing_moe_v2",  # Ling / Ring 2.0 (conversion/bailingmoe.py `BailingMoeV2Model`)
+    "bailingmoe": "bailing_moe",  # Ling-lite / -plus (`BailingMoeModel`: q/k/v apart)
     # Llama's layout under names of their own (src/llama-arch.cpp): GraniteMoeShared's files are granitemoe's with a
     # shared MLP (conversion/granite.py), Ministral 3's are mistral3
     "granite": "granite", "granitemoe": "granitemoeshared", "smollm3": "smollm3", "exaone": "exaone",
@@ -235,10 +236,12 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
             cfg["shared_expert_intermediate_size"] = shared
         cfg["n_shared_experts"] = _scalar(get("expert_shared_count"), "expert_shared_count", warnings) or 0
         cfg["first_k_dense_replace"] = _scalar(get("leading_dense_block_count"), "leading_dense_block_count", warnings) or 0
-    if arch == "bailingmoe2":  # src/models/bailingmoe2.cpp: q/k norms and the score bias where the file has them
+    if arch in ("bailingmoe", "bailingmoe2"):  # src/models/bailingmoe2.cpp: q/k norms, score bias where present
         cfg.update(use_qk_norm="blk.0.attn_q_norm.weight" in tensor_names,
                    moe_router_enable_expert_bias=any(n.endswith("exp_probs_b.bias") for n in tensor_names),
                    num_shared_experts=cfg.pop("n_shared_experts", 0))
+        if arch == "bailingmoe":  # src/models/bailingmoe.cpp: the shared MLP is n_ff_exp x n_expert_shared wide
+            cfg.pop("shared_expert_intermediate_size", None)
     kv_lora = _scalar(get("attention.kv_lora_rank"), "kv_lora_rank", warnings)
     if kv_lora:
         rope = _scalar(get("rope.dimension_count"), "rope.dimension_count", warnings) or 64

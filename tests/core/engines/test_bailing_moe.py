@@ -30,7 +30,7 @@ def test_ling_mini_counts_its_cards_parameters():
     one dense MLP of 5,120 then 19 layers of 256 experts of 512, a shared one, the router and its bias; the card's
     16.26B total and 789M activated non-embedding parameters (the head counted, the embedding not)."""
     a = from_hf_config(LING_MINI)
-    assert a.model_type == "bailing_moe_v2" and "read as 'bailing_moe_v2'" in a.warnings[0]
+    assert a.model_type == "bailing_moe_v2" and not a.warnings  # its class says which generation it is
     assert (a.qk_norm, a.router_score_bias, a.qkv_bias, a.out_bias) == (True, True, False, False)
     attention = 2048 * 24 * 128 + 2048 * 2048 + 2 * 128 + 2 * 2048
     moe = 256 * 3 * 2048 * 512 + 3 * 2048 * 512 + 256 * 2048 + 256
@@ -39,11 +39,20 @@ def test_ling_mini_counts_its_cards_parameters():
     assert active_parameter_count(a) - 157184 * 2048 == pytest.approx(789e6, rel=0.001)
 
 
-def test_v1_configs_are_not_read_as_ling_2():
-    """BailingMoeForCausalLM (Ling-lite / -plus) builds the same blocks without q/k norms or a score bias in vLLM,
-    but llama.cpp runs it as another architecture (bailingmoe, q/k/v apart): it keeps the warned Llama-style reading."""
-    a = from_hf_config({**LING_MINI, "architectures": ["BailingMoeForCausalLM"]})
-    assert a.model_type == "bailing_moe" and "not one memviz knows" in " ".join(a.warnings)
+def test_v1_is_read_as_vllm_and_llamacpp_build_it():
+    """BailingMoeForCausalLM (Ling-lite / -plus): V2's blocks without q/k norms or a score bias; llama.cpp's bailingmoe
+    (q/k/v apart, experts in every layer, the shared MLP a count of the experts' width) refuses dense layers."""
+    v1 = {**LING_MINI, "architectures": ["BailingMoeForCausalLM"], "use_qk_norm": False,
+          "moe_router_enable_expert_bias": False, "num_shared_experts": 2}
+    a = from_hf_config(v1)
+    assert (a.model_type, a.qk_norm, a.router_score_bias, a.shared_expert_intermediate_size) == \
+        ("bailing_moe", False, False, 1024)
+    assert "BailingMoeForCausalLM" in a.remote_code and not a.warnings
+    with pytest.raises(InputError, match="bailingmoe builds experts in every layer"):
+        estimate(a, Scenario(engine="llamacpp", weight_format="Q4_K_M", device="cpu"))
+    every = from_hf_config({**v1, "first_k_dense_replace": 0})
+    e = estimate(every, Scenario(engine="llamacpp", weight_format="Q4_K_M", device="cpu", context_tokens=4096))
+    assert e.kv_bytes_per_token == 20 * 2 * 4 * 128 * 2
 
 
 def test_shared_experts_are_as_wide_as_vllm_builds_them():
