@@ -1990,13 +1990,18 @@ def _refuse_not_text(model_type: str) -> None:
                          "generate text")
 
 
+def _refuse_unmodelled(label: str, kind: str) -> None:
+    """One line for a decoder whose layers (`_UNMODELLED_LAYERS[kind]`) memviz does not model."""
+    raise InputError(f"{label}: its layers hold {_UNMODELLED_LAYERS[kind]}, which memviz does not model; read as a "
+                     "Llama-style decoder its figures would be wrong")
+
+
 def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
     """One clear error for an encoder-decoder (T5, BART, Whisper), an encoder-only model (BERT's heads) or a decoder
     whose layers memviz does not model, of a type memviz does not know: read as a Llama-style decoder, its figures
     would be wrong."""
     if model_type in _UNMODELLED_LAYERS:
-        raise InputError(f"{model_type}: its layers hold {_UNMODELLED_LAYERS[model_type]}, which memviz does not "
-                         "model; read as a Llama-style decoder its figures would be wrong")
+        _refuse_unmodelled(model_type, model_type)
     _refuse_not_text(model_type)
     names = cfg.get("architectures")
     names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
@@ -2080,9 +2085,7 @@ def _bailing_type(cfg: dict[str, Any]) -> str:
     names = cfg.get("architectures")
     names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
     if hybrid := next((n for n in names if n in _UNMODELLED_CLASSES), None):
-        raise InputError(f"bailing_moe ({hybrid}): its layers hold "
-                         f"{_UNMODELLED_LAYERS[_UNMODELLED_CLASSES[hybrid]]}, which memviz does not model; read as a "
-                         "Llama-style decoder its figures would be wrong")
+        _refuse_unmodelled(f"bailing_moe ({hybrid})", _UNMODELLED_CLASSES[hybrid])
     return "bailing_moe_v2" if BAILING_CLASSES["bailing_moe_v2"] in names else "bailing_moe"
 
 

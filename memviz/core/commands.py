@@ -52,15 +52,7 @@ def switch_architecture(session: Session, a: Architecture, preset: str | None) -
 
 def unrunnable(session: Session, a: Architecture) -> list[str]:
     """Why each of the session's scenarios that `switch_architecture` leaves out cannot run model `a`."""
-    out = []
-    for sc in session.scenarios:
-        moved = _placed(sc, a)
-        engine = get_engine(moved.engine)
-        try:
-            engine.check(a, moved, engine.resolve(dict(moved.options)))
-        except InputError as exc:
-            out.append(str(exc))
-    return out
+    return [why for sc in session.scenarios if (why := _refusal(_placed(sc, a), a))]
 
 
 def _placed(sc: Scenario, a: Architecture) -> Scenario:
@@ -81,12 +73,17 @@ def _runnable(sc: Scenario, a: Architecture) -> Scenario:
 
 def _refuses(sc: Scenario, a: Architecture) -> bool:
     """Whether the scenario's engine refuses model `a` with its options (`Engine.check`)."""
+    return _refusal(sc, a) is not None
+
+
+def _refusal(sc: Scenario, a: Architecture) -> str | None:
+    """The scenario's engine's refusal of model `a` with its options (`Engine.check`), or None."""
     engine = get_engine(sc.engine)
     try:
         engine.check(a, sc, engine.resolve(dict(sc.options)))
-    except InputError:
-        return True
-    return False
+    except InputError as exc:
+        return str(exc)
+    return None
 
 
 def _within_positions(sc: Scenario, a: Architecture) -> Scenario:
