@@ -560,7 +560,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
-    print(f"{a.name} ({a.model_type}): {a.num_layers} layers, hidden {a.hidden_size}, heads {a.num_heads}/"
+    print(f"{a.name} ({a.model_type}): {a.decoder_layers} layers, hidden {a.hidden_size}, heads {a.num_heads}/"
           f"{a.num_kv_heads} KV, head dim {a.head_dim}, vocab {a.vocab_size:,d}; layers {a.layer_kinds_text()}")
     if a.is_moe:
         print(f"MoE: {a.num_experts} experts, top-{a.experts_per_token}, expert intermediate {a.moe_intermediate_size}")

@@ -595,6 +595,11 @@ class Architecture:
         return self.kv_lora_rank is not None
 
     @property
+    def decoder_layers(self) -> int:
+        """The model's decoder layers, as its config counts them (`num_layers` counts LongCat-Flash's sublayers)."""
+        return self.num_layers // self.block_layers
+
+    @property
     def is_moe(self) -> bool:
         return self.num_experts > 0
 
@@ -670,7 +675,10 @@ class Architecture:
             return ", ".join(f"{n} × {names[t]}" + (f" + 1:{r} compressed" + (" with indexer" if idx else "")
                                                    if r else "") for (t, r, idx), n in Counter(kinds).items())
         kinds = [(t, self.layer_indexer(i)) for i, t in enumerate(self.layer_types)]  # sparse attention's indexer
-        return ", ".join(f"{n} × {names[t]}" + (" with indexer" if idx else "") for (t, idx), n in Counter(kinds).items())
+        text = ", ".join(f"{n} × {names[t]}" + (" with indexer" if idx else "") for (t, idx), n in Counter(kinds).items())
+        if self.block_layers > 1:
+            return f"{self.decoder_layers} decoder layers of {self.block_layers} attention sublayers ({text})"
+        return text
 
     def layer_has_state(self, i: int) -> bool:
         """Whether layer i holds a recurrent layer's fixed state per sequence (a linear layer, or Falcon-H1's attention
@@ -711,7 +719,11 @@ class Architecture:
         return sum(1 for i, source in enumerate(self.kv_sources) if source != i)
 
     def with_changes(self, **changes: Any) -> Architecture:
-        """A copy with fields changed and re-validated (layer lists follow `num_layers`)."""
+        """A copy with fields changed and re-validated (layer lists follow `num_layers`; `decoder_layers` sets it in
+        decoder layers of `block_layers` sublayers)."""
+        if "decoder_layers" in changes:
+            n = changes.pop("decoder_layers")
+            changes["num_layers"] = n * self.block_layers if isinstance(n, int) and not isinstance(n, bool) else n
         if changes.get("num_experts") and not self.num_experts:
             # turning a dense model into MoE: every layer routed, sensible defaults for the rest
             changes.setdefault("moe_layers", (True,) * changes.get("num_layers", self.num_layers))

@@ -32,7 +32,7 @@ from memviz.core.towers import describe
 
 #: (field, label, unit shown next to it); all are integers, optional ones may be empty.
 FIELDS: tuple[tuple[str, str, str], ...] = (
-    ("num_layers", "Layers (L)", ""),
+    ("decoder_layers", "Layers (L)", ""),  # decoder layers as the config counts them (LongCat-Flash: 2 sublayers each)
     ("hidden_size", "Hidden size", "elements"),
     ("num_heads", "Attention heads", ""),
     ("num_kv_heads", "KV heads (Hkv)", ""),

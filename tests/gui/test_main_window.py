@@ -197,6 +197,26 @@ def test_importing_a_model_llamacpp_cannot_run_leaves_its_gguf_rows_out_and_says
     assert win.session == before
 
 
+def test_the_layers_field_counts_longcat_flash_decoder_layers_and_an_edit_keeps_its_sublayers(win, tmp_path):
+    """LongCat-Flash-Chat's 28 decoder layers (num_layers in its config) are 56 MLA sublayers to memviz: the field
+    shows and takes decoder layers, the derived facts say both, an edit keeps every decoder layer's two sublayers
+    (experts on the first)."""
+    from tests.core.engines.test_longcat_flash import RELEASED
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(RELEASED))
+    assert win.import_config(path)
+    panel = win.arch_panel
+    assert panel.edits["decoder_layers"].text() == str(RELEASED["num_layers"]) == "28"
+    assert "28 decoder layers of 2 attention sublayers (56 × full)" in panel.facts.text()
+    panel.edits["decoder_layers"].setText("14")
+    panel.edits["decoder_layers"].editingFinished.emit()
+    a = win.session.architecture
+    assert (a.num_layers, a.decoder_layers) == (28, 14)
+    assert a.moe_layers == (True, False) * 14
+    assert not panel.edits["decoder_layers"].styleSheet()
+
+
 @pytest.mark.parametrize("suffix", [".png", ".svg", ".pdf"])
 def test_chart_export(win, tmp_path, suffix):
     out = win.export_current_chart(tmp_path / f"chart{suffix}", width_px=1600)

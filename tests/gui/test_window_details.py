@@ -61,7 +61,7 @@ def test_unsaved_changes_offer_save(qtbot, tmp_path, monkeypatch):
 
 def test_a_field_error_goes_when_the_valid_value_is_typed_back(qtbot):
     w = window(qtbot)
-    edit = w.arch_panel.edits["num_layers"]
+    edit = w.arch_panel.edits["decoder_layers"]
     valid = edit.text()
     edit.setText("lots")
     edit.editingFinished.emit()

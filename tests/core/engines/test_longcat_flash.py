@@ -159,3 +159,13 @@ def test_lite_runs_on_vllms_v2_model_runner_only():
 def test_impossible_ngram_shapes_are_one_line(field, value):
     with pytest.raises(InputError, match=field):
         from_hf_config({**LITE, field: value})
+
+
+def test_decoder_layers_count_blocks_and_an_edit_in_them_keeps_the_sublayer_pattern():
+    """The config's num_layers (28) is what a user reads and types; memviz's own layers are its 56 sublayers."""
+    a = from_hf_config(RELEASED)
+    assert a.decoder_layers == 28
+    assert a.layer_kinds_text() == "28 decoder layers of 2 attention sublayers (56 × full)"
+    b = a.with_changes(decoder_layers=30)
+    assert (b.num_layers, b.decoder_layers, b.moe_layers) == (60, 30, (True, False) * 30)
+    assert from_hf_config({**RELEASED, "num_layers": 30}).moe_layers == b.moe_layers
