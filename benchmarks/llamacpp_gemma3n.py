@@ -11,9 +11,7 @@ hidden, MLP width, layers and head width around E2B's and E4B's (their widths wi
 
 from __future__ import annotations
 
-import argparse
-
-from llamacpp_mla_sweep import probe_buffers, run_table, write_cases  # this folder: run as a script
+from llamacpp_mla_sweep import probe_buffers, sweep_cli  # this folder: run as a script
 
 
 def _layers(n: int) -> dict:
@@ -61,16 +59,10 @@ def measure(config: dict, ubatch: int, flash: str, data: str) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--write", help="store the measurements as JSON (tests/data/llamacpp/gemma3n_buffers.json)")
-    ap.add_argument("--data", help="memviz data folder keeping the built files between runs (default: a temporary one)")
-    args = ap.parse_args()
-    runs = [(name, config, values) for name, config in SHAPES.items()
-            for values in SETTINGS + ([(256, "on"), (256, "off")] if name in SMALL_BATCH else [])]
-    cases = run_table("n_ubatch | flash attention", runs, measure, args.data)
-    if args.write:
-        write_cases(args.write, "benchmarks/llamacpp_gemma3n.py: shapes built by memviz.probe.gguf_build (F16, random "
-                    "weights) and quantized to Q8_0 by llama.cpp, context 2,048 over 2 sequences", SHAPES, cases)
+    sweep_cli("tests/data/llamacpp/gemma3n_buffers.json", "n_ubatch | flash attention", SHAPES,
+              lambda name: SETTINGS + ([(256, "on"), (256, "off")] if name in SMALL_BATCH else []), measure,
+              "benchmarks/llamacpp_gemma3n.py: shapes built by memviz.probe.gguf_build (F16, random weights) and "
+              "quantized to Q8_0 by llama.cpp, context 2,048 over 2 sequences")
 
 
 if __name__ == "__main__":

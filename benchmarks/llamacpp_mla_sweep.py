@@ -97,15 +97,24 @@ def run_table(settings: str, runs: list[tuple[str, dict, tuple]], measure_fn, da
     return cases
 
 
-def main() -> None:
+def sweep_cli(json_path: str, columns: str, shapes: dict, settings_of, measure_fn, what: str) -> None:
+    """A sweep's command line: `--write` stores the measurements at a path (as `json_path`), `--data` keeps the built
+    files between runs; `settings_of(name)` lists each shape's settings, `columns` names them, `what` says what was
+    run (the JSON's source)."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--write", help="store the measurements as JSON (tests/data/llamacpp/mla_moe_buffers.json)")
+    ap.add_argument("--write", help=f"store the measurements as JSON ({json_path})")
+    ap.add_argument("--data", help="memviz data folder keeping the built files between runs (default: a temporary one)")
     args = ap.parse_args()
-    runs = [(name, config, values) for name, config in SHAPES.items() for values in SETTINGS]
-    cases = run_table("context | n_ubatch | flash attention", runs, measure)
+    runs = [(name, config, values) for name, config in shapes.items() for values in settings_of(name)]
+    cases = run_table(columns, runs, measure_fn, args.data)
     if args.write:
-        write_cases(args.write, "benchmarks/llamacpp_mla_sweep.py: shapes built by memviz.probe.gguf_build (F16, "
-                    "random weights)", SHAPES, cases)
+        write_cases(args.write, what, shapes, cases)
+
+
+def main() -> None:
+    sweep_cli("tests/data/llamacpp/mla_moe_buffers.json", "context | n_ubatch | flash attention", SHAPES,
+              lambda name: SETTINGS, measure, "benchmarks/llamacpp_mla_sweep.py: shapes built by "
+              "memviz.probe.gguf_build (F16, random weights)")
 
 
 if __name__ == "__main__":

@@ -331,21 +331,19 @@ def test_ling_2_buffers_match_llamacpp(data_dir, mix, fa, extra):
     assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.03
 
 
-@pytest.mark.parametrize(("mix", "fa", "extra", "within"), [("Q8_0", "on", (), 0.35), ("Q8_0", "off", (), 0.03),
-                                                            ("Q4_0", "off", (), 0.03),
-                                                            ("Q8_0", "on", ("--parallel", "2"), 0.35)])
-def test_ling_v1_buffers_match_llamacpp(data_dir, mix, fa, extra, within):
+@pytest.mark.parametrize(("mix", "fa", "extra"), [("Q8_0", "on", ()), ("Q8_0", "off", ()), ("Q4_0", "off", ()),
+                                                  ("Q8_0", "on", ("--parallel", "2"))])
+def test_ling_v1_buffers_match_llamacpp(data_dir, mix, fa, extra):
     """Ling-lite's generation (llama.cpp's bailingmoe: q/k/v apart, experts in every layer, two shared ones;
-    tests/data/llamacpp/configs/bailing-moe.json): model buffers and cache exact; the compute buffer exact without
-    flash attention and -31 / -33 % with it, where ggml-alloc's peak over four experts a token of a 1,024-wide
-    model holds about two hidden rows an expert more than the experts' stage memviz counts (gate, up and their
-    product: docs/engines.md); with two experts a token it is exact."""
+    tests/data/llamacpp/configs/bailing-moe.json): model buffers and cache exact; the compute buffer within 3 %
+    (+0.2 % with flash attention, where the experts' down output, four hidden rows a token, lies on top of their
+    GLU because the shared experts keep the normed input alive: `LlamaCpp._experts_rows`; -31 % before)."""
     rc, messages = probe(data_dir, "--config", str(CONFIGS / "bailing-moe.json"), "--weights", mix, "--context",
                          "4096", "--flash-attn", fa, "--prompt", "24", "--new", "4", "--no-store", *extra)
     assert rc == 0
     r = result_of(messages)
     compute = _model_and_kv_exact_then_compute(r)
-    assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= within
+    assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.03
 
 
 @pytest.mark.parametrize("fa", ["on", "off"])

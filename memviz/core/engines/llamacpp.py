@@ -578,7 +578,6 @@ class LlamaCpp(Engine):
         mask = self._mask_bytes(x, masked, n)
         h = a.hidden_size
         where = "cpu" if on_host else "gpu"
-        ffn = 4 * (self._ffn_rows(a, n) + FFN_UNITS_HIDDEN[where] * n * h)
         flash = self.flash(x.sc, x.options)
         scores = 0 if flash else 4 * n_kv * n * a.num_heads  # one f32 score matrix, softmax in place
         if latent_cache(a):
@@ -605,16 +604,19 @@ class LlamaCpp(Engine):
         if a.block_indexer and flash:  # a unified cache of several sequences runs the attention dense
             dense = (np.asarray(x.sequences) > 1) & bool(x.options["kv_unified"])
             attn = np.maximum(attn, np.where(dense, 0, self._msa_stage(x, n_kv, n, where) + mask))
+        copy_attn = copy_ffn = copy_output = x.zeros
+        if not on_host and copies:
+            copy_attn, copy_ffn, copy_output = self._offload_copies(x, n)
+        experts = self._experts_rows(a, scores / (4 * n), copy_ffn) if a.is_moe else x.zeros
+        ffn = 4 * (self._ffn_rows(a, n, experts) + FFN_UNITS_HIDDEN[where] * n * h)
         if a.altup_inputs:
             attn, ffn = self._altup_stages(a, n, attn, mask)
         elif a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
             per_layer = 4 * n * a.num_layers * a.per_layer_input_size  # every layer (src/models/gemma4.cpp
             attn, ffn = attn + per_layer, ffn + per_layer  # `project_per_layer_inputs`): alive through both stages
         output = 4 * n * (a.output_rows + OUTPUT_UNITS_HIDDEN[where] * h) if last_stage else x.zeros
-        if not on_host and copies:
-            copy_attn, copy_ffn, copy_output = self._offload_copies(x, n)
-            attn, ffn = attn + copy_attn, ffn + copy_ffn
-            output = output + (copy_output if last_stage else 0)
+        attn, ffn = attn + copy_attn, ffn + copy_ffn
+        output = output + (copy_output if last_stage else 0)
         return np.maximum(np.maximum(ffn + mask, attn), output) + x.zeros
 
     @staticmethod
@@ -673,10 +675,35 @@ class LlamaCpp(Engine):
         return max(q, 0), max(kv, 0)
 
     @staticmethod
-    def _ffn_rows(a: Architecture, n: np.ndarray) -> np.ndarray:
+    def _experts_rows(a: Architecture, score_rows: np.ndarray, copied: np.ndarray) -> np.ndarray:
+        """f32 values a token of the routed experts' stage above the hidden rows FFN_UNITS_HIDDEN counts, as
+        ggml-alloc places it. ggml-org/llama.cpp 0c1e570 `build_moe_ffn` (src/llama-graph.cpp) makes gate and up
+        (top-k x I a token each), their GLU (a new tensor: GLU ops are not in ggml-alloc.c `ggml_op_can_inplace`),
+        then the down projection's top-k x hidden output while the GLU is alive; `ggml_dyn_tallocr_alloc` puts each
+        tensor in the smallest free block it fits, else on top of the heap. Without a shared expert the experts'
+        normed input (one of those hidden rows) is freed after up: a GLU no wider takes its place and the down
+        output then lies where gate and up were, max(2 x top-k x I, top-k x hidden). Otherwise the GLU lies on top
+        (3 x top-k x I) and the down output goes in the hole gate and up left, a dense layer's gate and up (DeepSeek's
+        and Ling 2.0's leading layers) or the score matrix's without flash attention (`score_rows`; flash
+        attention's transients, a few hidden rows, are taken by then), or on top where wider than all:
+        + top-k x hidden. A host weight copied into the stage (`_offload_copies`) leaves a hole far wider, which
+        holds it. A best-fit replay of these allocations and frees gives llama.cpp's CPU compute buffer with flash
+        attention to 0.05 % in three shapes (a Ling-lite shape 26.00 MiB, llama.cpp 26.01; a Qwen3-MoE shape of its
+        widths 20.00, 20.01; eight experts of 128 a token 28.00, 28.01); this rule's figures:
+        tests/data/llamacpp/moe_experts_buffers.json (within 0.2 % with flash attention) and docs/engines.md."""
+        k, width, h = a.experts_per_token, a.moe_intermediate_size, a.hidden_size
+        dense_hole = 0 if all(a.moe_layers) else (2 if a.mlp_gated else 1) * a.intermediate_size
+        down, pair = k * h, 2 * k * width
+        held_below = (copied > 0) | (down <= score_rows)
+        if not a.shared_expert_intermediate_size and k * width <= h:
+            return np.where(held_below, pair, max(pair, down))
+        return 3 * k * width + np.where(held_below | (down <= max(pair, dense_hole)), 0, down)
+
+    @staticmethod
+    def _ffn_rows(a: Architecture, n: np.ndarray, experts: np.ndarray) -> np.ndarray:
         """f32 values of the largest feed-forward stage per micro-batch: gate, up and their GLU of a dense layer
-        (3 x n x I; an ungated one, n x I); in a routed layer those of the top-k experts with the router logits, and after them, not
-        beside them, the shared expert's (ggml-org/llama.cpp 0c1e570 src/models/qwen2moe.cpp and deepseek2.cpp:
+        (3 x n x I; an ungated one, n x I); in a routed layer the experts' (`_experts_rows`) with the router logits,
+        and after them, not beside them, the shared expert's (ggml-org/llama.cpp 0c1e570 src/models/qwen2moe.cpp and deepseek2.cpp:
         `llm_graph_context::build_moe_ffn`, src/llama-graph.cpp, then `build_ffn` of the shared expert; a Qwen2-MoE
         shape whose shared expert is the larger peaks at 3 x n x its width, measured in
         tests/data/llamacpp/mla_moe_buffers.json); a model with both kinds of layer (DeepSeek's leading dense
@@ -688,7 +715,7 @@ class LlamaCpp(Engine):
         dense = (3 if a.mlp_gated else 1) * n * wide * a.intermediate_size
         if not a.is_moe:
             return dense
-        routed = n * a.experts_per_token * 3 * a.moe_intermediate_size + n * a.num_experts
+        routed = n * (experts + a.num_experts)
         moe = np.maximum(routed, 3 * n * a.shared_expert_intermediate_size)
         return moe if all(a.moe_layers) else np.maximum(moe, dense)
 
