@@ -314,6 +314,8 @@ class Architecture:
     # hidden_size; the token embedding and their projections averaged into the layers' input
     ngram_embedders: int = 0
     ngram_rows: int = 0
+    # the router's dtype a config names (Ling's router_dtype, MiMo-V2's moe_router_dtype); "" where it names none
+    router_dtype: str = ""
     # which layers hold a feed-forward block (() = every layer): Nemotron-H's Mamba2 and attention layers hold none
     ffn_layers: tuple[bool, ...] = ()
     # multi-head latent attention
@@ -2349,6 +2351,9 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(qkv_bias=bool(cfg.get("use_qkv_bias") or cfg.get("use_bias")), out_bias=bool(cfg.get("use_bias")),
                   mlp_bias=False, qk_norm=bool(cfg.get("use_qk_norm", False)),
                   remote_code=_release_code(cfg)[1] or f"{BAILING_CLASSES[model_type]}, the release's modeling code")
+    if model_type in BAILING_TYPES or model_type == "mimo_v2_flash":  # read by vLLM 0.34 bailing_moe.py / mimo_v2.py
+        router_dtype = cfg.get("router_dtype" if model_type in BAILING_TYPES else "moe_router_dtype")
+        kw.update(router_dtype=router_dtype if isinstance(router_dtype, str) else "")
     if cfg.get("ngram_embedders"):  # LongCat-Flash-Lite: transformers 5.25 has no class for it
         kw.update(ngram_embedders=cfg["ngram_embedders"], ngram_rows=cfg["ngram_rows"],
                   remote_code=_release_code(cfg)[1] or "LongcatFlashNgramForCausalLM, the release's modeling code")

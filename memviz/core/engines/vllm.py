@@ -130,6 +130,7 @@ from memviz.core.engines import (
     vllm_lora,
     vllm_mtp,
     vllm_ngram,
+    vllm_router,
     vllm_turboquant,
 )
 from memviz.core.engines.base import TORCH_CUDA_BASELINE_BYTES, Engine, Inputs, Option, compute_bytes
@@ -1055,11 +1056,12 @@ class VLLM(Engine):
     def weight_extra(self, x: Inputs, layers: range) -> float:
         """What the kernels' weight layouts add on one rank of the stage `layers`: MXFP4 expert padding for the MoE
         backend, FP8 scales widened for Marlin on GPUs without FP8, AWQ / GPTQ tensors kept or dropped
-        (`vllm_int4.held_bytes`), dots3's padded MLPs, a quantized MLA kv_b_proj's dequantized copy and the
-        indexer's projections held in the model's dtype."""
+        (`vllm_int4.held_bytes`), routers held in float32 (`vllm_router`), dots3's padded MLPs, a quantized MLA
+        kv_b_proj's dequantized copy and the indexer's projections held in the model's dtype."""
         experts, others = vllm_int4.held_bytes(x.a, x.sc.weight_format, x.sc.compute_capability, layers)
         int4 = experts * self.expert_share(x) + others / x.sc.tp
         return (self._mxfp4_padding(x, layers) + self._marlin_fp8_scales(x, layers) + int4
+                + vllm_router.upcast_bytes(x.a, x.wf, layers)
                 + self._dots3_mlp_padding(x, layers) + self.dequantized_kv_b_bytes(x, layers)
                 + self.indexer_upcast_bytes(x, layers) + self.eplb_bytes(x, layers) + self.draft_bytes(x, layers)
                 + self.lora_bytes(x, layers))
