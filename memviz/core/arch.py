@@ -1907,6 +1907,10 @@ _UNMODELLED_LAYERS = {
     "ctrl": "sinusoidal positions and a ReLU feed-forward of dff with biases (CTRL's EncoderLayer)",
     "moshi": "a depth decoder over audio codebooks beside the text decoder",
     "jetmoe": "a mixture of attention heads (JetMoeMoA) beside its expert MLP",
+    # transformers 5.25 modeling_dory.py (NVIDIA's Nemotron-Labs Dory): DoryModel runs its middle section
+    # n_recurrent_loops times, each loop with KV caches of its own under recurrent_kv_cache_mode "per_loop"
+    "dory": "nGPT-style layers on the unit sphere whose middle section runs n_recurrent_loops times over caches of "
+            "its own (DoryModel)",
     # Ling's linear-attention hybrids: vLLM 0.34 bailing_moe_linear.py (V2.5: linear attention beside every
     # layer_group_size-th MLA layer) and bailing_moe_v3.py (V3: Kimi Delta Attention beside MLA), transformers 5.25's
     # bailing_hybrid (gated delta attention beside gated MLA)
@@ -2011,11 +2015,9 @@ def _refuse_unmodelled(label: str, kind: str) -> None:
 
 
 def _refuse_non_decoder(cfg: dict[str, Any], model_type: str) -> None:
-    """One clear error for an encoder-decoder (T5, BART, Whisper), an encoder-only model (BERT's heads) or a decoder
-    whose layers memviz does not model, of a type memviz does not know: read as a Llama-style decoder, its figures
-    would be wrong."""
-    if model_type in _UNMODELLED_LAYERS:
-        _refuse_unmodelled(model_type, model_type)
+    """One clear error for an encoder-decoder (T5, BART, Whisper), an encoder-only model (BERT's heads) or a model
+    that generates no text, of a type memviz does not know: read as a Llama-style decoder, its figures would be
+    wrong (decoders whose layers memviz does not model are refused before: `_UNMODELLED_LAYERS`)."""
     _refuse_not_text(model_type)
     names = cfg.get("architectures")
     names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
@@ -2199,6 +2201,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
     if model_type == "gemma4_unified_text":  # Gemma 4 12B's text model: Gemma 4's decoder without per-layer inputs
         cfg = {"hidden_size_per_layer_input": 0, **cfg}  # or experts (Gemma4UnifiedTextConfig has neither field)
         model_type = "gemma4_text"
+    if model_type in _UNMODELLED_LAYERS and model_type not in KNOWN_MODEL_TYPES:  # before its layer kinds are read
+        _refuse_unmodelled(model_type, model_type)
     _refuse_recurrent(cfg, model_type)
     if model_type not in KNOWN_MODEL_TYPES:
         _refuse_non_decoder(cfg, model_type)

@@ -306,3 +306,17 @@ def test_a_dbrx_config_with_malformed_nested_configs_is_one_clear_error():
         from_hf_config({**base, "attn_config": "x"})
     a = from_hf_config({**base, "ffn_config": {"ffn_act_fn": "gelu", "moe_num_experts": 4, "moe_top_k": 2}})
     assert a.hidden_act == "silu" and a.num_experts == 4 and a.experts_per_token == 2
+
+
+@pytest.mark.parametrize("layer_types", [None, ["sliding_attention", "full_attention"] * 2,
+                                         ["sliding_attention", "mlp", "full_attention", "mlp"]])
+def test_dory_is_refused_for_its_looped_section_not_read_as_a_llama_or_called_linear_attention(layer_types):
+    """NVIDIA's Dory (transformers 5.25 modeling_dory.py) runs its middle layers n_recurrent_loops times, each loop
+    with caches of its own: neither a Llama-style reading nor the linear-attention refusal says what it is."""
+    from memviz.core.arch import from_hf_config
+
+    cfg = {"model_type": "dory", "hidden_size": 2560, "num_hidden_layers": 4, "num_attention_heads": 16,
+           "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 131072, "n_recurrent_loops": 2,
+           **({"layer_types": layer_types} if layer_types else {})}
+    with pytest.raises(InputError, match=r"dory: its layers hold nGPT-style layers .* n_recurrent_loops"):
+        from_hf_config(cfg)
