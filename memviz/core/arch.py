@@ -1911,6 +1911,12 @@ _UNMODELLED_LAYERS = {
     # n_recurrent_loops times, each loop with KV caches of its own under recurrent_kv_cache_mode "per_loop"
     "dory": "nGPT-style layers on the unit sphere whose middle section runs n_recurrent_loops times over caches of "
             "its own (DoryModel)",
+    # transformers 5.25 types whose configs name none of the standard fields (their reading stopped at a missing
+    # hidden_size or head count before): modeling_blt.py, modeling_xglm.py, modeling_reformer.py, modeling_trocr.py
+    "blt": "a local byte encoder, a global transformer over byte patches and a local byte decoder (BltModel)",
+    "xglm": "sinusoidal positions, biased LayerNorms and a biased GELU feed-forward of ffn_dim (XGLMDecoderLayer)",
+    "reformer": "LSH and local self-attention with reversible residuals and axial position embeddings (ReformerLayer)",
+    "trocr": "a decoder with cross-attention to an image encoder's features (TrOCRDecoderLayer)",
     # Ling's linear-attention hybrids: vLLM 0.34 bailing_moe_linear.py (V2.5: linear attention beside every
     # layer_group_size-th MLA layer) and bailing_moe_v3.py (V3: Kimi Delta Attention beside MLA), transformers 5.25's
     # bailing_hybrid (gated delta attention beside gated MLA)

@@ -320,3 +320,21 @@ def test_dory_is_refused_for_its_looped_section_not_read_as_a_llama_or_called_li
            **({"layer_types": layer_types} if layer_types else {})}
     with pytest.raises(InputError, match=r"dory: its layers hold nGPT-style layers .* n_recurrent_loops"):
         from_hf_config(cfg)
+
+
+@pytest.mark.parametrize(("cfg", "says"), [
+    ({"model_type": "blt", "vocab_size": 260}, "byte patches"),  # BltConfig: the widths sit in its sub-configs
+    ({"model_type": "xglm", "d_model": 1024, "num_layers": 24, "attention_heads": 16, "ffn_dim": 4096,
+      "vocab_size": 256008}, "XGLMDecoderLayer"),
+    ({"model_type": "reformer", "hidden_size": 256, "num_attention_heads": 12, "attention_head_size": 64,
+      "vocab_size": 320}, "LSH"),
+    ({"model_type": "trocr", "d_model": 1024, "decoder_layers": 12, "decoder_attention_heads": 16,
+      "vocab_size": 50265}, "image encoder"),
+])
+def test_types_without_the_standard_fields_are_refused_for_what_they_are(cfg, says):
+    """transformers 5.25's default configs of these types (their fields as there) stopped the reader at a missing
+    field ("config is missing hidden_size ...") instead of saying what the model is."""
+    from memviz.core.arch import from_hf_config
+
+    with pytest.raises(InputError, match=f"{cfg['model_type']}: its layers hold .*{says}"):
+        from_hf_config(cfg)
