@@ -28,7 +28,9 @@ CROSS = "cross"  # a cross-attention layer (Llama 3.2 Vision): K/V of an image's
 DELTANET = "gated_deltanet"
 MAMBA2 = "mamba2"
 SHORTCONV = "short_conv"  # LFM2's gated short convolution: the last kernel inputs over hidden channels, no recurrence
-LINEAR_MIXER_NAMES = {DELTANET: "gated delta-net", MAMBA2: "Mamba2", SHORTCONV: "short convolution"}
+KIMI_DELTA = "kimi_delta"  # Kimi Linear's delta attention: a gated delta-net whose decay is per channel, not per head
+LINEAR_MIXER_NAMES = {DELTANET: "gated delta-net", MAMBA2: "Mamba2", SHORTCONV: "short convolution",
+                      KIMI_DELTA: "Kimi delta attention"}
 
 #: model_types whose config fields memviz reads with their own quirks.
 KNOWN_MODEL_TYPES = (
@@ -36,7 +38,7 @@ KNOWN_MODEL_TYPES = (
     "gemma3_text", "gemma3", "phi3", "gpt2", "gpt_neox", "opt", "falcon", "deepseek_v2", "deepseek_v3", "gpt_oss",
     "glm4", "glm4_moe", "glm4_moe_lite", "starcoder2", "phi", "arcee", "apertus", "ernie4_5", "ernie4_5_moe",
     "llama4_text", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified", "deepseek_v32", "glm_moe_dsa",
-    "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "granitemoehybrid", "nemotron_h",
+    "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe", "qwen3_next", "kimi_linear", "granitemoehybrid", "nemotron_h",
     "bamba", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "bloom", "solar_open", "exaone4", "exaone_moe", "hy_v3",
     "afmoe", "mimo_v2_flash", "flint", "persimmon", "lfm2", "lfm2_moe", "falcon_h1", "deepseek_v4", "jais2", "nanochat",
     "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "kolibri1", "beam", "cohere", "cohere2", "olmo", "olmo2", "olmo3",
@@ -114,7 +116,11 @@ _RENAMED = {"sarvam_moe": {"num_shared_experts": "n_shared_experts", "use_qkv_bi
                           "use_qkv_bias": "attention_bias", "num_mtp_layers": "num_nextn_predict_layers"},
             "step3p5": {"num_attention_groups": "num_key_value_heads", "moe_num_experts": "n_routed_experts",
                         "moe_top_k": "num_experts_per_tok", "share_expert_dims": "share_expert_dim",
-                        "num_mtp_layers": "num_nextn_predict_layers"}}
+                        "num_mtp_layers": "num_nextn_predict_layers"},
+            # KimiLinearConfig.attribute_map (transformers 5.25): the released Kimi Linear configs' names
+            "kimi_linear": {"num_experts_per_token": "num_experts_per_tok", "num_shared_experts": "n_shared_experts",
+                            "model_max_length": "max_position_embeddings", "moe_renormalize": "norm_topk_prob",
+                            "num_expert_group": "n_group"}}
 #: defaults of a config class memviz would read otherwise, for fields a config leaves out: MiniCPM5MoeConfig
 #: (transformers 5.25) has 128-wide heads whatever hidden_size / num_attention_heads is, and a shared expert;
 #: Param2MoeConfig (modular_param2moe.py) ties the embeddings, normalises q and k and has 64-wide heads, a dense
@@ -908,6 +914,7 @@ def _int_list(value: Any, key: str) -> list[int]:
 #: (Glm4MoeLiteConfig / ExaoneMoeConfig first_k_dense_replace = 1; HYV3Config: one dense layer, no field;
 #: AfmoeConfig num_dense_layers = 1; Lfm2MoeConfig num_dense_layers = 2)
 _FIRST_DENSE = {"glm4_moe_lite": ("first_k_dense_replace", 1), "exaone_moe": ("first_k_dense_replace", 1),
+                "kimi_linear": ("first_k_dense_replace", 1),
                 "hy_v3": ("first_k_dense_replace", 1), "hy_v4": ("first_k_dense_replace", 1),
                 "afmoe": ("num_dense_layers", 1), "minicpm5_moe": ("first_k_dense_replace", 1),
                 "ergo": ("num_dense_blocks", 1),
@@ -976,7 +983,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
     if model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text", "flint", "laguna", "kolibri1", "kolibri1_1",
                       "hunyuan_v1_moe", "step3p5"):  # Flint's ungated; Step 3.5's share_expert_dim (_step3p5_config)
         shared = _int(cfg.get("shared_expert_intermediate_size", 0) or 0, "shared_expert_intermediate_size")
-    elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
+    elif model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite", "kimi_linear",
                         "glm_moe_dsa", "solar_open", "deepseek_v4", "hy_v4", "axk1", "axk2", "dots1",
                         "mistral_large4_text", "minicpm5_moe"):  # one shared MLP of n_shared x I
         shared = moe_inter * _int(cfg.get("n_shared_experts", int(model_type == "deepseek_v4")) or 0,
@@ -1021,7 +1028,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str
                 shared_expert_intermediate_size=shared,
                 shared_expert_gate=model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe_text") and shared > 0,
                 # DeepSeek-V3's e_score_correction_bias (Afmoe's expert_bias: the same vector of one per expert)
-                router_score_bias=model_type in ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
+                router_score_bias=model_type in ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite", "kimi_linear",
                                                  "glm_moe_dsa", "ernie4_5_moe", "nemotron_h", "solar_open",
                                                  "exaone_moe", "hy_v3", "afmoe", "mimo_v2_flash",
                                                  "deepseek_v4", "minimax_m3_vl_text", "hy_v4", "laguna", "axk1", "axk2",
@@ -1102,6 +1109,31 @@ def _gemma3n_fields(cfg: dict[str, Any]) -> dict[str, Any]:
         if per_layer else 0,
         altup_inputs=_int(cfg.get("altup_num_inputs", 4), "altup_num_inputs"),
         laurel_rank=_int(cfg.get("laurel_rank", 64), "laurel_rank"), norms_per_layer=7)
+
+
+def _kimi_linear_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Kimi Linear's config as KimiLinearConfig.__post_init__ (transformers 5.25) reads it: the delta attention's heads,
+    width and convolution from linear_attn_config (num_heads, head_dim, short_conv_kernel_size) or its own fields;
+    the layer kinds from layer_types, else linear_attn_config's 1-indexed full_attn_layers, else every fourth layer
+    full from the fifth; the router's fields under DeepSeek-V3's names."""
+    linear = cfg.get("linear_attn_config") or {}
+    if not isinstance(linear, dict):
+        raise InputError(f"linear_attn_config must be a mapping, got {linear!r:.60}")
+    out = {**cfg, "linear_num_heads": _at_least_one(linear.get("num_heads", cfg.get("linear_num_heads", 32)),
+                                                    "linear_attn_config.num_heads"),
+           "linear_head_dim": _at_least_one(linear.get("head_dim", cfg.get("linear_head_dim", 128)),
+                                            "linear_attn_config.head_dim"),
+           "linear_conv_kernel_dim": _at_least_one(linear.get("short_conv_kernel_size",
+                                                              cfg.get("linear_conv_kernel_dim", 4)),
+                                                   "linear_attn_config.short_conv_kernel_size")}
+    n = _layer_count(cfg, "num_hidden_layers")
+    if cfg.get("layer_types") is None:
+        full = set(_int_list(linear.get("full_attn_layers"), "full_attn_layers")) if "full_attn_layers" in linear \
+            else {i + 1 for i in range(n) if i and i % 4 == 0}
+        if not full <= set(range(1, n + 1)):
+            raise InputError(f"full_attn_layers must be layer numbers from 1 to {n}, got {sorted(full)}")
+        out["layer_types"] = ["full_attention" if i + 1 in full else "linear_attention" for i in range(n)]
+    return out
 
 
 def _gated_deltanet_fields(cfg: dict[str, Any], model_type: str, hidden: int, heads: int) -> dict[str, Any]:
@@ -1510,7 +1542,7 @@ def _layer_types(cfg: dict[str, Any], model_type: str, n_layers: int, window: in
 #: model types built of recurrent / linear-attention layers, alone or beside attention (their configs do not all say
 #: so in a field): a fixed state per sequence instead of a KV cache, and weights memviz's inventory does not hold
 RECURRENT_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv6", "rwkv7", "jamba", "zamba",
-                                   "zamba2", "kimi_linear", "plamo2", "minimax",
+                                   "zamba2", "plamo2", "minimax",
                                    "recurrent_gemma", "xlstm", "lfm3"})
 #: layer kinds of full attention under another name: MiniMax-M3's block-sparse layers (MiniMaxM3VLAttention)
 _SPARSE_ATTENTION_KINDS = frozenset({"minimax_m3_sparse"})
@@ -2134,7 +2166,7 @@ def _type_of_architecture(cfg: dict[str, Any]) -> str | None:
 def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
     """One clear error for models with recurrent or linear-attention layers: memviz would count a KV cache for
     every layer and miss their state and weights (gated delta-nets and Mamba2 hybrids are modelled)."""
-    if model_type in GATED_DELTANET_TYPES | MAMBA2_TYPES | SHORTCONV_TYPES:
+    if model_type in GATED_DELTANET_TYPES | MAMBA2_TYPES | SHORTCONV_TYPES | {"kimi_linear"}:
         return
     types = [str(t) for t in _explicit_layer_types(cfg)]
     recurrent = [t for t in types if ("attention" not in t and t not in _SPARSE_ATTENTION_KINDS) or "linear" in t]
@@ -2218,6 +2250,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _nemotron_h_layers(cfg)
     if model_type == "mimo_v2_flash":
         cfg = _mimo_v2_layers(cfg)
+    if model_type == "kimi_linear":
+        cfg = _kimi_linear_config(cfg)
     if model_type in SHORTCONV_TYPES:
         cfg = _lfm2_layers(cfg, model_type)
     if model_type == "minimax_m3_vl_text":
@@ -2387,6 +2421,10 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   moe_hidden_size=_int(cfg.get("moe_hidden_size", hidden), "moe_hidden_size"))
     if model_type in GATED_DELTANET_TYPES:
         kw.update(_gated_deltanet_fields(cfg, model_type, hidden, n_heads))
+    if model_type == "kimi_linear":  # KimiLinearDeltaAttention: linear_num_heads heads of linear_head_dim for q, k, v
+        heads, width = cfg["linear_num_heads"], cfg["linear_head_dim"]
+        kw.update(linear_mixer=KIMI_DELTA, linear_k_heads=heads, linear_v_heads=heads, linear_k_head_dim=width,
+                  linear_v_head_dim=width, linear_conv_kernel=cfg["linear_conv_kernel_dim"])
     if model_type == "nemotron_h":
         kw.update(_nemotron_h_fields(cfg))
     if model_type in ("granitemoehybrid", "bamba"):  # BambaDecoderLayer: the same Mamba2 mixer, a gated MLP

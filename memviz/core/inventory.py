@@ -16,7 +16,7 @@ from enum import Enum
 from functools import lru_cache
 from math import prod
 
-from memviz.core.arch import CROSS, LINEAR, MAMBA2, NO_MIXER, SHORTCONV, SLIDING, Architecture
+from memviz.core.arch import CROSS, KIMI_DELTA, LINEAR, MAMBA2, NO_MIXER, SHORTCONV, SLIDING, Architecture
 
 
 class Role(str, Enum):
@@ -70,6 +70,9 @@ def _norm(out: list[Tensor], a: Architecture, name: str, size: int, layer: int |
 
 def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     h, role = a.hidden_size, Role.ATTENTION
+    if a.layer_types[i] == LINEAR:
+        _linear_mixer(out, a, p, i)
+        return
     if a.compress_ratios:
         _v4_attention(out, a, p, i)
         return
@@ -105,15 +108,6 @@ def _attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
             _linear(out, f"{p}.gate_proj", a.num_heads * a.v_head_dim, h, role, i, "attn_gate")
         if a.attention_sinks:
             out.append(Tensor(f"{p}.sinks", (a.num_heads,), Role.ATTENTION, i, "sinks"))
-        return
-    if a.layer_types[i] == LINEAR and a.linear_mixer == MAMBA2:
-        _mamba2(out, a, p.replace("self_attn", "mamba"), i)
-        return
-    if a.layer_types[i] == LINEAR and a.linear_mixer == SHORTCONV:
-        _short_conv(out, a, p.replace("self_attn", "conv"), i)
-        return
-    if a.layer_types[i] == LINEAR:
-        _gated_deltanet(out, a, p.replace("self_attn", "linear_attn"), i)
         return
     d, dv, kv_heads, own_kv = a.layer_head_dim(i), a.layer_v_head_dim(i), a.layer_kv_heads(i), a.layer_caches_kv(i)
     heads = a.layer_num_heads(i)
@@ -164,6 +158,39 @@ def _cross_attention(out: list[Tensor], a: Architecture, p: str, i: int) -> None
     _norm(out, a, f"{p}.cross_attn.k_norm", d, i)
     for gate in ("cross_attn_attn_gate", "cross_attn_mlp_gate"):
         out.append(Tensor(f"{p}.{gate}", (1,), Role.NORM, i, "cross_gate"))
+
+
+def _linear_mixer(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
+    """A linear layer's mixer under its class's module name."""
+    if a.linear_mixer == MAMBA2:
+        _mamba2(out, a, p.replace("self_attn", "mamba"), i)
+    elif a.linear_mixer == SHORTCONV:
+        _short_conv(out, a, p.replace("self_attn", "conv"), i)
+    elif a.linear_mixer == KIMI_DELTA:  # KimiLinearDecoderLayer.self_attn
+        _kimi_delta(out, a, p, i)
+    else:
+        _gated_deltanet(out, a, p.replace("self_attn", "linear_attn"), i)
+
+
+def _kimi_delta(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
+    """KimiLinearDeltaAttention (transformers 5.25 modeling_kimi_linear.py): q, k and v projections of heads x head
+    width each, their depthwise convolution, the forget gate (KimiLinearForgetGate: f_a_proj to one head's width,
+    f_b_proj back, a dt_bias per channel, an A_log per head), the beta projection (one value a head), the output
+    gate's low-rank pair (g_a_proj, g_b_proj), the gated norm of one head's width, the output projection."""
+    h, role, width = a.hidden_size, Role.ATTENTION, a.linear_v_heads * a.linear_v_head_dim
+    for name, kind in (("q_proj", "kda_q"), ("k_proj", "kda_k"), ("v_proj", "kda_v")):
+        _linear(out, f"{p}.{name}", width, h, role, i, kind)
+    out.append(Tensor(f"{p}.conv1d.weight", (a.linear_conv_dim, 1, a.linear_conv_kernel), Role.ATTENTION, i,
+                      "ssm_conv1d"))
+    _linear(out, f"{p}.forget_gate.f_a_proj", a.linear_k_head_dim, h, role, i, "kda_f_a")
+    _linear(out, f"{p}.forget_gate.f_b_proj", width, a.linear_k_head_dim, role, i, "kda_f_b")
+    out.append(Tensor(f"{p}.forget_gate.dt_bias", (width,), Role.NORM, i, "ssm_dt_bias"))
+    out.append(Tensor(f"{p}.forget_gate.A_log", (a.linear_v_heads,), Role.NORM, i, "ssm_a"))
+    _linear(out, f"{p}.b_proj", a.linear_v_heads, h, role, i, "ssm_beta")
+    _linear(out, f"{p}.g_a_proj", a.linear_v_head_dim, h, role, i, "kda_g_a")
+    _linear(out, f"{p}.g_b_proj", width, a.linear_v_head_dim, role, i, "kda_g_b")
+    out.append(Tensor(f"{p}.o_norm.weight", (a.linear_v_head_dim,), Role.NORM, i, "ssm_norm"))
+    _linear(out, f"{p}.o_proj", h, width, role, i, "ssm_out")
 
 
 def _gated_deltanet(out: list[Tensor], a: Architecture, p: str, i: int) -> None:

@@ -143,7 +143,7 @@ def test_glm4_moe_counts_what_transformers_builds():
 
 @pytest.mark.parametrize("cfg, says", [
     ({"model_type": "future_hybrid", "full_attention_interval": 4}, "full_attention_interval"),
-    ({"model_type": "kimi_linear", "layer_types": ["linear_attention"] * 3 + ["full_attention"]},
+    ({"model_type": "minimax", "layer_types": ["linear_attention"] * 3 + ["full_attention"]},
      "3 of 4 layers are linear_attention"),
     ({"model_type": "zamba2", "layers_block_type": ["mamba", "hybrid", "mamba", "mamba"]}, "layers_block_type"),
     ({"model_type": "future_hybrid", "hybrid_override_pattern": "M-M*"}, "hybrid_override_pattern"),

@@ -19,6 +19,7 @@ DATA = Path(__file__).parents[1] / "data" / "probe"
 
 
 @pytest.mark.parametrize("family", ["llama_gqa", "mistral_swa", "mixtral_moe", "gpt2", "qwen3_5_deltanet", "qwen3_next_moe",
+                                    "kimi_linear_kda",
                                     "lfm2_shortconv", "falcon_h1_parallel",
                                     "granite_hybrid_moe", "granite_hybrid_dense", "nemotron_h_moe",
                                     "minimax_m3_sparse", "gemma3n_altup", "gemma4_per_layer"])

@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from memviz.core.arch import CROSS, FULL, MAMBA2, SHORTCONV, SLIDING, Architecture
+from memviz.core.arch import CROSS, FULL, KIMI_DELTA, MAMBA2, SHORTCONV, SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement, encoders_bytes
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
@@ -349,6 +349,9 @@ class LlamaCpp(Engine):
             raise InputError("llama.cpp 0c1e570 cannot run Llama 3.2 Vision (mllama): it has no architecture with "
                              "cross-attention layers (src/llama-arch.cpp), and Ollama runs it on its own engine, which "
                              "memviz does not model; estimate it with transformers")
+        if a.linear_mixer == KIMI_DELTA and a.state_layers:
+            raise InputError("memviz does not model llama.cpp's Kimi Linear yet (src/models/kimi-linear.cpp: the "
+                             "delta attention's states and graph); estimate it with transformers")
         if a.model_type in NO_ARCHITECTURE:
             raise InputError(f"llama.cpp 0c1e570 cannot run {a.model_type} models: it has no such architecture "
                              "(src/llama-model.cpp llama_model_mapping) and its converter none of their classes; "

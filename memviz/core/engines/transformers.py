@@ -112,6 +112,9 @@ WIDE_KINDS = {
     "ergo": {**_ROUTER, "token_embd": 4, "norm": 4, "residual_gate": 4, "exps_norm": 4},
     "hunyuan_v1_moe": {"router": 4},
     "olmo_hybrid": {"ssm_a": 4},
+    # KimiLinearPreTrainedModel._keep_in_fp32_modules_strict (transformers 5.25): the router, its score bias and the
+    # delta attention's dt_bias
+    "kimi_linear": {**_ROUTER, "ssm_dt_bias": 4},
     "afmoe": {"router_bias": 4},
     "lfm2_moe": {"router_bias": 4},  # Lfm2MoeSparseMoeBlock.expert_bias, a float32 buffer
     "flint": {"router": 4, "sinks": 4},

@@ -120,7 +120,7 @@ from typing import Any
 import numpy as np
 
 from memviz.core.activations import inference_workspace
-from memviz.core.arch import DELTANET, FULL, LINEAR, MAMBA2, SHORTCONV, Architecture
+from memviz.core.arch import DELTANET, FULL, KIMI_DELTA, LINEAR, MAMBA2, SHORTCONV, Architecture
 from memviz.core.engines import (
     vllm_dtype,
     vllm_eagle3,
@@ -590,6 +590,10 @@ class VLLM(Engine):
             raise InputError("memviz does not model vLLM's DeepSeek-V4 cache yet (vllm/models/deepseek_v4: its window, "
                              "compressed, indexer and compressor-state groups share pages of their own sizes); "
                              "estimate it with llama.cpp or transformers")
+        if a.linear_mixer == KIMI_DELTA and a.state_layers:
+            raise InputError("memviz does not model vLLM's Kimi Linear yet (kimi_linear.py: the delta attention's conv "
+                             "and per-channel-decay states share pages with the MLA layers' latents); estimate it "
+                             "with transformers")
         if a.model_type in NOT_IN_VLLM:
             raise InputError(f"vLLM 0.34 does not run {a.model_type}: {NOT_IN_VLLM[a.model_type]}")
         if LINEAR in a.layer_types and FULL not in a.layer_types:
