@@ -1114,8 +1114,8 @@ def _gemma3n_fields(cfg: dict[str, Any]) -> dict[str, Any]:
 def _kimi_linear_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """Kimi Linear's config as KimiLinearConfig.__post_init__ (transformers 5.25) reads it: the delta attention's heads,
     width and convolution from linear_attn_config (num_heads, head_dim, short_conv_kernel_size) or its own fields;
-    the layer kinds from layer_types, else linear_attn_config's 1-indexed full_attn_layers, else every fourth layer
-    full from the fifth; the router's fields under DeepSeek-V3's names."""
+    the layer kinds from layer_types, else linear_attn_config's 1-indexed full_attn_layers where it also lists
+    kda_layers (a layer in neither is a delta layer), else every fourth layer full from the fifth."""
     linear = cfg.get("linear_attn_config") or {}
     if not isinstance(linear, dict):
         raise InputError(f"linear_attn_config must be a mapping, got {linear!r:.60}")
@@ -1128,7 +1128,8 @@ def _kimi_linear_config(cfg: dict[str, Any]) -> dict[str, Any]:
                                                    "linear_attn_config.short_conv_kernel_size")}
     n = _layer_count(cfg, "num_hidden_layers")
     if cfg.get("layer_types") is None:
-        full = set(_int_list(linear.get("full_attn_layers"), "full_attn_layers")) if "full_attn_layers" in linear \
+        listed = "full_attn_layers" in linear and "kda_layers" in linear  # both, or the default pattern
+        full = set(_int_list(linear["full_attn_layers"], "full_attn_layers")) if listed \
             else {i + 1 for i in range(n) if i and i % 4 == 0}
         if not full <= set(range(1, n + 1)):
             raise InputError(f"full_attn_layers must be layer numbers from 1 to {n}, got {sorted(full)}")

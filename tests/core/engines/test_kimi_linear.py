@@ -78,3 +78,14 @@ def test_the_cli_estimates_it_with_transformers_and_refuses_vllm_with_exit_2(tmp
     assert main(["estimate", "--config", str(path), "--engine", "transformers", "--context", "8192"]) == 0
     assert main(["estimate", "--config", str(path), "--engine", "vllm", "--context", "8192"]) == 2
     assert "Kimi Linear" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("linear", "full"), [
+    ({"full_attn_layers": [2], "kda_layers": [1, 3]}, [1]),  # 1-indexed; a layer in neither list: delta
+    ({"full_attn_layers": [2]}, [4]),  # without kda_layers KimiLinearConfig ignores the list: every fourth from the fifth
+    ({}, [4]),
+])
+def test_layer_kinds_as_kimi_linear_config_places_them(linear, full):
+    cfg = {**RELEASED, "num_hidden_layers": 6, "linear_attn_config": {**linear, "num_heads": 32, "head_dim": 128}}
+    a = from_hf_config(cfg)
+    assert [i for i, t in enumerate(a.layer_types) if t == FULL] == full
