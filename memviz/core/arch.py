@@ -188,6 +188,9 @@ GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_nex
 MAMBA2_TYPES = frozenset({"granitemoehybrid", "nemotron_h", "bamba", "falcon_h1"})
 #: hybrid model types whose short-convolution layers memviz models (LFM2: Lfm2ShortConv)
 SHORTCONV_TYPES = frozenset({"lfm2", "lfm2_moe", "lfm3"})
+#: hybrid model types whose linear layers memviz models (their state and weights): the gated delta-nets, the Mamba2
+#: layers, the short convolutions and Kimi Linear's delta attention (for transformers)
+MODELLED_LINEAR_TYPES = GATED_DELTANET_TYPES | MAMBA2_TYPES | SHORTCONV_TYPES | {"kimi_linear"}
 #: Nemotron-H's block kinds (NemotronHConfig `_pattern_to_list`: M, *, -, E) and their names, old and new
 _NEMOTRON_BLOCKS = {"M": LINEAR, "mamba": LINEAR, "linear_attention": LINEAR, "*": FULL, "attention": FULL,
                     "full_attention": FULL, "-": "mlp", "mlp": "mlp", "E": "moe", "moe": "moe"}
@@ -2166,8 +2169,8 @@ def _type_of_architecture(cfg: dict[str, Any]) -> str | None:
 
 def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
     """One clear error for models with recurrent or linear-attention layers: memviz would count a KV cache for
-    every layer and miss their state and weights (gated delta-nets and Mamba2 hybrids are modelled)."""
-    if model_type in GATED_DELTANET_TYPES | MAMBA2_TYPES | SHORTCONV_TYPES | {"kimi_linear"}:
+    every layer and miss their state and weights (`MODELLED_LINEAR_TYPES` are modelled)."""
+    if model_type in MODELLED_LINEAR_TYPES:
         return
     types = [str(t) for t in _explicit_layer_types(cfg)]
     recurrent = [t for t in types if ("attention" not in t and t not in _SPARSE_ATTENTION_KINDS) or "linear" in t]
@@ -2177,8 +2180,8 @@ def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
                 else f"its '{field}' places recurrent layers" if field else "it is built of recurrent layers")
         raise InputError(f"{model_type}: {what}; memviz models no recurrent / linear-attention "
                          "layers but Qwen3.5 / Qwen3-Next's gated delta-nets, the Mamba2 layers of Granite-4.0-H, "
-                         "Nemotron-H and Bamba and LFM2's short convolutions (their fixed state per sequence, their "
-                         "weights), so its figures would be wrong")
+                         "Nemotron-H and Bamba, LFM2's short convolutions and Kimi Linear's delta attention (their "
+                         "fixed state per sequence, their weights), so its figures would be wrong")
 
 
 #: a wrapper's fields under the names its released configs use (NemotronH_Omni_Reasoning_V3_Config
