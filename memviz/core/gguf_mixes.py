@@ -43,7 +43,7 @@ from functools import lru_cache
 
 from memviz.core.arch import Architecture
 from memviz.core.gguf_names import CONV_KINDS, FUSED_QKV, gguf_name, gguf_tensors
-from memviz.core.inventory import Role, Tensor, build_inventory
+from memviz.core.inventory import Role, Tensor
 
 #: mix name -> description; the base type of each mix is in `_BASE`.
 GGUF_MIXES: dict[str, str] = {
@@ -116,10 +116,11 @@ _FALLBACK = {"IQ1_S": "IQ4_NL", "IQ1_M": "IQ4_NL", "IQ2_XXS": "IQ4_NL", "IQ2_XS"
 
 # tensor categories (llama-quant.cpp `tensor_get_category`)
 OUTPUT, TOKEN_EMBD, ATTN_V, ATTN_K, ATTN_Q, ATTN_OUT, FFN_DOWN, FFN_GATE, FFN_UP, OTHER = range(10)
-_KIND_CATEGORY = {"v": ATTN_V, "k": ATTN_K, "q": ATTN_Q, "o": ATTN_OUT, "down": FFN_DOWN, "down_exps": FFN_DOWN,
-                  "gate": FFN_GATE, "gate_exps": FFN_GATE, "up": FFN_UP, "up_exps": FFN_UP,
-                  "ssm_in_qkv": ATTN_V,  # a delta-net's attn_qkv: `category_is_attn_v` (ATTENTION_QKV)
-                  "indexer_k": ATTN_K}  # DSA's indexer.attn_k.weight: its name holds "attn_k.weight"
+#: llama-quant.cpp `tensor_get_category`: the first of these fragments a tensor's GGUF name holds; attn_qkv and
+#: attn_kv_b count among the attn_v tensors there (`category_is_attn_v`), and so here
+_NAME_CATEGORY = (("attn_qkv.weight", ATTN_V), ("attn_kv_b.weight", ATTN_V), ("attn_v.weight", ATTN_V),
+                  ("attn_k.weight", ATTN_K), ("attn_q.weight", ATTN_Q), ("attn_output.weight", ATTN_OUT),
+                  ("ffn_up", FFN_UP), ("ffn_gate", FFN_GATE), ("ffn_down", FFN_DOWN))
 
 
 def use_more_bits(i_layer: int, n_layers: int) -> bool:
@@ -133,22 +134,22 @@ def _is_70b(a: Architecture) -> bool:
 
 
 def _category(t: Tensor, a: Architecture) -> int:
+    """The quantizer's category of `t`: the output and token tables by role (with tied embeddings llama-quant.cpp
+    types every token table as the output, Gemma 4's per-layer one too), the rest by GGUF name."""
     if t.role is Role.LM_HEAD:
         return OUTPUT
-    if t.role is Role.EMBEDDING:  # with tied embeddings llama-quant.cpp types every token table as the output,
-        return OUTPUT if a.tie_word_embeddings else TOKEN_EMBD  # Gemma 4's per-layer one too
-    if t.kind in ("q", "k") and a.model_type in FUSED_QKV:
-        return ATTN_V  # part of the file's attn_qkv tensor
-    if t.kind == "ssm_in_qkv" and a.deltanet_ssm_in:
-        return OTHER  # a legacy Qwen3-Next file's `ssm_in` matches no category name
-    return _KIND_CATEGORY.get(t.kind, OTHER)
+    if t.role is Role.EMBEDDING:
+        return OUTPUT if a.tie_word_embeddings else TOKEN_EMBD
+    name = gguf_name(t, a)
+    return next((cat for fragment, cat in _NAME_CATEGORY if fragment in name), OTHER)
 
 
 @lru_cache(maxsize=64)
 def _counters(a: Architecture) -> tuple[dict[str, int], dict[str, int], int]:
-    """(attn_v index, ffn_down index, number of attn_v tensors) as llama.cpp counts them: over tensors sorted by
-    layer, then by GGUF name (`llama_model_loader::weight_name_comparer`)."""
-    ordered = sorted((t for t in build_inventory(a) if t.layer is not None and t.is_matrix),
+    """(attn_v index, ffn_down index, number of attn_v tensors) as llama.cpp counts them: over the file's tensors
+    (an MLA layer's attn_k_b / attn_v_b, not kv_b) sorted by layer, then by GGUF name
+    (`llama_model_loader::weight_name_comparer`)."""
+    ordered = sorted((t for t in gguf_tensors(a) if t.layer is not None and t.is_matrix),
                      key=lambda t: (t.layer, gguf_name(t, a)))
     i_v, i_down, fused = {}, {}, {}
     for t in ordered:

@@ -1,10 +1,15 @@
-"""GGUF mixes against llama.cpp's own table (tools/quantize/quantize.cpp, Llama-3-8B sizes in GiB)."""
+"""GGUF mixes against llama.cpp's own table (tools/quantize/quantize.cpp, Llama-3-8B sizes in GiB) and its
+quantizer's files."""
+
+import json
+from pathlib import Path
 
 import pytest
 
 from memviz.core.arch import from_hf_config
 from memviz.core.formats import get_weight_format, tensor_bytes, weight_bytes
 from memviz.core.gguf_mixes import gguf_tensor_type, use_more_bits
+from memviz.core.gguf_names import gguf_name, gguf_tensors
 from memviz.core.inventory import build_inventory
 from memviz.core.presets import get_preset
 from memviz.core.units import GiB
@@ -137,3 +142,18 @@ def test_delta_net_tensors_are_named_and_typed_as_llamacpp_writes_them():
     nxt = get_preset("qwen3-next-80b-a3b").architecture()
     assert {gguf_name(t, nxt) for t in gguf_tensors(nxt) if t.layer == 0 and t.kind in ("ssm_beta", "ssm_alpha")} == {
         "blk.0.ssm_ba.weight"}
+
+
+QUANTIZED = json.loads((Path(__file__).parents[1] / "data" / "llamacpp" / "quantizer_types.json").read_text())
+
+
+@pytest.mark.parametrize("file", QUANTIZED["files"], ids=lambda f: f"{f['config']}-{f['mix']}")
+def test_every_tensor_typed_as_llama_cpp_quantizer_typed_it(file):
+    """Files llama.cpp's own quantizer made (tests/data/llamacpp/quantizer_types.json): the attn_v tensors are counted
+    over the file's tensors, Gemma 3n's KV-sharing layers' K / V among them (an MLA layer's kv_b is attn_k_b /
+    attn_v_b there); counted over memviz's inventory, two attn_v tensors of Gemma 3n's files had each other's type."""
+    config = json.loads((Path(__file__).parents[1] / "data" / "llamacpp" / "configs" / f"{file['config']}.json")
+                        .read_text())
+    a = from_hf_config(config)
+    mine = {gguf_name(t, a): gguf_tensor_type(file["mix"], t, a) for t in gguf_tensors(a)}
+    assert mine == file["types"]
