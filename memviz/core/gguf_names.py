@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memviz.core.arch import MAMBA2, SLIDING, Architecture
+from memviz.core.arch import KIMI_DELTA, MAMBA2, SLIDING, Architecture
 from memviz.core.inventory import Role, Tensor, build_inventory
 
 #: model types whose checkpoints hold Q, K and V as one matrix (query_key_value, qkv_proj, c_attn), which llama.cpp's
@@ -74,6 +74,12 @@ _DELTANET = {"ssm_in_qkv": "attn_qkv.weight", "ssm_in_z": "attn_gate.weight", "s
 #: in_proj, the convolution's bias, D without a suffix
 _MAMBA2 = {"ssm_in": "ssm_in.weight", "ssm_in_bias": "ssm_in.bias", "ssm_conv1d_bias": "ssm_conv1d.bias",
            "ssm_d": "ssm_d", "ssm_out_bias": "ssm_out.bias"}
+#: a Kimi delta attention layer's tensors (Kimi Linear: ggml-org/llama.cpp 0c1e570 src/models/kimi-linear.cpp
+#: `load_arch_tensors`, names from src/llama-arch.cpp): q, k and v as attention's, the forget and output gates'
+#: low-rank pairs, the output projection as attn_output; the convolution is three tensors (`gguf_parts`)
+_KIMI_DELTA = {"kda_q": "attn_q.weight", "kda_k": "attn_k.weight", "kda_v": "attn_v.weight",
+               "kda_f_a": "ssm_f_a.weight", "kda_f_b": "ssm_f_b.weight", "kda_g_a": "ssm_g_a.weight",
+               "kda_g_b": "ssm_g_b.weight", "ssm_out": "attn_output.weight"}
 #: an LFM2 short convolution's tensors (src/llama-arch.cpp LLM_TENSOR_SHORTCONV_*; src/models/lfm2.cpp loads no
 #: biases)
 _SHORTCONV = {"shortconv_in": "shortconv.in_proj.weight", "shortconv_conv": "shortconv.conv.weight",
@@ -134,6 +140,10 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
         return p + "ssm_ba.weight"  # "blk.%d.ssm_ba" (src/llama-arch.cpp; conversion/qwen.py keeps in_proj_ba whole)
     if t.kind in ("ssm_in_qkv", "ssm_in_z") and a.deltanet_ssm_in:  # a legacy Qwen3-Next file: q, k, v and z in
         return p + "ssm_in.weight"  # one tensor (src/models/qwen3next.cpp loads `ssm_in` when attn_qkv is absent)
+    if a.linear_mixer == KIMI_DELTA and t.kind in _KIMI_DELTA:
+        return p + _KIMI_DELTA[t.kind]
+    if a.linear_mixer == KIMI_DELTA and t.kind == "ssm_conv1d" and "#" in t.name:  # q, k and v's own (`gguf_parts`)
+        return p + f"ssm_conv1d_{t.name.rsplit('#', 1)[1]}.weight"
     if t.kind in _DELTANET:
         return p + _DELTANET[t.kind]
     if t.kind in _MAMBA2:
@@ -179,16 +189,21 @@ def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
     which llama.cpp's converter splits per head into attn_k_b
     {nope, kv_lora_rank, heads} and attn_v_b {kv_lora_rank, v_head, heads} (convert_hf_to_gguf.py
     `DeepseekV2Model`; src/models/deepseek2.cpp loads wk_b / wv_b, the unsplit attn_kv_b only from legacy
-    files); shapes here outermost first, so a part's last entry is ggml's row length."""
+    files); Kimi Linear's convolution over q, k and v is three tensors {d_conv, 1, d_inner} and its A {1, heads}
+    (conversion/kimi_linear.py `KimiLinearModel.modify_tensors`); shapes here outermost first, so a part's last
+    entry is ggml's row length."""
     if t.kind == "exps_bias":  # gpt-oss: gate_up_proj_bias is split into gate and up (conversion/gpt_oss.py)
         if "gate_up" not in t.name:
             return (replace(t, kind="down_exps_bias"),)
         half = (*t.shape[:-1], t.shape[-1] // 2)
         return (replace(t, name=f"{t.name}#gate", shape=half, kind="gate_exps_bias"),
                 replace(t, name=f"{t.name}#up", shape=half, kind="up_exps_bias"))
+    if a.linear_mixer == KIMI_DELTA and t.kind == "ssm_conv1d":
+        third = (t.shape[0] // 3, 1, t.shape[-1])
+        return tuple(replace(t, name=f"{t.name}#{part}", shape=third) for part in "qkv")
     if t.kind in CONV_KINDS:  # the depthwise kernel without its middle axis: {d_conv, conv_dim} in ggml
         return (replace(t, shape=(t.shape[0], t.shape[-1])),)
-    if a.linear_mixer == MAMBA2 and t.kind in ("ssm_a", "ssm_d"):  # {1, n_head} in ggml (granite-hybrid.cpp)
+    if a.linear_mixer in (MAMBA2, KIMI_DELTA) and t.kind in ("ssm_a", "ssm_d"):  # {1, n_head} in ggml
         return (replace(t, shape=(t.shape[0], 1)),)
     if a.linear_mixer == MAMBA2 and t.kind == "ssm_norm":  # grouped: {d_inner / n_group, n_group} in ggml
         return (replace(t, shape=(a.linear_k_heads, t.shape[0] // a.linear_k_heads)),)

@@ -43,7 +43,8 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "mpt": "mpt", "bitnet": "bitnet",
              # conversion/granite.py `GraniteSWAModel` converts Granite SWA and Granite MoE SWA alike
              "granite_swa": "granite_swa", "granitemoe_swa": "granite_swa", "mellum": "mellum",
-             "dots3_note_text": "dots3note", "bailing_moe_v2": "bailingmoe2", "bailing_moe": "bailingmoe"}
+             "dots3_note_text": "dots3note", "bailing_moe_v2": "bailingmoe2", "bailing_moe": "bailingmoe",
+             "kimi_linear": "kimi-linear"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -94,7 +95,7 @@ def _metadata(w, a: Architecture, arch: str) -> None:
                     [0 if kind == LINEAR else a.num_kv_heads for kind in a.layer_types])
         w.add_key_length(a.head_dim)
         w.add_value_length(a.v_head_dim)
-    elif arch not in ("deepseek2", "hy_v4", "dots3note"):  # MLA writes its own
+    elif arch not in ("deepseek2", "hy_v4", "dots3note", "kimi-linear"):  # MLA writes its own
         w.add_head_count_kv(a.num_kv_heads)
         w.add_key_length(a.head_dim)
         w.add_value_length(a.v_head_dim)
@@ -126,6 +127,8 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     if arch == "hy_v4":
         _deepseek2_metadata(w, a, gating=2)  # sigmoid (conversion/hy_v4.py `HYV4Model.set_gguf_parameters`)
         _hy_v4_metadata(w, a)
+    if arch == "kimi-linear":
+        _kimi_linear_metadata(w, a)
     if arch == "deepseek4":
         _deepseek4_metadata(w, a)
     if arch == "dots3note":
@@ -229,10 +232,11 @@ def _leading_dense(a: Architecture) -> int:
     return a.moe_layers.index(True) if True in a.moe_layers else a.num_layers
 
 
-def _deepseek2_metadata(w, a: Architecture, gating: int = 1) -> None:
+def _deepseek2_metadata(w, a: Architecture, gating: int = 1, kv_heads: int | list[int] = 1) -> None:
     """MLA as llama.cpp's converter writes it (`DeepseekV2Model.set_gguf_parameters`): one KV head of the latent
-    (key kv_lora_rank + rope, value kv_lora_rank), the per-head sizes as the `_mla` lengths, softmax gating; a
-    legacy file (`mla_kv_b_unsplit`) as converters wrote it before: every head a KV head of the per-head sizes."""
+    (key kv_lora_rank + rope, value kv_lora_rank; `kv_heads` per layer where some layers have none), the per-head
+    sizes as the `_mla` lengths, softmax gating; a legacy file (`mla_kv_b_unsplit`) as converters wrote it before:
+    every head a KV head of the per-head sizes."""
     import gguf
 
     if a.mla_kv_b_unsplit:  # a file converted before llama.cpp PR #12801: per-head lengths, attn_kv_b whole
@@ -240,7 +244,7 @@ def _deepseek2_metadata(w, a: Architecture, gating: int = 1) -> None:
         w.add_key_length(a.qk_nope_head_dim + a.qk_rope_head_dim)
         w.add_value_length(a.v_head_dim)
     else:
-        w.add_head_count_kv(1)
+        w.add_head_count_kv(kv_heads)
         w.add_key_length(a.kv_lora_rank + a.qk_rope_head_dim)
         w.add_value_length(a.kv_lora_rank)
         w.add_key_length_mla(a.qk_nope_head_dim + a.qk_rope_head_dim)
@@ -252,6 +256,16 @@ def _deepseek2_metadata(w, a: Architecture, gating: int = 1) -> None:
     w.add_expert_shared_count(a.shared_expert_intermediate_size // a.moe_intermediate_size)
     w.add_expert_weights_scale(1.0)
     w.add_expert_gating_func(gguf.ExpertGatingFuncType(gating))  # 1 softmax, 2 sigmoid
+
+
+def _kimi_linear_metadata(w, a: Architecture) -> None:
+    """Kimi Linear as conversion/kimi_linear.py `KimiLinearModel.set_gguf_parameters` writes it: no KV head in a
+    delta layer (src/models/kimi-linear.cpp `load_arch_hparams` marks those recurrent), the convolution's kernel
+    and the delta attention's head width, then MLA's and the experts' keys as DeepSeek's, with sigmoid routing
+    (KimiLinearConfig's moe_router_activation_func)."""
+    w.add_uint32("kimi-linear.ssm.conv_kernel", a.linear_conv_kernel)
+    w.add_uint32("kimi-linear.kda.head_dim", a.linear_k_head_dim)
+    _deepseek2_metadata(w, a, gating=2, kv_heads=[0 if kind == LINEAR else 1 for kind in a.layer_types])
 
 
 def _deepseek4_metadata(w, a: Architecture) -> None:

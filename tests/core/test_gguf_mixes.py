@@ -150,8 +150,9 @@ QUANTIZED = json.loads((Path(__file__).parents[1] / "data" / "llamacpp" / "quant
 @pytest.mark.parametrize("file", QUANTIZED["files"], ids=lambda f: f"{f['config']}-{f['mix']}")
 def test_every_tensor_typed_as_llama_cpp_quantizer_typed_it(file):
     """Files llama.cpp's own quantizer made (tests/data/llamacpp/quantizer_types.json): the attn_v tensors are counted
-    over the file's tensors, Gemma 3n's KV-sharing layers' K / V among them (an MLA layer's kv_b is attn_k_b /
-    attn_v_b there); counted over memviz's inventory, two attn_v tensors of Gemma 3n's files had each other's type."""
+    over the file's tensors, Gemma 3n's KV-sharing layers' K / V and Kimi Linear's delta layers' attn_v among them (an
+    MLA layer's kv_b is attn_k_b / attn_v_b there); counted over memviz's inventory, two attn_v tensors of the Gemma 3n
+    files and of the Kimi Linear test file had each other's type."""
     config = json.loads((Path(__file__).parents[1] / "data" / "llamacpp" / "configs" / f"{file['config']}.json")
                         .read_text())
     a = from_hf_config(config)

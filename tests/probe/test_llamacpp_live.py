@@ -183,6 +183,23 @@ def test_qwen35_delta_net_buffers_match_llamacpp(data_dir, arch, mix, fa):
     assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10
 
 
+@pytest.mark.parametrize("parallel", ["1", "4"])
+@pytest.mark.parametrize("fa", ["on", "off"])
+@pytest.mark.parametrize("mix", ["Q8_0", "Q4_K_M"])
+def test_kimi_linear_buffers_match_llamacpp(data_dir, mix, fa, parallel):
+    """Kimi Linear (tests/data/llamacpp/configs/kimi-linear.json): six delta layers beside two MLA layers, DeepSeek's
+    experts. The model buffers (the delta layers' q / k / v typed by their attention names, three F32 convolutions
+    a layer, the CPU's repacked copy) and the cache, the MLA latent plus each delta layer's F32 convolution rows and
+    state per sequence (printed apart as the RS buffer), exact; the compute buffer within 10 %."""
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / "kimi-linear.json"), "--weights", mix, "--context",
+                         "4096", "--flash-attn", fa, "--parallel", parallel, "--prompt", "24", "--new", "4",
+                         "--no-store")
+    assert rc == 0
+    r = result_of(messages)
+    compute = _model_and_kv_exact_then_compute(r, kv_slack=2.0)  # two printed buffers: KV and RS
+    assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.10
+
+
 @pytest.mark.parametrize("fa", ["on", "off"])
 @pytest.mark.parametrize("mix", ["Q8_0", "Q4_K_M", "Q4_0"])
 @pytest.mark.parametrize("arch", ["granite-hybrid-moe", "granite-hybrid-dense", "nemotron-h-dense", "nemotron-h-moe",

@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from memviz.core.arch import CROSS, FULL, KIMI_DELTA, MAMBA2, SHORTCONV, SLIDING, Architecture
+from memviz.core.arch import CROSS, FULL, KIMI_DELTA, LINEAR, MAMBA2, SHORTCONV, SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement, encoders_bytes
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
@@ -143,6 +143,14 @@ NO_ARCHITECTURE = frozenset({"opt", "gptj", "codegen", "gpt_neo", "persimmon", "
                              "mistral_large4_text", "axk2", "diffllama", "modernbert-decoder",
                              "emu3_text_model", "minicpm5_moe", "ergo", "kolibri1_1", "voxtral_realtime_text",
                              "longcat_flash"})
+#: a Kimi delta attention layer's stage (`_kda_stage`): hidden rows, rows of heads x head width and values a head
+#: a token, fitted on this project's CPU over seven shapes (benchmarks/llamacpp_kimi_linear_sweep.py); the GPU's
+#: hidden rows one fewer, as for the other stages (not measured on a GPU)
+KDA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
+KDA_UNITS_WIDTH = 7.0
+KDA_UNITS_HEAD = 5.0
+#: the same stage in the graph of n_seq_max sequences, its states beside: a hidden row and half a width fewer a token
+KDA_EVERY_UNITS_WIDTH = 6.5
 #: hidden rows beside a MiniMax-M3 sparse layer's mask (`_msa_stage`): fitted on this project's CPU; the GPU figure
 #: one row less, as for the other stages (not measured on a GPU)
 MSA_UNITS_HIDDEN = {"cpu": 3.0, "gpu": 2.0}
@@ -349,9 +357,10 @@ class LlamaCpp(Engine):
             raise InputError("llama.cpp 0c1e570 cannot run Llama 3.2 Vision (mllama): it has no architecture with "
                              "cross-attention layers (src/llama-arch.cpp), and Ollama runs it on its own engine, which "
                              "memviz does not model; estimate it with transformers")
-        if a.linear_mixer == KIMI_DELTA and a.state_layers:
-            raise InputError("memviz does not model llama.cpp's Kimi Linear yet (src/models/kimi-linear.cpp: the "
-                             "delta attention's states and graph); estimate it with transformers")
+        if a.linear_mixer == KIMI_DELTA and a.state_layers and a.linear_v_heads != a.num_heads:
+            raise InputError("llama.cpp's kimi-linear gives the delta attention the model's head count "
+                             "(src/models/kimi-linear.cpp: n_head x kda.head_dim): this config has "
+                             f"{a.linear_v_heads} delta heads beside {a.num_heads} attention heads")
         if a.model_type in NO_ARCHITECTURE:
             raise InputError(f"llama.cpp 0c1e570 cannot run {a.model_type} models: it has no such architecture "
                              "(src/llama-model.cpp llama_model_mapping) and its converter none of their classes; "
@@ -601,8 +610,8 @@ class LlamaCpp(Engine):
         if a.is_mla and not latent_cache(a):  # a legacy file's per-head path: q and kv_b's output stay alive too
             attn = attn + 4 * n * a.num_heads * (2 * a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
         if a.state_layers:  # the delta-net, Mamba2 or short-convolution layers' stage beside attention's
-            stage = {MAMBA2: self._mamba2_stage, SHORTCONV: self._shortconv_stage}.get(a.linear_mixer,
-                                                                                       self._deltanet_stage)
+            stage = {MAMBA2: self._mamba2_stage, SHORTCONV: self._shortconv_stage,
+                     KIMI_DELTA: self._kda_stage}.get(a.linear_mixer, self._deltanet_stage)
             attn = np.maximum(attn, stage(x, n, where) + mask)
         if a.block_indexer and flash:  # a unified cache of several sequences runs the attention dense
             dense = (np.asarray(x.sequences) > 1) & bool(x.options["kv_unified"])
@@ -695,12 +704,22 @@ class LlamaCpp(Engine):
         widths 20.00, 20.01; eight experts of 128 a token 28.00, 28.01); this rule's figures:
         tests/data/llamacpp/moe_experts_buffers.json (within 0.2 % with flash attention) and docs/engines.md."""
         k, width, h = a.experts_per_token, a.moe_intermediate_size, a.hidden_size
-        dense_hole = 0 if all(a.moe_layers) else (2 if a.mlp_gated else 1) * a.intermediate_size
+        dense_hole = 0 if all(a.moe_layers) or LlamaCpp._delta_before_experts(a) \
+            else (2 if a.mlp_gated else 1) * a.intermediate_size
         down, pair = k * h, 2 * k * width
         held_below = (copied > 0) | (down <= score_rows)
         if not a.shared_expert_intermediate_size and k * width <= h:
             return np.where(held_below, pair, max(pair, down))
         return 3 * k * width + np.where(held_below | (down <= max(pair, dense_hole)), 0, down)
+
+    @staticmethod
+    def _delta_before_experts(a: Architecture) -> bool:
+        """Whether a Kimi delta layer runs its mixer right before experts: its stage (seven widths a token) takes the
+        dense layers' hole first, and the down projection's output lies on top (the release's widths, four layers:
+        113.51 MiB printed; with the hole counted 105.50, -7 %, without 110.03, -3 %; two layers, MLA before the
+        experts: 105.51 printed, 105.50 with the hole; tests/data/llamacpp/kimi_linear_wide_buffers.json)."""
+        return a.linear_mixer == KIMI_DELTA and any(moe and kind == LINEAR
+                                                     for moe, kind in zip(a.moe_layers, a.layer_types, strict=True))
 
     @staticmethod
     def _ffn_rows(a: Architecture, n: np.ndarray, experts: np.ndarray) -> np.ndarray:
@@ -734,6 +753,26 @@ class LlamaCpp(Engine):
         key, value = a.linear_k_heads * a.linear_k_head_dim, a.linear_v_heads * a.linear_v_head_dim
         per_token = DELTANET_UNITS_HIDDEN[where] * a.hidden_size + 6 * key + 3 * value
         return 4 * (n * per_token + x.sequences * a.linear_state_values)
+
+    @staticmethod
+    def _kda_stage(x: Inputs, n: np.ndarray, where: str) -> np.ndarray:
+        """f32 bytes alive when a Kimi delta attention layer runs its fused op (ggml-org/llama.cpp 0c1e570
+        src/models/kimi-linear.cpp, `build_delta_net_fused` of src/models/delta-net-base.cpp): per token the normed
+        input kept for the output gate, the residual, the convolved and l2-normed q, k and v, the per-channel decay
+        g1, the op's output and the gate's rows (`KDA_UNITS_*`, with what ggml-alloc leaves between them). The
+        context reserves the prompt graph twice (llama_context::sched_reserve): with n_seq_max sequences, where
+        `build_rs` gathers every sequence's state and convolution rows (`get_state_rows`) beside the op's new states,
+        and with one ([TAG_RESERVE_DIAG_DECAY]), where it gathers the others' apart (`states_extra`) and the op
+        writes one state; the buffer is the larger. Fitted on this project's CPU over seven shapes (hidden 512-2,048,
+        8-32 heads of 64-128, 1-16 sequences, micro-batches of 64-1,024: benchmarks/llamacpp_kimi_linear_sweep.py)."""
+        a = x.a
+        width, h = a.linear_v_heads * a.linear_v_head_dim, a.hidden_size
+        state, conv = a.linear_state_values, (a.linear_conv_kernel - 1) * a.linear_conv_dim
+        seqs = np.asarray(x.sequences)
+        one = n * (KDA_UNITS_HIDDEN[where] * h + KDA_UNITS_WIDTH * width + KDA_UNITS_HEAD * a.linear_v_heads) \
+            + state + (seqs - 1) * (state + 2 * conv)
+        every = n * ((KDA_UNITS_HIDDEN[where] - 1) * h + KDA_EVERY_UNITS_WIDTH * width) + seqs * (2 * state + conv)
+        return 4 * np.maximum(one, every)
 
     @staticmethod
     def _msa_stage(x: Inputs, n_kv: np.ndarray, n: np.ndarray, where: str) -> np.ndarray:

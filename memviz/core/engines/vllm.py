@@ -591,9 +591,9 @@ class VLLM(Engine):
                              "compressed, indexer and compressor-state groups share pages of their own sizes); "
                              "estimate it with llama.cpp or transformers")
         if a.linear_mixer == KIMI_DELTA and a.state_layers:
-            raise InputError("memviz does not model vLLM's Kimi Linear yet (kimi_linear.py: the delta attention's conv "
-                             "and per-channel-decay states share pages with the MLA layers' latents); estimate it "
-                             "with transformers")
+            raise InputError("memviz does not model vLLM's Kimi Linear yet (vLLM 0.34 runs it with Kimi-K3's model, "
+                             "vllm/models/kimi_k3/nvidia/model.py: the delta attention's conv and float32 states "
+                             "share pages with the MLA layers' latents); estimate it with llama.cpp or transformers")
         if a.model_type in NOT_IN_VLLM:
             raise InputError(f"vLLM 0.34 does not run {a.model_type}: {NOT_IN_VLLM[a.model_type]}")
         if LINEAR in a.layer_types and FULL not in a.layer_types:

@@ -54,12 +54,13 @@ ARCH_TO_MODEL_TYPE = {
     "granite_swa": "granite_swa", "mellum": "mellum",
     # Ollama's Llama 3.2 Vision files (ollama convert/convert_mllama.go `mllamaModel.KV`): llama.cpp has no mllama
     "mllama": "mllama_text_model",
+    "kimi-linear": "kimi_linear",  # Kimi delta attention beside MLA layers (src/models/kimi-linear.cpp)
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
 MAMBA2_ARCHS = frozenset({"granitehybrid", "nemotron_h", "nemotron_h_moe", "falcon-h1"})
 SHORTCONV_ARCHS = frozenset({"lfm2", "lfm2moe"})  # LFM2's short convolutions (src/models/lfm2.cpp, lfm2moe.cpp)
-RECURRENT_ARCHS = DELTANET_ARCHS | MAMBA2_ARCHS | SHORTCONV_ARCHS  # the recurrent layers memviz models
+RECURRENT_ARCHS = DELTANET_ARCHS | MAMBA2_ARCHS | SHORTCONV_ARCHS | {"kimi-linear"}  # the recurrent layers memviz models
 MAX_TENSORS = 1_000_000
 MAX_KEYS = 100_000
 MAX_STRING_ARRAY = 8_000_000  # vocabularies and merge lists are a few 100 k entries
@@ -275,6 +276,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_lfm2_config(get, cfg))
     if arch == "falcon-h1":
         cfg.update(_falcon_h1_config(get, tensor_names, warnings))
+    if arch == "kimi-linear":
+        cfg.update(_kimi_linear_config(get, cfg, warnings))
     if arch == "deepseek4":
         cfg.update(_deepseek4_config(get, cfg, warnings))
     if arch == "mllama":  # the cross-attention layers' indices (ollama convert/convert_mllama.go)
@@ -290,7 +293,7 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         warnings[:] = [w for w in warnings if not w.startswith("head_count differs")]
     if arch == "hy_v4":  # src/models/hy-v4.cpp: the hyper-connections' streams; indexer_types read above
         cfg["hc_mult"] = _scalar(get("hyper_connection.count"), "hyper_connection.count", warnings)
-    if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS:
+    if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS | {"kimi-linear"}:
         warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
     if arch == "gemma4":  # per-layer values read layer by layer, value_length being the full layers' width
         cfg.update(_gemma4_config(get, tensor_names, shapes or {}, cfg))
@@ -542,6 +545,25 @@ def _lfm2_config(get, cfg: dict[str, Any]) -> dict[str, Any]:
     return {"layer_types": ["conv" if not int(v) else "full_attention" for v in kv], "conv_L_cache": taps,
             "block_auto_adjust_ff_dim": False, "num_key_value_heads": max(heads, default=1),
             "num_dense_layers": cfg.get("first_k_dense_replace") or 0}  # LFM2-MoE's leading_dense_block_count
+
+
+def _kimi_linear_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """Kimi Linear as llama.cpp reads it (src/models/kimi-linear.cpp `load_arch_hparams`; conversion/kimi_linear.py
+    writes it): a layer is delta attention where its `attention.head_count_kv` entry is 0, of the model's heads
+    (n_head) x `kda.head_dim`, with `ssm.conv_kernel` taps; the MLA layers' latent is read as DeepSeek's."""
+    kv = get("attention.head_count_kv")
+    n = cfg["num_hidden_layers"] or 0
+    if not isinstance(kv, (list, tuple)) or len(kv) != n:
+        raise InputError("a kimi-linear GGUF needs attention.head_count_kv per layer (0 marks a delta layer)")
+    width = _scalar(get("kda.head_dim"), "kda.head_dim", warnings)
+    if not width:
+        raise InputError("GGUF metadata lacks kimi-linear.kda.head_dim, the delta attention's head width")
+    heads = cfg["num_attention_heads"]
+    return {"layer_types": ["linear_attention" if not int(v) else "full_attention" for v in kv],
+            "num_key_value_heads": heads,
+            "linear_attn_config": {"num_heads": heads, "head_dim": width,
+                                   "short_conv_kernel_size": _scalar(get("ssm.conv_kernel"), "ssm.conv_kernel",
+                                                                     warnings) or 4}}
 
 
 def _nemotron_h_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """Kimi Linear (transformers 5.25 modeling_kimi_linear.py): Kimi delta attention beside MLA layers, DeepSeek-V3's
-experts. Read and estimated for transformers; vLLM and llama.cpp refused in one line until modelled."""
+experts. Read and estimated for transformers and llama.cpp (tests/core/engines/test_llamacpp_kimi_linear.py); vLLM
+refused in one line until modelled."""
 
 from __future__ import annotations
 
@@ -62,14 +63,10 @@ def test_transformers_caches_the_latent_of_mla_layers_and_a_state_for_each_delta
     assert small.bytes["kv_cache"] == 466_816 and small.bytes["weights"] == 25_084_736
 
 
-@pytest.mark.parametrize(("engine", "weights", "says"), [("vllm", "bf16", "vLLM's Kimi Linear"),
-                                                         ("llamacpp", "Q4_K_M", "llama.cpp's Kimi Linear"),
-                                                         ("ollama", "Q4_K_M", "llama.cpp's Kimi Linear")])
-def test_engines_not_modelled_for_it_refuse_in_one_line(engine, weights, says):
+def test_vllm_not_modelled_for_it_refuses_in_one_line():
     a = from_hf_config(RELEASED)
-    with pytest.raises(InputError, match=says):
-        estimate(a, Scenario(engine=engine, weight_format=weights, context_tokens=4096,
-                             kv_format="fp16" if engine == "ollama" else "bf16"))
+    with pytest.raises(InputError, match="vLLM's Kimi Linear"):
+        estimate(a, Scenario(engine="vllm", weight_format="bf16", context_tokens=4096))
 
 
 def test_the_cli_estimates_it_with_transformers_and_refuses_vllm_with_exit_2(tmp_path, capsys):

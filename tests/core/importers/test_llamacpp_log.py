@@ -249,6 +249,24 @@ def test_a_granite_hybrid_log_places_its_mamba2_layers_from_the_model_summary():
     assert abs(by_name["compute"].error) < 0.03 and retyped_tensors(rows) == 0
 
 
+def test_a_kimi_linear_log_reads_its_delta_layers_and_matches_every_buffer():
+    """A real load of a kimi-linear file on this CPU (two sequences): a layer without KV heads is a delta layer;
+    model, KV with the RS buffer (the MLA latent, the delta layers' F32 convolution rows and states per sequence) and
+    the tensors per type exact, compute within 5 %."""
+    from memviz.core.arch import FULL
+    from memviz.core.log_check import check_log, retyped_tensors
+
+    text = (Path(__file__).parents[2] / "data" / "llamacpp" / "kimilinear_q4km_cpu.log").read_text()
+    assert "llama_memory_recurrent:        CPU RS buffer size =     6.42 MiB" in text
+    e, rows = check_log(text)
+    a = e.architecture
+    assert a.model_type == "kimi_linear" and [i for i, kind in enumerate(a.layer_types) if kind == FULL] == [3, 7]
+    by_name = {r.name: r for r in rows}
+    for name in ("model CPU_REPACK", "model CPU_Mapped", "KV", "n_ctx"):
+        assert abs(by_name[name].estimated - by_name[name].measured) <= 0.01 * MiB, name
+    assert abs(by_name["compute"].error) < 0.05 and retyped_tensors(rows) == 0
+
+
 def test_a_nemotron_h_log_places_its_blocks_from_the_model_summary():
     """A real load of a 56-block nemotron_h file (Nemotron-Nano-9B-v2's pattern) on this CPU: the metadata dump cuts
     the per-layer KV heads and feed-forward widths, the summary prints them, so Mamba2, MLP and attention blocks
