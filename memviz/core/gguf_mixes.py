@@ -14,7 +14,8 @@ base type), `llama_tensor_get_type_impl` (the per-category rules) and
   does not divide); an untied token embedding keeps the base type except in the
   IQ1 / IQ2 / IQ3_XXS mixes;
 - attn_v, ffn_down, attn_output, attn_q/k and ffn_gate/up get other types by mix,
-  GQA ratio, expert count and layer (`use_more_bits`: the first and last eighth and
+  GQA ratio (`n_gqa()`: layer 0's, from the file, so 0 where the file lists KV heads
+  per layer and layer 0 is recurrent), expert count and layer (`use_more_bits`: the first and last eighth and
   every third layer between), counted over tensors in the order the quantizer
   visits them (by layer, then by name);
 - a type whose block does not divide the row falls back (IQ types -> IQ4_NL,
@@ -41,8 +42,8 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 
-from memviz.core.arch import Architecture
-from memviz.core.gguf_names import CONV_KINDS, FUSED_QKV, gguf_name, gguf_tensors
+from memviz.core.arch import LINEAR, Architecture
+from memviz.core.gguf_names import CONV_KINDS, FUSED_QKV, PER_LAYER_KV, gguf_name, gguf_tensors
 from memviz.core.inventory import Role, Tensor
 
 #: mix name -> description; the base type of each mix is in `_BASE`.
@@ -175,7 +176,7 @@ def _low_bit(mix: str, cat: int, a: Architecture, base: str, i_down_raw: int) ->
     """The IQ1 / IQ2 mixes' own branch."""
     iq3 = mix in ("IQ2_S", "IQ2_M")
     if cat == ATTN_V:
-        return "Q4_K" if a.num_heads // a.num_kv_heads >= 4 or a.num_experts >= 4 else ("IQ3_S" if iq3 else "Q2_K")
+        return "Q4_K" if _gqa(a) >= 4 or a.num_experts >= 4 else ("IQ3_S" if iq3 else "Q2_K")
     if a.num_experts == 8 and cat == ATTN_K:
         return "Q4_K"
     if cat == FFN_DOWN:
@@ -187,8 +188,19 @@ def _low_bit(mix: str, cat: int, a: Architecture, base: str, i_down_raw: int) ->
     return base
 
 
+def _gqa(a: Architecture) -> int:
+    """llama.cpp's `n_gqa()` as the quantizer calls it (src/llama-hparams.cpp, layer 0 of the file's metadata): layer
+    0's heads over its KV heads; 0 where the file lists KV heads per layer and layer 0 is recurrent (`PER_LAYER_KV`);
+    an MLA file's one latent KV head (conversion/deepseek.py writes head_count_kv 1)."""
+    if a.layer_types[0] == LINEAR and a.model_type in PER_LAYER_KV:
+        return 0
+    if a.is_mla and not a.mla_kv_b_unsplit:
+        return a.layer_num_heads(0)
+    return a.layer_num_heads(0) // a.layer_kv_heads(0)
+
+
 def _attn_v(mix: str, a: Architecture, base: str, i_v: int, n_v: int) -> str:
-    gqa4 = a.num_heads // a.num_kv_heads >= 4
+    gqa4 = _gqa(a) >= 4
     new = base
     if mix == "Q2_K":
         new = "Q4_K" if gqa4 else "Q3_K"

@@ -16,6 +16,9 @@ from memviz.core.inventory import Role, Tensor, build_inventory
 #: converter keeps as one `attn_qkv` tensor (convert_hf_to_gguf.py; src/llama-model.cpp `create_tensor_qkv`)
 FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2", "dbrx", "bloom", "mpt", "gpt_bigcode",
                        "bailing_moe_v2"})  # conversion/bailingmoe.py `BailingMoeV2Model` keeps query_key_value
+#: types whose converters write the KV heads per layer, 0 in a recurrent layer (conversion/granite.py
+#: `GraniteHybridModel`, nemotron.py, lfm2.py, kimi_linear.py); Qwen3.5's and Falcon-H1's write one count
+PER_LAYER_KV = frozenset({"granitemoehybrid", "bamba", "nemotron_h", "lfm2", "lfm2_moe", "kimi_linear"})
 #: model types whose GGUF files hold the feed-forward gate and up projections as one `ffn_up` tensor of 2 x n_ff rows
 #: (llama.cpp src/models/glm4.cpp: `ffn_up` {n_embd, n_ff * 2}, no `ffn_gate`)
 FUSED_GATE_UP = frozenset({"glm4", "phi3"})

@@ -152,7 +152,9 @@ def test_every_tensor_typed_as_llama_cpp_quantizer_typed_it(file):
     """Files llama.cpp's own quantizer made (tests/data/llamacpp/quantizer_types.json): the attn_v tensors are counted
     over the file's tensors, Gemma 3n's KV-sharing layers' K / V and Kimi Linear's delta layers' attn_v among them (an
     MLA layer's kv_b is attn_k_b / attn_v_b there); counted over memviz's inventory, two attn_v tensors of the Gemma 3n
-    files and of the Kimi Linear test file had each other's type."""
+    files and of the Kimi Linear test file had each other's type. Granite-4.0-H's file lists KV heads per layer, 0 in
+    its recurrent layer 0, so llama.cpp's n_gqa() is 0 there and IQ4_XS keeps its attn_v at IQ4_XS (memviz took the
+    model's GQA, 4, and said Q5_K)."""
     config = json.loads((Path(__file__).parents[1] / "data" / "llamacpp" / "configs" / f"{file['config']}.json")
                         .read_text())
     a = from_hf_config(config)

@@ -1,9 +1,11 @@
 """Every tensor's ggml type in memviz's GGUF mixes equals what llama.cpp's own quantizer writes (llama-cpp-python
-0.3.36, llama.cpp 0c1e570): files of nine shapes (GQA 4 and 2, tied output, 8-expert MoE, sliding window, MLA with
+0.3.36, llama.cpp 0c1e570): files of thirteen shapes (GQA 4 and 2, tied output, 8-expert MoE, sliding window, MLA with
 its per-head attn_k_b / attn_v_b and a dense lead layer, gpt-oss with its biases, sinks and MXFP4 experts, Qwen3.5's
-gated delta-nets dense and MoE, BitNet's sub-norms with its tied token table, and a row length of 384 that forces
-fallbacks) built at every mix that needs no importance matrix (the ternary TQ2_0 / TQ1_0 included), read back with
-gguf."""
+gated delta-nets dense and MoE, BitNet's sub-norms with its tied token table, dots3, Granite-4.0-H's Mamba2 layers
+with experts, Kimi Linear's delta attention beside MLA, and a row length of 384 that forces fallbacks)
+built at every mix that needs no importance matrix (the ternary TQ2_0 / TQ1_0 included), read back with
+gguf. Gemma 3n's files, whose attn_v tensors are counted over the KV-sharing layers' K / V the file holds, are
+checked from recorded quantizer output (tests/core/test_gguf_mixes.py)."""
 
 import shutil
 from pathlib import Path
@@ -39,6 +41,10 @@ def _shapes():
         "qwen35moe-deltanet-8L": arch("qwen35moe-deltanet"),
         "bitnet-tied-4L": arch("bitnet"),
         "dots3-6L": arch("dots3"),
+        # per-layer KV heads, 0 in a recurrent layer 0: llama.cpp's n_gqa() is 0 there (the IQ4 attn_v rule)
+        "granite-hybrid-moe-8L": arch("granite-hybrid-moe"),
+        # the delta layers' attn_q / attn_k / attn_v / attn_output typed by name beside MLA's attn_k_b / attn_v_b
+        "kimi-linear-8L": arch("kimi-linear"),
         "llama-rows-384": arch("llama-gqa", num_layers=8, hidden_size=384, num_heads=6, num_kv_heads=2, head_dim=64,
                                v_head_dim=64, intermediate_size=768),
     }
