@@ -13,10 +13,11 @@ base type), `llama_tensor_get_type_impl` (the per-category rules) and
   IQ2 / IQ3_XXS mixes, Q8_0 for Falcon, a Q8_0 mix or a row length the base block
   does not divide); an untied token embedding keeps the base type except in the
   IQ1 / IQ2 / IQ3_XXS mixes;
-- attn_v, ffn_down, attn_output, attn_q/k and ffn_gate/up get other types by mix,
-  GQA ratio (`n_gqa()`: layer 0's, from the file, so 0 where the file lists KV heads
-  per layer and layer 0 is recurrent), expert count and layer (`use_more_bits`: the first and last eighth and
-  every third layer between), counted over tensors in the order the quantizer
+- attn_v, ffn_down, attn_output, attn_q/k and ffn_gate/up (by GGUF name,
+  `tensor_get_category`) get other types by mix, GQA ratio (`n_gqa()`: layer 0's as
+  the file gives it, 0 where it lists KV heads per layer and layer 0 is recurrent),
+  expert count and layer (`use_more_bits`: the first and last eighth and every
+  third layer between), counted over the file's tensors in the order the quantizer
   visits them (by layer, then by name);
 - a type whose block does not divide the row falls back (IQ types -> IQ4_NL,
   Q2_K/Q3_K -> Q4_0, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, then F16).
