@@ -190,7 +190,8 @@ def _low_bit(mix: str, cat: int, a: Architecture, base: str, i_down_raw: int) ->
 
 
 def _gqa(a: Architecture) -> int:
-    """llama.cpp's `n_gqa()` as the quantizer calls it (src/llama-hparams.cpp, layer 0 of the file's metadata): layer
+    """llama.cpp's `n_gqa()` as the quantizer calls it (ggml-org/llama.cpp 0c1e570 src/llama-quant.cpp
+    `llama_tensor_get_type_impl`, src/llama-hparams.cpp `n_gqa`, layer 0 of the file's metadata): layer
     0's heads over its KV heads; 0 where the file lists KV heads per layer and layer 0 is recurrent (`PER_LAYER_KV`);
     an MLA file's one latent KV head (conversion/deepseek.py writes head_count_kv 1)."""
     if a.layer_types[0] == LINEAR and a.model_type in PER_LAYER_KV:

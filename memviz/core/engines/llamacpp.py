@@ -714,10 +714,12 @@ class LlamaCpp(Engine):
 
     @staticmethod
     def _delta_before_experts(a: Architecture) -> bool:
-        """Whether a Kimi delta layer runs its mixer right before experts: its stage (seven widths a token) takes the
-        dense layers' hole first, and the down projection's output lies on top (the release's widths, four layers:
-        113.51 MiB printed; with the hole counted 105.50, -7 %, without 110.03, -3 %; two layers, MLA before the
-        experts: 105.51 printed, 105.50 with the hole; tests/data/llamacpp/kimi_linear_wide_buffers.json)."""
+        """Whether a Kimi delta layer runs its mixer right before experts (ggml-org/llama.cpp 0c1e570
+        src/models/kimi-linear.cpp: the delta attention, then `build_moe_ffn` in the same layer): the delta stage's
+        tensors (seven widths a token) take the dense layers' hole first (ggml/src/ggml-alloc.c
+        `ggml_dyn_tallocr_alloc`, best fit), and the down projection's output lies on top (the release's widths,
+        four layers: 113.51 MiB printed; with the hole counted 105.50, -7 %, without 110.03, -3 %; two layers, MLA
+        before the experts: 105.51 printed, 105.50 with the hole; tests/data/llamacpp/kimi_linear_wide_buffers.json)."""
         return a.linear_mixer == KIMI_DELTA and any(moe and kind == LINEAR
                                                      for moe, kind in zip(a.moe_layers, a.layer_types, strict=True))
 

@@ -60,7 +60,8 @@ ARCH_TO_MODEL_TYPE = {
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
 MAMBA2_ARCHS = frozenset({"granitehybrid", "nemotron_h", "nemotron_h_moe", "falcon-h1"})
 SHORTCONV_ARCHS = frozenset({"lfm2", "lfm2moe"})  # LFM2's short convolutions (src/models/lfm2.cpp, lfm2moe.cpp)
-RECURRENT_ARCHS = DELTANET_ARCHS | MAMBA2_ARCHS | SHORTCONV_ARCHS | {"kimi-linear"}  # the recurrent layers memviz models
+KDA_ARCHS = frozenset({"kimi-linear"})  # Kimi delta attention beside MLA layers (src/models/kimi-linear.cpp)
+RECURRENT_ARCHS = DELTANET_ARCHS | MAMBA2_ARCHS | SHORTCONV_ARCHS | KDA_ARCHS  # the recurrent layers memviz models
 MAX_TENSORS = 1_000_000
 MAX_KEYS = 100_000
 MAX_STRING_ARRAY = 8_000_000  # vocabularies and merge lists are a few 100 k entries
@@ -276,7 +277,7 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_lfm2_config(get, cfg))
     if arch == "falcon-h1":
         cfg.update(_falcon_h1_config(get, tensor_names, warnings))
-    if arch == "kimi-linear":
+    if arch in KDA_ARCHS:
         cfg.update(_kimi_linear_config(get, cfg, warnings))
     if arch == "deepseek4":
         cfg.update(_deepseek4_config(get, cfg, warnings))
@@ -293,7 +294,7 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         warnings[:] = [w for w in warnings if not w.startswith("head_count differs")]
     if arch == "hy_v4":  # src/models/hy-v4.cpp: the hyper-connections' streams; indexer_types read above
         cfg["hc_mult"] = _scalar(get("hyper_connection.count"), "hyper_connection.count", warnings)
-    if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS | {"kimi-linear"}:
+    if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS | KDA_ARCHS:  # KV heads per layer, 0 in a recurrent one
         warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
     if arch == "gemma4":  # per-layer values read layer by layer, value_length being the full layers' width
         cfg.update(_gemma4_config(get, tensor_names, shapes or {}, cfg))
