@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memviz.core.arch import FULL, KIMI_DELTA, MAMBA2, SHORTCONV, SLIDING, Architecture
+from memviz.core.arch import FULL, KIMI_DELTA, MAMBA, MAMBA2, SHORTCONV, SLIDING, Architecture
 from memviz.core.kv import ArrayLike
 
 # n x I temporaries beyond input and output that transformers' Python-written activations hold at their peak
@@ -182,7 +182,7 @@ def inference_workspace(
     n, t, b = step_tokens, kv_tokens, batch
     heads = a.num_heads / tp
     kv_heads = max(a.num_kv_heads / tp, 1)
-    qkv = heads * a.head_dim + kv_heads * (a.head_dim + a.v_head_dim)
+    qkv = heads * a.head_dim + kv_heads * (a.head_dim + a.v_head_dim) if a.attends else 0
     if a.is_mla and eager_modules:  # transformers' expand_kv: kv_b's per-head output beside the keys it builds
         qkv += heads * (a.qk_nope_head_dim + a.v_head_dim)
     # the residual and the block's normed input (DeepSeek-V4: the residual's streams, their collapse and its norm;
@@ -204,7 +204,7 @@ def inference_workspace(
     scores = b * n * t * (heads * eager_score_bytes(a, act_bytes) + masks) if attention == "eager" else 0
     if a.compress_ratios and attention == "eager":  # DeepSeek-V4 (`deepseek_v4_eager_attention`)
         scores, repeated_kv = deepseek_v4_eager_attention(a, n, t, b, heads, act_bytes)
-    attn = scores + repeated_kv + out
+    attn = scores + repeated_kv + out if a.attends else 0
     if a.block_indexer and attention in ("eager", "sdpa"):  # MiniMax-M3's sparse layers: the mask held, or built
         attn = np.maximum(attn + b * heads * n * t * act_bytes, block_sparse_mask_workspace(a, n, t, b, act_bytes))
     elif a.indexer_heads and not a.compress_ratios and attention in ("eager", "sdpa"):
@@ -219,7 +219,7 @@ def inference_workspace(
     dense_units = max(2 + extra, 3) if a.mlp_gated else 2 + extra
     if a.altup_inputs and eager_modules:  # Gemma3nTextMLP keeps gate, act(gate), up and their product as locals
         dense_units = 4
-    dense = b * n * dense_units * (a.intermediate_size / tp) * act_bytes
+    dense = b * n * dense_units * (a.intermediate_size / tp) * act_bytes if a.has_ffn else 0
     if a.is_moe:
         # gated experts: the fused gate_up output (2) stays alive under act(gate) and the product in transformers
         routed_units = (max(3 + extra, 4) if eager_modules else 3) if a.mlp_gated else 2 + extra
@@ -252,6 +252,8 @@ def inference_workspace(
             linear = skipped_core_workspace(a, n, b, act_bytes, tp)
         elif a.linear_mixer == KIMI_DELTA:
             linear = kimi_delta_workspace(a, n, b, act_bytes)
+        elif a.linear_mixer == MAMBA:
+            linear = mamba_workspace(a, n, b, act_bytes, eager_modules and not mamba_kernels)
         elif a.linear_mixer != MAMBA2:
             linear = gated_deltanet_workspace(a, n, b, act_bytes)
         elif eager_modules and not mamba_kernels:
@@ -370,6 +372,23 @@ def short_conv_workspace(a: Architecture, step_tokens: ArrayLike, batch: ArrayLi
     convolution's output, C times it and its contiguous copy for out_proj: 7 hidden widths a token in the compute
     dtype (live tensors of a real prefill: tests/probe/test_workspace_live.py)."""
     return batch * np.asarray(step_tokens) * 7 * (a.hidden_size / tp) * act_bytes
+
+
+def mamba_workspace(a: Architecture, step_tokens: ArrayLike, batch: ArrayLike, act_bytes: float,
+                    reference: bool) -> ArrayLike:
+    """Peak transient bytes of a Mamba layer's prefill in transformers (5.25 models/mamba/modeling_mamba.py,
+    falcon_mamba alike), per token and channel of the mixer. The reference path (`mamba_selective_scan` when mamba_ssm
+    is not installed, the CPU's) discretises the whole prompt at once: exp(A dt), dt B and dt B x, three float32
+    tensors of state_size values, all locals alive until the scan returns; beside them in_proj's x and z, the
+    convolved x and dt_proj's output (compute dtype), dt after its bias and softplus (float32), the per-step outputs and
+    their stack (compute dtype), then the D skip's product and sum (float32, D is passed as float32) and the gated
+    output. Measured by tests/probe/test_workspace_live.py (live tensors of real prefills). With mamba_ssm's fused
+    `selective_scan_fn` only in_proj's output, the convolved x, dt and the scan's two outputs (compute dtype) remain:
+    from mamba_ssm's selective_scan_interface.py, not measured."""
+    tokens = batch * np.asarray(step_tokens) * a.linear_conv_dim
+    if not reference:
+        return tokens * 6 * act_bytes
+    return tokens * (3 * a.linear_k_head_dim * 4 + 6 * act_bytes + 3 * 4)
 
 
 def mamba2_workspace(a: Architecture, step_tokens: ArrayLike, batch: ArrayLike, act_bytes: float) -> ArrayLike:

@@ -29,8 +29,9 @@ DELTANET = "gated_deltanet"
 MAMBA2 = "mamba2"
 SHORTCONV = "short_conv"  # LFM2's gated short convolution: the last kernel inputs over hidden channels, no recurrence
 KIMI_DELTA = "kimi_delta"  # Kimi Linear's delta attention: a gated delta-net whose decay is per channel, not per head
+MAMBA = "mamba"  # Mamba's selective scan (S6): d_state values per channel, dt from a low-rank projection
 LINEAR_MIXER_NAMES = {DELTANET: "gated delta-net", MAMBA2: "Mamba2", SHORTCONV: "short convolution",
-                      KIMI_DELTA: "Kimi delta attention"}
+                      KIMI_DELTA: "Kimi delta attention", MAMBA: "Mamba"}
 
 #: model_types whose config fields memviz reads with their own quirks.
 KNOWN_MODEL_TYPES = (
@@ -48,7 +49,7 @@ KNOWN_MODEL_TYPES = (
     *("granite", "granitemoe", "granitemoeshared", "smollm3", "ministral3", "exaone", "internlm3", "helium",
       "vaultgemma", "cwm", "minicpm3", "youtu", "iquestcoder",
       "emu3_text_model"),  # Llama's layout (Emu3DecoderLayer: LlamaDecoderLayer with a dropout): LLAMA_LAYOUT_TIED
-    "dbrx", "mpt",
+    "dbrx", "mpt", "mamba", "falcon_mamba",
     "granite_swa", "granitemoe_swa", "mellum",  # Llama's layout with attention sinks; with q/k norms and experts
     "muse_spark_text", "ministral",  # MinistralForCausalLM: Mistral's decoder, its window in every layer
     "modernbert-decoder", "chameleon", "dots3_note_text",
@@ -178,7 +179,8 @@ _BY_ARCHITECTURE = {
     "GraniteSWAForCausalLM": "granite_swa", "GraniteMoeSWAForCausalLM": "granitemoe_swa", "MellumForCausalLM": "mellum",
     "MinistralForCausalLM": "ministral",
     "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe", "Cohere2MoeForCausalLM": "cohere2_moe",
-    "Lfm3ForCausalLM": "lfm3", "OlmoHybridForCausalLM": "olmo_hybrid", "Dots1ForCausalLM": "dots1",
+    "Lfm3ForCausalLM": "lfm3", "MambaForCausalLM": "mamba", "FalconMambaForCausalLM": "falcon_mamba",
+    "OlmoHybridForCausalLM": "olmo_hybrid", "Dots1ForCausalLM": "dots1",
     "LongcatFlashForCausalLM": "longcat_flash", "LongcatFlashNgramForCausalLM": "longcat_flash",
     "BailingMoeV2ForCausalLM": "bailing_moe_v2", "BailingMoeForCausalLM": "bailing_moe",
 }
@@ -188,9 +190,11 @@ GATED_DELTANET_TYPES = frozenset({"qwen3_5_text", "qwen3_5_moe_text", "qwen3_nex
 MAMBA2_TYPES = frozenset({"granitemoehybrid", "nemotron_h", "bamba", "falcon_h1"})
 #: hybrid model types whose short-convolution layers memviz models (LFM2: Lfm2ShortConv)
 SHORTCONV_TYPES = frozenset({"lfm2", "lfm2_moe", "lfm3"})
-#: hybrid model types whose linear layers memviz models (their state and weights): the gated delta-nets, the Mamba2
-#: layers, the short convolutions and Kimi Linear's delta attention (for transformers)
-MODELLED_LINEAR_TYPES = GATED_DELTANET_TYPES | MAMBA2_TYPES | SHORTCONV_TYPES | {"kimi_linear"}
+#: model types built only of Mamba blocks (MambaMixer, FalconMambaMixer): no attention, no MLP
+MAMBA_TYPES = frozenset({"mamba", "falcon_mamba"})
+#: model types whose linear layers memviz models (their state and weights): the gated delta-nets, the Mamba2
+#: layers, the short convolutions, Kimi Linear's delta attention and Mamba's selective scan
+MODELLED_LINEAR_TYPES = GATED_DELTANET_TYPES | MAMBA2_TYPES | SHORTCONV_TYPES | MAMBA_TYPES | {"kimi_linear"}
 #: Nemotron-H's block kinds (NemotronHConfig `_pattern_to_list`: M, *, -, E) and their names, old and new
 _NEMOTRON_BLOCKS = {"M": LINEAR, "mamba": LINEAR, "linear_attention": LINEAR, "*": FULL, "attention": FULL,
                     "full_attention": FULL, "-": "mlp", "mlp": "mlp", "E": "moe", "moe": "moe"}
@@ -408,6 +412,12 @@ class Architecture:
     linear_chunk: int = 0  # mamba_chunk_size: the tokens the reference chunked scan works on at once (Mamba2)
     linear_conv_bias: bool = False
     linear_proj_bias: bool = False
+    # Mamba (MambaMixer) maps onto the same fields: one group of B and C (key heads) of d_state, intermediate_size
+    # value "heads" of width 1 (llama.cpp's view: src/models/mamba-base.cpp `build_mamba_layer`, n_head = d_inner),
+    # a convolution over x only; dt comes through a rank-`linear_dt_rank` projection (x_proj, dt_proj); Falcon-Mamba
+    # normalises dt, B and C without weights (`mamba_dt_b_c_rms`)
+    linear_dt_rank: int = 0
+    mamba_dt_b_c_rms: bool = False
     attn_output_gate: bool = False
     # Llama 3's frequency-scaled rope (rope_type "llama3"): llama.cpp's converter stores the factors as rope_freqs
     # (conversion/llama.py `LlamaModel.generate_extra_tensors`: head_dim / 2 F32 values)
@@ -488,6 +498,7 @@ class Architecture:
                     "sliding_window", "q_lora_rank", "kv_lora_rank", "full_head_dim", "full_num_kv_heads",
                     "kv_shared_layers", "per_layer_input_size", "per_layer_vocab_size", "linear_k_heads",
                     "linear_v_heads", "linear_k_head_dim", "linear_v_head_dim", "linear_conv_kernel", "linear_chunk",
+                    "linear_dt_rank",
                     "hyper_streams", "out_groups", "out_lora_rank", "output_vocab_size",
                     "cross_attention_tokens", "altup_inputs", "laurel_rank", "norms_per_layer", "moe_hidden_size",
                     "indexer_heads", "indexer_head_dim", "gated_norm_rank", "head_gate", "mtp_layers",
@@ -697,6 +708,16 @@ class Architecture:
         return self.layer_types[i] == LINEAR or (self.parallel_mamba and self.layer_types[i] in (FULL, SLIDING))
 
     @property
+    def attends(self) -> bool:
+        """Whether any layer attends (Mamba's blocks do not)."""
+        return any(t in (FULL, SLIDING, CROSS) for t in self.layer_types)
+
+    @property
+    def has_ffn(self) -> bool:
+        """Whether any layer holds a feed-forward block (Mamba's blocks do not)."""
+        return any(self.layer_has_ffn(i) for i in range(self.num_layers))
+
+    @property
     def state_layers(self) -> int:
         """How many layers hold a recurrent state (`layer_has_state`)."""
         return sum(self.layer_has_state(i) for i in range(self.num_layers))
@@ -711,7 +732,10 @@ class Architecture:
 
     @property
     def linear_conv_dim(self) -> int:
-        """Channels of a linear-attention layer's convolution: q and k of every key head, v of every value head."""
+        """Channels of a linear-attention layer's convolution: q and k of every key head, v of every value head (Mamba
+        convolves x alone)."""
+        if self.linear_mixer == MAMBA:
+            return self.linear_v_heads * self.linear_v_head_dim
         return 2 * self.linear_k_heads * self.linear_k_head_dim + self.linear_v_heads * self.linear_v_head_dim
 
     @property
@@ -1584,6 +1608,37 @@ def _nemotron_h_layers(cfg: dict[str, Any]) -> dict[str, Any]:
     return {**cfg, "num_hidden_layers": len(blocks), "layer_types": blocks}
 
 
+def _mamba_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """MambaConfig / FalconMambaConfig (transformers 5.25): num_hidden_layers blocks of one RMSNorm and one mixer, no
+    attention and no MLP. The mixer is the config's intermediate_size wide (`__post_init__` sets expand x hidden, then
+    the stored field overrides it: Falcon-Mamba-7B's config says expand 16 beside intermediate_size 8,192), else
+    expand x hidden; time_step_rank "auto" is ceil(hidden / 16). memviz's attention fields, which no layer uses, are
+    one head of the hidden width."""
+    hidden = _at_least_one(_require(cfg, "hidden_size"), "hidden_size")
+    n = _layer_count(cfg, "num_hidden_layers")
+    inner = cfg.get("intermediate_size") or _at_least_one(cfg.get("expand", 2), "expand") * hidden
+    rank = cfg.get("time_step_rank", "auto")
+    rank = math.ceil(hidden / 16) if rank in (None, "auto") else _at_least_one(rank, "time_step_rank")
+    return {**cfg, "num_attention_heads": 1, "num_key_value_heads": 1, "head_dim": hidden,
+            "intermediate_size": _at_least_one(inner, "intermediate_size"), "time_step_rank": rank,
+            "layer_types": ["mamba"] * n}
+
+
+def _mamba_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
+    """MambaMixer's fields (transformers 5.25 modeling_mamba.py; FalconMambaMixer's alike, with dt, B and C normalised
+    without weights, `rms_forward`): in_proj to x and z, a depthwise convolution of conv_kernel taps over x (biased
+    with use_conv_bias), x_proj to dt (time_step_rank), B and C (state_size each), dt_proj back (biased), A_log
+    (intermediate x state_size), D, out_proj (in_proj / out_proj biased with use_bias). MambaBlock keeps its residual
+    in float32 with residual_in_fp32 (the default)."""
+    return dict(linear_mixer=MAMBA, linear_k_heads=1, linear_k_head_dim=_at_least_one(cfg.get("state_size", 16), "state_size"),
+                linear_v_heads=cfg["intermediate_size"], linear_v_head_dim=1, linear_dt_rank=cfg["time_step_rank"],
+                linear_conv_kernel=_at_least_one(cfg.get("conv_kernel", 4), "conv_kernel"),
+                linear_conv_bias=bool(cfg.get("use_conv_bias", True)), linear_proj_bias=bool(cfg.get("use_bias", False)),
+                mamba_dt_b_c_rms=model_type == "falcon_mamba", ffn_layers=(False,) * len(cfg["layer_types"]),
+                norms_per_layer=1, float32_residual=bool(cfg.get("residual_in_fp32", True)),
+                tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
+
+
 def _lfm2_layers(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     """LFM2's layers as Lfm2Config (transformers 5.24) reads them: `layer_types` of "conv" and "full_attention",
     else full attention at `full_attn_idxs` (every layer when absent) and short convolutions elsewhere; the
@@ -2180,7 +2235,8 @@ def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
                 else f"its '{field}' places recurrent layers" if field else "it is built of recurrent layers")
         raise InputError(f"{model_type}: {what}; memviz models no recurrent / linear-attention "
                          "layers but Qwen3.5 / Qwen3-Next's gated delta-nets, the Mamba2 layers of Granite-4.0-H, "
-                         "Nemotron-H and Bamba, LFM2's short convolutions and Kimi Linear's delta attention (their "
+                         "Nemotron-H and Bamba, LFM2's short convolutions, Kimi Linear's delta attention and "
+                         "Mamba / Falcon-Mamba's blocks (their "
                          "fixed state per sequence, their weights), so its figures would be wrong")
 
 
@@ -2258,6 +2314,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _kimi_linear_config(cfg)
     if model_type in SHORTCONV_TYPES:
         cfg = _lfm2_layers(cfg, model_type)
+    if model_type in MAMBA_TYPES:
+        cfg = _mamba_config(cfg)
     if model_type == "minimax_m3_vl_text":
         cfg = _minimax_m3_layers(cfg)
     if model_type == "hunyuan_v1_moe":
@@ -2431,6 +2489,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
                   linear_v_head_dim=width, linear_conv_kernel=cfg["linear_conv_kernel_dim"])
     if model_type == "nemotron_h":
         kw.update(_nemotron_h_fields(cfg))
+    if model_type in MAMBA_TYPES:
+        kw.update(_mamba_fields(cfg, model_type))
     if model_type in ("granitemoehybrid", "bamba"):  # BambaDecoderLayer: the same Mamba2 mixer, a gated MLP
         kw.update(_mamba2_fields(cfg, hidden))
     if model_type == "granitemoehybrid" and not cfg.get("num_local_experts"):  # dense: shared_mlp is its MLP

@@ -16,7 +16,7 @@ from enum import Enum
 from functools import lru_cache
 from math import prod
 
-from memviz.core.arch import CROSS, KIMI_DELTA, LINEAR, MAMBA2, NO_MIXER, SHORTCONV, SLIDING, Architecture
+from memviz.core.arch import CROSS, KIMI_DELTA, LINEAR, MAMBA, MAMBA2, NO_MIXER, SHORTCONV, SLIDING, Architecture
 
 
 class Role(str, Enum):
@@ -168,6 +168,8 @@ def _linear_mixer(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         _short_conv(out, a, p.replace("self_attn", "conv"), i)
     elif a.linear_mixer == KIMI_DELTA:  # KimiLinearDecoderLayer.self_attn
         _kimi_delta(out, a, p, i)
+    elif a.linear_mixer == MAMBA:
+        _mamba(out, a, p.replace("self_attn", "mixer"), i)
     else:
         _gated_deltanet(out, a, p.replace("self_attn", "linear_attn"), i)
 
@@ -226,6 +228,22 @@ def _mamba2(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
         out.append(Tensor(f"{p}.norm.weight", (inner,), Role.NORM, i, "ssm_norm"))
     out_bias = a.linear_proj_bias if a.linear_out_bias is None else a.linear_out_bias
     _linear(out, f"{p}.out_proj", h, inner, role, i, "ssm_out", out_bias)
+
+
+def _mamba(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
+    """MambaMixer (transformers 5.25 modeling_mamba.py; FalconMambaMixer alike): in_proj to x and z, the depthwise
+    convolution over x and its bias (use_conv_bias), x_proj to dt, B and C, dt_proj from dt's rank (always biased),
+    A_log (a state_size row per channel), D, out_proj; in_proj and out_proj biased with use_bias."""
+    h, role, inner, state = a.hidden_size, Role.ATTENTION, a.linear_conv_dim, a.linear_k_head_dim
+    _linear(out, f"{p}.in_proj", 2 * inner, h, role, i, "ssm_in", a.linear_proj_bias)
+    out.append(Tensor(f"{p}.conv1d.weight", (inner, 1, a.linear_conv_kernel), role, i, "ssm_conv1d"))
+    if a.linear_conv_bias:
+        out.append(Tensor(f"{p}.conv1d.bias", (inner,), role, i, "ssm_conv1d_bias"))
+    _linear(out, f"{p}.x_proj", a.linear_dt_rank + 2 * state, inner, role, i, "ssm_x")
+    _linear(out, f"{p}.dt_proj", inner, a.linear_dt_rank, role, i, "ssm_dt", bias=True)
+    out.append(Tensor(f"{p}.A_log", (inner, state), Role.NORM, i, "ssm_a"))
+    out.append(Tensor(f"{p}.D", (inner,), Role.NORM, i, "ssm_d"))
+    _linear(out, f"{p}.out_proj", h, inner, role, i, "ssm_out", a.linear_proj_bias)
 
 
 def _short_conv(out: list[Tensor], a: Architecture, p: str, i: int) -> None:

@@ -44,7 +44,8 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              # conversion/granite.py `GraniteSWAModel` converts Granite SWA and Granite MoE SWA alike
              "granite_swa": "granite_swa", "granitemoe_swa": "granite_swa", "mellum": "mellum",
              "dots3_note_text": "dots3note", "bailing_moe_v2": "bailingmoe2", "bailing_moe": "bailingmoe",
-             "kimi_linear": "kimi-linear"}
+             "kimi_linear": "kimi-linear",
+             "mamba": "mamba", "falcon_mamba": "mamba"}  # conversion/mamba.py `MambaModel` converts both
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -78,6 +79,10 @@ def check_supported(a: Architecture) -> str:
 
 
 def _metadata(w, a: Architecture, arch: str) -> None:
+    if arch == "mamba":
+        _mamba_metadata(w, a)
+        _vocabulary(w, a)
+        return
     w.add_block_count(a.num_layers)
     w.add_context_length(a.max_position_embeddings or 8192)
     w.add_embedding_length(a.hidden_size)
@@ -172,6 +177,11 @@ def _metadata(w, a: Architecture, arch: str) -> None:
     if arch == "gemma2":
         w.add_attn_logit_softcapping(50.0)
         w.add_final_logit_softcapping(30.0)
+    _vocabulary(w, a)
+
+
+def _vocabulary(w, a: Architecture) -> None:
+    """A llama (SentencePiece) vocabulary of vocab_size tokens: three specials, the 256 bytes, placeholders."""
     tokens = [*SPECIAL_TOKENS, *(f"<0x{i:02X}>" for i in range(256))]
     if a.vocab_size < len(tokens):
         raise InputError(f"vocab_size {a.vocab_size} is smaller than the {len(tokens)} byte-level tokens")
@@ -377,6 +387,23 @@ def _nemotron_h_metadata(w, a: Architecture, arch: str) -> None:
         w.add_expert_weights_norm(True)
         w.add_expert_weights_scale(1.0)
         w.add_expert_group_count(1)
+
+
+def _mamba_metadata(w, a: Architecture) -> None:
+    """conversion/mamba.py `MambaModel.set_gguf_parameters`: no heads and no feed-forward (0 each), the scan's sizes
+    (d_inner, d_state, dt's rank, the convolution's taps), dt, B and C normalised for Falcon-Mamba."""
+    w.add_block_count(a.num_layers)
+    w.add_context_length(2**20)
+    w.add_embedding_length(a.hidden_size)
+    w.add_feed_forward_length(0)
+    w.add_head_count(0)
+    w.add_ssm_conv_kernel(a.linear_conv_kernel)
+    w.add_ssm_inner_size(a.linear_conv_dim)
+    w.add_ssm_state_size(a.linear_k_head_dim)
+    w.add_ssm_time_step_rank(a.linear_dt_rank)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_ssm_dt_b_c_rms(a.mamba_dt_b_c_rms)
+    w.add_file_type(1)  # MOSTLY_F16
 
 
 def _ssm_metadata(w, a: Architecture, arch: str) -> None:

@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from memviz.core.arch import CROSS, FULL, KIMI_DELTA, LINEAR, MAMBA2, SHORTCONV, SLIDING, Architecture
+from memviz.core.arch import CROSS, FULL, KIMI_DELTA, LINEAR, MAMBA, MAMBA2, SHORTCONV, SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement, encoders_bytes
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
@@ -164,6 +164,12 @@ PARALLEL_MAMBA_UNITS = 2.0
 #: the concatenation, the convolution's output and C times it reuse freed rows (ggml-alloc). Fitted on this
 #: project's CPU over three shapes (hidden 1,024-2,048, 3-4 taps) within 1 % (tests/probe/test_llamacpp_live.py)
 SHORTCONV_UNITS = 4.0
+#: a Mamba block's mixer-wide rows a token beside the hidden rows (`_mamba_stage`): in_proj's x and z, the convolved
+#: x, dt and the scan's output; fitted on this project's CPU (benchmarks/llamacpp_mamba_sweep.py)
+MAMBA_UNITS_INNER = 5.0
+#: a Mamba graph's output stage keeps one hidden row more than `OUTPUT_UNITS_HIDDEN`: measured on this project's CPU
+#: at Mamba-130M's and Falcon-Mamba-7B's widths and vocabularies (-1.5 / -5.3 % without it); not measured on a GPU
+MAMBA_OUTPUT_UNITS = 1.0
 
 
 _MATMUL_ROLES = frozenset({Role.ATTENTION, Role.MLP, Role.EXPERT, Role.ROUTER, Role.LM_HEAD})
@@ -357,6 +363,8 @@ class LlamaCpp(Engine):
             raise InputError("llama.cpp 0c1e570 cannot run Llama 3.2 Vision (mllama): it has no architecture with "
                              "cross-attention layers (src/llama-arch.cpp), and Ollama runs it on its own engine, which "
                              "memviz does not model; estimate it with transformers")
+        if a.linear_mixer == MAMBA:
+            _check_mamba(a)
         if a.linear_mixer == KIMI_DELTA and a.state_layers and a.linear_v_heads != a.num_heads:
             raise InputError("llama.cpp's kimi-linear gives the delta attention the model's head count "
                              "(src/models/kimi-linear.cpp: n_head x kda.head_dim): this config has "
@@ -609,9 +617,11 @@ class LlamaCpp(Engine):
             attn = attn + 4 * n * a.hyper_streams * h  # alive through the attention
         if a.is_mla and not latent_cache(a):  # a legacy file's per-head path: q and kv_b's output stay alive too
             attn = attn + 4 * n * a.num_heads * (2 * a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
+        if not a.attends:  # Mamba's blocks: no attention, no masks (src/models/mamba.cpp builds no KQ mask)
+            attn = mask = x.zeros
         if a.state_layers:  # the delta-net, Mamba2 or short-convolution layers' stage beside attention's
-            stage = {MAMBA2: self._mamba2_stage, SHORTCONV: self._shortconv_stage,
-                     KIMI_DELTA: self._kda_stage}.get(a.linear_mixer, self._deltanet_stage)
+            stage = {MAMBA2: self._mamba2_stage, SHORTCONV: self._shortconv_stage, KIMI_DELTA: self._kda_stage,
+                     MAMBA: self._mamba_stage}.get(a.linear_mixer, self._deltanet_stage)
             attn = np.maximum(attn, stage(x, n, where) + mask)
         if a.block_indexer and flash:  # a unified cache of several sequences runs the attention dense
             dense = (np.asarray(x.sequences) > 1) & bool(x.options["kv_unified"])
@@ -620,13 +630,14 @@ class LlamaCpp(Engine):
         if not on_host and copies:
             copy_attn, copy_ffn, copy_output = self._offload_copies(x, n)
         experts = self._experts_rows(a, scores / (4 * n), copy_ffn) if a.is_moe else x.zeros
-        ffn = 4 * (self._ffn_rows(a, n, experts) + FFN_UNITS_HIDDEN[where] * n * h)
+        ffn = 4 * (self._ffn_rows(a, n, experts) + FFN_UNITS_HIDDEN[where] * n * h) if a.has_ffn else x.zeros
         if a.altup_inputs:
             attn, ffn = self._altup_stages(a, n, attn, mask)
         elif a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
             per_layer = 4 * n * a.num_layers * a.per_layer_input_size  # every layer (src/models/gemma4.cpp
             attn, ffn = attn + per_layer, ffn + per_layer  # `project_per_layer_inputs`): alive through both stages
-        output = 4 * n * (a.output_rows + OUTPUT_UNITS_HIDDEN[where] * h) if last_stage else x.zeros
+        rows = OUTPUT_UNITS_HIDDEN[where] + (MAMBA_OUTPUT_UNITS if a.linear_mixer == MAMBA and a.state_layers else 0)
+        output = 4 * n * (a.output_rows + rows * h) if last_stage else x.zeros
         attn, ffn = attn + copy_attn, ffn + copy_ffn
         output = output + (copy_output if last_stage else 0)
         return np.maximum(np.maximum(ffn + mask, attn), output) + x.zeros
@@ -805,6 +816,22 @@ class LlamaCpp(Engine):
         units = DELTANET_UNITS_HIDDEN[where] + (PARALLEL_MAMBA_UNITS if a.parallel_mamba else 0)
         per_token = units * a.hidden_size + 1.5 * inner + 3.5 * a.linear_conv_dim
         return 4 * (n * per_token + x.sequences * a.linear_state_values)
+
+    @staticmethod
+    def _mamba_stage(x: Inputs, n: np.ndarray, where: str) -> np.ndarray:
+        """f32 bytes alive when a Mamba block runs its scan (ggml-org/llama.cpp 0c1e570 src/models/mamba-base.cpp
+        `build_mamba_layer`): per token in_proj's x and z, the convolved x (kept for the D skip), dt after dt_proj
+        and the scan's output (`MAMBA_UNITS_INNER` mixer widths), x_proj's dt, B and C, and the hidden rows; per
+        sequence of the reserve the scan's new state (d_state x d_inner) and the convolution's cached columns,
+        gathered and concatenated (2 x (d_conv - 1) x d_inner). Fitted on this project's CPU over six shapes
+        (hidden 512-4,096, d_state 16-128, dt rank 32-256, Mamba and Falcon-Mamba, micro-batches of 64-1,024, 1 and
+        4 sequences: benchmarks/llamacpp_mamba_sweep.py)."""
+        a = x.a
+        inner = a.linear_conv_dim
+        per_token = DELTANET_UNITS_HIDDEN[where] * a.hidden_size + MAMBA_UNITS_INNER * inner \
+            + a.linear_dt_rank + 2 * a.linear_k_head_dim
+        per_sequence = a.linear_state_values + 2 * (a.linear_conv_kernel - 1) * inner
+        return 4 * (n * per_token + x.sequences * per_sequence)
 
     @staticmethod
     def _shortconv_stage(x: Inputs, n: np.ndarray, where: str) -> np.ndarray:
@@ -1011,3 +1038,15 @@ class LlamaCpp(Engine):
         if o["n_batch"] != 2048:
             args += ["-b", str(o["n_batch"])]
         return " ".join(args)
+
+
+def _check_mamba(a: Architecture) -> None:
+    """What llama.cpp's mamba architecture loads (ggml-org/llama.cpp 0c1e570 src/models/mamba.cpp
+    `load_arch_tensors`): a mixer twice the hidden size ("only an expansion factor of 2 is supported"), in_proj and
+    out_proj without biases (a file holding them fails its tensor count)."""
+    if a.linear_conv_dim != 2 * a.hidden_size:
+        raise InputError(f"llama.cpp runs Mamba with a mixer twice the hidden size only (src/models/mamba.cpp); this "
+                         f"config's is {a.linear_conv_dim:,d} wide for {a.hidden_size:,d} hidden")
+    if a.linear_proj_bias:
+        raise InputError("llama.cpp's Mamba loads no in_proj / out_proj bias (src/models/mamba.cpp); this config has "
+                         "use_bias set")

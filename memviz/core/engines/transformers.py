@@ -139,7 +139,8 @@ FP16_WIDE_KINDS = {
 #: transformers runs them eager, scores materialised (5.17 still ran Gemma-2 with SDPA: the H200 runs in
 #: tests/data/probe record it, and a scenario naming sdpa is estimated so)
 EAGER_ONLY = frozenset({"gemma2", "gpt_oss", "gpt_neo", "bloom", "mimo_v2_flash", "flint", "deepseek_v4", "hy_v4",
-                        "vaultgemma", "mpt", "granite_swa", "granitemoe_swa"})
+                        "vaultgemma", "mpt", "granite_swa", "granitemoe_swa",
+                        "mamba", "falcon_mamba"})  # MambaPreTrainedModel: no attention, no SDPA to dispatch
 _ATTENTION = frozenset({Role.ATTENTION})
 _MLP = frozenset({Role.MLP, Role.EXPERT})
 RUNTIME_BYTES_CPU = 425 * MiB
@@ -170,11 +171,13 @@ class Transformers(Engine):
     latent_mla = True
 
     def linear_state_bytes(self, x: Inputs) -> int:
-        """One gated delta-net layer's state for one sequence (huggingface/transformers 5.24
+        """One recurrent layer's state for one sequence (huggingface/transformers 5.24
         src/transformers/cache_utils.py `LinearAttentionLayer`, filled by models/qwen3_5/modeling_qwen3_5.py
-        `Qwen3_5GatedDeltaNet.forward`; measured by tests/core/engines/test_gated_deltanet.py):
-        the convolution's last `linear_conv_kernel` inputs of its q, k and v channels in the model's dtype, and the
-        recurrent state of value heads x k x v in float32 (the delta rule runs in fp32), whatever the context."""
+        `Qwen3_5GatedDeltaNet.forward` and 5.25 models/mamba/modeling_mamba.py `mamba_scan_forward`; measured by
+        tests/core/engines/test_gated_deltanet.py and test_mamba.py): the convolution's last `linear_conv_kernel`
+        inputs of its channels (q, k and v; Mamba's x) in the model's dtype, and the recurrent state (value heads x k
+        x v; Mamba's d_inner x d_state) in float32 (the delta rule and the discretisation run in fp32), whatever the
+        context."""
         return x.a.linear_conv_dim * x.a.linear_conv_kernel * x.act_bytes + x.a.linear_state_values * 4
 
     def default_attention(self, a: Architecture) -> str:
@@ -262,6 +265,9 @@ class Transformers(Engine):
         capability 9.0 (a real CPU load raises: test_transformers_fp8.py)."""
         super().check(a, sc, options)
         transformers_cache.check(a, sc.kv_format, compute_bytes(sc.weight_format))
+        if not a.attends and sc.attention not in (None, "eager"):  # PreTrainedModel._sdpa_can_dispatch raises
+            raise InputError(f"{a.model_type} has no attention layers: transformers loads it without an attention "
+                             f"implementation (eager), and refuses {sc.attention}")
         if not self.accepts_weights(sc.weight_format):
             raise InputError(f"transformers dequantizes a GGUF file's tensors while loading it (gguf_file): a "
                              f"{sc.weight_format} file runs in the dtype it loads in; choose bf16 weights, or llama.cpp")

@@ -73,7 +73,8 @@ NO_EAGLE3 = {
     "granitemoehybrid": "GraniteMoeHybridForCausalLM", "hy_v3": "HYV3ForCausalLM", "hy_v4": "HYV4ForCausalLM",
     "hyperclovax": "HyperCLOVAXForCausalLM", "lfm2": "Lfm2ForCausalLM", "lfm2_moe": "Lfm2MoeForCausalLM",
     "lfm3": "Lfm3ForCausalLM", "longcat_flash": "LongcatFlashForCausalLM",
-    "mixtral": "MixtralForCausalLM", "nemotron": "NemotronForCausalLM",
+    "falcon_mamba": "FalconMambaForCausalLM", "mamba": "MambaForCausalLM", "mixtral": "MixtralForCausalLM",
+    "nemotron": "NemotronForCausalLM",
     "olmo_hybrid": "OlmoHybridForCausalLM", "opt": "OPTForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM",
     "step3p5": "Step3p5ForCausalLM",
 }

@@ -55,7 +55,7 @@ EMBEDDING_LORA: dict[str, tuple[str, ...]] = {
 #: support it (`models/transformers/base.py` `Base`)
 NO_LORA = {"beam": "BeamForCausalLM", "bloom": "BloomForCausalLM", "cohere2_moe": "Cohere2MoeForCausalLM",
            "dbrx": "DbrxForCausalLM", "dots3_note_text": "Dots3NoteForCausalLM", "falcon": "FalconForCausalLM",
-           "kimi_linear": "KimiLinearForCausalLM",
+           "kimi_linear": "KimiLinearForCausalLM", "mamba": "MambaForCausalLM", "falcon_mamba": "FalconMambaForCausalLM",
            "flint": "FlintForCausalLM", "gemma3n": "Gemma3nForConditionalGeneration",
            "gemma3n_text": "Gemma3nForCausalLM", "gpt2": "GPT2LMHeadModel", "gptj": "GPTJForCausalLM",
            "mimo_v2_flash": "MiMoV2FlashForCausalLM", "minimax_m3_vl_text": "MiniMaxM3SparseForCausalLM",

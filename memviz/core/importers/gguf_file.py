@@ -55,13 +55,15 @@ ARCH_TO_MODEL_TYPE = {
     # Ollama's Llama 3.2 Vision files (ollama convert/convert_mllama.go `mllamaModel.KV`): llama.cpp has no mllama
     "mllama": "mllama_text_model",
     "kimi-linear": "kimi_linear",  # Kimi delta attention beside MLA layers (src/models/kimi-linear.cpp)
+    "mamba": "mamba",  # Falcon-Mamba too, by ssm.dt_b_c_rms (`_mamba_config`)
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
 MAMBA2_ARCHS = frozenset({"granitehybrid", "nemotron_h", "nemotron_h_moe", "falcon-h1"})
 SHORTCONV_ARCHS = frozenset({"lfm2", "lfm2moe"})  # LFM2's short convolutions (src/models/lfm2.cpp, lfm2moe.cpp)
 KDA_ARCHS = frozenset({"kimi-linear"})  # Kimi delta attention beside MLA layers (src/models/kimi-linear.cpp)
-RECURRENT_ARCHS = DELTANET_ARCHS | MAMBA2_ARCHS | SHORTCONV_ARCHS | KDA_ARCHS  # the recurrent layers memviz models
+MAMBA_ARCHS = frozenset({"mamba"})  # Mamba and Falcon-Mamba: Mamba blocks only (src/models/mamba.cpp)
+RECURRENT_ARCHS = DELTANET_ARCHS | MAMBA2_ARCHS | SHORTCONV_ARCHS | KDA_ARCHS | MAMBA_ARCHS  # the ones memviz models
 MAX_TENSORS = 1_000_000
 MAX_KEYS = 100_000
 MAX_STRING_ARRAY = 8_000_000  # vocabularies and merge lists are a few 100 k entries
@@ -279,6 +281,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_falcon_h1_config(get, tensor_names, warnings))
     if arch in KDA_ARCHS:
         cfg.update(_kimi_linear_config(get, cfg, warnings))
+    if arch in MAMBA_ARCHS:
+        cfg.update(_mamba_config(get, warnings))
     if arch == "deepseek4":
         cfg.update(_deepseek4_config(get, cfg, warnings))
     if arch == "mllama":  # the cross-attention layers' indices (ollama convert/convert_mllama.go)
@@ -294,7 +298,7 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         warnings[:] = [w for w in warnings if not w.startswith("head_count differs")]
     if arch == "hy_v4":  # src/models/hy-v4.cpp: the hyper-connections' streams; indexer_types read above
         cfg["hc_mult"] = _scalar(get("hyper_connection.count"), "hyper_connection.count", warnings)
-    if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS | KDA_ARCHS:  # KV heads per layer, 0 in a recurrent one
+    if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS | KDA_ARCHS | MAMBA_ARCHS:  # KV heads per layer, 0 in a recurrent one
         warnings[:] = [w for w in warnings if not w.startswith(("head_count_kv differs", "feed_forward_length differs"))]
     if arch == "gemma4":  # per-layer values read layer by layer, value_length being the full layers' width
         cfg.update(_gemma4_config(get, tensor_names, shapes or {}, cfg))
@@ -407,6 +411,20 @@ def _deltanet_config(get, tensor_names: set[str], cfg: dict[str, Any], warnings:
             "linear_key_head_dim": _scalar(get("ssm.state_size"), "ssm.state_size", warnings),
             "linear_num_key_heads": _scalar(get("ssm.group_count"), "ssm.group_count", warnings),
             "linear_num_value_heads": v_heads, "linear_value_head_dim": inner // v_heads}
+
+
+def _mamba_config(get, warnings: list[str]) -> dict[str, Any]:
+    """A mamba file as llama.cpp reads it (src/models/mamba.cpp `load_arch_hparams`; conversion/mamba.py
+    `MambaModel` writes it): no heads and no feed-forward, the scan's d_inner, d_state, dt rank and convolution taps;
+    dt, B and C normalised (ssm.dt_b_c_rms) make it Falcon-Mamba; in_proj and out_proj never biased."""
+    keys = {"intermediate_size": "ssm.inner_size", "state_size": "ssm.state_size",
+            "time_step_rank": "ssm.time_step_rank", "conv_kernel": "ssm.conv_kernel"}
+    cfg = {field: _scalar(get(key), key, warnings) for field, key in keys.items()}
+    if not all(cfg.values()):
+        raise InputError("GGUF metadata lacks the Mamba layers' ssm.inner_size / state_size / time_step_rank / "
+                         "conv_kernel")
+    return {**cfg, "model_type": "falcon_mamba" if get("ssm.dt_b_c_rms") else "mamba", "use_bias": False,
+            "use_conv_bias": True, "max_position_embeddings": 0, "num_attention_heads": 1, "num_key_value_heads": 1}
 
 
 def _mamba2_keys(get, warnings: list[str]) -> dict[str, int]:

@@ -1,0 +1,59 @@
+"""llama.cpp's compute buffer for Mamba and Falcon-Mamba (Mamba blocks only), measured with a real llama.cpp: each
+shape is built by memviz's GGUF builder (F16, random weights), run by `memviz probe --engine llamacpp` over
+micro-batches and sequences, and the buffers llama.cpp printed are kept. `--write PATH` stores them as
+tests/data/llamacpp/mamba_buffers.json does; the table beside memviz's figures goes to docs/llamacpp-accuracy.md.
+
+    python benchmarks/llamacpp_mamba_sweep.py [--write tests/data/llamacpp/mamba_buffers.json]
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from llamacpp_mla_sweep import probe_buffers, sweep_cli  # noqa: E402
+
+
+def _mamba(hidden: int, state: int, rank: int, falcon: bool = False, layers: int = 3) -> dict:
+    """A Mamba (or, with `falcon`, Falcon-Mamba) of `layers` blocks, its mixer twice the hidden size (llama.cpp
+    runs no other expansion)."""
+    return {"model_type": "falcon_mamba" if falcon else "mamba", "hidden_size": hidden, "intermediate_size": 2 * hidden,
+            "num_hidden_layers": layers, "state_size": state, "time_step_rank": rank, "conv_kernel": 4,
+            "use_bias": False, "use_conv_bias": True, "tie_word_embeddings": False, "vocab_size": 1024}
+
+
+SHAPES = {
+    "h512-s16-r32": _mamba(512, 16, 32), "h1024-s16-r64": _mamba(1024, 16, 64, falcon=True),
+    "h2048-s16-r128": _mamba(2048, 16, 128), "h1024-s64-r64": _mamba(1024, 64, 64),
+    "h768-s128-r48-falcon": _mamba(768, 128, 48, falcon=True), "h4096-s16-r256-falcon": _mamba(4096, 16, 256, falcon=True),
+}
+SETTINGS = list(itertools.product((64, 256, 1024), (1, 4)))
+#: released widths: state-spaces/mamba-130m-hf whole (its config.json), and two blocks of tiiuae/falcon-mamba-7b
+#: (its config.json's widths and vocabulary), where the output's logits decide the buffer
+RELEASES = {
+    "mamba-130m": {**_mamba(768, 16, 48, layers=24), "tie_word_embeddings": True, "vocab_size": 50280},
+    "falcon-mamba-7b-2-layers": {**_mamba(4096, 16, 256, falcon=True, layers=2), "vocab_size": 65024},
+}
+SHAPES.update(RELEASES)
+RELEASE_SETTINGS = [(512, 1), (512, 4)]
+
+
+def measure(config: dict, ubatch: int, sequences: int, data: str) -> dict:
+    return {"context": 4096, "ubatch": ubatch, "sequences": sequences, **probe_buffers(config, [
+        "--weights", "F16", "--context", "4096", "--ubatch", str(ubatch), "--parallel", str(sequences),
+        "--prompt", "8", "--new", "1"], data)}
+
+
+def settings_of(name: str) -> list[tuple]:
+    return RELEASE_SETTINGS if name in RELEASES else SETTINGS
+
+
+def main() -> None:
+    sweep_cli("tests/data/llamacpp/mamba_buffers.json", "n_ubatch | sequences", SHAPES, settings_of, measure,
+              "benchmarks/llamacpp_mamba_sweep.py: shapes built by memviz.probe.gguf_build (F16, random weights)")
+
+
+if __name__ == "__main__":
+    main()

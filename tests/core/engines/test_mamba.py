@@ -1,0 +1,146 @@
+"""Mamba and Falcon-Mamba: blocks of one Mamba mixer (selective scan), no attention, no MLP. Parameters and the state
+transformers keeps, run for real (tiny random models, CPU), to the element and the byte; the released configs'
+counts; llama.cpp's names, types, state and compute buffer against a real llama.cpp (tests/data/llamacpp/
+mamba_buffers.json, made by benchmarks/llamacpp_mamba_sweep.py on this project's CPU); what each engine refuses."""
+
+import json
+import statistics
+import warnings
+from pathlib import Path
+
+import pytest
+
+from memviz.core.arch import LINEAR, MAMBA, from_hf_config
+from memviz.core.errors import InputError
+from memviz.core.estimate import Scenario, estimate
+from memviz.core.gguf_mixes import gguf_tensor_type
+from memviz.core.gguf_names import gguf_name, gguf_tensors
+from memviz.core.importers.gguf_file import config_from_gguf
+from memviz.core.inventory import parameter_count
+from memviz.core.units import MiB
+
+DATA = json.loads((Path(__file__).parents[2] / "data" / "llamacpp" / "mamba_buffers.json").read_text())
+#: tiiuae/falcon-mamba-7b's config.json (its expand of 16 is overridden by intermediate_size, as transformers reads it)
+FALCON_MAMBA_7B = {"architectures": ["FalconMambaForCausalLM"], "conv_kernel": 4, "expand": 16, "hidden_size": 4096,
+                   "intermediate_size": 8192, "layer_norm_epsilon": 1e-05, "model_type": "falcon_mamba",
+                   "num_hidden_layers": 64, "residual_in_fp32": True, "state_size": 16, "tie_word_embeddings": False,
+                   "time_step_rank": 256, "torch_dtype": "bfloat16", "use_bias": False, "use_conv_bias": True,
+                   "vocab_size": 65024}
+#: state-spaces/mamba-2.8b-hf's config.json (MambaConfig's defaults fill the rest: expand 2, rank "auto")
+MAMBA_2P8B = {"architectures": ["MambaForCausalLM"], "model_type": "mamba", "hidden_size": 2560, "num_hidden_layers": 64,
+              "state_size": 16, "vocab_size": 50280, "conv_kernel": 4, "expand": 2, "time_step_rank": 160,
+              "use_bias": False, "use_conv_bias": True, "tie_word_embeddings": True}
+
+
+def _hf_config(model_type: str, **fields):
+    import transformers
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return transformers.AutoConfig.for_model(model_type, **fields)
+
+
+@pytest.mark.parametrize(("model_type", "fields", "dtype"), [
+    ("falcon_mamba", dict(hidden_size=96, intermediate_size=192, state_size=16, time_step_rank=8, vocab_size=512,
+                          num_hidden_layers=3, tie_word_embeddings=False), "bf16"),
+    ("mamba", dict(hidden_size=64, expand=3, state_size=8, conv_kernel=3, use_bias=True, use_conv_bias=False,
+                   vocab_size=512, num_hidden_layers=2), "fp32")])
+def test_the_state_transformers_keeps_and_the_parameters_are_exact(model_type, fields, dtype):
+    """The convolution's last conv_kernel inputs over the mixer's width in the model's dtype and the scan's state
+    (width x state_size) in float32 (the discretisation runs in float32), every parameter counted."""
+    pytest.importorskip("torch")
+    from transformers import AutoModelForCausalLM
+
+    from tests.core.engines.transformers_runs import run_and_compare
+
+    a, model, held, kv = run_and_compare(AutoModelForCausalLM.from_config, _hf_config(model_type, **fields), dtype)
+    assert a.linear_mixer == MAMBA and set(a.layer_types) == {LINEAR} and not a.attends and not a.has_ffn
+    assert kv == held > 0
+    assert parameter_count(a) == sum(p.numel() for p in model.parameters())
+
+
+def test_the_releases_count_as_published():
+    """Falcon-Mamba-7B: 7.27 B parameters (its model card); Mamba-2.8B: 2.8 B."""
+    falcon = from_hf_config(FALCON_MAMBA_7B)
+    assert falcon.linear_conv_dim == 8192 and falcon.linear_dt_rank == 256 and falcon.mamba_dt_b_c_rms
+    assert parameter_count(falcon) == pytest.approx(7.27e9, rel=0.002)
+    assert parameter_count(from_hf_config(MAMBA_2P8B)) == pytest.approx(2.77e9, rel=0.01)
+    no_width = {k: v for k, v in MAMBA_2P8B.items() if k not in ("expand", "time_step_rank")}
+    a = from_hf_config(no_width)  # MambaConfig.__post_init__: expand 2 x hidden, rank ceil(hidden / 16)
+    assert (a.linear_conv_dim, a.linear_dt_rank) == (5120, 160)
+
+
+def test_transformers_holds_the_state_and_the_reference_scans_float32_discretisations():
+    """Per sequence and layer 8,192 x 4 bf16 convolution inputs and 8,192 x 16 float32 states; a 4,096-token prompt
+    through the reference scan holds exp(A dt), dt B and dt B x for every token (3 x 16 float32 values a channel)."""
+    a = from_hf_config(FALCON_MAMBA_7B)
+    e = estimate(a, Scenario(engine="transformers", context_tokens=4096, batch=2))
+    assert e.bytes["kv_cache"] == 2 * 64 * (8192 * 4 * 2 + 8192 * 16 * 4)
+    assert e.bytes["activations"] > 3 * 16 * 4 * 8192 * 4096 * 2
+    fused = estimate(a, Scenario(engine="transformers", context_tokens=4096, batch=2, options={"mamba_kernels": True}))
+    assert fused.bytes["activations"] < e.bytes["activations"] / 10
+
+
+def test_transformers_refuses_an_attention_implementation_for_a_model_without_attention():
+    with pytest.raises(InputError, match="no attention layers"):
+        estimate(from_hf_config(FALCON_MAMBA_7B), Scenario(engine="transformers", attention="sdpa"))
+
+
+def test_llamacpp_names_shapes_and_types_as_its_converter_and_quantizer():
+    """conversion/mamba.py: A as -exp(A_log) {d_state, d_inner} F32 without a suffix, D F32, the convolution F32
+    {d_conv, d_inner}; x_proj and dt_proj quantized as other matrices (llama-quant.cpp skips only ssm_conv1d)."""
+    a = from_hf_config(FALCON_MAMBA_7B)
+    layer0 = {gguf_name(t, a): t for t in gguf_tensors(a) if t.layer == 0}
+    assert sorted(layer0) == ["blk.0.attn_norm.weight", "blk.0.ssm_a", "blk.0.ssm_conv1d.bias", "blk.0.ssm_conv1d.weight",
+                              "blk.0.ssm_d", "blk.0.ssm_dt.bias", "blk.0.ssm_dt.weight", "blk.0.ssm_in.weight",
+                              "blk.0.ssm_out.weight", "blk.0.ssm_x.weight"]
+    assert layer0["blk.0.ssm_conv1d.weight"].shape == (8192, 4) and layer0["blk.0.ssm_a"].shape == (8192, 16)
+    types = {name: gguf_tensor_type("Q4_K_M", t, a) for name, t in layer0.items()}
+    assert types["blk.0.ssm_conv1d.weight"] == types["blk.0.ssm_a"] == types["blk.0.ssm_d"] == "F32"
+    assert types["blk.0.ssm_in.weight"] == types["blk.0.ssm_x.weight"] == "Q4_K"
+
+
+def test_a_mamba_gguf_reads_back_as_its_config():
+    meta = {"general.architecture": "mamba", "mamba.block_count": 64, "mamba.embedding_length": 4096,
+            "mamba.context_length": 2**20, "mamba.feed_forward_length": 0, "mamba.attention.head_count": 0,
+            "mamba.ssm.conv_kernel": 4, "mamba.ssm.inner_size": 8192, "mamba.ssm.state_size": 16,
+            "mamba.ssm.time_step_rank": 256, "mamba.ssm.dt_b_c_rms": True, "mamba.vocab_size": 65024}
+    cfg, warnings_ = config_from_gguf(meta, {"output.weight"})
+    a = from_hf_config(cfg)
+    assert a.model_type == "falcon_mamba" and a.mamba_dt_b_c_rms
+    assert [w for w in warnings_ if "token list" not in w] == []  # no head / feed-forward notes
+    assert parameter_count(a) == parameter_count(from_hf_config(FALCON_MAMBA_7B))
+    plain = from_hf_config(config_from_gguf({**meta, "mamba.ssm.dt_b_c_rms": False}, set())[0])
+    assert plain.model_type == "mamba" and plain.tie_word_embeddings
+
+
+def _estimate(case: dict):
+    a = from_hf_config(DATA["shapes"][case["shape"]], name=case["shape"])
+    return estimate(a, Scenario(engine="llamacpp", device="cpu", weight_format="F16", kv_format="fp16",
+                                context_tokens=-(-case["context"] // case["sequences"]), batch=case["sequences"],
+                                options={"n_ubatch": case["ubatch"]}))
+
+
+@pytest.mark.parametrize("case", DATA["cases"], ids=lambda c: f"{c['shape']}-{c['ubatch']}-{c['sequences']}")
+def test_llamacpp_states_are_exact(case):
+    """Per layer and sequence (d_conv - 1) x d_inner convolution rows and d_state x d_inner states, F32."""
+    assert _estimate(case).kv_cache_required / MiB == pytest.approx(case["kv_mib"], abs=0.0051)
+
+
+def test_llamacpp_compute_buffer_within_four_percent():
+    """The Mamba blocks' stage (`LlamaCpp._mamba_stage`) or, at released vocabularies, the output's logits. Before it
+    was modelled: -29 ... +7 % (the gated delta-net's stage, an attention stage and masks the graph does not have)."""
+    errors = [(_estimate(c).bytes["activations"] / MiB - c["compute_mib"]) / c["compute_mib"] for c in DATA["cases"]]
+    assert max(map(abs, errors)) <= 0.04 and abs(statistics.median(errors)) <= 0.015, sorted(errors)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"intermediate_size": 3 * 4096}, "mixer twice the hidden size"), ({"use_bias": True}, "no in_proj / out_proj bias")])
+def test_llamacpp_refuses_what_its_mamba_does_not_load(changes, message):
+    with pytest.raises(InputError, match=message):
+        estimate(from_hf_config({**FALCON_MAMBA_7B, **changes}), Scenario(engine="llamacpp", weight_format="Q4_K_M"))
+
+
+def test_vllm_refuses_a_model_without_attention_layers():
+    with pytest.raises(InputError, match="attention-free"):
+        estimate(from_hf_config(FALCON_MAMBA_7B), Scenario(engine="vllm", gpu="H100 80GB"))
