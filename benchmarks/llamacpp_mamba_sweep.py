@@ -1,4 +1,4 @@
-"""llama.cpp's compute buffer for Mamba and Falcon-Mamba (Mamba blocks only), measured with a real llama.cpp: each
+"""llama.cpp's compute buffer for Mamba, Falcon-Mamba and Mamba2 (their blocks only), measured with a real llama.cpp: each
 shape is built by memviz's GGUF builder (F16, random weights), run by `memviz probe --engine llamacpp` over
 micro-batches and sequences, and the buffers llama.cpp printed are kept. `--write PATH` stores them as
 tests/data/llamacpp/mamba_buffers.json does; the table beside memviz's figures goes to docs/llamacpp-accuracy.md.
@@ -24,17 +24,29 @@ def _mamba(hidden: int, state: int, rank: int, falcon: bool = False, layers: int
             "use_bias": False, "use_conv_bias": True, "tie_word_embeddings": False, "vocab_size": 1024}
 
 
+def _mamba2(hidden: int, heads: int, groups: int, state: int, layers: int = 3) -> dict:
+    """A Mamba2 of `layers` blocks, heads of 64 twice the hidden size wide."""
+    return {"model_type": "mamba2", "hidden_size": hidden, "num_heads": heads, "head_dim": 2 * hidden // heads,
+            "expand": 2, "n_groups": groups, "state_size": state, "conv_kernel": 4, "chunk_size": 256,
+            "num_hidden_layers": layers, "use_bias": False, "use_conv_bias": True, "tie_word_embeddings": False,
+            "vocab_size": 1024}
+
+
 SHAPES = {
     "h512-s16-r32": _mamba(512, 16, 32), "h1024-s16-r64": _mamba(1024, 16, 64, falcon=True),
     "h2048-s16-r128": _mamba(2048, 16, 128), "h1024-s64-r64": _mamba(1024, 64, 64),
     "h768-s128-r48-falcon": _mamba(768, 128, 48, falcon=True), "h4096-s16-r256-falcon": _mamba(4096, 16, 256, falcon=True),
+    "mamba2-h768-24h-g1-s128": _mamba2(768, 24, 1, 128), "mamba2-h1024-32h-g1-s128": _mamba2(1024, 32, 1, 128),
+    "mamba2-h2048-64h-g8-s128": _mamba2(2048, 64, 8, 128), "mamba2-h1024-16h-g2-s64": _mamba2(1024, 16, 2, 64),
 }
 SETTINGS = list(itertools.product((64, 256, 1024), (1, 4)))
-#: released widths: state-spaces/mamba-130m-hf whole (its config.json), and two blocks of tiiuae/falcon-mamba-7b
-#: (its config.json's widths and vocabulary), where the output's logits decide the buffer
+#: released widths: state-spaces/mamba-130m-hf whole (its config.json), and two blocks of tiiuae/falcon-mamba-7b's and
+#: of Mamba-Codestral-7B's widths and vocabularies, where the output's logits decide the buffer
 RELEASES = {
     "mamba-130m": {**_mamba(768, 16, 48, layers=24), "tie_word_embeddings": True, "vocab_size": 50280},
     "falcon-mamba-7b-2-layers": {**_mamba(4096, 16, 256, falcon=True, layers=2), "vocab_size": 65024},
+    # mistralai/Mamba-Codestral-7B-v0.1's widths and vocabulary (its config.json: 128 heads of 64, 8 groups)
+    "mamba-codestral-7b-2-layers": {**_mamba2(4096, 128, 8, 128, layers=2), "vocab_size": 32768},
 }
 SHAPES.update(RELEASES)
 RELEASE_SETTINGS = [(512, 1), (512, 4)]

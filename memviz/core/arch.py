@@ -49,7 +49,7 @@ KNOWN_MODEL_TYPES = (
     *("granite", "granitemoe", "granitemoeshared", "smollm3", "ministral3", "exaone", "internlm3", "helium",
       "vaultgemma", "cwm", "minicpm3", "youtu", "iquestcoder",
       "emu3_text_model"),  # Llama's layout (Emu3DecoderLayer: LlamaDecoderLayer with a dropout): LLAMA_LAYOUT_TIED
-    "dbrx", "mpt", "mamba", "falcon_mamba",
+    "dbrx", "mpt", "mamba", "falcon_mamba", "mamba2",
     "granite_swa", "granitemoe_swa", "mellum",  # Llama's layout with attention sinks; with q/k norms and experts
     "muse_spark_text", "ministral",  # MinistralForCausalLM: Mistral's decoder, its window in every layer
     "modernbert-decoder", "chameleon", "dots3_note_text",
@@ -180,6 +180,7 @@ _BY_ARCHITECTURE = {
     "MinistralForCausalLM": "ministral",
     "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe", "Cohere2MoeForCausalLM": "cohere2_moe",
     "Lfm3ForCausalLM": "lfm3", "MambaForCausalLM": "mamba", "FalconMambaForCausalLM": "falcon_mamba",
+    "Mamba2ForCausalLM": "mamba2",
     "OlmoHybridForCausalLM": "olmo_hybrid", "Dots1ForCausalLM": "dots1",
     "LongcatFlashForCausalLM": "longcat_flash", "LongcatFlashNgramForCausalLM": "longcat_flash",
     "BailingMoeV2ForCausalLM": "bailing_moe_v2", "BailingMoeForCausalLM": "bailing_moe",
@@ -192,9 +193,12 @@ MAMBA2_TYPES = frozenset({"granitemoehybrid", "nemotron_h", "bamba", "falcon_h1"
 SHORTCONV_TYPES = frozenset({"lfm2", "lfm2_moe", "lfm3"})
 #: model types built only of Mamba blocks (MambaMixer, FalconMambaMixer): no attention, no MLP
 MAMBA_TYPES = frozenset({"mamba", "falcon_mamba"})
+#: the same of Mamba2 blocks (Mamba2Mixer: Mamba-Codestral, mamba2-*)
+MAMBA2_ONLY_TYPES = frozenset({"mamba2"})
 #: model types whose linear layers memviz models (their state and weights): the gated delta-nets, the Mamba2
 #: layers, the short convolutions, Kimi Linear's delta attention and Mamba's selective scan
-MODELLED_LINEAR_TYPES = GATED_DELTANET_TYPES | MAMBA2_TYPES | SHORTCONV_TYPES | MAMBA_TYPES | {"kimi_linear"}
+MODELLED_LINEAR_TYPES = GATED_DELTANET_TYPES | MAMBA2_TYPES | SHORTCONV_TYPES | MAMBA_TYPES | MAMBA2_ONLY_TYPES \
+    | {"kimi_linear"}
 #: Nemotron-H's block kinds (NemotronHConfig `_pattern_to_list`: M, *, -, E) and their names, old and new
 _NEMOTRON_BLOCKS = {"M": LINEAR, "mamba": LINEAR, "linear_attention": LINEAR, "*": FULL, "attention": FULL,
                     "full_attention": FULL, "-": "mlp", "mlp": "mlp", "E": "moe", "moe": "moe"}
@@ -1608,18 +1612,22 @@ def _nemotron_h_layers(cfg: dict[str, Any]) -> dict[str, Any]:
     return {**cfg, "num_hidden_layers": len(blocks), "layer_types": blocks}
 
 
-def _mamba_config(cfg: dict[str, Any]) -> dict[str, Any]:
-    """MambaConfig / FalconMambaConfig (transformers 5.25): num_hidden_layers blocks of one RMSNorm and one mixer, no
-    attention and no MLP. The mixer is the config's intermediate_size wide (`__post_init__` sets expand x hidden, then
-    the stored field overrides it: Falcon-Mamba-7B's config says expand 16 beside intermediate_size 8,192), else
-    expand x hidden; time_step_rank "auto" is ceil(hidden / 16). memviz's attention fields, which no layer uses, are
-    one head of the hidden width."""
+def _mamba_config(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
+    """MambaConfig / FalconMambaConfig / Mamba2Config (transformers 5.25): num_hidden_layers blocks of one RMSNorm and
+    one mixer, no attention and no MLP. A Mamba mixer is the config's intermediate_size wide (`__post_init__` sets
+    expand x hidden, then the stored field overrides it: Falcon-Mamba-7B's config says expand 16 beside
+    intermediate_size 8,192), else expand x hidden; Mamba2Mixer is expand x hidden wide whatever the config says;
+    time_step_rank "auto" is ceil(hidden / 16). memviz's attention fields, which no layer uses, are one head of the
+    hidden width (Mamba2Config's num_heads are the mixer's)."""
     hidden = _at_least_one(_require(cfg, "hidden_size"), "hidden_size")
     n = _layer_count(cfg, "num_hidden_layers")
-    inner = cfg.get("intermediate_size") or _at_least_one(cfg.get("expand", 2), "expand") * hidden
+    expanded = _at_least_one(cfg.get("expand", 2), "expand") * hidden
+    inner = expanded if model_type in MAMBA2_ONLY_TYPES else cfg.get("intermediate_size") or expanded
     rank = cfg.get("time_step_rank", "auto")
     rank = math.ceil(hidden / 16) if rank in (None, "auto") else _at_least_one(rank, "time_step_rank")
-    return {**cfg, "num_attention_heads": 1, "num_key_value_heads": 1, "head_dim": hidden,
+    mixer = {"mamba2_heads": cfg.get("num_heads", 128), "mamba2_head_dim": cfg.get("head_dim", 64)} \
+        if model_type in MAMBA2_ONLY_TYPES else {}  # Mamba2Config's, before the attention fields take their names
+    return {**cfg, **mixer, "num_attention_heads": 1, "num_key_value_heads": 1, "head_dim": hidden,
             "intermediate_size": _at_least_one(inner, "intermediate_size"), "time_step_rank": rank,
             "layer_types": ["mamba"] * n}
 
@@ -1637,6 +1645,26 @@ def _mamba_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
                 mamba_dt_b_c_rms=model_type == "falcon_mamba", ffn_layers=(False,) * len(cfg["layer_types"]),
                 norms_per_layer=1, float32_residual=bool(cfg.get("residual_in_fp32", True)),
                 tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
+
+
+def _mamba2_only_fields(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Mamba2Mixer's fields (transformers 5.25 modeling_mamba2.py, Mamba2Config's names): num_heads heads of head_dim
+    (their product must be expand x hidden: `validate_architecture`), n_groups groups of B and C of state_size, a
+    convolution of conv_kernel taps over x, B and C (biased with use_conv_bias), in_proj / out_proj biased with
+    use_bias, the gated norm over the mixer's width; Mamba2Block keeps its residual in float32 with
+    residual_in_fp32 (the released configs set it)."""
+    heads, head_dim = _at_least_one(cfg["mamba2_heads"], "num_heads"), _at_least_one(cfg["mamba2_head_dim"], "head_dim")
+    if heads * head_dim != cfg["intermediate_size"]:
+        raise InputError(f"mamba2: num_heads x head_dim ({heads} x {head_dim}) must equal expand x hidden_size "
+                         f"({cfg['intermediate_size']}), as Mamba2Config requires")
+    return dict(linear_mixer=MAMBA2, linear_k_heads=_at_least_one(cfg.get("n_groups", 8), "n_groups"),
+                linear_k_head_dim=_at_least_one(cfg.get("state_size", 128), "state_size"), linear_v_heads=heads,
+                linear_v_head_dim=head_dim, linear_conv_kernel=_at_least_one(cfg.get("conv_kernel", 4), "conv_kernel"),
+                linear_chunk=_at_least_one(cfg.get("chunk_size", 256), "chunk_size"),
+                linear_conv_bias=bool(cfg.get("use_conv_bias", True)), linear_proj_bias=bool(cfg.get("use_bias", False)),
+                ffn_layers=(False,) * len(cfg["layer_types"]), norms_per_layer=1,
+                float32_residual=bool(cfg.get("residual_in_fp32", True)),
+                tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)))
 
 
 def _lfm2_layers(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
@@ -2314,8 +2342,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _kimi_linear_config(cfg)
     if model_type in SHORTCONV_TYPES:
         cfg = _lfm2_layers(cfg, model_type)
-    if model_type in MAMBA_TYPES:
-        cfg = _mamba_config(cfg)
+    if model_type in MAMBA_TYPES | MAMBA2_ONLY_TYPES:
+        cfg = _mamba_config(cfg, model_type)
     if model_type == "minimax_m3_vl_text":
         cfg = _minimax_m3_layers(cfg)
     if model_type == "hunyuan_v1_moe":
@@ -2491,6 +2519,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_nemotron_h_fields(cfg))
     if model_type in MAMBA_TYPES:
         kw.update(_mamba_fields(cfg, model_type))
+    if model_type in MAMBA2_ONLY_TYPES:
+        kw.update(_mamba2_only_fields(cfg))
     if model_type in ("granitemoehybrid", "bamba"):  # BambaDecoderLayer: the same Mamba2 mixer, a gated MLP
         kw.update(_mamba2_fields(cfg, hidden))
     if model_type == "granitemoehybrid" and not cfg.get("num_local_experts"):  # dense: shared_mlp is its MLP

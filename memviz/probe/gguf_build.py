@@ -45,7 +45,8 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "granite_swa": "granite_swa", "granitemoe_swa": "granite_swa", "mellum": "mellum",
              "dots3_note_text": "dots3note", "bailing_moe_v2": "bailingmoe2", "bailing_moe": "bailingmoe",
              "kimi_linear": "kimi-linear",
-             "mamba": "mamba", "falcon_mamba": "mamba"}  # conversion/mamba.py `MambaModel` converts both
+             "mamba": "mamba", "falcon_mamba": "mamba",  # conversion/mamba.py `MambaModel` converts both
+             "mamba2": "mamba2"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -79,8 +80,8 @@ def check_supported(a: Architecture) -> str:
 
 
 def _metadata(w, a: Architecture, arch: str) -> None:
-    if arch == "mamba":
-        _mamba_metadata(w, a)
+    if arch in ("mamba", "mamba2"):
+        _mamba_metadata(w, a, arch)
         _vocabulary(w, a)
         return
     w.add_block_count(a.num_layers)
@@ -389,20 +390,25 @@ def _nemotron_h_metadata(w, a: Architecture, arch: str) -> None:
         w.add_expert_group_count(1)
 
 
-def _mamba_metadata(w, a: Architecture) -> None:
-    """conversion/mamba.py `MambaModel.set_gguf_parameters`: no heads and no feed-forward (0 each), the scan's sizes
-    (d_inner, d_state, dt's rank, the convolution's taps), dt, B and C normalised for Falcon-Mamba."""
+def _mamba_metadata(w, a: Architecture, arch: str) -> None:
+    """conversion/mamba.py `MambaModel.set_gguf_parameters` / `Mamba2Model.set_gguf_parameters`: no heads and no
+    feed-forward (0 each), the scan's sizes (d_inner, d_state, the convolution's taps; Mamba's dt rank and, for
+    Falcon-Mamba, dt, B and C normalised; Mamba2's heads as time_step_rank and its groups)."""
     w.add_block_count(a.num_layers)
     w.add_context_length(2**20)
     w.add_embedding_length(a.hidden_size)
     w.add_feed_forward_length(0)
     w.add_head_count(0)
     w.add_ssm_conv_kernel(a.linear_conv_kernel)
-    w.add_ssm_inner_size(a.linear_conv_dim)
+    w.add_ssm_inner_size(a.linear_v_heads * a.linear_v_head_dim)
     w.add_ssm_state_size(a.linear_k_head_dim)
-    w.add_ssm_time_step_rank(a.linear_dt_rank)
     w.add_layer_norm_rms_eps(1e-5)
-    w.add_ssm_dt_b_c_rms(a.mamba_dt_b_c_rms)
+    if arch == "mamba2":
+        w.add_ssm_time_step_rank(a.linear_v_heads)
+        w.add_ssm_group_count(a.linear_k_heads)
+    else:
+        w.add_ssm_time_step_rank(a.linear_dt_rank)
+        w.add_ssm_dt_b_c_rms(a.mamba_dt_b_c_rms)
     w.add_file_type(1)  # MOSTLY_F16
 
 

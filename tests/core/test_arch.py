@@ -147,7 +147,7 @@ def test_glm4_moe_counts_what_transformers_builds():
      "3 of 4 layers are linear_attention"),
     ({"model_type": "zamba2", "layers_block_type": ["mamba", "hybrid", "mamba", "mamba"]}, "layers_block_type"),
     ({"model_type": "future_hybrid", "hybrid_override_pattern": "M-M*"}, "hybrid_override_pattern"),
-    ({"model_type": "mamba2"}, "built of recurrent layers"),
+    ({"model_type": "rwkv7"}, "built of recurrent layers"),
 ])
 def test_recurrent_and_linear_attention_layers_are_refused_by_name(cfg, says):
     """A KV cache for every layer would be wrong for them: one clear error instead of a figure."""

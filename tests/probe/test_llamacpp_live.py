@@ -202,12 +202,12 @@ def test_kimi_linear_buffers_match_llamacpp(data_dir, mix, fa, parallel):
 
 @pytest.mark.parametrize("parallel", ["1", "4"])
 @pytest.mark.parametrize("mix", ["Q8_0", "Q4_K_M", "Q4_0"])
-@pytest.mark.parametrize("arch", ["mamba", "falcon-mamba"])
+@pytest.mark.parametrize("arch", ["mamba", "falcon-mamba", "mamba2"])
 def test_mamba_buffers_match_llamacpp(data_dir, arch, mix, parallel):
-    """Mamba (tied, dt's rank 48: dt_proj falls back from the mix's type) and Falcon-Mamba (dt, B and C normalised;
-    tests/data/llamacpp/configs): the model buffers (CPU_REPACK included; the convolution, A and D F32) and the
-    states, each layer's F32 convolution rows and SSM state per sequence (the RS buffer), exact; the compute buffer
-    within 5 % (no attention, no masks: the Mamba blocks' stage or the logits)."""
+    """Mamba (tied, dt's rank 48: dt_proj falls back from the mix's type), Falcon-Mamba (dt, B and C normalised) and
+    Mamba2 (tests/data/llamacpp/configs): the model buffers (CPU_REPACK included; the convolution, A and D F32) and
+    the states, each layer's F32 convolution rows and SSM state per sequence (the RS buffer), exact; the compute
+    buffer within 5 % (no attention, no masks: the blocks' stage or the logits)."""
     rc, messages = probe(data_dir, "--config", str(CONFIGS / f"{arch}.json"), "--weights", mix, "--context", "4096",
                          "--parallel", parallel, "--prompt", "24", "--new", "4", "--no-store")
     assert rc == 0

@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from memviz.core.arch import CROSS, FULL, KIMI_DELTA, LINEAR, MAMBA, MAMBA2, SHORTCONV, SLIDING, Architecture
+from memviz.core.arch import CROSS, FULL, KIMI_DELTA, LINEAR, MAMBA, MAMBA2, MAMBA2_ONLY_TYPES, SHORTCONV, SLIDING, Architecture
 from memviz.core.engines.base import Engine, Inputs, Option, Placement, encoders_bytes
 from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_weight_buffers, extra_buffer
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
@@ -363,7 +363,7 @@ class LlamaCpp(Engine):
             raise InputError("llama.cpp 0c1e570 cannot run Llama 3.2 Vision (mllama): it has no architecture with "
                              "cross-attention layers (src/llama-arch.cpp), and Ollama runs it on its own engine, which "
                              "memviz does not model; estimate it with transformers")
-        if a.linear_mixer == MAMBA:
+        if a.linear_mixer == MAMBA or a.model_type in MAMBA2_ONLY_TYPES:
             _check_mamba(a)
         if a.linear_mixer == KIMI_DELTA and a.state_layers and a.linear_v_heads != a.num_heads:
             raise InputError("llama.cpp's kimi-linear gives the delta attention the model's head count "
@@ -1041,10 +1041,15 @@ class LlamaCpp(Engine):
 
 
 def _check_mamba(a: Architecture) -> None:
-    """What llama.cpp's mamba architecture loads (ggml-org/llama.cpp 0c1e570 src/models/mamba.cpp
-    `load_arch_tensors`): a mixer twice the hidden size ("only an expansion factor of 2 is supported"), in_proj and
-    out_proj without biases (a file holding them fails its tensor count)."""
-    if a.linear_conv_dim != 2 * a.hidden_size:
+    """What llama.cpp's mamba and mamba2 architectures load (ggml-org/llama.cpp 0c1e570 src/models/mamba.cpp,
+    mamba2.cpp `load_arch_tensors`): Mamba's mixer twice the hidden size ("only an expansion factor of 2 is
+    supported"); in_proj and out_proj without biases (a file holding them fails its tensor count); Mamba2's
+    convolution with its bias (a required tensor)."""
+    if a.linear_mixer == MAMBA2:
+        if not a.linear_conv_bias:
+            raise InputError("llama.cpp's Mamba2 requires the convolution's bias (src/models/mamba2.cpp); this config "
+                             "has use_conv_bias off")
+    elif a.linear_conv_dim != 2 * a.hidden_size:
         raise InputError(f"llama.cpp runs Mamba with a mixer twice the hidden size only (src/models/mamba.cpp); this "
                          f"config's is {a.linear_conv_dim:,d} wide for {a.hidden_size:,d} hidden")
     if a.linear_proj_bias:

@@ -140,7 +140,7 @@ FP16_WIDE_KINDS = {
 #: tests/data/probe record it, and a scenario naming sdpa is estimated so)
 EAGER_ONLY = frozenset({"gemma2", "gpt_oss", "gpt_neo", "bloom", "mimo_v2_flash", "flint", "deepseek_v4", "hy_v4",
                         "vaultgemma", "mpt", "granite_swa", "granitemoe_swa",
-                        "mamba", "falcon_mamba"})  # MambaPreTrainedModel: no attention, no SDPA to dispatch
+                        "mamba", "falcon_mamba", "mamba2"})  # Mamba(2)PreTrainedModel: no attention to dispatch
 _ATTENTION = frozenset({Role.ATTENTION})
 _MLP = frozenset({Role.MLP, Role.EXPERT})
 RUNTIME_BYTES_CPU = 425 * MiB

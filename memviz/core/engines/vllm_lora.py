@@ -56,6 +56,7 @@ EMBEDDING_LORA: dict[str, tuple[str, ...]] = {
 NO_LORA = {"beam": "BeamForCausalLM", "bloom": "BloomForCausalLM", "cohere2_moe": "Cohere2MoeForCausalLM",
            "dbrx": "DbrxForCausalLM", "dots3_note_text": "Dots3NoteForCausalLM", "falcon": "FalconForCausalLM",
            "kimi_linear": "KimiLinearForCausalLM", "mamba": "MambaForCausalLM", "falcon_mamba": "FalconMambaForCausalLM",
+           "mamba2": "Mamba2ForCausalLM",
            "flint": "FlintForCausalLM", "gemma3n": "Gemma3nForConditionalGeneration",
            "gemma3n_text": "Gemma3nForCausalLM", "gpt2": "GPT2LMHeadModel", "gptj": "GPTJForCausalLM",
            "mimo_v2_flash": "MiMoV2FlashForCausalLM", "minimax_m3_vl_text": "MiniMaxM3SparseForCausalLM",

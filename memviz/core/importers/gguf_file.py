@@ -56,13 +56,14 @@ ARCH_TO_MODEL_TYPE = {
     "mllama": "mllama_text_model",
     "kimi-linear": "kimi_linear",  # Kimi delta attention beside MLA layers (src/models/kimi-linear.cpp)
     "mamba": "mamba",  # Falcon-Mamba too, by ssm.dt_b_c_rms (`_mamba_config`)
+    "mamba2": "mamba2",
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
 MAMBA2_ARCHS = frozenset({"granitehybrid", "nemotron_h", "nemotron_h_moe", "falcon-h1"})
 SHORTCONV_ARCHS = frozenset({"lfm2", "lfm2moe"})  # LFM2's short convolutions (src/models/lfm2.cpp, lfm2moe.cpp)
 KDA_ARCHS = frozenset({"kimi-linear"})  # Kimi delta attention beside MLA layers (src/models/kimi-linear.cpp)
-MAMBA_ARCHS = frozenset({"mamba"})  # Mamba and Falcon-Mamba: Mamba blocks only (src/models/mamba.cpp)
+MAMBA_ARCHS = frozenset({"mamba", "mamba2"})  # Mamba / Falcon-Mamba and Mamba2 blocks only (src/models/mamba.cpp)
 RECURRENT_ARCHS = DELTANET_ARCHS | MAMBA2_ARCHS | SHORTCONV_ARCHS | KDA_ARCHS | MAMBA_ARCHS  # the ones memviz models
 MAX_TENSORS = 1_000_000
 MAX_KEYS = 100_000
@@ -281,8 +282,10 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_falcon_h1_config(get, tensor_names, warnings))
     if arch in KDA_ARCHS:
         cfg.update(_kimi_linear_config(get, cfg, warnings))
-    if arch in MAMBA_ARCHS:
+    if arch == "mamba":
         cfg.update(_mamba_config(get, warnings))
+    if arch == "mamba2":
+        cfg.update(_mamba2_only_config(get, cfg, warnings))
     if arch == "deepseek4":
         cfg.update(_deepseek4_config(get, cfg, warnings))
     if arch == "mllama":  # the cross-attention layers' indices (ollama convert/convert_mllama.go)
@@ -424,6 +427,19 @@ def _mamba_config(get, warnings: list[str]) -> dict[str, Any]:
         raise InputError("GGUF metadata lacks the Mamba layers' ssm.inner_size / state_size / time_step_rank / "
                          "conv_kernel")
     return {**cfg, "model_type": "falcon_mamba" if get("ssm.dt_b_c_rms") else "mamba", "use_bias": False,
+            "use_conv_bias": True, "max_position_embeddings": 0, "num_attention_heads": 1, "num_key_value_heads": 1}
+
+
+def _mamba2_only_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """A mamba2 file as llama.cpp reads it (src/models/mamba2.cpp `load_arch_hparams`; conversion/mamba.py
+    `Mamba2Model` writes it): no heads and no feed-forward, the Mamba2 keys (`_mamba2_keys`); the convolution always
+    biased, in_proj and out_proj never."""
+    ssm = _mamba2_keys(get, warnings)
+    hidden = cfg["hidden_size"] or 0
+    if not hidden or ssm["inner"] % hidden:
+        raise InputError("GGUF metadata's ssm.inner_size is no multiple of the embedding length")
+    return {"num_heads": ssm["heads"], "head_dim": ssm["head_dim"], "expand": ssm["inner"] // hidden,
+            "state_size": ssm["state"], "n_groups": ssm["groups"], "conv_kernel": ssm["conv"], "use_bias": False,
             "use_conv_bias": True, "max_position_embeddings": 0, "num_attention_heads": 1, "num_key_value_heads": 1}
 
 

@@ -68,7 +68,7 @@ def test_recurrent_gguf_architectures_are_refused():
     """llama.cpp's hybrid / recurrent architectures state their SSM or RWKV sizes in the metadata."""
     from memviz.core.importers.gguf_file import config_from_gguf
 
-    for meta in ({"general.architecture": "mamba2", "mamba2.ssm.state_size": 128},
+    for meta in ({"general.architecture": "rwkv6", "rwkv6.wkv.head_size": 64},
                  {"general.architecture": "rwkv7", "rwkv7.wkv.head_size": 64},
                  {"general.architecture": "plamo2", "plamo2.ssm.state_size": 64},
                  {"general.architecture": "jamba", "jamba.ssm.conv_kernel": 4}):
