@@ -1,6 +1,7 @@
-"""llama.cpp's compute buffer for Mamba, Falcon-Mamba and Mamba2 (their blocks only), measured with a real llama.cpp: each
-shape is built by memviz's GGUF builder (F16, random weights), run by `memviz probe --engine llamacpp` over
-micro-batches and sequences, and the buffers llama.cpp printed are kept. `--write PATH` stores them as
+"""llama.cpp's compute buffer for Mamba, Falcon-Mamba and Mamba2 (their blocks only) and Jamba (Mamba layers beside
+attention and experts), measured with a real llama.cpp: each shape is built by memviz's GGUF builder (F16, random
+weights), run by `memviz probe --engine llamacpp` over micro-batches, sequences and (Jamba) flash attention on / off,
+and the buffers llama.cpp printed are kept. `--write PATH` stores them as
 tests/data/llamacpp/mamba_buffers.json does; the table beside memviz's figures goes to docs/llamacpp-accuracy.md.
 
     python benchmarks/llamacpp_mamba_sweep.py [--write tests/data/llamacpp/mamba_buffers.json]
@@ -32,14 +33,28 @@ def _mamba2(hidden: int, heads: int, groups: int, state: int, layers: int = 3) -
             "vocab_size": 1024}
 
 
+def _jamba(hidden: int, heads: int, kv_heads: int, ffn: int, experts: int = 4, rank: int = 64, layers: int = 4,
+           attn: tuple[int, int] = (4, 2)) -> dict:
+    """A Jamba of `layers` layers: attention every attn[0]-th from attn[1], Mamba elsewhere; experts (2 a token) in
+    every other layer from layer 1, the dense MLP between."""
+    return {"model_type": "jamba", "hidden_size": hidden, "num_hidden_layers": layers, "num_attention_heads": heads,
+            "num_key_value_heads": kv_heads, "intermediate_size": ffn, "num_experts": experts, "num_experts_per_tok": 2,
+            "expert_layer_period": 2, "expert_layer_offset": 1, "attn_layer_period": attn[0],
+            "attn_layer_offset": attn[1], "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2,
+            "mamba_dt_rank": rank, "vocab_size": 1024, "tie_word_embeddings": False, "max_position_embeddings": 8192}
+
+
 SHAPES = {
     "h512-s16-r32": _mamba(512, 16, 32), "h1024-s16-r64": _mamba(1024, 16, 64, falcon=True),
     "h2048-s16-r128": _mamba(2048, 16, 128), "h1024-s64-r64": _mamba(1024, 64, 64),
     "h768-s128-r48-falcon": _mamba(768, 128, 48, falcon=True), "h4096-s16-r256-falcon": _mamba(4096, 16, 256, falcon=True),
     "mamba2-h768-24h-g1-s128": _mamba2(768, 24, 1, 128), "mamba2-h1024-32h-g1-s128": _mamba2(1024, 32, 1, 128),
     "mamba2-h2048-64h-g8-s128": _mamba2(2048, 64, 8, 128), "mamba2-h1024-16h-g2-s64": _mamba2(1024, 16, 2, 64),
+    "jamba-h1024-8h-ffn2048": _jamba(1024, 8, 2, 2048), "jamba-h2048-16h-ffn4096": _jamba(2048, 16, 4, 4096, rank=128),
+    "jamba-h1024-16h-ffn1024-attn0": _jamba(1024, 16, 8, 1024, attn=(2, 0)),
 }
-SETTINGS = list(itertools.product((64, 256, 1024), (1, 4)))
+SETTINGS = list(itertools.product((64, 256, 1024), (1, 4), ("on",)))
+JAMBA_SETTINGS = list(itertools.product((128, 512), (1, 4), ("on", "off")))
 #: released widths: state-spaces/mamba-130m-hf whole (its config.json), and two blocks of tiiuae/falcon-mamba-7b's and
 #: of Mamba-Codestral-7B's widths and vocabularies, where the output's logits decide the buffer
 RELEASES = {
@@ -49,21 +64,23 @@ RELEASES = {
     "mamba-codestral-7b-2-layers": {**_mamba2(4096, 128, 8, 128, layers=2), "vocab_size": 32768},
 }
 SHAPES.update(RELEASES)
-RELEASE_SETTINGS = [(512, 1), (512, 4)]
+RELEASE_SETTINGS = [(512, 1, "on"), (512, 4, "on")]
 
 
-def measure(config: dict, ubatch: int, sequences: int, data: str) -> dict:
-    return {"context": 4096, "ubatch": ubatch, "sequences": sequences, **probe_buffers(config, [
+def measure(config: dict, ubatch: int, sequences: int, flash: str, data: str) -> dict:
+    return {"context": 4096, "ubatch": ubatch, "sequences": sequences, "flash_attn": flash, **probe_buffers(config, [
         "--weights", "F16", "--context", "4096", "--ubatch", str(ubatch), "--parallel", str(sequences),
-        "--prompt", "8", "--new", "1"], data)}
+        "--flash-attn", flash, "--prompt", "8", "--new", "1"], data)}
 
 
 def settings_of(name: str) -> list[tuple]:
-    return RELEASE_SETTINGS if name in RELEASES else SETTINGS
+    if name in RELEASES:
+        return RELEASE_SETTINGS
+    return JAMBA_SETTINGS if name.startswith("jamba") else SETTINGS
 
 
 def main() -> None:
-    sweep_cli("tests/data/llamacpp/mamba_buffers.json", "n_ubatch | sequences", SHAPES, settings_of, measure,
+    sweep_cli("tests/data/llamacpp/mamba_buffers.json", "n_ubatch | sequences | flash attention", SHAPES, settings_of, measure,
               "benchmarks/llamacpp_mamba_sweep.py: shapes built by memviz.probe.gguf_build (F16, random weights)")
 
 

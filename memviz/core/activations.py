@@ -447,10 +447,13 @@ def skipped_core_workspace(a: Architecture, step_tokens: ArrayLike, batch: Array
     v and z and in_proj_ba's b and a, their contiguous copies, the zeroed core output and the gated norm's output
     (2 key widths + 4 value widths + 4 head counts); a Mamba2 layer its projections (`_mamba2_projections`). The
     chunked kernels' fp32 work (`gated_deltanet_workspace`, `mamba2_kernel_workspace`) is what prefills take after
-    start-up, which the profile does not see (vllm-project/vllm#52872)."""
+    start-up, which the profile does not see (vllm-project/vllm#52872). A Mamba layer (Jamba) keeps in_proj's x and z
+    and x's contiguous copy (vLLM 0.34 mamba_mixer.py)."""
     tokens = batch * np.asarray(step_tokens)
     if a.linear_mixer == MAMBA2:
         return _mamba2_projections(a, tokens, act_bytes, tp)
+    if a.linear_mixer == MAMBA:  # mamba_mixer.py `MambaMixer.forward`'s "V1 profile run": in_proj's x and z, x's
+        return tokens * 3 * (a.linear_conv_dim / tp) * act_bytes  # contiguous copy, then out_proj
     key = a.linear_k_heads * a.linear_k_head_dim / tp
     value = a.linear_v_heads * a.linear_v_head_dim / tp
     return tokens * (2 * key + 4 * value + 4 * a.linear_v_heads / tp) * act_bytes

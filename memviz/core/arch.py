@@ -49,7 +49,7 @@ KNOWN_MODEL_TYPES = (
     *("granite", "granitemoe", "granitemoeshared", "smollm3", "ministral3", "exaone", "internlm3", "helium",
       "vaultgemma", "cwm", "minicpm3", "youtu", "iquestcoder",
       "emu3_text_model"),  # Llama's layout (Emu3DecoderLayer: LlamaDecoderLayer with a dropout): LLAMA_LAYOUT_TIED
-    "dbrx", "mpt", "mamba", "falcon_mamba", "mamba2",
+    "dbrx", "mpt", "mamba", "falcon_mamba", "mamba2", "jamba",
     "granite_swa", "granitemoe_swa", "mellum",  # Llama's layout with attention sinks; with q/k norms and experts
     "muse_spark_text", "ministral",  # MinistralForCausalLM: Mistral's decoder, its window in every layer
     "modernbert-decoder", "chameleon", "dots3_note_text",
@@ -180,7 +180,7 @@ _BY_ARCHITECTURE = {
     "MinistralForCausalLM": "ministral",
     "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe", "Cohere2MoeForCausalLM": "cohere2_moe",
     "Lfm3ForCausalLM": "lfm3", "MambaForCausalLM": "mamba", "FalconMambaForCausalLM": "falcon_mamba",
-    "Mamba2ForCausalLM": "mamba2",
+    "Mamba2ForCausalLM": "mamba2", "JambaForCausalLM": "jamba",
     "OlmoHybridForCausalLM": "olmo_hybrid", "Dots1ForCausalLM": "dots1",
     "LongcatFlashForCausalLM": "longcat_flash", "LongcatFlashNgramForCausalLM": "longcat_flash",
     "BailingMoeV2ForCausalLM": "bailing_moe_v2", "BailingMoeForCausalLM": "bailing_moe",
@@ -198,7 +198,7 @@ MAMBA2_ONLY_TYPES = frozenset({"mamba2"})
 #: model types whose linear layers memviz models (their state and weights): the gated delta-nets, the Mamba2
 #: layers, the short convolutions, Kimi Linear's delta attention and Mamba's selective scan
 MODELLED_LINEAR_TYPES = GATED_DELTANET_TYPES | MAMBA2_TYPES | SHORTCONV_TYPES | MAMBA_TYPES | MAMBA2_ONLY_TYPES \
-    | {"kimi_linear"}
+    | {"kimi_linear", "jamba"}
 #: Nemotron-H's block kinds (NemotronHConfig `_pattern_to_list`: M, *, -, E) and their names, old and new
 _NEMOTRON_BLOCKS = {"M": LINEAR, "mamba": LINEAR, "linear_attention": LINEAR, "*": FULL, "attention": FULL,
                     "full_attention": FULL, "-": "mlp", "mlp": "mlp", "E": "moe", "moe": "moe"}
@@ -422,6 +422,8 @@ class Architecture:
     # normalises dt, B and C without weights (`mamba_dt_b_c_rms`)
     linear_dt_rank: int = 0
     mamba_dt_b_c_rms: bool = False
+    # Jamba's (JambaMambaMixer): dt, B and C normalised by RMSNorms with weights (dt_layernorm, b_layernorm, c_layernorm)
+    mamba_norm_weights: bool = False
     attn_output_gate: bool = False
     # Llama 3's frequency-scaled rope (rope_type "llama3"): llama.cpp's converter stores the factors as rope_freqs
     # (conversion/llama.py `LlamaModel.generate_extra_tensors`: head_dim / 2 F32 values)
@@ -956,6 +958,9 @@ def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bo
     """Which layers hold routed experts, as each family's decoder layer decides."""
     if model_type == "nemotron_h":  # its "moe" blocks (`_nemotron_h_layers`)
         return tuple(kind == "moe" for kind in cfg["layer_types"])
+    if model_type == "jamba" and "mlp_layer_types" not in cfg:  # JambaConfig.layers_num_experts: experts where
+        period, offset = _period_offset(cfg, "expert_layer", 2, 1)  # i % expert_layer_period == offset
+        return tuple(i % period == offset for i in range(n_layers))
     if model_type in ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text", "flint", "kolibri1_1"):
         # Qwen2MoeDecoderLayer: sparse when not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
         # (FlintConfig and Kolibri1_1Config: mlp_only_layers [0, 1] when the config lists none)
@@ -998,13 +1003,15 @@ def _moe_layers(cfg: dict[str, Any], model_type: str, n_layers: int) -> tuple[bo
 #: intermediate_size whatever else a config carries (MixtralConfig, GptOssConfig, OlmoeConfig, FlexOlmoConfig,
 #: PhimoeConfig, MiniMaxM2Config, GraniteMoe*Config, AriaTextConfig)
 EXPERTS_OF_INTERMEDIATE = frozenset({"mixtral", "gpt_oss", "olmoe", "flex_olmo", "phimoe", "minimax_m2", "granitemoe",
-                                     "granitemoeshared", "granitemoehybrid", "aria_text", "granitemoe_swa"})
+                                     "granitemoeshared", "granitemoehybrid", "aria_text", "granitemoe_swa", "jamba"})
 
 
 def _moe_fields(cfg: dict[str, Any], model_type: str, n_layers: int) -> dict[str, Any]:
     """Routed experts, their width and layers, shared experts and router extras; {} for a dense model."""
     n_experts = _get(cfg, "num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts", default=0) or 0
     if not n_experts or (model_type == "nemotron_h" and "moe" not in cfg["layer_types"]):
+        return {}
+    if model_type == "jamba" and n_experts == 1:  # JambaDecoderLayer: JambaMLP wherever a layer has one expert
         return {}
     topk = _int(_require(cfg, "num_experts_per_tok", "experts_per_token", "moe_k", "moe_topk"), "num_experts_per_tok")
     width_keys = ("intermediate_size",) if model_type in EXPERTS_OF_INTERMEDIATE else ("moe_intermediate_size",
@@ -1630,6 +1637,41 @@ def _mamba_config(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     return {**cfg, **mixer, "num_attention_heads": 1, "num_key_value_heads": 1, "head_dim": hidden,
             "intermediate_size": _at_least_one(inner, "intermediate_size"), "time_step_rank": rank,
             "layer_types": ["mamba"] * n}
+
+
+def _period_offset(cfg: dict[str, Any], prefix: str, period: int, offset: int) -> tuple[int, int]:
+    """JambaConfig's `{prefix}_period` and `{prefix}_offset` (the offset below the period: `validate_architecture`)."""
+    p = _at_least_one(cfg.get(f"{prefix}_period", period), f"{prefix}_period")
+    o = _int(cfg.get(f"{prefix}_offset", offset), f"{prefix}_offset")
+    if not 0 <= o < p:
+        raise InputError(f"jamba: {prefix}_offset ({o}) must be below {prefix}_period ({p})")
+    return p, o
+
+
+def _jamba_layers(cfg: dict[str, Any]) -> dict[str, Any]:
+    """JambaConfig.layers_block_type (transformers 5.25): attention where i % attn_layer_period == attn_layer_offset,
+    a Mamba mixer elsewhere (a list given as layer_types, a GGUF file's, is kept)."""
+    if isinstance(cfg.get("layer_types"), list):
+        return cfg
+    period, offset = _period_offset(cfg, "attn_layer", 8, 4)
+    n = _layer_count(cfg, "num_hidden_layers")
+    return {**cfg, "layer_types": ["attention" if i % period == offset else "mamba" for i in range(n)]}
+
+
+def _jamba_fields(cfg: dict[str, Any], hidden: int) -> dict[str, Any]:
+    """JambaMambaMixer (transformers 5.25 modeling_jamba.py): MambaMixer's tensors, mamba_expand x hidden wide, of
+    mamba_d_state, mamba_d_conv taps and rank mamba_dt_rank ("auto": ceil(hidden / 16)), with RMSNorms on dt, B and C
+    (weights of the rank and d_state); the attention layers' q / k / v / o without biases or rope; a gated MLP or
+    experts of intermediate_size after each mixer (JambaSparseMoeBlock: a softmax router without bias)."""
+    rank = cfg.get("mamba_dt_rank", "auto")
+    rank = math.ceil(hidden / 16) if rank in (None, "auto") else _at_least_one(rank, "mamba_dt_rank")
+    return dict(linear_mixer=MAMBA, linear_k_heads=1,
+                linear_k_head_dim=_at_least_one(cfg.get("mamba_d_state", 16), "mamba_d_state"),
+                linear_v_heads=_at_least_one(cfg.get("mamba_expand", 2), "mamba_expand") * hidden, linear_v_head_dim=1,
+                linear_dt_rank=rank, linear_conv_kernel=_at_least_one(cfg.get("mamba_d_conv", 4), "mamba_d_conv"),
+                linear_conv_bias=bool(cfg.get("mamba_conv_bias", True)),
+                linear_proj_bias=bool(cfg.get("mamba_proj_bias", False)), mamba_norm_weights=True,
+                qkv_bias=False, out_bias=False, mlp_bias=False)
 
 
 def _mamba_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
@@ -2344,6 +2386,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         cfg = _lfm2_layers(cfg, model_type)
     if model_type in MAMBA_TYPES | MAMBA2_ONLY_TYPES:
         cfg = _mamba_config(cfg, model_type)
+    if model_type == "jamba":
+        cfg = _jamba_layers(cfg)
     if model_type == "minimax_m3_vl_text":
         cfg = _minimax_m3_layers(cfg)
     if model_type == "hunyuan_v1_moe":
@@ -2521,6 +2565,8 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         kw.update(_mamba_fields(cfg, model_type))
     if model_type in MAMBA2_ONLY_TYPES:
         kw.update(_mamba2_only_fields(cfg))
+    if model_type == "jamba":
+        kw.update(_jamba_fields(cfg, hidden))
     if model_type in ("granitemoehybrid", "bamba"):  # BambaDecoderLayer: the same Mamba2 mixer, a gated MLP
         kw.update(_mamba2_fields(cfg, hidden))
     if model_type == "granitemoehybrid" and not cfg.get("num_local_experts"):  # dense: shared_mlp is its MLP

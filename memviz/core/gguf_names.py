@@ -17,8 +17,8 @@ from memviz.core.inventory import Role, Tensor, build_inventory
 FUSED_QKV = frozenset({"gpt_neox", "phi3", "falcon", "gpt2", "dbrx", "bloom", "mpt", "gpt_bigcode",
                        "bailing_moe_v2"})  # conversion/bailingmoe.py `BailingMoeV2Model` keeps query_key_value
 #: types whose converters write the KV heads per layer, 0 in a recurrent layer (conversion/granite.py
-#: `GraniteHybridModel`, nemotron.py, lfm2.py, kimi_linear.py); Qwen3.5's and Falcon-H1's write one count
-PER_LAYER_KV = frozenset({"granitemoehybrid", "bamba", "nemotron_h", "lfm2", "lfm2_moe", "kimi_linear"})
+#: `GraniteHybridModel`, nemotron.py, lfm2.py, kimi_linear.py, jamba.py); Qwen3.5's and Falcon-H1's write one count
+PER_LAYER_KV = frozenset({"granitemoehybrid", "bamba", "nemotron_h", "lfm2", "lfm2_moe", "kimi_linear", "jamba"})
 #: model types whose GGUF files hold the feed-forward gate and up projections as one `ffn_up` tensor of 2 x n_ff rows
 #: (llama.cpp src/models/glm4.cpp: `ffn_up` {n_embd, n_ff * 2}, no `ffn_gate`)
 FUSED_GATE_UP = frozenset({"glm4", "phi3"})
@@ -83,6 +83,10 @@ _MAMBA2 = {"ssm_in": "ssm_in.weight", "ssm_in_bias": "ssm_in.bias", "ssm_conv1d_
 _KIMI_DELTA = {"kda_q": "attn_q.weight", "kda_k": "attn_k.weight", "kda_v": "attn_v.weight",
                "kda_f_a": "ssm_f_a.weight", "kda_f_b": "ssm_f_b.weight", "kda_g_a": "ssm_g_a.weight",
                "kda_g_b": "ssm_g_b.weight", "ssm_out": "attn_output.weight"}
+#: Jamba's norms on a Mamba layer's dt, B and C (src/models/jamba.cpp `load_arch_tensors`, src/llama-arch.cpp
+#: LLM_TENSOR_SSM_DT_NORM / _B_NORM / _C_NORM)
+_MAMBA_NORMS = {"ssm_dt_norm": "ssm_dt_norm.weight", "ssm_b_norm": "ssm_b_norm.weight",
+                "ssm_c_norm": "ssm_c_norm.weight"}
 #: an LFM2 short convolution's tensors (src/llama-arch.cpp LLM_TENSOR_SHORTCONV_*; src/models/lfm2.cpp loads no
 #: biases)
 _SHORTCONV = {"shortconv_in": "shortconv.in_proj.weight", "shortconv_conv": "shortconv.conv.weight",
@@ -151,6 +155,8 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
         return p + _DELTANET[t.kind]
     if t.kind in _MAMBA2:
         return p + _MAMBA2[t.kind]
+    if t.kind in _MAMBA_NORMS:
+        return p + _MAMBA_NORMS[t.kind]
     if t.kind in _SHORTCONV:
         return p + _SHORTCONV[t.kind]
     leaf = t.name.rsplit(".", 2)[-2]

@@ -233,13 +233,18 @@ def _mamba2(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
 def _mamba(out: list[Tensor], a: Architecture, p: str, i: int) -> None:
     """MambaMixer (transformers 5.25 modeling_mamba.py; FalconMambaMixer alike): in_proj to x and z, the depthwise
     convolution over x and its bias (use_conv_bias), x_proj to dt, B and C, dt_proj from dt's rank (always biased),
-    A_log (a state_size row per channel), D, out_proj; in_proj and out_proj biased with use_bias."""
+    A_log (a state_size row per channel), D, out_proj; in_proj and out_proj biased with use_bias; Jamba's norms on dt,
+    B and C."""
     h, role, inner, state = a.hidden_size, Role.ATTENTION, a.linear_conv_dim, a.linear_k_head_dim
     _linear(out, f"{p}.in_proj", 2 * inner, h, role, i, "ssm_in", a.linear_proj_bias)
     out.append(Tensor(f"{p}.conv1d.weight", (inner, 1, a.linear_conv_kernel), role, i, "ssm_conv1d"))
     if a.linear_conv_bias:
         out.append(Tensor(f"{p}.conv1d.bias", (inner,), role, i, "ssm_conv1d_bias"))
     _linear(out, f"{p}.x_proj", a.linear_dt_rank + 2 * state, inner, role, i, "ssm_x")
+    if a.mamba_norm_weights:  # JambaMambaMixer.dt_layernorm / b_layernorm / c_layernorm
+        for name, kind, size in (("dt_layernorm", "ssm_dt_norm", a.linear_dt_rank), ("b_layernorm", "ssm_b_norm", state),
+                                 ("c_layernorm", "ssm_c_norm", state)):
+            out.append(Tensor(f"{p}.{name}.weight", (size,), Role.NORM, i, kind))
     _linear(out, f"{p}.dt_proj", inner, a.linear_dt_rank, role, i, "ssm_dt", bias=True)
     out.append(Tensor(f"{p}.A_log", (inner, state), Role.NORM, i, "ssm_a"))
     out.append(Tensor(f"{p}.D", (inner,), Role.NORM, i, "ssm_d"))

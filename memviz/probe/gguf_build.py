@@ -46,7 +46,7 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "dots3_note_text": "dots3note", "bailing_moe_v2": "bailingmoe2", "bailing_moe": "bailingmoe",
              "kimi_linear": "kimi-linear",
              "mamba": "mamba", "falcon_mamba": "mamba",  # conversion/mamba.py `MambaModel` converts both
-             "mamba2": "mamba2"}
+             "mamba2": "mamba2", "jamba": "jamba"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -96,9 +96,9 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         _gemma3n_metadata(w, a)
     elif arch in ("nemotron_h", "nemotron_h_moe"):
         _nemotron_h_metadata(w, a, arch)
-    elif arch in ("granitehybrid", "lfm2", "lfm2moe"):  # a recurrent layer is one with no KV heads (src/models/granite-hybrid.cpp,
-        w.add_array(f"{arch}.attention.head_count_kv",  # lfm2.cpp; conversion/lfm2.py writes them so)
-                    [0 if kind == LINEAR else a.num_kv_heads for kind in a.layer_types])
+    elif arch in ("granitehybrid", "lfm2", "lfm2moe", "jamba"):  # a recurrent layer is one with no KV heads
+        # (src/models/granite-hybrid.cpp, lfm2.cpp, jamba.cpp; the converters write them so)
+        w.add_array(f"{arch}.attention.head_count_kv", [0 if kind == LINEAR else a.num_kv_heads for kind in a.layer_types])
         w.add_key_length(a.head_dim)
         w.add_value_length(a.v_head_dim)
     elif arch not in ("deepseek2", "hy_v4", "dots3note", "kimi-linear"):  # MLA writes its own
@@ -111,6 +111,11 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         _deltanet_metadata(w, a, arch)
     if arch in ("granitehybrid", "falcon-h1"):  # conversion/granite.py, conversion/mamba.py `Mamba2Model`
         _ssm_metadata(w, a, arch)
+    if arch == "jamba":  # conversion/jamba.py `JambaModel.set_gguf_parameters`: Mamba's keys
+        w.add_ssm_conv_kernel(a.linear_conv_kernel)
+        w.add_ssm_inner_size(a.linear_conv_dim)
+        w.add_ssm_state_size(a.linear_k_head_dim)
+        w.add_ssm_time_step_rank(a.linear_dt_rank)
     if arch in ("lfm2", "lfm2moe"):  # conversion/lfm2.py `LFM2Model` / `LFM2MoeModel.set_gguf_parameters`
         w.add_uint32(f"{arch}.shortconv.l_cache", a.linear_conv_kernel)
     if arch == "lfm2moe":  # the dense layers before the experts, sigmoid routing (gguf ExpertGatingFuncType 2)

@@ -48,6 +48,7 @@ def _shapes():
         # Mamba blocks only: x_proj and dt_proj quantized as other matrices, dt_proj's 48-wide rows falling back
         "mamba-tied-6L": arch("mamba"),
         "mamba2-4L": arch("mamba2"),
+        "jamba-4L": arch("jamba"),
         "llama-rows-384": arch("llama-gqa", num_layers=8, hidden_size=384, num_heads=6, num_kv_heads=2, head_dim=64,
                                v_head_dim=64, intermediate_size=768),
     }

@@ -218,6 +218,20 @@ def test_mamba_buffers_match_llamacpp(data_dir, arch, mix, parallel):
 
 @pytest.mark.parametrize("fa", ["on", "off"])
 @pytest.mark.parametrize("mix", ["Q8_0", "Q4_K_M", "Q4_0"])
+def test_jamba_buffers_match_llamacpp(data_dir, mix, fa):
+    """Jamba (tests/data/llamacpp/configs/jamba.json): Mamba layers with their dt / B / C norms beside an attention
+    layer, experts every other layer, two sequences. The model buffers (CPU_REPACK included) and the cache (the
+    attention layer's cells and the Mamba layers' F32 states) exact; the compute buffer within 8 %."""
+    rc, messages = probe(data_dir, "--config", str(CONFIGS / "jamba.json"), "--weights", mix, "--context", "4096",
+                         "--flash-attn", fa, "--parallel", "2", "--prompt", "24", "--new", "4", "--no-store")
+    assert rc == 0
+    r = result_of(messages)
+    compute = _model_and_kv_exact_then_compute(r, kv_slack=2.0)  # two printed buffers: KV and RS
+    assert abs(r["estimated_buffers"]["compute"] - compute) / compute <= 0.08
+
+
+@pytest.mark.parametrize("fa", ["on", "off"])
+@pytest.mark.parametrize("mix", ["Q8_0", "Q4_K_M", "Q4_0"])
 @pytest.mark.parametrize("arch", ["granite-hybrid-moe", "granite-hybrid-dense", "nemotron-h-dense", "nemotron-h-moe",
                                   "falcon-h1"])
 def test_mamba2_hybrid_buffers_match_llamacpp(data_dir, arch, mix, fa):

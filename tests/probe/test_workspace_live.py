@@ -31,13 +31,14 @@ def test_prefill_activations_match_live_tensors(family, batch, prompt):
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
-@pytest.mark.parametrize("family", ["mamba_falcon", "mamba_wide_state", "mamba2_pure"])
+@pytest.mark.parametrize("family", ["mamba_falcon", "mamba_wide_state", "mamba2_pure", "jamba_moe"])
 @pytest.mark.parametrize(("batch", "prompt"), [(2, 256), (1, 2048)])
 def test_mamba_prefill_matches_live_tensors(family, dtype, batch, prompt):
     """transformers' reference scan holds three float32 discretisations of the whole prompt (`mamba_workspace`):
     measured -1.0 / +0.9 % (Falcon-Mamba, d_state 16) and -0.5 / +0.2 % (Mamba, d_state 64) in fp32 / bf16; Mamba2
-    blocks alone run Granite-4.0-H's chunked scan (`mamba2_workspace`): -2.7 / -0.4 %. These models have no
-    attention to choose: transformers picks its own (None)."""
+    blocks alone run Granite-4.0-H's chunked scan (`mamba2_workspace`): -2.7 / -0.4 %; Jamba's Mamba layers the
+    Mamba scan beside its attention and experts: +0.3 ... +1.1 %. transformers picks its own attention (None: none
+    for the Mamba models, sdpa for Jamba)."""
     cfg = load_config(DATA / f"{family}.json")
     measured, held = live_prefill(cfg, dtype, None, batch, prompt)
     e = estimated(cfg, dtype, None, batch, prompt)

@@ -157,8 +157,9 @@ class Transformers(Engine):
         Option("trust_remote_code", bool, False, "run code shipped with the model (launch command only)"),
         Option("mxfp4_kernels", bool, False, "the `kernels` package is installed: MXFP4 experts stay packed "
                "(without it transformers dequantizes them to bf16)"),
-        Option("mamba_kernels", bool, False, "mamba_ssm is installed: Mamba2 layers (Granite-4.0-H) run its fused "
-               "scan (without it transformers' PyTorch reference scan holds chunk x chunk matrices per head)"),
+        Option("mamba_kernels", bool, False, "mamba_ssm is installed: Mamba and Mamba2 layers (Falcon-Mamba, "
+               "Jamba, Granite-4.0-H) run its fused scans (without it transformers' PyTorch reference scans hold "
+               "float32 discretisations of the prompt, or chunk x chunk matrices per head)"),
         Option("quant_kernel", str, "auto", "the gptqmodel kernel an AWQ / GPTQ checkpoint runs on (auto: gptqmodel's "
                "pick by compute capability; backend= of AwqConfig / GPTQConfig)", choices=gptq_kernels.KERNELS),
         Option("act_order", bool, None, "the GPTQ checkpoint was quantized with desc_act (default: its "

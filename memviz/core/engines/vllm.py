@@ -120,7 +120,7 @@ from typing import Any
 import numpy as np
 
 from memviz.core.activations import inference_workspace
-from memviz.core.arch import DELTANET, FULL, KIMI_DELTA, LINEAR, MAMBA2, SHORTCONV, Architecture
+from memviz.core.arch import DELTANET, FULL, KIMI_DELTA, LINEAR, MAMBA, MAMBA2, SHORTCONV, Architecture
 from memviz.core.engines import (
     vllm_dtype,
     vllm_eagle3,
@@ -603,6 +603,11 @@ class VLLM(Engine):
             if a.linear_v_heads % sc.tp or (a.linear_k_heads % sc.tp and a.linear_k_heads != 1):
                 raise InputError(f"vLLM needs the Mamba2 layers' {a.linear_v_heads} heads divisible by tp ({sc.tp}) "
                                  f"and their {a.linear_k_heads} groups too, or one group (MambaMixer2)")
+        elif a.state_layers and a.linear_mixer == MAMBA:
+            # model_executor/layers/mamba/mamba_mixer.py `MambaMixer` splits d_inner over ranks (Jamba),
+            # mamba_utils.py `mamba1_state_shape` `divide`s it
+            if a.linear_conv_dim % sc.tp:
+                raise InputError(f"vLLM needs the Mamba layers' {a.linear_conv_dim} channels divisible by tp ({sc.tp})")
         elif a.state_layers and a.linear_mixer == SHORTCONV:
             # model_executor/layers/mamba/short_conv.py `ShortConv` splits in_proj and the convolution over ranks,
             # mamba_utils.py `short_conv_state_shape` `divide`s the channels
@@ -723,12 +728,13 @@ class VLLM(Engine):
                         native_layers=native, native_bits=8 * x.act_bytes)
 
     def linear_state_bytes(self, x: Inputs) -> int:
-        """One delta-net, Mamba2 or short-convolution layer's state on this rank, unpadded
-        (vllm/model_executor/layers/mamba/mamba_utils.py `gated_delta_net_state_shape` / `mamba2_state_shape` /
-        `short_conv_state_shape` and `_mamba_state_dtype`; LFM2's has no recurrent part): the convolution's last
-        kernel - 1 inputs over its channels in the model's dtype (mamba_cache_dtype "auto"), and value heads x value
-        x key values (Mamba2: heads x head width x d_state) in the config's mamba_ssm_dtype (Qwen3.5's released
-        configs: float32), else the model's dtype (Qwen3-Next, Granite-4.0-H: mamba_ssm_cache_dtype "auto")."""
+        """One delta-net, Mamba, Mamba2 or short-convolution layer's state on this rank, unpadded
+        (vllm/model_executor/layers/mamba/mamba_utils.py `gated_delta_net_state_shape` / `mamba1_state_shape` /
+        `mamba2_state_shape` / `short_conv_state_shape` and `_mamba_state_dtype`; LFM2's has no recurrent part): the
+        convolution's last kernel - 1 inputs over its channels in the model's dtype (mamba_cache_dtype "auto"), and
+        value heads x value x key values (Mamba2: heads x head width x d_state; Mamba: d_inner x d_state) in the
+        config's mamba_ssm_dtype (Qwen3.5's released configs: float32), else the model's dtype (Qwen3-Next,
+        Granite-4.0-H, Jamba: mamba_ssm_cache_dtype "auto")."""
         a, tp = x.a, x.sc.tp
         act = x.act_bytes
         ssm = 4 if a.linear_state_dtype == "float32" else 2 if a.linear_state_dtype else act

@@ -57,13 +57,14 @@ ARCH_TO_MODEL_TYPE = {
     "kimi-linear": "kimi_linear",  # Kimi delta attention beside MLA layers (src/models/kimi-linear.cpp)
     "mamba": "mamba",  # Falcon-Mamba too, by ssm.dt_b_c_rms (`_mamba_config`)
     "mamba2": "mamba2",
+    "jamba": "jamba",  # Mamba layers beside attention layers, experts every other layer (src/models/jamba.cpp)
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
 MAMBA2_ARCHS = frozenset({"granitehybrid", "nemotron_h", "nemotron_h_moe", "falcon-h1"})
 SHORTCONV_ARCHS = frozenset({"lfm2", "lfm2moe"})  # LFM2's short convolutions (src/models/lfm2.cpp, lfm2moe.cpp)
 KDA_ARCHS = frozenset({"kimi-linear"})  # Kimi delta attention beside MLA layers (src/models/kimi-linear.cpp)
-MAMBA_ARCHS = frozenset({"mamba", "mamba2"})  # Mamba / Falcon-Mamba and Mamba2 blocks only (src/models/mamba.cpp)
+MAMBA_ARCHS = frozenset({"mamba", "mamba2", "jamba"})  # Mamba / Falcon-Mamba and Mamba2 blocks; Jamba's hybrid
 RECURRENT_ARCHS = DELTANET_ARCHS | MAMBA2_ARCHS | SHORTCONV_ARCHS | KDA_ARCHS | MAMBA_ARCHS  # the ones memviz models
 MAX_TENSORS = 1_000_000
 MAX_KEYS = 100_000
@@ -286,6 +287,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_mamba_config(get, warnings))
     if arch == "mamba2":
         cfg.update(_mamba2_only_config(get, cfg, warnings))
+    if arch == "jamba":
+        cfg.update(_jamba_config(get, tensor_names, cfg, warnings))
     if arch == "deepseek4":
         cfg.update(_deepseek4_config(get, cfg, warnings))
     if arch == "mllama":  # the cross-attention layers' indices (ollama convert/convert_mllama.go)
@@ -430,17 +433,47 @@ def _mamba_config(get, warnings: list[str]) -> dict[str, Any]:
             "use_conv_bias": True, "max_position_embeddings": 0, "num_attention_heads": 1, "num_key_value_heads": 1}
 
 
+def _jamba_config(get, tensor_names: set[str], cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """Jamba as llama.cpp reads it (src/models/jamba.cpp `load_arch_hparams`; conversion/jamba.py writes it): a layer
+    is Mamba where its `attention.head_count_kv` entry is 0, its ssm.* keys Mamba's (d_inner, d_state, dt rank,
+    taps); a layer holds experts where the file has its router (ffn_gate_inp), the dense MLP elsewhere."""
+    kv = _kv_heads_per_layer(get, cfg, "jamba", "Mamba")
+    mamba = _mamba_config(get, warnings)
+    out = {"layer_types": ["mamba" if not v else "attention" for v in kv], "num_key_value_heads": max(kv, default=1),
+           "mamba_expand": _expansion(mamba["intermediate_size"], cfg), "mamba_d_state": mamba["state_size"],
+           "mamba_dt_rank": mamba["time_step_rank"], "mamba_d_conv": mamba["conv_kernel"], "mamba_proj_bias": False,
+           "mamba_conv_bias": True}
+    if cfg.get("num_experts"):
+        out["mlp_layer_types"] = ["sparse" if f"blk.{i}.ffn_gate_inp.weight" in tensor_names else "dense"
+                                  for i in range(len(kv))]
+    return out
+
+
 def _mamba2_only_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     """A mamba2 file as llama.cpp reads it (src/models/mamba2.cpp `load_arch_hparams`; conversion/mamba.py
     `Mamba2Model` writes it): no heads and no feed-forward, the Mamba2 keys (`_mamba2_keys`); the convolution always
     biased, in_proj and out_proj never."""
     ssm = _mamba2_keys(get, warnings)
-    hidden = cfg["hidden_size"] or 0
-    if not hidden or ssm["inner"] % hidden:
-        raise InputError("GGUF metadata's ssm.inner_size is no multiple of the embedding length")
-    return {"num_heads": ssm["heads"], "head_dim": ssm["head_dim"], "expand": ssm["inner"] // hidden,
+    return {"num_heads": ssm["heads"], "head_dim": ssm["head_dim"], "expand": _expansion(ssm["inner"], cfg),
             "state_size": ssm["state"], "n_groups": ssm["groups"], "conv_kernel": ssm["conv"], "use_bias": False,
             "use_conv_bias": True, "max_position_embeddings": 0, "num_attention_heads": 1, "num_key_value_heads": 1}
+
+
+def _kv_heads_per_layer(get, cfg: dict[str, Any], arch: str, recurrent: str) -> list[int]:
+    """A hybrid file's `attention.head_count_kv`, one entry a layer, 0 marking a `recurrent` layer (the converters
+    write it so: conversion/granite.py, jamba.py)."""
+    kv = get("attention.head_count_kv")
+    if not isinstance(kv, (list, tuple)) or len(kv) != (cfg["num_hidden_layers"] or 0):
+        raise InputError(f"a {arch} GGUF needs attention.head_count_kv per layer (0 marks a {recurrent} layer)")
+    return [int(v) for v in kv]
+
+
+def _expansion(inner: int, cfg: dict[str, Any]) -> int:
+    """A mixer's width (ssm.inner_size) as a multiple of the embedding length."""
+    hidden = cfg["hidden_size"] or 0
+    if not hidden or inner % hidden:
+        raise InputError("GGUF metadata's ssm.inner_size is no multiple of the embedding length")
+    return inner // hidden
 
 
 def _mamba2_keys(get, warnings: list[str]) -> dict[str, int]:
@@ -548,16 +581,10 @@ def _granite_hybrid_config(get, cfg: dict[str, Any], warnings: list[str]) -> dic
     width, ssm.state_size = d_state, ssm.group_count = groups, ssm.time_step_rank = heads; the experts' width is
     feed_forward_length, the shared MLP's expert_shared_feed_forward_length (a model without experts has only
     the latter as its MLP)."""
-    kv = get("attention.head_count_kv")
-    n = cfg["num_hidden_layers"] or 0
-    if not isinstance(kv, (list, tuple)) or len(kv) != n:
-        raise InputError("a granitehybrid GGUF needs attention.head_count_kv per layer (0 marks a Mamba2 layer)")
+    kv = _kv_heads_per_layer(get, cfg, "granitehybrid", "Mamba2")
     ssm = _mamba2_keys(get, warnings)
-    hidden = cfg["hidden_size"] or 0
-    if not hidden or ssm["inner"] % hidden:
-        raise InputError("GGUF metadata's ssm.inner_size is no multiple of the embedding length")
-    out = {"layer_types": ["mamba" if not int(v) else "attention" for v in kv],
-           "mamba_n_heads": ssm["heads"], "mamba_d_head": ssm["head_dim"], "mamba_expand": ssm["inner"] // hidden,
+    out = {"layer_types": ["mamba" if not v else "attention" for v in kv],
+           "mamba_n_heads": ssm["heads"], "mamba_d_head": ssm["head_dim"], "mamba_expand": _expansion(ssm["inner"], cfg),
            "mamba_d_state": ssm["state"], "mamba_n_groups": ssm["groups"], "mamba_d_conv": ssm["conv"],
            "shared_intermediate_size": cfg.get("shared_expert_intermediate_size") or cfg["intermediate_size"]}
     if cfg.get("num_experts"):

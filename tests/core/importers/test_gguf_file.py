@@ -71,7 +71,7 @@ def test_recurrent_gguf_architectures_are_refused():
     for meta in ({"general.architecture": "rwkv6", "rwkv6.wkv.head_size": 64},
                  {"general.architecture": "rwkv7", "rwkv7.wkv.head_size": 64},
                  {"general.architecture": "plamo2", "plamo2.ssm.state_size": 64},
-                 {"general.architecture": "jamba", "jamba.ssm.conv_kernel": 4}):
+                 {"general.architecture": "arwkv7", "arwkv7.wkv.head_size": 64}):
         with pytest.raises(InputError, match="recurrent layers"):
             config_from_gguf({**meta, f"{meta['general.architecture']}.block_count": 4}, set())
 
