@@ -49,6 +49,16 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ("qk_rope_head_dim", "MLA rope head dim", "elements"),
 )
 OPTIONAL = {"sliding_window", "kv_lora_rank"}
+#: fields of the attention layers and of the MLP: left empty and disabled for a model without them (Mamba's blocks)
+ATTENTION_FIELDS = frozenset({"num_heads", "num_kv_heads", "head_dim", "v_head_dim"})
+
+
+def unused_fields(a: Architecture) -> dict[str, str]:
+    """The fields `a` has no use for, with the reason shown at them."""
+    unused = dict.fromkeys(ATTENTION_FIELDS, "no attention layers") if not a.attends else {}
+    if not a.has_ffn:
+        unused["intermediate_size"] = "no MLP"
+    return unused
 ERROR_STYLE = "QLineEdit { border: 2px solid #D55E00; }"
 
 
@@ -159,12 +169,15 @@ class ArchitecturePanel(QWidget):
         """Show `a` (after a preset, an import, undo/redo); clears field errors."""
         self._arch = a
         self.name_edit.setText(a.name)
+        unused = unused_fields(a)
         for key, edit in self.edits.items():
-            value = getattr(a, key)
+            value = None if key in unused else getattr(a, key)
             edit.blockSignals(True)
             edit.setText("" if value is None else str(value))
+            edit.setEnabled(key not in unused)
+            edit.setPlaceholderText("none" if key in unused else "")
             edit.setStyleSheet("")
-            edit.setToolTip("")
+            edit.setToolTip(unused.get(key, ""))
             edit.blockSignals(False)
         self.tied.blockSignals(True)
         self.tied.setChecked(a.tie_word_embeddings)

@@ -89,6 +89,21 @@ def test_invalid_field_is_marked_and_estimate_kept(win):
     assert win.session.architecture.num_kv_heads == 4 and win.arch_panel.error_label.text() == ""
 
 
+def test_a_model_without_attention_or_mlp_leaves_those_fields_empty(win, tmp_path):
+    """Falcon-Mamba's blocks have neither: the fields memviz's architecture fills for them are not shown as facts."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"model_type": "falcon_mamba", "hidden_size": 256, "intermediate_size": 512,
+                                  "num_hidden_layers": 2, "state_size": 16, "vocab_size": 1024}))
+    assert win.import_config(config)
+    edits = win.arch_panel.edits
+    for key in ("num_heads", "num_kv_heads", "head_dim", "v_head_dim", "intermediate_size"):
+        assert edits[key].text() == "" and not edits[key].isEnabled() and edits[key].placeholderText() == "none"
+        assert edits[key].toolTip() in ("no attention layers", "no MLP")
+    assert "2 × Mamba" in win.arch_panel.facts.text() and edits["hidden_size"].isEnabled()
+    win.arch_panel.preset_list.itemClicked.emit(win.arch_panel.preset_list.item(0))
+    assert all(e.isEnabled() and e.placeholderText() == "" for e in edits.values())
+
+
 def test_invalid_scenario_combination_is_refused(win):
     before = win.session
     win.table.table.cellWidget(0, 5).setCurrentText("transformers")
