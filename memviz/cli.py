@@ -338,6 +338,8 @@ def estimate_json(est: Estimate, model: str | None = None) -> dict[str, Any]:
 
 
 def _print_table(data: dict[str, Any], unit: Unit) -> None:
+    from memviz.core.fit import context_text
+
     print(f"{data['model']}: {data['parameters']:,d} parameters ({data['active_parameters']:,d} active per token)"
           + "".join(f" + {n:,d} in its {m} encoder" for m, n in data["encoder_parameters"].items()))
     sc = data["scenario"]
@@ -362,7 +364,7 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         f = data["fit"]
         verdict = "fits" if f["fits"] else "does NOT fit"
         print(f"{f['gpu']}: {verdict} in {format_bytes(f['capacity_bytes'], unit)} usable; "
-              f"largest context {f['max_context']:,d} tokens, largest batch {f['max_batch']:,d}")
+              f"largest context {context_text(f['max_context'])}, largest batch {f['max_batch']:,d}")
         if f["fewest_gpus"]:
             g = f["fewest_gpus"]
             replicas = g["count"] // (g["tp"] * g["pp"])

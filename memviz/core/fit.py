@@ -91,14 +91,26 @@ def fits(a: Architecture, sc: Scenario, gpu: GPU) -> bool:
     return bool(_needed(a, sc, np.asarray(sc.context_tokens), np.asarray(sc.batch)) <= capacity_bytes(gpu, sc, a))
 
 
+#: how far the context search goes for a model that states no length limit
+CONTEXT_SEARCH_LIMIT = 1 << 24
+
+
 def max_context(a: Architecture, sc: Scenario, gpu: GPU, limit: int | None = None) -> int:
     """Largest context per sequence (at the scenario's batch) that fits; 0 if none.
 
-    Capped at `limit` (default: the model's max_position_embeddings, or 2**24)."""
+    Capped at `limit` (default: the model's max_position_embeddings, or CONTEXT_SEARCH_LIMIT)."""
     cap = capacity_bytes(gpu, sc, a)
     base = sc.with_changes(sequence_tokens=())
-    hi = limit or a.max_position_embeddings or 1 << 24
+    hi = limit or a.max_position_embeddings or CONTEXT_SEARCH_LIMIT
     return largest_true(lambda n: bool(_needed(a, base, np.asarray(n), np.asarray(sc.batch)) <= cap), 1, hi)
+
+
+def context_text(tokens: int) -> str:
+    """A largest context as text: reaching the search's end (a model without a length limit whose memory does not
+    grow with the context: a recurrent state, chunked prefill) is no limit found, not a limit."""
+    if tokens >= CONTEXT_SEARCH_LIMIT:
+        return f"≥ {tokens:,d} tokens (memory does not bound it)"
+    return f"{tokens:,d} tokens"
 
 
 def max_batch(a: Architecture, sc: Scenario, gpu: GPU, limit: int = 1 << 16) -> int:

@@ -27,7 +27,7 @@ from memviz.core.engines.vllm_cudagraphs import FA3_SPLITS
 from memviz.core.engines.vllm_eagle3 import DRAFTER_SOURCES, DRAFTERS
 from memviz.core.engines.vllm_rotary import tables_label
 from memviz.core.estimate import Estimate
-from memviz.core.fit import max_batch, max_context
+from memviz.core.fit import context_text, max_batch, max_context
 from memviz.core.formats import get_weight_format, tensor_bytes
 from memviz.core.gpus import get_gpu
 from memviz.core.speed import speed_bounds
@@ -106,7 +106,7 @@ def breakdown_rows(est: Estimate, unit: Unit, gpus: tuple[str, ...] = ()) -> lis
                     "of the GPU free (-o fit=true estimates that placement)", "common/fit.cpp"))
     if sc.gpu:
         gpu = get_gpu(sc.gpu)
-        out.append((f"largest context on {gpu.label}", f"{max_context(a, sc, gpu):,d} tokens", "", "formula",
+        out.append((f"largest context on {gpu.label}", context_text(max_context(a, sc, gpu)), "", "formula",
                     f"at {sc.batch} sequences", "bisection on the estimate"))
         out.append((f"largest batch on {gpu.label}", f"{max_batch(a, sc, gpu):,d}", "", "formula",
                     f"at {sc.context_tokens:,} tokens", "bisection on the estimate"))

@@ -6,7 +6,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHeaderView, QLabel, QLineEdit, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from memviz.core.fit import FitCell
+from memviz.core.fit import CONTEXT_SEARCH_LIMIT, FitCell
 from memviz.core.units import Unit, format_bytes
 
 VERDICT_COLORS = {"fits": "#009E73", "tight": "#E69F00", "does not fit": "#D55E00"}  # Okabe-Ito
@@ -15,9 +15,14 @@ VERDICT_COLORS = {"fits": "#009E73", "tight": "#E69F00", "does not fit": "#D55E0
 def cell_text(c: FitCell, unit: Unit) -> str:
     mark = {"fits": "✓ fits", "tight": "~ tight", "does not fit": "✗ does not fit"}[c.verdict]
     return (f"{mark}: {format_bytes(c.needed_bytes, unit)} of {format_bytes(c.budget_bytes, unit)}\n"
-            f"≤ {c.max_context:,d} tokens · ≤ {c.max_batch:,d} sequences\n"
+            f"{_context(c.max_context)} · ≤ {c.max_batch:,d} sequences\n"
             + (f"decode ≤ {c.decode_tokens_per_s_max:,.0f} tokens/s (bound)" if c.decode_tokens_per_s_max is not None
                else "decode bound unknown (no bandwidth for this entry)"))
+
+
+def _context(tokens: int) -> str:
+    """The largest context in a cell: any at all where the search found no limit (`fit.CONTEXT_SEARCH_LIMIT`)."""
+    return "any context" if tokens >= CONTEXT_SEARCH_LIMIT else f"≤ {tokens:,d} tokens"
 
 
 class FitView(QWidget):

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from memviz.core import fit
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.fit import capacity_bytes, fits, max_batch, max_context, min_gpus, sweep
@@ -35,6 +36,18 @@ def test_max_context_is_the_boundary(engine, fmt):
     if n < LLAMA8.max_position_embeddings:
         assert not fits(LLAMA8, sc.with_changes(context_tokens=n + 1), RTX4090)
     assert cap <= RTX4090.memory_bytes
+
+
+def test_a_context_memory_does_not_bound_is_said_so():
+    """A Mamba model on vLLM holds a state per sequence whatever the context and prefills in chunks: the search ends
+    at its limit, which is no limit of the model's."""
+    from memviz.core.arch import from_hf_config
+
+    mamba = from_hf_config({"model_type": "falcon_mamba", "hidden_size": 4096, "intermediate_size": 8192,
+                            "num_hidden_layers": 64, "state_size": 16, "time_step_rank": 256, "vocab_size": 65024})
+    n = max_context(mamba, Scenario(engine="vllm", gpu="h100-80g"), get_gpu("h100-80g"))
+    assert n == fit.CONTEXT_SEARCH_LIMIT and fit.context_text(n) == f"≥ {n:,d} tokens (memory does not bound it)"
+    assert fit.context_text(131072) == "131,072 tokens"
 
 
 def test_max_batch_boundary():

@@ -182,3 +182,15 @@ def test_breakdown_names_the_mmproj_compute_buffer_in_the_activations():
     row = next(r for r in breakdown_rows(est, Unit.GiB) if r[0].startswith("mmproj compute buffer"))
     assert int(row[1].replace(",", "")) == est.engine_facts["mmproj_compute"]["device_bytes"]
     assert "896 x 896 warm-up image" in row[4] and "flash attention on" in row[4]
+
+
+def test_a_context_the_search_does_not_bound_reads_any_context():
+    """Falcon-Mamba on vLLM: a state per sequence whatever the context, prefilled in chunks."""
+    from memviz.core.arch import from_hf_config
+    from memviz.core.units import Unit
+    from memviz.gui.fit_view import cell_text
+
+    mamba = from_hf_config({"model_type": "falcon_mamba", "hidden_size": 4096, "intermediate_size": 8192,
+                            "num_hidden_layers": 64, "state_size": 16, "time_step_rank": 256, "vocab_size": 65024})
+    cell = fit_matrix([estimate(mamba, Scenario(engine="vllm"))], ["h100-80g"])[0][0]
+    assert cell_text(cell, Unit.GiB).splitlines()[1].startswith("any context · ≤ ")

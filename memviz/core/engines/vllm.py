@@ -596,9 +596,9 @@ class VLLM(Engine):
                              "share pages with the MLA layers' latents); estimate it with llama.cpp or transformers")
         if a.model_type in NOT_IN_VLLM:
             raise InputError(f"vLLM 0.34 does not run {a.model_type}: {NOT_IN_VLLM[a.model_type]}")
-        if LINEAR in a.layer_types and FULL not in a.layer_types:
-            raise InputError("vLLM sizes a hybrid model's state pages by its attention layers; a model of recurrent "
-                             "layers only (attention-free) is not modelled")
+        if LINEAR in a.layer_types and FULL not in a.layer_types and a.attends:
+            raise InputError("vLLM sizes a hybrid model's state pages by its full-attention layers; this model's "
+                             "attention layers all slide, which memviz does not model")
         if a.state_layers and a.linear_mixer == MAMBA2:
             if a.linear_v_heads % sc.tp or (a.linear_k_heads % sc.tp and a.linear_k_heads != 1):
                 raise InputError(f"vLLM needs the Mamba2 layers' {a.linear_v_heads} heads divisible by tp ({sc.tp}) "
@@ -770,6 +770,10 @@ class VLLM(Engine):
             block = lcm(block, DSA_BLOCK_TOKENS)
         if not x.a.state_layers:
             return block, 0, 1
+        if not x.a.attends:  # attention-free (Mamba, Mamba2): one state page a layer, unpadded; prefix caching is off
+            # by default (config/model.py `is_prefix_caching_supported`), so a block is max_model_len tokens
+            # (models/config.py `MambaModelConfig`) and a request holds one (`MambaSpec.max_memory_usage_bytes`)
+            return x.sc.context_tokens, self.linear_state_bytes(x), 1
         layout = self._layout(x)
         attn = int(per_token_layer_bytes(x.a, x.kvf, layout, x.a.layer_types.index(FULL)))
         checkpoints = self.gdn_checkpoints(x)

@@ -25,8 +25,9 @@ table covers depend on the scaling type:
 
 The rotary width is head_size x partial_rotary_factor, Gemma 4's proportional rope the whole head
 (`gemma4_rope.py` `Gemma4RotaryEmbedding`: "rotary_dim = head_size"), MLA the rope part of the head
-(qk_rope_head_dim). DeepSeek-V4's float32 tables (`models/deepseek_v4/common/rope.py`) are not modelled: memviz's
-vLLM engine refuses that model.
+(qk_rope_head_dim). Models without attention (Mamba, Mamba2) and Jamba, whose attention has no positional encoding
+(`jamba.py` `JambaAttentionDecoderLayer` builds no rotary embedding), hold none. DeepSeek-V4's float32 tables
+(`models/deepseek_v4/common/rope.py`) are not modelled: memviz's vLLM engine refuses that model.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from memviz.core.arch import FULL, Architecture, Rope
 UNPADDED_MROPE_TYPES = frozenset({"qwen3", "qwen3_moe", "qwen3_5_text", "qwen3_5_moe_text"})
 MROPE_POSITIONS_FACTOR = 4
 SCALED_LENGTH_KINDS = frozenset({"yarn", "deepseek_yarn", "deepseek_llama_scaling"})
+#: types whose attention layers rotate nothing (module docstring)
+NO_ROPE_TYPES = frozenset({"jamba"})
 
 
 def table_positions(rope: Rope, a: Architecture) -> int:
@@ -70,6 +73,8 @@ def rotary_width(rope: Rope, a: Architecture) -> int:
 def rotary_tables(a: Architecture, act_bytes: float) -> list[tuple[int, int, float]]:
     """(positions, rotary width, bytes a value) of every table a rank holds, one per distinct rope (module
     docstring)."""
+    if not a.attends or a.model_type in NO_ROPE_TYPES:
+        return []
     classes = set(a.layer_types)
     tables: dict[tuple, tuple[int, int, float]] = {}
     for rope in a.ropes or (Rope(),):

@@ -197,7 +197,16 @@ def test_llamacpp_refuses_what_its_mamba_does_not_load(config, changes, message)
         estimate(from_hf_config({**config, **changes}), Scenario(engine="llamacpp", weight_format="Q4_K_M"))
 
 
-@pytest.mark.parametrize("config", [FALCON_MAMBA_7B, CODESTRAL])
-def test_vllm_refuses_a_model_without_attention_layers(config):
-    with pytest.raises(InputError, match="attention-free"):
-        estimate(from_hf_config(config), Scenario(engine="vllm", gpu="H100 80GB"))
+@pytest.mark.parametrize(("config", "state_bytes"), [(FALCON_MAMBA_7B, 8192 * 3 * 2 + 8192 * 16 * 2),
+                                                   (CODESTRAL, (8192 + 2 * 8 * 128) * 3 * 2 + 128 * 64 * 128 * 2)])
+def test_vllm_pages_an_attention_free_model_one_state_a_layer_and_request(config, state_bytes):
+    """vLLM 0.34 turns prefix caching off for attention-free models (config/model.py `is_prefix_caching_supported`),
+    so a block is max_model_len tokens (models/config.py `MambaModelConfig`) and a request holds one page a layer:
+    the state unpadded, convolution and SSM state in the model's dtype (mamba_ssm_cache_dtype "auto"). The pool is
+    whole blocks of every layer; "GPU KV cache size" is maximum concurrency x max_model_len; no rotary table."""
+    e = estimate(from_hf_config(config), Scenario(engine="vllm", gpu="H100 80GB", context_tokens=8192, batch=4))
+    f = e.engine_facts
+    assert f["linear_state_bytes_per_layer_sequence"] == state_bytes and f["kv_request_blocks"] == 1
+    assert f["kv_block_bytes"] == 64 * state_bytes and f["kv_pool_bytes"] == f["kv_blocks"] * f["kv_block_bytes"]
+    assert f["max_concurrency"] == f["kv_blocks"] and f["kv_pool_tokens"] == f["kv_blocks"] * 8192
+    assert f["rotary_table_bytes"] == 0

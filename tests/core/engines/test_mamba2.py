@@ -95,8 +95,10 @@ def test_vllm_state_pages_and_tensor_parallel_rules():
         assert f["linear_state_bytes_per_layer_sequence"] == 2 * block * attn
     with pytest.raises(InputError, match=r"Mamba2 layers' 120 heads divisible by tp \(16\)"):
         estimate(a.with_changes(linear_v_heads=120), Scenario(engine="vllm", tp=16, context_tokens=4096))
-    with pytest.raises(InputError, match="recurrent layers only"):
-        estimate(a.with_changes(layer_types=(LINEAR,) * 40), Scenario(engine="vllm", context_tokens=4096))
+    # no attention layer: vLLM's attention-free rule, a max_model_len block of one unpadded state page a layer
+    free = estimate(a.with_changes(layer_types=(LINEAR,) * 40),
+                    Scenario(engine="vllm", gpu="H100 80GB", context_tokens=4096))
+    assert (free.engine_facts["block_size"], free.engine_facts["kv_request_blocks"]) == (4096, 1)
     with pytest.raises(InputError, match="and their 3 groups too, or one group"):
         estimate(a.with_changes(linear_k_heads=3), Scenario(engine="vllm", tp=2, context_tokens=4096))
 
