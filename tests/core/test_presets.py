@@ -45,6 +45,7 @@ def test_parameter_count_matches_published(key):
         ("deepseek-v2-lite", 2.4e9, 0.1e9),  # DeepSeek-V2 README: 2.4B activated
         ("gemma-4-26b-a4b", 3.8e9, 0.1e9),  # model card: 3.8B active
         ("deepseek-v4-flash-base", 13e9, 1e9),  # model card: 13B activated
+        ("ai21-jamba-1.5-mini", 12e9, 1e9),  # model card: 12B active
     ],
 )
 def test_active_parameters_of_moe_models(key, published_active, step):
