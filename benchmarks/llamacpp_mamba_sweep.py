@@ -62,6 +62,10 @@ RELEASES = {
     "falcon-mamba-7b-2-layers": {**_mamba(4096, 16, 256, falcon=True, layers=2), "vocab_size": 65024},
     # mistralai/Mamba-Codestral-7B-v0.1's widths and vocabulary (its config.json: 128 heads of 64, 8 groups)
     "mamba-codestral-7b-2-layers": {**_mamba2(4096, 128, 8, 128, layers=2), "vocab_size": 32768},
+    # the output stages beside a released vocabulary (Jamba's 65,536 tokens)
+    "mamba2-h1024-32h-vocab65536": {**_mamba2(1024, 32, 1, 128), "vocab_size": 65536},
+    "jamba-h1024-vocab65536": {**_jamba(1024, 8, 2, 2048), "vocab_size": 65536},
+    "jamba-h2048-vocab65536": {**_jamba(2048, 16, 4, 4096, rank=128), "vocab_size": 65536},
 }
 SHAPES.update(RELEASES)
 RELEASE_SETTINGS = [(512, 1, "on"), (512, 4, "on")]

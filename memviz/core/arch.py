@@ -2305,9 +2305,9 @@ def _refuse_recurrent(cfg: dict[str, Any], model_type: str) -> None:
                 else f"its '{field}' places recurrent layers" if field else "it is built of recurrent layers")
         raise InputError(f"{model_type}: {what}; memviz models no recurrent / linear-attention "
                          "layers but Qwen3.5 / Qwen3-Next's gated delta-nets, the Mamba2 layers of Granite-4.0-H, "
-                         "Nemotron-H and Bamba, LFM2's short convolutions, Kimi Linear's delta attention and "
-                         "Mamba / Falcon-Mamba's blocks (their "
-                         "fixed state per sequence, their weights), so its figures would be wrong")
+                         "Nemotron-H and Bamba, LFM2's short convolutions, Kimi Linear's delta attention, Mamba, "
+                         "Falcon-Mamba and Mamba2 models' blocks and Jamba's Mamba layers (their fixed state per "
+                         "sequence, their weights), so its figures would be wrong")
 
 
 #: a wrapper's fields under the names its released configs use (NemotronH_Omni_Reasoning_V3_Config

@@ -167,8 +167,9 @@ SHORTCONV_UNITS = 4.0
 #: a Mamba block's mixer-wide rows a token beside the hidden rows (`_mamba_stage`): in_proj's x and z, the convolved
 #: x, dt and the scan's output; fitted on this project's CPU (benchmarks/llamacpp_mamba_sweep.py)
 MAMBA_UNITS_INNER = 5.0
-#: a Mamba graph's output stage keeps one hidden row more than `OUTPUT_UNITS_HIDDEN`: measured on this project's CPU
-#: at Mamba-130M's and Falcon-Mamba-7B's widths and vocabularies (-1.5 / -5.3 % without it); not measured on a GPU
+#: the output stage of a graph of Mamba or Mamba2 blocks only (src/models/mamba.cpp) keeps one hidden row more than
+#: `OUTPUT_UNITS_HIDDEN`: measured on this project's CPU at Mamba-130M's and Falcon-Mamba-7B's widths and vocabularies
+#: (-1.5 / -5.3 % without it) and on a Mamba2 shape of a 65,536-token vocabulary; not measured on a GPU
 MAMBA_OUTPUT_UNITS = 1.0
 
 
@@ -636,7 +637,7 @@ class LlamaCpp(Engine):
         elif a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
             per_layer = 4 * n * a.num_layers * a.per_layer_input_size  # every layer (src/models/gemma4.cpp
             attn, ffn = attn + per_layer, ffn + per_layer  # `project_per_layer_inputs`): alive through both stages
-        rows = OUTPUT_UNITS_HIDDEN[where] + (MAMBA_OUTPUT_UNITS if a.linear_mixer == MAMBA and a.state_layers else 0)
+        rows = OUTPUT_UNITS_HIDDEN[where] + (MAMBA_OUTPUT_UNITS if not a.attends else 0)
         output = 4 * n * (a.output_rows + rows * h) if last_stage else x.zeros
         attn, ffn = attn + copy_attn, ffn + copy_ffn
         output = output + (copy_output if last_stage else 0)

@@ -182,9 +182,9 @@ def test_llamacpp_compute_buffer_within_four_percent_for_mamba():
 
 def test_llamacpp_compute_buffer_within_ten_percent_for_mamba2():
     """Mamba2 blocks alone take Granite-4.0-H's Mamba2 stage (`LlamaCpp._mamba2_stage`, fitted beside attention):
-    -4.9 ... +8.7 % over four shapes and Mamba-Codestral-7B's widths."""
+    -4.9 ... +8.7 % over four shapes and Mamba-Codestral-7B's widths; its logits' stage exact."""
     errors = _errors("mamba2")
-    assert len(errors) == 26 and max(map(abs, errors)) <= 0.10 and abs(statistics.median(errors)) <= 0.03, errors
+    assert len(errors) == 28 and max(map(abs, errors)) <= 0.10 and abs(statistics.median(errors)) <= 0.03, errors
 
 
 @pytest.mark.parametrize(("config", "changes", "message"), [
