@@ -49,6 +49,8 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ("qk_rope_head_dim", "MLA rope head dim", "elements"),
 )
 OPTIONAL = {"sliding_window", "kv_lora_rank"}
+#: fields whose 0 means none (a model that states no context limit: Mamba's configs): shown empty, cleared to 0
+ZERO_IS_NONE = {"max_position_embeddings": "no limit"}
 #: fields of the attention layers and of the MLP: left empty and disabled for a model without them (Mamba's blocks)
 ATTENTION_FIELDS = frozenset({"num_heads", "num_kv_heads", "head_dim", "v_head_dim"})
 
@@ -172,10 +174,12 @@ class ArchitecturePanel(QWidget):
         unused = unused_fields(a)
         for key, edit in self.edits.items():
             value = None if key in unused else getattr(a, key)
+            if key in ZERO_IS_NONE and value == 0:
+                value = None
             edit.blockSignals(True)
             edit.setText("" if value is None else str(value))
             edit.setEnabled(key not in unused)
-            edit.setPlaceholderText("none" if key in unused else "")
+            edit.setPlaceholderText("none" if key in unused else ZERO_IS_NONE.get(key, ""))
             edit.setStyleSheet("")
             edit.setToolTip(unused.get(key, ""))
             edit.blockSignals(False)
@@ -189,6 +193,9 @@ class ArchitecturePanel(QWidget):
         text = self.edits[key].text().strip().replace(",", "").replace("_", "")
         if key in OPTIONAL and text == "":
             self._commit(key, None)
+            return
+        if key in ZERO_IS_NONE and text == "":
+            self._commit(key, 0)
             return
         try:
             value = int(text)

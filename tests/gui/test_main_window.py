@@ -100,8 +100,16 @@ def test_a_model_without_attention_or_mlp_leaves_those_fields_empty(win, tmp_pat
         assert edits[key].text() == "" and not edits[key].isEnabled() and edits[key].placeholderText() == "none"
         assert edits[key].toolTip() in ("no attention layers", "no MLP")
     assert "2 × Mamba" in win.arch_panel.facts.text() and edits["hidden_size"].isEnabled()
+    context = edits["max_position_embeddings"]  # the config states no limit: empty, and empty again commits none
+    assert context.text() == "" and context.placeholderText() == "no limit"
+    context.setText("65536")
+    context.editingFinished.emit()
+    assert win.session.architecture.max_position_embeddings == 65536
+    context.setText("")
+    context.editingFinished.emit()
+    assert win.session.architecture.max_position_embeddings == 0 and win.arch_panel.error_label.text() == ""
     win.arch_panel.preset_list.itemClicked.emit(win.arch_panel.preset_list.item(0))
-    assert all(e.isEnabled() and e.placeholderText() == "" for e in edits.values())
+    assert all(e.isEnabled() and e.placeholderText() != "none" for e in edits.values())
 
 
 def test_invalid_scenario_combination_is_refused(win):
