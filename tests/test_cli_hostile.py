@@ -51,10 +51,15 @@ def test_plan_sizes(capsys, size):
 
 def test_a_hybrid_config_is_one_line_and_exit_2(capsys, tmp_path):
     cfg = tmp_path / "config.json"
-    cfg.write_text(json.dumps({"model_type": "jamba", "hidden_size": 2048, "num_hidden_layers": 4,
-                               "num_attention_heads": 16, "vocab_size": 151936, "attn_layer_period": 4}))
+    cfg.write_text(json.dumps({"model_type": "zamba2", "hidden_size": 2048, "num_hidden_layers": 4,
+                               "num_attention_heads": 16, "vocab_size": 151936,
+                               "layers_block_type": ["mamba", "hybrid", "mamba", "mamba"]}))
     assert main(["estimate", "--config", str(cfg)]) == 2
     assert "recurrent / linear-attention" in capsys.readouterr().err
+    cfg.write_text(json.dumps({"model_type": "jamba", "hidden_size": 2048, "num_hidden_layers": 4,
+                               "num_attention_heads": 16, "vocab_size": 151936, "attn_layer_period": 4}))
+    assert main(["estimate", "--config", str(cfg)]) == 2  # JambaConfig's offset (default 4) below its period
+    assert capsys.readouterr().err.strip().endswith("attn_layer_offset (4) must be below attn_layer_period (4)")
 
 
 def test_nemotron_h_in_every_engine_and_a_split_of_its_mamba2_heads_refused(capsys, tmp_path):
