@@ -773,7 +773,7 @@ class VLLM(Engine):
         if not x.a.attends:  # attention-free (Mamba, Mamba2): one state page a layer, unpadded; prefix caching is off
             # by default (config/model.py `is_prefix_caching_supported`), so a block is max_model_len tokens
             # (models/config.py `MambaModelConfig`) and a request holds one (`MambaSpec.max_memory_usage_bytes`)
-            return x.sc.context_tokens, self.linear_state_bytes(x), 1
+            return self.settings(x.a, x.sc, x.options)["max_model_len"], self.linear_state_bytes(x), 1
         layout = self._layout(x)
         attn = int(per_token_layer_bytes(x.a, x.kvf, layout, x.a.layer_types.index(FULL)))
         checkpoints = self.gdn_checkpoints(x)

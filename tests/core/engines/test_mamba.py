@@ -210,3 +210,6 @@ def test_vllm_pages_an_attention_free_model_one_state_a_layer_and_request(config
     assert f["kv_block_bytes"] == 64 * state_bytes and f["kv_pool_bytes"] == f["kv_blocks"] * f["kv_block_bytes"]
     assert f["max_concurrency"] == f["kv_blocks"] and f["kv_pool_tokens"] == f["kv_blocks"] * 8192
     assert f["rotary_table_bytes"] == 0
+    longer = estimate(from_hf_config(config), Scenario(engine="vllm", gpu="H100 80GB", context_tokens=8192, batch=4,
+                                                       options={"max_model_len": 32768})).engine_facts
+    assert (longer["block_size"], longer["kv_blocks"]) == (32768, f["kv_blocks"])  # the block is max_model_len
