@@ -43,6 +43,10 @@ def tiny(config: dict) -> dict:
                    o_lora_rank=16, index_n_heads=2, index_head_dim=16)
     if out.get("model_type") == "falcon":
         out.update(num_kv_heads=1, multi_query=True, new_decoder_architecture=False)
+    if out.get("model_type") == "mamba2":  # heads x head width fill expand x hidden (Mamba2Config)
+        out.update(num_heads=4, head_dim=32, n_groups=1, state_size=16, chunk_size=16)
+    if out.get("model_type") == "jamba":  # an attention layer and experts among the tiny layers
+        out.update(num_hidden_layers=4, attn_layer_period=2, attn_layer_offset=1, mamba_dt_rank=8)
     return out
 
 
