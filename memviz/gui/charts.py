@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QCursor, QFont, QFontMetrics
 from PySide6.QtWidgets import QToolTip
 
 from memviz.core.estimate import COMPONENTS
+from memviz.core.fit import CONTEXT_SEARCH_LIMIT
 from memviz.core.units import Unit, format_bytes, to_unit
 from memviz.gui.chart_data import Bar, Series
 from memviz.gui.palette import (
@@ -455,7 +456,7 @@ class SweepChart(_Chart):
         ymax = sweep_top(series, capacities, unit)
         for i, s in enumerate(series):
             color = series_color(i, self.theme)
-            fit_text = "; ".join(f"{gpu} ≤ {x:,d}" if x > 0 else f"{gpu}: ✗ never fits" for gpu, x in s.largest_fit.items())
+            fit_text = "; ".join(_fit_text(gpu, x, axis) for gpu, x in s.largest_fit.items())
             name = f"{s.label}  [{fit_text}]" if fit_text else s.label
             if s.pooled:  # the curve is the need the verdicts judge; the pool vLLM sizes fills its budget
                 name += " (what its sequences need; vLLM's pool fills the rest)"
@@ -466,8 +467,8 @@ class SweepChart(_Chart):
                                         pen=pg.mkPen(color, width=2.5))
             entries.append((curve, name))
             self.curves.append(curve)
-            for gpu, x_fit in s.largest_fit.items():
-                if x_fit > 0 and gpu in s.budgets:  # where the curve meets the budget the verdict used
+            for gpu, x_fit in s.largest_fit.items():  # where the curve meets the budget the verdict used, if drawn
+                if 0 < x_fit <= s.x[-1] and gpu in s.budgets:
                     y = min(float(np.interp(x_fit, s.x, s.total_bytes)), s.budgets[gpu]) / unit.bytes
                     spots.append({"pos": (np.log10(x_fit) if log_x else x_fit, y), "brush": color})
         if spots:
@@ -480,6 +481,16 @@ class SweepChart(_Chart):
         self.plot_item.enableAutoRange(axis="x")
         xs = np.concatenate([s.x for s in series]) if series else np.array([1])
         self.plot_item.getAxis("bottom").setTicks([_x_ticks(int(xs.min()), int(xs.max()), log_x)] if xs.size else None)
+
+
+def _fit_text(gpu: str, x: int, axis: str) -> str:
+    """A series' largest fit on one GPU for its legend: none, any context (the search found no limit: a state per
+    sequence, chunked prefill), or the bound."""
+    if x <= 0:
+        return f"{gpu}: ✗ never fits"
+    if axis == "context" and x >= CONTEXT_SEARCH_LIMIT:
+        return f"{gpu}: any context"
+    return f"{gpu} ≤ {x:,d}"
 
 
 def cut_above(x: np.ndarray, y: np.ndarray, top: float, log_x: bool = False) -> tuple[np.ndarray, np.ndarray]:

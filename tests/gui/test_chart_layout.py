@@ -236,3 +236,16 @@ def test_a_pooled_engines_sweep_draws_what_its_sequences_need(qtbot):
     assert "vLLM's pool fills the rest" in chart._legend_texts[0]
     plain = model.series(session(1), "context")
     assert not plain[0].pooled
+
+
+def test_a_sweep_memory_does_not_bound_stays_on_its_grid_and_says_any_context(qtbot):
+    """Falcon-Mamba on vLLM: a state per sequence, chunked prefill. The context search ends at its limit (16,777,216
+    tokens), far beyond the drawn grid: no marker there (it stretched the x axis and squeezed the curves into its
+    first pixels), and the legend says any context, not "≤ 16,777,216"."""
+    s = Session(architecture=get_preset("falcon-mamba-7b").architecture(), gpus=("rtx4090",),
+                scenarios=(Scenario(engine="vllm", context_tokens=8192),))
+    chart = drawn_sweep(qtbot, s, "context", 1600, 900)
+    legend = [label.text for _, label in chart.legend.items]
+    assert any("RTX 4090 24GB: any context" in text for text in legend) and not any("16,777,216" in t for t in legend)
+    grid_end = model.sweep_grid(s, "context").max()
+    assert chart.plot_item.vb.viewRange()[0][1] < 1.1 * grid_end
