@@ -1630,13 +1630,17 @@ def _mamba_config(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     n = _layer_count(cfg, "num_hidden_layers")
     expanded = _at_least_one(cfg.get("expand", 2), "expand") * hidden
     inner = expanded if model_type in MAMBA2_ONLY_TYPES else cfg.get("intermediate_size") or expanded
-    rank = cfg.get("time_step_rank", "auto")
-    rank = math.ceil(hidden / 16) if rank in (None, "auto") else _at_least_one(rank, "time_step_rank")
+    rank = _dt_rank(cfg.get("time_step_rank"), hidden, "time_step_rank")
     mixer = {"mamba2_heads": cfg.get("num_heads", 128), "mamba2_head_dim": cfg.get("head_dim", 64)} \
         if model_type in MAMBA2_ONLY_TYPES else {}  # Mamba2Config's, before the attention fields take their names
     return {**cfg, **mixer, "num_attention_heads": 1, "num_key_value_heads": 1, "head_dim": hidden,
             "intermediate_size": _at_least_one(inner, "intermediate_size"), "time_step_rank": rank,
             "layer_types": ["mamba"] * n}
+
+
+def _dt_rank(value: Any, hidden: int, key: str) -> int:
+    """A Mamba mixer's dt rank: "auto" (or absent) is ceil(hidden / 16) (MambaConfig / JambaConfig `__post_init__`)."""
+    return math.ceil(hidden / 16) if value in (None, "auto") else _at_least_one(value, key)
 
 
 def _period_offset(cfg: dict[str, Any], prefix: str, period: int, offset: int) -> tuple[int, int]:
@@ -1658,20 +1662,28 @@ def _jamba_layers(cfg: dict[str, Any]) -> dict[str, Any]:
     return {**cfg, "layer_types": ["attention" if i % period == offset else "mamba" for i in range(n)]}
 
 
+def _mamba_mixer(cfg: dict[str, Any], keys: dict[str, str], inner: int, rank: int) -> dict[str, Any]:
+    """A Mamba mixer on the linear-attention fields (`Architecture.linear_dt_rank`): one group of B and C of d_state,
+    `inner` channels of width 1, dt of `rank`; its d_state, taps and biases under the config's `keys` (MambaConfig's
+    and JambaConfig's defaults: 16, 4, a convolution bias, no projection bias)."""
+    return dict(linear_mixer=MAMBA, linear_k_heads=1, linear_k_head_dim=_at_least_one(cfg.get(keys["state"], 16),
+                                                                                     keys["state"]),
+                linear_v_heads=inner, linear_v_head_dim=1, linear_dt_rank=rank,
+                linear_conv_kernel=_at_least_one(cfg.get(keys["taps"], 4), keys["taps"]),
+                linear_conv_bias=bool(cfg.get(keys["conv_bias"], True)),
+                linear_proj_bias=bool(cfg.get(keys["proj_bias"], False)))
+
+
 def _jamba_fields(cfg: dict[str, Any], hidden: int) -> dict[str, Any]:
     """JambaMambaMixer (transformers 5.25 modeling_jamba.py): MambaMixer's tensors, mamba_expand x hidden wide, of
     mamba_d_state, mamba_d_conv taps and rank mamba_dt_rank ("auto": ceil(hidden / 16)), with RMSNorms on dt, B and C
     (weights of the rank and d_state); the attention layers' q / k / v / o without biases or rope; a gated MLP or
     experts of intermediate_size after each mixer (JambaSparseMoeBlock: a softmax router without bias)."""
-    rank = cfg.get("mamba_dt_rank", "auto")
-    rank = math.ceil(hidden / 16) if rank in (None, "auto") else _at_least_one(rank, "mamba_dt_rank")
-    return dict(linear_mixer=MAMBA, linear_k_heads=1,
-                linear_k_head_dim=_at_least_one(cfg.get("mamba_d_state", 16), "mamba_d_state"),
-                linear_v_heads=_at_least_one(cfg.get("mamba_expand", 2), "mamba_expand") * hidden, linear_v_head_dim=1,
-                linear_dt_rank=rank, linear_conv_kernel=_at_least_one(cfg.get("mamba_d_conv", 4), "mamba_d_conv"),
-                linear_conv_bias=bool(cfg.get("mamba_conv_bias", True)),
-                linear_proj_bias=bool(cfg.get("mamba_proj_bias", False)), mamba_norm_weights=True,
-                qkv_bias=False, out_bias=False, mlp_bias=False)
+    mixer = _mamba_mixer(cfg, {"state": "mamba_d_state", "taps": "mamba_d_conv",
+                               "conv_bias": "mamba_conv_bias", "proj_bias": "mamba_proj_bias"},
+                         _at_least_one(cfg.get("mamba_expand", 2), "mamba_expand") * hidden,
+                         _dt_rank(cfg.get("mamba_dt_rank"), hidden, "mamba_dt_rank"))
+    return dict(mixer, mamba_norm_weights=True, qkv_bias=False, out_bias=False, mlp_bias=False)
 
 
 def _mamba_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
@@ -1680,11 +1692,9 @@ def _mamba_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     with use_conv_bias), x_proj to dt (time_step_rank), B and C (state_size each), dt_proj back (biased), A_log
     (intermediate x state_size), D, out_proj (in_proj / out_proj biased with use_bias). MambaBlock keeps its residual
     in float32 with residual_in_fp32 (the default)."""
-    return dict(linear_mixer=MAMBA, linear_k_heads=1, linear_k_head_dim=_at_least_one(cfg.get("state_size", 16), "state_size"),
-                linear_v_heads=cfg["intermediate_size"], linear_v_head_dim=1, linear_dt_rank=cfg["time_step_rank"],
-                linear_conv_kernel=_at_least_one(cfg.get("conv_kernel", 4), "conv_kernel"),
-                linear_conv_bias=bool(cfg.get("use_conv_bias", True)), linear_proj_bias=bool(cfg.get("use_bias", False)),
-                mamba_dt_b_c_rms=model_type == "falcon_mamba", ffn_layers=(False,) * len(cfg["layer_types"]),
+    mixer = _mamba_mixer(cfg, {"state": "state_size", "taps": "conv_kernel", "conv_bias": "use_conv_bias",
+                               "proj_bias": "use_bias"}, cfg["intermediate_size"], cfg["time_step_rank"])
+    return dict(mixer, mamba_dt_b_c_rms=model_type == "falcon_mamba", ffn_layers=(False,) * len(cfg["layer_types"]),
                 norms_per_layer=1, float32_residual=bool(cfg.get("residual_in_fp32", True)),
                 tie_word_embeddings=bool(cfg.get("tie_word_embeddings", True)))
 

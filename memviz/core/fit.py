@@ -105,10 +105,15 @@ def max_context(a: Architecture, sc: Scenario, gpu: GPU, limit: int | None = Non
     return largest_true(lambda n: bool(_needed(a, base, np.asarray(n), np.asarray(sc.batch)) <= cap), 1, hi)
 
 
+def context_unbounded(tokens: int) -> bool:
+    """Whether a largest context is the search's end (a model without a length limit whose memory does not grow with
+    the context: a recurrent state, chunked prefill): no limit found, not a limit."""
+    return tokens >= CONTEXT_SEARCH_LIMIT
+
+
 def context_text(tokens: int) -> str:
-    """A largest context as text: reaching the search's end (a model without a length limit whose memory does not
-    grow with the context: a recurrent state, chunked prefill) is no limit found, not a limit."""
-    if tokens >= CONTEXT_SEARCH_LIMIT:
+    """A largest context as text (`context_unbounded`)."""
+    if context_unbounded(tokens):
         return f"≥ {tokens:,d} tokens (memory does not bound it)"
     return f"{tokens:,d} tokens"
 

@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor, QCursor, QFont, QFontMetrics
 from PySide6.QtWidgets import QToolTip
 
 from memviz.core.estimate import COMPONENTS
-from memviz.core.fit import CONTEXT_SEARCH_LIMIT
+from memviz.core.fit import context_unbounded
 from memviz.core.units import Unit, format_bytes, to_unit
 from memviz.gui.chart_data import Bar, Series
 from memviz.gui.palette import (
@@ -488,7 +488,7 @@ def _fit_text(gpu: str, x: int, axis: str) -> str:
     sequence, chunked prefill), or the bound."""
     if x <= 0:
         return f"{gpu}: ✗ never fits"
-    if axis == "context" and x >= CONTEXT_SEARCH_LIMIT:
+    if axis == "context" and context_unbounded(x):
         return f"{gpu}: any context"
     return f"{gpu} ≤ {x:,d}"
 

@@ -6,7 +6,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHeaderView, QLabel, QLineEdit, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from memviz.core.fit import CONTEXT_SEARCH_LIMIT, FitCell
+from memviz.core.fit import FitCell, context_unbounded
 from memviz.core.units import Unit, format_bytes
 
 VERDICT_COLORS = {"fits": "#009E73", "tight": "#E69F00", "does not fit": "#D55E00"}  # Okabe-Ito
@@ -21,8 +21,8 @@ def cell_text(c: FitCell, unit: Unit) -> str:
 
 
 def _context(tokens: int) -> str:
-    """The largest context in a cell: any at all where the search found no limit (`fit.CONTEXT_SEARCH_LIMIT`)."""
-    return "any context" if tokens >= CONTEXT_SEARCH_LIMIT else f"≤ {tokens:,d} tokens"
+    """The largest context in a cell: any at all where the search found no limit (`fit.context_unbounded`)."""
+    return "any context" if context_unbounded(tokens) else f"≤ {tokens:,d} tokens"
 
 
 class FitView(QWidget):
