@@ -361,6 +361,9 @@ class Architecture:
     # local and the sink tokens (Kolibri1_1Indexer `budget`); 0: no such indexer
     token_index_budget: int = 0
     per_layer_input_size: int = 0  # hidden_size_per_layer_input: each layer's slice of the per-layer embedding
+    # Qwen3-VL's deepstack: the first layers add a visual feature each, which llama.cpp carries in an input
+    # embedding (1 + deepstack_layers) x hidden wide (src/llama-hparams.cpp n_embd_inp, src/models/qwen3vl.cpp)
+    deepstack_layers: int = 0
     per_layer_vocab_size: int = 0  # vocab_size_per_layer_input
     double_wide_shared_mlp: bool = False  # use_double_wide_mlp: the KV-sharing layers' MLP is twice as wide
     router_scales: bool = False  # Gemma4TextRouter: a learned scale per hidden unit and per expert
@@ -508,7 +511,8 @@ class Architecture:
                     "hyper_streams", "out_groups", "out_lora_rank", "output_vocab_size",
                     "cross_attention_tokens", "altup_inputs", "laurel_rank", "norms_per_layer", "moe_hidden_size",
                     "indexer_heads", "indexer_head_dim", "gated_norm_rank", "head_gate", "mtp_layers",
-                    "token_index_budget", "indexer_topk", "zero_experts", "ngram_embedders", "ngram_rows"):
+                    "token_index_budget", "indexer_topk", "zero_experts", "ngram_embedders", "ngram_rows",
+                    "deepstack_layers"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not 0 <= value <= MAX_POSITIONS):
@@ -1835,6 +1839,17 @@ _ENCODER_HEADS = ("ForMaskedLM", "ForSequenceClassification", "ForTokenClassific
                   "ForMultipleChoice", "ForPreTraining", "ForNextSentencePrediction")
 
 
+def _deepstack_layers(cfg: dict[str, Any], outer: dict[str, Any]) -> int:
+    """Qwen3-VL's deepstack layers: a GGUF file's n_deepstack_layers (memviz's importer names it deepstack_layers),
+    else the vision config's deepstack_visual_indexes, one merger and one decoder layer each (llama.cpp 0c1e570
+    conversion/qwen.py `Qwen3VLTextModel` writes their count)."""
+    if cfg.get("deepstack_layers"):
+        return _int(cfg["deepstack_layers"], "deepstack_layers")
+    vision = outer.get("vision_config") if outer.get("model_type") in ("qwen3_vl", "qwen3_vl_moe") else None
+    indexes = vision.get("deepstack_visual_indexes") if isinstance(vision, dict) else None
+    return len(indexes) if isinstance(indexes, list) else 0
+
+
 def _hunyuan_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """Hunyuan-A13B's config in the names memviz reads: in every layer `num_experts` experts of
     `moe_intermediate_size` (HunYuanMoEV1Config has no such field and builds them of `intermediate_size`, which the
@@ -1852,7 +1867,8 @@ def _hunyuan_moe_config(cfg: dict[str, Any]) -> dict[str, Any]:
     width = cfg.get("intermediate_size", 11008)
     shared = cfg.get("shared_expert_intermediate_size") or width * _int(uniform("num_shared_expert", 1),
                                                                          "num_shared_expert")
-    return {**cfg, "num_experts": uniform("num_experts", 1), "num_experts_per_tok": uniform("moe_topk", 1),
+    return {**cfg, "num_experts": uniform("num_experts", 1),
+            "num_experts_per_tok": uniform("moe_topk", cfg.get("num_experts_per_tok", 1)),
             "moe_intermediate_size": uniform("moe_intermediate_size", width), "shared_expert_intermediate_size": shared}
 
 
@@ -2468,6 +2484,7 @@ def from_hf_config(cfg: dict[str, Any], name: str | None = None, source: str = "
         loader=LOADER_CLASSES.get(str(outer.get("model_type")), release_loader),
         remote_code=release_code,
         encoders=towers,
+        deepstack_layers=_deepstack_layers(cfg, outer),
         name=name or str(cfg.get("_name_or_path") or model_type),
         model_type=model_type,
         vocab_size=vocab,

@@ -43,6 +43,7 @@ _LAYER_NORMS = {"gemma2": ("attn_norm", "post_attention_norm", "ffn_norm", "post
                 "olmo2": ("post_attention_norm", "post_ffw_norm"), "olmo3": ("post_attention_norm", "post_ffw_norm"),
                 "exaone4": ("post_attention_norm", "post_ffw_norm"),
                 "seed_oss": ("attn_norm", "post_attention_norm"), "glm4_moe": ("attn_norm", "post_attention_norm"),
+                "solar_open": ("attn_norm", "post_attention_norm"),  # converted as glm4moe (conversion/glm.py)
                 "afmoe": ("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"),
                 "falcon": ("attn_norm", "attn_norm_2"),  # the new decoder's ln_attn and ln_mlp (conversion/falcon.py)
                 "nemotron_h": ("attn_norm",)}  # one norm a block (src/models/nemotron-h.cpp)
@@ -114,6 +115,14 @@ _DEEPSEEK4 = {"self_attn.kv_proj.weight": "attn_kv.weight", "self_attn.kv_norm.w
 CONV_KINDS = frozenset({"ssm_conv1d", "shortconv_conv"})
 
 
+def kv_b_split(a: Architecture) -> bool:
+    """Whether llama.cpp holds an MLA model's kv_b_proj as per-head attn_k_b / attn_v_b and caches the latent
+    (ggml-org/llama.cpp 0c1e570 src/models/deepseek2.cpp and the others of DeepSeek's attention; the converter splits
+    it since PR #12801): not in a legacy file (`mla_kv_b_unsplit`), nor ever for MiniCPM3, whose converter keeps
+    attn_kv_b whole and whose graph runs every head (conversion/minicpm.py `MiniCPM3Model`, src/models/minicpm3.cpp)."""
+    return a.is_mla and not a.mla_kv_b_unsplit and a.model_type != "minicpm3"
+
+
 def _gemma4_norms(a: Architecture) -> tuple[str, ...]:
     """Gemma4TextDecoderLayer's norms in memviz's order: four, the per-layer input's, the MoE block's three."""
     return (("attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm")
@@ -180,8 +189,9 @@ def gguf_name(t: Tensor, a: Architecture) -> str:
             return p + name
         return p + name + suffix
     if t.role is Role.ROUTER:
-        if "e_score_correction" in t.name:  # DeepSeek-V3's routing bias (constants.py FFN_EXP_PROBS_B)
-            return p + "exp_probs_b.bias"
+        if "e_score_correction" in t.name:  # DeepSeek-V3's routing bias (constants.py FFN_EXP_PROBS_B); HY-V3's
+            return p + ("exp_probs_b" if a.model_type == "hy_v3" else "exp_probs_b.bias")  # without the suffix
+            # (conversion/hunyuan.py `HYV3Model`; src/models/hy-v3.cpp: tn(LLM_TENSOR_FFN_EXP_PROBS_B, i))
         return p + ("ffn_gate_inp_shexp" if "shared_expert_gate" in t.name else "ffn_gate_inp") + suffix
     if t.role in (Role.MLP, Role.EXPERT):
         # Gemma 4's dense MLP beside the experts keeps the plain ffn_gate / ffn_up / ffn_down names
@@ -219,7 +229,7 @@ def gguf_parts(t: Tensor, a: Architecture) -> tuple[Tensor, ...]:
     if t.kind == "q" and a.model_type in SPLIT_GATE:  # q_proj's second half is the output gate: attn_gate
         half = (t.shape[0] // 2, *t.shape[1:])
         return replace(t, shape=half), replace(t, name=f"{t.name}#gate", shape=half, kind="attn_gate")
-    if t.kind != "kv_b" or not a.is_mla or a.mla_kv_b_unsplit:  # a legacy file keeps attn_kv_b whole
+    if t.kind != "kv_b" or not kv_b_split(a):  # a legacy file and MiniCPM3's keep attn_kv_b whole
         return (t,)
     i = t.layer or 0  # the layer's own heads, latent and nope width (dots3's sliding layers, a NoPE layer's)
     heads, rank, nope = a.layer_num_heads(i), a.layer_kv_lora(i), a.layer_nope_dim(i)

@@ -58,6 +58,13 @@ ARCH_TO_MODEL_TYPE = {
     "mamba": "mamba",  # Falcon-Mamba too, by ssm.dt_b_c_rms (`_mamba_config`)
     "mamba2": "mamba2",
     "jamba": "jamba",  # Mamba layers beside attention layers, experts every other layer (src/models/jamba.cpp)
+    # read by their own keys below (`_llama4_config`, `_falcon_config`, ...) or by the generic
+    # ones, each checked against the files llama.cpp's converter writes (tests/data/llamacpp/converted_layouts.json)
+    "llama4": "llama4_text", "qwen3vl": "qwen3", "qwen3vlmoe": "qwen3_moe", "ernie4_5": "ernie4_5",
+    "ernie4_5-moe": "ernie4_5_moe", "exaone4": "exaone4", "exaone-moe": "exaone_moe", "starcoder": "gpt_bigcode",
+    "olmo": "olmo", "olmo2": "olmo2", "olmoe": "olmoe", "cohere2": "cohere2", "stablelm": "stablelm",
+    "seed_oss": "seed_oss", "phimoe": "phimoe", "nemotron": "nemotron", "bloom": "bloom", "afmoe": "afmoe",
+    "hy_v3": "hy_v3", "jais2": "jais2",
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
@@ -195,8 +202,18 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
     if not isinstance(arch, str):
         raise InputError("GGUF metadata has no general.architecture")
 
+    blocks = _scalar(meta.get(f"{arch}.block_count"), "block_count", warnings)
+    nextn = _scalar(meta.get(f"{arch}.nextn_predict_layers"), "nextn_predict_layers", warnings) or 0
+    if blocks is not None and not 0 <= nextn < blocks:
+        raise InputError(f"GGUF metadata nextn_predict_layers ({nextn}) leaves no decoder layer of {blocks}")
+
     def get(suffix: str) -> Any:
-        return meta.get(f"{arch}.{suffix}")
+        """A key of `arch`; a per-layer array that lists the multi-token-prediction blocks too cut to the decoder's
+        layers (src/llama-hparams.cpp: n_layer() = n_layer_all - n_layer_nextn, the rest skipped unless loaded)."""
+        value = meta.get(f"{arch}.{suffix}")
+        if nextn and isinstance(value, (list, tuple)) and len(value) == blocks:
+            return value[:blocks - nextn]
+        return value
 
     recurrent = [k for k, v in meta.items() if k.startswith((f"{arch}.ssm.", f"{arch}.wkv", f"{arch}.shortconv"))
                  and v] + ([f"{arch}.full_attention_interval"] if get("full_attention_interval") else [])
@@ -213,7 +230,7 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         model_type = "deepseek_v2"  # softmax routing without V3's score-correction bias (gguf ExpertGatingFuncType)
     cfg: dict[str, Any] = {
         "model_type": model_type,
-        "num_hidden_layers": _scalar(get("block_count"), "block_count", warnings),
+        "num_hidden_layers": blocks - nextn if blocks is not None else None,
         "hidden_size": _scalar(get("embedding_length"), "embedding_length", warnings),
         "num_attention_heads": _scalar(get("attention.head_count"), "head_count", warnings),
         "num_key_value_heads": _scalar(get("attention.head_count_kv"), "head_count_kv", warnings),
@@ -222,6 +239,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         "vocab_size": _vocab_size(meta, arch, shapes or {}, warnings),
         "tie_word_embeddings": "output.weight" not in tensor_names,
     }
+    if nextn:
+        cfg["num_nextn_predict_layers"] = nextn
     key_length = _scalar(get("attention.key_length"), "key_length", warnings)
     value_length = _scalar(get("attention.value_length"), "value_length", warnings)
     if key_length:
@@ -241,13 +260,17 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         if shared:
             cfg["shared_expert_intermediate_size"] = shared
         cfg["n_shared_experts"] = _scalar(get("expert_shared_count"), "expert_shared_count", warnings) or 0
-        cfg["first_k_dense_replace"] = _scalar(get("leading_dense_block_count"), "leading_dense_block_count", warnings) or 0
+        cfg["first_k_dense_replace"] = _leading_dense(get, tensor_names, cfg["num_hidden_layers"], warnings)
+        if arch in SHARED_COUNT_NAMES:
+            cfg[SHARED_COUNT_NAMES[arch]] = _shared_count(shapes or {}, cfg)
     if arch in ("bailingmoe", "bailingmoe2"):  # src/models/bailingmoe2.cpp: q/k norms, score bias where present
         cfg.update(use_qk_norm="blk.0.attn_q_norm.weight" in tensor_names,
                    moe_router_enable_expert_bias=any(n.endswith("exp_probs_b.bias") for n in tensor_names),
                    num_shared_experts=cfg.pop("n_shared_experts", 0))
         if arch == "bailingmoe":  # src/models/bailingmoe.cpp: the shared MLP is n_ff_exp x n_expert_shared wide
             cfg.pop("shared_expert_intermediate_size", None)
+    if arch == "minicpm3" and not value_length:  # src/models/minicpm3.cpp: V heads n_embd_head_v wide, n_embd /
+        value_length = (cfg["hidden_size"] or 0) // (cfg["num_attention_heads"] or 1)  # n_head without the key
     kv_lora = _scalar(get("attention.kv_lora_rank"), "kv_lora_rank", warnings)
     if kv_lora:
         rope = _scalar(get("rope.dimension_count"), "rope.dimension_count", warnings) or 64
@@ -256,7 +279,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(kv_lora_rank=kv_lora, qk_rope_head_dim=rope, qk_nope_head_dim=(k_mla or rope) - rope,
                    v_head_dim=v_mla, q_lora_rank=_scalar(get("attention.q_lora_rank"), "q_lora_rank", warnings))
         cfg.pop("head_dim", None)
-        if get("attention.key_length_mla") is None:  # converted before llama.cpp split attn_kv_b (PR #12801)
+        if get("attention.key_length_mla") is None and arch != "minicpm3":  # converted before llama.cpp split
+            # attn_kv_b (PR #12801); MiniCPM3's is never split (`memviz.core.engines.llamacpp.latent_cache`)
             cfg["_mla_kv_b_unsplit"] = True
             warnings.append("this GGUF predates llama.cpp's MLA cache (no key_length_mla): llama.cpp runs it per "
                             "head and caches full K and V per head instead of the latent; a re-converted file caches far less")
@@ -302,6 +326,24 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
     if arch == "dots3note":
         cfg.update(_dots3_config(get, cfg, warnings))
         warnings[:] = [w for w in warnings if not w.startswith("head_count differs")]
+    if arch == "llama4":
+        cfg.update(_llama4_config(get, cfg, warnings))
+    if arch in ("qwen3vl", "qwen3vlmoe"):  # src/models/qwen3vl.cpp: deepstack layers widen the input embedding
+        cfg["deepstack_layers"] = _scalar(get("n_deepstack_layers"), "n_deepstack_layers", warnings) or 0
+    if arch == "falcon":
+        cfg.update(_falcon_config(tensor_names, cfg))
+    if arch == "olmo2" and window:  # src/models/olmo2.cpp: a window makes OLMo 3's sliding layers
+        cfg["model_type"] = "olmo3"
+    if arch == "glm4":  # src/models/glm4.cpp: q / k / v biases where the file holds them (GLM-4-0414 does)
+        cfg["attention_bias"] = "blk.0.attn_q.bias" in tensor_names
+    if arch == "ernie4_5-moe":  # src/models/ernie4-5.cpp: experts from the leading dense count, every step-th layer
+        cfg.update(moe_layer_start_index=cfg.pop("first_k_dense_replace"), moe_num_experts=n_experts,
+                   moe_layer_interval=_scalar(get("interleave_moe_layer_step"), "interleave_moe_layer_step",
+                                              warnings) or 1)
+    if arch == "cohere2moe":  # src/models/cohere2moe.cpp: experts n_ff_exp wide, the leading dense layers n_ff
+        cfg.update(intermediate_size=cfg["moe_intermediate_size"], prefix_dense_intermediate_size=cfg["intermediate_size"])
+    if "position_embd.weight" in (shapes or {}):  # GPT-2 / StarCoder: pos_embd is {n_embd, n_ctx_train}
+        cfg["n_positions"] = shapes["position_embd.weight"][0]
     if arch == "hy_v4":  # src/models/hy-v4.cpp: the hyper-connections' streams; indexer_types read above
         cfg["hc_mult"] = _scalar(get("hyper_connection.count"), "hyper_connection.count", warnings)
     if arch in MAMBA2_ARCHS | SHORTCONV_ARCHS | KDA_ARCHS | MAMBA_ARCHS:  # KV heads per layer, 0 in a recurrent one
@@ -322,16 +364,90 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
     return cfg, warnings
 
 
+#: llama.cpp 0c1e570's `load_swa_pattern(ml, period, dense_first)` per architecture (src/models/afmoe.cpp,
+#: cohere2.cpp, cohere2moe.cpp, exaone4.cpp, exaone-moe.cpp, llama4.cpp, mellum.cpp, muse-glimmer.cpp, olmo2.cpp):
+#: the period a file without `attention.sliding_window_pattern` runs with, or that the key gives as one number
+SWA_PERIODS = {"afmoe": (4, False), "cohere2": (4, False), "cohere2moe": (4, True), "exaone4": (4, False),
+               "exaone-moe": (4, False), "llama4": (4, False), "mellum": (4, False), "muse-glimmer": (4, False),
+               "olmo2": (4, False)}
+
+
 def _sliding_layers(pattern: Any, n_layers: int | None, arch: str) -> dict[str, Any]:
-    """Which layers slide, as llama.cpp's converters write it: one flag a layer in `attention.sliding_window_pattern`
-    (llama.cpp 0c1e570 conversion/exaone.py, command_r.py, mimo.py, olmo.py, granite.py, ...; gguf-py
-    `add_sliding_window_pattern`); {} for the older single period, which each type's own rule reads, and for the
-    architectures whose layer kinds are read with their own fields."""
-    if not isinstance(pattern, (list, tuple)) or arch == "gemma4" or arch in RECURRENT_ARCHS:
+    """Which layers slide, as llama.cpp reads it: one flag a layer in `attention.sliding_window_pattern` (llama.cpp
+    0c1e570 conversion/exaone.py, command_r.py, mimo.py, olmo.py, granite.py, ...; gguf-py
+    `add_sliding_window_pattern`); else, for the architectures of `SWA_PERIODS`, llama_hparams::set_swa_pattern's
+    period (src/llama-hparams.cpp: layer il slides unless il % period == period - 1, or == 0 when dense first); {}
+    for the others, whose type's own rule reads an older single period, and for the architectures whose layer kinds
+    are read with their own fields."""
+    if arch == "gemma4" or arch in RECURRENT_ARCHS:
         return {}
-    if len(pattern) != n_layers:
-        raise InputError(f"GGUF metadata sliding_window_pattern lists {len(pattern)} layers for {n_layers}")
-    return {"layer_types": ["sliding_attention" if bool(v) else "full_attention" for v in pattern]}
+    if isinstance(pattern, (list, tuple)):
+        if len(pattern) != n_layers:
+            raise InputError(f"GGUF metadata sliding_window_pattern lists {len(pattern)} layers for {n_layers}")
+        return {"layer_types": ["sliding_attention" if bool(v) else "full_attention" for v in pattern]}
+    if arch not in SWA_PERIODS or not n_layers:
+        return {}
+    default, dense_first = SWA_PERIODS[arch]
+    period = default if pattern is None else _scalar(pattern, "sliding_window_pattern", [])
+    slides = [period == 0 or (i % period != 0 if dense_first else i % period < period - 1) for i in range(n_layers)]
+    return {"layer_types": ["sliding_attention" if v else "full_attention" for v in slides]}
+
+
+#: architectures whose model type counts its shared experts (each n_ff_exp wide) under a name of its own
+#: (`memviz.core.arch._moe_fields`: ExaoneMoe / HYV3 / Afmoe num_shared_experts, ERNIE moe_num_shared_experts)
+SHARED_COUNT_NAMES = {"exaone-moe": "num_shared_experts", "hy_v3": "num_shared_experts", "afmoe": "num_shared_experts",
+                      "ernie4_5-moe": "moe_num_shared_experts"}
+LLAMA4_CHUNK_TOKENS = 8192  # src/models/llama4.cpp `load_arch_hparams`: n_swa fixed, whatever the checkpoint says
+
+
+def _leading_dense(get, tensor_names: set[str], n_layers: int | None, warnings: list[str]) -> int:
+    """The dense layers before the first one with experts: `leading_dense_block_count`, else, in a file, the layers
+    before the first router (llama.cpp's loaders make the experts optional where the key is absent, as
+    src/models/hy-v3.cpp does), else none."""
+    key = _scalar(get("leading_dense_block_count"), "leading_dense_block_count", warnings)
+    if key is not None or not tensor_names:
+        return key or 0
+    routed = [i for i in range(n_layers or 0) if f"blk.{i}.ffn_gate_inp.weight" in tensor_names]
+    return routed[0] if routed else 0
+
+
+def _shared_count(shapes: dict[str, tuple[int, ...]], cfg: dict[str, Any]) -> int:
+    """Shared experts as a count of routed experts' widths: the file's ffn_up_shexp where it has one (what
+    llama.cpp loads), else expert_shared_feed_forward_length, else expert_shared_count."""
+    width = next((shape[0] for name, shape in shapes.items() if name.endswith(".ffn_up_shexp.weight")), None)
+    width = width or cfg.get("shared_expert_intermediate_size")
+    expert = cfg.get("moe_intermediate_size") or 0
+    if width and expert and width % expert == 0:
+        return width // expert
+    return cfg.get("n_shared_experts") or 0
+
+
+def _llama4_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """Llama 4 as llama.cpp 0c1e570 reads it (src/models/llama4.cpp): experts in every interleave_moe_layer_step-th
+    layer beside a shared expert as wide as one routed expert, the other layers feed_forward_length wide; chunked
+    attention over 8,192 tokens in three layers of four (`load_swa_pattern(ml, 4)`, or the file's pattern), none
+    where the file says sliding_window 0. Llama4TextConfig's names: chunked layers are those with RoPE
+    (no_rope_layers 1), attention_chunk_size their chunk."""
+    n = cfg["num_hidden_layers"] or 0
+    step = _scalar(get("interleave_moe_layer_step"), "interleave_moe_layer_step", warnings)
+    if not step:
+        raise InputError("a llama4 GGUF needs interleave_moe_layer_step (llama.cpp requires it)")
+    chunked = get("attention.sliding_window") != 0
+    kinds = _sliding_layers(get("attention.sliding_window_pattern"), n, "llama4")["layer_types"] if chunked else []
+    return {"intermediate_size": cfg.get("moe_intermediate_size"), "intermediate_size_mlp": cfg["intermediate_size"],
+            "interleave_moe_layer_step": step, "first_k_dense_replace": 0, "sliding_window": None,
+            "attention_chunk_size": LLAMA4_CHUNK_TOKENS if chunked else None,
+            "no_rope_layers": [int(k == "sliding_attention") for k in kinds] if chunked else [0] * n}
+
+
+def _falcon_config(tensor_names: set[str], cfg: dict[str, Any]) -> dict[str, Any]:
+    """Falcon as llama.cpp reads it (src/models/falcon.cpp): a second norm a layer (attn_norm_2) marks the new
+    decoder (Falcon-40B / 180B: its own KV heads, head_count_kv); without it, Falcon-7B's, whose KV heads are
+    head_count_kv (one: multi-query); the MLP feed_forward_length wide."""
+    new = "blk.0.attn_norm_2.weight" in tensor_names
+    kv = cfg.get("num_key_value_heads") or 1
+    return {"new_decoder_architecture": new, "num_kv_heads": kv, "multi_query": kv == 1,
+            "ffn_hidden_size": cfg["intermediate_size"], "parallel_attn": True}
 
 
 def _per_layer(values: Any, n_layers: int, key: str) -> list[int]:
@@ -406,8 +522,8 @@ def _deltanet_config(get, tensor_names: set[str], cfg: dict[str, Any], warnings:
     delta-nets: the file's tensors say (a layer with ssm_conv1d); a log, which prints no tensor names, says it as
     llama.cpp reads it (src/models/qwen35.cpp `load_arch_hparams`: `attention.recurrent_layers`, else every
     `full_attention_interval`-th layer, 4 by default, is full attention). A multi-token-prediction block the
-    converter appends (`nextn_predict_layers`) is no decoder layer: llama.cpp skips its tensors unless asked."""
-    n = (cfg["num_hidden_layers"] or 0) - int(get("nextn_predict_layers") or 0)
+    converter appends (`nextn_predict_layers`) is left out by `config_from_gguf`."""
+    n = cfg["num_hidden_layers"] or 0
     v_heads = _scalar(get("ssm.time_step_rank"), "ssm.time_step_rank", warnings)
     inner = _scalar(get("ssm.inner_size"), "ssm.inner_size", warnings)
     if not (v_heads and inner and n > 0):
@@ -503,9 +619,9 @@ def _falcon_h1_config(get, tensor_names: set[str], warnings: list[str]) -> dict[
 def _deepseek4_config(get, cfg: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     """DeepSeek-V4's fields as llama.cpp 0c1e570 reads them (src/models/deepseek4.cpp `load_arch_hparams`):
     attention.compress_ratios (one a block, the MTP block's included), hyper_connection.count,
-    attention.output_group_count / output_lora_rank, attention.q_lora_rank, hash_layer_count; the MTP block
-    (`nextn_predict_layers`) is no decoder layer."""
-    n = (cfg["num_hidden_layers"] or 0) - int(get("nextn_predict_layers") or 0)
+    attention.output_group_count / output_lora_rank, attention.q_lora_rank, hash_layer_count (the MTP block left
+    out by `config_from_gguf`)."""
+    n = cfg["num_hidden_layers"] or 0
     ratios = get("attention.compress_ratios")
     if not isinstance(ratios, (list, tuple)) or len(ratios) < n or n <= 0:
         raise InputError("DeepSeek-V4 GGUF metadata lacks attention.compress_ratios for every block")
