@@ -44,7 +44,7 @@ from collections import Counter
 from functools import lru_cache
 
 from memviz.core.arch import LINEAR, Architecture
-from memviz.core.gguf_names import CONV_KINDS, FUSED_QKV, PER_LAYER_KV, gguf_name, gguf_tensors
+from memviz.core.gguf_names import CONV_KINDS, FUSED_QKV, PER_LAYER_KV, gguf_name, gguf_tensors, kv_b_split
 from memviz.core.inventory import Role, Tensor
 
 #: mix name -> description; the base type of each mix is in `_BASE`.
@@ -196,7 +196,7 @@ def _gqa(a: Architecture) -> int:
     an MLA file's one latent KV head (conversion/deepseek.py writes head_count_kv 1)."""
     if a.layer_types[0] == LINEAR and a.model_type in PER_LAYER_KV:
         return 0
-    if a.is_mla and not a.mla_kv_b_unsplit:
+    if kv_b_split(a):
         return a.layer_num_heads(0)
     return a.layer_num_heads(0) // a.layer_kv_heads(0)
 

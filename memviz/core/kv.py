@@ -63,6 +63,7 @@ class KVLayout:
     block_tokens: int = 0
     kv_heads_divisor: int = 1
     v_rows_widest: bool = False  # every layer's V row as wide as the widest layer's (llama.cpp's transposed V)
+    v_as_wide_as_k: bool = False  # V padded to K's head width (vLLM's MiniCPM3: models/minicpm3.py pads v)
     indexer_fp8: bool = False  # sparse-attention indexer keys in FP8 with an fp32 scale per 128 values (vLLM)
     indexer_value: bool = False  # a V row beside each indexer key (llama.cpp's cache of a non-MLA model)
     indexer_bf16: bool = False  # indexer keys in bfloat16 whatever the cache's format (vLLM's MiniMax-M3)
@@ -100,7 +101,8 @@ def per_token_layer_bytes(a: Architecture, fmt: KVFormat, layout: KVLayout, laye
     if layout.v_rows_widest:
         k = heads * fmt.bytes_per_vector(a.layer_head_dim(layer)) + indexer
         return k + fmt.bytes_per_vector(max(a.layer_kv_heads(i) * a.layer_v_head_dim(i) for i in range(a.num_layers)))
-    return heads * fmt.head_bytes(a.layer_head_dim(layer), a.layer_v_head_dim(layer)) + indexer
+    v_width = a.layer_head_dim(layer) if layout.v_as_wide_as_k else a.layer_v_head_dim(layer)
+    return heads * fmt.head_bytes(a.layer_head_dim(layer), v_width) + indexer
 
 
 def latent_width(a: Architecture, layout: KVLayout, layer: int) -> int:

@@ -46,7 +46,7 @@ GGUF_ARCH = {"llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": 
              "dots3_note_text": "dots3note", "bailing_moe_v2": "bailingmoe2", "bailing_moe": "bailingmoe",
              "kimi_linear": "kimi-linear",
              "mamba": "mamba", "falcon_mamba": "mamba",  # conversion/mamba.py `MambaModel` converts both
-             "mamba2": "mamba2", "jamba": "jamba"}
+             "mamba2": "mamba2", "jamba": "jamba", "minicpm3": "minicpm3"}
 DEFAULT_CACHE_BYTES = 20 * GB
 SPECIAL_TOKENS = ("<unk>", "<s>", "</s>")
 
@@ -74,6 +74,8 @@ def check_supported(a: Architecture) -> str:
         raise InputError("llama.cpp's LFM2 loads no convolution biases (src/models/lfm2.cpp); conv_bias is not built")
     if a.model_type == "nemotron_h" and a.is_moe:
         return "nemotron_h_moe"  # conversion/nemotron.py `NemotronHModel`: its own architecture with experts
+    if a.model_type in ("qwen3", "qwen3_moe") and a.deepstack_layers:  # Qwen3-VL's language model
+        return "qwen3vl" if a.model_type == "qwen3" else "qwen3vlmoe"  # (conversion/qwen.py `Qwen3VLTextModel`)
     if a.model_type == "deepseek_v2" and not a.is_mla:  # DeepSeek-OCR / OCR 2 / Unlimited-OCR (conversion/deepseek.py
         return "deepseek2-ocr"  # `DeepseekV2Model`: their plain multi-head attention, src/models/deepseek2ocr.cpp)
     return GGUF_ARCH[a.model_type]
@@ -168,6 +170,16 @@ def _metadata(w, a: Architecture, arch: str) -> None:
         w.add_float32("bailingmoe.expert_weights_scale", 1.0)
         w.add_bool("bailingmoe.expert_weights_norm", True)
         w.add_rope_dimension_count(a.head_dim)
+    if arch in ("qwen3vl", "qwen3vlmoe"):  # conversion/qwen.py `Qwen3VLTextModel.set_gguf_parameters`: the deepstack
+        # layers and M-RoPE's sections, which src/models/qwen3vl.cpp requires (Qwen3-VL's [24, 20, 20] for a head of
+        # 128: a time section and two of 5/32 of the head)
+        w.add_uint32(f"{arch}.n_deepstack_layers", a.deepstack_layers)
+        spatial = a.head_dim * 5 // 32
+        w.add_rope_dimension_sections([a.head_dim // 2 - 2 * spatial, spatial, spatial, 0])
+    if arch == "minicpm3":  # conversion/minicpm.py `MiniCPM3Model.set_gguf_parameters`: the latent ranks, the
+        w.add_q_lora_rank(a.q_lora_rank)  # roped part of the key (key_length is nope + rope, written above)
+        w.add_kv_lora_rank(a.kv_lora_rank)
+        w.add_rope_dimension_count(a.qk_rope_head_dim)
     if arch == "dbrx":  # conversion/dbrx.py `DbrxModel.set_gguf_parameters`: LayerNorm's epsilon, the q/k/v clamp
         w.add_layer_norm_eps(1e-5)
         w.add_clamp_kqv(8.0)

@@ -1,8 +1,9 @@
 """Every tensor's ggml type in memviz's GGUF mixes equals what llama.cpp's own quantizer writes (llama-cpp-python
-0.3.36, llama.cpp 0c1e570): files of thirteen shapes (GQA 4 and 2, tied output, 8-expert MoE, sliding window, MLA with
+0.3.36, llama.cpp 0c1e570): files of eighteen shapes (GQA 4 and 2, tied output, 8-expert MoE, sliding window, MLA with
 its per-head attn_k_b / attn_v_b and a dense lead layer, gpt-oss with its biases, sinks and MXFP4 experts, Qwen3.5's
 gated delta-nets dense and MoE, BitNet's sub-norms with its tied token table, dots3, Granite-4.0-H's Mamba2 layers
-with experts, Kimi Linear's delta attention beside MLA, and a row length of 384 that forces fallbacks)
+with experts, Kimi Linear's delta attention beside MLA, Mamba / Mamba2 / Jamba, MiniCPM3's whole attn_kv_b, Qwen3-VL's
+language model, and a row length of 384 that forces fallbacks)
 built at every mix that needs no importance matrix (the ternary TQ2_0 / TQ1_0 included), read back with
 gguf. Gemma 3n's files, whose attn_v tensors are counted over the KV-sharing layers' K / V the file holds, are
 checked from recorded quantizer output (tests/core/test_gguf_mixes.py)."""
@@ -49,6 +50,9 @@ def _shapes():
         "mamba-tied-6L": arch("mamba"),
         "mamba2-4L": arch("mamba2"),
         "jamba-4L": arch("jamba"),
+        # MiniCPM3's MLA weights with attn_kv_b whole (never split, unlike DeepSeek's); Qwen3-VL's language model
+        "minicpm3-4L": arch("minicpm3"),
+        "qwen3vl-deepstack-4L": arch("qwen3vl-deepstack"),
         "llama-rows-384": arch("llama-gqa", num_layers=8, hidden_size=384, num_heads=6, num_kv_heads=2, head_dim=64,
                                v_head_dim=64, intermediate_size=768),
     }

@@ -76,7 +76,7 @@ from memviz.core.formats import (
     get_weight_format,
     tensor_bytes,
 )
-from memviz.core.gguf_names import gguf_name
+from memviz.core.gguf_names import gguf_name, kv_b_split
 from memviz.core.inventory import Role, Tensor
 from memviz.core.kv import KVLayout, kv_cache_bytes, per_token_layer_bytes
 from memviz.core.tensor_table import TensorTable, tensor_table
@@ -199,8 +199,9 @@ def latent_cache(a: Architecture) -> bool:
     """llama.cpp caches an MLA model's latent (K only, kv_lora_rank + rope per token and layer) when its GGUF holds
     attn_k_b / attn_v_b (key_length_mla in the metadata, converted since PR #12801); a legacy file with the unsplit
     attn_kv_b runs the per-head path and caches K (nope + rope) and V per head (ggml-org/llama.cpp 0c1e570
-    src/llama-hparams.cpp `is_mla`, src/models/deepseek2.cpp, src/llama-kv-cache.cpp)."""
-    return a.is_mla and not a.mla_kv_b_unsplit
+    src/llama-hparams.cpp `is_mla`, src/models/deepseek2.cpp, src/llama-kv-cache.cpp). MiniCPM3 always runs the
+    per-head path (src/models/minicpm3.cpp: attn_kv_b's K and V per head into `build_attn`): `kv_b_split`."""
+    return kv_b_split(a)
 
 
 def cuda_alloc_bytes(storage: str, shape: tuple[int, ...], nbytes: int) -> int:
@@ -637,8 +638,12 @@ class LlamaCpp(Engine):
         elif a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
             per_layer = 4 * n * a.num_layers * a.per_layer_input_size  # every layer (src/models/gemma4.cpp
             attn, ffn = attn + per_layer, ffn + per_layer  # `project_per_layer_inputs`): alive through both stages
+        # Qwen3-VL (src/llama-graph.cpp `build_inp_embd`, src/models/qwen3vl.cpp): the input embedding and its padded
+        # token rows are 1 + deepstack hidden rows wide, both held through the first layers, the input to the logits
+        deep = 4 * n * a.deepstack_layers * h  # (measured: docs/llamacpp-accuracy.md, Qwen3-VL)
+        attn, ffn = attn + 2 * deep, ffn + 2 * deep
         rows = OUTPUT_UNITS_HIDDEN[where] + (MAMBA_OUTPUT_UNITS if not a.attends else 0)
-        output = 4 * n * (a.output_rows + rows * h) if last_stage else x.zeros
+        output = 4 * n * (a.output_rows + rows * h) + deep if last_stage else x.zeros
         attn, ffn = attn + copy_attn, ffn + copy_ffn
         output = output + (copy_output if last_stage else 0)
         return np.maximum(np.maximum(ffn + mask, attn), output) + x.zeros

@@ -150,7 +150,7 @@ from memviz.core.engines.vllm_flashinfer import (
 )
 from memviz.core.engines.vllm_flashinfer import describe as describe_workspaces
 from memviz.core.engines.vllm_gemma4_vision import SOFT_TOKEN_CHOICES, profiled_modality, vision_pass
-from memviz.core.engines.vllm_kv import KVGroups, kv_groups
+from memviz.core.engines.vllm_kv import PER_HEAD_MLA, KVGroups, kv_groups, mla_attention
 from memviz.core.engines.vllm_moe_workspace import EXPERTS, NONE, moe_kernel_workspace, moe_workspace_bytes
 from memviz.core.engines.vllm_pipeline import check_shared_latent_stages, pipeline_split, receive_buffer_bytes
 from memviz.core.engines.vllm_rotary import rotary_table_bytes, rotary_tables
@@ -722,8 +722,9 @@ class VLLM(Engine):
         bfloat16."""
         widest = bool(x.a.layer_kv_lora_ranks or x.a.nope_layers)
         native = vllm_turboquant.boundary_layers(x.a) if vllm_turboquant.is_turboquant(x.kvf.name) else frozenset()
-        return KVLayout(latent_mla=True, block_tokens=block_tokens, kv_heads_divisor=x.sc.tp, indexer_fp8=x.a.is_mla,
-                        indexer_bf16=not x.a.is_mla, latent_widest=widest,
+        return KVLayout(latent_mla=mla_attention(x.a), block_tokens=block_tokens, kv_heads_divisor=x.sc.tp,
+                        indexer_fp8=x.a.is_mla, indexer_bf16=not x.a.is_mla, latent_widest=widest,
+                        v_as_wide_as_k=x.a.model_type in PER_HEAD_MLA,
                         latent_row_bytes=DS_MLA_ROW_BYTES if sparse_mla_packed(x.a, x.sc) else 0,
                         native_layers=native, native_bits=8 * x.act_bytes)
 
@@ -844,7 +845,7 @@ class VLLM(Engine):
         output size for `self.kv_b_proj(kv_c_normed)` in `_compute_prefill_context`"): the chunked-prefill
         workspace's tokens x the rank's heads x (nope + v) in the model's dtype, beside the layer's own tensors."""
         a = x.a
-        if not a.is_mla or a.compress_ratios:
+        if not mla_attention(a) or a.compress_ratios:
             return 0.0
         tokens = vllm_extensible.mla_context_tokens(s["max_model_len"], s["max_num_seqs"], self.hybrid_block(x)[0])
         width = max(a.layer_num_heads(i) // x.sc.tp * (a.layer_nope_dim(i) + a.v_head_dim) for i in range(a.num_layers))
@@ -855,7 +856,7 @@ class VLLM(Engine):
         up-projected by one layer, K-nope and V of its heads on the rank beside K (nope and rope). DeepSeek sparse
         attention reads its latent through the indexer's selection instead: none."""
         a = x.a
-        if not a.is_mla or deepseek_sparse(a):
+        if not mla_attention(a) or deepseek_sparse(a):
             return 0.0
         tokens = vllm_extensible.mla_context_tokens(s["max_model_len"], s["max_num_seqs"], self.hybrid_block(x)[0])
         widths = [a.layer_num_heads(i) // x.sc.tp * (2 * a.layer_nope_dim(i) + a.v_head_dim + a.qk_rope_head_dim)
@@ -1387,7 +1388,7 @@ class VLLM(Engine):
         activations only (`supported_dtypes`); MLA layers run MLA backends of other names."""
         if backend == "auto":
             return
-        if a.is_mla:
+        if mla_attention(a):
             raise InputError(f"vLLM runs MLA layers with MLA backends (FLASH_ATTN_MLA, FLASHMLA, ...), not {backend}; "
                              "memviz models them with attention_backend auto")
         if backend in ("FLASH_ATTN", "FLASHINFER") and sc.weight_format == "fp32":
@@ -1405,7 +1406,7 @@ class VLLM(Engine):
         if need is None:
             return
         name = KV_CACHE_DTYPES[sc.kv_format]
-        if a.is_mla:
+        if mla_attention(a):
             raise InputError(f"vLLM's MLA backends take no {name} cache (auto, fp8 and the DeepSeek layouts)")
         if backend not in ("auto", need):
             raise InputError(f"vLLM's {backend} backend takes no {name} cache; {need} does (attention_backend auto)")

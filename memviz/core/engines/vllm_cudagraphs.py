@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from math import ceil
 
 from memviz.core.arch import FULL, SLIDING, Architecture
+from memviz.core.engines.vllm_kv import mla_attention
 from memviz.core.units import KiB, MiB
 
 FA3_SPLITS = 32  # AttentionConfig.flash_attn_max_num_splits_for_cuda_graph (vllm/config/attention.py)
@@ -103,15 +104,15 @@ def fa3_split_kv(a: Architecture, compute_capability: tuple[int, int] | None, ac
     sparse attention runs other kernels; gpt-oss's sinks captured none in 0.19."""
     if compute_capability is None or compute_capability[0] != 9 or act_bytes != 2 or backend not in ("auto", "FLASH_ATTN"):
         return False
-    if a.indexer_heads or a.attention_sinks or a.alibi_mask or (a.is_mla and quantized_kv):
+    if a.indexer_heads or a.attention_sinks or a.alibi_mask or (mla_attention(a) and quantized_kv):
         return False
-    return a.is_mla or max((a.layer_head_dim(i) for i in range(a.num_layers)), default=0) <= 256
+    return mla_attention(a) or max((a.layer_head_dim(i) for i in range(a.num_layers)), default=0) <= 256
 
 
 def split_kv_bytes(a: Architecture, tp: int, tokens: int) -> float:
     """FA3's float32 partial outputs and log-sum-exps for `tokens` query tokens, the widest attention layer's
     heads on one rank: [splits, heads, tokens, v_head_dim + 1] (an MLA layer's values are its latent)."""
-    widths = [max(a.layer_num_heads(i) // tp, 1) * ((a.layer_kv_lora(i) if a.is_mla else a.layer_v_head_dim(i)) + 1)
+    widths = [max(a.layer_num_heads(i) // tp, 1) * ((a.layer_kv_lora(i) if mla_attention(a) else a.layer_v_head_dim(i)) + 1)
               for i in range(a.num_layers) if a.layer_types[i] in (FULL, SLIDING)]
     return FA3_SPLITS * tokens * max(widths, default=0) * 4
 

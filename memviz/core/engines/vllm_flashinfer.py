@@ -36,6 +36,7 @@ platforms/interface.py `get_mla_prefill_backend_cls`).
 from __future__ import annotations
 
 from memviz.core.arch import FULL, SLIDING, Architecture
+from memviz.core.engines.vllm_kv import mla_attention
 from memviz.core.units import MiB
 
 #: VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE's default (envs.py), the builder's floor and the TRT-LLM kernels' buffer
@@ -59,7 +60,7 @@ def runs_flashinfer(a: Architecture, capability: tuple[int, int] | None, act_byt
     """Whether FlashInfer runs the standard attention layers: asked for, or vLLM's choice on compute capability 10;
     with an image prefix attended both ways (`mm_prefix`, which FlashInfer alone does not take) only inside
     TRITON_FLASHINFER, whose heads are 256 or 512 wide (else FLASH_ATTN runs)."""
-    if a.is_mla or capability is None or not _attention_layers(a):
+    if mla_attention(a) or capability is None or not _attention_layers(a):
         return False
     if backend == "FLASHINFER":
         return True
@@ -70,7 +71,7 @@ def runs_flashinfer(a: Architecture, capability: tuple[int, int] | None, act_byt
 
 def runs_flashinfer_mla(a: Architecture, capability: tuple[int, int] | None, act_bytes: float) -> bool:
     """Whether FLASHINFER_MLA decodes the model's MLA layers: vLLM's first choice on compute capability 10."""
-    return (a.is_mla and not a.indexer_heads and capability is not None and capability[0] == 10 and act_bytes == 2
+    return (mla_attention(a) and not a.indexer_heads and capability is not None and capability[0] == 10 and act_bytes == 2
             and a.qk_nope_head_dim in MLA_NOPE_DIMS)
 
 
@@ -88,7 +89,7 @@ def kernels_workspace_bytes(capability: tuple[int, int]) -> float:
 
 def describe(a: Architecture, kernels: float) -> str:
     """The workspaces in words, for the Breakdown and the CLI."""
-    if a.is_mla:
+    if mla_attention(a):
         return "FLASHINFER_MLA's decode workspace, 128 MiB"
     parts = ["the metadata builder's, the larger of 394 MiB and the prefill's query heads x head size x 16 bytes a "
              "token"]

@@ -37,6 +37,15 @@ from memviz.core.kv import KVLayout, per_token_layer_bytes
 
 #: the vLLM release that prints "GPU KV cache size" as maximum concurrency x max_model_len
 PRINTS_CONCURRENCY_SINCE = (0, 21)
+#: MLA models vLLM runs with plain attention over per-head K and V: MiniCPM3 (vllm 0.34
+#: model_executor/models/minicpm3.py `MiniCPM3Attention`: K of nope + rope and V padded to that width, every head
+#: its own KV head, into `Attention`, not `MLAAttention`)
+PER_HEAD_MLA = frozenset({"minicpm3"})
+
+
+def mla_attention(a: Architecture) -> bool:
+    """Whether vLLM runs the model's attention as MLA (`MLAAttention`, a latent cache, MLA backends)."""
+    return a.is_mla and a.model_type not in PER_HEAD_MLA
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ Not modelled: sliding-window layers (their pages are padded to the largest), MLA
 from __future__ import annotations
 
 from memviz.core.arch import CROSS, FULL, SLIDING, Architecture
+from memviz.core.engines.vllm_kv import mla_attention
 from memviz.core.engines.vllm_moe_workspace import ALIGN_BYTES
 from memviz.core.errors import InputError
 
@@ -64,7 +65,7 @@ def boundary_layers(a: Architecture) -> frozenset[int]:
 def check(a: Architecture, backend: str, act_bytes: int) -> None:
     """What memviz does not model or vLLM refuses, in one line each (the TURBOQUANT backend's `supported_dtypes`:
     float16 and bfloat16)."""
-    if a.is_mla:
+    if mla_attention(a):
         raise InputError("vLLM's TurboQuant cache is not modelled for MLA models (their backends cache a latent)")
     if any(kind in (SLIDING, CROSS) for kind in a.layer_types):
         raise InputError("memviz does not model vLLM's TurboQuant cache beside sliding-window layers (vLLM pads "
