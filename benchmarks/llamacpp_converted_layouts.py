@@ -26,6 +26,9 @@ SMALL = dict(vocab_size=1024, hidden_size=256, intermediate_size=512, num_hidden
 NOT_THEIRS = dict(hidden_size=None, intermediate_size=None, num_hidden_layers=None, num_attention_heads=None,
                   num_key_value_heads=None, head_dim=None)
 MOE = dict(num_experts=4, num_local_experts=4, num_experts_per_tok=2, moe_intermediate_size=128)
+#: a vision tower of one small layer (SigLIP's fields) for the multimodal wrappers
+SIGLIP = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=1, num_attention_heads=2, image_size=28,
+              patch_size=14)
 #: model type (or a name with its model_type among the fields) -> fields beyond SMALL
 TYPES = {
     "llama": {}, "llama-3.1-rope": dict(model_type="llama", rope_parameters=dict(
@@ -96,6 +99,25 @@ TYPES = {
         vision_config=dict(hidden_size=64, num_hidden_layers=1, num_attention_heads=2, intermediate_size=128,
                            image_size=56, patch_size=14, vision_output_dim=64, projector_input_dim=64,
                            projector_output_dim=64)),
+    # Gemma 3's layers slide but every sixth, as its releases and llama.cpp's gemma3 loader have them
+    "gemma3": dict(text_config=dict(SMALL, model_type="gemma3_text", sliding_window=128,
+                                    layer_types=["sliding_attention", "sliding_attention"]),
+                   vision_config=dict(SIGLIP, model_type="siglip_vision_model"), mm_tokens_per_image=4),
+    # Mistral Small 3.1 / 3.2's: no window, an LM head of its own
+    "mistral3": dict(text_config=dict(SMALL, model_type="mistral", sliding_window=None), tie_word_embeddings=False,
+                     vision_config=dict(model_type="pixtral", hidden_size=64, intermediate_size=128,
+                                        num_hidden_layers=1, num_attention_heads=2, image_size=56, patch_size=14,
+                                        head_dim=32)),
+    "glm4v_moe": dict(text_config=dict(SMALL, **MOE, model_type="glm4v_moe_text", n_routed_experts=4, n_shared_experts=1,
+                                       first_k_dense_replace=1, n_group=1, topk_group=1),
+                      vision_config=dict(hidden_size=64, depth=1, num_heads=2, intermediate_size=128,
+                                         out_hidden_size=256, patch_size=14)),
+    "hunyuan_vl": dict(text_config=dict(SMALL, model_type="hunyuan_vl_text"), vision_config=dict(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=1, num_attention_heads=2, out_hidden_size=256)),
+    "qwen2_5_vl": dict(text_config=dict(SMALL, model_type="qwen2_5_vl_text", rope_parameters=dict(
+        rope_type="default", rope_theta=1000000.0, mrope_section=[16, 8, 8])),
+        vision_config=dict(hidden_size=64, depth=2, num_heads=2, intermediate_size=128, out_hidden_size=256,
+                           fullatt_block_indexes=[1], window_size=112, patch_size=14)),
     "qwen3_vl": dict(text_config=dict(SMALL, model_type="qwen3_vl_text", rope_parameters=dict(
         rope_type="default", rope_theta=10000.0, mrope_section=[8, 12, 12], mrope_interleaved=True)),
         vision_config=dict(hidden_size=64, depth=2, num_heads=2, intermediate_size=128, out_hidden_size=256,

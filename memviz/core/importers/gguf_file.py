@@ -60,11 +60,11 @@ ARCH_TO_MODEL_TYPE = {
     "jamba": "jamba",  # Mamba layers beside attention layers, experts every other layer (src/models/jamba.cpp)
     # read by their own keys below (`_llama4_config`, `_falcon_config`, ...) or by the generic
     # ones, each checked against the files llama.cpp's converter writes (tests/data/llamacpp/converted_layouts.json)
-    "llama4": "llama4_text", "qwen3vl": "qwen3", "qwen3vlmoe": "qwen3_moe", "ernie4_5": "ernie4_5",
+    "llama4": "llama4_text", "qwen2vl": "qwen2", "qwen3vl": "qwen3", "qwen3vlmoe": "qwen3_moe", "ernie4_5": "ernie4_5",
     "ernie4_5-moe": "ernie4_5_moe", "exaone4": "exaone4", "exaone-moe": "exaone_moe", "starcoder": "gpt_bigcode",
     "olmo": "olmo", "olmo2": "olmo2", "olmoe": "olmoe", "cohere2": "cohere2", "stablelm": "stablelm",
     "seed_oss": "seed_oss", "phimoe": "phimoe", "nemotron": "nemotron", "bloom": "bloom", "afmoe": "afmoe",
-    "hy_v3": "hy_v3", "jais2": "jais2",
+    "hy_v3": "hy_v3", "jais2": "jais2", "hunyuan_vl": "hunyuan_v1_dense",  # HunYuan-VL's: the dense decoder
 }
 #: llama.cpp's hybrid architectures whose gated delta-net layers memviz models (src/models/qwen35.cpp, ...)
 DELTANET_ARCHS = frozenset({"qwen35", "qwen35moe", "qwen3next"})
@@ -334,7 +334,8 @@ def config_from_gguf(meta: dict[str, Any], tensor_names: set[str],
         cfg.update(_falcon_config(tensor_names, cfg))
     if arch == "olmo2" and window:  # src/models/olmo2.cpp: a window makes OLMo 3's sliding layers
         cfg["model_type"] = "olmo3"
-    if arch == "glm4":  # src/models/glm4.cpp: q / k / v biases where the file holds them (GLM-4-0414 does)
+    if arch in ("glm4", "glm4moe"):  # src/models/glm4.cpp, glm4-moe.cpp: q / k / v biases where the file holds
+        # them (GLM-4-0414, GLM-4.5 and GLM-4.5V do)
         cfg["attention_bias"] = "blk.0.attn_q.bias" in tensor_names
     if arch == "ernie4_5-moe":  # src/models/ernie4-5.cpp: experts from the leading dense count, every step-th layer
         cfg.update(moe_layer_start_index=cfg.pop("first_k_dense_replace"), moe_num_experts=n_experts,

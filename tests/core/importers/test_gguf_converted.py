@@ -103,12 +103,14 @@ LAYOUTS = json.loads((DATA / "converted_layouts.json").read_text())["layouts"]
 NOT_MEMORY = frozenset({"name", "warnings", "stored", "source", "ref", "ropes", "llama3_rope", "hidden_act",
                         "max_position_embeddings", "encoders"})
 #: where the converted file says something else than the config it came from, by the converter's or llama.cpp's
-#: design: Mistral and InternLM3 convert to "llama" (no window: llama.cpp's llama runs full attention); GraniteMoE
+#: design: Mistral and InternLM3 convert to "llama" (no window: llama.cpp's llama runs full attention), Mistral Small
+#: 3.1's language model to "mistral3", read as Ministral 3's layout (the same tensors); GraniteMoE
 #: files are read as GraniteMoeShared, GraniteMoE-SWA's as Granite-SWA, Solar Open's as GLM-4.5, GLM-4.7-Flash's as
 #: DeepSeek-V3 (the layouts they share); the converter leaves DeepSeek-V3's MTP layer out; a Nemotron-H file without
 #: dense MLP layers writes the experts' width as feed_forward_length
 CONVERTER_READS = {"mistral": dict(model_type="llama", layer_types=("full", "full"), sliding_window=None),
                    "internlm3": dict(model_type="llama"), "granitemoe": dict(model_type="granitemoeshared"),
+                   "mistral3": dict(model_type="ministral3"),
                    "granitemoe_swa": dict(model_type="granite_swa"), "solar_open": dict(model_type="glm4_moe"),
                    "glm4_moe_lite": dict(model_type="deepseek_v3"), "deepseek_v3": dict(mtp_layers=0),
                    "nemotron_h": dict(intermediate_size=128)}
