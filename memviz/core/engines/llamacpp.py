@@ -27,10 +27,11 @@ place): the largest of
   without flash attention;
 - attention without flash attention: one f32 score matrix
   n_kv x n_ubatch x heads per stream (no copy for GQA, softmax in place), the f32
-  mask n_kv x n_ubatch, and 5.5 x n_ubatch x hidden of projections;
+  mask n_kv x n_ubatch, 5 x n_ubatch x hidden of projections and the micro-batch's K and V
+  (2 x n_ubatch x the KV width);
 with flash attention the mask is f16 and no score matrix exists. The row-set constants
 (x n_ubatch x hidden) are what ggml-alloc reported for real model shapes: on a CPU run 4,
-5.5 and 2 (this build on this project's CPU), on a GPU 3, 4 and 1, where the token
+5 and 2 (this build on this project's CPU), on a GPU 3, 3.5 and 1, where the token
 embedding's rows stay in the host buffer (published CUDA logs, tests/data/published);
 the rest is tensor shapes. Beside a GPU the host compute buffer holds those rows and
 the masks, f32 (`CUDA_Host compute buffer`). Weights left in host memory (`-ngl`, `--n-cpu-moe`, `-ot`)
@@ -96,7 +97,10 @@ QUANTIZED_KV = frozenset(k for k in CACHE_TYPES if KV_FORMATS[k].group)  # ggml 
 #: project's CPU, docs/engines.md) and on a GPU, where the token embedding's rows live in the host buffer
 #: (published CUDA logs, tests/data/published; the feed-forward's GPU figure is the CPU one less those rows)
 FFN_UNITS_HIDDEN = {"cpu": 4.0, "gpu": 3.0}
-ATTN_UNITS_HIDDEN = {"cpu": 5.5, "gpu": 4.0}
+#: ... and beside the score matrix the micro-batch's K and V rows, f32 (`LlamaCpp._kv_rows`): 2 x the KV width more,
+#: measured at hidden 4,096 over 4-32 KV heads of 128 (-0.0 % each; a quarter of the hidden width was folded into
+#: these units before, -3.8 % at Llama-2-7B's 32 KV heads)
+ATTN_UNITS_HIDDEN = {"cpu": 5.0, "gpu": 3.5}
 OUTPUT_UNITS_HIDDEN = {"cpu": 2.0, "gpu": 1.0}
 #: Gemma 3n's graph (src/models/gemma3n.cpp) in f32 rows a token, fitted to 44 ggml-alloc reserves of 20 shapes on this
 #: project's CPU (hidden 512-2,048, MLP 1,024-16,384, 22-35 layers; E2B's and E4B's widths within 3 %, 41 of 44 within
@@ -611,7 +615,7 @@ class LlamaCpp(Engine):
         else:  # Gemma 4's wider full layers keep about three more query rows and two more K/V rows of the extra
             # width alive (measured on this project's CPU over head widths 64-256 and 1-2 KV heads, within 5 %)
             q_more, kv_more = self._wider_full_layers(a)
-            attn = scores + mask + 4 * n * (ATTN_UNITS_HIDDEN[where] * h + 3 * q_more + 2 * kv_more)
+            attn = scores + mask + 4 * n * (ATTN_UNITS_HIDDEN[where] * h + self._kv_rows(a) + 3 * q_more + 2 * kv_more)
         if a.indexer_heads and a.is_mla:  # DeepSeek sparse attention (0c1e570 src/llama-graph.cpp `build_attn`, top_k): the
             # indexer cache's own mask, the cache's mask filled with -inf and its top-k rows unmasked, their sum
             attn = attn + 3 * self._mask_bytes(x, n_kv, n)
@@ -691,6 +695,18 @@ class LlamaCpp(Engine):
         offloaded = n >= OP_OFFLOAD_MIN_BATCH
         return (np.where(offloaded, largest["attn"] + kv_layer, 0.0), np.where(offloaded, largest["ffn"], 0.0),
                 np.where(offloaded, largest["output"], 0.0))
+
+    @staticmethod
+    def _kv_rows(a: Architecture) -> int:
+        """f32 values a token of the micro-batch's K and V alive beside the score matrix without flash attention
+        (src/llama-graph.cpp `build_attn_mha`: Kcur and Vcur, KV heads x head width each), the narrowest attention
+        layer's (Gemma 4's wider full layers add theirs: `_wider_full_layers`). MLA's per-head path counts its own
+        (`_graph_peak`: q and kv_b's output)."""
+        if a.is_mla:
+            return 0
+        widths = [a.layer_kv_heads(i) * a.layer_head_dim(i) for i, kind in enumerate(a.layer_types)
+                  if kind in (FULL, SLIDING) and a.layer_kv_heads(i)]
+        return 2 * min(widths, default=0)
 
     @staticmethod
     def _wider_full_layers(a: Architecture) -> tuple[int, int]:
