@@ -120,7 +120,7 @@ from typing import Any
 import numpy as np
 
 from memviz.core.activations import inference_workspace
-from memviz.core.arch import DELTANET, FULL, KIMI_DELTA, LINEAR, MAMBA, MAMBA2, SHORTCONV, Architecture
+from memviz.core.arch import DELTANET, FULL, KIMI_DELTA, LINEAR, MAMBA, MAMBA2, SHORTCONV, SLIDING, Architecture
 from memviz.core.engines import (
     vllm_dtype,
     vllm_eagle3,
@@ -261,6 +261,9 @@ def fp8_cache_for_auto(a: Architecture, sc: Any) -> bool:
 
 #: `CacheConfig.DEFAULT_BLOCK_SIZE` (vllm/config/cache.py, 0.34; 16 before)
 DEFAULT_BLOCK_TOKENS = 64
+#: model types whose sliding layers are chunked local attention (Llama4TextConfig attention_chunk_size): cached as
+#: full attention by default (`VLLM.runs_as`)
+CHUNKED_LOCAL_TYPES = frozenset({"llama4_text"})
 #: buffers multimodal classes allocate at load for a batch: (fact, what it is, what it holds), as the CLI and the
 #: Breakdown name them
 BATCH_BUFFERS = (("per_layer_embedding_bytes", "per-layer embeddings' buffer", "per-layer inputs (Gemma 3n / 4)"),
@@ -708,6 +711,19 @@ class VLLM(Engine):
                              "load it; that is language_model_only, which memviz models")
 
     # --- the model of the engine --------------------------------------------------------
+    def runs_as(self, a: Architecture) -> Architecture:
+        """Llama 4's chunked local attention is cached as full attention: vLLM 0.34 turns the hybrid KV cache manager
+        off for a model with attention_chunk_size unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1
+        (config/vllm.py `VllmConfig.__post_init__`: "a latency regression"), and `unify_hybrid_kv_cache_specs`
+        (v1/core/kv_cache_planning.py) then promotes every ChunkedLocalAttentionSpec to a FullAttentionSpec: each
+        layer holds max_model_len tokens a request (the chunks still decide the attention's compute). A published
+        v0.19 start-up of Llama-4-Scout on four H100s gives the same: 16.75 GiB for 365,968 tokens, every one of its
+        48 layers caching each token (llm-d-planner accuracy/results/v0.19.0)."""
+        if a.model_type not in CHUNKED_LOCAL_TYPES or SLIDING not in a.layer_types:
+            return a
+        return a.with_changes(layer_types=tuple(FULL if kind == SLIDING else kind for kind in a.layer_types),
+                              sliding_window=None)
+
     def stages(self, x: Inputs) -> list[range]:
         return pipeline_split(x.a.num_layers, x.sc.pp, x.a.block_layers)
 
