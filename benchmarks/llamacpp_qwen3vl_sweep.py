@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from llamacpp_mla_sweep import probe_buffers, sweep_cli  # noqa: E402
+from llamacpp_mla_sweep import measure, sweep_cli  # noqa: E402
 
 
 def _qwen3vl(hidden: int, deepstack: int, vocab: int = 4096, layers: int = 4) -> dict:
@@ -34,17 +34,12 @@ SHAPES = {"h1024-deepstack1": _qwen3vl(1024, 1), "h1024-deepstack3": _qwen3vl(10
           "h2048-deepstack3": _qwen3vl(2048, 3),
           # Qwen3-VL's 151,936-token vocabulary, where the output's logits decide the buffer
           "h1024-deepstack3-vocab151936": _qwen3vl(1024, 3, vocab=151936)}
-SETTINGS = list(itertools.product((256, 512), ("on", "off")))
-
-
-def measure(config: dict, ubatch: int, flash: str, data: str) -> dict:
-    return {"context": 4096, "ubatch": ubatch, "flash_attn": flash, **probe_buffers(config, [
-        "--weights", "F16", "--context", "4096", "--ubatch", str(ubatch), "--flash-attn", flash, "--prompt", "8",
-        "--new", "1"], data)}
+#: (context, n_ubatch, flash attention) for `llamacpp_mla_sweep.measure` (F16 files, 4,096 cells)
+SETTINGS = list(itertools.product((4096,), (256, 512), ("on", "off")))
 
 
 def main() -> None:
-    sweep_cli("tests/data/llamacpp/qwen3vl_buffers.json", "n_ubatch | flash attention", SHAPES,
+    sweep_cli("tests/data/llamacpp/qwen3vl_buffers.json", "context | n_ubatch | flash attention", SHAPES,
               lambda name: SETTINGS, measure,
               "benchmarks/llamacpp_qwen3vl_sweep.py: Qwen3-VL configs built by memviz.probe.gguf_build (F16, random "
               "weights) as the qwen3vl architecture")

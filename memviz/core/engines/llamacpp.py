@@ -699,7 +699,8 @@ class LlamaCpp(Engine):
     @staticmethod
     def _kv_rows(a: Architecture) -> int:
         """f32 values a token of the micro-batch's K and V alive beside the score matrix without flash attention
-        (src/llama-graph.cpp `build_attn_mha`: Kcur and Vcur, KV heads x head width each), the narrowest attention
+        (ggml-org/llama.cpp 0c1e570
+        src/llama-graph.cpp `build_attn_mha`: Kcur and Vcur, KV heads x head width each), the narrowest attention
         layer's (Gemma 4's wider full layers add theirs: `_wider_full_layers`). MLA's per-head path counts its own
         (`_graph_peak`: q and kv_b's output)."""
         if a.is_mla:
