@@ -92,7 +92,8 @@ RUNTIME_BYTES_CUDA = 250 * MiB
 RUNTIME_BYTES_CPU = 150 * MiB
 CACHE_TYPES = LLAMACPP_CACHE_TYPES
 QUANTIZED_KV = frozenset(k for k in CACHE_TYPES if KV_FORMATS[k].group)  # ggml block types
-#: n_ubatch x hidden f32 row sets that ggml-alloc keeps alive beside the feed-forward's three n x I tensors, beside
+#: n_ubatch x hidden f32 row sets that ggml-alloc keeps alive beside the feed-forward's three n x I tensors (an MLP
+#: wider than two hidden widths; narrower ones: `LlamaCpp._ffn_hidden_rows`), beside
 #: the score matrix without flash attention, and beside the logits: on a CPU run (measured with 0c1e570 on this
 #: project's CPU, docs/engines.md) and on a GPU, where the token embedding's rows live in the host buffer
 #: (published CUDA logs, tests/data/published; the feed-forward's GPU figure is the CPU one less those rows)
@@ -636,7 +637,7 @@ class LlamaCpp(Engine):
         if not on_host and copies:
             copy_attn, copy_ffn, copy_output = self._offload_copies(x, n)
         experts = self._experts_rows(a, scores / (4 * n), copy_ffn) if a.is_moe else x.zeros
-        ffn = 4 * (self._ffn_rows(a, n, experts) + FFN_UNITS_HIDDEN[where] * n * h) if a.has_ffn else x.zeros
+        ffn = 4 * (self._ffn_rows(a, n, experts) + self._ffn_hidden_rows(a, where) * n * h) if a.has_ffn else x.zeros
         if a.altup_inputs:
             attn, ffn = self._altup_stages(a, n, attn, mask)
         elif a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
@@ -650,7 +651,9 @@ class LlamaCpp(Engine):
         output = 4 * n * (a.output_rows + rows * h) + deep if last_stage else x.zeros
         attn, ffn = attn + copy_attn, ffn + copy_ffn
         output = output + (copy_output if last_stage else 0)
-        return np.maximum(np.maximum(ffn + mask, attn), output) + x.zeros
+        # the masks are graph inputs, freed after the last layer's attention (ggml-alloc.c `ggml_gallocr_alloc_graph_impl`):
+        ffn_mask = mask if a.num_layers > 1 else 0  # a single layer's feed-forward runs without them
+        return np.maximum(np.maximum(ffn + ffn_mask, attn), output) + x.zeros
 
     @staticmethod
     def _altup_stages(a: Architecture, n: np.ndarray, attn: np.ndarray, mask: np.ndarray
@@ -776,6 +779,23 @@ class LlamaCpp(Engine):
         routed = n * (experts + a.num_experts)
         moe = np.maximum(routed, 3 * n * a.shared_expert_intermediate_size)
         return moe if all(a.moe_layers) else np.maximum(moe, dense)
+
+    @staticmethod
+    def _ffn_hidden_rows(a: Architecture, where: str) -> float:
+        """Hidden rows a token ggml-alloc keeps beside a dense gated MLP's gate, up and GLU: FFN_UNITS_HIDDEN beside
+        an MLP wider than two hidden widths, one row fewer beside one of one to two widths, two fewer beside one
+        exactly as wide as a hidden row. ggml-alloc (ggml-org/llama.cpp 0c1e570 ggml/src/ggml-alloc.c
+        `ggml_dyn_tallocr_alloc`) puts each tensor in the smallest freed block it fits: gate's and up's freed blocks
+        hold hidden-wide tensors that sit on top of the heap beside a wider MLP. Measured on this project's CPU from 3
+        to 32 layers at 1-3 hidden widths (tests/data/llamacpp/ffn_width_buffers.json: exact to the printed 0.01
+        MiB); an MLP narrower than a hidden row is left at FFN_UNITS_HIDDEN (half a width: another stage decides,
+        6 % above), and 1-2 layers have not settled into the pattern (within 12 %). MLA, Qwen3-VL's deepstack inputs
+        and routed experts leave other holes (measured: MiniCPM3, Qwen3-VL; `_experts_rows`)."""
+        units = FFN_UNITS_HIDDEN[where]
+        h, mlp = a.hidden_size, a.intermediate_size
+        if a.is_moe or a.is_mla or a.deepstack_layers or not a.mlp_gated or mlp < h:
+            return units
+        return units - (mlp <= 2 * h) - (mlp == h)
 
     @staticmethod
     def _deltanet_stage(x: Inputs, n: np.ndarray, where: str) -> np.ndarray:

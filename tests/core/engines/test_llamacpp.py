@@ -58,14 +58,16 @@ def test_kv_and_output_buffers_are_exact(c):
 
 
 def test_compute_buffer_within_ten_percent_for_real_model_shapes():
-    """Every case whose feed-forward is at least 2.5x the hidden size (every dense preset; the MoE case too).
-    Toy shapes with I <= 2 h let ggml-alloc reuse freed feed-forward blocks and come out up to 36 % lower."""
-    errors = []
+    """Every case whose feed-forward is at least 2.5x the hidden size (every dense preset; the MoE case too) within
+    10 %; the two-layer toys with narrower MLPs, whose allocator has not settled into the pattern of
+    `LlamaCpp._ffn_hidden_rows` (measured from 3 layers), within 12 % (36 % before that rule)."""
+    errors = {}
     for c in CASES:
-        if c["inter"] >= 2.5 * c["h"] or c.get("experts"):
-            device, _ = _arrays(c)
-            errors.append(abs(float(device.activations) / MiB - c["compute_CPU"]) / c["compute_CPU"])
-    assert len(errors) >= 40 and max(errors) <= 0.10
+        device, _ = _arrays(c)
+        wide = c["inter"] >= 2.5 * c["h"] or c.get("experts")
+        errors.setdefault(bool(wide), []).append(abs(float(device.activations) / MiB - c["compute_CPU"]) / c["compute_CPU"])
+    assert len(errors[True]) >= 40 and max(errors[True]) <= 0.10
+    assert len(errors[False]) >= 9 and max(errors[False]) <= 0.12
 
 
 def test_context_is_padded_to_256_with_and_without_flash_attention():
