@@ -284,7 +284,7 @@ def inputs(a: Architecture, sc: Scenario, context: np.ndarray, batch: np.ndarray
     engine = get_engine(sc.engine)
     options = engine.resolve(dict(sc.options))
     engine.check(a, sc, options)
-    a = engine.runs_as(a)
+    a = engine.runs_as(a, options)
     context, batch = np.broadcast_arrays(np.asarray(context, dtype=np.int64), np.asarray(batch, dtype=np.int64))
     seqs_given = bool(sc.sequence_tokens) and context.shape == () and context == sc.context_tokens and batch == sc.batch
     kvf = engine.kv_storage(get_kv_format(sc.kv_format), sc.weight_format)

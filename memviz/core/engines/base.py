@@ -221,9 +221,9 @@ class Engine:
         """The attention implementation the engine runs `a` with when the scenario names none."""
         return self.attention_default
 
-    def runs_as(self, a: Architecture) -> Architecture:
-        """`a` as the engine builds it, where its own model differs from the checkpoint's (llama.cpp's full
-        attention for the sliding windows of types it builds without them); `a` itself by default."""
+    def runs_as(self, a: Architecture, options: dict[str, Any]) -> Architecture:
+        """`a` as the engine builds it with `options` (resolved), where its own model differs from the checkpoint's
+        (llama.cpp's full attention for the sliding windows of types it builds without them); `a` by default."""
         return a
 
     def default_context(self, a: Any, total_vram_bytes: float | None) -> int:

@@ -415,7 +415,7 @@ class LlamaCpp(Engine):
             raise InputError("image_max_tokens is libmtmd's (--image-max-tokens): it needs the mmproj loaded (mmproj)")
         split_points(sc.pp, options["tensor_split"])
 
-    def runs_as(self, a: Architecture) -> Architecture:
+    def runs_as(self, a: Architecture, options: dict[str, Any]) -> Architecture:
         """A type whose llama.cpp architecture has no sliding-window cache (`SWA_TYPES`) runs its windows as full
         attention: every layer caches n_ctx cells."""
         if SLIDING not in a.layer_types or a.model_type in SWA_TYPES:

@@ -150,7 +150,7 @@ from memviz.core.engines.vllm_flashinfer import (
 )
 from memviz.core.engines.vllm_flashinfer import describe as describe_workspaces
 from memviz.core.engines.vllm_gemma4_vision import SOFT_TOKEN_CHOICES, profiled_modality, vision_pass
-from memviz.core.engines.vllm_kv import PER_HEAD_MLA, KVGroups, kv_groups, mla_attention
+from memviz.core.engines.vllm_kv import CHUNKED_LOCAL_TYPES, PER_HEAD_MLA, KVGroups, kv_groups, local_blocks, mla_attention
 from memviz.core.engines.vllm_moe_workspace import EXPERTS, NONE, moe_kernel_workspace, moe_workspace_bytes
 from memviz.core.engines.vllm_pipeline import check_shared_latent_stages, pipeline_split, receive_buffer_bytes
 from memviz.core.engines.vllm_rotary import rotary_table_bytes, rotary_tables
@@ -261,9 +261,6 @@ def fp8_cache_for_auto(a: Architecture, sc: Any) -> bool:
 
 #: `CacheConfig.DEFAULT_BLOCK_SIZE` (vllm/config/cache.py, 0.34; 16 before)
 DEFAULT_BLOCK_TOKENS = 64
-#: model types whose sliding layers are chunked local attention (Llama4TextConfig attention_chunk_size): cached as
-#: full attention by default (`VLLM.runs_as`)
-CHUNKED_LOCAL_TYPES = frozenset({"llama4_text"})
 #: buffers multimodal classes allocate at load for a batch: (fact, what it is, what it holds), as the CLI and the
 #: Breakdown name them
 BATCH_BUFFERS = (("per_layer_embedding_bytes", "per-layer embeddings' buffer", "per-layer inputs (Gemma 3n / 4)"),
@@ -467,6 +464,10 @@ class VLLM(Engine):
                "sort (releases before 0.17 without FlashInfer's: the PyTorch sort, 38 bytes a logit instead of 14); "
                "V2 runner only: greedy (0.22 to 0.32: the logits alone); default the one vLLM picks for the GPU",
                choices=SAMPLERS),
+        Option("chunked_local_hybrid_kv", bool, True, "Llama 4's chunked layers keep only their chunk under the "
+               "hybrid KV cache manager (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE, 1 by default in 0.34; "
+               "false: 0, the default of earlier releases such as v0.19: every layer caches max_model_len tokens, "
+               "as it does beside a drafter)"),
         Option("num_speculative_tokens", int, 0, "speculative decoding (--speculative-config '{\"method\": ..., "
                "\"num_speculative_tokens\": k}'): tokens the drafter drafts a step, 0 off; its layers add their "
                "weights and a full-attention layer's cache each", minimum=0, maximum=16),
@@ -711,15 +712,17 @@ class VLLM(Engine):
                              "load it; that is language_model_only, which memviz models")
 
     # --- the model of the engine --------------------------------------------------------
-    def runs_as(self, a: Architecture) -> Architecture:
-        """Llama 4's chunked local attention is cached as full attention: vLLM 0.34 turns the hybrid KV cache manager
-        off for a model with attention_chunk_size unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1
-        (config/vllm.py `VllmConfig.__post_init__`: "a latency regression"), and `unify_hybrid_kv_cache_specs`
-        (v1/core/kv_cache_planning.py) then promotes every ChunkedLocalAttentionSpec to a FullAttentionSpec: each
-        layer holds max_model_len tokens a request (the chunks still decide the attention's compute). A published
-        v0.19 start-up of Llama-4-Scout on four H100s gives the same: 16.75 GiB for 365,968 tokens, every one of its
-        48 layers caching each token (llm-d-planner accuracy/results/v0.19.0)."""
-        if a.model_type not in CHUNKED_LOCAL_TYPES or SLIDING not in a.layer_types:
+    def runs_as(self, a: Architecture, options: dict[str, Any]) -> Architecture:
+        """Llama 4's chunked local attention stays chunked under the hybrid KV cache manager, which vLLM 0.34 keeps on
+        for it (envs.py: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE defaults to 1); config/vllm.py
+        `VllmConfig.__post_init__` turns the manager off where the variable is 0 (the default of earlier releases:
+        "a latency regression") or a drafter reads the target's hidden states (`uses_target_hidden_states`: MTP,
+        EAGLE-3), and `unify_hybrid_kv_cache_specs` (v1/core/kv_cache_planning.py) then promotes every
+        ChunkedLocalAttentionSpec to a FullAttentionSpec: each layer holds max_model_len tokens a request. A
+        published v0.19 start-up of Llama-4-Scout on four H100s gives that case: 16.75 GiB for 365,968 tokens, every
+        one of its 48 layers caching each token (llm-d-planner accuracy/results/v0.19.0)."""
+        hybrid = options["chunked_local_hybrid_kv"] and not options["num_speculative_tokens"]
+        if a.model_type not in CHUNKED_LOCAL_TYPES or SLIDING not in a.layer_types or hybrid:
             return a
         return a.with_changes(layer_types=tuple(FULL if kind == SLIDING else kind for kind in a.layer_types),
                               sliding_window=None)
@@ -1618,7 +1621,9 @@ class VLLM(Engine):
         block, groups = out["kv_block_bytes"], self.groups(x)
         blocks = int(pool_bytes // block) if pool_bytes > 0 else 0
         need = self.request_bytes(x, s, s["max_model_len"])
-        per_request = groups.request_blocks(s["max_model_len"], self._sliding_tokens(x, s))
+        in_flight = self._in_flight_tokens(x, s)
+        per_request = groups.request_blocks(s["max_model_len"],
+                                            lambda block: local_blocks(x.a, in_flight, s["max_model_len"], block))
         out.update({
             "budget_bytes": int(requested), "kv_pool_bytes": int(pool_bytes), "kv_blocks": blocks,
             "kv_pool_tokens": int(blocks / per_request * s["max_model_len"]), "one_request_kv_bytes": need,
@@ -1683,13 +1688,11 @@ class VLLM(Engine):
     def request_bytes(self, x: Inputs, s: dict[str, Any], model_len: int) -> int:
         """KV bytes one request of `model_len` tokens may hold on this rank (`kv_cache_utils.py`
         `get_max_concurrency_for_kv_cache_config`, `check_enough_kv_cache_memory`): every full-attention layer
-        whole blocks of `model_len` tokens; a sliding layer the blocks of its window plus the tokens in flight,
-        one block more (`kv_cache_interface.py` `SlidingWindowSpec.max_admission_blocks_per_request`, in-flight
-        tokens = max_num_batched_tokens x concurrent batches: two with asynchronous scheduling, pp + 1 with
-        pipeline stages, `config/vllm.py` `max_concurrent_batches`). A drafter's layers on the stage count as the
-        full-attention layers they cache as."""
+        whole blocks of `model_len` tokens; a sliding or chunked layer those of its window or chunk and the tokens
+        in flight (`vllm_kv.local_blocks`). A drafter's layers on the stage count as the full-attention layers they
+        cache as."""
         n = self.hybrid_block(x)[0]
-        sliding = (-(-min(self._sliding_tokens(x, s), model_len) // n) + 1) * n
+        sliding = local_blocks(x.a, self._in_flight_tokens(x, s), model_len, n) * n
         stage_layers = range(max(map(len, self.stages(x))))
         states = sum(1 for i in stage_layers if x.a.layer_has_state(i)) * self.linear_state_held_bytes(x)
         layout = self.kv_layout(x)
@@ -1700,9 +1703,10 @@ class VLLM(Engine):
         return int(kv) + states
 
     @staticmethod
-    def _sliding_tokens(x: Inputs, s: dict[str, Any]) -> int:
-        """Tokens a sliding layer may hold for one request: its window and the tokens in flight."""
-        return (x.a.sliding_window or s["max_model_len"]) - 1 + s["max_num_batched_tokens"] * (x.sc.pp + 1)
+    def _in_flight_tokens(x: Inputs, s: dict[str, Any]) -> int:
+        """Tokens scheduled but not yet settled (`config/vllm.py` `max_in_flight_tokens`): max_num_batched_tokens
+        x concurrent batches (two with asynchronous scheduling, pp + 1 with pipeline stages)."""
+        return s["max_num_batched_tokens"] * (x.sc.pp + 1)
 
     def longest_request(self, x: Inputs, s: dict[str, Any], pool_bytes: float) -> int:
         """The largest max_model_len whose request fits `pool_bytes` (what vLLM's refusal suggests), by bisection."""
@@ -1715,6 +1719,8 @@ class VLLM(Engine):
     def launch_command(self, a: Architecture, sc: Any, model: str) -> str:
         s = self.settings(a, sc, sc.engine_options)
         env = [] if s["estimate_cudagraphs"] else ["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0"]
+        if not s["chunked_local_hybrid_kv"] and a.model_type in CHUNKED_LOCAL_TYPES:
+            env.append("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0")
         if s["model_runner"] == "v1":
             env.append("VLLM_USE_V2_MODEL_RUNNER=0")
         flashinfer = s["sampler"].startswith("flashinfer")

@@ -28,6 +28,7 @@ vLLM 0.33 `vllm/v1/core/kv_cache_utils.py` (`get_kv_cache_groups`, `unify_kv_cac
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import ceil
 
@@ -41,6 +42,22 @@ PRINTS_CONCURRENCY_SINCE = (0, 21)
 #: model_executor/models/minicpm3.py `MiniCPM3Attention`: K of nope + rope and V padded to that width, every head
 #: its own KV head, into `Attention`, not `MLAAttention`)
 PER_HEAD_MLA = frozenset({"minicpm3"})
+
+
+#: model types whose sliding layers are chunked local attention (Llama4TextConfig attention_chunk_size:
+#: model_executor/models/llama4.py `use_chunked_local_attn`, a ChunkedLocalAttentionSpec each)
+CHUNKED_LOCAL_TYPES = frozenset({"llama4_text"})
+
+
+def local_blocks(a: Architecture, in_flight_tokens: int, model_len: int, block_tokens: int) -> int:
+    """Blocks a request takes in one local layer (vLLM 0.34 v1/kv_cache_interface.py
+    `max_admission_blocks_per_request`): a sliding window its window - 1 tokens and those in flight, one block more
+    (the window need not start at a block's edge; `SlidingWindowSpec`), a chunk its chunk and those in flight
+    (`ChunkedLocalAttentionSpec`: frees follow the processed tokens); never beyond `model_len`."""
+    window = a.sliding_window or model_len
+    if a.model_type in CHUNKED_LOCAL_TYPES:
+        return ceil(min(window + in_flight_tokens, model_len) / block_tokens)
+    return ceil(min(window - 1 + in_flight_tokens, model_len) / block_tokens) + 1
 
 
 def mla_attention(a: Architecture) -> bool:
@@ -65,15 +82,15 @@ class KVGroups:
         """"GPU KV cache size" as vLLM before 0.21 printed it: num_blocks // groups x the smallest block."""
         return num_blocks // len(self.kinds) * min(self.block_tokens)
 
-    def request_blocks(self, model_len: int, sliding_tokens: int) -> int:
+    def request_blocks(self, model_len: int, local: Callable[[int], int]) -> int:
         """Blocks one request of `model_len` tokens needs (`get_max_concurrency_for_kv_cache_config`);
-        `sliding_tokens`: what a sliding layer keeps (its window and the tokens in flight)."""
+        `local(block_tokens)`: the blocks a sliding or chunked layer keeps (`local_blocks`)."""
         usage = 0
         for kind, block, page in zip(self.kinds, self.block_tokens, self.page_bytes, strict=True):
             if kind == LINEAR:
                 blocks = self.state_blocks
             elif kind == SLIDING:
-                blocks = ceil(min(sliding_tokens, model_len) / block) + 1
+                blocks = local(block)
             else:
                 blocks = ceil(model_len / block)
             usage += blocks * page

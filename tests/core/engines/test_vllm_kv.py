@@ -3,7 +3,7 @@
 import pytest
 
 from memviz.core.arch import FULL, SLIDING, from_hf_config
-from memviz.core.engines.vllm_kv import KVGroups, kv_groups
+from memviz.core.engines.vllm_kv import KVGroups, kv_groups, local_blocks
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.formats import get_kv_format
 from memviz.core.kv import KVLayout
@@ -53,7 +53,8 @@ def test_gemma4_31b_tokens_as_vllm_0_20_and_0_21_printed_them(pool, before, from
     g = groups_of("gemma-4-31b")
     blocks = int(pool // g.unit_bytes)
     assert g.block_tokens_printed(blocks) == pytest.approx(before, rel=0.10)
-    per_request = g.request_blocks(262_144, 1024 - 1 + 2 * 2048)
+    per_request = g.request_blocks(262_144, lambda block: local_blocks(get_preset("gemma-4-31b").architecture(),
+                                                                     2 * 2048, 262_144, block))
     assert blocks / per_request * 262_144 == pytest.approx(from_0_21, rel=0.10)
 
 
