@@ -795,6 +795,12 @@ class Architecture:
                 changes.setdefault(per_layer, ())
         return replace(self, **changes)
 
+    def windows_in_full(self) -> Architecture:
+        """A copy whose sliding-window layers attend (and cache) every token, as an engine runs them when it
+        builds the model without windows."""
+        return self.with_changes(layer_types=tuple(FULL if kind == SLIDING else kind for kind in self.layer_types),
+                                 sliding_window=None)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["layer_types"] = list(self.layer_types)

@@ -420,8 +420,7 @@ class LlamaCpp(Engine):
         attention: every layer caches n_ctx cells."""
         if SLIDING not in a.layer_types or a.model_type in SWA_TYPES:
             return a
-        return a.with_changes(layer_types=tuple(FULL if kind == SLIDING else kind for kind in a.layer_types),
-                              sliding_window=None)
+        return a.windows_in_full()
 
     @staticmethod
     def _check_gemma3n(a: Architecture) -> None:

@@ -724,8 +724,7 @@ class VLLM(Engine):
         hybrid = options["chunked_local_hybrid_kv"] and not options["num_speculative_tokens"]
         if a.model_type not in CHUNKED_LOCAL_TYPES or SLIDING not in a.layer_types or hybrid:
             return a
-        return a.with_changes(layer_types=tuple(FULL if kind == SLIDING else kind for kind in a.layer_types),
-                              sliding_window=None)
+        return a.windows_in_full()
 
     def stages(self, x: Inputs) -> list[range]:
         return pipeline_split(x.a.num_layers, x.sc.pp, x.a.block_layers)

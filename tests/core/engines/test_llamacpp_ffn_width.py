@@ -1,5 +1,5 @@
 """llama.cpp's compute buffer with flash attention over the feed-forward's width: ggml-alloc keeps 4 hidden rows a
-token beside a gated MLP wider than two hidden widths, 3 beside one of one to two, 2 beside a narrower one
+token beside a gated MLP wider than two hidden widths, 3 beside one of one to two, 2 beside one exactly as wide
 (`LlamaCpp._ffn_hidden_rows`). Checked against a real llama.cpp (tests/data/llamacpp/ffn_width_buffers.json, made by
 benchmarks/llamacpp_ffn_width_sweep.py on this project's CPU: Llama shapes of 3-32 layers)."""
 
