@@ -47,13 +47,13 @@ SHAPES = {
 SETTINGS = list(itertools.product((1024, 4096), (128, 512), ("on", "off")))
 
 
-def probe_buffers(config: dict, args: list[str], data: str) -> dict:
-    """`memviz probe --engine llamacpp` on `config` with `args`: llama.cpp's compute, KV and model buffers (MiB, as
-    printed) and memviz's compute estimate."""
+def probe_buffers(config: dict, args: list[str], data: str, env: dict[str, str] | None = None) -> dict:
+    """`memviz probe --engine llamacpp` on `config` with `args` (and `env` added to the environment): llama.cpp's
+    compute, KV and model buffers (MiB, as printed) and memviz's compute estimate."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(config, f)
     cmd = [sys.executable, "-m", "memviz.probe", "--engine", "llamacpp", "--config", f.name, *args, "--no-store"]
-    out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "MEMVIZ_DATA_DIR": data}).stdout
+    out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {}), "MEMVIZ_DATA_DIR": data}).stdout
     Path(f.name).unlink()
     result = next(json.loads(x) for x in reversed(out.splitlines()) if '"event":"result"' in x)
     b = result["buffers"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import sys
 import time
 from pathlib import Path
@@ -108,6 +109,13 @@ def _weight_format(arch, args) -> str:
     return args.weights.upper() if args.weights.upper() in GGUF_MIXES else "F16"
 
 
+def _rotation_on() -> bool:
+    """Whether llama.cpp rotates a quantized cache's attention: src/llama-kv-cache.cpp reads LLAMA_ATTN_ROT_DISABLE
+    with atoi, a non-zero leading integer turning it off."""
+    digits = re.match(r"\s*[+-]?\d+", os.environ.get("LLAMA_ATTN_ROT_DISABLE", ""))
+    return not (digits and int(digits.group()))
+
+
 def scenario(arch, args):
     """memviz's scenario for the same settings (llama.cpp engine, the file's exact tensors)."""
     from memviz.core.estimate import Scenario
@@ -115,7 +123,8 @@ def scenario(arch, args):
     options = {"n_ubatch": args.ubatch, "n_batch": args.batch, "flash_attn": args.flash_attn,
                "kv_unified": args.unified_kv, "swa_full": args.swa_full, "n_cpu_moe": args.n_cpu_moe,
                "mmap": not args.no_mmap, "repack": not args.no_repack, "cpu": args.cpu_features,
-               "op_offload": not args.no_op_offload, "host_buffer": not args.no_host}
+               "op_offload": not args.no_op_offload, "host_buffer": not args.no_host,
+               "attn_rotation": _rotation_on()}
     per_seq = -(-args.context // args.parallel)
     on_gpu = args.gpu_layers > 0
     return Scenario(weight_format=_weight_format(arch, args), kv_format=args.cache_type_k,

@@ -109,6 +109,18 @@ def test_llamacpp_layers_left_in_host_memory_as_the_gpu_runs_their_ops():
         assert abs(rows[name].estimated - rows[name].measured) <= 0.01 * rows[name].measured, name
 
 
+def test_llamacpp_rotated_quantized_cache_on_a_gpu():
+    """Qwen3.6-27B on an RTX 5090 with q8_0 caches (`attn_rot_k = 1` printed): the GPU's compute buffer is the
+    logits' stage without the extra hidden row the rotation leaves there on a CPU run (495.00 MiB printed, memviz
+    495.00); the host's holds the masks, the embedding rows and the rotation's matrices, and one hidden row more that
+    memviz does not explain (276.29 printed, memviz 266.27: -3.6 %)."""
+    e, rows = llamacpp_check(next(c for c in LLAMACPP if c["id"] == "qwen3.6-27b-ud-q4kxl-cuda-5090-q8cache-128k-np4"))
+    assert e.scenario.kv_format == "q8_0" and dict(e.scenario.options).get("attn_rotation", True)
+    assert abs(rows["compute (device)"].estimated - rows["compute (device)"].measured) <= PRINTED
+    host = rows["compute (host)"]
+    assert -0.04 < (host.estimated - host.measured) / host.measured < -0.03
+
+
 def kv_size_rows(report: dict) -> list[tuple[dict, float]]:
     """(measured point, memviz's KV MiB) for each point of a published KV-size report: llama-server -c n_ctx
     --parallel N, one stream per slot, so each sequence keeps n_ctx / N tokens."""

@@ -66,6 +66,7 @@ from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_wei
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
 from memviz.core.engines.llamacpp_fit import applies as fit_applies
 from memviz.core.engines.llamacpp_mtmd import MtmdBuffers, mtmd_buffers
+from memviz.core.engines.llamacpp_rotation import cache_rotations, rotation_bytes
 from memviz.core.engines.llamacpp_split import N_COPIES, layer_devices, split_points
 from memviz.core.errors import InputError
 from memviz.core.formats import (
@@ -73,6 +74,7 @@ from memviz.core.formats import (
     KV_FORMATS,
     LLAMACPP_CACHE_TYPES,
     STORED,
+    KVFormat,
     WeightFormat,
     get_weight_format,
     tensor_bytes,
@@ -332,6 +334,8 @@ class LlamaCpp(Engine):
                "type ahead of the CPU's packed ones, so none is packed (off: --no-host)"),
         Option("cpu", str, "avx2", "CPU features deciding which weights are packed on a CPU run",
                choices=CPU_FEATURES),
+        Option("attn_rotation", bool, True, "Hadamard rotation of q, k and v beside a quantized KV cache, its "
+               "matrices graph inputs (off: LLAMA_ATTN_ROT_DISABLE=1)"),
         Option("op_offload", bool, True, "a GPU runs the micro-batch's ops on weights kept in host memory, copying "
                "each weight in (off: --no-op-offload)"),
         Option("tensor_split", str, "", "with several GPUs (pp), each one's share of the layers, e.g. '3,1' (-ts); "
@@ -403,6 +407,8 @@ class LlamaCpp(Engine):
             raise InputError(f"llama.cpp has no cache type {sc.kv_format!r}; it takes {', '.join(CACHE_TYPES.values())}")
         if sc.kv_format in QUANTIZED_KV and not self.flash(sc, options):
             raise InputError(f"llama.cpp refuses a quantized V cache ({sc.kv_format}) without flash attention")
+        if sc.kv_format in QUANTIZED_KV:
+            self._check_cache_blocks(a, KV_FORMATS[sc.kv_format])
         if set(a.compress_ratios) - {0, 4, 128}:
             raise InputError("llama.cpp caches DeepSeek-V4's compressed layers at ratios 4 and 128 only "
                              f"(llama-kv-cache-dsv4.cpp), not {sorted(set(a.compress_ratios) - {0, 4, 128})}")
@@ -421,6 +427,20 @@ class LlamaCpp(Engine):
         if SLIDING not in a.layer_types or a.model_type in SWA_TYPES:
             return a
         return a.windows_in_full()
+
+    @staticmethod
+    def _check_cache_blocks(a: Architecture, kvf: KVFormat) -> None:
+        """With flash attention, a quantized cache's blocks must divide every layer's key and value head width
+        (ggml-org/llama.cpp 0c1e570 src/llama-context.cpp `llama_init_from_model`); an MLA latent cache's are
+        kv_lora_rank + rope and kv_lora_rank wide."""
+        latent = latent_cache(a)
+        widths = {w for i in range(a.num_layers) for w in (
+            (a.layer_kv_lora(i) + a.layer_rope_dim(i), a.layer_kv_lora(i)) if latent
+            else (a.layer_head_dim(i), a.layer_v_head_dim(i)))}
+        if odd := sorted(w for w in widths if w % kvf.group):
+            raise InputError(f"llama.cpp refuses a {CACHE_TYPES[kvf.name]} cache for heads {odd[0]} wide: with flash "
+                             f"attention its blocks of {kvf.group} values must divide every layer's key and value "
+                             "head width (src/llama-context.cpp `llama_init_from_model`)")
 
     @staticmethod
     def _check_gemma3n(a: Architecture) -> None:
@@ -582,7 +602,7 @@ class LlamaCpp(Engine):
         if not self.pipeline_parallel(x):
             return x.zeros
         _, masked, n = self._masks(x)
-        return (N_COPIES - 1) * (self._mask_bytes(x, masked, n) + 4 * n * x.a.hidden_size) + x.zeros
+        return (N_COPIES - 1) * (self._graph_inputs(x, masked, n) + 4 * n * x.a.hidden_size) + x.zeros
 
     def _masks(self, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(n_kv cells a graph attends per stream, cells of its masks, n_ubatch): the masks are graph inputs of
@@ -596,12 +616,27 @@ class LlamaCpp(Engine):
         """The masks on a GPU or a CPU run: 0c1e570 `build_attn_inp_kq_mask` makes them f16 with flash attention."""
         return (2 if self.flash(x.sc, x.options) else 4) * masked * n
 
+    @staticmethod
+    def _rotation(x: Inputs) -> tuple[bool, int]:
+        """(whether the attention rotates q, k and v beside a quantized cache, the bytes of its matrices and the
+        lightning indexer's): `llamacpp_rotation`, one cache type for K and V; DeepSeek-V4's caches, which rotate
+        their own way, left out."""
+        a = x.a
+        if a.compress_ratios:
+            return False, 0
+        quantized, latent = bool(x.kvf.group) and x.options["attn_rotation"], latent_cache(a)
+        return bool(cache_rotations(a, latent, quantized)), rotation_bytes(a, latent, quantized)
+
+    def _graph_inputs(self, x: Inputs, masked: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """The graph inputs every attention layer reads, alive until the last one's: masks and rotation matrices."""
+        return self._mask_bytes(x, masked, n) + self._rotation(x)[1]
+
     def _graph_peak(self, x: Inputs, last_stage: bool, on_host: bool, copies: bool = True) -> np.ndarray:
         """ggml-alloc's peak of the worst-case graph on the host (a CPU run, or the host's share beside GPUs) or
         on a GPU."""
         a = x.a
         n_kv, masked, n = self._masks(x)
-        mask = self._mask_bytes(x, masked, n)
+        mask = self._graph_inputs(x, masked, n)
         h = a.hidden_size
         where = "cpu" if on_host else "gpu"
         flash = self.flash(x.sc, x.options)
@@ -636,7 +671,11 @@ class LlamaCpp(Engine):
         if not on_host and copies:
             copy_attn, copy_ffn, copy_output = self._offload_copies(x, n)
         experts = self._experts_rows(a, scores / (4 * n), copy_ffn) if a.is_moe else x.zeros
-        ffn = 4 * (self._ffn_rows(a, n, experts) + self._ffn_hidden_rows(a, where) * n * h) if a.has_ffn else x.zeros
+        # the rotation's nodes move ggml-alloc's placement on a CPU run (measured: `llamacpp_rotation`); a published
+        # CUDA load with it on prints the unmoved logits stage (Qwen3.6-27B, tests/data/published)
+        rotated = self._rotation(x)[0] and where == "cpu"
+        hidden_rows = self._ffn_hidden_rows(a, where, rotated)
+        ffn = 4 * (self._ffn_rows(a, n, experts) + hidden_rows * n * h) if a.has_ffn else x.zeros
         if a.altup_inputs:
             attn, ffn = self._altup_stages(a, n, attn, mask)
         elif a.per_layer_input_size:  # Gemma 4's projected per-layer inputs, made before the first layer and read by
@@ -646,7 +685,7 @@ class LlamaCpp(Engine):
         # token rows are 1 + deepstack hidden rows wide, both held through the first layers, the input to the logits
         deep = 4 * n * a.deepstack_layers * h  # (measured: docs/llamacpp-accuracy.md, Qwen3-VL)
         attn, ffn = attn + 2 * deep, ffn + 2 * deep
-        rows = OUTPUT_UNITS_HIDDEN[where] + (MAMBA_OUTPUT_UNITS if not a.attends else 0)
+        rows = OUTPUT_UNITS_HIDDEN[where] + (MAMBA_OUTPUT_UNITS if not a.attends else 0) + int(rotated)
         output = 4 * n * (a.output_rows + rows * h) + deep if last_stage else x.zeros
         attn, ffn = attn + copy_attn, ffn + copy_ffn
         output = output + (copy_output if last_stage else 0)
@@ -780,7 +819,7 @@ class LlamaCpp(Engine):
         return moe if all(a.moe_layers) else np.maximum(moe, dense)
 
     @staticmethod
-    def _ffn_hidden_rows(a: Architecture, where: str) -> float:
+    def _ffn_hidden_rows(a: Architecture, where: str, rotated: bool = False) -> float:
         """Hidden rows a token ggml-alloc keeps beside a dense gated MLP's gate, up and GLU: FFN_UNITS_HIDDEN beside
         an MLP wider than two hidden widths, one row fewer beside one of one to two widths, two fewer beside one
         exactly as wide as a hidden row. ggml-alloc (ggml-org/llama.cpp 0c1e570 ggml/src/ggml-alloc.c
@@ -789,12 +828,17 @@ class LlamaCpp(Engine):
         to 32 layers at 1-3 hidden widths (tests/data/llamacpp/ffn_width_buffers.json: exact to the printed 0.01
         MiB); an MLP narrower than a hidden row is left at FFN_UNITS_HIDDEN (half a width: another stage decides,
         6 % above), and 1-2 layers have not settled into the pattern (within 12 %). MLA, Qwen3-VL's deepstack inputs
-        and routed experts leave other holes (measured: MiniCPM3, Qwen3-VL; `_experts_rows`)."""
+        and routed experts leave other holes (measured: MiniCPM3, Qwen3-VL; `_experts_rows`). On a CPU run the
+        attention rotation beside a quantized cache (`rotated`, `llamacpp_rotation`) frees the row an MLP of up to two
+        widths frees, beside wider MLPs and routed experts too (tests/data/llamacpp/rotation_buffers.json: Llama, Gemma 2 and
+        Qwen3-MoE layers, heads 64-256 wide)."""
         units = FFN_UNITS_HIDDEN[where]
         h, mlp = a.hidden_size, a.intermediate_size
+        if a.is_moe and not a.is_mla:
+            return units - rotated
         if a.is_moe or a.is_mla or a.deepstack_layers or not a.mlp_gated or mlp < h:
             return units
-        return units - (mlp <= 2 * h) - (mlp == h)
+        return units - max(rotated, mlp <= 2 * h) - (mlp == h)
 
     @staticmethod
     def _deltanet_stage(x: Inputs, n: np.ndarray, where: str) -> np.ndarray:
@@ -906,17 +950,18 @@ class LlamaCpp(Engine):
         the GPU into this buffer, both at once, where the embedding rows (freed by then) lie: masks + the larger of
         the two row sets (published CUDA loads: Qwen3-0.6B with every layer in host memory 12.01 MiB printed, 8 +
         max(2, 4); QwQ-32B with 35 of 65, 26.01 printed, 16 + max(10, 4)). Below 32 tokens, or with
-        `--no-op-offload`, the host runs their part of the graph as a CPU run does."""
+        `--no-op-offload`, the host runs their part of the graph as a CPU run does. The attention rotation's
+        matrices, inputs filled from host memory too (`llamacpp_rotation`), lie here as well."""
         if x.sc.device == "cpu":
             return x.zeros
         placement = self.placement(x)
         _, masked, n = self._masks(x)
         if len(placement.gpu_layers) == x.a.num_layers and placement.output_on_gpu:
-            return 4 * n * (x.a.hidden_size + masked) + x.zeros
+            return 4 * n * (x.a.hidden_size + masked) + self._rotation(x)[1] + x.zeros
         a = x.a
         kv_row_bytes = per_token_layer_bytes(a, KV_FORMATS["fp32"], self.kv_layout(x))  # the new K and V, f32
         stored = kv_row_bytes if len(placement.kv_gpu_layers) < a.num_layers else 0
-        inputs = n * (4 * masked + max(4 * a.hidden_size, stored)) + x.zeros
+        inputs = n * (4 * masked + max(4 * a.hidden_size, stored)) + self._rotation(x)[1] + x.zeros
         offloaded = x.options["op_offload"] & (n >= OP_OFFLOAD_MIN_BATCH)
         return np.where(offloaded, inputs, self._graph_peak(x, not placement.output_on_gpu, on_host=True))
 
@@ -1041,7 +1086,8 @@ class LlamaCpp(Engine):
         o = sc.engine_options
         if not model.lower().endswith(".gguf"):  # a repository or folder: the GGUF file converted to this mix
             model = f"{model.rstrip('/').split('/')[-1]}-{sc.weight_format}.gguf"
-        args = ["llama-server", "-m", model, "-c", str(sc.longest_sequence * sc.sequences), "-np", str(sc.sequences)]
+        env = ["LLAMA_ATTN_ROT_DISABLE=1"] if not o["attn_rotation"] and sc.kv_format in QUANTIZED_KV else []
+        args = [*env, "llama-server", "-m", model, "-c", str(sc.longest_sequence * sc.sequences), "-np", str(sc.sequences)]
         if sc.device == "cpu":
             args += ["-ngl", "0"]
         elif not fit_applies(sc, o):  # with --fit on (llama-server's default) and no -ngl, llama-server places them

@@ -139,6 +139,8 @@ class Ollama(LlamaCpp):
         env.append(f"OLLAMA_FLASH_ATTENTION={'0' if not self.flash(sc, o) else '1'}")
         if sc.kv_format != "fp16":
             env.append(f"OLLAMA_KV_CACHE_TYPE={CACHE_TYPES[sc.kv_format]}")
+            if not o["attn_rotation"]:  # its llama-server inherits the environment (llm/llama_server.go: os.Environ())
+                env.append("LLAMA_ATTN_ROT_DISABLE=1")
         modelfile = [f"FROM {model}", f"PARAMETER num_ctx {sc.longest_sequence}"]
         if sc.gpu_layers is not None:
             modelfile.append(f"PARAMETER num_gpu {sc.gpu_layers}")
