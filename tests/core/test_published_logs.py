@@ -190,6 +190,20 @@ def test_vllm_maximum_concurrency_of_the_printed_pool(case):
     assert abs(row.estimated - row.measured) <= 2 + row.measured * 0.005 * GiB / pool.measured
 
 
+def test_vllm_windows_admit_one_batch_before_0_26():
+    """gpt-oss-120b (0.10, 0.11) and Gemma-4-26B-A4B (0.19.2): the printed concurrency with one batch of
+    max_num_batched_tokens beside each sliding window, as vLLM 0.25.0's `max_admission_blocks_per_request` admits;
+    0.26's every concurrent batch (`max_in_flight_tokens`) gives 10-30 % less there."""
+    ids = ("gpt-oss-120b-4xa100-80g-tp4-v1-0.10", "gpt-oss-120b-2xa800-tp2-v1-0.11",
+           "gemma4-26b-a4b-nvfp4-5090-96k-v1-0.19", "gemma4-26b-a4b-nvfp4-5090-250k-v1-0.19")
+    for case in (c for c in VLLM if c["id"] in ids):
+        assert case["options"]["in_flight_admission"] is False
+        later = {**case, "options": {**case["options"], "in_flight_admission": True}}
+        row, later_row = (vllm_rows(c)["concurrency in printed pool"] for c in (case, later))
+        assert abs(row.estimated - row.measured) <= 0.01 * row.measured, case["id"]
+        assert -0.31 < later_row.error < -0.09, case["id"]
+
+
 def test_vllm_v1_kv_pools_within_five_percent_median_fifteen_worst():
     """The pool a V1 start-up printed, against memviz's budget - weights - profile - non-torch in whole blocks:
     the issue's target, over every V1 case whose settings the page states."""

@@ -498,6 +498,9 @@ class VLLM(Engine):
         Option("cold_compile", bool, True, "the start compiles the model, no vLLM compile cache yet (0.12+: Inductor's "
                "kernel benchmark holds a random copy of the embedding table in the profile run; a profile-sized pool "
                "only)"),
+        Option("in_flight_admission", bool, True, "a sliding-window or chunked layer admits its window or chunk and "
+               "the tokens of every concurrent batch (max_in_flight_tokens, since 0.26); false: and one batch of "
+               "max_num_batched_tokens, as releases before 0.26 did"),
         Option("persistent_moe_workspace", bool, True, "the fused-MoE experts' workspace kept from the first MoE "
                "layer on (vLLM's WorkspaceManager; off for releases before 0.14, whose 16-bit experts freed theirs)"),
         Option("enable_eplb", bool, False, "--enable-eplb: the expert-parallel load balancer (its maps and a layer's "
@@ -1704,8 +1707,11 @@ class VLLM(Engine):
     @staticmethod
     def _in_flight_tokens(x: Inputs, s: dict[str, Any]) -> int:
         """Tokens scheduled but not yet settled (`config/vllm.py` `max_in_flight_tokens`): max_num_batched_tokens
-        x concurrent batches (two with asynchronous scheduling, pp + 1 with pipeline stages)."""
-        return s["max_num_batched_tokens"] * (x.sc.pp + 1)
+        x concurrent batches (two with asynchronous scheduling, pp + 1 with pipeline stages). Releases before 0.26
+        admitted one batch (vLLM 0.25.0 v1/kv_cache_interface.py `max_admission_blocks_per_request` took
+        max_num_batched_tokens; 0.26.0 `VllmConfig.max_in_flight_tokens`): option `in_flight_admission`."""
+        batches = x.sc.pp + 1 if x.options["in_flight_admission"] else 1
+        return s["max_num_batched_tokens"] * batches
 
     def longest_request(self, x: Inputs, s: dict[str, Any], pool_bytes: float) -> int:
         """The largest max_model_len whose request fits `pool_bytes` (what vLLM's refusal suggests), by bisection."""

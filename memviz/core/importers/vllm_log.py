@@ -47,6 +47,9 @@ EXTENSIBLE_SINCE = (0, 34)
 #: 16-bit experts run the modular kernel, whose workspace the WorkspaceManager keeps (`vllm_moe_workspace`; 0.13's
 #: unquantized_fused_moe_method.py still called `fused_experts`, 0.14's builds `FusedMoEModularKernel`)
 PERSISTENT_MOE_WORKSPACE_SINCE = (0, 14)
+#: the release whose sliding-window and chunked layers admit every concurrent batch's tokens (0.26.0
+#: `VllmConfig.max_in_flight_tokens`; 0.25.0's `max_admission_blocks_per_request` took max_num_batched_tokens)
+IN_FLIGHT_ADMISSION_SINCE = (0, 26)
 #: Inductor's combo-kernel benchmark in a cold compile (`vllm_compile`: torch 2.9, vLLM 0.12); a start that loads its
 #: compiled graphs from vLLM's cache prints this (compilation/backends.py) and benchmarks nothing
 COMPILE_BENCHMARK_SINCE = (0, 12)
@@ -307,6 +310,8 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     gpu, v0 = logged_gpu(text, gpu), is_v0(text, s.version)
     if a.is_moe and (v0 or s.version is not None and s.version < PERSISTENT_MOE_WORKSPACE_SINCE):
         options["persistent_moe_workspace"] = False
+    if v0 or s.version is not None and s.version < IN_FLIGHT_ADMISSION_SINCE:
+        options["in_flight_admission"] = False
     if v0 or (s.version is not None and s.version < COMPILE_BENCHMARK_SINCE) or re.search(WARM_COMPILE, text):
         options["cold_compile"] = False
     if (m := re.search(LOGGED_BACKEND, text)) and m.group(1) in OTHER_BACKENDS and not _auto_flashinfer(m.group(1), a, gpu):

@@ -45,7 +45,7 @@ def test_the_scenario_checks_the_pool_the_log_printed():
     # before 0.12 no Inductor benchmark in the compile
     assert dict(sc.options) == {"max_num_batched_tokens": 2048, "estimate_cudagraphs": False, "sampler": "flashinfer-only",
                                 "model_runner": "v1", "extensible_kv_cache": False, "block_size": 16,
-                                "cold_compile": False}
+                                "cold_compile": False, "in_flight_admission": False}
     _, rows = check_vllm(LOG_010, a, sc)
     pool = next(r for r in rows if r.name == "KV pool")
     assert abs(pool.error) < 0.01
@@ -231,7 +231,7 @@ def test_a_v0_log_reads_v0s_sort_and_batch_defaults():
     sc = vllm_scenario(text, a, "h100-80g")
     assert dict(sc.options) == {"sampler": "sort", "max_num_seqs": 256, "enable_chunked_prefill": False,
                                 "max_num_batched_tokens": 8192, "model_runner": "v1", "extensible_kv_cache": False,
-                                "block_size": 16, "cold_compile": False}
+                                "block_size": 16, "cold_compile": False, "in_flight_admission": False}
     peak = next(r for r in check_vllm(text, a, sc)[1] if r.name == "activation peak")
     assert abs(peak.error) < 0.03
     long = vllm_scenario(text, get_preset("llama-3.1-8b").architecture(), "h100-80g")  # 131K positions: chunked
@@ -319,3 +319,13 @@ def test_the_attention_backend_the_log_names_becomes_the_option(backend, option)
     if backend == "FLASHINFER":  # vLLM's own choice on a B200: "auto" models it
         options = dict(vllm_scenario(LOG_010 + line, get_preset("qwen2.5-7b").architecture(), "b200").options)
         assert "attention_backend" not in options
+
+
+@pytest.mark.parametrize(("version", "admits_in_flight"), [("0.19.2", False), ("0.25.0", False), ("0.26.0", True),
+                                                           ("0.34.0", True)])
+def test_a_release_before_0_26_admits_one_batch_beside_a_window(version, admits_in_flight):
+    """vLLM 0.25.0's `max_admission_blocks_per_request` took max_num_batched_tokens, 0.26.0's
+    `VllmConfig.max_in_flight_tokens` (every concurrent batch): the option follows the log's release."""
+    text = LOG_010.replace("0.10.1.1", version)
+    sc = vllm_scenario(text, get_preset("qwen2.5-7b").architecture(), "a100-80g")
+    assert dict(sc.options).get("in_flight_admission", True) is admits_in_flight
