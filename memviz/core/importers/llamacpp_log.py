@@ -7,7 +7,9 @@ estimate and the measurement to hold it against:
 - the context it built (`src/llama-context.cpp`, constructor: `n_ctx`, `n_ctx_seq` / `n_ctx_per_seq`,
   `n_batch`, `n_ubatch`, `n_seq_max`, `flash_attn`, `kv_unified`, and `using full-size SWA cache` for
   --swa-full (`src/llama-kv-cache-iswa.cpp`); older builds prefix the lines
-  `llama_new_context_with_model:`), the cache types (`type_k = 'f16'` or `K (q8_0):`) and
+  `llama_new_context_with_model:`), the cache types (`type_k = 'f16'` or `K (q8_0):`), whether a quantized
+  cache's attention is rotated (`attn_rot_k = 1`, src/llama-kv-cache.cpp; a quantized cache without it: a build
+  before the rotation, or LLAMA_ATTN_ROT_DISABLE=1) and
   `offloaded N/M layers to GPU` and the tensors `-ot` / `--n-cpu-moe` kept in host memory (`src/llama-model.cpp`
   `load_tensors`: `tensor NAME (SIZE TYPE) buffer type overridden to CPU` or `CUDA_Host`; older builds print
   `Tensor NAME buffer type overriden to CPU`);
@@ -28,7 +30,7 @@ from typing import Any
 from memviz.core.arch import Architecture
 from memviz.core.engines.llamacpp_cpu import features_of
 from memviz.core.errors import InputError
-from memviz.core.formats import LLAMACPP_CACHE_TYPES
+from memviz.core.formats import KV_FORMATS, LLAMACPP_CACHE_TYPES
 from memviz.core.gguf_mixes import GGUF_MIXES, IMATRIX_SUFFIX, QKV_BRANCH_SUFFIX, gguf_type_counts, mix_base
 from memviz.core.gguf_names import FUSED_QKV, gguf_name, gguf_tensors
 from memviz.core.importers.gguf_file import architecture_from_gguf_config, config_from_gguf
@@ -57,6 +59,7 @@ _SETTING = re.compile(r"(?:llama_context|llama_new_context_with_model):\s+(n_ctx
                       r"n_ubatch|n_seq_max|flash_attn|kv_unified)\s+=\s+(\S+)")
 _FA_RESOLVED = re.compile(r"Flash Attention was auto, set to (enabled|disabled)")
 _TYPE_K = re.compile(r"type_k = '(\w+)'|K \((\w+)\):")
+_ATTN_ROT = re.compile(r"attn_rot_[kv] = 1\b")
 #: the mmproj's hparams and its warm-up's attention as libmtmd prints them (tools/mtmd/clip.cpp `load_hparams`,
 #: `warmup`)
 _MMPROJ_HPARAM = re.compile(r"load_hparams:\s+(projector|n_embd|n_head|n_ff|projection_dim|image_size|patch_size|"
@@ -208,6 +211,8 @@ def _read(lines: list[str], buffers: dict[str, dict[str, int]], preamble: list[s
             settings["swa_full"] = True
         elif (m := _OVERRIDE.search(line)) and m.group(2).startswith(_HOST_BUFFERS):
             settings.setdefault("host_tensors", []).append(m.group(1))
+        if _ATTN_ROT.search(line):
+            settings["attn_rot"] = True
         if (m := _TYPE_K.search(line)) and "type_k" not in settings:
             settings["type_k"] = m.group(1) or m.group(2)
     for suffix, values in settings.pop("per_layer", {}).items():  # a cut array printed whole by the summary
@@ -330,6 +335,8 @@ def scenario_of(load: LlamaCppLoad, a: Architecture):
                "cpu": s.get("cpu", "generic"),
                "kv_unified": s.get("kv_unified", "true") in ("true", "1"),  # builds before per-stream caches: unified
                "swa_full": bool(s.get("swa_full"))}
+    if KV_FORMATS[kv].group and not s.get("attn_rot"):  # a quantized cache: an older build, or the rotation off
+        options["attn_rotation"] = False
     if s.get("host_tensors"):  # the loader's own list, as one -ot pattern of exact GGUF names
         options["override_tensor"] = "^(" + "|".join(re.escape(n) for n in s["host_tensors"]) + ")$=CPU"
     device = "cuda" if load.accelerators else "cpu"

@@ -300,3 +300,14 @@ def test_a_deepseek_v4_log_reads_its_compressed_caches_and_swa_full():
     for name, printed in (("model CPU_REPACK", 1), ("model CPU_Mapped", 1), ("KV", 7), ("n_ctx", 1)):
         assert abs(by_name[name].estimated - by_name[name].measured) <= printed * 0.005 * MiB + 1, name
     assert retyped_tensors(rows) == 0
+
+
+def test_a_quantized_cache_log_says_whether_the_attention_is_rotated():
+    """A load printing `attn_rot_k = 1` (the published Qwen3.6-27B start, q8_0 caches) keeps the rotation; the same
+    lines without it (a build before the rotation, or LLAMA_ATTN_ROT_DISABLE=1) turn it off."""
+    cases = json.loads((Path(__file__).parents[2] / "data" / "published" / "llamacpp_logs.json").read_text())["cases"]
+    lines = next(c for c in cases if c["id"] == "qwen3.6-27b-ud-q4kxl-cuda-5090-q8cache-128k-np4")["log"]
+    for kept, rotated in ((lines, True), ([x for x in lines if "attn_rot" not in x], False)):
+        load = read_llamacpp_load("\n".join(kept))
+        sc = scenario_of(load, architecture_of(load))
+        assert sc.kv_format == "q8_0" and dict(sc.options).get("attn_rotation", True) is rotated
