@@ -66,7 +66,7 @@ from memviz.core.engines.llamacpp_cpu import CPU_FEATURES, WeightTensor, cpu_wei
 from memviz.core.engines.llamacpp_fit import FitPlacement, fit_placement
 from memviz.core.engines.llamacpp_fit import applies as fit_applies
 from memviz.core.engines.llamacpp_mtmd import MtmdBuffers, mtmd_buffers
-from memviz.core.engines.llamacpp_rotation import cache_rotations, rotation_bytes
+from memviz.core.engines.llamacpp_rotation import rotation
 from memviz.core.engines.llamacpp_split import N_COPIES, layer_devices, split_points
 from memviz.core.errors import InputError
 from memviz.core.formats import (
@@ -602,7 +602,8 @@ class LlamaCpp(Engine):
         if not self.pipeline_parallel(x):
             return x.zeros
         _, masked, n = self._masks(x)
-        return (N_COPIES - 1) * (self._graph_inputs(x, masked, n) + 4 * n * x.a.hidden_size) + x.zeros
+        inputs = self._mask_bytes(x, masked, n) + self._rotation(x)[1]  # both alive through every attention layer
+        return (N_COPIES - 1) * (inputs + 4 * n * x.a.hidden_size) + x.zeros
 
     def _masks(self, x: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(n_kv cells a graph attends per stream, cells of its masks, n_ubatch): the masks are graph inputs of
@@ -621,24 +622,23 @@ class LlamaCpp(Engine):
         """(whether the attention rotates q, k and v beside a quantized cache, the bytes of its matrices and the
         lightning indexer's): `llamacpp_rotation`, one cache type for K and V; DeepSeek-V4's caches, which rotate
         their own way, left out."""
-        a = x.a
-        if a.compress_ratios:
+        if x.a.compress_ratios:
             return False, 0
-        quantized, latent = bool(x.kvf.group) and x.options["attn_rotation"], latent_cache(a)
-        return bool(cache_rotations(a, latent, quantized)), rotation_bytes(a, latent, quantized)
-
-    def _graph_inputs(self, x: Inputs, masked: np.ndarray, n: np.ndarray) -> np.ndarray:
-        """The graph inputs every attention layer reads, alive until the last one's: masks and rotation matrices."""
-        return self._mask_bytes(x, masked, n) + self._rotation(x)[1]
+        return rotation(x.a, latent_cache(x.a), bool(x.kvf.group) and x.options["attn_rotation"])
 
     def _graph_peak(self, x: Inputs, last_stage: bool, on_host: bool, copies: bool = True) -> np.ndarray:
         """ggml-alloc's peak of the worst-case graph on the host (a CPU run, or the host's share beside GPUs) or
         on a GPU."""
         a = x.a
         n_kv, masked, n = self._masks(x)
-        mask = self._graph_inputs(x, masked, n)
-        h = a.hidden_size
         where = "cpu" if on_host else "gpu"
+        # the graph inputs every attention layer reads, alive until the last one's: the masks and the rotation's
+        # matrices; the rotation's nodes move ggml-alloc's placement on a CPU run (measured: `llamacpp_rotation`),
+        # where a published CUDA load with it on prints the unmoved logits stage (Qwen3.6-27B, tests/data/published)
+        rotated, rotation_bytes = self._rotation(x)
+        rotated = rotated and where == "cpu"
+        mask = self._mask_bytes(x, masked, n) + rotation_bytes
+        h = a.hidden_size
         flash = self.flash(x.sc, x.options)
         scores = 0 if flash else 4 * n_kv * n * a.num_heads  # one f32 score matrix, softmax in place
         if latent_cache(a):
@@ -671,9 +671,6 @@ class LlamaCpp(Engine):
         if not on_host and copies:
             copy_attn, copy_ffn, copy_output = self._offload_copies(x, n)
         experts = self._experts_rows(a, scores / (4 * n), copy_ffn) if a.is_moe else x.zeros
-        # the rotation's nodes move ggml-alloc's placement on a CPU run (measured: `llamacpp_rotation`); a published
-        # CUDA load with it on prints the unmoved logits stage (Qwen3.6-27B, tests/data/published)
-        rotated = self._rotation(x)[0] and where == "cpu"
         hidden_rows = self._ffn_hidden_rows(a, where, rotated)
         ffn = 4 * (self._ffn_rows(a, n, experts) + hidden_rows * n * h) if a.has_ffn else x.zeros
         if a.altup_inputs:
@@ -956,12 +953,13 @@ class LlamaCpp(Engine):
             return x.zeros
         placement = self.placement(x)
         _, masked, n = self._masks(x)
+        rotation_bytes = self._rotation(x)[1]
         if len(placement.gpu_layers) == x.a.num_layers and placement.output_on_gpu:
-            return 4 * n * (x.a.hidden_size + masked) + self._rotation(x)[1] + x.zeros
+            return 4 * n * (x.a.hidden_size + masked) + rotation_bytes + x.zeros
         a = x.a
         kv_row_bytes = per_token_layer_bytes(a, KV_FORMATS["fp32"], self.kv_layout(x))  # the new K and V, f32
         stored = kv_row_bytes if len(placement.kv_gpu_layers) < a.num_layers else 0
-        inputs = n * (4 * masked + max(4 * a.hidden_size, stored)) + self._rotation(x)[1] + x.zeros
+        inputs = n * (4 * masked + max(4 * a.hidden_size, stored)) + rotation_bytes + x.zeros
         offloaded = x.options["op_offload"] & (n >= OP_OFFLOAD_MIN_BATCH)
         return np.where(offloaded, inputs, self._graph_peak(x, not placement.output_on_gpu, on_host=True))
 

@@ -40,7 +40,7 @@ def _one_width(widths: set[int]) -> int:
     return widths.pop() if len(widths) == 1 else 0
 
 
-def cache_rotations(a: Architecture, latent: bool, quantized: bool) -> list[int]:
+def _cache_rotations(a: Architecture, latent: bool, quantized: bool) -> list[int]:
     """Widths of the Hadamard matrices that rotate q, k and v, one K and one V matrix per cache that qualifies, for a
     K and V cache of one type, `quantized` or not (module docstring); `latent`: an MLA model caching its latent,
     whose K-only attention (src/llama-graph.cpp `build_attn_inp_k`) builds no rotation."""
@@ -57,10 +57,11 @@ def cache_rotations(a: Architecture, latent: bool, quantized: bool) -> list[int]
     return widths
 
 
-def rotation_bytes(a: Architecture, latent: bool, quantized: bool) -> int:
-    """F32 bytes of the Hadamard matrices the worst-case graph holds as inputs: the caches' and, for DeepSeek sparse
-    attention, the lightning indexer's (module docstring)."""
-    widths = cache_rotations(a, latent, quantized)
+def rotation(a: Architecture, latent: bool, quantized: bool) -> tuple[bool, int]:
+    """(whether q, k and v are rotated, the F32 bytes of the Hadamard matrices the worst-case graph holds as inputs:
+    the caches' and, for DeepSeek sparse attention, the lightning indexer's; module docstring)."""
+    widths = _cache_rotations(a, latent, quantized)
+    rotated = bool(widths)
     if a.indexer_heads and a.is_mla and a.indexer_head_dim:
         widths.append(k_rotation_width(a.indexer_head_dim))
-    return F32_BYTES * sum(w * w for w in widths)
+    return rotated, F32_BYTES * sum(w * w for w in widths)

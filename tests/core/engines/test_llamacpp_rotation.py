@@ -10,7 +10,7 @@ import pytest
 
 from memviz.core.arch import from_hf_config
 from memviz.core.engines import llamacpp
-from memviz.core.engines.llamacpp_rotation import k_rotation_width, rotation_bytes
+from memviz.core.engines.llamacpp_rotation import k_rotation_width, rotation
 from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario, estimate
 from memviz.core.units import KiB, MiB
@@ -49,16 +49,16 @@ def test_k_matrix_is_the_largest_power_of_two_dividing_the_head(head_dim, width)
 def test_matrices_per_cache():
     """A K matrix of the head's power of two and a 64 x 64 V matrix, F32, per cache: Gemma 2's full and sliding caches
     have a set each; an MLA latent cache none; nothing beside an F16 cache."""
-    assert rotation_bytes(_arch("llama-hd128"), latent=False, quantized=True) == 4 * (128 * 128 + 64 * 64) == 80 * KiB
-    assert rotation_bytes(_arch("gemma2-hd256"), latent=False, quantized=True) == 2 * 4 * (256 * 256 + 64 * 64)
-    assert rotation_bytes(_arch("llama-hd192"), latent=False, quantized=True) == 2 * 4 * 64 * 64
-    assert rotation_bytes(_arch("mla-latent576"), latent=True, quantized=True) == 0
-    assert rotation_bytes(_arch("llama-hd128"), latent=False, quantized=False) == 0
+    assert rotation(_arch("llama-hd128"), latent=False, quantized=True)[1] == 4 * (128 * 128 + 64 * 64) == 80 * KiB
+    assert rotation(_arch("gemma2-hd256"), latent=False, quantized=True)[1] == 2 * 4 * (256 * 256 + 64 * 64)
+    assert rotation(_arch("llama-hd192"), latent=False, quantized=True)[1] == 2 * 4 * 64 * 64
+    assert rotation(_arch("mla-latent576"), latent=True, quantized=True)[1] == 0
+    assert rotation(_arch("llama-hd128"), latent=False, quantized=False)[1] == 0
 
 
 def test_heads_not_a_multiple_of_64_are_not_rotated():
     a = from_hf_config({**DATA["shapes"]["llama-hd128"], "hidden_size": 768, "num_attention_heads": 8, "head_dim": 96})
-    assert rotation_bytes(a, latent=False, quantized=True) == 0
+    assert rotation(a, latent=False, quantized=True)[1] == 0
 
 
 def test_the_lightning_indexer_always_rotates():
@@ -70,7 +70,7 @@ def test_the_lightning_indexer_always_rotates():
            "index_n_heads": 8, "index_head_dim": 128, "index_topk": 256, "max_position_embeddings": 4096}
     a = from_hf_config(cfg)
     assert a.indexer_heads and a.is_mla
-    assert rotation_bytes(a, latent=True, quantized=False) == 4 * 128 * 128
+    assert rotation(a, latent=True, quantized=False)[1] == 4 * 128 * 128
 
 
 @pytest.mark.parametrize("case", [c for c in DATA["cases"] if c["rotation"] == "on"],
@@ -103,8 +103,8 @@ def test_what_the_rotation_changes_is_what_llama_cpp_changes():
 
 def test_without_the_placement_shift_the_wide_mlps_miss(monkeypatch):
     """Negative control: the matrices alone leave the wide-MLP and expert shapes 5.8-10.3 % above llama.cpp."""
-    rotation = llamacpp.LlamaCpp._rotation
-    monkeypatch.setattr(llamacpp.LlamaCpp, "_rotation", staticmethod(lambda x: (False, rotation(x)[1])))
+    engine_rotation = llamacpp.LlamaCpp._rotation
+    monkeypatch.setattr(llamacpp.LlamaCpp, "_rotation", staticmethod(lambda x: (False, engine_rotation(x)[1])))
     wide = [c for c in DATA["cases"] if c["rotation"] == "on" and c["shape"] in
             ("llama-hd64", "llama-hd128", "llama-hd192", "gemma2-hd256", "qwen3moe-hd128")]
     assert len(wide) == 6 and min(_error(c) for c in wide) > 0.05
