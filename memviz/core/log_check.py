@@ -148,7 +148,7 @@ def check_vllm(text: str, a: Architecture, sc) -> tuple[Estimate, list[BufferChe
 
 def _printed_tokens(facts: dict, blocks: int, version: tuple[int, int, int] | None) -> int:
     """"GPU KV cache size" as the log's vLLM prints it for `blocks` blocks: maximum concurrency x max_model_len
-    from 0.21, num_blocks // groups x the smallest block before (and when the log names no release)."""
+    from 0.20.1, num_blocks // groups x the smallest block before (and when the log names no release)."""
     if version is not None and version >= PRINTS_CONCURRENCY_SINCE:
         return int(blocks / facts["kv_request_blocks"] * facts["max_model_len"])
     return blocks // facts.get("kv_groups", 1) * facts.get("kv_group_block_tokens", facts["block_size"])

@@ -255,7 +255,7 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
                     engine.version))
     if facts.get("graphs_after_pool_bytes"):
         out.append(("CUDA graphs captured after the pool", "", format_bytes(facts["graphs_after_pool_bytes"], unit, 3),
-                    "formula", "before v0.21 (estimate_cudagraphs off): beyond gpu_memory_utilization's share",
+                    "formula", "before v0.20 (estimate_cudagraphs off): beyond gpu_memory_utilization's share",
                     engine.version))
     if "outside_budget_bytes" in facts:
         out.append(("before the budget (CUDA context, NCCL)", "", format_bytes(facts["outside_budget_bytes"], unit, 3),

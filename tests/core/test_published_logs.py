@@ -361,3 +361,29 @@ def test_vllm_published_warm_pool_and_cold_deficit(report):
     assert report_blocks(report, warm, False) == pytest.approx(warm["kv_blocks"], rel=0.05)
     deficit = report_blocks(report, cold, False) - report_blocks(report, cold, True)
     assert deficit == pytest.approx(cold["kv_blocks"], rel=0.15)
+
+
+def test_vllm_mamba2_hybrid_pool_layout():
+    """Nemotron-Cascade-2-30B-A3B (6 attention layers, 23 Mamba2 layers) on an RTX 5090, vLLM 0.19.0 to 0.20.1rc1: every
+    start prints "Setting attention block size to 4176 tokens", "Padding mamba page size by 0.19%" and "Add 1 padding
+    layers". memviz: a 6,144-channel convolution state in bf16 beside 64 x 64 x 128 float32 (2,134,016 bytes) sets the
+    FP8 attention block to 4,176 tokens of 512 bytes, the state page padded by 0.19 %; 23 Mamba layers in groups of 6
+    (one padding) beside the attention group: 5 groups. The printed pools' tokens and concurrency are exact
+    (`test_vllm_pool_layout_tokens_per_byte`), 0.20.1's tokens as concurrency x max_model_len: 0.20.0's count gives
+    258,912 of the 1,206,303 printed."""
+    cases = [c for c in VLLM if c["id"].startswith("nemotron-cascade2-")]
+    assert len(cases) == 5
+    for case in cases:
+        a = from_hf_config(case["model"]["config"], name=case["id"])
+        sc = Scenario(engine="vllm", gpu=case["gpu"], options=case["options"],
+                      gpu_memory_utilization=case["gpu_memory_utilization"], **case["scenario"])
+        f = estimate(a, sc).engine_facts
+        assert (f["block_size"], f["kv_groups"], f["kv_block_bytes"]) == (4176, 5, 6 * 4176 * 512), case["id"]
+        state = a.linear_conv_dim * (a.linear_conv_kernel - 1) * 2 + a.linear_v_heads * a.linear_v_head_dim * \
+            a.linear_k_head_dim * 4
+        assert state == 2_134_016 and round(100 * (4176 * 512 / state - 1), 2) == 0.19
+        rows = vllm_rows(case)
+        assert rows["tokens in printed pool"].error == 0 and rows["concurrency in printed pool"].error == 0, case["id"]
+    latest = vllm_rows(cases[-1])["tokens in printed pool"]
+    blocks = round(3.72 * GiB) // (6 * 4176 * 512)
+    assert (latest.measured, blocks // 5 * 4176) == (1_206_303, 258_912)

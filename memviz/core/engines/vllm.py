@@ -42,7 +42,7 @@ that states none).
   gpu_memory_utilization x total free at start-up. The fit then judges the sequences against that pool, and
   the pool beside the rest beyond what CUDA leaves is a refusal (out of memory).
   Without it vLLM prints the size to set (`compile_or_warm_up_model`): the budget less the rest, less the CUDA
-  graphs it captured (counted twice from 0.21: in the estimate and as captured) and 150 MiB; memviz states it
+  graphs it captured (counted twice from 0.20: in the estimate and as captured) and 150 MiB; memviz states it
   (`suggested_kv_cache_memory_bytes`).
 - KV blocks (`vllm/v1/core/kv_cache_utils.py`, `vllm_kv`): whole blocks of block_size tokens
   over all layers, grouped by spec where layers cache differently; "Maximum concurrency" = blocks / blocks
@@ -98,7 +98,7 @@ Attention workspaces (`vllm_flashinfer`): where FlashInfer runs the attention (v
 16 bytes), and the TRT-LLM kernels' 394 MiB (MLA: FLASHINFER_MLA's 128 MiB): within a measured pool's budget, after a
 profile-sized pool (the kernels' in the CUDA-graph estimate's capture). Llama-3.1-8B on a B200: 1.38 GiB.
 
-CUDA-graph memory (`profile_cudagraph_memory`, on by default since v0.21 and switched off with
+CUDA-graph memory (`profile_cudagraph_memory`, on by default since v0.20 and switched off with
 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, option `estimate_cudagraphs`): `vllm_cudagraphs`, the capture sizes
 vLLM picks, FlashAttention 3's split buffers where FLASH_ATTN runs on Hopper (option `attention_backend`), and the
 graphs' own memory per layer and size, fitted to vLLM 0.19's captures on H100s.
@@ -452,7 +452,7 @@ class VLLM(Engine):
                "capture (vLLM 0.34's default; false: --no-enable-extensible-kv-cache, the profile-based sizing of "
                "every earlier release; kv_cache_memory_bytes turns it off)"),
         Option("estimate_cudagraphs", bool, True, "CUDA-graph memory taken from the KV budget before capture "
-               "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; on since v0.21, off in earlier releases; the extensible "
+               "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS; on since v0.20, off in earlier releases; the extensible "
                "cache measures the graphs instead)"),
         Option("attention_backend", str, "auto", "--attention-backend: auto (vLLM's choice), FLASH_ATTN, TRITON_ATTN, "
                "FLASHINFER or FLEX_ATTENTION; where FLASH_ATTN runs FlashAttention 3 (Hopper) the CUDA graphs hold "
@@ -1338,7 +1338,7 @@ class VLLM(Engine):
         return 0.0
 
     def graphs_after_pool_bytes(self, x: Inputs) -> float:
-        """Before v0.21 (estimate_cudagraphs off) vLLM captures its graphs after sizing the pool
+        """Before v0.20 (estimate_cudagraphs off) vLLM captures its graphs after sizing the pool
         (`gpu_model_runner.py` `capture_model`), so they take memory beyond gpu_memory_utilization's share: the
         capture itself."""
         if x.options["enforce_eager"] or x.options["estimate_cudagraphs"] or self.measured(x.options):
@@ -1630,7 +1630,7 @@ class VLLM(Engine):
             "budget_bytes": int(requested), "kv_pool_bytes": int(pool_bytes), "kv_blocks": blocks,
             "kv_pool_tokens": int(blocks / per_request * s["max_model_len"]), "one_request_kv_bytes": need,
             "max_concurrency": blocks / per_request, "kv_request_blocks": per_request,
-            "kv_pool_tokens_before_0_21": groups.block_tokens_printed(blocks),
+            "kv_pool_tokens_before_0_20_1": groups.block_tokens_printed(blocks),
             "kv_groups": len(groups.kinds), "kv_group_block_tokens": min(groups.block_tokens),
             "gpu_memory_utilization": util,
         })

@@ -2,7 +2,7 @@
 
 Source: vllm-project/vllm 0.34.0 (the PyPI wheel); the files below are the package's.
 
-vllm/v1/worker/gpu_model_runner.py `profile_cudagraph_memory` (on by default since v0.21; off with
+vllm/v1/worker/gpu_model_runner.py `profile_cudagraph_memory` (on by default since v0.20; off with
 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0) captures the two largest graphs of each mode into a fresh pool and
 estimates: the largest mode's first capture + for each mode (its graphs - 1) x max(second capture, 1 MiB); the V2
 model runner (vllm/v1/worker/gpu/cudagraph_utils.py) measures its PIECEWISE graphs whole. With the extensible KV

@@ -17,9 +17,10 @@ vLLM 0.33 `vllm/v1/core/kv_cache_utils.py` (`get_kv_cache_groups`, `unify_kv_cac
 - `num_blocks` = pool // (page x group_size); one request needs, per group, the blocks of its spec's longest
   use (a full layer: max_model_len, a sliding one: its window and the tokens in flight, one block more);
   "Maximum concurrency" = num_blocks over the blocks of one max_model_len request;
-- "GPU KV cache size": vLLM 0.21 and later print maximum concurrency x max_model_len (the tokens of context the
+- "GPU KV cache size": vLLM 0.20.1 and later print maximum concurrency x max_model_len (the tokens of context the
   pool holds at peak, a sliding group's blocks capped by its window: about 10x more for Gemma-4-31B than
-  before); earlier releases printed num_blocks // groups x the smallest block (`PRINTS_CONCURRENCY_SINCE`);
+  before; a hybrid Mamba model's state groups add nothing to it); earlier releases printed num_blocks // groups x
+  the smallest block (`PRINTS_CONCURRENCY_SINCE`);
 - a gated delta-net layer (Qwen3.5, `MambaSpec`) holds its state in pages of the same pool, padded to the
   attention page (the engine sizes both: `VLLM.hybrid_block`), and one request takes `state_blocks` of them per
   group whatever its length (`MambaSpec.max_memory_usage_bytes`).
@@ -36,8 +37,10 @@ from memviz.core.arch import LINEAR, SLIDING, Architecture
 from memviz.core.formats import KVFormat
 from memviz.core.kv import KVLayout, per_token_layer_bytes
 
-#: the vLLM release that prints "GPU KV cache size" as maximum concurrency x max_model_len
-PRINTS_CONCURRENCY_SINCE = (0, 21)
+#: the vLLM release that prints "GPU KV cache size" as maximum concurrency x max_model_len (`_report_kv_cache_config`:
+#: 0.20.0's wheel still prints num_blocks // groups x the smallest block, 0.20.1's `int(max_concurrency *
+#: max_model_len)`)
+PRINTS_CONCURRENCY_SINCE = (0, 20, 1)
 #: MLA models vLLM runs with plain attention over per-head K and V: MiniCPM3 (vllm 0.34
 #: model_executor/models/minicpm3.py `MiniCPM3Attention`: K of nope + rope and V padded to that width, every head
 #: its own KV head, into `Attention`, not `MLAAttention`)
@@ -79,7 +82,7 @@ class KVGroups:
     segment_pages: tuple[int, ...] = ()  # per pool tensor's layer region: its bytes a block (they sum to unit_bytes)
 
     def block_tokens_printed(self, num_blocks: int) -> int:
-        """"GPU KV cache size" as vLLM before 0.21 printed it: num_blocks // groups x the smallest block."""
+        """"GPU KV cache size" as vLLM before 0.20.1 printed it: num_blocks // groups x the smallest block."""
         return num_blocks // len(self.kinds) * min(self.block_tokens)
 
     def request_blocks(self, model_len: int, local: Callable[[int], int]) -> int:

@@ -26,12 +26,18 @@ from memviz.core.gpus import get_gpu, with_cuda_total
 from memviz.core.importers.logs import CUDA_TOTAL_GIB
 from memviz.core.units import GiB
 
-#: the release that made the CUDA-graph estimate part of the budget by default (its own log line: "CUDA graph
-#: memory profiling is enabled (default since v0.21.0)")
-CUDAGRAPH_ESTIMATE_SINCE = (0, 21)
+#: the release that made the CUDA-graph estimate part of the budget by default (envs.py
+#: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: "0" in 0.19.1's wheel, "1" in 0.20.0's, whose log line already says
+#: "CUDA graph memory profiling is enabled (default since v0.21.0)")
+CUDAGRAPH_ESTIMATE_SINCE = (0, 20)
 #: the model dtype the engine config line prints (`dtype=torch.float16`), as memviz's formats
 LOGGED_DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
-#: a log of an earlier release that had the estimate on: 0.21's own line, the variable set in an environment dump or
+#: `--quantization` methods whose memviz weight format the name alone decides (vLLM 0.20.1
+#: model_executor/layers/quantization/__init__.py `get_quantization_config`: Fp8Config, whose online quantization of a
+#: 16-bit checkpoint keeps a scale a tensor; ModelOptFp8Config, ModelOptNvFp4Config, Mxfp4Config); a checkpoint's
+#: own quantization_config, where the model given has one, decides first
+LOGGED_QUANTIZATION = {"fp8": "fp8", "modelopt": "fp8", "modelopt_fp4": "nvfp4", "mxfp4": "mxfp4-moe"}
+#: a log of an earlier release that had the estimate on: 0.20's own line, the variable set in an environment dump or
 #: a command line; not 0.19's hint "will be enabled by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1) ... To
 #: try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase ...", printed when it is off
 ESTIMATE_CUDAGRAPHS_ON = (r"CUDA graph memory profiling is enabled|'VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS': True"
@@ -64,7 +70,7 @@ UNLOGGED_UTILIZATION = 0.9  # what memviz takes for a profile-sized log that pri
 _ARG_KEYS = ("max_model_len", "gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size",
              "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "enforce_eager", "block_size",
              "enable_chunked_prefill", "enable_prefix_caching", "kv_cache_memory_bytes", "data_parallel_size",
-             "enable_expert_parallel", "enable_eplb", "enable_extensible_kv_cache")
+             "enable_expert_parallel", "enable_eplb", "enable_extensible_kv_cache", "quantization")
 _CONFIG_KEYS = {"tensor_parallel_size": int, "pipeline_parallel_size": int, "data_parallel_size": int,
                 "max_seq_len": int}
 
@@ -99,10 +105,12 @@ def read_vllm_settings(text: str) -> VllmSettings:
         args.setdefault("kv_cache_dtype", value)
     if (value := _first(text, r"\bdtype=torch\.(float32|float16|bfloat16)\b")) is not None:  # the engine config
         args.setdefault("dtype", value)
+    if (value := _first(text, r"\bquantization=(\w+)")) is not None:  # the engine config; None where unquantized
+        args.setdefault("quantization", value)
     if (value := _first(text, r"\benforce_eager=(True|False)")) is not None:
         args.setdefault("enforce_eager", value == "True")
     if (value := _first(text, r"(?:Desired GPU memory utilization is \(|The current --gpu-memory-utilization=)([\d.]+)")) \
-            is not None:  # 0.21+'s CUDA-graph line names it too
+            is not None:  # 0.20+'s CUDA-graph line names it too
         args.setdefault("gpu_memory_utilization", float(value))
     if (value := _first(text, r"Maximum concurrency for ([\d,]+) tokens per request")) is not None:
         args.setdefault("max_model_len", int(value.replace(",", "")))
@@ -324,7 +332,8 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     context = int(args.get("max_model_len") or a.max_position_embeddings or 4096)
     if v0:
         options |= _v0_batch_defaults(args, a, context)
-    return Scenario(engine="vllm", gpu=gpu, weight_format=weight_format or a.native_format or dtype or "bf16",
+    logged = LOGGED_QUANTIZATION.get(str(args.get("quantization")))
+    return Scenario(engine="vllm", gpu=gpu, weight_format=weight_format or a.native_format or logged or dtype or "bf16",
                     kv_format=cache, context_tokens=context,
                     tp=int(args.get("tensor_parallel_size") or 1), pp=int(args.get("pipeline_parallel_size") or 1),
                     gpu_memory_utilization=_utilization(args, measured),

@@ -41,7 +41,7 @@ def test_the_scenario_checks_the_pool_the_log_printed():
     a = get_preset("qwen2.5-7b").architecture()
     sc = vllm_scenario(LOG_010, a, "a100-80g")
     assert (sc.gpu_memory_utilization, sc.context_tokens, sc.tp) == (0.25, 16384, 1)
-    # before v0.21: no CUDA-graph estimate, FlashInfer's sampler without the Triton warm-up, V1's model runner;
+    # before v0.20: no CUDA-graph estimate; before v0.21 FlashInfer's sampler without the Triton warm-up, V1's model runner;
     # before 0.12 no Inductor benchmark in the compile
     assert dict(sc.options) == {"max_num_batched_tokens": 2048, "estimate_cudagraphs": False, "sampler": "flashinfer-only",
                                 "model_runner": "v1", "extensible_kv_cache": False, "block_size": 16,
@@ -329,3 +329,51 @@ def test_a_release_before_0_26_admits_one_batch_beside_a_window(version, admits_
     text = LOG_010.replace("0.10.1.1", version)
     sc = vllm_scenario(text, get_preset("qwen2.5-7b").architecture(), "a100-80g")
     assert dict(sc.options).get("in_flight_admission", True) is admits_in_flight
+
+
+@pytest.mark.parametrize(("version", "estimates"), [("0.19.1", False), ("0.20.0", True), ("0.21.0", True)])
+def test_the_cuda_graph_estimate_is_on_from_0_20(version, estimates):
+    """envs.py's VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "0" in 0.19.1's wheel and "1" in 0.20.0's
+    (whose log line already says "default since v0.21.0")."""
+    text = LOG_010.replace("0.10.1.1", version)
+    sc = vllm_scenario(text, get_preset("qwen2.5-7b").architecture(), "a100-80g")
+    assert dict(sc.options).get("estimate_cudagraphs", True) is estimates
+
+
+@pytest.mark.parametrize(("method", "fmt"), [("modelopt_fp4", "nvfp4"), ("modelopt", "fp8"), ("fp8", "fp8"),
+                                             ("awq", "bf16")])
+def test_the_quantization_argument_names_the_weight_format_of_an_unquantized_config(method, fmt):
+    """`--quantization` where the model given has no quantization_config (a base model's config.json beside the log
+    of its quantized checkpoint); a method whose format depends on the checkpoint (AWQ's bits and groups) stays the
+    model's dtype, and the engine config line's `quantization=` is read where the args line is not."""
+    a = get_preset("qwen2.5-7b").architecture()
+    args = LOG_010.replace("'gpu_memory_utilization': 0.25}", f"'gpu_memory_utilization': 0.25, 'quantization': '{method}'}}")
+    config = LOG_010.replace("kv_cache_dtype=auto", f"quantization={method}, kv_cache_dtype=auto")
+    assert vllm_scenario(args, a, "a100-80g").weight_format == fmt
+    assert vllm_scenario(config, a, "a100-80g").weight_format == fmt
+    assert vllm_scenario(LOG_010, a, "a100-80g").weight_format == "bf16"
+
+
+def test_a_checkpoints_own_quantization_config_comes_before_the_argument():
+    a = get_preset("qwen2.5-7b").architecture().with_changes(native_format="awq-int4")
+    text = LOG_010.replace("kv_cache_dtype=auto", "quantization=fp8, kv_cache_dtype=auto")
+    assert vllm_scenario(text, a, "a100-80g").weight_format == "awq-int4"
+
+
+def test_nemotron_cascade_starts_are_read_as_they_ran():
+    """The five Nemotron-Cascade-2 NVFP4 starts (99sono/DockerBuildFiles, a base config.json without the checkpoint's
+    quantization_config): nvfp4 from `--quantization modelopt_fp4`, FP8 cache, prefix caching off for a hybrid model
+    before 0.24, the CUDA-graph estimate off in 0.19 and on in the 0.20.1 build: what each published case states."""
+    import json
+    from pathlib import Path
+
+    from memviz.core.arch import from_hf_config
+
+    cases = json.loads((Path(__file__).parents[2] / "data" / "published" / "vllm_logs.json").read_text())["cases"]
+    cases = [c for c in cases if c["id"].startswith("nemotron-cascade2-")]
+    assert len(cases) == 5
+    for case in cases:
+        sc = vllm_scenario("\n".join(case["log"]), from_hf_config(case["model"]["config"]), case["gpu"])
+        assert (sc.weight_format, sc.kv_format, sc.context_tokens) == ("nvfp4", "fp8", case["scenario"]["context_tokens"])
+        assert dict(sc.options) | {"estimate_cudagraphs": dict(sc.options).get("estimate_cudagraphs", True)} == \
+            case["options"], case["id"]
