@@ -187,6 +187,9 @@ def vllm_checks(measured: LogMeasurement, e: Estimate, version: tuple[int, int, 
             facts["cudagraph_bytes"]
         implied = facts["budget_bytes"] - got["weights"] - got["kv_cache"] - graphs
         rows.append(BufferCheck("profile + non-torch (implied)", int(implied), int(gpu0.activations + consumed)))
+    if "attention_block_tokens" in details and facts.get("block_size"):  # a hybrid model's block, as sized to its state
+        rows.append(BufferCheck("attention block", int(details["attention_block_tokens"]), int(facts["block_size"]),
+                                "tokens"))
     if tokens is not None and got.get("kv_cache"):
         # the layout alone: the tokens memviz fits in the pool the log printed (to its 0.01 GiB)
         held = _printed_tokens(facts, int(got["kv_cache"] // facts["kv_block_bytes"]), version)

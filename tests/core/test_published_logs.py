@@ -387,3 +387,27 @@ def test_vllm_mamba2_hybrid_pool_layout():
     latest = vllm_rows(cases[-1])["tokens in printed pool"]
     blocks = round(3.72 * GiB) // (6 * 4176 * 512)
     assert (latest.measured, blocks // 5 * 4176) == (1_206_303, 258_912)
+
+
+@pytest.mark.parametrize("case", _compared("attention block"), ids=lambda c: c["id"])
+def test_vllm_hybrid_attention_block_as_printed(case):
+    """"Setting attention block size to N tokens": the block a hybrid model's state page sets (Nemotron-H's Mamba2,
+    Qwen3.5 / 3.6's delta-nets; their convolution keeps the drafted tokens too)."""
+    row = vllm_rows(case)["attention block"]
+    assert row.estimated == row.measured
+
+
+def test_vllm_drafted_tokens_take_state_columns_and_pages():
+    """Qwen3.6 with MTP (99sono/DockerBuildFiles, vLLM 0.20.0 to 0.22.1): with k drafted tokens the delta-net's
+    convolution keeps k more columns (`gated_delta_net_state_shape(num_spec)`: the 35B's attention block 2,096 ->
+    2,128 tokens at k = 2, the 27B's 1,568 -> 1,600 at k = 3) and a request holds k more state pages
+    (`MambaSpec.max_memory_usage_bytes`: 2 + k in align mode). Both make the printed tokens and concurrency exact;
+    without them the same pools read 4.6-7 % more concurrency."""
+    cases = [c for c in VLLM if c["id"].startswith("qwen3.6-") and c["options"].get("num_speculative_tokens")]
+    assert len(cases) >= 8
+    for case in cases:
+        rows = vllm_rows(case)
+        assert rows["attention block"].error == 0, case["id"]
+        assert abs(rows["concurrency in printed pool"].estimated - rows["concurrency in printed pool"].measured) <= 1
+        undrafted = {**case, "options": {**case["options"], "num_speculative_tokens": 0}}
+        assert vllm_rows(undrafted)["attention block"].error < 0, case["id"]

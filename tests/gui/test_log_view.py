@@ -55,3 +55,15 @@ def test_a_llamacpp_logs_buffers_device_and_host_apart_with_the_tensor_types():
     rows = {r[0] for r in figure_rows(measured, llamacpp_load(measured, buffers_only), estimate(a, scenario_of(load, a)),
                                       Unit.GiB)}
     assert "model (device)" in rows and "n_ctx" not in rows
+
+
+def test_a_hybrid_models_attention_block_is_a_row():
+    """A Mamba2 hybrid's "Setting attention block size to 4176 tokens" beside the block memviz sizes to its state."""
+    case = next(c for c in CASES if c["id"] == "nemotron-cascade2-nvfp4-5090-250k-v1-0.20")
+    a = from_hf_config(case["model"]["config"], name="Nemotron-Cascade-2")
+    sc = Scenario(engine="vllm", gpu=case["gpu"], options={"extensible_kv_cache": False, **case["options"]},
+                  gpu_memory_utilization=case["gpu_memory_utilization"], **case["scenario"])
+    text = "\n".join(case["log"])
+    rows = {r[0]: r for r in figure_rows(parse_log(text), None, estimate(a, sc), Unit.GiB, (0, 20, 1))}
+    assert rows["attention block"][1:] == ("4,176 tokens", "4,176 tokens", "0 tokens", "+0.0 %")
+    assert rows["tokens in printed pool"][1] == rows["tokens in printed pool"][2] == "1,206,303 tokens"

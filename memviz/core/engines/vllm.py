@@ -756,14 +756,18 @@ class VLLM(Engine):
         convolution's last kernel - 1 inputs over its channels in the model's dtype (mamba_cache_dtype "auto"), and
         value heads x value x key values (Mamba2: heads x head width x d_state; Mamba: d_inner x d_state) in the
         config's mamba_ssm_dtype (Qwen3.5's released configs: float32), else the model's dtype (Qwen3-Next,
-        Granite-4.0-H, Jamba: mamba_ssm_cache_dtype "auto")."""
+        Granite-4.0-H, Jamba: mamba_ssm_cache_dtype "auto"). With speculative decoding a delta-net's or Mamba2's
+        convolution keeps the drafted tokens' inputs too: kernel - 1 + num_speculative_tokens columns (`num_spec`, which
+        vLLM 0.34's qwen3_5.py / qwen3_next.py / nemotron_h.py / granitemoehybrid.py / falcon_h1.py / mamba2.py pass; Jamba's
+        Mamba and LFM2's short convolution do not)."""
         a, tp = x.a, x.sc.tp
         act = x.act_bytes
         ssm = 4 if a.linear_state_dtype == "float32" else 2 if a.linear_state_dtype else act
         conv_dim = a.linear_conv_dim
         if a.linear_mixer == MAMBA2 and a.linear_k_heads % tp:  # `mamba2_state_shape`: a single group of B and C is
             conv_dim += 2 * (tp - a.linear_k_heads) * a.linear_k_head_dim  # repeated on every rank
-        conv = conv_dim // tp * (a.linear_conv_kernel - 1) * act
+        drafted = x.options["num_speculative_tokens"] if a.linear_mixer in (DELTANET, MAMBA2) else 0
+        conv = conv_dim // tp * (a.linear_conv_kernel - 1 + drafted) * act
         return conv + a.linear_v_heads // tp * a.linear_v_head_dim * a.linear_k_head_dim * ssm
 
     def linear_state_held_bytes(self, x: Inputs) -> int:
@@ -784,7 +788,9 @@ class VLLM(Engine):
         (vllm/platforms/interface.py `_align_hybrid_block_size`): the attention block grows to the smallest multiple
         of the kernel block (16, FLASH_ATTN; lcm with FlashInfer's 64-token checkpoint grid) whose page holds the
         state, and the state page is padded to it; a request takes 1 page per layer, 2 with prefix caching (the
-        running and the cached state), 3 with checkpoints (`MambaSpec.max_memory_usage_bytes`)."""
+        running and the cached state), 3 with checkpoints (`MambaSpec.max_memory_usage_bytes`), and one more for each
+        drafted token (layers/mamba/abstract.py `get_kv_cache_spec`: num_speculative_blocks = num_speculative_tokens,
+        whatever the layer's mixer)."""
         block = x.options["block_size"]
         if x.a.block_indexer:  # MINIMAX_M3_SPARSE and its indexer take pages of one sparse block only
             block = lcm(block, MINIMAX_SPARSE_BLOCK_TOKENS)
@@ -792,17 +798,19 @@ class VLLM(Engine):
             block = lcm(block, DSA_BLOCK_TOKENS)
         if not x.a.state_layers:
             return block, 0, 1
+        drafted = x.options["num_speculative_tokens"]
         if not x.a.attends:  # attention-free (Mamba, Mamba2): one state page a layer, unpadded; prefix caching is off
             # by default (config/model.py `is_prefix_caching_supported`), so a block is max_model_len tokens
-            # (models/config.py `MambaModelConfig`) and a request holds one (`MambaSpec.max_memory_usage_bytes`)
-            return self.settings(x.a, x.sc, x.options)["max_model_len"], self.linear_state_bytes(x), 1
+            # (models/config.py `MambaModelConfig`) and a request holds one and one a drafted token
+            # (`MambaSpec.max_memory_usage_bytes`)
+            return self.settings(x.a, x.sc, x.options)["max_model_len"], self.linear_state_bytes(x), 1 + drafted
         layout = self._layout(x)
         attn = int(per_token_layer_bytes(x.a, x.kvf, layout, x.a.layer_types.index(FULL)))
         checkpoints = self.gdn_checkpoints(x)
         align = lcm(max(KERNEL_BLOCK_TOKENS, block), GDN_CHECKPOINT_TOKENS if checkpoints else 1)
         need = align * ceil(self.linear_state_bytes(x) / (align * attn))
         block = max(block, KERNEL_BLOCK_TOKENS * ceil(need / KERNEL_BLOCK_TOKENS))
-        per_request = (2 + checkpoints) if x.options["enable_prefix_caching"] else 1
+        per_request = (2 + checkpoints if x.options["enable_prefix_caching"] else 1) + drafted
         return block, block * attn, per_request
 
     def activations(self, x: Inputs, last_stage: bool, streamed_layer_bytes: float,

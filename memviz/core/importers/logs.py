@@ -190,6 +190,8 @@ _VLLM = {
 CUDA_TOTAL_GIB = r"(?:total_gpu_memory[\s=(]*|Free memory on device(?: \S+)? \([\d.]+/)" + _NUM + r"\s*GiB"
 _VLLM_DETAILS = {
     "kv_cache_tokens": r"GPU KV cache size:\s*" + _NUM + r"\s*tokens",
+    # a hybrid model's attention block grown to hold a state page (platforms/interface.py `_align_hybrid_block_size`)
+    "attention_block_tokens": r"Setting attention block size to\s*" + _NUM + r"\s*tokens",
     "gpu_blocks": r"(?:(?:GPU|CUDA|cuda) blocks:\s*|Extended KV cache to\s+)" + _NUM,
     "max_tokens_in_cache": r"maximum number of tokens that can be stored in KV cache \(" + _NUM + r"\)",
     "max_concurrency": r"Maximum concurrency for\s*[\d,]+\s*tokens per request:\s*" + _NUM + "x",

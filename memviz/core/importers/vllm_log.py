@@ -34,9 +34,10 @@ CUDAGRAPH_ESTIMATE_SINCE = (0, 20)
 LOGGED_DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 #: `--quantization` methods whose memviz weight format the name alone decides (vLLM 0.20.1
 #: model_executor/layers/quantization/__init__.py `get_quantization_config`: Fp8Config, whose online quantization of a
-#: 16-bit checkpoint keeps a scale a tensor; ModelOptFp8Config, ModelOptNvFp4Config, Mxfp4Config); a checkpoint's
-#: own quantization_config, where the model given has one, decides first
-LOGGED_QUANTIZATION = {"fp8": "fp8", "modelopt": "fp8", "modelopt_fp4": "nvfp4", "mxfp4": "mxfp4-moe"}
+#: 16-bit checkpoint keeps a scale a tensor; ModelOptNvFp4Config, Mxfp4Config); a checkpoint's own quantization_config,
+#: where the model given has one, decides first. Not "modelopt": vLLM takes it for an NVFP4 checkpoint too
+#: (`ModelOptNvFp4Config.override_quantization_method`), so the checkpoint's quant_algo decides
+LOGGED_QUANTIZATION = {"fp8": "fp8", "modelopt_fp4": "nvfp4", "mxfp4": "mxfp4-moe"}
 #: a log of an earlier release that had the estimate on: 0.20's own line, the variable set in an environment dump or
 #: a command line; not 0.19's hint "will be enabled by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1) ... To
 #: try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase ...", printed when it is off
@@ -105,8 +106,8 @@ def read_vllm_settings(text: str) -> VllmSettings:
         args.setdefault("kv_cache_dtype", value)
     if (value := _first(text, r"\bdtype=torch\.(float32|float16|bfloat16)\b")) is not None:  # the engine config
         args.setdefault("dtype", value)
-    if (value := _first(text, r"\bquantization=(\w+)")) is not None:  # the engine config; None where unquantized
-        args.setdefault("quantization", value)
+    if (value := _first(text, r"\bquantization=([\w-]+)")) is not None:  # the engine config: the method vLLM resolved
+        args["quantization"] = value  # from the checkpoint ('modelopt' of an NVFP4 one: modelopt_fp4); None unquantized
     if (value := _first(text, r"\benforce_eager=(True|False)")) is not None:
         args.setdefault("enforce_eager", value == "True")
     if (value := _first(text, r"(?:Desired GPU memory utilization is \(|The current --gpu-memory-utilization=)([\d.]+)")) \

@@ -33,7 +33,8 @@ def _last_layer_bytes(a, weight_format: str) -> float:
 def test_qwen35_mtp_adds_a_full_attention_layer_and_regroups_the_hybrid_pool():
     """Qwen3.5-35B-A3B on an H200, 3 draft tokens: Qwen3_5MultiTokenPredictor's one decoder layer (as the model's
     last, full attention with its experts), fc (2H x H) and three norms; its cache makes 11 full-attention layers
-    beside 30 delta-net ones, so groups of 11 (the delta-net's three groups padded to 33)."""
+    beside 30 delta-net ones, so groups of 11 (the delta-net's three groups padded to 33), and a request keeps three
+    more state pages in each delta-net layer (`MambaSpec` num_speculative_blocks)."""
     a, off, on = _pair("qwen3.5-35b-a3b", 3, gpu="h200", context_tokens=65536)
     assert a.mtp_layers == 0 and draft_layers(a) == 1  # vLLM's default: getattr(config, "mtp_num_hidden_layers", 1)
     drafted = _last_layer_bytes(a, "bf16") + head_bytes(a, 1, 2)
@@ -44,7 +45,8 @@ def test_qwen35_mtp_adds_a_full_attention_layer_and_regroups_the_hybrid_pool():
     assert last_full_layer(a) == 39
     block = off.engine_facts["block_size"]  # 1,088 tokens: the delta-net state's page
     one_layer = -(-65536 // block) * block * 2 * 2 * 256 * 2  # whole blocks x K and V of 2 heads of 256 in bf16
-    assert on.kv_cache_required - off.kv_cache_required == one_layer
+    drafted_pages = 30 * 3 * block * 2 * 256 * 2 * 2  # each delta-net layer: a state page more a drafted token
+    assert on.kv_cache_required - off.kv_cache_required == one_layer + drafted_pages
     words = -(-a.output_rows // 32)
     state = v2_state_bytes(1024, a.output_rows, 4) - v2_state_bytes(1024, a.output_rows)
     assert state == 1024 * 3 * words * 4

@@ -340,12 +340,13 @@ def test_the_cuda_graph_estimate_is_on_from_0_20(version, estimates):
     assert dict(sc.options).get("estimate_cudagraphs", True) is estimates
 
 
-@pytest.mark.parametrize(("method", "fmt"), [("modelopt_fp4", "nvfp4"), ("modelopt", "fp8"), ("fp8", "fp8"),
+@pytest.mark.parametrize(("method", "fmt"), [("modelopt_fp4", "nvfp4"), ("fp8", "fp8"), ("modelopt", "bf16"),
                                              ("awq", "bf16")])
 def test_the_quantization_argument_names_the_weight_format_of_an_unquantized_config(method, fmt):
     """`--quantization` where the model given has no quantization_config (a base model's config.json beside the log
     of its quantized checkpoint); a method whose format depends on the checkpoint (AWQ's bits and groups) stays the
-    model's dtype, and the engine config line's `quantization=` is read where the args line is not."""
+    model's dtype (ModelOpt's FP8 or NVFP4 is the checkpoint's quant_algo), and the engine config line's
+    `quantization=` is read where the args line is not."""
     a = get_preset("qwen2.5-7b").architecture()
     args = LOG_010.replace("'gpu_memory_utilization': 0.25}", f"'gpu_memory_utilization': 0.25, 'quantization': '{method}'}}")
     config = LOG_010.replace("kv_cache_dtype=auto", f"quantization={method}, kv_cache_dtype=auto")
@@ -377,3 +378,11 @@ def test_nemotron_cascade_starts_are_read_as_they_ran():
         assert (sc.weight_format, sc.kv_format, sc.context_tokens) == ("nvfp4", "fp8", case["scenario"]["context_tokens"])
         assert dict(sc.options) | {"estimate_cudagraphs": dict(sc.options).get("estimate_cudagraphs", True)} == \
             case["options"], case["id"]
+
+
+def test_the_method_vllm_resolved_comes_before_the_one_asked_for():
+    """`--quantization modelopt` of an NVFP4 checkpoint: the engine config line prints what vLLM resolved from the
+    checkpoint's quant_algo (`ModelOptNvFp4Config.override_quantization_method`: quantization=modelopt_fp4)."""
+    text = LOG_010.replace("'gpu_memory_utilization': 0.25}", "'gpu_memory_utilization': 0.25, 'quantization': 'modelopt'}")
+    text = text.replace("kv_cache_dtype=auto", "quantization=modelopt_fp4, kv_cache_dtype=auto")
+    assert vllm_scenario(text, get_preset("qwen2.5-7b").architecture(), "a100-80g").weight_format == "nvfp4"
