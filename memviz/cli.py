@@ -604,7 +604,7 @@ def _cmd_log(args: argparse.Namespace) -> int:
 def _print_vllm_check(text: str, args: argparse.Namespace) -> int:
     from memviz.core.engines import get_engine
     from memviz.core.gpus import get_gpu
-    from memviz.core.importers.vllm_log import vllm_scenario
+    from memviz.core.importers.vllm_log import quantization_note, vllm_scenario
     from memviz.core.log_check import check_vllm
     from memviz.core.presets import get_preset
     from memviz.core.units import GiB
@@ -631,8 +631,9 @@ def _print_vllm_check(text: str, args: argparse.Namespace) -> int:
             print(f"{r.name:30s} {r.measured:>14,d} {r.estimated:>14,d} {err:>8s} {r.unit}")
     if not rows:
         print("the log prints none of the figures memviz checks (weights, KV pool, its tokens)")
-    for note in e.architecture.warnings:
-        print(f"note: {note}")
+    for note in (*e.architecture.warnings, quantization_note(text, a, args.weights)):
+        if note:
+            print(f"note: {note}")
     return 0
 
 

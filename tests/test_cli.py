@@ -259,6 +259,21 @@ def test_log_check_of_a_vllm_log_takes_the_model_and_gpu_from_the_command(tmp_pa
     assert r.returncode == 2 and "give --preset or --config, and --gpu" in r.stderr
 
 
+def test_log_check_says_when_the_checkpoint_decides_the_quantized_format(tmp_path):
+    """A compressed-tensors start checked against a base model: the weights row is the model's dtype, and a note says
+    to give the checkpoint's config or a format; with --weights the note goes."""
+    from tests.core.importers.test_vllm_log import LOG_010
+
+    log = tmp_path / "vllm.log"
+    log.write_text(LOG_010.replace("kv_cache_dtype=auto", "quantization=compressed-tensors, kv_cache_dtype=auto"))
+    r = run("log", str(log), "--check", "--preset", "qwen2.5-7b", "--gpu", "a100-80g")
+    assert r.returncode == 0, r.stderr
+    assert ": bf16," in r.stdout.splitlines()[0]
+    assert "note: the log ran vLLM's compressed-tensors quantization" in r.stdout
+    r = run("log", str(log), "--check", "--preset", "qwen2.5-7b", "--gpu", "a100-80g", "--weights", "w4a16")
+    assert r.returncode == 0 and ": w4a16," in r.stdout.splitlines()[0] and "note: the log ran" not in r.stdout
+
+
 @pytest.mark.parametrize("args, kv, context", [
     (("--weights", "Q4_K_M"), "fp16", 4096),  # llama.cpp's -ctk default
     (("--weights", "Q4_K_M", "--engine", "ollama", "--gpu", "rtx4090"), "fp16", 32768),  # Ollama's tier for 24 GiB

@@ -272,6 +272,17 @@ def _auto_flashinfer(backend: str, a: Architecture, gpu: str) -> bool:
     return backend == "FLASHINFER" and runs_flashinfer(a, get_gpu(gpu).compute_capability, 2, "auto")
 
 
+def quantization_note(text: str, a: Architecture, weight_format: str | None = None) -> str | None:
+    """What to say where the log's quantization does not name a format and neither the model nor the caller gives one
+    (compressed-tensors, modelopt_mixed, AWQ, GPTQ: the checkpoint's quantization_config decides)."""
+    method = read_vllm_settings(text).args.get("quantization")
+    if weight_format or a.native_format or method in (None, "None") or method in LOGGED_QUANTIZATION:
+        return None
+    return (f"the log ran vLLM's {method} quantization, whose format the checkpoint's quantization_config decides: "
+            "give that checkpoint's config.json (--config) or a format (--weights); weights are read as the model's "
+            "own dtype here")
+
+
 def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | None = None) -> Scenario:
     """The scenario the log ran: its settings, the caller's model and GPU (with the CUDA total the log prints),
     vLLM's defaults for the rest."""
