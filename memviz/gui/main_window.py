@@ -36,6 +36,7 @@ from memviz.core.errors import InputError
 from memviz.core.estimate import Scenario
 from memviz.core.fit import fit_matrix
 from memviz.core.gpus import GPU_GROUPS, GPUS, gpu_group
+from memviz.core.importers.vllm_log import quantization_note
 from memviz.core.presets import get_preset
 from memviz.core.report import scenario_labels
 from memviz.core.runs import MeasuredRun
@@ -193,6 +194,7 @@ class MainWindow(QMainWindow):
         applied = self.apply(commands.switch_architecture(self.session, a, preset))
         if applied:
             self.banner.clear()
+            self.banner.setToolTip("")
             if left_out:
                 self.report_error(f"{len(left_out)} scenario(s) left out: {left_out[0]}")
         return applied
@@ -284,6 +286,7 @@ class MainWindow(QMainWindow):
 
     def report_error(self, message: str) -> None:
         self.banner.setText(message)
+        self.banner.setToolTip(message)  # whole, where the status bar cuts a long one
         self.statusBar().showMessage(message, 15000)
 
     # --- actions -----------------------------------------------------------------
@@ -497,6 +500,8 @@ class MainWindow(QMainWindow):
             self.table.table.selectRow(index)
             est = self.estimates[index]
             self.log_view.show_comparison(est, self._label(est), self.session.unit)
+            if est.scenario.engine == "vllm" and (note := quantization_note(text, self.session.architecture)):
+                self.report_error(f"Note: {note}")
 
     def reload_calibration(self) -> None:
         """Read the stored probe runs (once, not on every redraw): ± bands and calibrated overheads."""

@@ -202,3 +202,18 @@ def test_the_log_table_counts_weights_and_total_as_the_vllm_log_does():
     rows = {r[0]: r for r in comparison_rows(parse_log(LOG_010), est, Unit.GiB)}
     assert rows["weights"][2] == f"{logged_weights(est) / 2**30:.3f} GiB"
     assert "total of weights, kv_cache" in rows and rows["activations"][1] == "not in log"
+
+
+def test_a_vllm_log_whose_checkpoint_decides_the_format_says_so(win):
+    """A compressed-tensors start adopted on a 16-bit model: the scenario is made, and the banner says the checkpoint's
+    config (or a chosen format) decides its weights."""
+    from tests.core.importers.test_vllm_log import LOG_010
+
+    win.load_preset("qwen2.5-7b")
+    win.apply(win.session.with_changes(scenarios=tuple(sc.with_changes(gpu="a100-80g")
+                                                       for sc in win.session.scenarios)))
+    win.log_view.text.setPlainText(LOG_010.replace("kv_cache_dtype=auto", "quantization=compressed-tensors, kv_cache_dtype=auto"))
+    win.log_view.parse()
+    win.log_view.adopt_button.click()
+    assert win.session.scenarios[-1].name == "from the vLLM log"
+    assert "compressed-tensors quantization" in win.banner.text()

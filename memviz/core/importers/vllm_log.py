@@ -278,9 +278,8 @@ def quantization_note(text: str, a: Architecture, weight_format: str | None = No
     method = read_vllm_settings(text).args.get("quantization")
     if weight_format or a.native_format or method in (None, "None") or method in LOGGED_QUANTIZATION:
         return None
-    return (f"the log ran vLLM's {method} quantization, whose format the checkpoint's quantization_config decides: "
-            "give that checkpoint's config.json (--config) or a format (--weights); weights are read as the model's "
-            "own dtype here")
+    return (f"vLLM ran {method} quantization, which the checkpoint's config.json describes: import it or choose a "
+            "weight format (CLI: --config, --weights); the weights count in the model's dtype until then")
 
 
 def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | None = None) -> Scenario:
