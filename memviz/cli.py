@@ -408,7 +408,9 @@ def _print_table(data: dict[str, Any], unit: Unit) -> None:
         m = facts["drafter"]
         print(f"vLLM {DRAFTERS[m['method']]} ({m['num_speculative_tokens']} draft token(s) a step): {m['layers']} "
               f"draft layer(s), {format_bytes(m['weight_bytes'], unit)} of weights on the last stage, each caching as "
-              "a full-attention layer in the pool")
+              "a full-attention layer in the pool" + (f"; each of the {m['state_layers']} state layers keeps "
+                                                      f"{m['num_speculative_tokens']} more state page(s) a request"
+                                                      if m.get("state_layers") else ""))
     if facts.get("sampler_state_bytes"):
         print(f"vLLM V2 model runner's sampler state (a vocabulary row of counts per request slot): "
               f"{format_bytes(facts['sampler_state_bytes'], unit)}")

@@ -187,7 +187,9 @@ def engine_rows(est: Estimate, unit: Unit) -> list[tuple[str, str, str, str, str
         out.append((f"{DRAFTERS[m['method']]} (speculative decoding)", f"{m['layers']} layer(s), "
                     f"{m['num_speculative_tokens']} tokens a step", format_bytes(m["weight_bytes"], unit, 3), "formula",
                     f"{DRAFTER_SOURCES[m['method']]}, loaded beside it on the last stage (counted in the weights), "
-                    "each layer caching as one more full-attention layer in the pool", engine.version))
+                    "each layer caching as one more full-attention layer in the pool"
+                    + (f"; each of the model's {m['state_layers']} state layers keeps a state page more a request for "
+                       "each drafted token" if m.get("state_layers") else ""), engine.version))
     if facts.get("sampler_state_bytes"):
         out.append(("sampler state (V2 model runner)", f"{facts['max_num_seqs']:,d} request slots",
                     format_bytes(facts["sampler_state_bytes"], unit, 3), "formula", "penalty counts (an int32 a "

@@ -73,6 +73,7 @@ def test_the_mtp_drafter_is_a_row_with_its_weights():
                                options={"num_speculative_tokens": 2}))
     row = {r[0]: r for r in engine_rows(est, Unit.GiB)}["MTP draft layers (speculative decoding)"]
     assert row[1:3] == ("1 layer(s), 2 tokens a step", format_bytes(est.engine_facts["drafter"]["weight_bytes"], Unit.GiB, 3))
+    assert "each of the model's 30 state layers keeps a state page more a request for each drafted token" in row[4]
 
 
 def test_sparse_attentions_index_buffers_are_a_row_with_the_estimates_bytes():

@@ -470,7 +470,8 @@ class VLLM(Engine):
                "as it does beside a drafter)"),
         Option("num_speculative_tokens", int, 0, "speculative decoding (--speculative-config '{\"method\": ..., "
                "\"num_speculative_tokens\": k}'): tokens the drafter drafts a step, 0 off; its layers add their "
-               "weights and a full-attention layer's cache each", minimum=0, maximum=16),
+               "weights and a full-attention layer's cache each, and a hybrid model's state layers k state pages a "
+               "request", minimum=0, maximum=16),
         Option("speculative_method", str, "mtp", "the drafter: mtp (the model's own MTP layers: DeepSeek-V3, GLM-4.5, "
                "Qwen3-Next, Qwen3.5) or eagle3 (an EAGLE-3 drafter checkpoint: one layer of the target's widths, its "
                "own head over draft_vocab_size tokens)", choices=vllm_eagle3.SPECULATIVE_METHODS),
@@ -1566,7 +1567,8 @@ class VLLM(Engine):
         if n := self.draft_layers(x, last):
             out["drafter"] = {"method": x.options["speculative_method"], "layers": n,
                               "num_speculative_tokens": s["num_speculative_tokens"],
-                              "weight_bytes": int(self.draft_bytes(x, last))}
+                              "weight_bytes": int(self.draft_bytes(x, last)),
+                              "state_layers": x.a.state_layers}  # each keeps a state page more a drafted token
         if state := self.sampler_state(x, s):
             out["sampler_state_bytes"] = state
         if ngram := vllm_ngram.input_buffer_bytes(x.a, s["max_num_batched_tokens"], x.act_bytes):

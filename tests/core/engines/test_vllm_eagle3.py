@@ -36,7 +36,7 @@ def test_the_drafter_adds_its_layer_fc_and_head_to_the_weights():
         extra = run(options=EAGLE3, tp=tp).devices[0].weights - run(tp=tp).devices[0].weights
         assert extra == llama8_drafter_values(tp) * 2 + 32000 * 8, tp
     assert run(options=EAGLE3).engine_facts["drafter"] == {
-        "method": "eagle3", "layers": 1, "num_speculative_tokens": 3, "weight_bytes": 849_635_328}
+        "method": "eagle3", "layers": 1, "num_speculative_tokens": 3, "weight_bytes": 849_635_328, "state_layers": 0}
 
 
 def test_another_drafters_widths_and_a_full_vocabulary():

@@ -41,7 +41,7 @@ def test_qwen35_mtp_adds_a_full_attention_layer_and_regroups_the_hybrid_pool():
     assert head_bytes(a, 1, 2) == 2 * 2048 * 2048 * 2 + 3 * 2048 * 2
     assert on.bytes["weights"] - off.bytes["weights"] == pytest.approx(drafted, abs=1)
     assert on.engine_facts["drafter"] == {"method": "mtp", "layers": 1, "num_speculative_tokens": 3,
-                                          "weight_bytes": int(drafted)}
+                                          "weight_bytes": int(drafted), "state_layers": 30}
     assert last_full_layer(a) == 39
     block = off.engine_facts["block_size"]  # 1,088 tokens: the delta-net state's page
     one_layer = -(-65536 // block) * block * 2 * 2 * 256 * 2  # whole blocks x K and V of 2 heads of 256 in bf16
