@@ -411,3 +411,20 @@ def test_vllm_drafted_tokens_take_state_columns_and_pages():
         assert abs(rows["concurrency in printed pool"].estimated - rows["concurrency in printed pool"].measured) <= 1
         undrafted = {**case, "options": {**case["options"], "num_speculative_tokens": 0}}
         assert vllm_rows(undrafted)["attention block"].error < 0, case["id"]
+
+
+def test_vllm_nvfp4_checkpoints_keep_their_mtp_layer_in_bf16():
+    """The published Qwen3.6 NVFP4 starts load more with MTP than without, on the same checkpoint and release: the
+    35B-A3B 23.43 against 21.86 GiB (DGX Spark, 0.20.0), the 27B 18.41 against 17.62 (RTX 5090, 0.20.0). Option
+    `mtp_16bit` (the draft layer in bf16) gives both differences to the printed 0.01 GiB; NVFP4 draft layers give
+    0.45 and 0.29 GiB."""
+    pairs = (("qwen3.6-35b-a3b-nvfp4-spark-256k-v1-0.20", "qwen3.6-35b-a3b-nvfp4-spark-mtp2-256k-v1-0.20"),
+             ("qwen3.6-27b-nvfp4-5090-32k-eager-v1-0.20", "qwen3.6-27b-nvfp4-5090-mtp3-128k-v1-0.20"))
+    for plain_id, drafted_id in pairs:
+        plain, drafted = (next(c for c in VLLM if c["id"] == i) for i in (plain_id, drafted_id))
+        printed = vllm_rows(drafted)["weights"].measured - vllm_rows(plain)["weights"].measured
+        bf16 = {**drafted, "options": {**drafted["options"], "mtp_16bit": True}}
+        ours = vllm_rows(bf16)["weights"].estimated - vllm_rows(plain)["weights"].estimated
+        assert abs(ours - printed) <= 0.01 * GiB, (plain_id, ours / GiB, printed / GiB)
+        quantized = vllm_rows(drafted)["weights"].estimated - vllm_rows(plain)["weights"].estimated
+        assert quantized < 0.5 * printed

@@ -107,3 +107,20 @@ def test_speculative_decode_steps_are_captured_as_whole_requests():
     assert capture_sizes(256, 2048) == capture_sizes(256, 2048, query_len=1)
     sizes = capture_sizes(1024, 8192, query_len=3)
     assert sizes[-1] == 512 and 504 in sizes and 3 * 8 in sizes and 3 * 168 in sizes
+
+
+def test_mtp_16bit_counts_the_draft_layer_in_bf16_and_needs_an_mtp_drafter():
+    """Qwen3.5-35B-A3B in NVFP4 with one MTP layer: 0.45 GiB as NVFP4, 1.57 GiB in bf16 (what the published NVFP4
+    checkpoints load, tests/core/test_published_logs.py); the option alone, or beside an EAGLE-3 drafter, is an error."""
+    a = get_preset("qwen3.5-35b-a3b").architecture()
+    sc = Scenario(engine="vllm", gpu="h200", weight_format="nvfp4", context_tokens=8192)
+    quantized = estimate(a, sc.with_changes(options={"num_speculative_tokens": 2}))
+    bf16 = estimate(a, sc.with_changes(options={"num_speculative_tokens": 2, "mtp_16bit": True}))
+    assert round(quantized.engine_facts["drafter"]["weight_bytes"] / 2**30, 2) == 0.45
+    assert round(bf16.engine_facts["drafter"]["weight_bytes"] / 2**30, 2) == 1.57
+    assert bf16.bytes["weights"] - quantized.bytes["weights"] == pytest.approx(
+        bf16.engine_facts["drafter"]["weight_bytes"] - quantized.engine_facts["drafter"]["weight_bytes"], abs=1)
+    for options in ({"mtp_16bit": True}, {"mtp_16bit": True, "num_speculative_tokens": 2, "speculative_method": "eagle3",
+                                          "draft_intermediate_size": 8192}):
+        with pytest.raises(InputError, match="mtp_16bit"):
+            estimate(a, sc.with_changes(options=options))
