@@ -272,11 +272,19 @@ def _auto_flashinfer(backend: str, a: Architecture, gpu: str) -> bool:
     return backend == "FLASHINFER" and runs_flashinfer(a, get_gpu(gpu).compute_capability, 2, "auto")
 
 
+def _quantized_format(args: dict[str, Any], a: Architecture, weight_format: str | None) -> tuple[str | None, str | None]:
+    """(the weight format the caller, the checkpoint's quantization_config or the log's quantization names, in that
+    order, or None; the log's quantization method where none of them names one)."""
+    method = str(args.get("quantization") or "None")
+    fmt = weight_format or a.native_format or LOGGED_QUANTIZATION.get(method)
+    return fmt, None if fmt or method == "None" else method
+
+
 def quantization_note(text: str, a: Architecture, weight_format: str | None = None) -> str | None:
     """What to say where the log's quantization does not name a format and neither the model nor the caller gives one
     (compressed-tensors, modelopt_mixed, AWQ, GPTQ: the checkpoint's quantization_config decides)."""
-    method = read_vllm_settings(text).args.get("quantization")
-    if weight_format or a.native_format or method in (None, "None") or method in LOGGED_QUANTIZATION:
+    _, method = _quantized_format(read_vllm_settings(text).args, a, weight_format)
+    if method is None:
         return None
     return (f"vLLM ran {method} quantization, which the checkpoint's config.json describes: import it or choose a "
             "weight format (CLI: --config, --weights); the weights count in the model's dtype until then")
@@ -343,8 +351,7 @@ def vllm_scenario(text: str, a: Architecture, gpu: str, weight_format: str | Non
     context = int(args.get("max_model_len") or a.max_position_embeddings or 4096)
     if v0:
         options |= _v0_batch_defaults(args, a, context)
-    logged = LOGGED_QUANTIZATION.get(str(args.get("quantization")))
-    return Scenario(engine="vllm", gpu=gpu, weight_format=weight_format or a.native_format or logged or dtype or "bf16",
+    return Scenario(engine="vllm", gpu=gpu, weight_format=_quantized_format(args, a, weight_format)[0] or dtype or "bf16",
                     kv_format=cache, context_tokens=context,
                     tp=int(args.get("tensor_parallel_size") or 1), pp=int(args.get("pipeline_parallel_size") or 1),
                     gpu_memory_utilization=_utilization(args, measured),
